@@ -1,0 +1,49 @@
+"""fnkit: type, validate and simulate function event contracts.
+
+Three event sources, one set of verbs: `fnkit.queue`, `fnkit.mail` and `fnkit.alb` each
+offer build_event, validate_event, parse_event, validate_response, outcome and run.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import rules
+from ._invoke import Context, HandlerError, Invocation, invoke
+from ._report import DIALECTS, ContractError, Dialect, Issue, Raw, Report
+
+__version__ = "0.1.0"
+
+_SOURCES = ("queue", "mail", "alb")
+_LAZY = {
+    "tabulate": ("._table", "tabulate"),
+    "replay": ("._replay", "replay"),
+    "detect_source": ("._sources", "detect_source"),
+    "validate": ("._sources", "validate"),
+    "correlation_ids": ("._sources", "correlation_ids"),
+    "workshop": (".workshop", None),
+    "widgets": (".widgets", None),
+}
+
+__all__ = [
+    "DIALECTS", "ContractError", "Context", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
+    "alb", "correlation_ids", "detect_source", "invoke", "mail", "queue", "replay", "rules", "tabulate", "validate",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # submodules and edge helpers load on first use, so `import fnkit` stays light
+    if name in _SOURCES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY:
+        module_name, attr = _LAZY[name]
+        module = importlib.import_module(module_name, __name__)
+        value = module if attr is None else getattr(module, attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fnkit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,240 @@
+"""Calling a handler the way the platform does: context, timeout, captured output, JSON out."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+import logging
+import sys
+import threading
+import time
+import traceback as _tb
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ._report import Raw
+
+_counter = itertools.count(1)
+
+
+def _request_id(function_name: str) -> str:
+    # deterministic within a process run, so notebooks compare equal under nbval
+    digest = hashlib.md5(f"{function_name}:{next(_counter)}".encode()).digest()
+    return str(uuid.UUID(bytes=digest, version=4))
+
+
+class Context:
+    """The context object handed to handlers: names, request id, remaining time."""
+
+    def __init__(
+        self,
+        *,
+        function_name: str = "fnkit-handler",
+        function_version: str = "$LATEST",
+        memory_limit_in_mb: int = 128,
+        region: str = "us-east-1",
+        account_id: str = "123456789012",
+        aws_request_id: str | None = None,
+        timeout_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.function_name = function_name
+        self.function_version = function_version
+        self.memory_limit_in_mb = memory_limit_in_mb
+        self.invoked_function_arn = f"arn:aws:lambda:{region}:{account_id}:function:{function_name}"
+        self.aws_request_id = aws_request_id or _request_id(function_name)
+        self.log_group_name = f"/aws/lambda/{function_name}"
+        self.log_stream_name = f"2026/01/01/[{function_version}]fnkit"
+        self.timeout_s = timeout_s
+        self._clock = clock
+        self._deadline: float | None = None
+
+    def _start(self) -> None:
+        if self.timeout_s is not None:
+            self._deadline = self._clock() + self.timeout_s
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds left before the timeout (a large number when there is none)."""
+        if self._deadline is None:
+            return 900_000
+        return max(0, int((self._deadline - self._clock()) * 1000))
+
+    def __repr__(self) -> str:
+        return f"Context(function_name={self.function_name!r}, aws_request_id={self.aws_request_id!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerError:
+    """What a raising handler raised: exception type, message, traceback text."""
+
+    type: str
+    message: str
+    traceback: str
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """What happened when a handler was called."""
+
+    returned: Any = None
+    response_text: str | None = None
+    error: HandlerError | None = None
+    timed_out: bool = False
+    duration_ms: float = 0.0
+    logs: str = ""
+    timeout_s: float | None = None
+    encode_error: str | None = field(default=None)
+
+    @property
+    def succeeded(self) -> bool:
+        """The handler returned (it may still have returned junk)."""
+        return self.error is None and not self.timed_out
+
+    @property
+    def status(self) -> str:
+        """`returned`, `error` or `timeout`."""
+        if self.timed_out:
+            return "timeout"
+        return "error" if self.error is not None else "returned"
+
+    def response(self) -> Any:
+        """The response as the platform reads it: a decoded JSON value, or `Raw` when it is not JSON."""
+        if self.response_text is None:
+            return Raw(b"") if self.encode_error else None
+        try:
+            return json.loads(self.response_text)
+        except ValueError:
+            return Raw(self.response_text)
+
+
+def encode_response(value: Any) -> tuple[str | None, str | None]:
+    """The JSON text the platform would receive, or (None, why) when JSON cannot encode it."""
+    if isinstance(value, Raw):
+        return value.text(), (None if value.text() is not None else "the bytes are not UTF-8")
+    try:
+        return json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False), None
+    except (TypeError, ValueError, RecursionError) as exc:
+        return None, str(exc)
+
+
+# --- capturing output per thread -------------------------------------------
+
+_capture_lock = threading.Lock()
+_captures: dict[int, io.StringIO] = {}
+
+
+class _Router(io.TextIOBase):
+    """Stands in for sys.stdout/err while handlers run; routes each thread's writes."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+
+    def write(self, s: str) -> int:  # type: ignore[override]
+        buf = _captures.get(threading.get_ident())
+        if buf is not None:
+            return buf.write(s)
+        return self.original.write(s)
+
+    def flush(self) -> None:
+        buf = _captures.get(threading.get_ident())
+        if buf is None:
+            self.original.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+
+class _LogCapture(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        buf = _captures.get(record.thread or 0)
+        if buf is not None:
+            try:
+                buf.write(f"[{record.levelname}] {record.getMessage()}\n")
+            except Exception:  # a broken log call must not break the invocation
+                pass
+
+
+_log_handler = _LogCapture()
+_installed = 0
+
+
+def _install() -> None:
+    global _installed
+    with _capture_lock:
+        if _installed == 0:
+            sys.stdout = _Router(sys.stdout)
+            sys.stderr = _Router(sys.stderr)
+            logging.getLogger().addHandler(_log_handler)
+        _installed += 1
+
+
+def _uninstall() -> None:
+    global _installed
+    with _capture_lock:
+        _installed -= 1
+        if _installed == 0:
+            for name in ("stdout", "stderr"):
+                stream = getattr(sys, name)
+                if isinstance(stream, _Router):
+                    setattr(sys, name, stream.original)
+            logging.getLogger().removeHandler(_log_handler)
+
+
+def invoke(
+    handler: Callable[[Any, Any], Any],
+    event: Any,
+    *,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+) -> Invocation:
+    """Call `handler(event, context)`, capturing its result, error, output and time; never raises.
+
+    With `timeout_s`, the handler runs on a worker thread and the caller stops waiting at
+    the timeout (the thread cannot be killed; it is left to finish in the background).
+    """
+    if context is None:
+        context = Context(timeout_s=timeout_s)
+    elif timeout_s is not None and context.timeout_s is None:
+        context.timeout_s = timeout_s
+    box: dict[str, Any] = {}
+    buf = io.StringIO()
+
+    def call() -> None:
+        _captures[threading.get_ident()] = buf
+        try:
+            box["returned"] = handler(event, context)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are handler errors too
+            box["error"] = HandlerError(type(exc).__name__, str(exc), "".join(_tb.format_exception(exc)))
+        finally:
+            _captures.pop(threading.get_ident(), None)
+
+    _install()
+    context._start()
+    start = time.perf_counter()
+    try:
+        if timeout_s is None:
+            call()
+            timed_out = False
+        else:
+            worker = threading.Thread(target=call, name="fnkit-handler", daemon=True)
+            worker.start()
+            worker.join(max(0.0, timeout_s))
+            timed_out = worker.is_alive()
+    finally:
+        duration_ms = (time.perf_counter() - start) * 1000.0
+        _uninstall()
+    if timed_out:
+        return Invocation(timed_out=True, duration_ms=duration_ms, logs=buf.getvalue(), timeout_s=timeout_s,
+                          error=None)
+    if "error" in box:
+        return Invocation(error=box["error"], duration_ms=duration_ms, logs=buf.getvalue(), timeout_s=timeout_s)
+    returned = box.get("returned")
+    text, why = encode_response(returned)
+    return Invocation(returned=returned, response_text=text, duration_ms=duration_ms, logs=buf.getvalue(),
+                      timeout_s=timeout_s, encode_error=why)

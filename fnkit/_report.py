@@ -1,0 +1,228 @@
+"""Issues, reports and the small value types every source shares."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Severity = Literal["error", "warning"]
+Dialect = Literal["provider", "aws"]
+DIALECTS: tuple[str, ...] = ("provider", "aws")
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def child_path(path: str, key: Any) -> str:
+    """The JSONPath-like path of `key` below `path` (`$.a`, `$['x-y']`, `$[3]`)."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return f"{path}[{key}]"
+    if isinstance(key, str) and _IDENT.match(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key) if isinstance(key, str) else repr(key)}]".replace('["', "['").replace('"]', "']")
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One located problem: where (`path`), what kind (`code`), a sentence, and the rule."""
+
+    path: str
+    code: str
+    message: str
+    severity: Severity = "error"
+    rule: str | None = None
+
+    def __str__(self) -> str:
+        tag = f" [{self.rule}]" if self.rule else ""
+        return f"{self.path}: {self.severity}: {self.message}{tag}"
+
+
+def error(path: str, code: str, message: str, rule: str | None) -> Issue:
+    """An error-severity issue."""
+    return Issue(path, code, message, "error", rule)
+
+
+def warning(path: str, code: str, message: str, rule: str | None) -> Issue:
+    """A warning-severity issue."""
+    return Issue(path, code, message, "warning", rule)
+
+
+class Report(Sequence):
+    """Every issue found in one value: a sequence of `Issue` with `.ok`, `.errors`, `.warnings`."""
+
+    __slots__ = ("_issues", "source", "dialect", "subject")
+
+    def __init__(
+        self,
+        issues: Iterable[Issue] = (),
+        source: str | None = None,
+        dialect: str | None = None,
+        subject: str = "event",
+    ) -> None:
+        self._issues: tuple[Issue, ...] = tuple(issues)
+        self.source = source
+        self.dialect = dialect
+        self.subject = subject
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._issues[index]
+
+    def __len__(self) -> int:
+        return len(self._issues)
+
+    def __iter__(self) -> Iterator[Issue]:
+        return iter(self._issues)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Report):
+            return self._issues == other._issues and self.source == other.source
+        if isinstance(other, (list, tuple)):
+            return list(self._issues) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def ok(self) -> bool:
+        """True when no issue is an error (warnings allowed)."""
+        return not any(i.severity == "error" for i in self._issues)
+
+    @property
+    def errors(self) -> list[Issue]:
+        """The error-severity issues."""
+        return [i for i in self._issues if i.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Issue]:
+        """The warning-severity issues."""
+        return [i for i in self._issues if i.severity == "warning"]
+
+    def codes(self) -> list[str]:
+        """The issue codes, in order (handy in tests and notebooks)."""
+        return [i.code for i in self._issues]
+
+    def rules(self) -> list[str | None]:
+        """The rule ids the issues cite, in order."""
+        return [i.rule for i in self._issues]
+
+    def to_frame(self):
+        """One row per issue as a pandas DataFrame (path, code, severity, message, rule)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "source": self.source,
+                    "path": i.path,
+                    "severity": i.severity,
+                    "code": i.code,
+                    "message": i.message,
+                    "rule": i.rule,
+                }
+                for i in self._issues
+            ],
+            columns=["source", "path", "severity", "code", "message", "rule"],
+        )
+
+    def summary(self) -> str:
+        """One line: valid or not, with counts."""
+        what = self.source or "value"
+        if not self._issues:
+            return f"valid {what} {self.subject}"
+        state = "valid" if self.ok else "invalid"
+        return f"{state} {what} {self.subject}: {len(self.errors)} error(s), {len(self.warnings)} warning(s)"
+
+    def __repr__(self) -> str:
+        body = "".join(f"\n  {i}" for i in self._issues)
+        return f"<Report {self.summary()}{body}>"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td><code>{escape(i.path)}</code></td><td>{i.severity}</td><td>{escape(i.code)}</td>"
+            f"<td>{escape(i.message)}</td><td>{escape(i.rule or '')}</td></tr>"
+            for i in self._issues
+        )
+        head = f"<b>{escape(self.summary())}</b>"
+        if not rows:
+            return head
+        return (
+            f"{head}<table><tr><th>path</th><th>severity</th><th>code</th><th>message</th><th>rule</th></tr>"
+            f"{rows}</table>"
+        )
+
+
+class ContractError(ValueError):
+    """Raised by `parse_event` when the value breaks the contract; `.report` says how."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        first = report.errors[:3]
+        more = f" (and {len(report.errors) - 3} more)" if len(report.errors) > 3 else ""
+        super().__init__("; ".join(str(i) for i in first) + more)
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """The exact text or bytes a function produced (so that invalid JSON can be expressed)."""
+
+    data: str | bytes
+
+    def text(self) -> str | None:
+        """The data as text, or None when the bytes are not UTF-8."""
+        if isinstance(self.data, str):
+            return self.data
+        try:
+            return bytes(self.data).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+
+_MISSING = object()
+
+
+def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
+    """Turn JSON text or bytes into a value; other values pass through untouched."""
+    if isinstance(value, Raw):
+        value = value.data
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _MISSING, [error("$", "format", f"The bytes are not UTF-8 text (bad byte at position {exc.start}), so they cannot be JSON.", rule)]
+    if isinstance(value, str):
+        try:
+            return json.loads(value), []
+        except (ValueError, RecursionError) as exc:
+            where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "it nests too deeply"
+            return _MISSING, [error("$", "format", f"The text is not valid JSON{where}: {reason}.", rule)]
+    return value, []
+
+
+MISSING = _MISSING
+
+
+def describe(value: Any) -> str:
+    """A learner-friendly name for the type of `value`, with a short preview."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({'true' if value else 'false'})"
+    if isinstance(value, int):
+        return f"a number ({value})"
+    if isinstance(value, float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        preview = value if len(value) <= 30 else value[:27] + "..."
+        return f"a string ({json.dumps(preview)})"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes"
+    return f"a Python {type(value).__name__}"

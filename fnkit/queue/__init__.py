@@ -1,0 +1,22 @@
+"""The message queue source: batch events, `batchItemFailures` responses, and what the poller does."""
+
+from ._event import (
+    EVENT_SHAPE,
+    build_event,
+    correlation_ids,
+    is_fifo,
+    looks_like,
+    md5_of_body,
+    md5_of_message_attributes,
+    parse_event,
+    queue_arn,
+    validate_event,
+)
+from ._outcome import BatchOutcome, outcome, run
+from ._response import RESPONSE_SHAPE, validate_response
+
+__all__ = [
+    "EVENT_SHAPE", "RESPONSE_SHAPE", "BatchOutcome", "build_event", "correlation_ids", "is_fifo", "looks_like",
+    "md5_of_body", "md5_of_message_attributes", "outcome", "parse_event", "queue_arn", "run",
+    "validate_event", "validate_response",
+]
