@@ -459,10 +459,14 @@ def parse_event(event: Any) -> Any:
 
 def looks_like(event: Any) -> bool:
     """True when the value is shaped like a queue event (for source detection)."""
-    return isinstance(event, dict) and "Records" in event and (
-        not event["Records"] or not isinstance(event["Records"], list) or not isinstance(event["Records"][0], dict)
-        or "receiptHandle" in event["Records"][0] or "md5OfBody" in event["Records"][0]
-        or event["Records"][0].get("eventSource") in ("provider:queue", "aws:sqs"))
+    if not isinstance(event, dict) or "Records" not in event:
+        return False
+    recs = event["Records"]
+    if not isinstance(recs, list) or not recs or not isinstance(recs[0], dict):
+        return True
+    first = recs[0]
+    return any(k in first for k in ("messageId", "receiptHandle", "body", "md5OfBody")) or \
+        first.get("eventSource") in ("provider:queue", "aws:sqs")
 
 
 def correlation_ids(event: Any) -> list[str]:
