@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._report import ContractError, Issue, Report, child_path, decode_json, error, warning
 from .._shape import ANY, STR, F, ListOf, MapOf, Nullable, Shape
 from .._validate import Seen, validate_value
 
@@ -452,8 +452,7 @@ def parse_event(event: Any) -> Any:
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)
-    if isinstance(event, (str, bytes, bytearray)):
-        event = json.loads(event)
+    event, _ = decode_json(event, "G0")  # JSON text, bytes or Raw: the value validate_event checked
     return EVENT_SHAPE.parse(event)
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 from .. import rules as _rules
 from .._invoke import Context, Invocation, encode_response, invoke
-from .._report import ContractError, Issue, Raw, Report, error, warning
+from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, warning
 from ._event import _records, correlation_ids, validate_event
 from ._response import classify, iter_group_order
 
@@ -128,10 +127,14 @@ MISS = object()
 
 def outcome(event: Any, response: Any, *, report_batch_item_failures: bool = True) -> BatchOutcome:
     """What the poller does with `response` (a returned value, `Raw`, or an `Invocation`) for this batch."""
+    if type(event) is not dict:
+        # the event as JSON text or bytes, like validate_event takes it
+        event, _ = decode_json(event, "G0")
+        event = None if event is MISSING else event
     ids = correlation_ids(event)
     if report_batch_item_failures and not isinstance(response, (Invocation, Raw)):
-        records = event["Records"] if type(event) is dict else None
-        fifo = bool(records) and type(records[0]) is dict and type(records[0].get("attributes")) is dict \
+        records = event.get("Records") if type(event) is dict else None
+        fifo = type(records) is list and bool(records) and type(records[0]) is dict and type(records[0].get("attributes")) is dict \
             and "MessageGroupId" in records[0]["attributes"]
         if not fifo:
             try:
@@ -166,15 +169,15 @@ def _full(event: Any, ids: list[str], response: Any, reporting: bool) -> BatchOu
     if isinstance(response, Raw):
         try:
             text = response.text()
-            response = json.loads(text) if text is not None else _INVALID
-        except ValueError:
+            response = loads_strict(text) if text is not None else _INVALID
+        except (ValueError, RecursionError):
             response = _INVALID
     elif response is not None:
         text, why = encode_response(response)
-        if text is None:
+        try:
+            response = _INVALID if text is None else loads_strict(text)
+        except (ValueError, RecursionError):
             response = _INVALID
-        else:
-            response = json.loads(text)
     if not reporting:
         value = None if response is _INVALID else response
         return _not_reporting(ids, value, invocation, [])
@@ -223,8 +226,7 @@ def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | No
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)
-    if isinstance(event, (str, bytes, bytearray)):
-        event = json.loads(event)
+    event, _ = decode_json(event, "G0")
     ids = correlation_ids(event)
     invocation = invoke(handler, event, timeout_s=timeout_s, context=context)
     result = _full(event, ids, invocation, report_batch_item_failures)

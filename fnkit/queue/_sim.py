@@ -1,0 +1,559 @@
+"""The queue poller over time, on a virtual clock (Q1-Q11): QueueSim and QueueRun."""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import random
+from collections import deque
+from typing import Any, Callable, Iterator
+
+from .._invoke import Context, Invocation, capturing, invoke
+from .._report import Report
+from ._event import EVENT_SOURCE, TRACE_KEY, md5_of_body, md5_of_message_attributes, normalize_message_attributes, queue_arn
+from ._outcome import BatchOutcome, _full, outcome
+
+EPOCH_MS = 1_767_225_600_000  # virtual time 0 = 2026-01-01T00:00:00Z
+MAX_PAYLOAD = 6 * 1024 * 1024
+DEDUP_WINDOW_S = 300.0
+_ENVELOPE = len('{"Records":[]}')
+
+
+class SimContext(Context):
+    """The handler's context inside a simulation: `sleep(s)` spends virtual time, no real waiting."""
+
+    def __init__(self, sim: "QueueSim", **kwargs: Any) -> None:
+        super().__init__(timeout_s=sim.function_timeout_s, clock=lambda: sim.now, **kwargs)
+        self.sim = sim
+        self.slept_s = 0.0
+
+    def sleep(self, seconds: float) -> None:
+        """Spend `seconds` of virtual time (a slow handler, without a real wait)."""
+        self.slept_s += max(0.0, float(seconds))
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.sim.function_timeout_s - self.slept_s) * 1000))
+
+
+class Message:
+    """One message's life in the simulated queue."""
+
+    __slots__ = ("message_id", "body", "group_id", "dedup_id", "sequence_number", "message_attributes",
+                 "md5_body", "md5_attributes", "sent_ms", "first_receive_s",
+                 "receive_count", "state", "index", "deleted_s", "size")
+
+    def __init__(self, message_id: str, body: str, index: int, sent_s: float) -> None:
+        self.message_id = message_id
+        self.body = body
+        self.index = index
+        self.sent_ms = str(EPOCH_MS + int(sent_s * 1000))
+        self.group_id: str | None = None
+        self.dedup_id: str | None = None
+        self.sequence_number: str | None = None
+        self.message_attributes: dict | None = None
+        self.md5_body = md5_of_body(body)
+        self.md5_attributes: str | None = None
+        self.first_receive_s: float | None = None
+        self.receive_count = 0
+        self.state = "queued"  # queued | in-flight | deleted | dead-lettered
+        self.deleted_s: float | None = None
+        # a conservative estimate of the record's JSON size, for the 6 MB payload limit (Q1)
+        self.size = 700 + (len(body) if body.isascii() else 2 * len(body.encode("utf-8", "surrogatepass")))
+
+    @property
+    def sent_s(self) -> float:
+        """When the message was sent, in virtual seconds."""
+        return (int(self.sent_ms) - EPOCH_MS) / 1000
+
+    @property
+    def final_state(self) -> str:
+        """deleted, dead-lettered, or queued (still in the queue, visible or not)."""
+        return "queued" if self.state in ("queued", "in-flight") else self.state
+
+    def row(self) -> dict:
+        return {
+            "message_id": self.message_id,
+            "body": self.body,
+            "group_id": self.group_id,
+            "receive_count": self.receive_count,
+            "state": self.final_state,
+            "sent_s": self.sent_s,
+            "first_receive_s": self.first_receive_s,
+            "deleted_s": self.deleted_s,
+        }
+
+    def __repr__(self) -> str:
+        return f"Message({self.message_id!r}, state={self.final_state!r}, receive_count={self.receive_count})"
+
+
+class Delivery(tuple):
+    """One record of one invocation: (message, receive count at that receive)."""
+
+    __slots__ = ()
+
+    @property
+    def message(self) -> Message:
+        return self[0]
+
+    @property
+    def receive_count(self) -> int:
+        return self[1]
+
+
+class SimInvocation:
+    """One batch handed to the function: when, which records, and what the poller did."""
+
+    __slots__ = ("index", "time_s", "deliveries", "outcome", "duration_s", "_sim", "dead_lettered")
+
+    def __init__(self, index: int, time_s: float, deliveries: list[Delivery], sim: "QueueSim") -> None:
+        self.index = index
+        self.time_s = time_s
+        self.deliveries = deliveries
+        self.outcome: BatchOutcome | None = None
+        self.duration_s = 0.0
+        self._sim = sim
+        self.dead_lettered: list[str] = []
+
+    @property
+    def event(self) -> dict:
+        """The event the function received (rebuilt on demand: runs of millions stay small)."""
+        return self._sim._event(self.deliveries, self.time_s)
+
+    @property
+    def message_ids(self) -> list[str]:
+        return [d[0].message_id for d in self.deliveries]
+
+    def row(self) -> dict:
+        o = self.outcome
+        return {
+            "invocation": self.index,
+            "time_s": round(self.time_s, 6),
+            "records": len(self.deliveries),
+            "kind": o.kind if o else None,
+            "failed": len(o.failed_ids) if o else None,
+            "deleted": len(o.deleted_ids) if o else None,
+            "rule": o.rule if o else None,
+            "reason": o.reason if o else None,
+            "warnings": len(o.issues.warnings) if o else 0,
+        }
+
+    def __repr__(self) -> str:
+        kind = self.outcome.kind if self.outcome else "?"
+        return f"SimInvocation(#{self.index}, t={self.time_s:g}s, records={len(self.deliveries)}, {kind})"
+
+
+class QueueRun:
+    """The result of `QueueSim.run`: every invocation and every message's life."""
+
+    def __init__(self, sim: "QueueSim", invocations: list[SimInvocation], end_s: float) -> None:
+        self.sim = sim
+        self.invocations = invocations
+        self.messages: list[Message] = list(sim._messages)
+        self.end_s = end_s
+
+    @property
+    def dead_letter_queue(self) -> list[Message]:
+        """The messages moved to the dead-letter queue, in the order they moved."""
+        return list(self.sim._dlq)
+
+    def summary(self) -> dict:
+        """Counts: deleted, dead-lettered, still queued, invocations, receives per message, ordering warnings."""
+        states = {"deleted": 0, "dead-lettered": 0, "queued": 0}
+        receives = 0
+        most = 0
+        for m in self.messages:
+            states[m.final_state] += 1
+            receives += m.receive_count
+            most = max(most, m.receive_count)
+        ordering = sum(1 for inv in self.invocations if inv.outcome is not None
+                       for w in inv.outcome.issues.warnings if w.rule == "Q10")
+        lost = sum(1 for inv in self.invocations if inv.outcome is not None
+                   for w in inv.outcome.issues.warnings if w.rule in ("Q7", "Q8b"))
+        return {
+            "sent": len(self.messages),
+            "deduplicated": self.sim.deduplicated,
+            "deleted": states["deleted"],
+            "dead-lettered": states["dead-lettered"],
+            "queued": states["queued"],
+            "invocations": len(self.invocations),
+            "receives": receives,
+            "receives per message": round(receives / len(self.messages), 3) if self.messages else 0.0,
+            "max receives": most,
+            "ordering warnings": ordering,
+            "lost-failure warnings": lost,
+            "virtual time s": round(self.end_s, 3),
+        }
+
+    def rows(self) -> list[dict]:
+        """One row per message (for `fnkit.tabulate`)."""
+        return [dict(source="queue", **m.row()) for m in self.messages]
+
+    def to_frame(self, what: str = "messages"):
+        """A DataFrame: one row per message (`what="messages"`) or per invocation (`"invocations"`)."""
+        import pandas as pd
+
+        if what == "invocations":
+            return pd.DataFrame([inv.row() for inv in self.invocations])
+        if what == "messages":
+            return pd.DataFrame([m.row() for m in self.messages])
+        raise ValueError("what is 'messages' or 'invocations'")
+
+    def timeline(self, message_id: str) -> list[dict]:
+        """What happened to one message: each receive with its invocation's outcome."""
+        out = []
+        for m in self.messages:
+            if m.message_id != message_id:
+                continue
+            receipts = [inv.index for inv in self.invocations if any(d[0] is m for d in inv.deliveries)]
+            for idx in receipts:
+                inv = self.invocations[idx]
+                failed = inv.outcome is not None and message_id in inv.outcome.failed_ids
+                out.append({"invocation": idx, "time_s": inv.time_s, "kind": inv.outcome.kind if inv.outcome else None,
+                            "result": "returned to queue" if failed else "deleted", "rule": inv.outcome.rule if inv.outcome else None})
+            if m.state == "dead-lettered":
+                out.append({"invocation": None, "time_s": m.deleted_s, "kind": None, "result": "moved to dead-letter queue", "rule": "Q5"})
+        return out
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"QueueRun(invocations={s['invocations']}, deleted={s['deleted']}, dead-lettered={s['dead-lettered']}, "
+                f"queued={s['queued']}, ordering warnings={s['ordering warnings']})")
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        cells = "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in self.summary().items())
+        return f"<b>QueueRun</b><table>{cells}</table>"
+
+
+class QueueSim:
+    """A queue and its poller on a virtual clock: send messages, run a handler, read what happened.
+
+    Deterministic for a seed; nothing sleeps for real. A configuration the platform would
+    refuse raises ValueError naming the rule (Q1, Q2, Q3).
+    """
+
+    def __init__(
+        self,
+        *,
+        fifo: bool = False,
+        visibility_timeout_s: float = 30,
+        max_receive_count: int | None = None,
+        batch_size: int = 10,
+        batch_window_s: float = 0,
+        report_batch_item_failures: bool = True,
+        function_timeout_s: float = 3,
+        content_based_deduplication: bool = False,
+        invocation_s: float = 0.05,
+        real_timeout_s: float | None = None,
+        region: str = "us-east-1",
+        queue_name: str | None = None,
+        dialect: str = "provider",
+        seed: int = 0,
+    ) -> None:
+        _check_config(fifo, visibility_timeout_s, max_receive_count, batch_size, batch_window_s, function_timeout_s,
+                      content_based_deduplication)
+        if dialect not in EVENT_SOURCE:
+            raise ValueError(f"dialect must be 'provider' or 'aws', not {dialect!r}")
+        self.fifo = fifo
+        self.visibility_timeout_s = float(visibility_timeout_s)
+        self.max_receive_count = max_receive_count
+        self.batch_size = batch_size
+        self.batch_window_s = float(batch_window_s)
+        self.report_batch_item_failures = report_batch_item_failures
+        self.function_timeout_s = float(function_timeout_s)
+        self.content_based_deduplication = content_based_deduplication
+        self.invocation_s = float(invocation_s)
+        self.real_timeout_s = real_timeout_s if real_timeout_s is not None else max(self.function_timeout_s, 0.001)
+        self.dialect = dialect
+        self.region = region
+        self.arn = queue_arn(fifo=fifo, region=region, name=queue_name, dialect=dialect)
+        self.seed = seed
+        self._rng = random.Random(seed)
+        self._id_prefix = "%08x" % self._rng.getrandbits(32)
+        stem = self._rng.getrandbits(48)
+        self._id_stem = "%s-%04x-4%03x-%04x-" % (self._id_prefix, stem >> 32, (stem >> 20) & 0xFFF, 0x8000 | (stem & 0x3FFF))
+        self._id_salt = self._rng.getrandbits(48)
+        self.now = 0.0
+        self._messages: list[Message] = []
+        self._ready: deque[Message] = deque()   # visible, in send order (standard) / per group (FIFO)
+        self._hidden: list[tuple[float, int, Message]] = []  # (visible again at, index, message)
+        self._groups: dict[str, deque[Message]] = {}
+        self._group_busy: dict[str, int] = {}
+        self._dedup: dict[str, float] = {}
+        self._dlq: list[Message] = []
+        self._sequence = 18_000_000_000_000_000_000 + self._rng.randrange(10**17)
+        self.deduplicated = 0
+        self._sender_id = "AIDA" + "".join(self._rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(17))
+        self._invocations: list[SimInvocation] = []
+
+    # -- sending ------------------------------------------------------------
+    def send(self, body: Any, *, group_id: str | None = None, dedup_id: str | None = None,
+             message_attributes: dict | None = None) -> str | None:
+        """Put a message in the queue now (virtual time); its id, or None when deduplicated (Q11)."""
+        if not isinstance(body, str):
+            body = body.decode("utf-8") if isinstance(body, bytes) else json.dumps(body)
+        if self.fifo:
+            if not group_id:
+                raise ValueError("a FIFO queue needs a group_id for every message (Q9)")
+            if dedup_id is None:
+                if not self.content_based_deduplication:
+                    raise ValueError("a FIFO queue without content-based deduplication needs a dedup_id (Q11)")
+                dedup_id = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+            seen_at = self._dedup.get(dedup_id)
+            if seen_at is not None and self.now - seen_at < DEDUP_WINDOW_S:
+                self.deduplicated += 1
+                return None
+            self._dedup[dedup_id] = self.now
+        elif group_id is not None or dedup_id is not None:
+            raise ValueError("group_id and dedup_id belong to FIFO queues: QueueSim(fifo=True) (QS5)")
+        index = len(self._messages)
+        # ids are seeded and unique: a per-queue random stem and a scrambled counter
+        mid = "%s%012x" % (self._id_stem, (index * 0x9E3779B97F4A7C15 + self._id_salt) & 0xFFFFFFFFFFFF)
+        msg = Message(mid, body, index, self.now)
+        if message_attributes:
+            attrs = normalize_message_attributes(message_attributes)
+            msg.message_attributes = attrs
+            msg.md5_attributes = md5_of_message_attributes(attrs)
+            msg.size += len(json.dumps(attrs))
+        if self.fifo:
+            msg.group_id = group_id
+            msg.dedup_id = dedup_id
+            self._sequence += 1 + self._rng.randrange(1000)
+            msg.sequence_number = str(self._sequence)
+            self._groups.setdefault(group_id, deque()).append(msg)
+        else:
+            self._ready.append(msg)
+        self._messages.append(msg)
+        return mid
+
+    def send_many(self, bodies: Any, **kwargs: Any) -> list[str | None]:
+        """Send each body in turn (same keywords for all)."""
+        return [self.send(b, **kwargs) for b in bodies]
+
+    # -- the event --------------------------------------------------------------
+    def _record(self, d: tuple, time_s: float) -> dict:
+        m, count = d
+        attributes = {}
+        attributes["ApproximateReceiveCount"] = str(count)
+        attributes["SentTimestamp"] = m.sent_ms
+        attributes["SenderId"] = self._sender_id
+        attributes["ApproximateFirstReceiveTimestamp"] = str(EPOCH_MS + int((m.first_receive_s if m.first_receive_s is not None else time_s) * 1000))
+        if m.group_id is not None:
+            attributes["SequenceNumber"] = m.sequence_number
+            attributes["MessageGroupId"] = m.group_id
+            attributes["MessageDeduplicationId"] = m.dedup_id
+        record = {
+            "messageId": m.message_id,
+            "receiptHandle": "AQEB%s/%d" % (m.message_id, count),
+            "body": m.body,
+            "attributes": attributes,
+            "messageAttributes": m.message_attributes or {},
+        }
+        if m.md5_attributes is not None:
+            record["md5OfMessageAttributes"] = m.md5_attributes
+        record["md5OfBody"] = m.md5_body
+        record["eventSource"] = EVENT_SOURCE[self.dialect]
+        record["eventSourceARN"] = self.arn
+        record["awsRegion"] = self.region
+        return record
+
+    def _event(self, deliveries: list[Delivery], time_s: float) -> dict:
+        return {"Records": [self._record(d, time_s) for d in deliveries]}
+
+    # -- the poller -------------------------------------------------------------
+    def _wake(self) -> None:
+        """Messages whose visibility timeout has passed become visible again (standard queues)."""
+        hidden = self._hidden
+        while hidden and hidden[0][0] <= self.now:
+            _, _, m = heapq.heappop(hidden)
+            if m.state != "in-flight":
+                continue
+            m.state = "queued"
+            if m.group_id is not None:
+                self._group_busy[m.group_id] -= 1
+            else:
+                self._ready.append(m)
+
+    def _take(self) -> list[Message]:
+        """The next batch, as the poller assembles it (dead-letter moves on the way, Q5)."""
+        batch: list[Message] = []
+        size = 0
+        limit = self.batch_size
+        if self.fifo:
+            # Q9: a group with a message in flight delivers nothing; order kept; groups may mix
+            for gid, queue in self._groups.items():
+                if len(batch) >= limit:
+                    break
+                if self._group_busy.get(gid):
+                    continue
+                while queue and len(batch) < limit:
+                    m = queue[0]
+                    if m.state != "queued":
+                        queue.popleft()
+                        continue
+                    if self._dead_letter(m):
+                        queue.popleft()
+                        continue
+                    size += m.size
+                    if batch and size > MAX_PAYLOAD:
+                        return batch
+                    batch.append(m)
+                    queue.popleft()
+            return batch
+        ready = self._ready
+        while ready and len(batch) < limit:
+            m = ready[0]
+            if m.state != "queued":
+                ready.popleft()
+                continue
+            if self._dead_letter(m):
+                ready.popleft()
+                continue
+            size += m.size
+            if batch and size > MAX_PAYLOAD:
+                break
+            batch.append(ready.popleft())
+        return batch
+
+    def _dead_letter(self, m: Message) -> bool:
+        """Q5: a receive that would exceed max_receive_count moves the message to the dead-letter queue."""
+        if self.max_receive_count is not None and m.receive_count + 1 > self.max_receive_count:
+            m.state = "dead-lettered"
+            m.deleted_s = self.now
+            self._dlq.append(m)
+            return True
+        return False
+
+    def _next_visible_time(self) -> float | None:
+        times = []
+        if self._hidden:
+            times.append(self._hidden[0][0])
+        return min(times) if times else None
+
+    def _pending(self) -> bool:
+        if self.fifo:
+            return any(q for q in self._groups.values()) or bool(self._hidden)
+        return bool(self._ready) or bool(self._hidden)
+
+    def run(self, handler: Callable[[Any, Any], Any], *, until_s: float | None = None,
+            max_invocations: int | None = None) -> QueueRun:
+        """Poll and invoke `handler` until the queue is empty (or `until_s` virtual seconds pass)."""
+        invocations = self._invocations
+        with capturing():
+            while True:
+                if max_invocations is not None and len(invocations) >= max_invocations:
+                    break
+                self._wake()
+                if self.batch_window_s and self._available() < self.batch_size:
+                    # the poller gathers records for up to the batching window (Q1)
+                    self.now += self.batch_window_s
+                    self._wake()
+                if until_s is not None and self.now > until_s:
+                    break
+                batch = self._take()
+                if not batch:
+                    nxt = self._next_visible_time()
+                    if nxt is None:
+                        break
+                    self.now = max(self.now, nxt)
+                    if until_s is not None and self.now > until_s:
+                        break
+                    continue
+                self._invoke(handler, batch)
+        return QueueRun(self, list(invocations), self.now)
+
+    def _available(self) -> int:
+        if self.fifo:
+            return sum(len(q) for g, q in self._groups.items() if not self._group_busy.get(g))
+        return len(self._ready)
+
+    def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message]) -> None:
+        now = self.now
+        deliveries = []
+        for m in batch:
+            m.receive_count += 1
+            if m.first_receive_s is None:
+                m.first_receive_s = now
+            m.state = "in-flight"
+            if m.group_id is not None:
+                self._group_busy[m.group_id] = self._group_busy.get(m.group_id, 0) + 1
+            deliveries.append((m, m.receive_count))
+        inv = SimInvocation(len(self._invocations), now, deliveries, self)
+        self._invocations.append(inv)
+        event = self._event(deliveries, now)
+        ctx = SimContext(self)
+        invocation = invoke(handler, event, timeout_s=self.real_timeout_s, context=ctx)
+        duration = self.invocation_s + ctx.slept_s
+        if ctx.slept_s > self.function_timeout_s and not invocation.timed_out:
+            # the handler spent more virtual time than the function timeout allows (Q6)
+            invocation = Invocation(timed_out=True, duration_ms=invocation.duration_ms, logs=invocation.logs,
+                                    timeout_s=self.function_timeout_s)
+        if invocation.timed_out:
+            duration = self.function_timeout_s
+        ids = [m.message_id for m in batch]
+        if invocation.succeeded and invocation.encode_error is None and self.report_batch_item_failures:
+            result = outcome(event, invocation.returned)
+            if result.invocation is None:
+                result = result._replace(invocation=invocation)
+        else:
+            result = _full(event, ids, invocation, self.report_batch_item_failures)
+        inv.outcome = result
+        inv.duration_s = duration
+        self.now = now + duration
+        failed = set(result.failed_ids)
+        for m in batch:
+            if m.message_id in failed:
+                # stays hidden until the visibility timeout passes, counted from the receive (Q4, Q6)
+                heapq.heappush(self._hidden, (now + self.visibility_timeout_s, m.index, m))
+            else:
+                m.state = "deleted"
+                m.deleted_s = self.now
+                if m.group_id is not None:
+                    self._group_busy[m.group_id] -= 1
+        if self.fifo:
+            self._requeue_failed_fifo(batch, failed)
+
+    def _requeue_failed_fifo(self, batch: list[Message], failed: set[str]) -> None:
+        # failed FIFO messages go back to the front of their group, in their original order,
+        # and keep the group busy until their visibility timeout passes (Q9)
+        by_group: dict[str, list[Message]] = {}
+        for m in batch:
+            if m.message_id in failed:
+                by_group.setdefault(m.group_id, []).append(m)
+        for gid, msgs in by_group.items():
+            queue = self._groups[gid]
+            for m in reversed(msgs):
+                queue.appendleft(m)
+
+    def messages(self) -> Iterator[Message]:
+        """Every message sent so far (deduplicated sends excluded)."""
+        return iter(self._messages)
+
+
+def _check_config(fifo: bool, visibility: float, max_receive: int | None, batch_size: int, window: float,
+                  function_timeout: float, content_dedup: bool) -> None:
+    """Refuse what the platform refuses, naming the rule."""
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a whole number from 1 (Q1), got {batch_size!r}")
+    if fifo and batch_size > 10:
+        raise ValueError(f"a FIFO queue takes a batch size of 1-10 (Q1), got {batch_size}")
+    if batch_size > 10_000:
+        raise ValueError(f"batch size is at most 10,000 (Q1), got {batch_size}")
+    if not 0 <= window <= 300:
+        raise ValueError(f"batch_window_s is 0-300 seconds (Q1), got {window}")
+    if fifo and window:
+        raise ValueError("a FIFO queue takes no batching window (Q1)")
+    if batch_size > 10 and window < 1:
+        raise ValueError(f"a batch size above 10 needs a batching window of at least 1 s (Q1); got batch_size={batch_size}, batch_window_s={window}")
+    if not 0 <= visibility <= 43_200:
+        raise ValueError(f"visibility_timeout_s is 0-43,200 seconds (Q3), got {visibility}")
+    if function_timeout <= 0:
+        raise ValueError(f"function_timeout_s must be positive, got {function_timeout}")
+    if visibility < function_timeout:
+        raise ValueError(f"the queue's visibility timeout ({visibility} s) is below the function timeout ({function_timeout} s): the platform refuses this configuration (Q2)")
+    if max_receive is not None and (not isinstance(max_receive, int) or isinstance(max_receive, bool) or max_receive < 1):
+        raise ValueError(f"max_receive_count is a whole number of at least 1 (Q3), got {max_receive!r}")
+    if content_dedup and not fifo:
+        raise ValueError("content-based deduplication belongs to FIFO queues (Q11)")
