@@ -104,32 +104,37 @@ class Delivery(tuple):
 class SimInvocation:
     """One batch handed to the function: when, which records, and what the poller did."""
 
-    __slots__ = ("index", "time_s", "deliveries", "outcome", "duration_s", "_sim", "dead_lettered")
+    __slots__ = ("index", "time_s", "_deliveries", "outcome", "duration_s", "_sim", "dead_lettered")
 
-    def __init__(self, index: int, time_s: float, deliveries: list[Delivery], sim: "QueueSim") -> None:
+    def __init__(self, index: int, time_s: float, deliveries: list[tuple], sim: "QueueSim") -> None:
         self.index = index
         self.time_s = time_s
-        self.deliveries = deliveries
+        self._deliveries = deliveries  # (message, receive count) pairs: cheap for runs of millions
         self.outcome: BatchOutcome | None = None
         self.duration_s = 0.0
         self._sim = sim
         self.dead_lettered: list[str] = []
 
     @property
+    def deliveries(self) -> list[Delivery]:
+        """Each record of the batch: `.message` and its `.receive_count` at this receive."""
+        return [Delivery(d) for d in self._deliveries]
+
+    @property
     def event(self) -> dict:
         """The event the function received (rebuilt on demand: runs of millions stay small)."""
-        return self._sim._event(self.deliveries, self.time_s)
+        return self._sim._event(self._deliveries, self.time_s)
 
     @property
     def message_ids(self) -> list[str]:
-        return [d[0].message_id for d in self.deliveries]
+        return [d[0].message_id for d in self._deliveries]
 
     def row(self) -> dict:
         o = self.outcome
         return {
             "invocation": self.index,
             "time_s": round(self.time_s, 6),
-            "records": len(self.deliveries),
+            "records": len(self._deliveries),
             "kind": o.kind if o else None,
             "failed": len(o.failed_ids) if o else None,
             "deleted": len(o.deleted_ids) if o else None,
@@ -140,7 +145,7 @@ class SimInvocation:
 
     def __repr__(self) -> str:
         kind = self.outcome.kind if self.outcome else "?"
-        return f"SimInvocation(#{self.index}, t={self.time_s:g}s, records={len(self.deliveries)}, {kind})"
+        return f"SimInvocation(#{self.index}, t={self.time_s:g}s, records={len(self._deliveries)}, {kind})"
 
 
 class QueueRun:
@@ -205,7 +210,7 @@ class QueueRun:
         for m in self.messages:
             if m.message_id != message_id:
                 continue
-            receipts = [inv.index for inv in self.invocations if any(d[0] is m for d in inv.deliveries)]
+            receipts = [inv.index for inv in self.invocations if any(d[0] is m for d in inv._deliveries)]
             for idx in receipts:
                 inv = self.invocations[idx]
                 failed = inv.outcome is not None and message_id in inv.outcome.failed_ids
