@@ -1,0 +1,82 @@
+"""Benchmark: the queue simulator and replay (run by hand: `python3 kit.py bench`).
+
+Targets (issue "Simulators"):
+- 1,000,000 messages through a standard queue, trivial handler, 10% of records reported
+  failed, max_receive_count=3: <= 10 s and <= 1 GB; printed beside the serialization floor
+  (json.dumps + json.loads of the same events) as a ratio.
+- replay of 100,000 queue records to a DataFrame: <= 3 s.
+Pass --quick for a 10x smaller run.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+
+import fnkit
+from fnkit import queue
+
+QUICK = "--quick" in sys.argv
+N = 100_000 if QUICK else 1_000_000
+REPLAY_RECORDS = 10_000 if QUICK else 100_000
+
+
+def handler(event, context):
+    records = event["Records"]
+    return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in records[::10]]}
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    print(f"== queue simulator: {N:,} messages, 10% failed per batch, max_receive_count=3")
+    before = rss_mb()
+    started = time.perf_counter()
+    sim = queue.QueueSim(max_receive_count=3, seed=0)
+    for i in range(N):
+        sim.send("payload %d" % i)
+    sent = time.perf_counter()
+    run = sim.run(handler)
+    finished = time.perf_counter()
+    summary = run.summary()
+    total = finished - started
+    peak = rss_mb()
+    print(f"   send {sent - started:.2f} s, run {finished - sent:.2f} s, total {total:.2f} s; peak RSS {peak:,.0f} MB (start {before:,.0f} MB)")
+    print(f"   {summary['invocations']:,} invocations, {summary['receives']:,} receives, {summary['deleted']:,} deleted, "
+          f"{summary['dead-lettered']:,} dead-lettered, {summary['queued']:,} queued")
+    rate = summary["receives"] / total
+
+    # the serialization floor: what a real platform pays just to hand the same events over
+    sample = run.invocations[: min(2000, len(run.invocations))]
+    events = [inv.event for inv in sample]
+    records = sum(len(e["Records"]) for e in events)
+    t0 = time.perf_counter()
+    for event in events:
+        json.loads(json.dumps(event))
+    floor_per_record = (time.perf_counter() - t0) / records
+    sim_per_record = total / summary["receives"]
+    print(f"   {rate:,.0f} records/s; serialization floor {1 / floor_per_record:,.0f} records/s; "
+          f"simulator cost / floor = {sim_per_record / floor_per_record:.2f}x")
+    limit_s = 10 if not QUICK else 1
+    print(f"   target <= {limit_s} s: {'PASS' if total <= limit_s else 'MISS'};  target <= 1024 MB: {'PASS' if peak <= 1024 else 'MISS'}")
+    del run, sim, events
+
+    print(f"== replay: {REPLAY_RECORDS:,} queue records (10-record batches) to a DataFrame")
+    batches = [queue.build_event([f"body {i}-{j}" for j in range(10)], seed=i) for i in range(REPLAY_RECORDS // 10)]
+    t0 = time.perf_counter()
+    import pandas  # noqa: F401  - loading the DataFrame library is not replay's work
+
+    print(f"   (pandas import {time.perf_counter() - t0:.2f} s, not counted)")
+    t0 = time.perf_counter()
+    frame = fnkit.replay(handler, batches)
+    took = time.perf_counter() - t0
+    limit = 3 if not QUICK else 0.3
+    print(f"   {len(frame):,} rows in {took:.2f} s ({len(frame) / took:,.0f} rows/s); target <= {limit} s: {'PASS' if took <= limit else 'MISS'}")
+
+
+if __name__ == "__main__":
+    main()
