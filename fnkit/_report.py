@@ -184,6 +184,19 @@ class Raw:
 _MISSING = object()
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+# Python's json accepts NaN and Infinity; JSON (and the platform) does not.
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def loads_strict(text: str) -> Any:
+    """`json.loads` of text that rejects NaN and Infinity, as every JSON parser but Python's does."""
+    return _STRICT.decode(text)
+
+
 def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
     """Turn JSON text or bytes into a value; other values pass through untouched."""
     if isinstance(value, Raw):
@@ -195,10 +208,11 @@ def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
             return _MISSING, [error("$", "format", f"The bytes are not UTF-8 text (bad byte at position {exc.start}), so they cannot be JSON.", rule)]
     if isinstance(value, str):
         try:
-            return json.loads(value), []
+            return _STRICT.decode(value), []
         except (ValueError, RecursionError) as exc:
             where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "it nests too deeply"
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else (
+                "it nests too deeply" if isinstance(exc, RecursionError) else str(exc))
             return _MISSING, [error("$", "format", f"The text is not valid JSON{where}: {reason}.", rule)]
     return value, []
 

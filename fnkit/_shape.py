@@ -429,11 +429,13 @@ class _Gen:
         self.emit(depth, f"{keys} = {var}.keys()")
         # A missing required key raises KeyError below (caught: slow path). When the object
         # has exactly as many keys as required fields, no optional or unknown key can be
-        # present, so their checks are skipped.
+        # present, so their checks are skipped. A required field with several spellings
+        # counts towards that number but is always checked (it may be the missing one).
         required = [f for f in shape.fields if f.required is True and len(shape.keys_of(f)) == 1]
-        optional = [f for f in shape.fields if f not in required]
+        aliased = [f for f in shape.fields if f.required is True and len(shape.keys_of(f)) > 1]
+        optional = [f for f in shape.fields if f not in required and f not in aliased]
         if optional or shape.unknown == "warn":
-            self.emit(depth, f"if len({var}) != {len(required)}:")
+            self.emit(depth, f"if len({var}) != {len(required) + len(aliased)}:")
             if shape.unknown == "warn":
                 allowed = self.const(shape.allowed())
                 self.emit(depth + 1, f"if not ({keys} <= {allowed}): return False")
@@ -442,6 +444,8 @@ class _Gen:
             else:
                 self.emit(depth + 1, "pass")
         self._fields(shape, required, var, keys, depth)
+        if aliased:
+            self._fields(shape, aliased, var, keys, depth)
 
     def _fields(self, shape: "Shape", fields: list, var: str, keys: str, depth: int) -> None:
         # plain scalars: one expression, no temporaries

@@ -36,10 +36,12 @@ def tabulate(items: Any):
     """One DataFrame row per record / recipient / request / issue, from one item or many."""
     import pandas as pd
 
-    if not isinstance(items, Iterable) or isinstance(items, (dict, str, bytes)) or hasattr(items, "rows"):
-        from ._report import Report
+    from ._report import Report
 
-        items = [items] if not isinstance(items, Report) else [items]
+    # one item (a Report is a sequence of issues, but one item all the same) or many
+    if isinstance(items, Report) or not isinstance(items, Iterable) or isinstance(items, (dict, str, bytes)) \
+            or hasattr(items, "rows"):
+        items = [items]
     rows: list[dict] = []
     for item in items:
         rows.extend(rows_of(item))

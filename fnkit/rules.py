@@ -102,6 +102,12 @@ _CATALOGUE: tuple[Rule, ...] = (
     _r("A10", "alb", "inferred", "HEAD reaches the function as httpMethod HEAD; the client gets the headers and no body."),
     _r("A11", "alb", "doc", "Health check event: GET /, queryStringParameters {}, headers {user-agent: ELB-HealthChecker/2.0}, body \"\", isBase64Encoded false."),
     _r("A12", "alb", "inferred", "statusCode outside 100-599 is an invalid response (502)."),
+    # load balancer: appended by the alb package
+    _r("AS4", "alb", "contract", "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or multiValueHeaders, body) becomes the HTTP response the client receives.", "spec"),
+    _r("A13", "alb", "inferred", "What HTTP cannot carry is not sent: a header name that is not a token, a header value with a line break or control character, or a 1xx statusCode makes the response invalid (502); a 204 or 304 response goes without a body."),
+    _r("A14", "alb", "inferred", "A request whose method is not DELETE, GET, HEAD, OPTIONS, PATCH, POST or PUT is answered 405 by the load balancer; the function is not invoked."),
+    # mail: appended by the mail package
+    _r("MS5", "mail", "inferred", "envelope.recipients names at least one recipient (SMTP needs one RCPT TO) and each address once; a repeated address is delivered once.", "kit"),
 )
 
 _BY_ID = {r.id: r for r in _CATALOGUE}

@@ -489,6 +489,8 @@ def normalize_message_attributes(attrs: Mapping[str, Any] | None) -> dict[str, d
         elif isinstance(value, bool):
             dtype, string_value, binary_value = "String", str(value).lower(), None
         elif isinstance(value, (int, float)):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError(f"message attribute {name!r}: a Number is finite, not {value!r} (Q14)")
             dtype, string_value, binary_value = "Number", repr(value), None
         else:
             dtype, string_value, binary_value = "String", str(value), None

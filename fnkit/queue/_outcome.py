@@ -117,6 +117,8 @@ def _fast(ids: list[str], response: Any) -> BatchOutcome | None:
     if len(fset) != len(failed) or not fset.issubset(ids):
         return None
     deleted = tuple([i for i in ids if i not in fset])
+    if len(failed) > 1:  # batch order, as the full reading gives it
+        failed = [i for i in ids if i in fset]
     return BatchOutcome("partial", tuple(failed), deleted, "Q8",
                         f"Partial failure: {len(failed)} listed message(s) return to the queue after the visibility timeout; the other {len(deleted)} are deleted.",
                         _EMPTY, None, tuple(ids))

@@ -1,0 +1,283 @@
+"""What the load balancer sends the client: `HttpOutcome`, `outcome`, `refusal` and `run`.
+
+Rules: A1 and A14 (answered without invoking), A5 and A6 (502), AS4 with A7-A10 and A13
+(a valid response on the wire).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any, Callable
+
+from .. import rules as _rules
+from .._invoke import Context, Invocation, invoke
+from .._report import MISSING, Report, decode_json, error
+from ._event import body_size, validate_event
+from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
+from ._response import json_size, validate_response
+
+SOURCE = "alb"
+_EMPTY = Report((), SOURCE, None, "response")
+# the rule an outcome cites for a response error of this rule (502 all the same)
+_DECIDING = {"G0": "A6", "G1": "A6", "G2": "A6", "H2": "A6", "AS1": "A6"}
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """An HTTP request as the client sends it (for `refusal` and the server): raw path, raw query, header pairs."""
+
+    method: str = "GET"
+    path: str = "/"
+    query: str = ""
+    headers: tuple = ()
+    body: bytes = b""
+
+
+@dataclass(frozen=True)
+class HttpOutcome:
+    """What the client receives for one request, and which rule decided it.
+
+    `status`, `reason` (phrase), `headers` (name/value pairs, repeats kept), `body` (bytes),
+    `invoked` (False when the load balancer answered by itself), `rule`, `explanation`,
+    `issues` (a Report on the response), `invocation` (from `run` or the server).
+    """
+
+    status: int
+    reason: str
+    headers: list
+    body: bytes
+    invoked: bool
+    rule: str
+    explanation: str
+    issues: Report = field(default_factory=lambda: _EMPTY)
+    invocation: Invocation | None = None
+    method: str = "GET"
+    path: str = "/"
+    multi_value: bool = False
+    rules: tuple = ()
+    description: str | None = None
+    event_issues: Report | None = field(default=None, compare=False)
+
+    source = "alb"
+
+    @property
+    def inferred(self) -> bool:
+        """True when the deciding rule is fnkit's inference, not a documented fact."""
+        return _rules.get(self.rule).inferred
+
+    @property
+    def ok(self) -> bool:
+        """True when the function was invoked and its response was delivered (not a 502 or a refusal)."""
+        return self.invoked and self.rule in ("AS4", "A10")
+
+    @property
+    def text(self) -> str:
+        """The body as text (UTF-8, undecodable bytes replaced)."""
+        return self.body.decode("utf-8", "replace")
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """The first value of a header, by case-insensitive name."""
+        values = self.header_values(name)
+        return values[0] if values else default
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of a header, by case-insensitive name, in order."""
+        lower = name.lower()
+        return [v for n, v in self.headers if n.lower() == lower]
+
+    def rows(self) -> list[dict]:
+        """One row for the request: method, path, status, reason, rule, invoked, and why."""
+        inv = self.invocation
+        return [{
+            "source": "alb",
+            "item": f"{self.method} {self.path}",
+            "method": self.method,
+            "path": self.path,
+            "status": self.status,
+            "reason": self.reason,
+            "rule": self.rule,
+            "inferred": self.inferred,
+            "invoked": self.invoked,
+            "body_bytes": len(self.body),
+            "duration_ms": None if inv is None else round(inv.duration_ms, 3),
+            "explanation": self.explanation,
+            "warnings": "; ".join(w.message for w in self.issues.warnings),
+        }]
+
+    def __repr__(self) -> str:
+        return (f"HttpOutcome(status={self.status}, reason={self.reason!r}, rule={self.rule!r}, "
+                f"invoked={self.invoked}, headers={len(self.headers)}, body={len(self.body)} bytes)")
+
+    def _repr_html_(self) -> str:
+        flag = " <i>(inferred)</i>" if self.inferred else ""
+        heads = "".join(f"<tr><td><code>{escape(n)}</code></td><td><code>{escape(v)}</code></td></tr>"
+                        for n, v in self.headers)
+        preview = self.text if len(self.body) <= 500 else self.text[:500] + "…"
+        issues = self.issues._repr_html_() if len(self.issues) else ""
+        return (f"<b>{escape(self.method)} {escape(self.path)} → {self.status} {escape(self.reason)}</b> "
+                f"(rule {escape(self.rule)}{flag}; {'invoked' if self.invoked else 'not invoked'})"
+                f"<p>{escape(self.explanation)}</p>"
+                f"<table><tr><th>header</th><th>value</th></tr>{heads}</table>"
+                f"<pre>{escape(preview)}</pre>{issues}")
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _method_path(event: Any) -> tuple[str, str]:
+    if isinstance(event, dict):
+        method, path = event.get("httpMethod"), event.get("path")
+        return (method if isinstance(method, str) else "GET"), (path if isinstance(path, str) else "/")
+    return "GET", "/"
+
+
+def event_multi_value(event: Any) -> bool:
+    """True when the event shows multi-value headers on (it carries multiValueHeaders)."""
+    return isinstance(event, dict) and isinstance(event.get("multiValueHeaders"), dict)
+
+
+def _event_header_pairs(event: Any) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    if not isinstance(event, dict):
+        return pairs
+    single, multi = event.get("headers"), event.get("multiValueHeaders")
+    if isinstance(single, dict):
+        pairs += [(k, v) for k, v in single.items() if isinstance(k, str) and isinstance(v, str)]
+    if isinstance(multi, dict):
+        pairs += [(k, v) for k, vs in multi.items() if isinstance(k, str) and isinstance(vs, list)
+                  for v in vs if isinstance(v, str)]
+    return pairs
+
+
+def answered_by_balancer(found: Refusal, method: str, path: str, multi_value: bool = False, note: str = "") -> HttpOutcome:
+    """The outcome of a request the load balancer answers by itself (A1, A14): its own page, not invoked."""
+    headers, body = error_page(found.status)
+    if method == "HEAD":
+        body = b""
+    return HttpOutcome(found.status, reason_phrase(found.status), headers, body, False, found.rule,
+                       found.why + note, _EMPTY, None, method, path, multi_value, (found.rule,))
+
+
+def bad_gateway(rule: str, why: str, issues: Report = _EMPTY, *, method: str = "GET", path: str = "/",
+                multi_value: bool = False, invocation: Invocation | None = None) -> HttpOutcome:
+    """The load balancer's 502 for a function that failed or answered something invalid."""
+    headers, body = error_page(502)
+    if method == "HEAD":
+        body = b""
+    inferred = " (inferred)" if _rules.get(rule).inferred else ""
+    return HttpOutcome(502, reason_phrase(502), headers, body, True, rule,
+                       f"502 Bad Gateway by rule {rule}{inferred}: {why}", issues, invocation, method, path,
+                       multi_value, (rule,))
+
+
+def refusal(event_or_request: Any) -> HttpOutcome | None:
+    """What the load balancer answers without invoking the function (A1: WebSocket 400, body over 1 MB 413;
+    A14: an unsupported method 405), or None when it invokes the function.
+
+    Takes an event (a dict) or an `HttpRequest` (the request as the client sends it).
+    """
+    if isinstance(event_or_request, HttpRequest):
+        req = event_or_request
+        body = req.body if isinstance(req.body, (bytes, bytearray)) else str(req.body).encode("utf-8")
+        found = refusal_for(req.method, list(req.headers), len(body))
+        method, path = (req.method.upper() if isinstance(req.method, str) else "GET"), req.path
+        multi = False
+    else:
+        method, path = _method_path(event_or_request)
+        found = refusal_for(method, _event_header_pairs(event_or_request), body_size(event_or_request))
+        multi = event_multi_value(event_or_request)
+    if found is None:
+        return None
+    return answered_by_balancer(found, method, path, multi)
+
+
+def _from_invocation(invocation: Invocation, method: str, path: str, multi_value: bool
+                     ) -> tuple[HttpOutcome | None, Any, int | None]:
+    """A 502 for a failed invocation, or (None, the response as the platform reads it, its JSON size)."""
+    where = dict(method=method, path=path, multi_value=multi_value, invocation=invocation)
+    if invocation.timed_out:
+        issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", "H4")
+        return bad_gateway("A5", f"the function timed out after {invocation.timeout_s} s (a 502, not a 504).",
+                           Report([issue], SOURCE, None, "response"), **where), None, None
+    if invocation.error is not None:
+        issue = error("$", "raised", f"The function raised {invocation.error}.", "H3")
+        return bad_gateway("A5", f"the function raised {invocation.error}.",
+                           Report([issue], SOURCE, None, "response"), **where), None, None
+    if invocation.response_text is None and invocation.encode_error:
+        issue = error("$", "format", f"JSON cannot encode what the function returned ({invocation.encode_error}).",
+                      "H2")
+        return bad_gateway("A6", "what the function returned is not valid JSON.",
+                           Report([issue], SOURCE, None, "response"), **where), None, None
+    size = None if invocation.response_text is None else len(invocation.response_text.encode("utf-8", "surrogatepass"))
+    return None, invocation.response(), size
+
+
+def outcome(event: Any, response: Any, *, multi_value: bool | None = None) -> HttpOutcome:
+    """What the client receives when the function answered `event` with `response`, and which rule decided.
+
+    `response`: the returned value, `fnkit.Raw` (exact text or bytes), or an `fnkit.Invocation`
+    (a raised error or a timeout is a 502, A5). `multi_value`: None reads it from the event.
+    """
+    multi = event_multi_value(event) if multi_value is None else bool(multi_value)
+    method, path = _method_path(event)
+    found = refusal(event)
+    if found is not None:
+        return dataclasses.replace(found, multi_value=multi, explanation=found.explanation +
+                                   " The function's response is never asked for.")
+    invocation = None
+    size = None
+    if isinstance(response, Invocation):
+        invocation = response
+        failed, response, size = _from_invocation(invocation, method, path, multi)
+        if failed is not None:
+            return failed
+    report = validate_response(response, multi_value=multi, _size=size)
+    if not report.ok:
+        first = report.errors[0]
+        rule = _DECIDING.get(first.rule or "A6", first.rule or "A6")
+        return bad_gateway(rule, first.message, report, method=method, path=path, multi_value=multi,
+                           invocation=invocation)
+    value, _ = decode_json(response, "G0")
+    parts: HttpParts = response_to_http(value, method=method, multi_value=multi)
+    rule = "A10" if method == "HEAD" else "AS4"
+    said = f"The function answered {parts.status} {parts.reason}".rstrip()
+    notes = "; ".join(parts.notes)
+    explanation = f"{said} and the load balancer passed it on" + (f": {notes}." if notes else ".")
+    description = value.get("statusDescription") if isinstance(value.get("statusDescription"), str) else None
+    return HttpOutcome(parts.status, parts.reason, parts.headers, parts.body, True, rule, explanation, report,
+                       invocation, method, path, multi, parts.rules, description)
+
+
+def _handler_copy(event: Any) -> Any:
+    """The event the handler gets: its own copy, as on the platform."""
+    try:
+        return json.loads(json.dumps(event))
+    except (TypeError, ValueError, RecursionError):
+        try:
+            return copy.deepcopy(event)
+        except Exception:  # noqa: BLE001 - an object that cannot be copied is handed over as it is
+            return event
+
+
+def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | None = None,
+        context: Context | None = None, multi_value: bool | None = None) -> HttpOutcome:
+    """Validate the event, refuse it as the load balancer would (A1) or invoke the handler, decide the outcome."""
+    event_report = validate_event(event, multi_value=multi_value)
+    value, _ = decode_json(event, "G0")
+    if value is MISSING:
+        value = event  # not JSON: the handler gets it as it is, and the event report says what is wrong
+    found = refusal(value)
+    if found is not None:
+        return dataclasses.replace(found, event_issues=event_report,
+                                   multi_value=event_multi_value(value) if multi_value is None else bool(multi_value))
+    invocation = invoke(handler, _handler_copy(value), timeout_s=timeout_s, context=context)
+    result = outcome(value, invocation, multi_value=multi_value)
+    return dataclasses.replace(result, invocation=invocation, event_issues=event_report)
+
+
+__all__ = ["HttpOutcome", "HttpRequest", "outcome", "refusal", "run", "bad_gateway", "answered_by_balancer",
+           "event_multi_value"]

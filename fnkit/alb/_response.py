@@ -1,0 +1,235 @@
+"""The load balancer response object: its shape, rule checks and `validate_response`.
+
+Rules: A5 (size), A6 (what makes a response invalid: 502), A7 (which header field is
+read, cookies, hop-by-hop), A9 (reason phrase), A12 (status range), A13 (what HTTP
+cannot carry).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .._invoke import encode_response
+from .._report import Issue, Raw, Report, child_path, error, warning
+from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape
+from .._validate import Seen, validate_value
+from ._http import (
+    BAD_HEADER_VALUE,
+    HEADER_NAME,
+    HOP_BY_HOP,
+    MAX_RESPONSE_JSON,
+    is_strict_base64,
+    response_body_bytes,
+)
+
+SOURCE = "alb"
+
+RESPONSE_SHAPE = Shape("LoadBalancerResponse", [
+    F("statusCode", INT, doc="The HTTP status code, an integer (the string \"200\" is invalid)."),
+    F("statusDescription", STR, required=False, rule="A6",
+      doc="Status code and reason phrase (\"200 OK\"); without it the standard phrase is used (A9, inferred)."),
+    F("isBase64Encoded", BOOL, required=False, doc="True when body is base64; the client gets the decoded bytes (A8)."),
+    F("headers", MapOf(STR), required="multi-value headers off", rule="A6",
+      doc="Response headers (read only when multi-value headers are off)."),
+    F("multiValueHeaders", MapOf(ListOf(STR)), required="multi-value headers on", rule="A6",
+      doc="Each header's list of values (read only when multi-value headers are on); cookies: one key, a list."),
+    F("body", STR, required=False, doc="The response body: text, or base64 when isBase64Encoded is true."),
+], "A6", doc="What a function returns to the load balancer.")
+
+
+def _mode_shape(multi_value: bool) -> Shape:
+    """RESPONSE_SHAPE as one mode reads it: the header field it ignores may hold anything (A7)."""
+    ignored = "headers" if multi_value else "multiValueHeaders"
+    fields = [dataclasses.replace(f, type=ANY) if f.key == ignored else f for f in RESPONSE_SHAPE.fields]
+    return Shape(RESPONSE_SHAPE.name, fields, RESPONSE_SHAPE.rule, RESPONSE_SHAPE.unknown, RESPONSE_SHAPE.doc)
+
+
+_SHAPES = {False: _mode_shape(False), True: _mode_shape(True)}
+_DESCRIPTION_CODE = re.compile(r"\s*(\d{3})\b")
+
+
+def active_field(multi_value: bool) -> str:
+    """The header field the load balancer reads: `multiValueHeaders` when multi-value headers are on (A7)."""
+    return "multiValueHeaders" if multi_value else "headers"
+
+
+def _active_pairs(response: Any, seen: Seen) -> Iterator[tuple[str, str, Any]]:
+    """(path, name, value-or-list) for each entry of the active header field that is a dict."""
+    if not isinstance(response, dict):
+        return
+    key = active_field(bool(seen.options.get("multi_value")))
+    mapping = response.get(key)
+    if isinstance(mapping, dict):
+        base = child_path("$", key)
+        for name, value in mapping.items():
+            if isinstance(name, str):
+                yield child_path(base, name), name, value
+
+
+def _values(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [v for v in items if isinstance(v, str)]
+
+
+# --- rule checks -------------------------------------------------------------------------
+
+
+def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A5: the response JSON is at most 1 MB."""
+    size = seen.options.get("size")
+    if isinstance(size, int) and size > MAX_RESPONSE_JSON:
+        yield error("$", "limit", f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
+                                  "the load balancer answers 502.", "A5")
+
+
+def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A12 (inferred) and A13: a final HTTP status is 200-599."""
+    status = response.get("statusCode") if isinstance(response, dict) else None
+    if not isinstance(status, int) or isinstance(status, bool):
+        return
+    if not 100 <= status <= 599:
+        yield error("$.statusCode", "limit", f"statusCode {status} is outside 100-599, so it is no HTTP status: "
+                                             "502 (rule A12, inferred).", "A12")
+    elif status < 200:
+        yield error("$.statusCode", "limit", f"statusCode {status} is informational (1xx), which cannot be the final "
+                                             "answer to a request: 502 (rule A13, inferred).", "A13")
+
+
+def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A9: statusDescription starts with the status code it describes."""
+    if not isinstance(response, dict):
+        return
+    description, status = response.get("statusDescription"), response.get("statusCode")
+    if not isinstance(description, str) or not isinstance(status, int) or isinstance(status, bool):
+        return
+    found = _DESCRIPTION_CODE.match(description)
+    if found and int(found.group(1)) != status:
+        yield warning("$.statusDescription", "mismatch",
+                      f"statusDescription says {found.group(1)} but statusCode is {status}; the client gets status "
+                      f"{status} with this text as its reason phrase.", "A9")
+
+
+def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A6: with isBase64Encoded true the body is strict base64."""
+    if not isinstance(response, dict):
+        return
+    body = response.get("body")
+    if response.get("isBase64Encoded") is True and isinstance(body, str) and not is_strict_base64(body):
+        yield error("$.body", "format", "isBase64Encoded is true but the body is not strict base64 (standard "
+                                        "alphabet, '=' padding, no spaces or line breaks): 502.", "A6")
+
+
+def check_ignored_headers(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A7: only the active header field is read; say so when the other one is there."""
+    if not isinstance(response, dict):
+        return
+    multi = bool(seen.options.get("multi_value"))
+    ignored = active_field(not multi)
+    if ignored in response:
+        state = "on" if multi else "off"
+        yield warning(child_path("$", ignored), "ignored",
+                      f"Multi-value headers are {state}, so the load balancer reads only '{active_field(multi)}'; "
+                      f"'{ignored}' is ignored and none of its headers reach the client.", "A7")
+
+
+def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A13 (inferred): header names are HTTP tokens and values hold no line break or control character."""
+    for path, name, value in _active_pairs(response, seen):
+        if not HEADER_NAME.fullmatch(name):
+            yield error(path, "format", f"'{name}' cannot be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ "
+                                        "only): 502 (rule A13, inferred).", "A13")
+            continue
+        for v in _values(value):
+            if BAD_HEADER_VALUE.search(v):
+                yield error(path, "format", f"The value of '{name}' holds a line break or control character, "
+                                            "which an HTTP header cannot carry: 502 (rule A13, inferred).", "A13")
+                break
+
+
+def check_connection_headers(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A7: hop-by-hop headers are dropped and Content-Length is recomputed."""
+    length = None
+    for path, name, value in _active_pairs(response, seen):
+        lower = name.lower()
+        if lower in HOP_BY_HOP:
+            yield warning(path, "dropped", f"'{name}' is a hop-by-hop header: the load balancer drops it.", "A7")
+        elif lower == "content-length":
+            if length is None:
+                try:
+                    length = len(response_body_bytes(response))
+                except ValueError:
+                    return  # bad base64: check_body_encoding says so
+            given = _values(value)
+            if given != [str(length)]:
+                yield warning(path, "recomputed", f"Content-Length says {', '.join(given) or 'nothing'} but the body "
+                                                  f"is {length} byte(s): the load balancer sends its own Content-Length.",
+                              "A7")
+
+
+def check_cookies(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A7: cookies go as one Set-Cookie key with a list (multi-value on); keys differing in case stay apart."""
+    names = [name for _, name, _ in _active_pairs(response, seen) if name.lower() == "set-cookie"]
+    if len(names) < 2:
+        return
+    field = active_field(bool(seen.options.get("multi_value")))
+    listed = ", ".join(f"'{n}'" for n in names)
+    if seen.options.get("multi_value"):
+        tip = "put every cookie in one list under a single 'Set-Cookie' key."
+    else:
+        tip = ("each is sent as its own Set-Cookie header (keys that differ only in case are kept apart), but the "
+               "contract's way is multi-value headers: one 'Set-Cookie' key with a list of cookies.")
+    yield warning(child_path("$", field), "cookies", f"Several cookie keys differ only in case ({listed}): {tip}", "A7")
+
+
+RESPONSE_CHECKS = [
+    check_size,
+    check_status,
+    check_description,
+    check_body_encoding,
+    check_ignored_headers,
+    check_header_wire,
+    check_connection_headers,
+    check_cookies,
+]
+
+
+def json_size(response: Any) -> int | None:
+    """Bytes of the JSON text the load balancer would receive for `response` (None when JSON cannot encode it)."""
+    if isinstance(response, Raw):
+        response = response.data
+    if isinstance(response, (bytes, bytearray, memoryview)):
+        return len(bytes(response))
+    if isinstance(response, str):
+        return len(response.encode("utf-8", "surrogatepass"))
+    text, _ = encode_response(response)
+    return None if text is None else len(text.encode("utf-8", "surrogatepass"))
+
+
+def validate_response(response: Any, *, multi_value: bool = False, _size: int | None = None) -> Report:
+    """Every problem of what a handler returned, against the load balancer's response contract.
+
+    `response`: the returned value, JSON text or bytes, or `fnkit.Raw`. `multi_value`: whether
+    multi-value headers are on (then only `multiValueHeaders` is read, else only `headers`).
+    Any error means the client gets 502. Never raises.
+    """
+    multi_value = bool(multi_value)
+    extra: list[Issue] = []
+    try:
+        size = _size if _size is not None else json_size(response)
+    except (RecursionError, ValueError):
+        size = None
+    if size is None and not isinstance(response, (Raw, str, bytes, bytearray, memoryview)):
+        _, why = encode_response(response)
+        extra.append(error("$", "format", f"JSON cannot encode the returned value ({why}): the load balancer "
+                                          "receives no valid response, 502.", "H2"))
+    report = validate_value(response, _SHAPES[multi_value], RESPONSE_CHECKS, source=SOURCE, subject="response",
+                            options={"multi_value": multi_value, "size": size})
+    if extra:
+        return Report(extra + list(report), SOURCE, report.dialect, "response")
+    return report
+
+
+__all__ = ["RESPONSE_SHAPE", "RESPONSE_CHECKS", "validate_response", "active_field", "json_size"]

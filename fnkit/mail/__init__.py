@@ -1,0 +1,64 @@
+"""Mail flow: a mail-flow rule invoking a function with a message summary.
+
+Verbs shared with the other sources: `build_event`, `validate_event`, `parse_event`,
+`validate_response`, `outcome`, `run`; the rule simulator `MailRule`; the message
+content API (`MessageStore`, reached by handlers as `context.message_content`).
+"""
+
+from ._content import (
+    InvalidContentError,
+    MessageContent,
+    MessageContentError,
+    MessageFrozenError,
+    MessageNotFoundError,
+    MessageStore,
+    default_store,
+    mime_problems,
+)
+from ._event import (
+    EVENT_SHAPE,
+    build_event,
+    correlation_ids,
+    looks_like,
+    parse_event,
+    validate_event,
+)
+from ._outcome import Decision, MailOutcome, outcome, run
+from ._response import RESPONSE_SHAPE, validate_response
+from ._rule import Attempt, MailRule, MailRun
+
+__all__ = [
+    "EVENT_SHAPE",
+    "Attempt",
+    "MailRule",
+    "MailRun",
+    "RESPONSE_SHAPE",
+    "Decision",
+    "InvalidContentError",
+    "MailOutcome",
+    "MessageContent",
+    "MessageContentError",
+    "MessageFrozenError",
+    "MessageNotFoundError",
+    "MessageStore",
+    "build_event",
+    "correlation_ids",
+    "default_store",
+    "looks_like",
+    "mime_problems",
+    "outcome",
+    "parse_event",
+    "run",
+    "serve",
+    "validate_event",
+    "validate_response",
+]
+
+
+def __getattr__(name: str):
+    # serve (SMTP front end) pulls in asyncio, mailbox and email: import it only when used
+    if name == "serve":
+        from ._serve import serve
+
+        return serve
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,466 @@
+"""What the mail service does with a function's answer: one decision per recipient.
+
+Resolution (M5, M6, M7), for a synchronous rule whose function answered validly:
+1. only the first 10 unique actions (type and parameters) count; a recipient that only
+   later actions cover gets the fallback action (M6);
+2. a recipient an action names explicitly gets that action (`via="recipients"`);
+3. every other recipient gets the action of an entry with `allRecipients: true`
+   (`via="allRecipients"`);
+4. a recipient nothing covers gets the fallback action (`via="fallback"`);
+5. a recipient named by two different actions is a conflict the platform leaves
+   undefined (M7, inferred): `conflict_policy` decides, by default the most restrictive
+   action (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK), else the
+   `"first"` or `"last"` entry naming it;
+6. recipients named but absent from the envelope are added (inbound, the platform adds
+   only the organisation's own addresses, as BCC; fnkit cannot know the organisation, so
+   it adds them and warns).
+
+A failed attempt (raised, no answer within `response_timeout_s`, invalid answer) gives
+every recipient the fallback action (M3). An asynchronous rule never changes delivery
+(M8): every recipient gets DEFAULT with `via="allRecipients"`, as if the function had
+answered `{"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": true}]}`, and
+`rule="M8"`; `via` keeps its three documented values.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .. import rules as _rules
+from .._invoke import Context, Invocation, invoke
+from .._report import MISSING, Issue, Report, decode_json, error, warning
+from ._address import is_address
+from ._event import decode_event
+from ._response import (
+    ACTION_TYPES,
+    UNIQUE_ACTIONS_LIMIT,
+    _entries,
+    action_type,
+    as_returned,
+    bounce_message,
+    named_recipients,
+    unique_action_numbers,
+    validate_response,
+)
+
+SOURCE = "mail"
+MODES = ("sync", "async")
+CONFLICT_POLICIES = ("most-restrictive", "first", "last")
+VIAS = ("recipients", "allRecipients", "fallback")
+RESPONSE_TIMEOUT_S = 15.0  # M3
+# M7 (inferred): the most restrictive action wins a conflict by default
+RESTRICTIVENESS = {"DROP": 4, "BOUNCE": 3, "MOVE_TO_JUNK": 2, "DEFAULT": 1, "BYPASS_SPAM_CHECK": 0}
+DELIVERED = ("DEFAULT", "BYPASS_SPAM_CHECK", "MOVE_TO_JUNK")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What happens to one recipient: `action`, `via` (recipients | allRecipients | fallback), and why."""
+
+    action: str
+    via: str
+    bounce_message: str | None = None
+    rule: str = "M5"
+    reason: str = ""
+
+    @property
+    def inferred(self) -> bool:
+        """True when the deciding rule is fnkit's reading, not the platform's word."""
+        return _rules.get(self.rule).inferred
+
+
+@dataclass(frozen=True)
+class MailOutcome:
+    """What the mail service does with one invocation's answer, recipient by recipient."""
+
+    status: str  # "applied" | "fallback" | "ignored"
+    decisions: dict[str, Decision]
+    rule: str
+    reason: str
+    issues: Report
+    invocation: Invocation | None = None
+    delivered_content: bytes | None = None  # the replaced raw message that is delivered (M9)
+    mode: str = "sync"
+    fallback_action: str = "DEFAULT"
+    inferred_reading: bool = field(default=False, repr=False)
+    cause: str = field(default="", repr=False)  # a fallback's cause, as a sentence without the consequence
+
+    @property
+    def inferred(self) -> bool:
+        """True when the deciding rule's evidence is inferred (the reason then says so)."""
+        return self.inferred_reading or _rules.get(self.rule).inferred
+
+    @property
+    def actions(self) -> dict[str, str]:
+        """Recipient -> action, the short view."""
+        return {r: d.action for r, d in self.decisions.items()}
+
+    def recipients(self, action: str) -> list[str]:
+        """The recipients that get `action`."""
+        return [r for r, d in self.decisions.items() if d.action == action]
+
+    def rows(self) -> list[dict]:
+        """One dict per recipient: source, item (= recipient), action, via, bounce_message, status, rule, inferred, reason."""
+        return [
+            {"source": SOURCE, "item": r, "recipient": r, "action": d.action, "via": d.via,
+             "bounce_message": d.bounce_message, "status": self.status, "rule": d.rule,
+             "inferred": d.inferred or self.inferred_reading, "reason": d.reason or self.reason}
+            for r, d in self.decisions.items()
+        ]
+
+    def to_frame(self):
+        """The rows as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=["source", "item", "recipient", "action", "via", "bounce_message",
+                                                  "status", "rule", "inferred", "reason"])
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n} {a}" for a, n in Counter(d.action for d in self.decisions.values()).items())
+        return f"<MailOutcome {self.status} [{self.rule}] {counts}: {self.reason}>"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td>{escape(r)}</td><td><b>{escape(d.action)}</b></td><td>{escape(d.via)}</td>"
+            f"<td>{escape(d.bounce_message or '')}</td><td>{escape(d.rule)}</td><td>{escape(d.reason)}</td></tr>"
+            for r, d in self.decisions.items()
+        )
+        head = f"<b>{escape(self.status)}</b> [{escape(self.rule)}]: {escape(self.reason)}"
+        table = ("<table><tr><th>recipient</th><th>action</th><th>via</th><th>bounce message</th><th>rule</th>"
+                 f"<th>why</th></tr>{rows}</table>")
+        issues = self.issues._repr_html_() if len(self.issues) else ""
+        return head + table + issues
+
+
+# --- configuration -----------------------------------------------------------------
+
+
+def check_config(*, mode: str = "sync", fallback_action: str = "DEFAULT",
+                 conflict_policy: str = "most-restrictive", response_timeout_s: float = RESPONSE_TIMEOUT_S) -> None:
+    """Raise ValueError, naming the rule, for a configuration the platform (or fnkit) refuses."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be 'sync' or 'async', not {mode!r} (M2).")
+    if fallback_action not in ACTION_TYPES:
+        raise ValueError(f"fallback_action must be one of {', '.join(ACTION_TYPES)}, not {fallback_action!r} "
+                         "(M2: the fallback is an action, not a function).")
+    if conflict_policy not in CONFLICT_POLICIES:
+        raise ValueError(f"conflict_policy must be one of {', '.join(CONFLICT_POLICIES)}, not {conflict_policy!r} (M7).")
+    if isinstance(response_timeout_s, bool) or not isinstance(response_timeout_s, (int, float)) or not response_timeout_s > 0:
+        raise ValueError(f"response_timeout_s must be a positive number of seconds, not {response_timeout_s!r} (M3).")
+
+
+def envelope_recipients(event: dict) -> list[str]:
+    """The envelope's recipient addresses, in order, each once (compared without regard to case)."""
+    out, seen = [], set()
+    for r in event["envelope"]["recipients"]:
+        key = r["address"].lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(r["address"])
+    return out
+
+
+# --- the outcome ---------------------------------------------------------------------
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def fallback_outcome(recipients: list[str], fallback_action: str, why: str, issues: list[Issue], *,
+                     inferred: bool = False, invocation: Invocation | None = None) -> MailOutcome:
+    """Every recipient gets the fallback action (M3); `why` is the sentence that says what failed."""
+    cause = why + (" (inferred)" if inferred and "(inferred)" not in why else "")
+    reason = f"{cause}, so the fallback action {fallback_action} applies to all {_n(len(recipients), 'recipient')} (M3)."
+    decisions = {r: Decision(fallback_action, "fallback", None, "M3", f"fallback: {cause}") for r in recipients}
+    return MailOutcome("fallback", decisions, "M3", reason, Report(issues, SOURCE, None, "response"),
+                       invocation=invocation, fallback_action=fallback_action, inferred_reading=inferred,
+                       cause=cause)
+
+
+def async_outcome(recipients: list[str], issues: list[Issue], *, invocation: Invocation | None = None,
+                  fallback_action: str = "DEFAULT") -> MailOutcome:
+    """M8: an asynchronous rule leaves delivery as it was."""
+    decisions = {r: Decision("DEFAULT", "allRecipients", None, "M8", "asynchronous rule: delivered as usual")
+                 for r in recipients}
+    reason = ("The rule is asynchronous: the function's answer is ignored and delivery is unaffected (M8); "
+              f"all {_n(len(recipients), 'recipient')} get the normal delivery (DEFAULT).")
+    return MailOutcome("ignored", decisions, "M8", reason, Report(issues, SOURCE, None, "response"),
+                       invocation=invocation, mode="async", fallback_action=fallback_action)
+
+
+def invocation_failure(invocation: Invocation, response_timeout_s: float) -> tuple[str, str] | None:
+    """(result, sentence) when the attempt failed before its answer could be read, else None."""
+    if invocation.timed_out:
+        return "timeout", f"The function did not answer within {response_timeout_s:g} s"
+    if invocation.error is not None:
+        return "error", f"The function raised {invocation.error}"
+    took = invocation.duration_ms / 1000.0
+    if took > response_timeout_s:
+        return "timeout", (f"The function answered after {took:.3g} s, but the mail service waits only "
+                           f"{response_timeout_s:g} s")
+    return None
+
+
+_CERTAIN = {"missing", "bounce-message"}  # invalid by the contract itself; the rest of M4's list is inferred
+
+
+def _invalid_is_inferred(report: Report) -> bool:
+    certain = [i for i in report.errors
+               if i.code in _CERTAIN or i.rule == "G0" or (i.code == "limit" and i.path == "$.actions")]
+    return not certain
+
+
+def _choose(candidates: list[tuple[int, dict]], numbers: dict[int, int], via: str, policy: str) -> Decision:
+    """The decision among the entries that cover one recipient (M5; a conflict: M7)."""
+    distinct: dict[int, tuple[int, dict]] = {}
+    for i, entry in candidates:
+        distinct.setdefault(numbers[i], (i, entry))
+    options = list(distinct.values())
+    where = "named by" if via == "recipients" else "covered (allRecipients) by"
+    if len(options) == 1:
+        i, entry = options[0]
+        return Decision(action_type(entry), via, _bounce(entry), "M5", f"{where} actions[{i}]")
+    if policy == "first":
+        i, entry = min(options, key=lambda o: o[0])
+    elif policy == "last":
+        i, entry = max(options, key=lambda o: o[0])
+    else:
+        i, entry = max(options, key=lambda o: (RESTRICTIVENESS.get(action_type(o[1]), -1), -o[0]))
+    named = " and ".join(f"actions[{j}]" for j, _ in sorted(options, key=lambda o: o[0]))
+    return Decision(action_type(entry), via, _bounce(entry), "M7",
+                    f"conflict: {where} {named}; the {policy} policy picks actions[{i}] (inferred)")
+
+
+def _bounce(entry: dict) -> str | None:
+    return bounce_message(entry) if action_type(entry) == "BOUNCE" else None
+
+
+def _resolve(recipients: list[str], response: dict, flow_direction: str, fallback_action: str,
+             policy: str) -> tuple[dict[str, Decision], list[Issue], list[str]]:
+    """Decisions for a valid response (M5, M6, M7), warnings, and the recipients added."""
+    entries = _entries(response)
+    numbers = unique_action_numbers(response)
+
+    def counted(i: int) -> bool:
+        return numbers[i] < UNIQUE_ACTIONS_LIMIT
+
+    explicit: dict[str, list[tuple[int, dict]]] = {}
+    spelled: dict[str, tuple[str, int]] = {}
+    for i, entry in entries:
+        for r in named_recipients(entry):
+            explicit.setdefault(r.lower(), []).append((i, entry))
+            spelled.setdefault(r.lower(), (r, i))
+    everyone = [(i, e) for i, e in entries if e.get("allRecipients") is True]
+    in_envelope = {r.lower() for r in recipients}
+    # a name that is no address matches nobody (validate_response warned, MS3): it is not added either
+    added = [spelled[k][0] for k, named in explicit.items()
+             if k not in in_envelope and any(counted(i) for i, _ in named) and is_address(spelled[k][0])]
+    issues: list[Issue] = []
+    if flow_direction == "INBOUND":
+        for r in added:
+            issues.append(warning(f"$.actions[{spelled[r.lower()][1]}].recipients", "added",
+                                  f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
+                                  "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "
+                                  "so it adds it.", "M5"))
+    decisions: dict[str, Decision] = {}
+    for r in recipients + added:
+        named = explicit.get(r.lower(), [])
+        live = [(i, e) for i, e in named if counted(i)]
+        live_everyone = [(i, e) for i, e in everyone if counted(i)]
+        if live:
+            decisions[r] = _choose(live, numbers, "recipients", policy)
+        elif live_everyone:
+            decisions[r] = _choose(live_everyone, numbers, "allRecipients", policy)
+        elif named or everyone:
+            decisions[r] = Decision(fallback_action, "fallback", None, "M6",
+                                    f"covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} unique ones")
+        else:
+            decisions[r] = Decision(fallback_action, "fallback", None, "M5", "no action covers it")
+    return decisions, issues, added
+
+
+def _applied_reason(decisions: dict[str, Decision], added: list[str], policy: str, fallback_action: str) -> tuple[str, str]:
+    """(rule, reason) of an applied response."""
+    counts = Counter(d.action for d in decisions.values() if d.via != "fallback")
+    parts = [", ".join(f"{n} {a}" for a, n in counts.items())] if counts else []
+    uncovered = sum(1 for d in decisions.values() if d.rule == "M5" and d.via == "fallback")
+    late = sum(1 for d in decisions.values() if d.rule == "M6")
+    conflicts = sum(1 for d in decisions.values() if d.rule == "M7")
+    if uncovered:
+        parts.append(f"{_n(uncovered, 'recipient')} covered by no action get the fallback action {fallback_action}")
+    if late:
+        parts.append(f"{_n(late, 'recipient')} covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} "
+                     f"unique ones get the fallback action {fallback_action} (M6)")
+    if conflicts:
+        parts.append(f"{_n(conflicts, 'conflict')} resolved by the {policy} policy (M7, inferred)")
+    if added:
+        parts.append(f"{_n(len(added), 'recipient')} named by the response but not in the envelope added")
+    rule = "M7" if conflicts else ("M6" if late else "M5")
+    return rule, "The function's answer was applied (M5): " + "; ".join(parts) + "."
+
+
+def _read_response(response: Any, flow_direction: str, recipients_limit: int, extensions: bool) -> tuple[Any, Report]:
+    """The response value as the platform reads it, and its report."""
+    report = validate_response(response, flow_direction=flow_direction, recipients_limit=recipients_limit,
+                               extensions=extensions)
+    value = MISSING
+    if report.ok:
+        value, _ = decode_json(as_returned(response), "G0")
+    return value, report
+
+
+def outcome(
+    event: Any,
+    response: Any,
+    *,
+    mode: str = "sync",
+    fallback_action: str = "DEFAULT",
+    response_timeout_s: float = RESPONSE_TIMEOUT_S,
+    conflict_policy: str = "most-restrictive",
+    extensions: bool = False,
+    recipients_limit: int = 500,
+) -> MailOutcome:
+    """What the mail service does with `response` to `event`: one `Decision` per recipient.
+
+    `response`: the returned value, `fnkit.Raw` (the exact text), or an `Invocation`
+    (which also covers a raised error or a timeout). Raises `ContractError` for an invalid
+    event and ValueError for a configuration the platform refuses (M2).
+    """
+    check_config(mode=mode, fallback_action=fallback_action, conflict_policy=conflict_policy,
+                 response_timeout_s=response_timeout_s)
+    value, _ = decode_event(event)
+    recipients = envelope_recipients(value)
+    invocation = response if isinstance(response, Invocation) else None
+    flow = value["flowDirection"]
+    if mode == "async":
+        return async_outcome(recipients, _async_notes(response), invocation=invocation,
+                             fallback_action=fallback_action)
+    if invocation is not None:
+        failure = invocation_failure(invocation, response_timeout_s)
+        if failure is not None:
+            result, why = failure
+            issue = error("$", result, f"{why}.", "M3")
+            return fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
+    answer, report = _read_response(response, flow, recipients_limit, extensions)
+    if not report.ok:
+        first = report.errors[0]
+        why = (f"The function's answer is not a valid response ({_n(len(report.errors), 'error')}; first: "
+               f"{first.path}: {first.message.rstrip('.')})")
+        return fallback_outcome(recipients, fallback_action, why, list(report), invocation=invocation,
+                                inferred=_invalid_is_inferred(report))
+    decisions, notes, added = _resolve(recipients, answer, flow, fallback_action, conflict_policy)
+    rule, reason = _applied_reason(decisions, added, conflict_policy, fallback_action)
+    return MailOutcome("applied", decisions, rule, reason, Report([*report, *notes], SOURCE, None, "response"),
+                       invocation=invocation, fallback_action=fallback_action)
+
+
+def _async_notes(response: Any) -> list[Issue]:
+    """Say so when an asynchronous function answers with actions or fails: nothing follows from it (M8)."""
+    if isinstance(response, Invocation):
+        if response.timed_out or response.error is not None:
+            what = "did not finish in time" if response.timed_out else f"raised {response.error}"
+            return [warning("$", "ignored", f"The function {what}; an asynchronous rule neither retries nor falls "
+                            "back: delivery is unaffected (M8).", "M8")]
+        response = response.returned
+    try:
+        value, _ = decode_json(response, "G0")
+    except Exception:  # noqa: BLE001 - an unreadable answer is ignored like any other
+        value = MISSING
+    if isinstance(value, dict) and "actions" in value:
+        return [warning("$.actions", "ignored", "The rule is asynchronous, so these actions are ignored: delivery is "
+                        "unaffected (M8). Make the rule synchronous for them to apply.", "M8")]
+    return []
+
+
+# --- running a handler --------------------------------------------------------------
+
+
+def request_id(invocation_id: str, attempt: int) -> str:
+    """A deterministic request id for one attempt (same notebook, same ids)."""
+    digest = hashlib.md5(f"{invocation_id}:{attempt}".encode()).digest()
+    return str(uuid.UUID(bytes=digest, version=4))
+
+
+def call_handler(handler: Any, event: dict, *, store: Any, mode: str, timeout_s: float, attempt: int = 1,
+                 context: Context | None = None, at_s: float | None = None) -> tuple[Invocation, Any]:
+    """Invoke `handler` once with the content API open on `context.message_content` (M9)."""
+    message_id = event["messageId"]
+    with store.invocation(message_id, mode=mode, at_s=at_s) as content:
+        if context is None:
+            context = Context(timeout_s=timeout_s, aws_request_id=request_id(event["invocationId"], attempt))
+        context.message_content = content
+        # the function gets its own copy, as it would get its own JSON
+        invocation = invoke(handler, copy.deepcopy(event), timeout_s=timeout_s, context=context)
+    return invocation, content
+
+
+def ensure_message(store: Any, event: dict) -> None:
+    """Make the event's raw message readable (a minimal one when none is stored) and undo old replacements."""
+    from ._content import minimal_message
+
+    message_id = event["messageId"]
+    if message_id not in store:
+        store.add(message_id, minimal_message(event))
+    store.restore(message_id)
+
+
+def with_content(result: MailOutcome, clients: list[Any], store: Any, message_id: str) -> MailOutcome:
+    """The outcome with what the content API did: the delivered replacement, ignored ones (M9)."""
+    notes = [warning("$", "ignored", f"The raw message was replaced {r.why}; a replacement counts only during a "
+                     "synchronous invocation, so the original is delivered (M9).", "M9")
+             for client in clients for r in client.replacements if not r.applied]
+    delivered = None
+    try:
+        stored = store.message(message_id)
+        if stored.replaced and any(d.action in DELIVERED for d in result.decisions.values()):
+            delivered = stored.content
+    except ValueError:
+        pass
+    if notes:
+        result = replace(result, issues=Report([*result.issues, *notes], SOURCE, None, result.issues.subject))
+    return replace(result, delivered_content=delivered)
+
+
+def run(
+    handler: Any,
+    event: Any,
+    *,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+    mode: str = "sync",
+    fallback_action: str = "DEFAULT",
+    response_timeout_s: float = RESPONSE_TIMEOUT_S,
+    conflict_policy: str = "most-restrictive",
+    extensions: bool = False,
+    recipients_limit: int = 500,
+    store: Any = None,
+) -> MailOutcome:
+    """Validate the event, invoke `handler(event, context)`, and decide the outcome.
+
+    The handler is cut at `response_timeout_s` (15 s by default; `timeout_s` may only make
+    it shorter), as the mail service stops waiting then (M3). During the call,
+    `context.message_content` reads and replaces the raw message (M9) held by `store`
+    (default: `default_store()`). Takes the keywords of `outcome`; `.invocation` holds
+    what happened. Raises ContractError for an invalid event.
+    """
+    from ._content import default_store
+
+    keywords = {"mode": mode, "fallback_action": fallback_action, "response_timeout_s": response_timeout_s,
+                "conflict_policy": conflict_policy, "extensions": extensions, "recipients_limit": recipients_limit}
+    check_config(mode=mode, fallback_action=fallback_action, conflict_policy=conflict_policy,
+                 response_timeout_s=response_timeout_s)
+    value, _ = decode_event(event)
+    wait = response_timeout_s if timeout_s is None else min(timeout_s, response_timeout_s)
+    store = store if store is not None else default_store()
+    ensure_message(store, value)
+    invocation, content = call_handler(handler, value, store=store, mode=mode, timeout_s=wait, context=context)
+    result = outcome(value, invocation, **keywords)
+    return with_content(result, [content], store, value["messageId"])

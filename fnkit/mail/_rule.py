@@ -1,0 +1,259 @@
+"""A mail-flow rule on a virtual clock: attempts, retries with backoff, the fallback (M2, M3, M8).
+
+Schedule (M3 says "exponential backoff" and no more; this is fnkit's reading, configurable):
+attempt 1 starts at 0 s. When an attempt fails, it ends after its duration (the full
+`response_timeout_s` when the function did not answer in time, else the time it took,
+to the millisecond); the next attempt starts `backoff_initial_s` (60 s) later, and each
+further wait is `backoff_factor` (2) times the one before, capped at `backoff_max_s`
+(30 min): waits of 1, 2, 4, 8, 16, 30, 30... minutes. An attempt starts only if its whole
+response window still ends within the rule timeout, so no attempt starts after the rule
+timeout and none runs past it. Rule timeout 0: no retries. Then the fallback action
+applies to all recipients. Every attempt carries the same event, so the same
+`invocationId` (M1). No real time passes: only the handler's own call is real, and it is
+cut at `response_timeout_s`.
+
+An asynchronous rule invokes once; the answer is ignored and delivery is unaffected (M8).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+
+from .._invoke import Invocation, capturing
+from .._report import Report
+from ._event import decode_event
+from ._outcome import (
+    RESPONSE_TIMEOUT_S,
+    MailOutcome,
+    _n,
+    call_handler,
+    check_config,
+    ensure_message,
+    envelope_recipients,
+    fallback_outcome,
+    invocation_failure,
+    outcome,
+    with_content,
+)
+
+RULE_TIMEOUT_MAX_MINUTES = 240  # M2
+RESULTS = ("applied", "error", "timeout", "invalid", "ignored")
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One invocation of the function by the rule: when (virtual s), what came of it."""
+
+    number: int
+    time_s: float
+    invocation_id: str
+    result: str  # applied | error | timeout | invalid | ignored (asynchronous)
+    invocation: Invocation
+    issues: Report
+    duration_s: float
+
+    def row(self) -> dict:
+        """The attempt as a table row."""
+        return {"source": "mail", "attempt": self.number, "time_s": self.time_s, "invocation_id": self.invocation_id,
+                "result": self.result, "duration_s": self.duration_s,
+                "error": str(self.invocation.error) if self.invocation.error else None,
+                "issues": "; ".join(str(i) for i in self.issues.errors)}
+
+
+@dataclass(frozen=True)
+class MailRun:
+    """What a `MailRule` did with one message: its attempts and the final outcome."""
+
+    attempts: tuple[Attempt, ...]
+    outcome: MailOutcome
+    rule_timeout_s: float
+
+    @property
+    def delivered_content(self) -> bytes | None:
+        """The raw message delivered after a replacement (M9), or None when unchanged."""
+        return self.outcome.delivered_content
+
+    @property
+    def invocation_id(self) -> str:
+        """The invocationId every attempt carried."""
+        return self.attempts[0].invocation_id
+
+    def rows(self) -> list[dict]:
+        """One dict per recipient (the outcome's rows), with the number of attempts."""
+        return [{**row, "attempts": len(self.attempts)} for row in self.outcome.rows()]
+
+    def attempt_rows(self) -> list[dict]:
+        """One dict per attempt."""
+        return [a.row() for a in self.attempts]
+
+    def to_frame(self):
+        """The recipients' rows as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows())
+
+    def attempts_frame(self):
+        """The attempts as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.attempt_rows())
+
+    def __repr__(self) -> str:
+        steps = ", ".join(f"{a.result}@{a.time_s:g}s" for a in self.attempts)
+        return f"<MailRun {_n(len(self.attempts), 'attempt')} ({steps}) -> {self.outcome!r}>"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        rows = "".join(f"<tr><td>{a.number}</td><td>{a.time_s:g}</td><td>{escape(a.result)}</td>"
+                       f"<td>{escape(a.invocation_id)}</td></tr>" for a in self.attempts)
+        return (f"<table><tr><th>attempt</th><th>time (s)</th><th>result</th><th>invocationId</th></tr>{rows}</table>"
+                + self.outcome._repr_html_())
+
+
+class MailRule:
+    """A mail-flow rule invoking a function: synchronous or asynchronous, fallback, rule timeout (M2)."""
+
+    def __init__(
+        self,
+        *,
+        mode: str = "sync",
+        fallback_action: str = "DEFAULT",
+        rule_timeout_minutes: float = 0,
+        response_timeout_s: float = RESPONSE_TIMEOUT_S,
+        backoff_initial_s: float = 60.0,
+        backoff_factor: float = 2.0,
+        backoff_max_s: float = 1800.0,
+        jitter: float = 0.0,
+        seed: int = 0,
+        conflict_policy: str = "most-restrictive",
+        extensions: bool = False,
+        recipients_limit: int = 500,
+        store=None,
+    ) -> None:
+        check_config(mode=mode, fallback_action=fallback_action, conflict_policy=conflict_policy,
+                     response_timeout_s=response_timeout_s)
+        if (isinstance(rule_timeout_minutes, bool) or not isinstance(rule_timeout_minutes, (int, float))
+                or not 0 <= rule_timeout_minutes <= RULE_TIMEOUT_MAX_MINUTES):
+            raise ValueError(f"rule_timeout_minutes must be between 0 and {RULE_TIMEOUT_MAX_MINUTES}, "
+                             f"not {rule_timeout_minutes!r} (M2).")
+        if not backoff_initial_s > 0 or not backoff_factor >= 1 or not backoff_max_s >= backoff_initial_s:
+            raise ValueError("the backoff needs backoff_initial_s > 0, backoff_factor >= 1 and "
+                             "backoff_max_s >= backoff_initial_s.")
+        if not 0 <= jitter < 1:
+            raise ValueError(f"jitter is a fraction in [0, 1), not {jitter!r}.")
+        self.mode = mode
+        self.fallback_action = fallback_action
+        self.rule_timeout_minutes = rule_timeout_minutes
+        self.response_timeout_s = float(response_timeout_s)
+        self.backoff_initial_s = float(backoff_initial_s)
+        self.backoff_factor = float(backoff_factor)
+        self.backoff_max_s = float(backoff_max_s)
+        self.jitter = jitter
+        self.seed = seed
+        self.conflict_policy = conflict_policy
+        self.extensions = extensions
+        self.recipients_limit = recipients_limit
+        self.store = store
+
+    def __repr__(self) -> str:
+        return (f"MailRule(mode={self.mode!r}, fallback_action={self.fallback_action!r}, "
+                f"rule_timeout_minutes={self.rule_timeout_minutes!r}, response_timeout_s={self.response_timeout_s!r})")
+
+    @property
+    def rule_timeout_s(self) -> float:
+        """The rule timeout in seconds."""
+        return self.rule_timeout_minutes * 60.0
+
+    def _outcome_keywords(self) -> dict:
+        return {"mode": self.mode, "fallback_action": self.fallback_action,
+                "response_timeout_s": self.response_timeout_s, "conflict_policy": self.conflict_policy,
+                "extensions": self.extensions, "recipients_limit": self.recipients_limit}
+
+    def backoff_s(self, retry: int, rng: random.Random | None = None) -> float:
+        """The wait before retry number `retry` (1 = the first retry)."""
+        wait = min(self.backoff_initial_s * self.backoff_factor ** (retry - 1), self.backoff_max_s)
+        if self.jitter and rng is not None:
+            wait *= 1 + self.jitter * rng.uniform(-1, 1)
+        return wait
+
+    def schedule(self) -> list[float]:
+        """Start times (virtual s) of the attempts when every one of them times out."""
+        rng = random.Random(self.seed)
+        times, t = [0.0], 0.0
+        while self.mode == "sync":
+            t = round(t + self.response_timeout_s + self.backoff_s(len(times), rng), 3)
+            if t + self.response_timeout_s > self.rule_timeout_s:
+                return times
+            times.append(t)
+        return times
+
+    def run(self, handler, event) -> MailRun:
+        """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3)."""
+        from ._content import default_store
+
+        value, _ = decode_event(event)
+        store = self.store if self.store is not None else default_store()
+        ensure_message(store, value)
+        base = store.now_s
+        try:
+            with capturing():  # one output capture for all the attempts
+                attempts, clients, final = self._attempts(handler, value, store, base)
+        finally:
+            store.now_s = base
+        final = with_content(final, clients, store, value["messageId"])
+        return MailRun(tuple(attempts), final, self.rule_timeout_s)
+
+    def _attempts(self, handler, event: dict, store, base: float) -> tuple[list[Attempt], list, MailOutcome]:
+        """Invoke until an attempt counts or the rule timeout leaves no room (virtual clock from `base`)."""
+        keywords = self._outcome_keywords()
+        rng = random.Random(self.seed)
+        attempts: list[Attempt] = []
+        clients = []
+        t = 0.0
+        while True:
+            store.now_s = base + t
+            invocation, client = call_handler(handler, event, store=store, mode=self.mode,
+                                              timeout_s=self.response_timeout_s, attempt=len(attempts) + 1, at_s=t)
+            clients.append(client)
+            result_outcome = outcome(event, invocation, **keywords)
+            result, duration = self._result(invocation, result_outcome)
+            attempts.append(Attempt(len(attempts) + 1, t, event["invocationId"], result, invocation,
+                                    result_outcome.issues, duration))
+            if result in ("applied", "ignored") or self.mode == "async":
+                return attempts, clients, self._finish_applied(result_outcome, attempts)
+            next_t = t + duration + self.backoff_s(len(attempts), rng)
+            if next_t + self.response_timeout_s > self.rule_timeout_s:
+                return attempts, clients, self._finish_fallback(event, result_outcome, attempts)
+            t = round(next_t, 3)
+
+    def _result(self, invocation: Invocation, result_outcome: MailOutcome) -> tuple[str, float]:
+        """What came of one attempt, and how long it took on the virtual clock."""
+        took = min(round(invocation.duration_ms / 1000.0, 3), self.response_timeout_s)
+        failure = invocation_failure(invocation, self.response_timeout_s)
+        if failure is not None and failure[0] == "timeout":
+            took = self.response_timeout_s
+        if self.mode == "async":
+            return (failure[0] if failure else "ignored"), took
+        if result_outcome.status == "applied":
+            return "applied", took
+        return (failure[0] if failure else "invalid"), took
+
+    def _finish_applied(self, result_outcome: MailOutcome, attempts: list[Attempt]) -> MailOutcome:
+        if len(attempts) == 1:
+            return result_outcome
+        last = attempts[-1]
+        prefix = (f"After {_n(len(attempts) - 1, 'failed attempt')} (same invocationId), attempt {last.number} "
+                  f"at {last.time_s:g} s succeeded. ")
+        return replace(result_outcome, reason=prefix + result_outcome.reason)
+
+    def _finish_fallback(self, event: dict, last: MailOutcome, attempts: list[Attempt]) -> MailOutcome:
+        if self.rule_timeout_s == 0:
+            when = "with a rule timeout of 0 there are no retries"
+        else:
+            when = (f"the rule timeout of {self.rule_timeout_minutes:g} min leaves no time for another attempt "
+                    f"(next wait {self.backoff_s(len(attempts)):g} s)")
+        why = f"{_n(len(attempts), 'attempt')} failed (the last: {last.cause}); {when}"
+        return fallback_outcome(envelope_recipients(event), self.fallback_action, why, list(last.issues),
+                                inferred=last.inferred_reading, invocation=attempts[-1].invocation)

@@ -1,0 +1,646 @@
+"""A real SMTP front end for a mail-flow rule: `fnkit.mail.serve` and `fnkit serve-mail`.
+
+An aiosmtpd server (the `serve` extra) that stands where the mail service stands:
+
+- RCPT: inbound, only the organisation's `domains` are accepted; outbound, the sender
+  must be of those domains and recipients may be anywhere, at most 500 (MS4). Anything
+  else gets "550 5.7.1 Relaying denied": the server is never an open relay. Addresses
+  that are not `local@domain` (MS3) get 553; a repeated recipient is accepted once (MS5).
+- DATA: over `max_message_bytes` gets 552. Otherwise the summary event is built from
+  the real message and envelope by `build_event` (M1: subject cut to 256 characters,
+  recipients cut past 128 KB), the raw message is registered with the content store
+  (M9), and the `MailRule` runs (M2, M3, M8) in a worker thread, so the SMTP loop never
+  waits on the function.
+- Each recipient's decision is then carried out: DEFAULT (and the BYPASS_SPAM_CHECK
+  extension) delivers into that recipient's Maildir, `<maildir>/<address>/`, MOVE_TO_JUNK
+  into its `.Junk` folder, DROP delivers nothing, BOUNCE sends one bounce message (From
+  MAILER-DAEMON, "Undelivered Mail Returned to Sender", each bounced recipient with its
+  bounceMessage) to the sender's Maildir when the sender's domain is local, and records
+  "bounce not delivered (remote sender)" otherwise. What is delivered is the raw message
+  replaced through the content API during a synchronous invocation, else the original,
+  byte for byte (no trace headers are added).
+- The reply is "250" once every decision is carried out, "451" when something inside
+  fnkit failed (the client keeps the message and retries), never a dropped connection.
+
+Readings of fnkit (the platform does not say; documented here and in the log):
+- Retries (rule timeout > 0) run on `MailRule`'s virtual clock: the backoff waits take no
+  real time, only the function's own calls do (each cut at the response timeout), so an
+  SMTP client waits seconds, never the minutes of the schedule.
+- Asynchronous rule: every recipient is delivered (DEFAULT, M8) before the function is
+  called; the reply does not wait for it; the log row gets the invocation's result when
+  it finishes (`drain()` waits for that).
+- Malformed MIME still flows: the event is built from what the lenient parser finds
+  (a missing or unusable From header: the sender is the envelope sender; no Subject: "").
+  A replacement that is not valid MIME is refused by the content API
+  (`InvalidContentError` in the handler); the original is then delivered, and when the
+  handler let the error escape, the log's reason says so (the attempt failed: fallback).
+- A recipient cut from a truncated event (M1) gets the rule's fallback action.
+- Recipients a response adds (M5): on inbound mail only organisation addresses are
+  delivered (as BCC); others are logged as not delivered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import ipaddress
+import itertools
+import mailbox
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import quote
+
+from ._address import is_address
+from ._content import MessageStore
+from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event
+from ._outcome import Decision, async_outcome, envelope_recipients
+
+DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_RECIPIENTS = 1000  # inbound, per message; RFC 5321 asks for at least 100
+BOUNCE_SUBJECT = "Undelivered Mail Returned to Sender"
+DEFAULT_BOUNCE_TEXT = "The message was refused by a mail-flow rule."
+LOG_COLUMNS = ["message_id", "invocation_id", "sender", "recipient", "subject", "action", "via", "rule",
+               "outcome", "attempts", "status", "delivered_to", "replaced", "note", "reason"]
+_PRUNE_EVERY_S = 60.0
+
+
+def _domain(address: str) -> str:
+    return address.rpartition("@")[2].lower()
+
+
+def maildir_name(address: str) -> str:
+    """The folder name of an address's Maildir: the address in lower case, `/` and `%` escaped."""
+    return quote(address.lower(), safe="@.+-_=!#$&'*^`{|}~")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _domains(domains: Any) -> frozenset[str]:
+    if isinstance(domains, str):
+        domains = [domains]
+    try:
+        found = frozenset(str(d).strip().lstrip("@").lower() for d in domains)
+    except TypeError:
+        raise TypeError(f"domains must be a domain or a list of domains, not {type(domains).__name__}") from None
+    found = frozenset(d for d in found if d)
+    if not found:
+        raise ValueError("serve needs at least one organisation domain (domains=[...]); without one every "
+                         "recipient is refused, and accepting all would make an open relay.")
+    return found
+
+
+def _plain_handler(handler: Callable) -> Callable:
+    """`handler`, with an `async def` handler run to completion on the invoking thread."""
+    if not inspect.iscoroutinefunction(handler):
+        return handler
+
+    def run_coroutine(event: Any, context: Any) -> Any:
+        return asyncio.run(handler(event, context))
+
+    run_coroutine.__name__ = getattr(handler, "__name__", "handler")
+    return run_coroutine
+
+
+@dataclass(frozen=True)
+class _Message:
+    """One accepted DATA: the envelope and the raw bytes."""
+
+    mail_from: str
+    recipients: tuple[str, ...]
+    raw: bytes
+
+
+class _SmtpHooks:
+    """The aiosmtpd handler: envelope policy at MAIL and RCPT, the rule at DATA."""
+
+    def __init__(self, server: "MailServer") -> None:
+        self.server = server
+
+    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, mail_options: list) -> str:  # noqa: N802
+        if not is_address(address):
+            return "553 5.1.7 The sender address is not a valid address (local@domain)"
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list) -> str:  # noqa: N802
+        gateway = self.server
+        if not is_address(address):
+            return "553 5.1.3 The recipient address is not a valid address (local@domain)"
+        if gateway.outbound:
+            if _domain(envelope.mail_from or "") not in gateway.domains:
+                return "550 5.7.1 Relaying denied"
+        elif _domain(address) not in gateway.domains:
+            return "550 5.7.1 Relaying denied"
+        if any(address.lower() == r.lower() for r in envelope.rcpt_tos):
+            return "250 OK (already a recipient)"
+        if len(envelope.rcpt_tos) >= gateway.max_recipients:
+            return "452 4.5.3 Too many recipients"
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(rcpt_options)
+        return "250 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        gateway = self.server
+        raw = envelope.original_content or b""
+        if len(raw) > gateway.max_message_bytes:
+            return "552 5.3.4 Message size exceeds fixed maximum message size"
+        message = _Message(envelope.mail_from, tuple(envelope.rcpt_tos), bytes(raw))
+        gateway._busy(+1)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(gateway._executor, gateway._handle, message)
+        except Exception as exc:  # noqa: BLE001 - the client gets a temporary failure, never a crash
+            return f"451 4.3.0 Internal error: {type(exc).__name__}"
+        finally:
+            gateway._busy(-1)
+
+
+class MailServer:
+    """A running SMTP front end (see `serve`); a context manager that stops it on exit."""
+
+    def __init__(self, handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None,
+                 host: str = "127.0.0.1", port: int = 0, outbound: bool = False,
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, max_recipients: int | None = None,
+                 workers: int = 8, on_record: Callable[[dict], Any] | None = None) -> None:
+        from ._rule import MailRule
+
+        if not callable(handler):
+            raise TypeError(f"handler must be callable as handler(event, context), not {type(handler).__name__}")
+        self.handler = _plain_handler(handler)
+        self.domains = _domains(domains)
+        if rule is None:
+            rule = MailRule()
+        elif not isinstance(rule, MailRule):
+            raise TypeError(f"rule must be a fnkit.mail.MailRule, not {type(rule).__name__}")
+        if rule.store is None:
+            rule = copy.copy(rule)  # the caller's rule stays as it was
+            rule.store = MessageStore()
+        self.rule = rule
+        self.store = rule.store
+        self.outbound = bool(outbound)
+        self.flow_direction = "OUTBOUND" if self.outbound else "INBOUND"
+        limit = OUTBOUND_RECIPIENTS_LIMIT if self.outbound else DEFAULT_MAX_RECIPIENTS
+        self.max_recipients = min(limit, max_recipients) if max_recipients else limit
+        if not (isinstance(max_message_bytes, int) and max_message_bytes > 0):
+            raise ValueError(f"max_message_bytes must be a positive number of bytes, not {max_message_bytes!r}")
+        self.max_message_bytes = max_message_bytes
+        self.maildir = Path(maildir) if maildir is not None else Path(tempfile.mkdtemp(prefix="fnkit-maildir-"))
+        self.maildir.mkdir(parents=True, exist_ok=True)
+        self.host = host
+        self.port = port
+        self.on_record = on_record
+        self.records: list[dict] = []
+        self._records_lock = threading.Lock()
+        self._deliver_lock = threading.Lock()
+        self._mailboxes: dict[tuple[str, str | None], mailbox.Maildir] = {}
+        self._sequence = itertools.count(1)
+        self._started = time.monotonic()
+        self._pruned = self._started
+        self._in_flight = 0
+        self._idle = threading.Condition()
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fnkit-mail")
+        self._controller: Any = None
+
+    # --- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> "MailServer":
+        """Bind and start serving (done by `serve`)."""
+        try:
+            from aiosmtpd.controller import Controller
+        except ImportError:  # pragma: no cover - the serve extra is missing
+            raise ImportError("fnkit.mail.serve needs aiosmtpd: pip install 'fnkit[serve]'") from None
+
+        class _Controller(Controller):
+            def _trigger_server(self) -> None:
+                if self.port == 0 and self.server is not None:  # port 0: learn the port the OS chose
+                    self.port = self.server.sockets[0].getsockname()[1]
+                super()._trigger_server()
+
+        if not _is_loopback(self.host):
+            warnings.warn(f"fnkit.mail.serve binds {self.host!r}: the server is reachable from other machines. "
+                          "It only accepts mail for its domains, but it is a development tool; bind 127.0.0.1 "
+                          "unless you mean it.", UserWarning, stacklevel=3)
+        self._controller = _Controller(
+            _SmtpHooks(self), hostname=self.host, port=self.port, data_size_limit=self.max_message_bytes,
+            enable_SMTPUTF8=True, ident="fnkit mail-flow gateway", server_hostname="fnkit.localhost")
+        try:
+            self._controller.start()
+        except BaseException:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._controller = None
+            raise
+        self.port = self._controller.port
+        return self
+
+    def stop(self) -> None:
+        """Stop listening; work already in flight finishes in the background."""
+        controller, self._controller = self._controller, None
+        if controller is not None:
+            controller.stop()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> "MailServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """True while the server listens."""
+        return self._controller is not None
+
+    @property
+    def url(self) -> str:
+        """`smtp://host:port`."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"smtp://{host}:{self.port}"
+
+    def __repr__(self) -> str:
+        state = "listening" if self.running else "stopped"
+        return (f"<MailServer {self.url} {state}: {self.flow_direction.lower()} for "
+                f"{', '.join(sorted(self.domains))}, {len(self.records)} recipient row(s)>")
+
+    def drain(self, timeout: float | None = 10.0) -> bool:
+        """Wait until no message and no asynchronous invocation is in flight; False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def _busy(self, delta: int) -> None:
+        with self._idle:
+            self._in_flight += delta
+            if self._in_flight == 0:
+                self._idle.notify_all()
+
+    # --- reading what happened -------------------------------------------------------
+
+    @property
+    def log(self):
+        """One row per recipient of every message handled: what was decided and carried out (DataFrame)."""
+        import pandas as pd
+
+        with self._records_lock:
+            rows = [dict(r) for r in self.records]
+        return pd.DataFrame(rows, columns=LOG_COLUMNS)
+
+    def maildir_for(self, address: str) -> Path:
+        """The Maildir of an address under this server's root (it may not exist yet)."""
+        return self.maildir / maildir_name(address)
+
+    def mailbox(self, address: str) -> mailbox.Maildir:
+        """The address's Maildir (stdlib `mailbox.Maildir`), for reading what was delivered."""
+        return mailbox.Maildir(self.maildir_for(address), create=True)
+
+    def delivered(self, address: str) -> list[bytes]:
+        """The raw messages in an address's Maildir (inbox and folders), oldest first."""
+        path = self.maildir_for(address)
+        files = [f for sub in ("new", "cur") for f in (path / sub).glob("*")]
+        files += [f for folder in path.glob(".*") for sub in ("new", "cur") for f in (folder / sub).glob("*")]
+        return [f.read_bytes() for f in sorted(files, key=lambda f: (f.stat().st_mtime_ns, f.name))]
+
+    # --- one message -------------------------------------------------------------------
+
+    def _handle(self, message: _Message) -> str:
+        """Build the event, run the rule, carry out the decisions; the SMTP reply."""
+        try:
+            event, note = self._event(message)
+        except Exception as exc:  # noqa: BLE001 - the client retries; the log says why
+            self._record_all(message, None, "deferred", f"the event could not be built: {type(exc).__name__}: {exc}")
+            return "451 4.3.0 The message could not be summarised; try again later"
+        try:
+            if self.rule.mode == "async":
+                rows = self._carry_out(message, event, async_outcome(envelope_recipients(event), []).decisions,
+                                       "ignored", 0, None, note)
+                self._busy(+1)
+                try:
+                    future = self._executor.submit(self._invoke_async, event, rows)
+                except RuntimeError:  # the server is stopping: nothing will run it
+                    self._busy(-1)
+                else:
+                    future.add_done_callback(lambda f: f.cancelled() and self._busy(-1))
+            else:
+                run = self.rule.run(self.handler, event)
+                rows = self._carry_out(message, event, run.outcome.decisions, run.outcome.status,
+                                       len(run.attempts), run, note)
+        except Exception as exc:  # noqa: BLE001
+            self._record_all(message, event, "deferred", f"fnkit failed: {type(exc).__name__}: {exc}")
+            return "451 4.3.0 Internal error; try again later"
+        failed = [r for r in rows if r["status"] == "failed"]
+        if failed:
+            return f"451 4.3.0 Delivery to {len(failed)} recipient(s) failed; try again later"
+        return f"250 2.0.0 OK {event['messageId']}"
+
+    def _event(self, message: _Message) -> tuple[dict, str]:
+        """The summary event of a message (M1) and a note when its headers were unusable."""
+        now = time.monotonic()
+        self.store.now_s = max(self.store.now_s, now - self._started)  # real seconds: M9's 24 hours are real
+        if now - self._pruned > _PRUNE_EVERY_S:
+            self._pruned = now
+            _forget_expired(self.store)
+        keywords = dict(mail_from=message.mail_from, recipients=list(message.recipients),
+                        flow_direction=self.flow_direction, store=self.store, seed=next(self._sequence))
+        try:
+            return build_event(message=message.raw, **keywords), ""
+        except ValueError:
+            pass
+        try:  # a From header that is no address: the sender is the envelope's, the rest as parsed
+            event = build_event(message=message.raw, sender=message.mail_from, **keywords)
+            return event, "the From header is not a usable address: sender taken from the envelope"
+        except ValueError:
+            pass
+        # headers nothing can be made of: an event from the envelope alone, the real message stored (M9)
+        event = build_event(sender=message.mail_from, **keywords)
+        self.store.add(event["messageId"], message.raw)
+        return event, "the headers could not be read: sender and subject taken from the envelope"
+
+    def _carry_out(self, message: _Message, event: dict, decisions: dict[str, Decision], status: str,
+                   attempts: int, run: Any, note: str) -> list[dict]:
+        """Deliver, drop or bounce for every recipient; one log row each."""
+        content = (run.delivered_content if run is not None else None) or message.raw
+        by_key = {r.lower(): (r, d) for r, d in decisions.items()}
+        in_envelope = {r.lower() for r in message.recipients}
+        plan: list[tuple[str, Decision, str]] = []
+        for address in message.recipients:
+            found = by_key.get(address.lower())
+            if found is not None:
+                plan.append((address, found[1], ""))
+            elif run is None:  # cut from a truncated event (M1); asynchronous: delivery unaffected (M8)
+                plan.append((address, Decision("DEFAULT", "allRecipients", None, "M8",
+                                               "not in the event (recipients cut past 128 KB); asynchronous "
+                                               "rule: delivered as usual"), ""))
+            else:  # cut from a truncated event (M1): fnkit's reading
+                plan.append((address, Decision(self.rule.fallback_action, "fallback", None, "M1",
+                                               "not in the event (recipients cut past 128 KB): the fallback "
+                                               "action applies (inferred)"), ""))
+        for key, (address, decision) in by_key.items():
+            if key not in in_envelope:
+                plan.append((address, decision, "added by the response (BCC)"))
+        rows, bounced = [], []
+        for address, decision, extra in plan:
+            row = {
+                "message_id": event["messageId"], "invocation_id": event["invocationId"],
+                "sender": message.mail_from, "recipient": address, "subject": event["subject"],
+                "action": decision.action, "via": decision.via, "rule": decision.rule, "outcome": status,
+                "attempts": attempts, "status": None, "delivered_to": None,
+                "replaced": content is not message.raw, "note": "; ".join(n for n in (note, extra) if n),
+                "reason": _reason(decision, run),
+            }
+            try:
+                self._dispose(row, address, decision, content, bool(extra), bounced)
+            except Exception as exc:  # noqa: BLE001 - one recipient's failure is logged, the reply says 451
+                row["status"] = "failed"
+                row["note"] = "; ".join(n for n in (row["note"], f"{type(exc).__name__}: {exc}") if n)
+            rows.append(row)
+        if bounced:
+            self._bounce(message, event, bounced)
+        for row in rows:
+            self._record(row)
+        return rows
+
+    def _dispose(self, row: dict, address: str, decision: Decision, content: bytes, added: bool,
+                 bounced: list) -> None:
+        action = decision.action
+        if added and not self.outbound and _domain(address) not in self.domains:
+            row["status"] = "not delivered"
+            row["note"] = "; ".join(n for n in (row["note"], "not an organisation address: on inbound mail the "
+                                                "platform adds only its own (M5)") if n)
+        elif action in ("DEFAULT", "BYPASS_SPAM_CHECK"):
+            row["delivered_to"] = str(self._deliver(address, content))
+            row["status"] = "delivered"
+        elif action == "MOVE_TO_JUNK":
+            row["delivered_to"] = str(self._deliver(address, content, folder="Junk"))
+            row["status"] = "junk"
+        elif action == "DROP":
+            row["status"] = "dropped"
+        elif action == "BOUNCE":
+            row["status"] = "bounced"
+            bounced.append((row, decision.bounce_message or DEFAULT_BOUNCE_TEXT))
+        else:  # pragma: no cover - the outcome only decides the actions above
+            raise ValueError(f"unknown action {action!r}")
+
+    def _deliver(self, address: str, content: bytes, *, folder: str | None = None) -> Path:
+        """Store `content` in the address's Maildir (a folder of it); the path of the new file."""
+        key = (address.lower(), folder)
+        box = self._mailboxes.get(key)
+        if box is None:
+            with self._deliver_lock:
+                box = mailbox.Maildir(self.maildir_for(address), create=True)
+                if folder is not None:
+                    try:
+                        box = box.get_folder(folder)
+                    except mailbox.NoSuchMailboxError:
+                        box = box.add_folder(folder)
+                self._mailboxes[key] = box
+        # No lock around add(): it fsyncs, and deliveries of several messages may overlap.
+        # Its unique names (time, pid, a shared counter) can clash between threads in the
+        # same microsecond; the temporary file is created exclusively, so a clash raises.
+        for tries in range(5):
+            try:
+                name = box.add(content)
+                break
+            except mailbox.ExternalClashError:
+                if tries == 4:
+                    raise
+        # add() files a new message under new/ with its key as the name
+        return self.maildir_for(address) / (f".{folder}" if folder else "") / "new" / name
+
+    def _bounce(self, message: _Message, event: dict, bounced: list[tuple[dict, str]]) -> None:
+        """One bounce message to the sender, listing every bounced recipient with its text."""
+        sender = message.mail_from
+        if _domain(sender) not in self.domains:
+            for row, _ in bounced:
+                row["note"] = "; ".join(n for n in (row["note"], "bounce not delivered (remote sender)") if n)
+            return
+        try:
+            path = str(self._deliver(sender, make_bounce(message, event, [(r["recipient"], t) for r, t in bounced],
+                                                          self._reporting_domain(sender))))
+        except Exception as exc:  # noqa: BLE001
+            for row, _ in bounced:
+                row["status"] = "failed"
+                row["note"] = "; ".join(n for n in (row["note"], f"bounce failed: {type(exc).__name__}: {exc}") if n)
+            return
+        for row, _ in bounced:
+            row["delivered_to"] = path
+            row["note"] = "; ".join(n for n in (row["note"], f"bounce delivered to {sender}") if n)
+
+    def _reporting_domain(self, sender: str) -> str:
+        domain = _domain(sender)
+        return domain if domain in self.domains else sorted(self.domains)[0]
+
+    def _invoke_async(self, event: dict, rows: list[dict]) -> None:
+        """An asynchronous rule's invocation, after delivery (M8): fill in what came of it."""
+        try:
+            run = self.rule.run(self.handler, event)
+            update = {"attempts": len(run.attempts), "reason": run.outcome.reason}
+            results = ", ".join(a.result for a in run.attempts)
+            extra = f"asynchronous invocation: {results}"
+            issues = "; ".join(i.message for i in run.outcome.issues)
+        except Exception as exc:  # noqa: BLE001
+            update, extra, issues = {}, f"asynchronous invocation failed in fnkit: {type(exc).__name__}: {exc}", ""
+        with self._records_lock:
+            for row in rows:
+                row.update(update)
+                row["note"] = "; ".join(n for n in (row["note"], extra, issues) if n)
+        self._busy(-1)
+
+    def _record(self, row: dict) -> None:
+        with self._records_lock:
+            self.records.append(row)
+        if self.on_record is not None:
+            try:
+                self.on_record(dict(row))
+            except Exception:  # noqa: BLE001 - a broken listener must not break delivery
+                pass
+
+    def _record_all(self, message: _Message, event: dict | None, status: str, note: str) -> None:
+        """One row per recipient of a message that could not be handled (the client retries)."""
+        for address in message.recipients:
+            self._record({
+                "message_id": event["messageId"] if event else None,
+                "invocation_id": event["invocationId"] if event else None,
+                "sender": message.mail_from, "recipient": address, "subject": event["subject"] if event else None,
+                "action": None, "via": None, "rule": None, "outcome": None, "attempts": 0, "status": status,
+                "delivered_to": None, "replaced": False, "note": note, "reason": "",
+            })
+
+
+def _reason(decision: Decision, run: Any) -> str:
+    """Why a recipient got its action: the decision's words, and the whole story after a failure."""
+    if run is None or run.outcome.status != "fallback" or decision.rule == "M1":
+        return decision.reason or (run.outcome.reason if run is not None else "")
+    return run.outcome.reason
+
+
+def make_bounce(message: _Message, event: dict, bounced: list[tuple[str, str]], domain: str) -> bytes:
+    """A bounce (RFC 3464-like, plain text) telling the sender which recipients refused the message."""
+    from email import policy
+    from email.message import EmailMessage
+    from email.utils import format_datetime, make_msgid
+    from datetime import datetime, timezone
+
+    lines = [
+        "This is the mail system at " + domain + ".",
+        "",
+        "Your message could not be delivered to one or more recipients:",
+        "",
+    ]
+    for recipient, text in bounced:
+        lines += [f"<{recipient}>: {text}"]
+    lines += ["", "--- Delivery report ---", f"Reporting-MTA: dns; {domain}",
+              f"Original-Envelope-Id: {event['messageId']}", ""]
+    for recipient, text in bounced:
+        lines += [f"Final-Recipient: rfc822; {recipient}", "Action: failed", "Status: 5.7.1",
+                  f"Diagnostic-Code: smtp; 550 5.7.1 {' '.join(text.split())}", ""]
+    lines += ["--- Subject of the original message ---", event["subject"] or "(no subject)"]
+    bounce = EmailMessage(policy=policy.SMTP)
+    bounce["From"] = f"Mail Delivery System <MAILER-DAEMON@{domain}>"
+    bounce["To"] = message.mail_from
+    bounce["Subject"] = BOUNCE_SUBJECT
+    bounce["Date"] = format_datetime(datetime.now(timezone.utc))
+    bounce["Message-ID"] = make_msgid(domain=domain)
+    bounce["Auto-Submitted"] = "auto-replied"
+    bounce.set_content("\n".join(lines) + "\n")
+    return bounce.as_bytes()
+
+
+def _forget_expired(store: MessageStore) -> None:
+    """Drop messages past the content API's 24 hours from the store, so a long-running server stays small.
+
+    An adapter: MessageStore has no public way to remove a message (it only refuses to
+    read one past its retention).
+    """
+    lock = getattr(store, "_lock", None)
+    messages = getattr(store, "_messages", None)
+    if lock is None or not isinstance(messages, dict):
+        return
+    with lock:
+        for key in [k for k, m in messages.items() if store.now_s - m.received_s > store.retention_s]:
+            del messages[key]
+
+
+def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None, host: str = "127.0.0.1",
+          port: int = 0, outbound: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+          max_recipients: int | None = None, on_record: Callable[[dict], Any] | None = None) -> MailServer:
+    """Serve `handler` as a mail-flow rule behind a real SMTP server; returns the running `MailServer`.
+
+    `domains`: the organisation's domains (inbound: the only recipients accepted;
+    outbound, `outbound=True`: the only senders accepted). `rule`: a `MailRule` (default
+    synchronous, fallback DEFAULT, no retries). `maildir`: the root of the recipients'
+    Maildirs (default a new temporary directory). Binds 127.0.0.1 on a free port unless
+    told otherwise; any other host prints a warning. Use it as a context manager, or call
+    `.stop()`. `.log` has one row per recipient.
+    """
+    server = MailServer(handler, domains=domains, rule=rule, maildir=maildir, host=host, port=port,
+                        outbound=outbound, max_message_bytes=max_message_bytes, max_recipients=max_recipients,
+                        on_record=on_record)
+    return server.start()
+
+
+def _print_row(row: dict) -> None:
+    where = row["status"] or "?"
+    extra = f" ({row['note']})" if row.get("note") else ""
+    print(f"{row['message_id'] or '-'} {row['sender']} -> {row['recipient']}: {row['action'] or '-'} via "
+          f"{row['via'] or '-'} [{row['rule'] or '-'}] {where}{extra}", flush=True)
+
+
+def cli_serve(args: Any, handler: Callable) -> int:
+    """`fnkit serve-mail`: serve in the foreground until Ctrl-C; the exit code."""
+    import signal
+
+    from ._rule import MailRule
+
+    try:
+        rule = MailRule(mode=args.mode, fallback_action=args.fallback,
+                        rule_timeout_minutes=args.rule_timeout_minutes)
+    except ValueError as exc:
+        print(f"fnkit serve-mail: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            server = serve(handler, domains=args.domains, rule=rule, maildir=args.maildir, host=args.host,
+                           port=args.port, outbound=args.outbound, on_record=_print_row)
+        for warning in caught:
+            print(f"fnkit serve-mail: warning: {warning.message}", file=sys.stderr)
+    except (ValueError, TypeError) as exc:
+        print(f"fnkit serve-mail: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"fnkit serve-mail: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    flow = "outbound (senders of" if server.outbound else "inbound (recipients of"
+    print(f"fnkit serve-mail: listening on {server.url}, {flow} {', '.join(sorted(server.domains))}); "
+          f"{rule.mode} rule, fallback {rule.fallback_action}, rule timeout {rule.rule_timeout_minutes:g} min; "
+          f"Maildirs under {server.maildir.resolve()}. Ctrl-C stops.", flush=True)
+    stopping = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: stopping.set())
+    try:
+        while not stopping.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    messages = len({r["message_id"] for r in server.records})
+    print(f"fnkit serve-mail: stopped after {messages} message(s), {len(server.records)} recipient row(s).",
+          flush=True)
+    return 0

@@ -1,0 +1,78 @@
+"""What a widget needs to know about one source, in one object per source."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ._fields import COMMON_FIELDS, Field
+
+
+@dataclass
+class Form:
+    """One of the spec's response forms, one click away in the response explorer."""
+
+    group: str
+    label: str
+    text: Callable[[dict], str]  # the response text for this event
+    note: str = ""
+
+
+@dataclass
+class SourceAdapter:
+    """A source as the widgets see it: form fields, examples, outcome keywords and how to show outcomes."""
+
+    source: str
+    title: str
+    fields: list[Field]
+    examples: dict[str, Callable[[Any, Any], Any]]
+    default_example: str
+    config: list[Field]
+    forms: list[Form]
+    default_response: Callable[[dict], str]
+    to_kwargs: Callable[[dict], dict]
+    badge: Callable[[Any], tuple[str, str]]  # outcome -> (word, tone)
+    explain: Callable[[Any], str]  # outcome -> one paragraph
+    columns: list[str] = field(default_factory=list)
+    describe_event: Callable[[dict], str] = lambda event: ""
+    rows: Callable[[Any], list[dict]] | None = None
+
+    @property
+    def module(self) -> Any:
+        return importlib.import_module(f"fnkit.{self.source}")
+
+    @property
+    def all_fields(self) -> list[Field]:
+        return [*self.fields, *COMMON_FIELDS]
+
+    def build(self, values: dict) -> dict:
+        """The event the form's values describe (FieldError / ValueError when they cannot)."""
+        return self.module.build_event(**self.to_kwargs(values))
+
+    def outcome(self, event: Any, response: Any, config: dict) -> Any:
+        return self.module.outcome(event, response, **config)
+
+    def run(self, handler: Callable, event: Any, config: dict, timeout_s: float) -> Any:
+        return self.module.run(handler, event, timeout_s=timeout_s, **config)
+
+    def outcome_rows(self, outcome: Any) -> list[dict]:
+        if self.rows is not None:
+            return self.rows(outcome)
+        return list(outcome.rows()) if hasattr(outcome, "rows") else []
+
+
+_ADAPTERS: dict[str, str] = {"queue": "._queue", "mail": "._mail", "alb": "._alb"}
+_NAMES = {"sqs": "queue", "load balancer": "alb", "loadbalancer": "alb", "email": "mail"}
+
+
+def adapter_for(source: str) -> SourceAdapter:
+    """The adapter of 'queue', 'mail' or 'alb' (ValueError naming the choices otherwise)."""
+    name = _NAMES.get(str(source).lower(), str(source).lower())
+    if name not in _ADAPTERS:
+        raise ValueError(f"unknown source {source!r}: use 'queue', 'mail' or 'alb'")
+    try:
+        module = importlib.import_module(_ADAPTERS[name], __package__)
+    except ImportError as exc:  # a source module still missing: say which
+        raise ValueError(f"the {name} source is not available in this fnkit ({exc})") from exc
+    return module.ADAPTER

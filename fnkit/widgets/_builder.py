@@ -1,0 +1,215 @@
+"""EventBuilder: form fields, a live JSON preview you may edit, live validation."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any, Callable
+
+from .._report import Issue, Report
+from ._adapter import adapter_for
+from ._fields import FieldError
+from ._ui import CSS, COLOURS, Guard, issues_html, json_problem
+
+
+class EventBuilder:
+    """Build an event of one source with a form; see its JSON and its validation live.
+
+    From Python: `b = EventBuilder("queue", seed=0); b.set(bodies=["a", "b"], fifo=True)`,
+    then `b.event` (a dict, or None when no valid JSON can be made), `b.report` (what is
+    wrong, located), `b.text` (the JSON shown). Editing the preview by hand (or
+    `b.set_text(...)`) replaces the event with that text; `b.reset()` goes back to the form.
+    """
+
+    def __init__(self, source: str = "queue", **values: Any) -> None:
+        import ipywidgets as w
+
+        self.adapter = adapter_for(source)
+        self.source = self.adapter.source
+        self._guard = Guard()
+        self._listeners: list[Callable[["EventBuilder"], None]] = []
+        self._event: dict | None = None
+        self._text = ""
+        self._report = Report((), self.source)
+        self._edited = False
+        self._fields = {f.name: f for f in self.adapter.all_fields}
+        unknown = set(values) - set(self._fields)
+        if unknown:
+            raise TypeError(f"EventBuilder({self.source!r}) has no field {', '.join(sorted(unknown))}; fields: {', '.join(self._fields)}")
+        self.controls = {}
+        for name, f in self._fields.items():
+            ctl = f.control(values.get(name, f.default))
+            ctl.observe(self._on_form, names="value")
+            self.controls[name] = ctl
+        self.preview = w.Textarea(value="", rows=18, layout=w.Layout(width="98%"),
+                                  description="Event JSON", style={"description_width": "90px"},
+                                  tooltip="The event as JSON; edit it by hand to try broken events.")
+        self.preview.add_class(CSS["preview"])
+        self.preview.observe(self._on_text, names="value")
+        self.status = w.HTML("")
+        self.issue_list = w.HTML("")
+        self.issue_list.add_class(CSS["issues"])
+        self.reset_button = w.Button(description="Rebuild from the form", icon="undo",
+                                     tooltip="Throw away the hand edits and build the event from the form again.",
+                                     layout=w.Layout(display="none"))
+        self.reset_button.add_class(CSS["reset"])
+        self.reset_button.on_click(lambda _: self.reset())
+        title = w.HTML(f"<b>{escape(self.adapter.title)} builder</b>")
+        form = w.VBox([self.controls[n] for n in self._fields], layout=w.Layout(width="48%", min_width="320px"))
+        right = w.VBox([self.preview], layout=w.Layout(width="50%", min_width="320px"))
+        self.widget = w.VBox([title, w.HBox([form, right], layout=w.Layout(flex_flow="row wrap")),
+                              self.status, self.issue_list, self.reset_button])
+        self.widget.add_class(CSS["builder"])
+        self.widget.add_class(f"fnkit-builder-{self.source}")
+        self._rebuild()
+
+    # --- the Python face ----------------------------------------------------------------
+
+    @property
+    def event(self) -> dict | None:
+        """The current event (a fresh copy), or None when the form or the JSON text cannot make one."""
+        return json.loads(json.dumps(self._event)) if self._event is not None else None
+
+    @property
+    def text(self) -> str:
+        """The JSON text shown in the preview."""
+        return self._text
+
+    @property
+    def report(self) -> Report:
+        """What is wrong with the current event (or with the form), located; `.ok` when nothing is."""
+        return self._report
+
+    @property
+    def issues(self) -> list[Issue]:
+        """The issues of `report`, as a list."""
+        return list(self._report)
+
+    @property
+    def edited(self) -> bool:
+        """True while the event comes from a hand-edited JSON text instead of the form."""
+        return self._edited
+
+    @property
+    def values(self) -> dict:
+        """The form's values, as Python values (lists for lines, dicts for JSON fields)."""
+        out = {}
+        for name, f in self._fields.items():
+            try:
+                out[name] = f.from_control(self.controls[name].value)
+            except FieldError:
+                out[name] = self.controls[name].value
+        return out
+
+    def set(self, **values: Any) -> "EventBuilder":
+        """Set form fields (`bodies=[...]`, `fifo=True`, ...); the event is rebuilt once."""
+        unknown = set(values) - set(self._fields)
+        if unknown:
+            raise TypeError(f"no field {', '.join(sorted(unknown))}; fields: {', '.join(self._fields)}")
+        with self._guard:
+            for name, value in values.items():
+                self.controls[name].value = self._fields[name].to_control(value)
+        self._edited = False
+        self._rebuild()
+        return self
+
+    def set_text(self, text: str) -> "EventBuilder":
+        """Replace the event by this JSON text, as if typed into the preview."""
+        with self._guard:
+            self.preview.value = text
+        self._take_text(text)
+        return self
+
+    def reset(self) -> "EventBuilder":
+        """Forget hand edits: build the event from the form again."""
+        self._edited = False
+        self._rebuild()
+        return self
+
+    def on_change(self, callback: Callable[["EventBuilder"], None]) -> None:
+        """Call `callback(builder)` whenever the event changes."""
+        self._listeners.append(callback)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+    def __repr__(self) -> str:
+        what = self.adapter.describe_event(self._event) if self._event is not None else "no event"
+        state = "edited by hand" if self._edited else "from the form"
+        return f"EventBuilder({self.source!r}: {what}, {self._report.summary()}, {state})"
+
+    # --- behaviour ------------------------------------------------------------------
+
+    def _on_form(self, change: dict) -> None:
+        if self._guard.active:
+            return
+        self._edited = False
+        self._rebuild()
+
+    def _on_text(self, change: dict) -> None:
+        if self._guard.active:
+            return
+        self._take_text(change["new"])
+
+    def _rebuild(self) -> None:
+        try:
+            values = {name: f.from_control(self.controls[name].value) for name, f in self._fields.items()}
+            event = self.adapter.build(values)
+        except FieldError as exc:
+            self._form_problem(exc.field.label, str(exc))
+            return
+        except (ValueError, TypeError, KeyError) as exc:
+            self._form_problem("form", f"The form cannot make an event: {exc}.")
+            return
+        self._event = event
+        self._text = json.dumps(event, indent=2, ensure_ascii=False)
+        with self._guard:
+            self.preview.value = self._text
+        self._report = self._validate(event)
+        self._show()
+
+    def _form_problem(self, where: str, message: str) -> None:
+        self._event = None
+        self._report = Report([Issue(where, "form", message, "error", None)], self.source, None, "form")
+        self._show(note="The preview still shows the last event the form could build.")
+
+    def _take_text(self, text: str) -> None:
+        self._edited = True
+        self._text = text
+        problem = json_problem(text, "event") if text.strip() else Issue("$", "format", "The event text is empty: write a JSON object, or press 'Rebuild from the form'.", "error", "G0")
+        if problem is not None:
+            self._event = None
+            self._report = Report([problem], self.source, None, "event")
+        else:
+            value = json.loads(text)
+            self._event = value if isinstance(value, dict) else None
+            self._report = self._validate(value)
+        self._show()
+
+    def _validate(self, event: Any) -> Report:
+        try:
+            return self.adapter.module.validate_event(event)
+        except Exception as exc:  # the widget must stay usable whatever happens  # noqa: BLE001
+            return Report([Issue("$", "internal", f"fnkit could not check this event ({type(exc).__name__}: {exc}).", "error", None)], self.source)
+
+    def _show(self, note: str = "") -> None:
+        report = self._report
+        origin = "edited by hand" if self._edited else "built from the form"
+        if report.ok:
+            what = self.adapter.describe_event(self._event) if self._event is not None else ""
+            warn = f", {len(report.warnings)} warning(s)" if report.warnings else ""
+            line = f"<span style='color:{COLOURS['good']}'>✔ valid {escape(self.adapter.title.lower())}</span> ({escape(what)}{warn}) · {origin}"
+        else:
+            line = f"<span style='color:{COLOURS['bad']}'>✖ {len(report.errors)} problem(s)</span> · {origin}"
+        if note:
+            line += f" · <i>{escape(note)}</i>"
+        self.status.value = line
+        self.issue_list.value = issues_html(report)
+        self.reset_button.layout.display = "" if self._edited else "none"
+        for callback in list(self._listeners):
+            try:
+                callback(self)
+            except Exception:  # noqa: BLE001 - a listener's bug must not break the builder
+                pass

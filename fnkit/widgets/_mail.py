@@ -1,0 +1,208 @@
+"""The mail-flow source as the widgets see it: form, example handlers, response forms."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from typing import Any
+
+from ._adapter import Form, SourceAdapter
+from ._fields import Field, FieldError
+
+ACTIONS = ("DEFAULT", "BOUNCE", "DROP")
+
+FIELDS = [
+    Field("mail_from", "From", "text", "ada@example.com", "The sender's address (envelope and From header)."),
+    Field("recipients", "Recipients", "lines", ["bob@example.org", "carol@example.org"], "One address per line.", rows=3),
+    Field("subject", "Subject", "text", "Invoice 2026-001", "The subject (the event keeps its first 256 characters)."),
+    Field("flow_direction", "Direction", "choice", "INBOUND", "Inbound (mail arriving) or outbound (mail leaving).",
+          ("INBOUND", "OUTBOUND")),
+    Field("body", "Body", "longtext", "Hello,\nplease find the invoice attached.\n", "The text of the email.", rows=2),
+    Field("attachments", "Attachments", "csv", ["invoice.pdf"], "File names, separated by commas, e.g. invoice.pdf, setup.exe."),
+]
+
+
+def _field(name: str) -> Field:
+    return next(f for f in FIELDS if f.name == name)
+
+
+def to_kwargs(values: dict) -> dict:
+    """Form values -> `fnkit.mail.build_event` keywords (with a real email built from them)."""
+    from ..mail._address import is_address
+    from ..workshop import email_message
+
+    sender = str(values["mail_from"]).strip()
+    if not is_address(sender):
+        raise FieldError(_field("mail_from"), f"{sender!r} does not look like an email address (name@domain).")
+    recipients = [r.strip() for r in values["recipients"]]
+    if not recipients:
+        raise FieldError(_field("recipients"), "Write at least one recipient address (one per line).")
+    for n, r in enumerate(recipients, 1):
+        if not is_address(r):
+            raise FieldError(_field("recipients"), f"Line {n} ({r!r}) does not look like an email address (name@domain).")
+    message = email_message(mail_from=sender, to=recipients, subject=str(values["subject"]), body=str(values["body"]),
+                            attachments=values.get("attachments") or ())
+    return {"mail_from": sender, "recipients": recipients, "subject": str(values["subject"]),
+            "flow_direction": values["flow_direction"], "message": message, "dialect": values["dialect"],
+            "seed": int(values["seed"])}
+
+
+# --- example handlers --------------------------------------------------------------------
+
+
+def _all(action: str, **parameters: Any) -> dict:
+    entry: dict[str, Any] = {"action": {"type": action}, "allRecipients": True}
+    if parameters:
+        entry["action"]["parameters"] = parameters
+    return {"actions": [entry]}
+
+
+def deliver_to_everyone(event, context):
+    """Deliver the message to every recipient."""
+    return _all("DEFAULT")
+
+
+def bounce_executables(event, context):
+    """Bounce mail with an executable attachment; add a disclaimer to the rest."""
+    from ..workshop import EXECUTABLE_EXTENSIONS, add_disclaimer, attachment_names
+
+    raw = context.message_content.get_raw_message_content(event["messageId"])
+    names = [n.lower() for n in attachment_names(raw)]
+    bad = [n for n in names if n.endswith(EXECUTABLE_EXTENSIONS)]
+    if bad:
+        return _all("BOUNCE", bounceMessage=f"Attachments such as {bad[0]} are not accepted.")
+    context.message_content.put_raw_message_content(event["messageId"], add_disclaimer(raw))
+    return _all("DEFAULT")
+
+
+def drop_the_first(event, context):
+    """Drop the copy for the first recipient; deliver to the others."""
+    first = event["envelope"]["recipients"][0]["address"]
+    return {"actions": [{"action": {"type": "DROP"}, "recipients": [first]},
+                        {"action": {"type": "DEFAULT"}, "allRecipients": True}]}
+
+
+def one_bounce_per_recipient(event, context):
+    """One BOUNCE action per recipient, each with its own message: past 10, the fallback applies."""
+    return {"actions": [{"action": {"type": "BOUNCE", "parameters": {"bounceMessage": f"No mail for {r['address']}."}},
+                         "recipients": [r["address"]]} for r in event["envelope"]["recipients"]]}
+
+
+def empty_actions(event, context):
+    """Answers an empty action list: not a valid response."""
+    return {"actions": []}
+
+
+def raise_an_error(event, context):
+    """Raises: the attempt fails."""
+    raise TimeoutError("the virus scanner did not answer")
+
+
+def hang(event, context):
+    """Never returns (the runner's timeout stops it)."""
+    while True:
+        time.sleep(0.05)
+
+
+def return_junk(event, context):
+    """Returns an object JSON cannot encode."""
+    return {"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True, "when": time}]}
+
+
+EXAMPLES = {
+    "deliver to everyone": deliver_to_everyone,
+    "bounce executables, disclaimer on the rest": bounce_executables,
+    "drop the first recipient": drop_the_first,
+    "one bounce message per recipient": one_bounce_per_recipient,
+    "empty action list": empty_actions,
+    "raise an error": raise_an_error,
+    "hang (never returns)": hang,
+    "return junk (a module)": return_junk,
+}
+
+# --- response forms ---------------------------------------------------------------------
+
+
+def _recipients(event: dict) -> list[str]:
+    try:
+        return [r["address"] for r in event["envelope"]["recipients"]] or ["bob@example.org"]
+    except (KeyError, TypeError):
+        return ["bob@example.org"]
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, indent=2)
+
+
+def _first_and_rest(first: str, rest: str) -> Any:
+    return lambda e: _dump({"actions": [{"action": {"type": first}, "recipients": [_recipients(e)[0]]},
+                                        {"action": {"type": rest}, "allRecipients": True}]})
+
+
+FORMS = [
+    Form("applied", "deliver to all", lambda e: _dump(_all("DEFAULT"))),
+    Form("applied", "bounce all", lambda e: _dump(_all("BOUNCE", bounceMessage="Not accepted here."))),
+    Form("applied", "drop all", lambda e: _dump(_all("DROP"))),
+    Form("applied", "drop first, deliver rest", _first_and_rest("DROP", "DEFAULT")),
+    Form("applied", "first covered only", lambda e: _dump({"actions": [{"action": {"type": "DEFAULT"}, "recipients": [_recipients(e)[0]]}]}),
+         "The others are covered by nothing: they get the fallback action."),
+    Form("applied", "add an outside address", lambda e: _dump({"actions": [
+        {"action": {"type": "DEFAULT"}, "recipients": ["auditor@example.net"]},
+        {"action": {"type": "DEFAULT"}, "allRecipients": True}]})),
+    Form("applied", "conflict", lambda e: _dump({"actions": [
+        {"action": {"type": "DEFAULT"}, "recipients": [_recipients(e)[0]]},
+        {"action": {"type": "DROP"}, "recipients": [_recipients(e)[0]]},
+        {"action": {"type": "DEFAULT"}, "allRecipients": True}]}), "One recipient in two actions (M7, inferred)."),
+    Form("fallback", "no actions", lambda e: _dump({"actions": []})),
+    Form("fallback", "unknown type", lambda e: _dump(_all("REJECT"))),
+    Form("fallback", "bounceMessage on DROP", lambda e: _dump(_all("DROP", bounceMessage="gone"))),
+    Form("fallback", "recipients not a list", lambda e: _dump({"actions": [{"action": {"type": "DEFAULT"}, "recipients": _recipients(e)[0]}]})),
+    Form("fallback", "null", lambda e: "null"),
+    Form("fallback", "invalid JSON", lambda e: '{"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": true}'),
+]
+
+
+def badge(outcome: Any) -> tuple[str, str]:
+    status = getattr(outcome, "status", "?")
+    counts = Counter(d.action for d in getattr(outcome, "decisions", {}).values())
+    detail = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
+    tone = {"applied": "good", "fallback": "bad", "ignored": "none"}.get(status, "none")
+    if status == "applied" and any(d.via == "fallback" for d in outcome.decisions.values()):
+        tone = "mixed"
+    return (f"{status}: {detail}" if detail else status), tone
+
+
+def explain(outcome: Any) -> str:
+    text = outcome.reason
+    if getattr(outcome, "delivered_content", None):
+        text += " The replaced message (the content API, M9) is what is delivered."
+    return text
+
+
+def describe_event(event: dict) -> str:
+    if not isinstance(event, dict):
+        return ""
+    recipients = event.get("envelope", {}).get("recipients") if isinstance(event.get("envelope"), dict) else None
+    n = len(recipients) if isinstance(recipients, list) else 0
+    return f"{event.get('flowDirection', '?')}, {n} recipient(s)"
+
+
+ADAPTER = SourceAdapter(
+    source="mail",
+    title="Mail-flow event",
+    fields=FIELDS,
+    examples=EXAMPLES,
+    default_example="deliver to everyone",
+    config=[Field("mode", "Rule mode", "choice", "sync", "Synchronous rules use the answer; asynchronous ones ignore it.",
+                  ("sync", "async")),
+            Field("fallback_action", "Fallback action", "choice", "DEFAULT",
+                  "What the rule does when the function fails or answers nonsense.", ACTIONS)],
+    forms=FORMS,
+    default_response=lambda e: _dump(_all("DEFAULT")),
+    to_kwargs=to_kwargs,
+    badge=badge,
+    explain=explain,
+    columns=["recipient", "action", "via", "bounce_message", "rule", "reason"],
+    describe_event=describe_event,
+)

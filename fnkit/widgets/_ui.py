@@ -1,0 +1,195 @@
+"""Small pieces every widget shares: CSS class names, HTML rendering, plain-words errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from html import escape
+from typing import Any, Iterable
+
+from .._report import Issue, Report
+
+# CSS classes on the key controls, so a browser (and a person reading the DOM) finds them.
+CSS = {
+    "builder": "fnkit-builder",
+    "runner": "fnkit-runner",
+    "explorer": "fnkit-explorer",
+    "preview": "fnkit-preview",
+    "issues": "fnkit-issues",
+    "outcome": "fnkit-outcome",
+    "reason": "fnkit-reason",
+    "table": "fnkit-table",
+    "run": "fnkit-run",
+    "response": "fnkit-response",
+    "form": "fnkit-form",
+    "reset": "fnkit-reset",
+    "handler": "fnkit-handler",
+    "details": "fnkit-details",
+}
+
+COLOURS = {"good": "#1a7f37", "mixed": "#9a6700", "bad": "#cf222e", "none": "#57606a"}
+
+_CELL = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;line-height:1.4"
+_BADGE = "display:inline-block;padding:2px 10px;border-radius:12px;color:#fff;font-weight:600"
+
+
+def field_class(name: str) -> str:
+    """The CSS class of one builder field (`fnkit-field-bodies`)."""
+    return "fnkit-field-" + name.replace("_", "-")
+
+
+def badge(text: str, tone: str) -> str:
+    """A coloured pill with the outcome's word."""
+    colour = COLOURS.get(tone, COLOURS["none"])
+    return f"<span class='fnkit-outcome-badge' style='{_BADGE};background:{colour}'>{escape(text)}</span>"
+
+
+def issues_html(issues: Iterable[Issue], *, empty: str = "") -> str:
+    """A list of issues, errors first, each with its path, sentence and rule."""
+    items = sorted(issues, key=lambda i: i.severity != "error")
+    if not items:
+        return f"<span style='color:{COLOURS['good']}'>{escape(empty)}</span>" if empty else ""
+    lines = []
+    for i in items:
+        mark, colour = ("✖", COLOURS["bad"]) if i.severity == "error" else ("⚠", COLOURS["mixed"])
+        rule = f" <code>[{escape(i.rule)}]</code>" if i.rule else ""
+        where = f"<code>{escape(i.path)}</code>: " if i.path else ""
+        lines.append(f"<li style='color:{colour}'>{mark} {where}<span style='color:#24292f'>{escape(i.message)}</span>{rule}</li>")
+    return f"<ul style='margin:2px 0;padding-left:18px;line-height:1.45'>{''.join(lines)}</ul>"
+
+
+def table_html(rows: list[dict], columns: list[str] | None = None) -> str:
+    """A plain HTML table of row dicts (no pandas needed)."""
+    if not rows:
+        return ""
+    if columns is None:
+        columns = []
+        for row in rows:
+            columns.extend(k for k in row if k not in columns)
+    head = "".join(f"<th style='{_CELL}'>{escape(str(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td style='{_CELL}'>{escape(_cell(row.get(c)))}</td>" for c in columns) + "</tr>" for row in rows
+    )
+    return f"<table style='border-collapse:collapse;font-size:12px'><tr>{head}</tr>{body}</table>"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
+def pre(text: str, *, colour: str | None = None) -> str:
+    """Preformatted text, escaped."""
+    style = f" style='color:{colour};white-space:pre-wrap;margin:2px 0'" if colour else " style='white-space:pre-wrap;margin:2px 0'"
+    return f"<pre{style}>{escape(text)}</pre>"
+
+
+def json_problem(text: str, what: str) -> Issue | None:
+    """None when `text` is JSON; else an issue saying where and why, with the line shown."""
+    try:
+        json.loads(text)
+        return None
+    except json.JSONDecodeError as exc:
+        line = text.splitlines()[exc.lineno - 1] if text.splitlines() and exc.lineno - 1 < len(text.splitlines()) else ""
+        shown = line.strip()
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        near = f" (the line reads: {shown})" if shown else ""
+        return Issue("$", "format", f"The {what} is not valid JSON: at line {exc.lineno}, column {exc.colno}, {_plain_json_error(exc.msg)}{near}.", "error", "G0")
+    except (ValueError, RecursionError):
+        return Issue("$", "format", f"The {what} is not valid JSON: it nests too deeply.", "error", "G0")
+
+
+_JSON_WORDS = {
+    "Expecting value": "a value was expected (a string, number, object, list, true, false or null)",
+    "Expecting ',' delimiter": "a comma was expected between two items",
+    "Expecting ':' delimiter": "a colon was expected after a key",
+    "Expecting property name enclosed in double quotes": "a key in double quotes was expected (JSON has no trailing commas and no single quotes)",
+    "Extra data": "there is more text after the end of the JSON value",
+    "Unterminated string starting at": "a string is not closed with a double quote",
+    "Invalid control character at": "a string holds a raw line break or tab (write \\n or \\t)",
+    "Invalid \\escape": "a backslash escape is not valid JSON",
+}
+
+
+def _plain_json_error(msg: str) -> str:
+    for key, words in _JSON_WORDS.items():
+        if msg.startswith(key):
+            return words
+    return msg[:1].lower() + msg[1:]
+
+
+_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
+
+
+def locate_error(traceback_text: str) -> str:
+    """Where in the learner's code an error was raised: 'in handler, line 3: return 1 / 0'.
+
+    The last frame outside the standard library, site-packages and fnkit itself; file
+    names are left out on purpose (notebook cells have random temporary names).
+    """
+    frames: list[tuple[str, str, str, str]] = []
+    lines = traceback_text.splitlines()
+    for n, text in enumerate(lines):
+        m = _FRAME.match(text)
+        if m:
+            code = lines[n + 1].strip() if n + 1 < len(lines) and not _FRAME.match(lines[n + 1]) else ""
+            frames.append((m["file"], m["line"], m["func"], code))
+    if not frames:
+        return ""
+
+    def own(frame: tuple[str, str, str, str]) -> bool:
+        file = frame[0].replace("\\", "/")
+        return not any(part in file for part in ("/lib/python", "site-packages", "/fnkit/", "<frozen"))
+
+    mine = [f for f in frames if own(f)]
+    if not mine:  # fnkit's own example handlers: nothing of the learner's to point at
+        return ""
+    file, line, func, code = mine[-1]
+    where = f"in {func}, line {line}"
+    if code and "^" not in code:
+        where += f": {code}"
+    return where
+
+
+def error_sentence(error: Any) -> str:
+    """A raised error in plain words, located in the learner's code when possible."""
+    where = locate_error(getattr(error, "traceback", "") or "")
+    text = f"Your handler raised {error.type}"
+    if error.message:
+        text += f": {error.message}"
+    if where:
+        text += f" ({where})"
+    text += "."
+    if error.type == "TypeError" and "positional argument" in (error.message or ""):
+        text += " A handler takes two arguments: def handler(event, context)."
+    return text
+
+
+def report_of(issues: Iterable[Issue], source: str | None, subject: str) -> Report:
+    """A Report from loose issues."""
+    return Report(list(issues), source, None, subject)
+
+
+class Guard:
+    """Re-entrancy guard: widget updates made by code must not look like the learner's edits."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def __enter__(self) -> "Guard":
+        self._local.depth = getattr(self._local, "depth", 0) + 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._local.depth -= 1
+
+    @property
+    def active(self) -> bool:
+        return getattr(self._local, "depth", 0) > 0

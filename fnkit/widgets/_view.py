@@ -1,0 +1,92 @@
+"""The panel that shows an outcome: a word, the reason, the deciding rule, the issues and a table."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Iterable
+
+from .. import rules as _rules
+from .._report import Issue
+from ._adapter import SourceAdapter
+from ._ui import CSS, badge, issues_html, pre, table_html
+
+
+class OutcomeView:
+    """Widgets showing one outcome (or one problem); `summary` and `message` hold what is shown."""
+
+    def __init__(self, adapter: SourceAdapter, *, idle: str = "not run yet") -> None:
+        import ipywidgets as w
+
+        self.adapter = adapter
+        self.summary = idle
+        self.message = ""
+        self.rule: str | None = None
+        self.issues: list[Issue] = []
+        self.rows: list[dict] = []
+        self.badge = w.HTML(badge(idle, "none"))
+        self.badge.add_class(CSS["outcome"])
+        self.reason = w.HTML("")
+        self.reason.add_class(CSS["reason"])
+        self.issue_list = w.HTML("")
+        self.issue_list.add_class(CSS["issues"])
+        self.table = w.HTML("")
+        self.table.add_class(CSS["table"])
+        self.details = w.HTML("")
+        self.details.add_class(CSS["details"])
+        self.box = w.VBox([self.badge, self.reason, self.issue_list, self.table, self.details])
+
+    def show(self, outcome: Any, *, extra: Iterable[Issue] = (), details: str = "") -> None:
+        """Show an outcome of this source."""
+        word, tone = self.adapter.badge(outcome)
+        rule = getattr(outcome, "rule", None)
+        self.summary, self.rule = word, rule
+        self.message = self.adapter.explain(outcome)
+        own = list(getattr(outcome, "issues", None) or ())
+        self.issues = [*extra, *own]
+        try:
+            self.rows = self.adapter.outcome_rows(outcome)
+        except Exception as exc:  # a table that cannot be made must not hide the outcome  # noqa: BLE001
+            self.rows = []
+            details = f"(no table: {exc})" + details
+        self.badge.value = badge(word, tone)
+        rule_text = ""
+        if rule:
+            try:
+                r = _rules.get(rule)
+                rule_text = f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code> ({r.evidence}): {escape(r.summary)}</span>"
+            except KeyError:
+                rule_text = f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code></span>"
+        self.reason.value = f"<div style='line-height:1.45'>{escape(self.message)}{rule_text}</div>"
+        self.issue_list.value = issues_html(self.issues)
+        cols = [c for c in self.adapter.columns if any(c in row for row in self.rows)] or None
+        self.table.value = table_html(self.rows, cols)
+        self.details.value = details
+
+    def problem(self, word: str, message: str, issues: Iterable[Issue] = (), *, tone: str = "bad", details: str = "") -> None:
+        """Show that no outcome could be decided, and why, in plain words."""
+        self.summary, self.message, self.rule = word, message, None
+        self.issues, self.rows = list(issues), []
+        self.badge.value = badge(word, tone)
+        self.reason.value = f"<div style='line-height:1.45'>{escape(message)}</div>"
+        self.issue_list.value = issues_html(self.issues)
+        self.table.value = ""
+        self.details.value = details
+
+
+def details_html(invocation: Any) -> str:
+    """What the handler returned and printed, for the runner."""
+    if invocation is None:
+        return ""
+    parts = []
+    text = getattr(invocation, "response_text", None)
+    if getattr(invocation, "status", "") == "returned":
+        if text is not None:
+            shown = text if len(text) <= 2000 else text[:2000] + " …"
+            parts.append(f"<b>returned</b>{pre(shown)}")
+        elif getattr(invocation, "encode_error", None):
+            parts.append(f"<b>returned</b> a value JSON cannot encode: {escape(str(invocation.encode_error))}")
+    logs = getattr(invocation, "logs", "")
+    if logs:
+        shown = logs if len(logs) <= 2000 else logs[:2000] + " …"
+        parts.append(f"<b>printed</b>{pre(shown, colour='#57606a')}")
+    return "".join(parts)

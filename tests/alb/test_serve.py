@@ -1,0 +1,329 @@
+"""The HTTP front end, over loopback with real clients (httpx and curl): no mocks."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from fnkit import Raw, alb
+
+ONE_MB = alb.MAX_REQUEST_BODY
+JUNK = {  # every response the load balancer turns into a 502, and the rule that decides it
+    "/junk/set": ({1, 2}, "A6"),
+    "/junk/raw": (Raw("{oops"), "A6"),
+    "/junk/not-object": ([1], "A6"),
+    "/junk/status-string": ({"statusCode": "200"}, "A6"),
+    "/junk/status-bool": ({"statusCode": True}, "A6"),
+    "/junk/body-null": ({"statusCode": 200, "body": None}, "A6"),
+    "/junk/description": ({"statusCode": 200, "statusDescription": 200}, "A6"),
+    "/junk/b64-flag": ({"statusCode": 200, "isBase64Encoded": "yes"}, "A6"),
+    "/junk/base64": ({"statusCode": 200, "isBase64Encoded": True, "body": "%%%"}, "A6"),
+    "/junk/header-null": ({"statusCode": 200, "headers": None}, "A6"),
+    "/junk/header-value": ({"statusCode": 200, "headers": {"x-n": 5}}, "A6"),
+    "/junk/big": ({"statusCode": 200, "body": "x" * ONE_MB}, "A5"),
+    "/junk/status-range": ({"statusCode": 700}, "A12"),
+    "/junk/injection": ({"statusCode": 200, "headers": {"x-a": "1\r\nx-b: 2"}}, "A13"),
+}
+
+
+def handler(event, context):
+    """One handler for every test: what it does depends on the path."""
+    path = event["path"]
+    multi = "multiValueHeaders" in event
+    if path == "/echo":
+        return {"statusCode": 200, "headers": {"content-type": "application/json"}, "body": json.dumps(event)}
+    if path == "/crash":
+        raise RuntimeError("boom")
+    if path == "/hang":
+        time.sleep(3)
+    if path == "/size":
+        body = event["body"]
+        size = len(base64.b64decode(body)) if event["isBase64Encoded"] else len(body.encode())
+        return {"statusCode": 200, "body": str(size)}
+    if path == "/binary":  # the request body back, as base64
+        body = event["body"] if event["isBase64Encoded"] else base64.b64encode(event["body"].encode()).decode()
+        return {"statusCode": 200, "isBase64Encoded": True, "body": body,
+                "headers": {"content-type": "application/octet-stream"},
+                "multiValueHeaders": {"content-type": ["application/octet-stream"]}}
+    if path == "/cookies":
+        if multi:
+            return {"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"], "X-Many": ["x", "y"]}}
+        return {"statusCode": 200, "headers": {"Set-Cookie": "a=1", "set-cookie": "b=2"}}
+    if path == "/hop":
+        return {"statusCode": 200, "body": "abc", "headers": {"Connection": "close", "Content-Length": "99",
+                                                              "Keep-Alive": "timeout=1", "X-Kept": "yes"}}
+    if path == "/described":
+        return {"statusCode": 418, "statusDescription": "418 Short And Stout", "body": "tea"}
+    if path in JUNK:
+        return JUNK[path][0]
+    return {"statusCode": 200, "headers": {"content-type": "text/plain"}, "body": "twelve bytes"}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with alb.serve(handler, timeout_s=1.0) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def multi_server():
+    with alb.serve(handler, multi_value=True) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    with httpx.Client(base_url=server.url, timeout=10) as c:
+        yield c
+
+
+def last_row(server, path):
+    return [r for r in server.records if r["path"] == path][-1]
+
+
+# --- requests become events --------------------------------------------------------------------------------
+
+
+def test_binds_loopback_and_says_where(server):
+    assert server.host == "127.0.0.1" and server.url == f"http://127.0.0.1:{server.port}" and server.port > 0
+
+
+def test_repeated_query_keys_and_headers_single_value(client):
+    r = client.get("/echo?a=1&a=2&b=c%20d&e=f+g", headers=[("X-Tag", "one"), ("x-tag", "two")])
+    event = r.json()
+    assert event["queryStringParameters"] == {"a": "2", "b": "c%20d", "e": "f+g"}  # raw, last value wins
+    assert event["headers"]["x-tag"] == "two" and "multiValueHeaders" not in event
+    assert all(name == name.lower() for name in event["headers"])
+    assert event["headers"]["x-forwarded-for"] == "127.0.0.1" and event["headers"]["x-forwarded-proto"] == "http"
+    assert event["headers"]["x-forwarded-port"] == str(client.base_url.port)
+    assert alb.correlation_ids(event) and event["body"] == "" and event["isBase64Encoded"] is False
+    assert alb.validate_event(event).ok
+
+
+def test_repeated_query_keys_and_headers_multi_value(multi_server):
+    r = httpx.get(multi_server.url + "/echo?a=1&a=2&b", headers=[("X-Tag", "one"), ("x-tag", "two")])
+    event = r.json()
+    assert event["multiValueQueryStringParameters"] == {"a": ["1", "2"], "b": [""]}
+    assert event["multiValueHeaders"]["x-tag"] == ["one", "two"]
+    assert "headers" not in event and "queryStringParameters" not in event
+    assert alb.validate_event(event, multi_value=True).ok
+
+
+def test_no_query_is_an_empty_map(client):
+    assert client.get("/echo").json()["queryStringParameters"] == {}
+
+
+def test_text_body_by_content_type(client):
+    event = client.post("/echo", content='{"a": "é"}'.encode(), headers={"content-type": "application/json"}).json()
+    assert event["body"] == '{"a": "é"}' and event["isBase64Encoded"] is False
+    event = client.post("/echo", content=b"abc", headers={"content-type": "text/plain", "content-encoding": "gzip"}).json()
+    assert event["isBase64Encoded"] is True and base64.b64decode(event["body"]) == b"abc"
+
+
+@pytest.mark.parametrize("server_name", ["server", "multi_server"])
+def test_binary_bodies_both_ways(request, server_name):
+    running = request.getfixturevalue(server_name)
+    data = bytes(range(256)) * 40
+    r = httpx.post(running.url + "/binary", content=data, headers={"content-type": "application/octet-stream"})
+    assert r.status_code == 200 and r.content == data
+    assert r.headers["content-type"] == "application/octet-stream" and r.headers["content-length"] == str(len(data))
+
+
+# --- responses become HTTP ---------------------------------------------------------------------------------
+
+
+def test_cookies_single_value_keys_differing_in_case(client):
+    r = client.get("/cookies")
+    assert r.headers.get_list("set-cookie") == ["a=1", "b=2"]
+
+
+def test_cookies_multi_value_one_key_with_a_list(multi_server):
+    r = httpx.get(multi_server.url + "/cookies")
+    assert r.headers.get_list("set-cookie") == ["a=1", "b=2"] and r.headers.get_list("x-many") == ["x", "y"]
+
+
+def test_inactive_header_field_is_ignored(multi_server):
+    r = httpx.get(multi_server.url + "/other")  # the handler answers with `headers`: ignored with multi-value on
+    assert "content-type" not in r.headers and r.text == "twelve bytes"
+
+
+def test_hop_by_hop_dropped_and_length_recomputed(client):
+    r = client.get("/hop")
+    assert r.text == "abc" and r.headers["content-length"] == "3" and r.headers["x-kept"] == "yes"
+    assert "keep-alive" not in r.headers
+
+
+def test_status_description_and_standard_reason(client):
+    r = client.get("/described")
+    assert r.status_code == 418 and r.text == "tea"
+    assert client.get("/plain").reason_phrase == "OK"
+
+
+def test_head_gets_headers_without_body(client, server):
+    r = client.head("/anything")
+    assert r.status_code == 200 and r.content == b"" and r.headers["content-length"] == "12"
+    row = last_row(server, "/anything")
+    assert (row["method"], row["rule"], row["invoked"]) == ("HEAD", "A10", True)
+
+
+@pytest.mark.parametrize("path", sorted(JUNK))
+def test_every_invalid_response_is_a_502(client, server, path):
+    r = client.get(path)
+    assert r.status_code == 502 and b"502 Bad Gateway" in r.content
+    assert last_row(server, path)["rule"] == JUNK[path][1]
+
+
+def test_crash_then_a_good_request(client, server):
+    assert client.get("/crash").status_code == 502
+    assert last_row(server, "/crash")["rule"] == "A5"
+    r = client.get("/fine")
+    assert r.status_code == 200 and r.text == "twelve bytes"
+
+
+def test_timeout_is_a_502_and_the_server_stays_responsive(client, server):
+    results = {}
+
+    def slow():
+        started = time.perf_counter()
+        results["hang"] = (httpx.get(server.url + "/hang", timeout=10).status_code, time.perf_counter() - started)
+
+    thread = threading.Thread(target=slow)
+    thread.start()
+    time.sleep(0.1)
+    started = time.perf_counter()
+    assert client.get("/quick").status_code == 200
+    assert time.perf_counter() - started < 0.5  # answered while the other handler hangs
+    thread.join(5)
+    status, took = results["hang"]
+    assert status == 502 and 0.9 <= took < 2.5  # the 1 s function timeout, not the 3 s sleep
+    assert last_row(server, "/hang")["rule"] == "A5"
+
+
+# --- answered before invoking (A1, A14) ----------------------------------------------------------------------------
+
+
+def test_body_of_exactly_1_mb_is_forwarded(client):
+    r = client.post("/size", content=b"z" * ONE_MB, headers={"content-type": "application/octet-stream"})
+    assert r.status_code == 200 and r.text == str(ONE_MB)
+
+
+def test_one_byte_more_is_413_without_invoking(client, server):
+    before = len(server.records)
+    r = client.post("/size", content=b"z" * (ONE_MB + 1))
+    assert r.status_code == 413
+    row = server.records[before]
+    assert (row["status"], row["rule"], row["invoked"]) == (413, "A1", False)
+
+
+def test_chunked_body_past_the_limit_is_413(client, server):
+    def chunks():
+        for _ in range(40):  # 2.5 MB, no Content-Length
+            yield b"y" * 65536
+
+    r = client.post("/size", content=chunks())
+    assert r.status_code == 413 and last_row(server, "/size")["invoked"] is False
+
+
+def test_websocket_upgrade_is_400(client, server):
+    r = client.get("/chat", headers={"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+                                     "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
+    assert r.status_code == 400
+    assert (last_row(server, "/chat")["rule"], last_row(server, "/chat")["invoked"]) == ("A1", False)
+    # an ordinary request still works afterwards
+    assert client.get("/after").status_code == 200
+
+
+def test_unsupported_method_is_405(client, server):
+    assert client.request("PROPFIND", "/dav").status_code == 405
+    assert last_row(server, "/dav")["rule"] == "A14"
+
+
+# --- curl, the log, health checks, binding, the command line --------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_curl_sees_what_the_load_balancer_sends(server, tmp_path):
+    big = tmp_path / "big"
+    big.write_bytes(b"q" * (ONE_MB + 1))
+
+    def curl(*args):
+        out = subprocess.run(["curl", "-s", "-i", *args], capture_output=True, timeout=10)
+        return out.stdout
+
+    head, _, body = curl(f"{server.url}/cookies").partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and head.lower().count(b"set-cookie:") == 2
+    assert curl("-X", "POST", "--data-binary", f"@{big}", f"{server.url}/size").startswith(b"HTTP/1.1 413")
+    assert curl("-H", "Upgrade: websocket", "-H", "Connection: Upgrade", f"{server.url}/ws").startswith(b"HTTP/1.1 400")
+    head = curl("-I", f"{server.url}/page")
+    assert head.startswith(b"HTTP/1.1 200") and b"content-length: 12" in head.lower() and head.endswith(b"\r\n\r\n")
+
+
+def test_log_is_a_frame_with_one_row_per_request(server, client):
+    client.get("/logged?x=1")
+    frame = server.log
+    assert {"method", "path", "status", "rule", "duration_ms"} <= set(frame.columns)
+    row = frame[frame["path"] == "/logged"].iloc[-1]
+    assert (row["method"], row["status"], row["rule"], row["query"]) == ("GET", 200, "AS4", "x=1")
+    assert row["duration_ms"] > 0 and len(frame) == len(server.records)
+
+
+def test_health_checks_send_the_a11_event():
+    seen = []
+
+    def recorder(event, context):
+        seen.append(event)
+        return {"statusCode": 200}
+
+    with alb.serve(recorder, health_check_interval_s=0.05) as running:
+        deadline = time.time() + 3
+        while len([r for r in running.records if r["kind"] == "health-check"]) < 2 and time.time() < deadline:
+            time.sleep(0.02)
+        rows = [r for r in running.records if r["kind"] == "health-check"]
+    assert len(rows) >= 2 and rows[0]["status"] == 200 and rows[0]["path"] == "/"
+    assert seen[0] == alb.health_check_event()
+
+
+def test_other_host_needs_asking_and_warns(capfd):
+    with alb.serve(handler, host="127.0.0.2") as running:
+        assert httpx.get(running.url + "/x").status_code == 200
+    assert "warning" in capfd.readouterr().err
+
+
+def test_stopped_server_refuses_connections():
+    running = alb.serve(handler)
+    url = running.url
+    running.stop()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(url + "/x", timeout=2)
+
+
+def test_command_line_serves_in_the_foreground(tmp_path):
+    (tmp_path / "app.py").write_text(textwrap.dedent("""
+        def handler(event, context):
+            return {"statusCode": 200, "body": "from the command line " + event["httpMethod"]}
+    """))
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.Popen([sys.executable, "-m", "fnkit.alb._serve", "app:handler", "--port", "0", "--timeout", "2"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        url = first.split(" at ")[1].split()[0]
+        assert httpx.get(url + "/cli").text == "from the command line GET"
+        assert "GET /cli -> 200 OK" in proc.stdout.readline()
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0 and "stopped" in out, err

@@ -1,0 +1,93 @@
+"""The rules catalogue (fnkit/rules.py): one id per rule, evidence stated, every cited id known."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import fnkit
+from fnkit import rules
+
+FNKIT_DIR = Path(fnkit.__file__).resolve().parent
+# a quoted rule id in the source: "Q8a", 'QS1', "G2", "H4", "MS3", "A12"
+QUOTED_ID = re.compile(r"""["']((?:[GH]|[QMA]S?)\d{1,2}[a-z]?)["']""")
+
+
+def _cited_ids() -> dict[str, list[str]]:
+    cited: dict[str, list[str]] = {}
+    for path in sorted(FNKIT_DIR.rglob("*.py")):
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for rule_id in QUOTED_ID.findall(line):
+                cited.setdefault(rule_id, []).append(f"{path.relative_to(FNKIT_DIR.parent)}:{lineno}")
+    return cited
+
+
+def test_ids_are_unique():
+    ids = [r.id for r in rules.catalogue()]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert rules.ids() == frozenset(ids)
+
+
+def test_every_rule_states_its_evidence_source_and_summary():
+    for rule in rules.catalogue():
+        assert rule.evidence in rules.EVIDENCE, rule
+        assert rule.source in ("queue", "mail", "alb", "any"), rule
+        assert rule.summary.strip(), rule
+        assert rule.origin in ("spec", "platform-rules", "kit"), rule
+
+
+def test_evidence_vocabulary_is_the_four_words():
+    assert set(rules.EVIDENCE) == {"contract", "doc", "observed", "inferred"}
+
+
+def test_every_rule_id_cited_in_the_source_is_in_the_catalogue():
+    cited = _cited_ids()
+    assert {"Q8", "Q8a", "QS1", "G0"} <= set(cited)  # the scan does find ids
+    unknown = {rule_id: where for rule_id, where in cited.items() if rule_id not in rules.ids()}
+    assert not unknown, f"rule ids cited but not in the catalogue: {unknown}"
+
+
+def test_the_queue_rules_of_platform_rules_are_all_there():
+    ids = rules.ids()
+    for n in range(1, 15):
+        assert f"Q{n}" in ids
+    assert {"Q8a", "Q8b", "Q8c"} <= ids
+    assert {f"QS{n}" for n in range(1, 8)} <= ids
+
+
+def test_inferred_rules_say_so():
+    assert rules.get("Q7").inferred
+    assert rules.get("Q8a").inferred and rules.get("Q8b").inferred and rules.get("Q8c").inferred
+    assert not rules.get("Q8").inferred
+    assert rules.get("Q8").evidence == "contract"
+    assert rules.get("Q13").evidence == "doc"
+
+
+def test_get_unknown_rule_names_it():
+    with pytest.raises(KeyError, match="Q99"):
+        rules.get("Q99")
+
+
+def test_catalogue_by_source_includes_the_general_rules():
+    queue_rules = rules.catalogue("queue")
+    assert {r.source for r in queue_rules} == {"queue", "any"}
+    assert any(r.id == "G0" for r in queue_rules)
+    assert not any(r.id.startswith("M") for r in queue_rules)
+
+
+def test_table_has_the_columns():
+    frame = rules.table()
+    assert list(frame.columns) == ["id", "source", "evidence", "origin", "summary"]
+    assert len(frame) == len(rules.catalogue())
+    assert frame.set_index("id").loc["Q8a", "evidence"] == "inferred"
+
+
+def test_table_for_one_source():
+    frame = rules.table("queue")
+    assert set(frame["source"]) == {"queue", "any"}
+
+
+def test_rules_is_reachable_from_the_package():
+    assert fnkit.rules is rules

@@ -1,0 +1,320 @@
+"""The widgets, driven from Python the way most notebooks and tests drive them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+import fnkit
+from fnkit import widgets
+from fnkit.widgets import EventBuilder, HandlerRunner, ResponseExplorer
+
+GOOD = ['{"order": 1, "qty": 2}', '{"order": 2, "qty": 1}', '{"order": 3, "qty": 5}']
+ONE_BAD = ['{"order": 1, "qty": 2}', '{"order": 2, "qty": 0}', '{"order": 3, "qty": 5}']
+
+
+def classes(widget) -> list[str]:
+    return list(widget._dom_classes)
+
+
+# --- the event builder ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["queue", "mail", "alb"])
+def test_a_fresh_builder_holds_a_valid_event_of_its_source(source):
+    builder = EventBuilder(source, seed=0)
+    assert builder.report.ok, builder.report
+    assert fnkit.detect_source(builder.event) == source
+    assert builder.event == EventBuilder(source, seed=0).event  # seeded: the same every time
+    assert f"fnkit-builder-{source}" in classes(builder.widget)
+
+
+def test_setting_fields_rebuilds_the_event_and_the_preview():
+    builder = EventBuilder("queue", seed=0)
+    builder.set(bodies=["a", "b"], fifo=True, group_ids=["g1", "g2"])
+    records = builder.event["Records"]
+    assert [r["body"] for r in records] == ["a", "b"]
+    assert [r["attributes"]["MessageGroupId"] for r in records] == ["g1", "g2"]
+    assert '"MessageGroupId": "g1"' in builder.preview.value
+    assert builder.values["group_ids"] == ["g1", "g2"]
+    assert not builder.edited
+
+
+def test_the_event_is_a_copy_the_caller_may_change():
+    builder = EventBuilder("queue")
+    builder.event["Records"].clear()
+    assert len(builder.event["Records"]) == 3
+
+
+def test_a_form_value_that_makes_no_sense_is_shown_at_its_field_in_words():
+    builder = EventBuilder("queue").set(fifo=True, group_ids=["only-one"])
+    assert builder.event is None and not builder.report.ok
+    issue = builder.report.errors[0]
+    assert issue.path == "Group ids"
+    assert "3 bodies but 1 group id" in issue.message
+    assert "Group ids" in builder.issue_list.value or "3 bodies" in builder.issue_list.value
+
+
+def test_invalid_json_in_a_json_field_is_located():
+    builder = EventBuilder("queue").set(message_attributes='{"Author": }')
+    assert builder.event is None
+    assert "line 1, column 12" in builder.report.errors[0].message
+
+
+def test_invalid_json_typed_into_the_preview_is_located_and_reset_brings_the_form_back():
+    builder = EventBuilder("queue")
+    builder.set_text('{\n  "Records": [\n    {"messageId": "m1",}\n  ]\n}')
+    assert builder.edited and builder.event is None
+    message = builder.report.errors[0].message
+    assert "line 3, column" in message and "not valid JSON" in message
+    assert builder.reset_button.layout.display == ""
+    builder.reset()
+    assert not builder.edited and builder.report.ok
+    assert builder.reset_button.layout.display == "none"
+
+
+def test_a_hand_edited_event_is_validated_live():
+    builder = EventBuilder("queue")
+    event = builder.event
+    event["Records"][0]["md5OfBody"] = "0" * 32
+    import json
+
+    builder.set_text(json.dumps(event))
+    assert builder.edited and not builder.report.ok
+    assert builder.report.errors[0].path == "$.Records[0].md5OfBody"
+
+
+def test_an_unknown_field_is_a_type_error_naming_the_fields():
+    with pytest.raises(TypeError, match="bodies"):
+        EventBuilder("queue").set(body=["a"])
+    with pytest.raises(ValueError, match="queue"):
+        EventBuilder("sns")
+
+
+def test_listeners_hear_every_change():
+    builder = EventBuilder("alb")
+    seen = []
+    builder.on_change(lambda b: seen.append(b.event["path"] if b.event else None))
+    builder.set(path="/a")
+    builder.set(path="no-slash")
+    assert seen == ["/a", None]
+
+
+def test_every_field_has_a_css_class_the_browser_can_find():
+    builder = EventBuilder("queue")
+    for name in widgets.fields("queue"):
+        assert f"fnkit-field-{name.replace('_', '-')}" in classes(builder.controls[name])
+    assert "fnkit-preview" in classes(builder.preview)
+
+
+def test_the_text_shown_for_a_widget_is_short_and_deterministic():
+    bundle = EventBuilder("queue", seed=0)._repr_mimebundle_()
+    assert bundle["text/plain"] == "EventBuilder('queue': 3 record(s), valid queue event, from the form)"
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+# --- the handler runner ----------------------------------------------------------------------------
+
+
+def test_the_runner_runs_the_chosen_example_on_the_builders_event():
+    builder = EventBuilder("queue")
+    runner = HandlerRunner(builder=builder)
+    assert runner.summary == "not run yet"
+    assert runner.run().kind == "success"
+    builder.set(bodies=ONE_BAD)
+    outcome = runner.run()
+    assert outcome.kind == "partial" and runner.summary == "partial"
+    assert runner.view.rule == "Q8"
+    assert [row["action"] for row in runner.rows] == ["delete", "retry", "delete"]
+    assert "partial" in runner.view.badge.value
+    assert "fnkit-run" in classes(runner.button) and "fnkit-outcome" in classes(runner.view.badge)
+
+
+def test_the_runner_runs_the_learners_own_function():
+    def everything_failed(event, context):
+        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
+
+    runner = HandlerRunner(builder=EventBuilder("queue"), handler=everything_failed)
+    assert runner.run().kind == "partial"
+    assert "your handler: everything_failed" in runner.handler_choice.options[0][0]
+
+
+def test_a_raising_handler_is_shown_in_plain_words_at_its_line():
+    def broken(event, context):
+        total = 0
+        return 1 / total
+
+    runner = HandlerRunner(builder=EventBuilder("queue"), handler=broken)
+    assert runner.run().kind == "failure"
+    first = runner.issues[0].message
+    assert first.startswith("Your handler raised ZeroDivisionError: division by zero (in broken, line ")
+    assert ": return 1 / total)." in first
+    assert runner.view.rule == "Q6"
+
+
+def test_a_hanging_handler_is_stopped_at_the_runners_timeout():
+    def forever(event, context):
+        while True:
+            time.sleep(0.01)
+
+    runner = HandlerRunner(builder=EventBuilder("alb"), handler=forever, timeout_s=0.2)
+    started = time.monotonic()
+    outcome = runner.run()
+    assert time.monotonic() - started < 3
+    assert outcome.status == 502 and runner.summary == "502 Bad Gateway"
+    assert "did not return within 0.2 s" in runner.issues[0].message
+
+
+def test_junk_and_wrong_signatures_are_explained():
+    runner = HandlerRunner(builder=EventBuilder("queue"), handler=lambda event, context: {"batchItemFailures": {1, 2}})
+    assert runner.run().kind == "failure"
+    assert "cannot be encoded as JSON" in runner.issues[0].message
+
+    def one_argument(event):
+        return None
+
+    runner.use(one_argument).run()
+    assert "A handler takes two arguments" in runner.issues[0].message
+
+
+def test_the_runner_says_why_it_cannot_run_instead_of_raising():
+    builder = EventBuilder("queue").set(fifo=True, group_ids=["a"])
+    runner = HandlerRunner(builder=builder)
+    assert runner.run() is None and runner.summary == "no event"
+    assert runner.issues[0].path == "Group ids"
+    builder.reset().set(fifo=False, group_ids=None)
+    builder.set_text('{"Records": []}')
+    assert runner.run() is None and runner.summary == "invalid event"
+
+
+def test_a_bug_inside_fnkit_is_shown_not_raised(monkeypatch):
+    runner = HandlerRunner(builder=EventBuilder("queue"))
+    monkeypatch.setattr(runner.adapter, "run", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")))
+    assert runner.run() is None
+    assert runner.summary == "fnkit error" and "RuntimeError: boom" in runner.message
+
+
+def test_reporting_off_is_a_setting_of_the_runner():
+    builder = EventBuilder("queue").set(bodies=ONE_BAD)
+    runner = HandlerRunner(builder=builder, report_batch_item_failures=False)
+    outcome = runner.run()
+    assert outcome.kind == "success" and outcome.rule == "Q7"
+    assert any(i.rule == "Q7" for i in runner.issues)
+    with pytest.raises(TypeError):
+        HandlerRunner(builder=builder, fifo=True)
+
+
+def test_the_load_balancer_runner_shows_what_the_client_receives():
+    builder = EventBuilder("alb")
+    runner = HandlerRunner(builder=builder)
+    runner.run()
+    assert runner.summary == "200 OK"
+    assert runner.rows[-1] == {"part": "body", "name": "20 bytes", "value": "Hello, Ada Lovelace!"}
+    builder.set(path="/cookies", multi_value=True)
+    runner.run()
+    assert [r["value"] for r in runner.rows if r["name"].lower() == "set-cookie"] == ["session=abc123; HttpOnly", "theme=dark"]
+    builder.set(path="/boom")
+    runner.run()
+    assert runner.summary == "502 Bad Gateway" and runner.view.rule == "A5"
+
+
+def test_the_mail_runner_shows_a_decision_per_recipient():
+    builder = EventBuilder("mail").set(attachments=["setup.exe"])
+    runner = HandlerRunner(builder=builder, handler="bounce executables, disclaimer on the rest")
+    runner.run()
+    assert runner.summary == "applied: 2 BOUNCE"
+    assert {row["recipient"] for row in runner.rows} == {"bob@example.org", "carol@example.org"}
+    runner.set(mode="async").run()
+    assert runner.summary.startswith("ignored")
+
+
+# --- the response explorer ---------------------------------------------------------------------------
+
+QUEUE_FORMS = {
+    "null": "success", "{}": "success", "failures null": "success", "failures []": "success",
+    "first message failed": "partial", "last message failed": "partial",
+    "invalid JSON": "failure", "empty id": "failure", "null id": "failure", "wrong key name": "failure",
+    "id not in batch": "failure", "misspelled key": "success",
+}
+
+
+def test_every_queue_form_of_the_spec_is_one_press_away_and_decided():
+    explorer = ResponseExplorer(fnkit.queue.build_event(GOOD, seed=1), source="queue")
+    assert set(explorer.forms) == set(QUEUE_FORMS)
+    for label, kind in QUEUE_FORMS.items():
+        explorer.press(label)
+        assert explorer.outcome.kind == kind, label
+        assert explorer.summary == kind
+    assert "fnkit-form" in classes(explorer.form_buttons["null"])
+
+
+def test_the_explorer_decides_live_and_locates_invalid_json():
+    event = fnkit.queue.build_event(GOOD, seed=1)
+    explorer = ResponseExplorer(event, source="queue")
+    explorer.set_text('{"batchItemFailures": [{"itemIdentifier": "%s"}]}' % event["Records"][1]["messageId"])
+    assert explorer.summary == "partial"
+    explorer.set_text('{"batchItemFailures": [\n  {"itemIdentifier": "x"},\n]}')
+    assert explorer.summary == "failure"
+    assert "at line 3, column 1" in explorer.issues[0].message
+    explorer.set_text("")
+    assert "empty" in explorer.issues[0].message
+    explorer.set(report_batch_item_failures=False).set_text('{"batchItemFailures": [{"itemIdentifier": "x"}]}')
+    assert explorer.outcome.rule == "Q7"
+    with pytest.raises(ValueError):
+        explorer.press("no such form")
+
+
+def test_the_explorer_follows_a_builder():
+    builder = EventBuilder("alb")
+    explorer = ResponseExplorer(builder=builder)
+    explorer.press("two cookies")
+    assert explorer.summary == "200 OK"
+    builder.set(multi_value=True)
+    assert any(i.code == "ignored" for i in explorer.issues)  # the single-value form is now the wrong field
+    explorer.press("two cookies")
+    assert explorer.outcome.header_values("set-cookie") == ["session=abc123", "theme=dark"]
+    builder.set(path="nope")
+    assert explorer.summary == "no event"
+
+
+@pytest.mark.parametrize("label,status", [("200 text", 200), ("status only", 200), ("status as a string", 502),
+                                          ("no statusCode", 502), ("body null", 502), ("bad base64", 502),
+                                          ("not an object", 502), ("invalid JSON", 502)])
+def test_load_balancer_forms(label, status):
+    explorer = ResponseExplorer(source="alb").press(label)
+    assert explorer.outcome.status == status
+
+
+@pytest.mark.parametrize("label,status", [("deliver to all", "applied"), ("conflict", "applied"),
+                                          ("no actions", "fallback"), ("unknown type", "fallback"),
+                                          ("null", "fallback"), ("invalid JSON", "fallback")])
+def test_mail_forms(label, status):
+    explorer = ResponseExplorer(source="mail", fallback_action="BOUNCE").press(label)
+    assert explorer.outcome.status == status
+    if status == "fallback":
+        assert explorer.summary.startswith("fallback: 2 BOUNCE")
+
+
+def test_importing_fnkit_loads_neither_pandas_nor_ipywidgets():
+    code = ("import sys, fnkit, fnkit.queue, fnkit.mail, fnkit.alb; "
+            "print('pandas' in sys.modules, 'ipywidgets' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+    code = "import sys, fnkit.widgets, fnkit.workshop; print('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False"]
+
+
+def test_an_event_that_is_not_json_or_not_valid_is_explained_not_raised():
+    explorer = ResponseExplorer('{"Records": [', source="queue")
+    assert explorer.summary == "invalid event" and "line 1, column 14" in explorer.issues[0].message
+    explorer = ResponseExplorer({"Records": []}, source="queue")
+    assert explorer.summary == "invalid event" and explorer.issues[0].path == "$.Records"
+    runner = HandlerRunner(event='{"Records": [', source="queue")
+    assert runner.run() is None and runner.summary == "invalid event"
+    assert "not valid JSON" in runner.issues[0].message
