@@ -149,7 +149,7 @@ def problems(path: Path) -> list[str]:
         out.append("not normalised (run: .venv/bin/python tools/notebooks.py clean)")
     if not is_exercise(path):
         unrun = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c.get("execution_count") is None
-                 and c["source"].strip()]
+                 and _source(c).strip()]
         if unrun:
             out.append(f"code cell(s) {unrun} never executed: nbval would not compare them (run: .venv/bin/python tools/notebooks.py run {path.name})")
     return out

@@ -346,7 +346,8 @@ def build_event(
     in the message store (`store`, by default `default_store()`) under the event's
     messageId, so a handler can read and replace it (M9).
     `more`: other event fields by spec or snake_case name (`invocation_id=...`,
-    `truncated=...`) to set them as given.
+    `truncated=...`) to set them as given. `dialect` is accepted for the common signature:
+    the mail event has no brand-specific spellings, so both dialects build the same event.
     """
     from ._content import default_store, message_fields, minimal_message
 

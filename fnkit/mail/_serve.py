@@ -47,6 +47,7 @@ import inspect
 import ipaddress
 import itertools
 import mailbox
+import os
 import sys
 import tempfile
 import threading
@@ -147,10 +148,12 @@ class _SmtpHooks:
                 return "550 5.7.1 Relaying denied"
         elif _domain(address) not in gateway.domains:
             return "550 5.7.1 Relaying denied"
-        if any(address.lower() == r.lower() for r in envelope.rcpt_tos):
+        seen = envelope.__dict__.setdefault("fnkit_recipients", set())  # a new envelope per transaction
+        if address.lower() in seen:
             return "250 OK (already a recipient)"
         if len(envelope.rcpt_tos) >= gateway.max_recipients:
             return "452 4.5.3 Too many recipients"
+        seen.add(address.lower())
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(rcpt_options)
         return "250 OK"
@@ -207,7 +210,7 @@ class MailServer:
         self.records: list[dict] = []
         self._records_lock = threading.Lock()
         self._deliver_lock = threading.Lock()
-        self._mailboxes: dict[tuple[str, str | None], mailbox.Maildir] = {}
+        self._mailboxes: dict[tuple[str, str | None], tuple[mailbox.Maildir, str]] = {}
         self._sequence = itertools.count(1)
         self._started = time.monotonic()
         self._pruned = self._started
@@ -420,10 +423,10 @@ class MailServer:
             row["note"] = "; ".join(n for n in (row["note"], "not an organisation address: on inbound mail the "
                                                 "platform adds only its own (M5)") if n)
         elif action in ("DEFAULT", "BYPASS_SPAM_CHECK"):
-            row["delivered_to"] = str(self._deliver(address, content))
+            row["delivered_to"] = self._deliver(address, content)
             row["status"] = "delivered"
         elif action == "MOVE_TO_JUNK":
-            row["delivered_to"] = str(self._deliver(address, content, folder="Junk"))
+            row["delivered_to"] = self._deliver(address, content, folder="Junk")
             row["status"] = "junk"
         elif action == "DROP":
             row["status"] = "dropped"
@@ -433,31 +436,32 @@ class MailServer:
         else:  # pragma: no cover - the outcome only decides the actions above
             raise ValueError(f"unknown action {action!r}")
 
-    def _deliver(self, address: str, content: bytes, *, folder: str | None = None) -> Path:
+    def _deliver(self, address: str, content: bytes, *, folder: str | None = None) -> str:
         """Store `content` in the address's Maildir (a folder of it); the path of the new file."""
         key = (address.lower(), folder)
-        box = self._mailboxes.get(key)
-        if box is None:
+        found = self._mailboxes.get(key)
+        if found is None:
             with self._deliver_lock:
-                box = mailbox.Maildir(self.maildir_for(address), create=True)
+                path = self.maildir_for(address)
+                box = mailbox.Maildir(path, create=True)
                 if folder is not None:
+                    path = path / f".{folder}"
                     try:
                         box = box.get_folder(folder)
                     except mailbox.NoSuchMailboxError:
                         box = box.add_folder(folder)
-                self._mailboxes[key] = box
+                found = self._mailboxes[key] = (box, f"{path / 'new'}{os.sep}")
+        box, new_dir = found
         # No lock around add(): it fsyncs, and deliveries of several messages may overlap.
         # Its unique names (time, pid, a shared counter) can clash between threads in the
         # same microsecond; the temporary file is created exclusively, so a clash raises.
         for tries in range(5):
             try:
-                name = box.add(content)
-                break
+                return new_dir + box.add(content)  # add() files it under new/, named by its key
             except mailbox.ExternalClashError:
                 if tries == 4:
                     raise
-        # add() files a new message under new/ with its key as the name
-        return self.maildir_for(address) / (f".{folder}" if folder else "") / "new" / name
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _bounce(self, message: _Message, event: dict, bounced: list[tuple[dict, str]]) -> None:
         """One bounce message to the sender, listing every bounced recipient with its text."""
@@ -467,8 +471,8 @@ class MailServer:
                 row["note"] = "; ".join(n for n in (row["note"], "bounce not delivered (remote sender)") if n)
             return
         try:
-            path = str(self._deliver(sender, make_bounce(message, event, [(r["recipient"], t) for r, t in bounced],
-                                                          self._reporting_domain(sender))))
+            path = self._deliver(sender, make_bounce(message, event, [(r["recipient"], t) for r, t in bounced],
+                                                     self._reporting_domain(sender)))
         except Exception as exc:  # noqa: BLE001
             for row, _ in bounced:
                 row["status"] = "failed"

@@ -76,6 +76,11 @@ def fmt_us(us: float | None) -> str:
     return f"{us:,.2f} µs"
 
 
+def fmt_ratio(value: float, target: float) -> str:
+    """Two decimals, three when two would hide which side of the target it is on."""
+    return f"{value:.3f}×" if round(value, 2) == round(target, 2) else f"{value:.2f}×"
+
+
 def verdict(value: float | None, target: float) -> str:
     if value is None:
         return ""
@@ -268,19 +273,19 @@ def print_table(rows: list[Row], have_powertools: bool) -> list[str]:
     table = [head]
     for r in rows:
         vj, vp = r.vs_json, r.vs_powertools
-        cell_j = f"{vj:.2f}× {verdict(vj, TARGET_VS_JSON)}" if vj is not None else "-"
+        cell_j = f"{fmt_ratio(vj, TARGET_VS_JSON)} {verdict(vj, TARGET_VS_JSON)}" if vj is not None else "-"
         if not r.compare_powertools:
             cell_p = "n/a (no model)"
         elif not have_powertools:
             cell_p = "skipped"
         else:
-            cell_p = f"{vp:.2f}× {verdict(vp, TARGET_VS_POWERTOOLS)}" if vp is not None else "-"
+            cell_p = f"{fmt_ratio(vp, TARGET_VS_POWERTOOLS)} {verdict(vp, TARGET_VS_POWERTOOLS)}" if vp is not None else "-"
         pt_time = fmt_us(r.powertools_us) if (have_powertools and r.compare_powertools) else "-"
         table.append([r.case, fmt_us(r.fnkit_us), fmt_us(r.json_us), pt_time, cell_j, cell_p, r.note])
         if vj is not None and vj > TARGET_VS_JSON:
-            misses.append(f"{r.case}: fnkit/json.loads {vj:.2f}×")
+            misses.append(f"{r.case}: fnkit/json.loads {fmt_ratio(vj, TARGET_VS_JSON)}")
         if vp is not None and vp > TARGET_VS_POWERTOOLS:
-            misses.append(f"{r.case}: fnkit/Powertools {vp:.2f}×")
+            misses.append(f"{r.case}: fnkit/Powertools {fmt_ratio(vp, TARGET_VS_POWERTOOLS)}")
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     for n, row in enumerate(table):
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
