@@ -92,19 +92,18 @@ class BatchOutcome:
 
 def _fast(ids: list[str], response: Any) -> BatchOutcome | None:
     """The common forms, decided in a few steps; None sends the response to the full reading."""
+    all_ids = tuple(ids)
     if response is None:
-        return BatchOutcome("success", (), tuple(ids), "Q8", "Complete success: the response is null, so every message is deleted.", _EMPTY, None, tuple(ids))
+        return BatchOutcome("success", (), all_ids, "Q8", "Complete success: the response is null, so every message is deleted.", _EMPTY, None, all_ids)
     if type(response) is not dict or len(response) != 1:
         return None
     failures = response.get("batchItemFailures", MISS)
-    if failures is MISS:
+    if type(failures) is not list:
+        if failures is None:
+            return BatchOutcome("success", (), all_ids, "Q8", "Complete success: batchItemFailures is null, so every message is deleted.", _EMPTY, None, all_ids)
         return None
     if not failures:
-        if failures is None or failures == []:
-            return BatchOutcome("success", (), tuple(ids), "Q8", "Complete success: batchItemFailures is empty, so every message is deleted.", _EMPTY, None, tuple(ids))
-        return None
-    if type(failures) is not list:
-        return None
+        return BatchOutcome("success", (), all_ids, "Q8", "Complete success: batchItemFailures is empty, so every message is deleted.", _EMPTY, None, all_ids)
     failed = []
     for item in failures:
         if type(item) is not dict or len(item) != 1:
@@ -114,14 +113,26 @@ def _fast(ids: list[str], response: Any) -> BatchOutcome | None:
             return None
         failed.append(ident)
     fset = set(failed)
-    if len(fset) != len(failed) or not fset.issubset(ids):
+    if len(fset) != len(failed) or not fset.issubset(all_ids):
         return None
     deleted = tuple([i for i in ids if i not in fset])
-    if len(failed) > 1:  # batch order, as the full reading gives it
-        failed = [i for i in ids if i in fset]
-    return BatchOutcome("partial", tuple(failed), deleted, "Q8",
-                        f"Partial failure: {len(failed)} listed message(s) return to the queue after the visibility timeout; the other {len(deleted)} are deleted.",
-                        _EMPTY, None, tuple(ids))
+    failed_ids = (failed[0],) if len(failed) == 1 else tuple([i for i in ids if i in fset])  # batch order
+    return BatchOutcome("partial", failed_ids, deleted, "Q8", _partial_reason(len(failed), len(deleted)),
+                        _EMPTY, None, all_ids)
+
+
+_REASONS: dict[tuple[int, int], str] = {}
+
+
+def _partial_reason(failed: int, deleted: int) -> str:
+    try:
+        return _REASONS[failed, deleted]
+    except KeyError:
+        reason = (f"Partial failure: {failed} listed message(s) return to the queue after the visibility timeout; "
+                  f"the other {deleted} are deleted.")
+        if len(_REASONS) < 10_000:
+            _REASONS[failed, deleted] = reason
+        return reason
 
 
 MISS = object()
@@ -133,18 +144,26 @@ def outcome(event: Any, response: Any, *, report_batch_item_failures: bool = Tru
         # the event as JSON text or bytes, like validate_event takes it
         event, _ = decode_json(event, "G0")
         event = None if event is MISSING else event
-    ids = correlation_ids(event)
-    if report_batch_item_failures and not isinstance(response, (Invocation, Raw)):
-        records = event.get("Records") if type(event) is dict else None
-        fifo = type(records) is list and bool(records) and type(records[0]) is dict and type(records[0].get("attributes")) is dict \
-            and "MessageGroupId" in records[0]["attributes"]
-        if not fifo:
+    records = event.get("Records") if type(event) is dict else None
+    ids = None
+    if report_batch_item_failures and type(records) is list and type(response) is not Raw and type(response) is not Invocation:
+        # the common case in few steps: plain records of a standard queue
+        try:
+            ids = [r["messageId"] for r in records]
+            "".join(ids)  # every id a string, checked at C speed (TypeError otherwise)
+            plain = "MessageGroupId" not in records[0]["attributes"] if records else True
+        except (TypeError, KeyError, IndexError):
+            ids, plain = None, False
+        if plain and ids is not None:
             try:
                 quick = _fast(ids, response)
             except TypeError:
                 quick = None
             if quick is not None:
                 return quick
+        ids = None
+    if ids is None:
+        ids = correlation_ids(event)
     return _full(event, ids, response, report_batch_item_failures)
 
 
