@@ -249,6 +249,20 @@ def _call_with_alarm(call: Callable[[], None], box: dict, timeout_s: float) -> b
     return "returned" not in box and "error" not in box
 
 
+def _stop_thread(worker: threading.Thread) -> None:
+    """Ask a timed-out handler's thread to stop: it gets an exception at its next Python step.
+
+    A handler blocked inside C (a long sleep, a socket wait) stops when that call returns;
+    the caller never waits for it either way.
+    """
+    try:
+        import ctypes
+
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(_Deadline))
+    except Exception:  # noqa: BLE001 - not CPython: the thread is left to finish on its own
+        pass
+
+
 def invoke(
     handler: Callable[[Any, Any], Any],
     event: Any,
@@ -291,6 +305,8 @@ def invoke(
             worker.start()
             worker.join(max(0.0, timeout_s))
             timed_out = worker.is_alive()
+            if timed_out:
+                _stop_thread(worker)
     finally:
         duration_ms = (time.perf_counter() - start) * 1000.0
         _uninstall()

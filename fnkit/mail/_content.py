@@ -371,7 +371,7 @@ class MessageContent:
                     f"during a synchronous invocation for that message, not {target!r} (M9).")
             if self.mode != "sync":
                 self.replacements.append(Replacement(target, self.time_s, data, False,
-                                                     "made during an asynchronous invocation"))
+                                                     "during an asynchronous invocation"))
                 return
             self.store.put_raw_message_content(target, data)
             self.replacements.append(Replacement(target, self.time_s, data, True))

@@ -1,9 +1,10 @@
 """A mail-flow rule on a virtual clock: attempts, retries with backoff, the fallback (M2, M3, M8).
 
 Schedule (M3 says "exponential backoff" and no more; this is fnkit's reading, configurable):
-attempt 1 starts at 0 s. When an attempt fails, it ends after its duration (the full
-`response_timeout_s` when the function did not answer in time, else the time it took,
-to the millisecond); the next attempt starts `backoff_initial_s` (60 s) later, and each
+attempt 1 starts at 0 s. When an attempt fails, it ends after its duration on the virtual
+clock: the full `response_timeout_s` when the function did not answer in time, else 0
+(the handler's real run time is kept on the attempt's invocation but never moves the
+virtual clock, so runs are the same every time); the next attempt starts `backoff_initial_s` (60 s) later, and each
 further wait is `backoff_factor` (2) times the one before, capped at `backoff_max_s`
 (30 min): waits of 1, 2, 4, 8, 16, 30, 30... minutes. An attempt starts only if its whole
 response window still ends within the rule timeout, so no attempt starts after the rule
@@ -230,7 +231,7 @@ class MailRule:
 
     def _result(self, invocation: Invocation, result_outcome: MailOutcome) -> tuple[str, float]:
         """What came of one attempt, and how long it took on the virtual clock."""
-        took = min(round(invocation.duration_ms / 1000.0, 3), self.response_timeout_s)
+        took = 0.0  # real run time would make the schedule differ from run to run
         failure = invocation_failure(invocation, self.response_timeout_s)
         if failure is not None and failure[0] == "timeout":
             took = self.response_timeout_s
