@@ -83,13 +83,17 @@ def cmd_outcome(args: argparse.Namespace) -> int:
         options["multi_value"] = True
     result = module.outcome(event, Raw(response_bytes), **options)
     if args.format == "json":
-        print(json.dumps({"source": name, "rule": result.rule, "reason": result.reason,
+        print(json.dumps({"source": name, "rule": result.rule, "reason": getattr(result, "explanation", None) or result.reason,
                           "rows": [_jsonable(r) for r in result.rows()],
                           "issues": [{"path": i.path, "severity": i.severity, "message": i.message, "rule": i.rule} for i in result.issues]},
                          default=str))
         return 0
     tag = " (inferred)" if _rules.get(result.rule).inferred else ""
-    print(f"{name}: rule {result.rule}{tag}: {result.reason}")
+    # the load balancer's `reason` is the status phrase; its sentence is `explanation`
+    sentence = getattr(result, "explanation", None) or result.reason
+    if name == "alb":
+        sentence = f"{result.status} {result.reason}: {sentence}"
+    print(f"{name}: rule {result.rule}{tag}: {sentence}")
     for row in result.rows():
         shown = {k: v for k, v in row.items() if k not in ("source", "reason", "rule", "inferred", "warnings") and v not in (None, "")}
         print("  " + "  ".join(f"{k}={v}" for k, v in shown.items()))

@@ -49,7 +49,8 @@ EVENT_SHAPE = Shape("LoadBalancerEvent", [
     F("httpMethod", STR, enum=METHODS, doc="The request method."),
     F("path", STR, doc="The request path, exactly as in the URL (starts with '/')."),
     F("queryStringParameters", MapOf(STR), required="single-value mode", rule="AS2",
-      doc="Query keys and values as in the raw URL (not percent-decoded); last value of a repeated key; {} without a query."),
+      doc="Query keys and values as in the raw URL (not percent-decoded); last value of a repeated key; "
+          "{} without a query."),
     F("multiValueQueryStringParameters", MapOf(ListOf(STR)), required="multi-value mode", rule="AS2",
       doc="Used instead of queryStringParameters when multi-value headers are on: every value, in order."),
     F("headers", MapOf(STR), required="single-value mode", rule="AS2",
@@ -57,7 +58,8 @@ EVENT_SHAPE = Shape("LoadBalancerEvent", [
     F("multiValueHeaders", MapOf(ListOf(STR)), required="multi-value mode", rule="AS2",
       doc="Used instead of headers when multi-value headers are on: every value of each header, in order."),
     F("isBase64Encoded", BOOL, doc="True when body is base64 (binary content types, or a content-encoding)."),
-    F("body", STR, required=False, doc="The request body: text, or base64 when isBase64Encoded is true; \"\" when empty."),
+    F("body", STR, required=False,
+      doc="The request body: text, or base64 when isBase64Encoded is true; \"\" when empty."),
 ], "AS1", doc="An HTTP request as the load balancer hands it to a function.")
 
 _HEADER_FIELDS = ("headers", "multiValueHeaders")
@@ -74,6 +76,9 @@ _NOT_IN_RAW_URL = re.compile(r"[\x00-\x20\x7f#]|[^\x00-\x7f]")
 _CHAR_NAMES = {" ": "a space", "#": "'#'", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
 
 
+_ARN_DIALECTS: dict[str, str] = {}  # well-formed ARNs seen, and their dialect
+
+
 def arn_dialect(arn: Any) -> str | None:
     """'provider' or 'aws' for a well-formed target group ARN, None otherwise."""
     if type(arn) is not str:
@@ -87,9 +92,6 @@ def arn_dialect(arn: Any) -> str | None:
         if len(_ARN_DIALECTS) < 4096:  # events of one target group repeat its ARN: remember it
             _ARN_DIALECTS[arn] = found
     return found
-
-
-_ARN_DIALECTS: dict[str, str] = {}
 
 
 def is_text_body(content_type: Any) -> bool:
@@ -134,7 +136,7 @@ def check_forms(event: Any, seen: Seen) -> Iterator[Issue]:
     """A3: the single-value forms or the multi-value forms, never both."""
     if not isinstance(event, dict):
         return
-    for single, multi in (("headers", "multiValueHeaders"), ("queryStringParameters", "multiValueQueryStringParameters")):
+    for single, multi in (_HEADER_FIELDS, _QUERY_FIELDS):
         if single in event and multi in event:
             yield error(child_path("$", multi), "conflict",
                         f"The event carries both '{single}' and '{multi}'; the load balancer sends one form only "
@@ -267,9 +269,17 @@ def check_query(event: Any, seen: Seen) -> Iterator[Issue]:
                                   "percent-encoded (not decoded).", "A2")
 
 
+def _has_trace_header(event: Any) -> bool:
+    return any(isinstance(name, str) and name.lower() in _TRACE_BY_NAME
+               for _, mapping in _header_maps(event) for name in mapping)
+
+
 def check_health_check(event: Any, seen: Seen) -> Iterator[Issue]:
-    """A11: an event from the health checker is GET / with no query and an empty body."""
-    if not any(is_health_check(mapping) for _, mapping in _header_maps(event)):
+    """A11: an event from the health checker (its user-agent, no trace header) is GET / with no query or body.
+
+    A request with a trace header came from a client, whatever user-agent it claims.
+    """
+    if not any(is_health_check(mapping) for _, mapping in _header_maps(event)) or _has_trace_header(event):
         return
     odd = []
     if event.get("httpMethod") != "GET":
@@ -281,8 +291,9 @@ def check_health_check(event: Any, seen: Seen) -> Iterator[Issue]:
     if any(isinstance(event.get(k), dict) and event.get(k) for k in _QUERY_FIELDS):
         odd.append("there is a query")
     if odd:
-        yield warning("$", "format", "The user-agent says ELB-HealthChecker, but a health check event is GET / with "
-                                     f"no query and body \"\": {', '.join(odd)}.", "A11")
+        yield warning("$", "format", "The user-agent says ELB-HealthChecker and there is no trace header, but a "
+                                     f"health check event is GET / with no query and body \"\": {', '.join(odd)}.",
+                      "A11")
 
 
 def check_never_forwarded(event: Any, seen: Seen) -> Iterator[Issue]:
@@ -336,9 +347,8 @@ _METHOD_SET = frozenset(METHODS)
 _PROVIDER_TRACE = TRACE_HEADERS["provider"]
 _AWS_TRACE = TRACE_HEADERS["aws"]
 _SMALL_BODY = MAX_REQUEST_BODY // 4  # a text of this many characters is at most 1 MB in UTF-8
-_NO_QUERY: dict = {}
 _MEMO_LIMIT = 4096
-# Names already seen to be fine: a set test costs far less than re-checking every name.
+# Strings already seen to be fine: testing a set costs far less than checking each one again.
 _PLAIN_NAMES: set[str] = set()  # header names that are lower-case strings, never "upgrade" (A1)
 _RAW_QUERY_KEYS: set[str] = set()  # query keys holding only what a raw URL carries
 _RAW_QUERY_VALUES: set[str] = set()  # query values holding only what a raw URL carries
@@ -380,7 +390,7 @@ def full_check(event: Any, multi_value: bool | None = None) -> Report:
 
 def _make_validate_event():  # noqa: C901 - one straight happy path, on purpose
     # Names used on the happy path are closure cells: faster to reach than globals.
-    dict_, str_, methods, keys, arns = dict, str, _METHOD_SET, _SINGLE_KEYS, _ARN_DIALECTS
+    dict_, str_, bool_, methods, keys, arns = dict, str, bool, _METHOD_SET, _SINGLE_KEYS, _ARN_DIALECTS
     provider, aws, small, names = _PROVIDER_TRACE, _AWS_TRACE, _SMALL_BODY, _PLAIN_NAMES
     query_keys, query_values = _RAW_QUERY_KEYS, _RAW_QUERY_VALUES
     clean = {dialect: Report((), SOURCE, dialect, "event") for dialect in DIALECTS}  # shared, never changed
@@ -416,34 +426,31 @@ def _make_validate_event():  # noqa: C901 - one straight happy path, on purpose
             encoded = e["isBase64Encoded"]
             "".join(h.values())  # TypeError unless every header value is a string (and h has values)
             # a str subclass may pass these tests: the full check's walk accepts it too
-            if (type(rc) is not dict_ or type(elb) is not dict_ or len(rc) != 1 or len(elb) != 1
-                    or type(h) is not dict_ or type(q) is not dict_ or type(body) is not str_ or path[:1] != "/"
-                    or method not in methods or not (names.issuperset(h) or plain_names(h))):
+            if (type(rc) is not dict_ or type(elb) is not dict_ or len(rc) + len(elb) != 2  # each has one at least
+                    or type(h) is not dict_ or type(q) is not dict_ or path[:1] != "/" or method not in methods
+                    or not (names.issuperset(h) or plain_names(h))):
                 return full(event, multi_value)
             dialect = arns.get(elb["targetGroupArn"]) or arn_of(elb["targetGroupArn"])
             if q and not (query_keys.issuperset(q) and query_values.issuperset(q.values()) or raw_query(q)):
                 return full(event, multi_value)  # a character a raw URL cannot carry (A2)
+            if body == "":
+                if type(encoded) is not bool_:
+                    return full(event, multi_value)
+            elif (type(body) is not str_ or method == "GET" or len(body) > small  # A2, A1
+                  or (encoded is not True and (encoded is not False or "content-encoding" in h
+                                               or not text_body(h.get("content-type"))))  # A4
+                  or (encoded is True and not strict_b64(body))):  # A4
+                return full(event, multi_value)
             if provider in h:
                 if dialect != "provider" or aws in h:
                     return full(event, multi_value)
             elif aws in h:
                 if dialect != "aws":
                     return full(event, multi_value)
-            elif method != "GET" or path != "/" or body or q or not h.get("user-agent", "").startswith("ELB-HealthChecker"):
-                return full(event, multi_value)  # only a proper health check goes without a trace (AS3, A11)
-            agent = h.get("user-agent", "")
-            if agent < "ELB-HealthCheckes" and agent >= "ELB-HealthChecker":  # starts with it; most fail at once
-                if method != "GET" or path != "/" or body or q:
-                    return full(event, multi_value)  # A11
-            if body and (method == "GET" or len(body) > small):
-                return full(event, multi_value)  # A2, A1
-            if encoded is False:
-                if body and ("content-encoding" in h or not text_body(h.get("content-type"))):
-                    return full(event, multi_value)  # A4
-            elif encoded is not True or not strict_b64(body):
-                return full(event, multi_value)  # A4
-            if dialect is not None and multi_value is not True:
-                return clean[dialect]
+            elif (method != "GET" or path != "/" or body or q
+                  or not h.get("user-agent", "").startswith("ELB-HealthChecker")):
+                return full(event, multi_value)  # without a trace header, only a proper health check (AS3, A11)
+            return clean[dialect]  # (no dialect: KeyError, the full check says why)
         except (KeyError, TypeError, AttributeError, ValueError):
             pass
         return full(event, multi_value)
@@ -455,7 +462,7 @@ validate_event = _make_validate_event()
 
 
 def parse_event(event: Any) -> Any:
-    """The event as frozen dataclasses (`event.request_context.elb.target_group_arn`); raises ContractError when invalid."""
+    """The event as frozen dataclasses (`e.request_context.elb.target_group_arn`); ContractError when invalid."""
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)

@@ -18,7 +18,7 @@ from .._invoke import Context, Invocation, invoke
 from .._report import MISSING, Report, decode_json, error
 from ._event import body_size, validate_event
 from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
-from ._response import json_size, validate_response
+from ._response import validate_response
 
 SOURCE = "alb"
 _EMPTY = Report((), SOURCE, None, "response")
@@ -153,7 +153,8 @@ def _event_header_pairs(event: Any) -> list[tuple[str, str]]:
     return pairs
 
 
-def answered_by_balancer(found: Refusal, method: str, path: str, multi_value: bool = False, note: str = "") -> HttpOutcome:
+def answered_by_balancer(found: Refusal, method: str, path: str, multi_value: bool = False,
+                         note: str = "") -> HttpOutcome:
     """The outcome of a request the load balancer answers by itself (A1, A14): its own page, not invoked."""
     headers, body = error_page(found.status)
     if method == "HEAD":
@@ -212,7 +213,8 @@ def _from_invocation(invocation: Invocation, method: str, path: str, multi_value
                       "H2")
         return bad_gateway("A6", "what the function returned is not valid JSON.",
                            Report([issue], SOURCE, None, "response"), **where), None, None
-    size = None if invocation.response_text is None else len(invocation.response_text.encode("utf-8", "surrogatepass"))
+    text = invocation.response_text
+    size = None if text is None else len(text.encode("utf-8", "surrogatepass"))
     return None, invocation.response(), size
 
 
@@ -222,6 +224,9 @@ def outcome(event: Any, response: Any, *, multi_value: bool | None = None) -> Ht
     `response`: the returned value, `fnkit.Raw` (exact text or bytes), or an `fnkit.Invocation`
     (a raised error or a timeout is a 502, A5). `multi_value`: None reads it from the event.
     """
+    decoded, _ = decode_json(event, "G0")
+    if decoded is not MISSING:
+        event = decoded  # an event given as JSON text or bytes
     multi = event_multi_value(event) if multi_value is None else bool(multi_value)
     method, path = _method_path(event)
     found = refusal(event)

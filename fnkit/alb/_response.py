@@ -164,9 +164,9 @@ def check_connection_headers(response: Any, seen: Seen) -> Iterator[Issue]:
                     return  # bad base64: check_body_encoding says so
             given = _values(value)
             if given != [str(length)]:
-                yield warning(path, "recomputed", f"Content-Length says {', '.join(given) or 'nothing'} but the body "
-                                                  f"is {length} byte(s): the load balancer sends its own Content-Length.",
-                              "A7")
+                yield warning(path, "recomputed",
+                              f"Content-Length says {', '.join(given) or 'nothing'} but the body is {length} byte(s): "
+                              "the load balancer sends its own Content-Length.", "A7")
 
 
 def check_cookies(response: Any, seen: Seen) -> Iterator[Issue]:

@@ -25,7 +25,7 @@ from ._http import (
     request_to_event,
     trace_id,
 )
-from ._outcome import HttpOutcome, answered_by_balancer, bad_gateway, outcome
+from ._outcome import HttpOutcome, answered_by_balancer, outcome
 
 if TYPE_CHECKING:  # the server's own imports wait until a server starts
     import argparse
@@ -137,14 +137,9 @@ class _App:
         )
         invocation = await asyncio.wrap_future(srv._workers.submit(lambda: srv._invoke(event)))
         result = outcome(event, invocation, multi_value=srv.multi_value)
-        row = srv._record("request", result, started, raw_query, scope, invocation)
-        try:
-            await _send(send, result)
-        except Exception as exc:  # noqa: BLE001 - what HTTP refuses to carry must not crash the server
-            result = bad_gateway("A13", f"the response could not be put on the wire ({exc}).", result.issues,
-                                 method=method, path=path, multi_value=srv.multi_value, invocation=invocation)
-            row.update(status=result.status, reason=result.reason, rule=result.rule, explanation=result.explanation)
-            await _send(send, result)
+        srv._record("request", result, started, raw_query, scope, invocation)
+        # what HTTP cannot carry (A13) is already a 502 here, so uvicorn accepts every header it is given
+        await _send(send, result)
 
 
 def _listen(host: str, port: int):
@@ -220,7 +215,10 @@ class AlbServer:
         dialect: str = "provider",
         on_record: Callable[[dict], Any] | None = None,
     ) -> None:
-        import uvicorn  # an edge dependency: only the server needs it
+        try:
+            import uvicorn  # an edge dependency: only the server needs it
+        except ImportError:
+            raise ImportError("fnkit.alb.serve needs uvicorn: pip install \"fnkit[serve]\" (or uvicorn)") from None
 
         self.handler = handler
         self.multi_value = bool(multi_value)
@@ -300,7 +298,7 @@ class AlbServer:
         return invoke(self.handler, event, timeout_s=self.timeout_s, context=Context(timeout_s=self.timeout_s))
 
     def _record(self, kind: str, result: HttpOutcome, started: float, raw_query: bytes, scope: dict | None,
-                invocation: Invocation | None) -> dict:
+                invocation: Invocation | None) -> None:
         client = (scope or {}).get("client")
         row = {
             "time": time.time(),
@@ -323,7 +321,6 @@ class AlbServer:
                 self._on_record(row)
             except Exception:  # noqa: BLE001 - a printing callback must not break serving
                 pass
-        return row
 
     def _health_checks(self) -> None:
         """A11: the health check event every interval, logged like a request."""
@@ -404,6 +401,20 @@ def _print_record(row: dict) -> None:
           flush=True)
 
 
+def _stop_on_sigterm() -> Callable[[], None]:
+    """In the main thread, let SIGTERM stop the foreground server as Ctrl-C does; returns the undo."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
 def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> int:
     """`fnkit serve-alb MODULE:FUNCTION [--host] [--port] [--multi-value] [--timeout]`: serve in the foreground.
 
@@ -422,6 +433,7 @@ def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> in
     mode = "on" if server.multi_value else "off"
     print(f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",
           flush=True)
+    restore = _stop_on_sigterm()
     try:
         while server._thread.is_alive():
             time.sleep(0.2)
@@ -429,6 +441,7 @@ def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> in
         pass
     finally:
         server.stop()
+        restore()
     print("fnkit: stopped", flush=True)
     return 0
 

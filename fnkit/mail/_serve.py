@@ -8,9 +8,10 @@ An aiosmtpd server (the `serve` extra) that stands where the mail service stands
   that are not `local@domain` (MS3) get 553; a repeated recipient is accepted once (MS5).
 - DATA: over `max_message_bytes` gets 552. Otherwise the summary event is built from
   the real message and envelope by `build_event` (M1: subject cut to 256 characters,
-  recipients cut past 128 KB), the raw message is registered with the content store
-  (M9), and the `MailRule` runs (M2, M3, M8) in a worker thread, so the SMTP loop never
-  waits on the function.
+  recipients cut past 128 KB; it is handed only the header lines it reads, see
+  `event_headers`), the whole raw message is registered with the content store (M9),
+  and the `MailRule` runs (M2, M3, M8) in a worker thread, so the SMTP loop never waits
+  on the function.
 - Each recipient's decision is then carried out: DEFAULT (and the BYPASS_SPAM_CHECK
   extension) delivers into that recipient's Maildir, `<maildir>/<address>/`, MOVE_TO_JUNK
   into its `.Junk` folder, DROP delivers nothing, BOUNCE sends one bounce message (From
@@ -18,7 +19,9 @@ An aiosmtpd server (the `serve` extra) that stands where the mail service stands
   bounceMessage) to the sender's Maildir when the sender's domain is local, and records
   "bounce not delivered (remote sender)" otherwise. What is delivered is the raw message
   replaced through the content API during a synchronous invocation, else the original,
-  byte for byte (no trace headers are added).
+  byte for byte (no trace headers are added). Outbound, fnkit relays nothing onward:
+  DEFAULT files the message in the (outside) recipient's Maildir under the same root,
+  as a capture of what would have been sent.
 - The reply is "250" once every decision is carried out, "451" when something inside
   fnkit failed (the client keeps the message and retries), never a dropped connection.
 
@@ -37,11 +40,18 @@ Readings of fnkit (the platform does not say; documented here and in the log):
 - A recipient cut from a truncated event (M1) gets the rule's fallback action.
 - Recipients a response adds (M5): on inbound mail only organisation addresses are
   delivered (as BCC); others are logged as not delivered.
+- Maildir folder names are the addresses in lower case (`Alice@X` and `alice@x` share one).
+
+Running it: up to `workers` messages are handled at once (a hanging function holds one
+worker for at most the response timeout per attempt). Raw messages stay readable
+through the content API for 24 real hours, then leave the store. `stop()` leaves the
+Maildirs, a temporary root included, for reading afterwards.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import ipaddress
@@ -53,10 +63,11 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote
 
 from ._address import is_address
@@ -129,17 +140,17 @@ class _Message:
 class _SmtpHooks:
     """The aiosmtpd handler: envelope policy at MAIL and RCPT, the rule at DATA."""
 
-    def __init__(self, server: "MailServer") -> None:
+    def __init__(self, server: MailServer) -> None:
         self.server = server
 
-    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, mail_options: list) -> str:  # noqa: N802
+    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, mail_options: list) -> str:
         if not is_address(address):
             return "553 5.1.7 The sender address is not a valid address (local@domain)"
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
         return "250 OK"
 
-    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list) -> str:  # noqa: N802
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list) -> str:
         gateway = self.server
         if not is_address(address):
             return "553 5.1.3 The recipient address is not a valid address (local@domain)"
@@ -158,7 +169,7 @@ class _SmtpHooks:
         envelope.rcpt_options.extend(rcpt_options)
         return "250 OK"
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         gateway = self.server
         raw = envelope.original_content or b""
         if len(raw) > gateway.max_message_bytes:
@@ -221,7 +232,7 @@ class MailServer:
 
     # --- lifecycle ---------------------------------------------------------------
 
-    def start(self) -> "MailServer":
+    def start(self) -> MailServer:
         """Bind and start serving (done by `serve`)."""
         try:
             from aiosmtpd.controller import Controller
@@ -257,10 +268,10 @@ class MailServer:
             controller.stop()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def __enter__(self) -> "MailServer":
+    def __enter__(self) -> MailServer:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     @property
@@ -355,21 +366,20 @@ class MailServer:
         if now - self._pruned > _PRUNE_EVERY_S:
             self._pruned = now
             _forget_expired(self.store)
-        keywords = dict(mail_from=message.mail_from, recipients=list(message.recipients),
-                        flow_direction=self.flow_direction, store=self.store, seed=next(self._sequence))
+        keywords = {"mail_from": message.mail_from, "recipients": list(message.recipients),
+                    "flow_direction": self.flow_direction, "store": self.store, "seed": next(self._sequence)}
+        headers = event_headers(message.raw)
         try:
-            return build_event(message=message.raw, **keywords), ""
+            event, note = build_event(message=headers, **keywords), ""
         except ValueError:
-            pass
-        try:  # a From header that is no address: the sender is the envelope's, the rest as parsed
-            event = build_event(message=message.raw, sender=message.mail_from, **keywords)
-            return event, "the From header is not a usable address: sender taken from the envelope"
-        except ValueError:
-            pass
-        # headers nothing can be made of: an event from the envelope alone, the real message stored (M9)
-        event = build_event(sender=message.mail_from, **keywords)
-        self.store.add(event["messageId"], message.raw)
-        return event, "the headers could not be read: sender and subject taken from the envelope"
+            try:  # a From header that is no address: the sender is the envelope's, the rest as parsed
+                event = build_event(message=headers, sender=message.mail_from, **keywords)
+                note = "the From header is not a usable address: sender taken from the envelope"
+            except ValueError:  # headers nothing can be made of: the event from the envelope alone
+                event = build_event(sender=message.mail_from, **keywords)
+                note = "the headers could not be read: sender and subject taken from the envelope"
+        self.store.add(event["messageId"], message.raw)  # the content API serves the whole message (M9)
+        return event, note
 
     def _carry_out(self, message: _Message, event: dict, decisions: dict[str, Decision], status: str,
                    attempts: int, run: Any, note: str) -> list[dict]:
@@ -400,14 +410,14 @@ class MailServer:
                 "sender": message.mail_from, "recipient": address, "subject": event["subject"],
                 "action": decision.action, "via": decision.via, "rule": decision.rule, "outcome": status,
                 "attempts": attempts, "status": None, "delivered_to": None,
-                "replaced": content is not message.raw, "note": "; ".join(n for n in (note, extra) if n),
+                "replaced": content is not message.raw, "note": _joined(note, extra),
                 "reason": _reason(decision, run),
             }
             try:
                 self._dispose(row, address, decision, content, bool(extra), bounced)
             except Exception as exc:  # noqa: BLE001 - one recipient's failure is logged, the reply says 451
                 row["status"] = "failed"
-                row["note"] = "; ".join(n for n in (row["note"], f"{type(exc).__name__}: {exc}") if n)
+                row["note"] = _joined(row["note"], f"{type(exc).__name__}: {exc}")
             rows.append(row)
         if bounced:
             self._bounce(message, event, bounced)
@@ -420,8 +430,8 @@ class MailServer:
         action = decision.action
         if added and not self.outbound and _domain(address) not in self.domains:
             row["status"] = "not delivered"
-            row["note"] = "; ".join(n for n in (row["note"], "not an organisation address: on inbound mail the "
-                                                "platform adds only its own (M5)") if n)
+            row["note"] = _joined(row["note"], "not an organisation address: on inbound mail the platform adds "
+                                  "only its own (M5)")
         elif action in ("DEFAULT", "BYPASS_SPAM_CHECK"):
             row["delivered_to"] = self._deliver(address, content)
             row["status"] = "delivered"
@@ -468,7 +478,7 @@ class MailServer:
         sender = message.mail_from
         if _domain(sender) not in self.domains:
             for row, _ in bounced:
-                row["note"] = "; ".join(n for n in (row["note"], "bounce not delivered (remote sender)") if n)
+                row["note"] = _joined(row["note"], "bounce not delivered (remote sender)")
             return
         try:
             path = self._deliver(sender, make_bounce(message, event, [(r["recipient"], t) for r, t in bounced],
@@ -476,15 +486,15 @@ class MailServer:
         except Exception as exc:  # noqa: BLE001
             for row, _ in bounced:
                 row["status"] = "failed"
-                row["note"] = "; ".join(n for n in (row["note"], f"bounce failed: {type(exc).__name__}: {exc}") if n)
+                row["note"] = _joined(row["note"], f"bounce failed: {type(exc).__name__}: {exc}")
             return
         for row, _ in bounced:
             row["delivered_to"] = path
-            row["note"] = "; ".join(n for n in (row["note"], f"bounce delivered to {sender}") if n)
+            row["note"] = _joined(row["note"], f"bounce delivered to {sender}")
 
     def _reporting_domain(self, sender: str) -> str:
         domain = _domain(sender)
-        return domain if domain in self.domains else sorted(self.domains)[0]
+        return domain if domain in self.domains else min(self.domains)
 
     def _invoke_async(self, event: dict, rows: list[dict]) -> None:
         """An asynchronous rule's invocation, after delivery (M8): fill in what came of it."""
@@ -499,17 +509,15 @@ class MailServer:
         with self._records_lock:
             for row in rows:
                 row.update(update)
-                row["note"] = "; ".join(n for n in (row["note"], extra, issues) if n)
+                row["note"] = _joined(row["note"], extra, issues)
         self._busy(-1)
 
     def _record(self, row: dict) -> None:
         with self._records_lock:
             self.records.append(row)
         if self.on_record is not None:
-            try:
+            with contextlib.suppress(Exception):  # a broken listener must not break delivery
                 self.on_record(dict(row))
-            except Exception:  # noqa: BLE001 - a broken listener must not break delivery
-                pass
 
     def _record_all(self, message: _Message, event: dict | None, status: str, note: str) -> None:
         """One row per recipient of a message that could not be handled (the client retries)."""
@@ -523,6 +531,45 @@ class MailServer:
             })
 
 
+#: The headers an event takes from a message whose envelope gives mail_from and recipients.
+EVENT_HEADERS = frozenset({"subject", "from", "return-path"})
+
+
+def event_headers(raw: bytes) -> bytes:
+    """Only the header lines `build_event` reads when the envelope is known: Subject, From, Return-Path.
+
+    An adapter for speed: `build_event(message=...)` parses the whole message and every
+    address header (To, Cc: about two thirds of a gateway's time per message), though the
+    envelope already gives the recipients. Fed these lines it finds the same subject and
+    sender; the whole message is registered with the store separately. The header section
+    ends where the stdlib parser ends it: at the empty line, or at the first line that is
+    neither a header nor a continuation (tests/mail/test_serve.py holds the two to the same
+    answers).
+    """
+    from email.feedparser import headerRE
+
+    kept: list[bytes] = []
+    keep = False
+    for line in raw.splitlines(keepends=True):
+        text = line.decode("latin-1")
+        if not text.strip("\r\n") or not headerRE.match(text):
+            break
+        if text[0] in " \t":  # a continuation of the header before
+            if keep:
+                kept.append(line)
+        else:  # a new header; the parser skips an mbox From_ line and a line starting with ":"
+            colon = text.find(":")
+            keep = not text.startswith("From ") and colon > 0 and text[:colon].lower() in EVENT_HEADERS
+            if keep:
+                kept.append(line if line.endswith((b"\n", b"\r")) else line + b"\r\n")
+    return b"".join(kept) + b"\r\n"
+
+
+def _joined(*notes: str) -> str:
+    """Notes of a log row, the empty ones left out."""
+    return "; ".join(n for n in notes if n)
+
+
 def _reason(decision: Decision, run: Any) -> str:
     """Why a recipient got its action: the decision's words, and the whole story after a failure."""
     if run is None or run.outcome.status != "fallback" or decision.rule == "M1":
@@ -532,10 +579,10 @@ def _reason(decision: Decision, run: Any) -> str:
 
 def make_bounce(message: _Message, event: dict, bounced: list[tuple[str, str]], domain: str) -> bytes:
     """A bounce (RFC 3464-like, plain text) telling the sender which recipients refused the message."""
+    from datetime import UTC, datetime
     from email import policy
     from email.message import EmailMessage
     from email.utils import format_datetime, make_msgid
-    from datetime import datetime, timezone
 
     lines = [
         "This is the mail system at " + domain + ".",
@@ -555,7 +602,7 @@ def make_bounce(message: _Message, event: dict, bounced: list[tuple[str, str]], 
     bounce["From"] = f"Mail Delivery System <MAILER-DAEMON@{domain}>"
     bounce["To"] = message.mail_from
     bounce["Subject"] = BOUNCE_SUBJECT
-    bounce["Date"] = format_datetime(datetime.now(timezone.utc))
+    bounce["Date"] = format_datetime(datetime.now(UTC))
     bounce["Message-ID"] = make_msgid(domain=domain)
     bounce["Auto-Submitted"] = "auto-replied"
     bounce.set_content("\n".join(lines) + "\n")
@@ -579,7 +626,8 @@ def _forget_expired(store: MessageStore) -> None:
 
 def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None, host: str = "127.0.0.1",
           port: int = 0, outbound: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-          max_recipients: int | None = None, on_record: Callable[[dict], Any] | None = None) -> MailServer:
+          max_recipients: int | None = None, workers: int = 8,
+          on_record: Callable[[dict], Any] | None = None) -> MailServer:
     """Serve `handler` as a mail-flow rule behind a real SMTP server; returns the running `MailServer`.
 
     `domains`: the organisation's domains (inbound: the only recipients accepted;
@@ -587,11 +635,13 @@ def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = N
     synchronous, fallback DEFAULT, no retries). `maildir`: the root of the recipients'
     Maildirs (default a new temporary directory). Binds 127.0.0.1 on a free port unless
     told otherwise; any other host prints a warning. Use it as a context manager, or call
-    `.stop()`. `.log` has one row per recipient.
+    `.stop()`. `.log` has one row per recipient. `workers`: messages handled at once (each
+    holds a thread while its function runs, up to the response timeout). `on_record`:
+    called with each log row as it is written.
     """
     server = MailServer(handler, domains=domains, rule=rule, maildir=maildir, host=host, port=port,
                         outbound=outbound, max_message_bytes=max_message_bytes, max_recipients=max_recipients,
-                        on_record=on_record)
+                        workers=workers, on_record=on_record)
     return server.start()
 
 

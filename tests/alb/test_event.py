@@ -251,6 +251,12 @@ def test_a11_health_checker_with_an_odd_request():
     assert [(i.rule) for i in report] == ["A11"] and "the path is not /" in report[0].message
 
 
+def test_a_client_claiming_to_be_the_health_checker_is_an_ordinary_request():
+    e = alb.build_event("POST", "/status", headers={"user-agent": "ELB-HealthChecker/2.0", "content-type": "text/plain"},
+                        body=b"hi")
+    assert len(alb.validate_event(e)) == 0  # it has a trace header: it came through the load balancer
+
+
 def test_unknown_field_is_a_g1_warning(event):
     event["httpmethod"] = "GET"
     report = alb.validate_event(event)

@@ -204,7 +204,7 @@ def test_timeout_is_a_502_and_the_server_stays_responsive(client, server):
     time.sleep(0.1)
     started = time.perf_counter()
     assert client.get("/quick").status_code == 200
-    assert time.perf_counter() - started < 0.5  # answered while the other handler hangs
+    assert time.perf_counter() - started < 0.75  # answered while the other handler hangs (3 s)
     thread.join(5)
     status, took = results["hang"]
     assert status == 502 and 0.9 <= took < 2.5  # the 1 s function timeout, not the 3 s sleep

@@ -18,12 +18,15 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("aiosmtpd")
 
-from fnkit import mail  # noqa: E402
+from fnkit import mail
+from fnkit.mail._serve import event_headers
 
-from .helpers import ALICE, BOB, CAROL, respond  # noqa: E402
+from .helpers import ALICE, BOB, CAROL, respond
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUTSIDER = "sender@example.org"  # not an organisation address
@@ -78,11 +81,6 @@ def send(server, mail_from, recipients, raw):
         return client.sendmail(mail_from, recipients, raw)
 
 
-def rows_for(server, recipient):
-    log = server.log
-    return log[log["recipient"] == recipient]
-
-
 # --- the server itself ------------------------------------------------------------------
 
 
@@ -120,10 +118,17 @@ def test_needs_domains(tmp_path):
 
 
 def test_one_recipient_default_is_delivered_byte_for_byte(start):
-    handler = Recorder()
+    seen = []
+
+    def read_it(event, context):  # the content API holds the whole message as it arrived (M9)
+        seen.append(context.message_content.get_raw_message_content(event["messageId"]))
+        return respond(("DEFAULT", True))
+
+    handler = Recorder(read_it)
     server = start(handler)
     raw = make_message(subject="Quarterly report")
     assert send(server, OUTSIDER, [ALICE], raw) == {}
+    assert seen == [raw]
     # a real Maildir, readable with the stdlib
     box = mailbox.Maildir(server.maildir / ALICE, create=False)
     [key] = box.keys()
@@ -487,8 +492,8 @@ def test_invalid_replacement_left_unhandled_falls_back_and_says_why(start):
 
 @pytest.mark.parametrize("raw", [
     b"this is not a MIME message\r\nno header, no separator\r\n",
-    b"From: nobody\r\nSubject: broken multipart\r\nContent-Type: multipart/mixed; boundary=\"XX\"\r\n\r\n"
-    b"--XX\r\nContent-Type: text/plain\r\n\r\npart one, never closed\r\n",
+    (b"From: nobody\r\nSubject: broken multipart\r\nContent-Type: multipart/mixed; boundary=\"XX\"\r\n\r\n"
+     b"--XX\r\nContent-Type: text/plain\r\n\r\npart one, never closed\r\n"),
     b"Subject: =?utf-8?q?half=ZZ?= encoded\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!not base64!!!\r\n",
     b"From: \xff\xfe@example.org\r\nSubject: caf\xe9 \xff\r\n\r\n8-bit headers, not UTF-8\r\n",
 ], ids=["no-headers", "unclosed-multipart", "bad-encodings", "8bit-headers"])
@@ -502,6 +507,39 @@ def test_malformed_mime_still_flows(start, raw):
         assert event["sender"]["address"] == OUTSIDER  # no From header: the envelope's sender
     assert server.delivered(ALICE) == [raw]  # delivered exactly as it came
     assert server.log.loc[0, "status"] == "delivered"
+
+
+# --- the event comes from the message: the header adapter agrees with build_event ---------------
+
+_HEADER_LINES = [
+    b"From: Ann <ann@example.org>", b"From: nobody", b"From: a@example.org, b@example.org", b"FROM: x@example.org",
+    b"From : y@example.org", b"From x@example.org Thu Jan  1 00:00:00 2026", b"Subject: hello", b"subject: again",
+    b"Subject: =?utf-8?q?caf=C3=A9?=", b"Subject:", b"Subject: caf\xe9 \xff", b" continued", b"\tmore", b"  ",
+    b"To: t@example.com", b"Cc: Carol <c@example.com>", b"Return-Path: <rp@example.org>", b":no name",
+    b"not a header line", b"X-Long: " + b"y" * 120, b"Date: Thu, 01 Jan 2026 00:00:00 +0000", b"",
+    b"Sender: s@example.org", b"Reply-To: r@example.org",
+]
+
+
+def _fields(raw):
+    """(subject, sender) of the event build_event makes from `raw`, or the error it raises."""
+    try:
+        event = mail.build_event(message=raw, mail_from="env@example.org", recipients=[ALICE],
+                                 store=mail.MessageStore())
+    except (ValueError, TypeError) as exc:
+        return type(exc).__name__
+    return event["subject"], event["sender"]["address"]
+
+
+_LINE = st.tuples(st.one_of(st.sampled_from(_HEADER_LINES), st.binary(max_size=12)),
+                  st.sampled_from([b"\r\n", b"\r\n", b"\n", b"\r", b""]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_LINE, max_size=12))
+def test_event_headers_give_build_event_the_same_subject_and_sender(lines):
+    raw = b"".join(line + newline for line, newline in lines)
+    assert _fields(event_headers(raw)) == _fields(raw)
 
 
 # --- every accepted recipient ends in exactly one disposition ---------------------------------------
