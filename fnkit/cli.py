@@ -91,11 +91,10 @@ def cmd_outcome(args: argparse.Namespace) -> int:
     tag = " (inferred)" if _rules.get(result.rule).inferred else ""
     # the load balancer's `reason` is the status phrase; its sentence is `explanation`
     sentence = getattr(result, "explanation", None) or result.reason
-    if name == "alb":
-        sentence = f"{result.status} {result.reason}: {sentence}"
     print(f"{name}: rule {result.rule}{tag}: {sentence}")
     for row in result.rows():
-        shown = {k: v for k, v in row.items() if k not in ("source", "reason", "rule", "inferred", "warnings") and v not in (None, "")}
+        shown = {k: v for k, v in row.items()
+                 if k not in ("source", "reason", "rule", "inferred", "warnings", "explanation") and v not in (None, "")}
         print("  " + "  ".join(f"{k}={v}" for k, v in shown.items()))
     for issue in result.issues:
         print(f"  {issue.severity}: {issue.path}: {issue.message} [{issue.rule}]")
