@@ -6,6 +6,7 @@ import io
 import itertools
 import json
 import logging
+import queue as queue_module
 import signal
 
 try:  # the plain functions, without the enum wrapping of the signal module
@@ -249,6 +250,51 @@ def _call_with_alarm(call: Callable[[], None], box: dict, timeout_s: float) -> b
     return "returned" not in box and "error" not in box
 
 
+class _Worker:
+    """A reusable handler thread: starting a thread per call costs more than many handlers do."""
+
+    def __init__(self) -> None:
+        self.tasks: "queue_module.SimpleQueue[tuple[Callable[[], None], threading.Event]]" = queue_module.SimpleQueue()
+        self.retired = False
+        self.thread = threading.Thread(target=self._loop, name="fnkit-handler", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        try:
+            while not self.retired:
+                call, done = self.tasks.get()
+                call()
+                done.set()
+        except BaseException:  # noqa: BLE001 - a late stop request landing between tasks ends the worker
+            pass
+
+
+_idle_workers: list[_Worker] = []
+_workers_lock = threading.Lock()
+
+
+def _call_on_worker(call: Callable[[], None], timeout_s: float) -> bool:
+    """Run `call` on an idle worker thread; True when it is still running at the timeout."""
+    with _workers_lock:
+        worker = _idle_workers.pop() if _idle_workers else None
+    if worker is None:
+        worker = _Worker()
+    done = threading.Event()
+    worker.tasks.put((call, done))
+    if done.wait(max(0.0, timeout_s)):
+        with _workers_lock:
+            if len(_idle_workers) < 32:
+                _idle_workers.append(worker)
+                return False
+        worker.retired = True
+        worker.tasks.put((lambda: None, threading.Event()))
+        return False
+    # the handler overran: the worker is retired and asked to stop
+    worker.retired = True
+    _stop_thread(worker.thread)
+    return True
+
+
 def _stop_thread(worker: threading.Thread) -> None:
     """Ask a timed-out handler's thread to stop: it gets an exception at its next Python step.
 
@@ -301,12 +347,7 @@ def invoke(
         elif _can_alarm():
             timed_out = _call_with_alarm(call, box, timeout_s)
         else:
-            worker = threading.Thread(target=call, name="fnkit-handler", daemon=True)
-            worker.start()
-            worker.join(max(0.0, timeout_s))
-            timed_out = worker.is_alive()
-            if timed_out:
-                _stop_thread(worker)
+            timed_out = _call_on_worker(call, timeout_s)
     finally:
         duration_ms = (time.perf_counter() - start) * 1000.0
         _uninstall()
