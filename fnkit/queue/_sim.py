@@ -24,9 +24,25 @@ class SimContext(Context):
     """The handler's context inside a simulation: `sleep(s)` spends virtual time, no real waiting."""
 
     def __init__(self, sim: "QueueSim", **kwargs: Any) -> None:
-        super().__init__(timeout_s=sim.function_timeout_s, clock=lambda: sim.now, **kwargs)
+        # cheaper than Context.__init__: a simulation makes one per batch, millions of times
         self.sim = sim
         self.slept_s = 0.0
+        self.timeout_s = sim.function_timeout_s
+        self._deadline = None
+        self._kwargs = kwargs
+
+    def __getattr__(self, name: str) -> Any:
+        # names, ARNs and the request id are made on first use only
+        if name.startswith("__") or name in ("sim", "slept_s", "_kwargs"):
+            raise AttributeError(name)
+        full = Context(timeout_s=self.sim.function_timeout_s, clock=lambda: self.sim.now, **self._kwargs)
+        for key, value in vars(full).items():
+            if key not in ("timeout_s", "_deadline"):
+                object.__setattr__(self, key, value)
+        return object.__getattribute__(self, name)
+
+    def _start(self) -> None:
+        return None
 
     def sleep(self, seconds: float) -> None:
         """Spend `seconds` of virtual time (a slow handler, without a real wait)."""
@@ -272,6 +288,7 @@ class QueueSim:
         self.invocation_s = float(invocation_s)
         self.real_timeout_s = real_timeout_s if real_timeout_s is not None else max(self.function_timeout_s, 0.001)
         self.dialect = dialect
+        self._event_source = EVENT_SOURCE[dialect]
         self.region = region
         self.arn = queue_arn(fifo=fifo, region=region, name=queue_name, dialect=dialect)
         self.seed = seed
@@ -340,29 +357,41 @@ class QueueSim:
     # -- the event --------------------------------------------------------------
     def _record(self, d: tuple, time_s: float) -> dict:
         m, count = d
-        attributes = {}
-        attributes["ApproximateReceiveCount"] = str(count)
-        attributes["SentTimestamp"] = m.sent_ms
-        attributes["SenderId"] = self._sender_id
-        attributes["ApproximateFirstReceiveTimestamp"] = str(EPOCH_MS + int((m.first_receive_s if m.first_receive_s is not None else time_s) * 1000))
+        first = m.first_receive_s
+        attributes = {
+            "ApproximateReceiveCount": str(count),
+            "SentTimestamp": m.sent_ms,
+            "SenderId": self._sender_id,
+            "ApproximateFirstReceiveTimestamp": str(EPOCH_MS + int((first if first is not None else time_s) * 1000)),
+        }
         if m.group_id is not None:
             attributes["SequenceNumber"] = m.sequence_number
             attributes["MessageGroupId"] = m.group_id
             attributes["MessageDeduplicationId"] = m.dedup_id
-        record = {
+        if m.md5_attributes is None:
+            return {
+                "messageId": m.message_id,
+                "receiptHandle": "AQEB%s/%d" % (m.message_id, count),
+                "body": m.body,
+                "attributes": attributes,
+                "messageAttributes": {},
+                "md5OfBody": m.md5_body,
+                "eventSource": self._event_source,
+                "eventSourceARN": self.arn,
+                "awsRegion": self.region,
+            }
+        return {
             "messageId": m.message_id,
             "receiptHandle": "AQEB%s/%d" % (m.message_id, count),
             "body": m.body,
             "attributes": attributes,
-            "messageAttributes": m.message_attributes or {},
+            "messageAttributes": m.message_attributes,
+            "md5OfMessageAttributes": m.md5_attributes,
+            "md5OfBody": m.md5_body,
+            "eventSource": self._event_source,
+            "eventSourceARN": self.arn,
+            "awsRegion": self.region,
         }
-        if m.md5_attributes is not None:
-            record["md5OfMessageAttributes"] = m.md5_attributes
-        record["md5OfBody"] = m.md5_body
-        record["eventSource"] = EVENT_SOURCE[self.dialect]
-        record["eventSourceARN"] = self.arn
-        record["awsRegion"] = self.region
-        return record
 
     def _event(self, deliveries: list[Delivery], time_s: float) -> dict:
         return {"Records": [self._record(d, time_s) for d in deliveries]}
