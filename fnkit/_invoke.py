@@ -275,8 +275,12 @@ _workers_lock = threading.Lock()
 
 def _call_on_worker(call: Callable[[], None], timeout_s: float) -> bool:
     """Run `call` on an idle worker thread; True when it is still running at the timeout."""
+    worker = None
     with _workers_lock:
-        worker = _idle_workers.pop() if _idle_workers else None
+        while _idle_workers and worker is None:
+            candidate = _idle_workers.pop()
+            if candidate.thread.is_alive() and not candidate.retired:
+                worker = candidate
     if worker is None:
         worker = _Worker()
     done = threading.Event()

@@ -11,14 +11,14 @@ from .._report import Issue, Raw
 from ._adapter import adapter_for
 from ._builder import EventBuilder
 from ._ui import CSS, issues_html, json_problem
-from ._view import OutcomeView
+from ._view import OutcomeView, Shown
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-class ResponseExplorer:
+class ResponseExplorer(Shown):
     """Type a response (or press one of the spec's forms) and see what the platform does with it.
 
     From Python: `x = ResponseExplorer(event, source="queue"); x.set_text('{"batchItemFailures": []}')`,
@@ -98,30 +98,6 @@ class ResponseExplorer:
         """The spec's forms for the current event: label -> response text."""
         event = self.event or {}
         return {f.label: f.text(event) for f in self.adapter.forms}
-
-    @property
-    def summary(self) -> str:
-        """The word shown as the outcome."""
-        return self.view.summary
-
-    @property
-    def message(self) -> str:
-        """The sentence shown under the outcome."""
-        return self.view.message
-
-    @property
-    def issues(self) -> list[Issue]:
-        """The issues shown."""
-        return self.view.issues
-
-    @property
-    def rows(self) -> list[dict]:
-        """The rows of the table shown."""
-        return self.view.rows
-
-    @property
-    def config(self) -> dict:
-        return {name: ctl.value for name, ctl in self.config_controls.items()}
 
     def set_text(self, text: str) -> "ResponseExplorer":
         """Set the response text; the decision follows at once."""

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import json
-import threading
 from html import escape
 from typing import Any, Callable
 
@@ -12,16 +10,12 @@ from .._report import ContractError, Issue
 from ._adapter import adapter_for
 from ._builder import EventBuilder
 from ._ui import CSS, error_sentence, issues_html
-from ._view import OutcomeView, details_html
+from ._view import OutcomeView, Shown, details_html
 
 MAX_TIMEOUT_S = 30.0
 
 
-class HandlerStopped(BaseException):
-    """Put into a handler thread still running after its timeout, so it does not run on forever."""
-
-
-class HandlerRunner:
+class HandlerRunner(Shown):
     """Run a handler on an event the way the platform would, and show what the platform does.
 
     `HandlerRunner(builder=b, handler=fn)` runs `fn` (or an example, chosen in the
@@ -90,31 +84,6 @@ class HandlerRunner:
         """The handler that `run()` calls."""
         return self.handler_choice.value
 
-    @property
-    def summary(self) -> str:
-        """The word shown as the outcome ('partial', '502 Bad Gateway', 'not run yet', ...)."""
-        return self.view.summary
-
-    @property
-    def message(self) -> str:
-        """The sentence shown under the outcome."""
-        return self.view.message
-
-    @property
-    def issues(self) -> list[Issue]:
-        """The issues shown (errors, warnings)."""
-        return self.view.issues
-
-    @property
-    def rows(self) -> list[dict]:
-        """The rows of the table shown."""
-        return self.view.rows
-
-    @property
-    def config(self) -> dict:
-        """The outcome keywords set by the controls."""
-        return {name: ctl.value for name, ctl in self.config_controls.items()}
-
     def use(self, handler: Callable | str) -> "HandlerRunner":
         """Choose the handler: a function, or the name of an example."""
         if isinstance(handler, str):
@@ -182,14 +151,11 @@ class HandlerRunner:
         if not callable(handler):
             self.view.problem("no handler", f"The handler is {type(handler).__name__}, not a function: pass def handler(event, context): ...")
             return
-        before = _handler_threads()
-        try:
+        try:  # a handler past the timeout is stopped by fnkit.invoke itself
             outcome = self.adapter.run(handler, event, self.config, self.timeout_s)
         except ContractError as exc:
             self.view.problem("invalid event", "The platform never sends an event like this one, so the handler was not run.", exc.report)
             return
-        finally:
-            _stop_strays(before)
         self.outcome = outcome
         invocation = getattr(outcome, "invocation", None)
         self.invocation = invocation
@@ -205,13 +171,3 @@ class HandlerRunner:
             kept = [i for i in getattr(outcome, "issues", ()) if not (i.path == "$" and i.code in same)]
             self.view.issues = [*extra, *kept]
             self.view.issue_list.value = issues_html(self.view.issues)
-
-
-def _handler_threads() -> set[int]:
-    return {t.ident for t in threading.enumerate() if t.name == "fnkit-handler" and t.ident is not None}
-
-
-def _stop_strays(before: set[int]) -> None:
-    """Ask handler threads this run left behind (after a timeout) to stop, so they do not run on."""
-    for ident in _handler_threads() - before:
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(HandlerStopped))

@@ -90,3 +90,35 @@ def details_html(invocation: Any) -> str:
         shown = logs if len(logs) <= 2000 else logs[:2000] + " …"
         parts.append(f"<b>printed</b>{pre(shown, colour='#57606a')}")
     return "".join(parts)
+
+
+class Shown:
+    """What a widget with an OutcomeView (`self.view`) and config controls shows, read from Python."""
+
+    view: OutcomeView
+    config_controls: dict
+
+    @property
+    def summary(self) -> str:
+        """The word shown as the outcome ('partial', '502 Bad Gateway', 'not run yet', ...)."""
+        return self.view.summary
+
+    @property
+    def message(self) -> str:
+        """The sentence shown under the outcome."""
+        return self.view.message
+
+    @property
+    def issues(self) -> list[Issue]:
+        """The issues shown (errors, warnings)."""
+        return self.view.issues
+
+    @property
+    def rows(self) -> list[dict]:
+        """The rows of the table shown."""
+        return self.view.rows
+
+    @property
+    def config(self) -> dict:
+        """The outcome keywords set by the controls."""
+        return {name: ctl.value for name, ctl in self.config_controls.items()}

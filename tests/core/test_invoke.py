@@ -297,3 +297,33 @@ def test_tabulate_shows_an_invocation_as_one_row():
     assert len(frame) == 1
     row = frame.iloc[0]
     assert row["status"] == "returned" and row["returned"] == '{"a":1}' and "hi" in row["logs"]
+
+
+def test_off_the_main_thread_a_hung_handler_is_stopped_and_the_next_call_is_prompt():
+    import threading
+    import time
+
+    import fnkit
+
+    results = []
+
+    def spin(event, context):
+        while True:
+            pass
+
+    def calls():
+        results.append(fnkit.invoke(spin, {}, timeout_s=0.2).status)
+        started = time.perf_counter()
+        results.append(fnkit.invoke(lambda e, c: {"ok": True}, {}, timeout_s=2).returned)
+        results.append(time.perf_counter() - started)
+        for _ in range(50):
+            fnkit.invoke(lambda e, c: None, {}, timeout_s=2)
+
+    worker = threading.Thread(target=calls)
+    worker.start()
+    worker.join(10)
+    assert results[:2] == ["timeout", {"ok": True}]
+    assert results[2] < 1.0
+    time.sleep(0.3)
+    handler_threads = [t for t in threading.enumerate() if t.name == "fnkit-handler"]
+    assert len(handler_threads) <= 2      # reused, not one per call; the spinning one was stopped
