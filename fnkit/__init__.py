@@ -19,6 +19,7 @@ _SOURCES = ("queue", "mail", "alb")
 _LAZY = {
     "tabulate": ("._table", "tabulate"),
     "replay": ("._replay", "replay"),
+    "replay_partitions": ("._replay", "replay_partitions"),
     "detect_source": ("._sources", "detect_source"),
     "validate": ("._sources", "validate"),
     "correlation_ids": ("._sources", "correlation_ids"),
@@ -28,7 +29,7 @@ _LAZY = {
 
 __all__ = [
     "DIALECTS", "ContractError", "Context", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
-    "alb", "correlation_ids", "detect_source", "invoke", "mail", "queue", "replay", "rules", "tabulate", "validate",
+    "alb", "correlation_ids", "detect_source", "invoke", "mail", "queue", "replay", "replay_partitions", "rules", "tabulate", "validate",
 ]
 
 

@@ -1,92 +1,249 @@
-"""Replay: one handler over many events of any source, one row per record / recipient / request."""
+"""Replay: one handler over many events of any source, one row per record / recipient / request.
+
+One function, `replay_partition`, turns a partition (events, importer entries or unreadable
+lines, plus the configuration) into rows; the local engine and the Dask engine both call it,
+so they cannot disagree. Rows become frames with `_partition_frame` (every column an object
+column: the values as the rows hold them) and frames become the result with `_finish`
+(columns in one order, dtypes inferred once over the whole): the same for one partition or
+many, so a Dask replay gathered into pandas is the local replay, value for value and dtype
+for dtype.
+"""
 
 from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Iterable
+import pickle
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any, Callable
 
+from ._import import ImportStream, Unreadable, unreadable
 from ._invoke import capturing
 from ._report import MISSING, ContractError, decode_json
-from ._sources import detect_source, source_module
+from ._sources import SOURCES, detect_source, source_module
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
+ENGINES = ("local", "dask")
+DEFAULT_PARTITION_SIZE = 5_000
+_INSTALL_DASK = "the Dask engine needs dask and distributed: pip install 'fnkit[dask]'"
 
 
-def _keywords(fn: Callable) -> set[str]:
-    return {name for name, p in inspect.signature(fn).parameters.items() if p.kind is p.KEYWORD_ONLY}
+def _keywords(fn: Callable) -> tuple[set[str], bool]:
+    """The keyword-only parameters of a source's `run`, and whether it takes any keyword (**kwargs)."""
+    params = inspect.signature(fn).parameters.values()
+    return {p.name for p in params if p.kind is p.KEYWORD_ONLY}, any(p.kind is p.VAR_KEYWORD for p in params)
+
+
+def make_config(config: dict) -> dict:
+    """The replay configuration: `source` (forced), `label`, and the keywords for the sources' `run`.
+
+    A keyword that no source's `run` takes is refused here, before any event is read
+    (a typo such as `timout_s` would otherwise be ignored without a word).
+    """
+    forced = config.pop("source", None)
+    label = config.pop("label", None)
+    if forced is not None:
+        source_module(forced)  # an unknown source fails now
+    names = [forced] if forced else list(SOURCES)
+    taken: set[str] = set()
+    for name in names:
+        accepted, anything = _keywords(source_module(name).run)
+        taken |= set(config) if anything else accepted
+    unknown = sorted(set(config) - taken)
+    if unknown:
+        raise TypeError(f"replay got keyword(s) that no source's run takes: {', '.join(unknown)}")
+    return {"source": forced, "label": label, "options": dict(config)}
 
 
 def iter_events(events: Any) -> Iterable[Any]:
-    """Events from a list, a JSON Lines file (optionally .gz) or a JSON file holding a list."""
+    """What a replay reads from `events`: a list or any iterable (a generator streams), an importer's
+    stream (its unreadable lines come along as rows), or a path: a JSON Lines events file (or
+    .gz, or a folder), a load balancer access log, or a queue message dump (by content)."""
     if isinstance(events, (str, Path)):
-        from .corpus import load
+        from ._import import open_events
 
-        return load(events)
+        return open_events(events).entries()
+    if isinstance(events, ImportStream):
+        return events.entries()
     if isinstance(events, dict):
         return [events]
     return events
 
 
-def replay(handler: Callable[[Any, Any], Any], events: Any, **config: Any):
-    """Run `handler` over every event (any source) and tabulate what the platform would do.
-
-    Keywords go to each source's `run` when it takes them (`report_batch_item_failures`,
-    `mode`, `fallback_action`, `multi_value`, `timeout_s`, ...); `source=` forces one source.
-    One row per record / recipient / request; an invalid event is one row saying why.
-    """
-    import pandas as pd
-
-    forced = config.pop("source", None)
-    label = config.pop("label", None)
+def replay_partition(handler: Callable[[Any, Any], Any], items: Iterable[Any], config: dict,
+                     start: int = 0) -> list[dict]:
+    """The rows of one partition: every item (an event, an importer's entry such as a logged
+    request, or an `Unreadable`) numbered from `start`; both engines call this and nothing else."""
+    forced = config["source"]
+    options = config["options"]
     runners: dict[str, tuple[Callable, dict]] = {}
     rows: list[dict] = []
     with capturing():
-        for index, event in enumerate(iter_events(events)):
+        for index, item in enumerate(items, start):
+            if isinstance(item, Unreadable):
+                rows.append({"event": index, "source": item.source, "item": item.where, "result": item.result,
+                             "rule": item.issue.rule, "inferred": False, "reason": item.issue.message})
+                continue
+            extra = getattr(item, "replay_columns", None)
+            event = item.event if extra is not None else item
             value, issues = decode_json(event, "G0")
             source = forced or (detect_source(value) if value is not MISSING else None)
             if source is None:
                 message = issues[0].message if issues else "not an event of a known source"
-                rows.append({"event": index, "source": None, "item": None, "result": "invalid event", "rule": "G3" if not issues else "G0",
-                             "inferred": True, "reason": message})
+                rows.append({"event": index, "source": None, "item": None, "result": "invalid event",
+                             "rule": "G3" if not issues else "G0", "inferred": True, "reason": message})
                 continue
             if source not in runners:
                 run = source_module(source).run
-                accepted = _keywords(run)
-                runners[source] = (run, {k: v for k, v in config.items() if k in accepted})
-            run, options = runners[source]
+                accepted, anything = _keywords(run)
+                runners[source] = (run, {k: v for k, v in options.items() if anything or k in accepted})
+            run, kwargs = runners[source]
             try:
-                result = run(handler, value, **options)
+                result = run(handler, value, **kwargs)
             except ContractError as exc:
                 first = exc.report.errors[0]
-                rows.append({"event": index, "source": source, "item": None, "result": "invalid event", "rule": first.rule,
-                             "inferred": False, "reason": f"{first.path}: {first.message}"})
+                row = {"event": index, "source": source, "item": None, "result": "invalid event", "rule": first.rule,
+                       "inferred": False, "reason": f"{first.path}: {first.message}"}
+                rows.append(row | extra(row) if extra is not None else row)
                 continue
             for row in result.rows():
                 row["event"] = index
                 row.setdefault("result", _result_of(source, row))
+                if extra is not None:
+                    row.update(extra(row))
                 rows.append(row)
-    frame = pd.DataFrame(rows)
-    if frame.empty:
+    return rows
+
+
+def _result_of(source: str, row: dict) -> Any:
+    # a common column across sources: what happened to this item
+    if source in ("queue", "mail"):
+        return row.get("action")
+    return row.get("status")
+
+
+def _partition_frame(rows: list[dict]):
+    """The rows of one partition as a DataFrame of object columns (values exactly as the rows hold them)."""
+    import pandas as pd
+
+    return pd.DataFrame(rows, dtype=object)
+
+
+def _order(column_lists: Iterable[Iterable[str]]) -> list[str]:
+    """The result's columns: the common ones first, then the others in order of first appearance."""
+    seen: dict[str, None] = {}
+    for columns in column_lists:
+        for c in columns:
+            seen.setdefault(c, None)
+    return [c for c in _COLUMNS if c in seen] + [c for c in seen if c not in _COLUMNS]
+
+
+def _finish(frames: list, label: Any = None):
+    """The replay's DataFrame from partition frames in order: one column order, dtypes inferred over the whole."""
+    import pandas as pd
+
+    frames = [f for f in frames if len(f.columns)]
+    if not frames:
         frame = pd.DataFrame(columns=_COLUMNS)
-    ordered = [c for c in _COLUMNS if c in frame.columns] + [c for c in frame.columns if c not in _COLUMNS]
-    frame = frame[ordered]
+    else:
+        frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
+        frame = frame[_order(f.columns for f in frames)].infer_objects()
     if label is not None:
         frame.insert(0, "handler", label)
     return frame
 
 
-def _result_of(source: str, row: dict) -> Any:
-    # a common column across sources: what happened to this item
-    if source == "queue":
-        return row.get("action")
-    if source == "mail":
-        return row.get("action")
-    return row.get("status")
+def partitions(items: Iterable[Any], size: int) -> Iterator[tuple[int, list]]:
+    """(number of the first item, up to `size` items) for consecutive slices of a stream; never the whole list."""
+    if size < 1:
+        raise ValueError(f"partition_size is at least 1, not {size}")
+    iterator = iter(items)
+    start = 0
+    while True:
+        chunk = list(islice(iterator, size))
+        if not chunk:
+            return
+        yield start, chunk
+        start += len(chunk)
+
+
+def replay(handler: Callable[[Any, Any], Any], events: Any, *, engine: str = "local", client: Any = None,
+           compute: bool = False, partition_size: int | None = None, **config: Any):
+    """Run `handler` over every event (any source) and tabulate what the platform would do.
+
+    `events`: a list or any iterable (a generator streams), an importer's stream
+    (`fnkit.alb.events_from_access_log`, `fnkit.queue.events_from_messages`: their logged
+    facts become columns, their unreadable lines rows), or a path (JSON Lines events, an
+    access log, a message dump). Keywords go to each source's `run` when it takes them
+    (`report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, `timeout_s`, ...);
+    `source=` forces one source, `label=` adds a `handler` column. One row per record /
+    recipient / request; an invalid event or an unreadable line is one row saying why.
+
+    `engine="local"` (a pandas DataFrame) or `"dask"`: partitions of `partition_size` events
+    stream to a `dask.distributed` cluster (`client`: a Client, a scheduler address, or None
+    for the current client or a LocalCluster made once per session), the handler runs in the
+    workers, and the result is a Dask DataFrame with the same columns (`compute=True`: the
+    pandas DataFrame the local engine gives, exactly).
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine is one of {', '.join(ENGINES)}, not {engine!r}")
+    cfg = make_config(config)
+    items = iter_events(events)
+    if engine == "local":
+        if client is not None:
+            raise ValueError("client= goes with engine='dask'")
+        rows = replay_partition(handler, items, cfg)
+        return _finish([_partition_frame(rows)], cfg["label"])
+    from ._dask import dask_replay
+
+    return dask_replay(handler, items, cfg, client=client, compute=compute,
+                       partition_size=partition_size or DEFAULT_PARTITION_SIZE)
+
+
+def replay_partitions(handler: Callable[[Any, Any], Any], events: Any, *, engine: str = "local", client: Any = None,
+                      partition_size: int | None = None, window: int | None = None, **config: Any) -> Iterator[Any]:
+    """Replay as a stream: one pandas DataFrame per partition of `partition_size` events, in order.
+
+    Memory stays bounded whatever the number of events: events are read as partitions are
+    needed, and at most `window` partitions are in flight (on the Dask engine: submitted
+    and not yet handed out). Same keywords as `replay`; `event` numbers run across partitions.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine is one of {', '.join(ENGINES)}, not {engine!r}")
+    cfg = make_config(config)
+    items = iter_events(events)
+    size = partition_size or DEFAULT_PARTITION_SIZE
+    if engine == "local":
+        return (_finish([_partition_frame(replay_partition(handler, chunk, cfg, start))], cfg["label"])
+                for start, chunk in partitions(items, size))
+    from ._dask import dask_partitions
+
+    return dask_partitions(handler, items, cfg, client=client, partition_size=size, window=window)
 
 
 def dumps_events(events: Iterable[Any]) -> str:
     """Events as JSON Lines text."""
     return "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in events)
+
+
+def pack(chunk: list, start: int) -> bytes:
+    """A partition as bytes for the workers; an event pickle cannot carry becomes an `Unreadable` saying so."""
+    try:
+        return pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - find the culprits, one by one
+        kept = []
+        for index, item in enumerate(chunk, start):
+            try:
+                pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+                kept.append(item)
+            except Exception as exc:  # noqa: BLE001 - whatever pickle raises, the row says it
+                kept.append(Unreadable(unreadable(f"event {index}", "The event cannot be sent to the Dask workers: "
+                                                  f"pickle cannot serialise it ({exc.__class__.__name__}: {exc}).")
+                                       .issue, None, "not sent"))
+        return pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+__all__ = ["replay", "replay_partitions", "replay_partition", "iter_events", "make_config", "partitions",
+           "dumps_events", "pack", "ENGINES"]

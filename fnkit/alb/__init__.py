@@ -1,5 +1,6 @@
 """The application load balancer source: HTTP request events, response objects, and what the client gets."""
 
+from ._access_log import LoggedRequest, events_from_access_log
 from ._event import (
     EVENT_SHAPE,
     body_size,
@@ -20,5 +21,5 @@ __all__ = [
     "EVENT_SHAPE", "RESPONSE_SHAPE", "MAX_REQUEST_BODY", "MAX_RESPONSE_JSON", "AlbServer", "HttpOutcome", "HttpRequest",
     "body_size", "build_event", "correlation_ids", "health_check_event", "looks_like", "make_target_group_arn",
     "outcome", "parse_event", "query_pairs", "refusal", "request_to_event", "run", "serve", "validate_event",
-    "validate_response", "cli_serve",
+    "validate_response", "cli_serve", "LoggedRequest", "events_from_access_log",
 ]

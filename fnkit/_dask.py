@@ -1,0 +1,217 @@
+"""The Dask engine of `fnkit.replay`: partitions stream to a dask.distributed cluster, handlers run in the workers.
+
+The client side reads the events a partition at a time, pickles each partition (an event
+pickle cannot carry becomes a row saying so), and keeps at most a window of partitions in
+flight, so a generator of any length is never held whole. Each worker task calls
+`replay_partition`, the function the local engine calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any, Callable
+
+from ._replay import _INSTALL_DASK, _finish, _order, _partition_frame, pack, partitions, replay_partition
+
+_SESSION: dict[str, Any] = {}      # the LocalCluster made for this session, and clients by scheduler address
+_HANDLERS: dict[str, Callable] = {}  # in a worker: handlers already unpickled, by digest
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(_INSTALL_DASK) from exc
+    return distributed
+
+
+def get_client(client: Any = None):
+    """A dask.distributed Client: the one given, one for a scheduler address, the current one, or a session LocalCluster."""
+    distributed = _distributed()
+    if isinstance(client, distributed.Client):
+        return client
+    if isinstance(client, str):
+        if client not in _SESSION:
+            _SESSION[client] = distributed.Client(client, set_as_default=False)
+        return _SESSION[client]
+    if client is not None and hasattr(client, "scheduler_address"):  # a cluster object
+        return distributed.Client(client, set_as_default=False)
+    if client is not None:
+        raise TypeError(f"client is a dask.distributed Client, a cluster, or a scheduler address, not "
+                        f"{type(client).__name__}")
+    try:
+        return distributed.default_client()
+    except ValueError:
+        pass
+    if "local" not in _SESSION:
+        workers = max(1, min(os.cpu_count() or 1, 4))
+        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
+        _SESSION["local"] = distributed.Client(cluster, set_as_default=False)
+    return _SESSION["local"]
+
+
+def handler_blob(handler: Callable) -> bytes:
+    """The handler as bytes for the workers (cloudpickle, by value when defined in a notebook or script)."""
+    import cloudpickle
+
+    name = getattr(handler, "__qualname__", None) or type(handler).__name__
+    try:
+        return cloudpickle.dumps(handler)
+    except Exception as exc:  # noqa: BLE001 - whatever cloudpickle raises, the sentence says it
+        raise TypeError(
+            f"The handler {name!r} cannot be sent to the Dask workers: cloudpickle cannot serialise it "
+            f"({exc.__class__.__name__}: {exc}). Define it at the top level of a module or a notebook cell, and "
+            "keep locks, open files, sockets and clients out of what it refers to (open them inside the handler)."
+        ) from exc
+
+
+def _handler(blob: bytes) -> Callable:
+    digest = hashlib.sha1(blob).hexdigest()
+    handler = _HANDLERS.get(digest)
+    if handler is None:
+        try:
+            handler = pickle.loads(blob)
+        except Exception as exc:  # noqa: BLE001 - say what the worker could not do
+            raise RuntimeError(f"A Dask worker could not load the handler ({exc.__class__.__name__}: {exc}); is the "
+                               "module that defines it importable there?") from exc
+        _HANDLERS[digest] = handler
+    return handler
+
+
+def run_partition(handler: bytes, blob: bytes, config: dict, start: int):
+    """In a worker: the object-column frame of one partition's rows."""
+    return _partition_frame(replay_partition(_handler(handler), pickle.loads(blob), config, start))
+
+
+def describe(frame) -> tuple[list[str], dict, int]:
+    """In a worker: a partition's columns, inferred dtypes ("null" for a column with no value) and length."""
+    inferred = frame.infer_objects()
+    dtypes = {}
+    for c in inferred.columns:
+        column = inferred[c]
+        if column.isna().all():  # no value: only None (stays object) or some NaN (float64)
+            dtypes[c] = "null" if column.dtype == object else "nan"
+        else:
+            dtypes[c] = column.dtype
+    return list(inferred.columns), dtypes, len(inferred)
+
+
+def common_dtype(found: list[Any]) -> Any:
+    """The dtype pandas infers for a column over all partitions, from each one's.
+
+    Each partition's entry is its inferred dtype, None when it lacks the column, "null" when
+    it holds only None, "nan" when it holds no value but some NaN.
+    """
+    import numpy as np
+    import pandas as pd
+
+    known = [d for d in found if not isinstance(d, str) and d is not None]
+    gaps = len(known) < len(found)
+    if not known:  # no value anywhere: object when every partition holds only None, else NaN's float64
+        return np.dtype(object) if all(isinstance(d, str) and d == "null" for d in found) else np.dtype("float64")
+    first = known[0]
+    if all(d == first for d in known):
+        if not gaps:
+            return first
+        if pd.api.types.is_bool_dtype(first):
+            return np.dtype(object)
+        if pd.api.types.is_integer_dtype(first):
+            return np.dtype("float64")
+        return first
+    if all(pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in known):
+        return np.dtype("float64")
+    return np.dtype(object)
+
+
+def conform(frame, columns: list[str], dtypes: dict, offset: int, label: Any):
+    """A partition with the result's columns, dtypes and row numbers."""
+    import pandas as pd
+
+    frame = frame.infer_objects().reindex(columns=columns)
+    for column, dtype in dtypes.items():
+        if frame[column].dtype != dtype:
+            frame[column] = frame[column].astype(dtype)
+    frame.index = pd.RangeIndex(offset, offset + len(frame))
+    if label is not None:
+        frame.insert(0, "handler", label)
+    return frame
+
+
+def _submit_all(client, handler: Callable, items: Iterable[Any], config: dict, size: int,
+                window: int) -> Iterator[Any]:
+    """Futures of the partitions, in order; at most `window` unfinished at any time (the stream is read as they finish)."""
+    distributed = _distributed()
+    shared = client.scatter(handler_blob(handler), broadcast=True, hash=False)
+    unfinished: deque = deque()
+    for start, chunk in partitions(items, size):
+        future = client.submit(run_partition, shared, pack(chunk, start), config, start, pure=False)
+        unfinished.append(future)
+        yield future
+        while len(unfinished) >= window:
+            distributed.wait(list(unfinished), return_when="FIRST_COMPLETED")
+            unfinished = deque(f for f in unfinished if not f.done())
+
+
+def _window(client, window: int | None) -> int:
+    if window is not None:
+        if window < 1:
+            raise ValueError(f"window is at least 1, not {window}")
+        return window
+    return 2 * max(1, sum(client.nthreads().values()))
+
+
+def dask_replay(handler: Callable, items: Iterable[Any], config: dict, *, client: Any, compute: bool,
+                partition_size: int):
+    """`replay` on Dask: a Dask DataFrame (or, with `compute`, the local engine's pandas DataFrame)."""
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    client = get_client(client)
+    handler_blob(handler)  # an unserialisable handler fails before any event is read
+    futures = list(_submit_all(client, handler, items, config, partition_size, _window(client, None)))
+    label = config["label"]
+    if compute:
+        return _finish(client.gather(futures), label)
+    if not futures:
+        return dd.from_pandas(_finish([], label), npartitions=1)
+    infos = client.gather(client.map(describe, futures, pure=False))
+    columns = _order(info[0] for info in infos)
+    dtypes = {c: common_dtype([info[1].get(c) for info in infos]) for c in columns}
+    parts, offset = [], 0
+    for future, (_, _, length) in zip(futures, infos):
+        parts.append(dask.delayed(conform)(future, columns, dtypes, offset, label))
+        offset += length
+    meta = pd.DataFrame({c: pd.Series(dtype=dtypes[c]) for c in columns})
+    if label is not None:
+        meta.insert(0, "handler", pd.DataFrame({"handler": [label]})["handler"].iloc[:0])
+    # the rows hold mixed values (a status is a number, a queue action a word): never turn them into strings
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dd.from_delayed(parts, meta=meta, verify_meta=False)
+
+
+def dask_partitions(handler: Callable, items: Iterable[Any], config: dict, *, client: Any, partition_size: int,
+                    window: int | None) -> Iterator[Any]:
+    """`replay_partitions` on Dask: pandas frames in order, at most `window` partitions in flight."""
+    client = get_client(client)
+    handler_blob(handler)  # fail now, not on first use
+    limit = _window(client, window)
+
+    def stream() -> Iterator[Any]:
+        pending: deque = deque()
+        for future in _submit_all(client, handler, items, config, partition_size, limit):
+            pending.append(future)
+            while pending and (len(pending) >= limit or pending[0].done()):
+                yield _finish([pending.popleft().result()], config["label"])
+        while pending:
+            yield _finish([pending.popleft().result()], config["label"])
+
+    return stream()
+
+
+__all__ = ["get_client", "handler_blob", "dask_replay", "dask_partitions", "run_partition", "common_dtype"]

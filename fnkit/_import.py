@@ -1,0 +1,328 @@
+"""Real data in: the shared core of the importers (access logs, queue message dumps, event files).
+
+An importer is a one-pass stream (`ImportStream`): iterating it yields what it could turn
+into events, as it reads; every line or entry it could not use is reported as an `Issue`
+located by file and line number (`stream.issues`), never skipped silently and never raised.
+`stream.entries()` yields those `Unreadable` markers in place too, so that a replay shows
+them as rows. Files may be gzip-compressed; a folder means every file in it, in name order.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sys
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._report import Issue, Report, error, warning
+
+GZIP_MAGIC = b"\x1f\x8b"
+_SNIFF_BYTES = 65_536
+_ACCESS_LOG_START = re.compile(rb"^(?:http|https|h2|grpcs|ws|wss) \d{4}-\d\d-\d\dT")
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A line or entry an importer (or a replay engine) could not turn into an event, and why.
+
+    `issue.path` says where (`access.log.gz:17`), `issue.message` why, in one sentence.
+    `result` is what a replay row says about it.
+    """
+
+    issue: Issue
+    source: str | None = None
+    result: str = "unreadable"
+
+    @property
+    def where(self) -> str:
+        """The location: file and line number (or entry)."""
+        return self.issue.path
+
+
+def unreadable(where: str, message: str, source: str | None = None, *, severity: str = "error",
+               code: str = "format") -> Unreadable:
+    """An `Unreadable` for a line or entry at `where`."""
+    make = error if severity == "error" else warning
+    return Unreadable(make(where, code, message, None), source)
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (where progress bars are on by default)."""
+    shell = sys.modules.get("IPython")
+    if shell is None or "ipykernel" not in sys.modules:
+        return False
+    try:
+        ip = shell.get_ipython()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - no shell, no notebook
+        return False
+    return ip is not None and hasattr(ip, "kernel")
+
+
+class ImportStream(Iterator):
+    """One pass over an importer's output: items as they are read, problems as they are met.
+
+    `read` counts the lines (or entries) read, `yielded` the items handed out, `issues` the
+    lines reported (each an `Issue` located by file and line). `report` gives them as a
+    `Report`, `summary()` in one sentence. `progress=True` shows a tqdm bar (`tqdm.auto`:
+    a widget in a notebook, text elsewhere); None shows one only inside a notebook.
+    """
+
+    def __init__(self, produce: Callable[["ImportStream"], Iterator[Any]], *, source: str | None, what: str,
+                 unit: str, item: str, progress: bool | None = None, description: str | None = None) -> None:
+        self.source = source
+        self.what = what            # "access log", "queue messages", "events"
+        self.unit = unit            # what `read` counts: "line", "message"
+        self.item = item            # what is yielded: "request", "event"
+        self.read = 0
+        self.yielded = 0
+        self.issues: list[Issue] = []
+        self._with_unreadable = False
+        self._bar = _progress_bar(progress, description or what, unit)
+        self._produce = produce(self)
+
+    def count(self, n: int = 1) -> None:
+        """The producer read `n` more lines or entries."""
+        self.read += n
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def note(self, where: str, message: str, *, severity: str = "error", code: str = "mismatch") -> None:
+        """Report a problem with something that is still yielded (an MD5 that does not match, say)."""
+        self.issues.append((error if severity == "error" else warning)(where, code, message, None))
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"{len(self.issues)} reported", refresh=False)
+
+    def __next__(self) -> Any:
+        while True:
+            try:
+                item = next(self._produce)
+            except StopIteration:
+                self._close_bar()
+                raise
+            if isinstance(item, Unreadable):
+                self.issues.append(item.issue)
+                if self._bar is not None:
+                    self._bar.set_postfix_str(f"{len(self.issues)} reported", refresh=False)
+                if self._with_unreadable:
+                    return item
+                continue
+            self.yielded += 1
+            return item
+
+    def entries(self) -> Iterator[Any]:
+        """Items and `Unreadable` markers in file order (what a replay consumes); issues are still recorded."""
+        self._with_unreadable = True
+        return self
+
+    def _close_bar(self) -> None:
+        if self._bar is not None:
+            self._bar.set_postfix_str(f"{len(self.issues)} reported", refresh=False)
+            self._bar.close()
+            self._bar = None
+
+    def close(self) -> None:
+        """Stop reading (closes the files and the progress bar)."""
+        self._produce.close()
+        self._close_bar()
+
+    @property
+    def reported(self) -> int:
+        """How many lines or entries were reported so far (one may carry several issues)."""
+        return len({issue.path for issue in self.issues})
+
+    @property
+    def report(self) -> Report:
+        """The reported lines as a `Report` (one located `Issue` each)."""
+        return Report(self.issues, self.source, None, "input")
+
+    def summary(self) -> str:
+        """One sentence: lines read, items yielded, lines reported."""
+        return (f"{self.what}: read {self.read} {self.unit}{'s' if self.read != 1 else ''}, "
+                f"yielded {self.yielded} {self.item}{'s' if self.yielded != 1 else ''}, "
+                f"reported {self.reported} {self.unit}{'s' if self.reported != 1 else ''}")
+
+    def __repr__(self) -> str:
+        return f"<ImportStream {self.summary()}>"
+
+
+def _progress_bar(progress: bool | None, description: str, unit: str):
+    if progress is None:
+        progress = in_notebook()
+    if not progress:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError as exc:  # pragma: no cover - tqdm comes with the lab and dev extras
+        raise ImportError("progress bars need tqdm: pip install tqdm (or fnkit[lab])") from exc
+    return tqdm(desc=description, unit=f" {unit}s", leave=True)
+
+
+# --- reading lines from files, gzip files, folders, or text ----------------------------
+
+
+def files_of(path: str | Path) -> list[Path]:
+    """The files a path stands for: itself, or every file in a folder (recursively, by name; hidden ones skipped)."""
+    path = Path(path)
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file()
+                      and not any(part.startswith(".") for part in p.relative_to(path).parts))
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or folder: {path}")
+    return [path]
+
+
+@contextmanager
+def _open_binary(path: Path) -> Iterator[Any]:
+    """A file opened for reading bytes, decompressed on the fly when it is gzip."""
+    with path.open("rb") as fh:
+        if fh.peek(2)[:2] == GZIP_MAGIC:
+            with gzip.GzipFile(fileobj=fh, mode="rb") as gz:
+                yield gz
+        else:
+            yield fh
+
+
+def iter_lines(source: Any, stream: ImportStream) -> Iterator[tuple[str, int, str] | Unreadable]:
+    """(file, line number, text) for every line of `source`, counted on `stream`.
+
+    `source`: a path (file, .gz file, or folder), a text holding newlines, or an iterable of
+    lines (str or bytes). A line that is not UTF-8, and a gzip file that is cut short or
+    corrupt, are reported (`Unreadable`), never raised.
+    """
+    if isinstance(source, (str, Path)) and not (isinstance(source, str) and "\n" in source):
+        for path in files_of(source):
+            yield from _file_lines(path, stream)
+        return
+    lines = source.splitlines() if isinstance(source, (str, bytes, bytearray)) else source
+    for number, line in enumerate(lines, 1):
+        stream.count()
+        if isinstance(line, (bytes, bytearray)):
+            try:
+                line = bytes(line).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield unreadable(f"<lines>:{number}", f"The line is not UTF-8 text (bad byte at position {exc.start}).",
+                                 stream.source)
+                continue
+        yield "<lines>", number, line.rstrip("\r\n")
+
+
+def _file_lines(path: Path, stream: ImportStream) -> Iterator[tuple[str, int, str] | Unreadable]:
+    name = str(path)
+    number = 0
+    with _open_binary(path) as fh:
+        try:
+            for number, raw in enumerate(fh, 1):
+                stream.count()
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    yield unreadable(f"{name}:{number}", f"The line is not UTF-8 text (bad byte at position {exc.start}).",
+                                     stream.source)
+                    continue
+                yield name, number, text.rstrip("\r\n")
+        except (EOFError, OSError, zlib.error) as exc:
+            # a gzip file cut short or corrupt: say where reading stopped, keep what came before
+            yield unreadable(f"{name}:{number + 1}", f"The file cannot be read past line {number}: "
+                             f"{exc.__class__.__name__}: {exc or 'the compressed data ends early'}.", stream.source)
+
+
+def head_bytes(path: str | Path) -> bytes:
+    """The first bytes of a file (decompressed when gzip), or of the first file in a folder."""
+    files = files_of(path)
+    if not files:
+        return b""
+    try:
+        with _open_binary(files[0]) as fh:
+            return fh.read(_SNIFF_BYTES)
+    except (EOFError, OSError, zlib.error):
+        return b""
+
+
+def kind_of(path: str | Path) -> str:
+    """What a file holds, from its first bytes: 'access-log', 'messages' (a queue dump) or 'events'."""
+    head = head_bytes(path).lstrip()
+    if _ACCESS_LOG_START.match(head):
+        return "access-log"
+    if head[:1] in (b"{", b"[") and b'"MessageId"' in head and b'"Records"' not in head:
+        return "messages"
+    return "events"
+
+
+def open_events(path: str | Path, *, progress: bool | None = False, **options: Any) -> ImportStream:
+    """The right importer for a file or folder: an access log, a queue message dump, or events (JSON Lines or a JSON list)."""
+    kind = kind_of(path)
+    if kind == "access-log":
+        from .alb._access_log import events_from_access_log
+
+        return events_from_access_log(path, progress=progress, **options)
+    if kind == "messages":
+        from .queue._messages import events_from_messages
+
+        return events_from_messages(path, progress=progress, **options)
+    if options:
+        raise TypeError(f"{', '.join(sorted(options))}: not an option of an events file ({path})")
+    return events_from_file(path, progress=progress)
+
+
+def events_from_file(path: str | Path, *, progress: bool | None = False) -> ImportStream:
+    """Events from a JSON Lines file (or .gz, or a folder of them), one per line, streamed; a JSON list is read whole.
+
+    A line that is not JSON is reported with its number, never raised.
+    """
+    files_of(path)  # a missing path fails now, not on first use
+
+    def produce(stream: ImportStream) -> Iterator[Any]:
+        for path_ in files_of(path):
+            if head_bytes(path_).lstrip()[:1] == b"[":
+                yield from _json_list(path_, stream)
+                continue
+            for entry in iter_lines(path_, stream):
+                if isinstance(entry, Unreadable):
+                    yield entry
+                    continue
+                name, number, text = entry
+                if not text.strip():
+                    continue
+                try:
+                    yield json.loads(text)
+                except ValueError as exc:
+                    yield unreadable(f"{name}:{number}", f"The line is not valid JSON: {exc}.")
+
+    return ImportStream(produce, source=None, what="events", unit="line", item="event", progress=progress,
+                        description=Path(path).name)
+
+
+def _json_list(path: Path, stream: ImportStream) -> Iterator[Any]:
+    try:
+        with _open_binary(path) as fh:
+            text = fh.read().decode("utf-8")
+    except (EOFError, OSError, zlib.error, UnicodeDecodeError) as exc:
+        stream.count()
+        yield unreadable(f"{path}:1", f"The file cannot be read: {exc.__class__.__name__}: {exc}.")
+        return
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        stream.count()
+        line = getattr(exc, "lineno", 1)
+        yield unreadable(f"{path}:{line}", f"The file is not valid JSON: {exc}.")
+        return
+    for event in value if isinstance(value, list) else [value]:
+        stream.count()
+        yield event
+
+
+def chain(streams: Iterable[Any]) -> Iterator[Any]:
+    """The entries of several inputs, one after the other (importer streams give their `Unreadable` markers too)."""
+    for stream in streams:
+        yield from (stream.entries() if isinstance(stream, ImportStream) else stream)
+
+
+__all__ = ["ImportStream", "Unreadable", "unreadable", "iter_lines", "files_of", "kind_of", "open_events",
+           "events_from_file", "in_notebook", "chain"]
