@@ -36,10 +36,10 @@ def get_client(client: Any = None):
         return client
     if isinstance(client, str):
         if client not in _SESSION:
-            _SESSION[client] = distributed.Client(client, set_as_default=False)
+            _SESSION[client] = distributed.Client(client)
         return _SESSION[client]
     if client is not None and hasattr(client, "scheduler_address"):  # a cluster object
-        return distributed.Client(client, set_as_default=False)
+        return distributed.Client(client)
     if client is not None:
         raise TypeError(f"client is a dask.distributed Client, a cluster, or a scheduler address, not "
                         f"{type(client).__name__}")
@@ -51,7 +51,7 @@ def get_client(client: Any = None):
         workers = max(1, min(os.cpu_count() or 1, 4))
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            dashboard_address=None)
-        _SESSION["local"] = distributed.Client(cluster, set_as_default=False)
+        _SESSION["local"] = distributed.Client(cluster)
     return _SESSION["local"]
 
 
@@ -153,7 +153,8 @@ def _submit_all(client, handler: Callable, items: Iterable[Any], config: dict, s
         unfinished.append(future)
         yield future
         while len(unfinished) >= window:
-            distributed.wait(list(unfinished), return_when="FIRST_COMPLETED")
+            with client.as_current():
+                distributed.wait(list(unfinished), return_when="FIRST_COMPLETED")
             unfinished = deque(f for f in unfinished if not f.done())
 
 

@@ -141,6 +141,65 @@ def cmd_serve_mail(args: argparse.Namespace) -> int:
     return cli_serve(args, _load_handler(args.handler)) or 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from ._import import chain, open_events
+    from ._replay import replay
+
+    handler = _load_handler(args.handler)
+    try:
+        streams = [open_events(path, progress=args.progress) for path in args.inputs]
+    except (OSError, TypeError, ValueError) as exc:
+        print(f"fnkit replay: {exc}", file=sys.stderr)
+        return 2
+    options: dict[str, Any] = {"source": args.source, "label": args.label}
+    if args.timeout is not None:
+        options["timeout_s"] = args.timeout
+    if args.no_report_failures:
+        options["report_batch_item_failures"] = False
+    if args.mode:
+        options["mode"] = args.mode
+    if args.fallback:
+        options["fallback_action"] = args.fallback
+    if args.multi_value:
+        options["multi_value"] = True
+    client = None
+    if args.engine == "dask":
+        from ._dask import get_client
+
+        if args.scheduler:
+            client = args.scheduler
+        else:
+            import distributed
+
+            client = distributed.Client(distributed.LocalCluster(
+                n_workers=args.workers, threads_per_worker=1, processes=not args.threads, dashboard_address=None))
+    try:
+        frame = replay(handler, chain(streams), engine=args.engine, client=client, compute=True,
+                       partition_size=args.partition_size, **{k: v for k, v in options.items() if v is not None})
+    finally:
+        if args.engine == "dask" and not args.scheduler:
+            client.close()
+            client.cluster.close()
+    if args.out:
+        out = Path(args.out)
+        if out.suffix == ".csv":
+            frame.to_csv(out, index=False)
+        else:
+            frame.to_json(out, orient="records", lines=True, force_ascii=False)
+    for stream in streams:
+        print(stream.summary())
+        for issue in stream.issues:
+            print(f"  {issue.path}: {issue.severity}: {issue.message}")
+    print(f"{len(frame)} row(s) from {frame['event'].nunique() if len(frame) else 0} event(s) on the {args.engine} engine")
+    if len(frame):
+        counts = frame.groupby(["source", "result", "rule"], dropna=False, sort=True).size().rename("rows")
+        print(counts.reset_index().to_string(index=False))
+    if "agrees" in frame.columns:
+        compared = frame["agrees"].dropna()
+        print(f"agrees with the log: {int(compared.sum())} of {len(compared)} request(s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fnkit", description="Validate, decide and serve function event contracts (queue, mail, load balancer).")
     parser.add_argument("--version", action="version", version=f"fnkit {__import__('fnkit').__version__}")
@@ -190,6 +249,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rule-timeout-minutes", type=float, default=0)
     p.add_argument("--outbound", action="store_true")
     p.set_defaults(func=cmd_serve_mail)
+
+    p = sub.add_parser("replay", help="run a handler over events, an access log or a queue message dump")
+    p.add_argument("handler", metavar="MODULE:FUNCTION")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="JSON Lines events (.gz too), an access log (or a folder of them), a ReceiveMessage dump")
+    p.add_argument("--engine", choices=["local", "dask"], default="local")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="dask: an existing scheduler (default: a LocalCluster)")
+    p.add_argument("--workers", type=int, default=2, help="dask: LocalCluster workers (default 2)")
+    p.add_argument("--threads", action="store_true", help="dask: LocalCluster workers as threads, not processes")
+    p.add_argument("--partition-size", type=int, default=None, metavar="N", help="dask: events per partition")
+    p.add_argument("--source", choices=["queue", "mail", "alb"])
+    p.add_argument("--label", help="a 'handler' column with this value")
+    p.add_argument("--timeout", type=float, default=None, help="function timeout in seconds")
+    p.add_argument("--no-report-failures", action="store_true", help="queue: partial-batch reporting off (Q7)")
+    p.add_argument("--mode", choices=["sync", "async"], help="mail: rule mode")
+    p.add_argument("--fallback", choices=["DEFAULT", "BOUNCE", "DROP"], help="mail: fallback action")
+    p.add_argument("--multi-value", action="store_true", help="load balancer: multi-value headers on")
+    p.add_argument("--out", metavar="FILE", help="write every row: .csv, or JSON Lines otherwise")
+    p.add_argument("--progress", action="store_true", help="a progress bar while reading")
+    p.set_defaults(func=cmd_replay)
     return parser
 
 

@@ -152,6 +152,8 @@ def _tokens(line: str) -> list[tuple[str, bool]]:
     while pos < end:
         match = _TOKEN.match(line, pos)
         if match is None:
+            if line[pos] == " ":
+                raise _Bad(f"a single space between fields at character {pos}")
             raise _Bad(f"a field at character {pos + 1} (an unmatched double quote?)")
         quoted = match.group(1)
         out.append((_UNESCAPE.sub(r"\1", quoted), True) if quoted is not None else (match.group(2), False))

@@ -1,0 +1,148 @@
+"""Replay engines: the local engine and the Dask engine call one partition function and agree, row for row."""
+
+from __future__ import annotations
+
+import threading
+
+import distributed  # the dev extra installs it (fnkit[dask] for users)
+import pandas as pd
+import pytest
+
+import fnkit
+from fnkit import alb, corpus, queue
+from fnkit._replay import partitions
+
+TIMING = ["duration_ms"]  # wall-clock time of each invocation: the one column that differs between two runs
+
+
+def handler(event, context):
+    if "Records" in event:
+        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]
+                                      if r["body"] == "{not json"]}
+    if "envelope" in event:
+        if "exe" in event["subject"]:
+            return {"actions": [{"action": {"type": "BOUNCE"}, "allRecipients": True}]}
+        return {"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}]}
+    if event["httpMethod"] == "POST":
+        raise ValueError("no body")
+    return {"statusCode": 200, "body": "ok"}
+
+
+@pytest.fixture(scope="module")
+def client():
+    # threads, not processes: starting worker processes costs seconds the tests do not need to spend
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:  # the default client, as a user's Client() is
+        yield c
+
+
+def events(n: int) -> list:
+    base = corpus.load()
+    return [base[i % len(base)] for i in range(n)]
+
+
+def test_dask_and_local_replays_are_identical_on_the_same_events(client):
+    sample = events(2_000)
+    local = fnkit.replay(handler, sample, label="v1")
+    gathered = fnkit.replay(handler, sample, engine="dask", client=client, partition_size=150, compute=True, label="v1")
+    pd.testing.assert_frame_equal(local.drop(columns=TIMING), gathered.drop(columns=TIMING))
+    lazy = fnkit.replay(handler, sample, engine="dask", client=client, partition_size=150, label="v1")
+    assert type(lazy).__module__.startswith("dask") and lazy.npartitions == 14
+    assert list(lazy.columns) == list(local.columns)
+    computed = lazy.compute()
+    pd.testing.assert_frame_equal(local.drop(columns=TIMING), computed.drop(columns=TIMING), check_index_type="equiv")
+    assert lazy.groupby("rule").size().compute().sort_index().equals(local.groupby("rule").size().sort_index())
+
+
+def test_a_generator_streams_through_partitions_and_is_never_listed(client):
+    taken = []
+
+    def generate(n):
+        for i in range(n):
+            taken.append(i)
+            yield queue.build_event([f"m{i}"], seed=i)
+
+    stream = fnkit.replay_partitions(handler, generate(1_000), engine="dask", client=client, partition_size=50, window=2)
+    first = next(stream)
+    # a window of two partitions: the generator is ahead by at most two partitions, not at its end
+    assert len(first) == 50 and len(taken) <= 150
+    rest = list(stream)
+    assert sum(len(f) for f in [first, *rest]) == 1_000
+    assert list(pd.concat([first, *rest])["event"]) == list(range(1_000))
+
+
+def test_local_partitions_stream_too_and_partitions_never_list_the_input():
+    seen = []
+
+    def generate():
+        for i in range(10):
+            seen.append(i)
+            yield i
+
+    chunks = partitions(generate(), 4)
+    assert next(chunks) == (0, [0, 1, 2, 3]) and seen == [0, 1, 2, 3]
+    assert list(chunks) == [(4, [4, 5, 6, 7]), (8, [8, 9])]
+    frames = list(fnkit.replay_partitions(handler, (queue.build_event(["a", "b"], seed=i) for i in range(5)),
+                                          partition_size=2))
+    assert [len(f) for f in frames] == [4, 4, 2] and list(frames[2]["event"]) == [4, 4]
+
+
+def test_an_access_log_replays_on_dask_with_its_logged_columns_and_unreadable_lines(client):
+    lines = [f'https 2026-01-05T10:00:0{i}.000000Z app/lb/1 203.0.113.9:4000 - 0.001 0.020 0.000 {s} {s} 10 20 '
+             f'"GET https://shop.example.com:443/p{i} HTTP/1.1" "curl/8" - - - "-"' for i, s in enumerate([200, 502])]
+    lines.insert(1, "garbage")
+    local = fnkit.replay(handler, alb.events_from_access_log(lines))
+    dask = fnkit.replay(handler, alb.events_from_access_log(lines), engine="dask", client=client, compute=True)
+    pd.testing.assert_frame_equal(local.drop(columns=TIMING), dask.drop(columns=TIMING))
+    assert list(local["result"]) == [200, "unreadable", 200]
+    assert list(local["logged_status"].astype("Int64")) == [200, pd.NA, 502]
+    agrees = local["agrees"]
+    assert agrees[0] is True and pd.isna(agrees[1]) and agrees[2] is False
+    assert local["item"][1] == "<lines>:2"
+
+
+def test_a_handler_that_cannot_be_serialised_is_refused_with_a_clear_sentence(client):
+    lock = threading.Lock()
+
+    def locked(event, context):
+        with lock:
+            return {"statusCode": 200}
+
+    with pytest.raises(TypeError, match="cannot be sent to the Dask workers: cloudpickle cannot serialise it"):
+        fnkit.replay(locked, [alb.build_event()], engine="dask", client=client)
+
+
+def test_an_event_that_cannot_be_serialised_becomes_a_row_saying_so(client):
+    good = queue.build_event(["a"], seed=1)
+    odd = {"Records": [], "handle": threading.Lock()}
+    frame = fnkit.replay(handler, [good, odd, good], engine="dask", client=client, compute=True)
+    assert list(frame["result"]) == ["delete", "not sent", "delete"]
+    assert frame["reason"][1].startswith("The event cannot be sent to the Dask workers: pickle cannot serialise it")
+
+
+def test_options_reach_the_sources_and_unknown_ones_are_refused(client):
+    event = queue.build_event(["{not json", "ok"], seed=3)
+    frame = fnkit.replay(handler, [event], engine="dask", client=client, compute=True,
+                         report_batch_item_failures=False)
+    assert list(frame["rule"]) == ["Q7", "Q7"]
+    with pytest.raises(TypeError, match="no source's run takes: timout_s"):
+        fnkit.replay(handler, [event], timout_s=3)
+    with pytest.raises(ValueError, match="engine is one of local, dask"):
+        fnkit.replay(handler, [event], engine="spark")
+
+
+def test_an_empty_input_gives_the_empty_frame_on_both_engines(client):
+    assert list(fnkit.replay(handler, []).columns) == ["event", "source", "item", "result", "rule", "inferred", "reason"]
+    assert len(fnkit.replay(handler, iter([]), engine="dask", client=client).compute()) == 0
+
+
+def test_a_path_is_read_by_content_an_access_log_a_message_dump_or_events(tmp_path):
+    root = corpus.DEFAULT_PATH.parent
+    logs = fnkit.replay(handler, root / "alb" / "access-logs")
+    assert {"logged_status", "agrees", "line"} <= set(logs.columns) and (logs["result"] == "unreadable").sum() == 2
+    dump = fnkit.replay(handler, root / "queue" / "receive-message.json")
+    assert set(dump["source"]) == {"queue"} and len(dump) == 10
+    jsonl = tmp_path / "events.jsonl"
+    jsonl.write_text(fnkit._replay.dumps_events([queue.build_event(["x"], seed=1)]) + "{oops\n")
+    frame = fnkit.replay(handler, jsonl)
+    assert list(frame["result"]) == ["delete", "unreadable"] and frame["item"][1].endswith("events.jsonl:2")
