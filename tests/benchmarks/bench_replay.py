@@ -1,0 +1,140 @@
+"""Replay at scale: events per second, local and on a Dask LocalCluster (1 and 2 workers), and bounded memory.
+
+    python3 kit.py bench                       (every benchmark)
+    .venv/bin/python tests/benchmarks/bench_replay.py [--sizes 100000,1000000] [--big 10000000] [--quick]
+
+Events are load balancer requests drawn from a generator (never a list). For each size it
+prints events/s for the local engine and for Dask with 1 and 2 worker processes; it checks
+that the Dask and local replays agree row for row on the first size. Then it streams `--big`
+events through `fnkit.replay_partitions` on 2 workers, counting results as partitions
+arrive, and prints the peak memory (RSS) of this process and of the workers against the
+same run on a tenth of the events: flat, because partitions stream and no full list is held.
+The machine is shared: read ratios, not absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import resource
+import sys
+import time
+from collections import Counter
+
+import pandas as pd
+
+import fnkit
+from fnkit import alb
+
+TEMPLATES = [alb.build_event(m, p, query=q, headers={"user-agent": "bench/1"}, seed=i)
+             for i, (m, p, q) in enumerate([("GET", "/api/items", "page=2"), ("GET", "/api/items/7", ""),
+                                            ("POST", "/api/orders", ""), ("GET", "/api/report", "month=2026-01"),
+                                            ("HEAD", "/api/items", ""), ("GET", "/favicon.ico", "")])]
+
+
+def handler(event, context):
+    path = event["path"]
+    if path == "/api/report":
+        return {"statusCode": 200, "headers": {"content-type": "application/json"}, "body": "[]"}
+    if path == "/favicon.ico":
+        return {"statusCode": 404, "body": "not found"}
+    if event["httpMethod"] == "POST":
+        return {"statusCode": 201, "body": event["body"] or "{}"}
+    return {"statusCode": 200, "body": "ok"}
+
+
+def generate(n: int):
+    """n events, made one at a time (a fresh dict each: nothing shared, nothing listed)."""
+    for i in range(n):
+        template = TEMPLATES[i % len(TEMPLATES)]
+        event = dict(template)
+        event["headers"] = dict(template["headers"], **{"x-request": str(i)})
+        yield event
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cluster(workers: int):
+    from distributed import Client, LocalCluster
+
+    c = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                     silence_logs=logging.ERROR)
+    return c, Client(c)
+
+
+def worker_peak_mb(client) -> float:
+    def peak() -> float:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    return max(client.run(peak).values())
+
+
+def timed(fn) -> tuple[float, object]:
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--big", type=int, default=10_000_000)
+    parser.add_argument("--partition-size", type=int, default=20_000)
+    parser.add_argument("--quick", action="store_true", help="small sizes, to check the script runs")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.quick:
+        sizes, args.big, args.partition_size = [2_000, 10_000], 40_000, 1_000
+    print(f"{'events':>10} {'engine':<16} {'seconds':>8} {'events/s':>10} {'vs local':>8}")
+    agreed = None
+    for n in sizes:
+        local_s, local = timed(lambda: fnkit.replay(handler, generate(n)))
+        print(f"{n:>10,} {'local':<16} {local_s:>8.1f} {n / local_s:>10,.0f} {1.0:>8.2f}")
+        for workers in (1, 2):
+            cl, client = cluster(workers)
+            try:
+                dask_s, frame = timed(lambda: fnkit.replay(handler, generate(n), engine="dask", client=client,
+                                                            partition_size=args.partition_size, compute=True))
+            finally:
+                client.close()
+                cl.close()
+            print(f"{n:>10,} {f'dask, {workers} worker(s)':<16} {dask_s:>8.1f} {n / dask_s:>10,.0f} "
+                  f"{local_s / dask_s:>8.2f}", flush=True)
+            if agreed is None:
+                pd.testing.assert_frame_equal(local.drop(columns=["duration_ms"]), frame.drop(columns=["duration_ms"]))
+                agreed = n
+            del frame
+        del local
+    print(f"local and Dask replays agree row for row on {agreed:,} events")
+
+    print(f"\nstreaming {args.big:,} events from a generator (replay_partitions, Dask, 2 workers):")
+    print(f"{'events':>12} {'seconds':>8} {'events/s':>10} {'client peak RSS':>16} {'worker peak RSS':>16}")
+    for n in (args.big // 10, args.big):
+        cl, client = cluster(2)
+        try:
+            counts: Counter = Counter()
+            before = peak_rss_mb()
+
+            def run() -> int:
+                rows = 0
+                for part in fnkit.replay_partitions(handler, generate(n), engine="dask", client=client,
+                                                    partition_size=args.partition_size):
+                    counts.update(part["result"].tolist())
+                    rows += len(part)
+                return rows
+
+            seconds, rows = timed(run)
+            assert rows == n and sum(counts.values()) == n
+            print(f"{n:>12,} {seconds:>8.1f} {n / seconds:>10,.0f} {max(before, peak_rss_mb()):>13.0f} MB "
+                  f"{worker_peak_mb(client):>13.0f} MB", flush=True)
+        finally:
+            client.close()
+            cl.close()
+    print("results:", dict(sorted(counts.items(), key=str)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
