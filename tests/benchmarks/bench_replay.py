@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import resource
 import sys
 import time
 from collections import Counter
@@ -52,10 +51,6 @@ def generate(n: int):
         yield event
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def cluster(workers: int):
     from distributed import Client, LocalCluster
 
@@ -64,11 +59,15 @@ def cluster(workers: int):
     return c, Client(c)
 
 
-def worker_peak_mb(client) -> float:
-    def peak() -> float:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def rss_mb() -> float:
+    """This process's resident memory now (sampled while partitions stream: the peak of the samples is shown)."""
+    import psutil
 
-    return max(client.run(peak).values())
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def worker_rss_mb(client) -> float:
+    return max(client.run(rss_mb).values())
 
 
 def timed(fn) -> tuple[float, object]:
@@ -110,25 +109,27 @@ def main(argv: list[str]) -> int:
     print(f"local and Dask replays agree row for row on {agreed:,} events")
 
     print(f"\nstreaming {args.big:,} events from a generator (replay_partitions, Dask, 2 workers):")
-    print(f"{'events':>12} {'seconds':>8} {'events/s':>10} {'client peak RSS':>16} {'worker peak RSS':>16}")
+    print(f"{'events':>12} {'seconds':>8} {'events/s':>10} {'client RSS, max':>16} {'worker RSS, max':>16}")
     for n in (args.big // 10, args.big):
         cl, client = cluster(2)
         try:
             counts: Counter = Counter()
-            before = peak_rss_mb()
+            peaks = [rss_mb(), worker_rss_mb(client)]
 
             def run() -> int:
                 rows = 0
-                for part in fnkit.replay_partitions(handler, generate(n), engine="dask", client=client,
-                                                    partition_size=args.partition_size):
+                for i, part in enumerate(fnkit.replay_partitions(handler, generate(n), engine="dask", client=client,
+                                                                 partition_size=args.partition_size)):
                     counts.update(part["result"].tolist())
                     rows += len(part)
+                    if i % 5 == 0:
+                        peaks[0], peaks[1] = max(peaks[0], rss_mb()), max(peaks[1], worker_rss_mb(client))
                 return rows
 
             seconds, rows = timed(run)
             assert rows == n and sum(counts.values()) == n
-            print(f"{n:>12,} {seconds:>8.1f} {n / seconds:>10,.0f} {max(before, peak_rss_mb()):>13.0f} MB "
-                  f"{worker_peak_mb(client):>13.0f} MB", flush=True)
+            print(f"{n:>12,} {seconds:>8.1f} {n / seconds:>10,.0f} {peaks[0]:>13.0f} MB {peaks[1]:>13.0f} MB",
+                  flush=True)
         finally:
             client.close()
             cl.close()
