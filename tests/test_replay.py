@@ -48,7 +48,7 @@ def test_replay_survives_handlers_that_raise_or_return_junk():
 def test_the_committed_corpus_is_what_the_generator_makes(tmp_path):
     fresh = corpus.write(tmp_path / "c.jsonl.gz")
     assert fresh.read_bytes() == corpus.DEFAULT_PATH.read_bytes(), \
-        "data/corpus.jsonl.gz is stale: run `python -m fnkit.corpus` and commit it"
+        "fnkit/data/corpus.jsonl.gz is stale: run `python -m fnkit.corpus` and commit it"
 
 
 def test_the_corpus_covers_every_source_and_some_awkward_cases():
