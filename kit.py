@@ -173,9 +173,15 @@ def cmd_lab(args: list[str]) -> None:
     replace_with([PYTHON, "-m", "jupyterlab", "notebooks/", *extra, *args])
 
 
+def smoke_test_wheel() -> None:
+    """Build the wheel, install it into a fresh venv outside the checkout, try it there."""
+    run([PYTHON, ROOT / "tools" / "wheel_smoke.py"], cwd=ROOT, env=venv_env())
+
+
 def cmd_test(args: list[str]) -> None:
     ensure_installed(["dev"])
     ensure_chromium()
+    smoke_test_wheel()
     argv = [PYTHON, "-m", "pytest", "tests"]
     if has_notebooks():
         argv += ["notebooks", "--nbval", "--nbval-current-env"]
