@@ -64,16 +64,18 @@ def assert_valid(value: Any, *, source: str | None = None, event: Any = None, st
                  **response_keywords: Any) -> Report:
     """Fail unless `value`, an event or a handler's response, is valid; the message lists every issue.
 
-    An event of a known source is validated as that source's event. Anything else is read as
-    a response: of `event`'s source when `event=` is given (its header mode and flow direction
-    apply), of `source=` when given, else of the source whose response contract it meets.
+    An event (anything shaped like an event of a known source) is validated as an event, of
+    `source=` when given. Anything else is read as a response: of `event`'s source when
+    `event=` is given (its header mode and flow direction apply), of `source=` when given,
+    else of the source whose declared response fields it uses.
     `strict=True`: warnings fail too. Other keywords go to the source's `validate_response`.
     Returns the Report.
     """
     __tracebackhide__ = True
     detected = detect_source(value) if event is None and not response_keywords else None
-    if detected is not None and source in (None, detected):
-        what, report = f"{_NAMES[detected]} event", source_module(detected).validate_event(value)
+    if detected is not None:  # an event: of its own source, or validated as `source=` says
+        name = source or detected
+        what, report = f"{_NAMES[name]} event", source_module(name).validate_event(value)
     else:
         what, report = _response_report(value, source, event, response_keywords)
     if report.errors or (strict and report.warnings):

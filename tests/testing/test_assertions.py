@@ -39,6 +39,11 @@ def test_an_invalid_event_fails_listing_every_issue(queue_event):
         assert str(issue) in message
 
 
+def test_source_forces_how_an_event_is_read(queue_event):
+    message = fail_message(assert_valid, queue_event(), source="alb")
+    assert message.startswith("fnkit.testing.assert_valid: this load balancer event is not valid")
+
+
 def test_something_that_is_no_event_nor_response_fails():
     assert "mail response" in fail_message(assert_valid, {"actions": []})
     message = fail_message(assert_valid, "{not json")
