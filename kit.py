@@ -119,7 +119,7 @@ def ensure_installed(extras: list[str]) -> None:
     stamp = read_stamp()
     same = stamp.get("pyproject_sha256") == digest and stamp.get("root") == str(ROOT)
     if same and set(extras) <= set(stamp.get("extras", [])):
-        say(f"fnkit[{','.join(extras)}] already installed (pyproject.toml unchanged)")
+        say(f"fnkit[{','.join(extras)}] already installed (pyproject.toml and constraints.txt unchanged)")
         return
     env = venv_env()
     if pip_version() < PIP_FOR_EDITABLE_PYPROJECT:
