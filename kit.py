@@ -4,10 +4,12 @@
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open the notebooks
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run every test
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
+    python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
 
 Set-up: .venv is made with `python -m venv` when missing, and the project is
-installed into it editable (`pip install -e .[dev]`); the install is skipped
-while pyproject.toml is unchanged since the last one.
+installed into it editable, with the versions pinned in constraints.txt
+(`pip install -c constraints.txt -e .[dev]`, plain pip); the install is skipped
+while pyproject.toml and constraints.txt are unchanged since the last one.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / "fnkit-install.json"
+LOCK = ROOT / "constraints.txt"  # every dependency of every extra, pinned (python3 kit.py lock)
 CHROMIUM = Path("/usr/bin/chromium")
 PIP_FOR_EDITABLE_PYPROJECT = (21, 3)  # PEP 660 editable installs
 MIN_PYTHON = (3, 11)
@@ -96,24 +99,38 @@ def pip_version() -> tuple[int, ...]:
         return (0,)
 
 
+def install_digest() -> str:
+    """What the install depends on: pyproject.toml and the lock."""
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes())
+    if LOCK.exists():
+        digest.update(LOCK.read_bytes())
+    return digest.hexdigest()
+
+
+def lock_arguments() -> list:
+    """pip's arguments that hold the install to the lock (none when there is no lock)."""
+    return ["-c", LOCK] if LOCK.exists() else []
+
+
 def ensure_installed(extras: list[str]) -> None:
-    """pip install -e .[extras] into .venv, unless pyproject.toml is unchanged since."""
+    """pip install -c constraints.txt -e .[extras] into .venv, unless nothing changed since."""
     ensure_venv()
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    digest = install_digest()
     stamp = read_stamp()
     same = stamp.get("pyproject_sha256") == digest and stamp.get("root") == str(ROOT)
     if same and set(extras) <= set(stamp.get("extras", [])):
-        say(f"fnkit[{','.join(extras)}] already installed (pyproject.toml unchanged)")
+        say(f"fnkit[{','.join(extras)}] already installed (pyproject.toml and constraints.txt unchanged)")
         return
     env = venv_env()
     if pip_version() < PIP_FOR_EDITABLE_PYPROJECT:
         say("upgrading pip in .venv (too old for editable pyproject installs)")
         run([PYTHON, "-m", "pip", "install", "-q", "--upgrade", "pip"], env=env)
     wanted = sorted(set(extras) | (set(stamp.get("extras", [])) if same else set()))
-    say(f"installing fnkit[{','.join(wanted)}] into .venv (editable; takes a few minutes the first time)")
+    say(f"installing fnkit[{','.join(wanted)}] into .venv (editable, versions from {LOCK.name}; "
+        "takes a few minutes the first time)")
     started = time.monotonic()
     STAMP.unlink(missing_ok=True)
-    run([PYTHON, "-m", "pip", "install", "-q", "-e", f".[{','.join(wanted)}]"], cwd=ROOT, env=env)
+    run([PYTHON, "-m", "pip", "install", "-q", *lock_arguments(), "-e", f".[{','.join(wanted)}]"], cwd=ROOT, env=env)
     STAMP.write_text(json.dumps({"root": str(ROOT), "pyproject_sha256": digest,
                                  "extras": wanted}, indent=1) + "\n", encoding="utf-8")
     say(f"installed in {time.monotonic() - started:.0f} s")
@@ -156,9 +173,15 @@ def cmd_lab(args: list[str]) -> None:
     replace_with([PYTHON, "-m", "jupyterlab", "notebooks/", *extra, *args])
 
 
+def smoke_test_wheel() -> None:
+    """Build the wheel, install it into a fresh venv outside the checkout, try it there."""
+    run([PYTHON, ROOT / "tools" / "wheel_smoke.py"], cwd=ROOT, env=venv_env())
+
+
 def cmd_test(args: list[str]) -> None:
     ensure_installed(["dev"])
     ensure_chromium()
+    smoke_test_wheel()
     argv = [PYTHON, "-m", "pytest", "tests"]
     if has_notebooks():
         argv += ["notebooks", "--nbval", "--nbval-current-env"]
@@ -188,7 +211,24 @@ def cmd_bench(args: list[str]) -> None:
         sys.exit(1)
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "bench": cmd_bench}
+def cmd_lock(args: list[str]) -> None:
+    """Resolve every extra of pyproject.toml again and pin it in constraints.txt (uv, installed into .venv)."""
+    ensure_venv()
+    uv = BIN / ("uv.exe" if os.name == "nt" else "uv")
+    if not uv.exists():
+        say("installing uv into .venv (it resolves the lock; installs use plain pip)")
+        run([PYTHON, "-m", "pip", "install", "-q", "uv"], env=venv_env())
+    # --universal: one lock for every platform and Python the project supports (markers say
+    # which pin applies where); pins already in constraints.txt are kept unless they must move
+    # (pass --upgrade to move them all, or --upgrade-package NAME for one).
+    run([uv, "pip", "compile", "pyproject.toml", "--all-extras", "--universal",
+         "--python-version", ".".join(map(str, MIN_PYTHON)), "--quiet",
+         "--custom-compile-command", "python3 kit.py lock", "--output-file", LOCK.name, *args],
+        cwd=ROOT, env=venv_env())
+    say(f"wrote {LOCK.name}: the next `python3 kit.py test` or `lab` installs from it")
+
+
+COMMANDS = {"lab": cmd_lab, "test": cmd_test, "bench": cmd_bench, "lock": cmd_lock}
 
 
 def main(argv: list[str]) -> None:

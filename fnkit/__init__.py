@@ -23,6 +23,8 @@ _LAZY = {
     "detect_source": ("._sources", "detect_source"),
     "validate": ("._sources", "validate"),
     "correlation_ids": ("._sources", "correlation_ids"),
+    "corpus": (".corpus", None),
+    "testing": (".testing", None),
     "workshop": (".workshop", None),
     "widgets": (".widgets", None),
 }

@@ -1,7 +1,8 @@
 """A deterministic corpus of events across the three sources, awkward cases included.
 
-`generate(seed)` makes it; `data/corpus.jsonl.gz` holds the committed copy that notebooks
-replay (`python -m fnkit.corpus` rewrites it, byte for byte the same for the same seed).
+`generate(seed)` makes it; the package bundles the committed copy (`path()`, which is
+`fnkit/data/corpus.jsonl.gz` inside the installed package) that notebooks and users replay
+(`python -m fnkit.corpus` rewrites it, byte for byte the same for the same seed).
 """
 
 from __future__ import annotations
@@ -11,10 +12,17 @@ import io
 import json
 import random
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "corpus.jsonl.gz"
+
+def path() -> Path:
+    """The bundled corpus: `fnkit/data/corpus.jsonl.gz` inside the installed package (a wheel carries it)."""
+    return Path(str(resources.files("fnkit") / "data" / "corpus.jsonl.gz"))
+
+
+DEFAULT_PATH = path()
 DEFAULT_SIZE = 3000
 
 _WORDS = ["order", "refund", "invoice", "parcel", "ticket", "alert", "report", "backup", "signup", "payment"]

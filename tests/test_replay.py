@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import fnkit
 from fnkit import corpus, queue
@@ -48,7 +49,14 @@ def test_replay_survives_handlers_that_raise_or_return_junk():
 def test_the_committed_corpus_is_what_the_generator_makes(tmp_path):
     fresh = corpus.write(tmp_path / "c.jsonl.gz")
     assert fresh.read_bytes() == corpus.DEFAULT_PATH.read_bytes(), \
-        "data/corpus.jsonl.gz is stale: run `python -m fnkit.corpus` and commit it"
+        "fnkit/data/corpus.jsonl.gz is stale: run `python -m fnkit.corpus` and commit it"
+
+
+def test_the_bundled_corpus_is_package_data_named_by_corpus_path():
+    package = Path(fnkit.__file__).resolve().parent
+    assert fnkit.corpus is corpus  # reachable after a plain `import fnkit`
+    assert corpus.path() == package / "data" / "corpus.jsonl.gz" == corpus.DEFAULT_PATH
+    assert corpus.load() == corpus.load(corpus.path())
 
 
 def test_the_corpus_covers_every_source_and_some_awkward_cases():

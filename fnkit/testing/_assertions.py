@@ -1,0 +1,177 @@
+"""`assert_valid` and `assert_outcome`: fnkit's checks as test assertions with messages that explain."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from .._report import ContractError, Report, decode_json
+from .._sources import SOURCES, detect_source, source_module, validate
+
+_UNSET: Any = object()
+_NAMES = {"queue": "queue", "mail": "mail", "alb": "load balancer"}
+# columns of the outcome table that the failure message already shows above or below it
+_SHOWN_ELSEWHERE = ("source", "reason", "explanation", "warnings")
+
+
+def _issue_lines(report: Report) -> list[str]:
+    return [f"  {issue}" for issue in report]
+
+
+def _counts(report: Report) -> str:
+    return f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+
+
+def _implied_by(source: str, event: Any) -> dict[str, Any]:
+    """The `validate_response` keywords an event settles: its header mode, its flow direction."""
+    if not isinstance(event, dict):
+        return {}
+    if source == "alb":
+        return {"multi_value": "multiValueHeaders" in event}
+    if source == "mail" and isinstance(event.get("flowDirection"), str):
+        return {"flow_direction": event["flowDirection"]}
+    return {}
+
+
+def _response_report(value: Any, source: str | None, event: Any, keywords: dict[str, Any]) -> tuple[str, Report]:
+    """(what it is, its Report) for a handler's response."""
+    if event is not None:
+        source = source or detect_source(event)
+        if source is None:
+            raise ValueError("assert_valid: event= is not an event of a known source, so it cannot say whose response this is")
+    if source is not None:
+        options = {**_implied_by(source, event), **keywords}
+        return f"{_NAMES[source]} response", source_module(source).validate_response(value, **options)
+    # no source given: the source whose declared response fields it uses, else the contract it comes closest to
+    decoded, _ = decode_json(value, "G0")
+    keys = set(decoded) if isinstance(decoded, dict) else set()
+    claimed = [name for name in SOURCES if keys & source_module(name).RESPONSE_SHAPE.allowed()]
+    multi_value = "multiValueHeaders" in keys  # a load balancer response in multi-value form
+    reports = []
+    for name in claimed or SOURCES:
+        options = {"multi_value": multi_value, **keywords} if name == "alb" else keywords
+        report = source_module(name).validate_response(value, **options)
+        reports.append((len(report.errors), len(report.warnings), SOURCES.index(name), name, report))
+    *_, name, report = min(reports)
+    if len(claimed) == 1:
+        return f"{_NAMES[name]} response", report
+    return (f"{_NAMES[name]} response (read as the closest of the {len(reports)} contracts; "
+            "pass event= or source= to choose)", report)
+
+
+def assert_valid(value: Any, *, source: str | None = None, event: Any = None, strict: bool = False,
+                 **response_keywords: Any) -> Report:
+    """Fail unless `value`, an event or a handler's response, is valid; the message lists every issue.
+
+    An event (anything shaped like an event of a known source) is validated as an event, of
+    `source=` when given. Anything else is read as a response: of `event`'s source when
+    `event=` is given (its header mode and flow direction apply), of `source=` when given,
+    else of the source whose declared response fields it uses.
+    `strict=True`: warnings fail too. Other keywords go to the source's `validate_response`.
+    Returns the Report.
+    """
+    __tracebackhide__ = True
+    detected = detect_source(value) if event is None and not response_keywords else None
+    if detected is not None:  # an event: of its own source, or validated as `source=` says
+        name = source or detected
+        what, report = f"{_NAMES[name]} event", source_module(name).validate_event(value)
+    else:
+        what, report = _response_report(value, source, event, response_keywords)
+    if report.errors or (strict and report.warnings):
+        verdict = "is not valid" if report.errors else "has warnings (strict=True)"
+        lines = [f"fnkit.testing.assert_valid: this {what} {verdict}: {_counts(report)}.", *_issue_lines(report)]
+        raise AssertionError("\n".join(lines))
+    return report
+
+
+def _differs(name: str, want: Any, result: Any) -> str | None:
+    """One line saying how the outcome differs from `want` on `name`, or None when it matches."""
+    if name in ("failed_ids", "deleted_ids"):
+        got = list(getattr(result, name))
+        if Counter(want) == Counter(got):
+            return None
+        missing = sorted((Counter(want) - Counter(got)).elements())
+        unexpected = sorted((Counter(got) - Counter(want)).elements())
+        return (f"{name}: expected {sorted(want)} (in any order), got {got}"
+                f"{f'; missing {missing}' if missing else ''}{f'; not expected {unexpected}' if unexpected else ''}")
+    if name == "actions":
+        got = result.actions
+        if isinstance(want, str):
+            others = {r: a for r, a in got.items() if a != want}
+            return None if not others else f"actions: expected {want!r} for every recipient, got {got}"
+        return None if dict(want) == got else f"actions: expected {dict(want)}, got {got}"
+    if name == "body":
+        got = result.text if isinstance(want, str) else result.body
+        return None if got == want else f"body: expected {want!r}, got {got!r}"
+    if name == "headers":
+        wrong = []
+        for header, value in dict(want).items():
+            values = result.header_values(header)
+            if (values if isinstance(value, list) else values[:1]) != (value if isinstance(value, list) else [value]):
+                wrong.append(f"{header}: expected {value!r}, got {values if isinstance(value, list) else result.header(header)!r}")
+        return None if not wrong else "headers: " + "; ".join(wrong)
+    got = getattr(result, name)
+    return None if got == want else f"{name}: expected {want!r}, got {got!r}"
+
+
+def describe_outcome(result: Any) -> str:
+    """The outcome as text: what happened and the deciding rule, its table, its issues, the handler's error and output."""
+    import fnkit
+
+    headline = getattr(result, "kind", None) or getattr(result, "status", "")
+    sentence = getattr(result, "explanation", None) or result.reason
+    tag = " (inferred)" if result.inferred else ""
+    frame = fnkit.tabulate(result)
+    frame = frame.drop(columns=[c for c in _SHOWN_ELSEWHERE if c in frame.columns])
+    lines = [f"Outcome: {headline}, rule {result.rule}{tag}: {sentence}", frame.to_string(index=False, max_colwidth=60)]
+    if len(result.issues):
+        lines += ["Issues:", *_issue_lines(result.issues)]
+    invocation = result.invocation
+    if invocation is not None and invocation.timed_out:
+        lines.append(f"The handler timed out after {invocation.timeout_s} s.")
+    if invocation is not None and invocation.error is not None:
+        lines += [f"The handler raised {invocation.error}:", invocation.error.traceback.rstrip()]
+    if invocation is not None and invocation.logs:
+        lines += ["The handler's output:", invocation.logs.rstrip()]
+    return "\n".join(lines)
+
+
+def assert_outcome(handler: Callable[[Any, Any], Any], event: Any, *, kind: Any = _UNSET, failed_ids: Any = _UNSET,
+                   deleted_ids: Any = _UNSET, status: Any = _UNSET, rule: Any = _UNSET, actions: Any = _UNSET,
+                   body: Any = _UNSET, headers: Any = _UNSET, source: str | None = None, **run_keywords: Any) -> Any:
+    """Run `handler` on `event` as the platform would (`fnkit.<source>.run`) and fail unless the outcome is as expected.
+
+    Expectations, each checked only when given: `kind`, `failed_ids`, `deleted_ids` (queue;
+    ids in any order), `status` (mail: "applied" | "fallback" | "ignored"; load balancer: the
+    HTTP status), `rule` (any source), `actions` (mail: recipient -> action, or one action for
+    every recipient), `body` (load balancer: bytes, or text), `headers` (load balancer: name
+    -> first value, or name -> list of every value). Other keywords go to `run` (`timeout_s`,
+    `report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, ...). The failure
+    message shows the outcome's table, its issues, and the handler's error and output.
+    Returns the outcome.
+    """
+    __tracebackhide__ = True
+    expected = {name: want for name, want in (("kind", kind), ("failed_ids", failed_ids), ("deleted_ids", deleted_ids),
+                                              ("status", status), ("rule", rule), ("actions", actions), ("body", body),
+                                              ("headers", headers)) if want is not _UNSET}
+    source = source or detect_source(event)
+    if source is None:
+        raise AssertionError("fnkit.testing.assert_outcome: this is not an event of a known source:\n"
+                             + "\n".join(_issue_lines(validate(event))))
+    try:
+        result = source_module(source).run(handler, event, **run_keywords)
+    except ContractError as exc:
+        raise AssertionError(
+            f"fnkit.testing.assert_outcome: the {_NAMES[source]} event is not valid, so the platform would never send it "
+            f"({_counts(exc.report)}):\n" + "\n".join(_issue_lines(exc.report))) from None
+    inapplicable = [name for name in expected if not hasattr(result, name)]
+    if inapplicable:
+        raise TypeError(f"assert_outcome: {', '.join(f'{n}=' for n in inapplicable)} does not apply to a "
+                        f"{_NAMES[source]} outcome ({type(result).__name__})")
+    mismatches = [line for name, want in expected.items() if (line := _differs(name, want, result)) is not None]
+    if mismatches:
+        raise AssertionError("\n".join([f"fnkit.testing.assert_outcome: the {_NAMES[source]} outcome is not what the test expects:",
+                                        *(f"  {line}" for line in mismatches), describe_outcome(result)]))
+    return result
+

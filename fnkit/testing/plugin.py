@@ -1,0 +1,41 @@
+"""fnkit's pytest plugin, registered through the `pytest11` entry point: installing fnkit enables it.
+
+Fixtures (one fresh factory per test; each call builds a valid event with the next seed):
+
+- `queue_event(bodies=["message 1"], **keywords)`: `fnkit.queue.build_event`
+- `mail_event(mail_from=..., recipients=[...], subject=..., **keywords)`: `fnkit.mail.build_event`
+- `alb_event(method="GET", path="/", **keywords)`: `fnkit.alb.build_event`
+
+Assertions (`assert_valid`, `assert_outcome`) and strategies live in `fnkit.testing`;
+`pytest -p no:fnkit` turns the plugin off.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ._factories import EventFactory, event_factory
+
+
+@pytest.fixture
+def queue_event() -> EventFactory:
+    """A factory of valid queue batch events: `queue_event(["body 1", "body 2"], fifo=True, ...)`."""
+    return event_factory("queue")
+
+
+@pytest.fixture
+def mail_event() -> EventFactory:
+    """A factory of valid mail-flow events: `mail_event(recipients=["a@example.com"], subject="Hi", ...)`."""
+    return event_factory("mail")
+
+
+@pytest.fixture
+def alb_event() -> EventFactory:
+    """A factory of valid load balancer events: `alb_event("POST", "/orders", body=b"{}", multi_value=True, ...)`."""
+    return event_factory("alb")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    import fnkit
+
+    return f"fnkit {fnkit.__version__}: fixtures queue_event, mail_event, alb_event (fnkit.testing)"

@@ -1,0 +1,67 @@
+"""The pytest plugin as a user meets it: registered by installing fnkit, light to load, and documented by examples/."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def run_pytest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_installing_fnkit_registers_the_plugin():
+    found = [e for e in metadata.entry_points(group="pytest11") if e.name == "fnkit"]
+    assert [e.value for e in found] == ["fnkit.testing.plugin"]
+
+
+def test_importing_the_helpers_imports_neither_hypothesis_nor_pandas():
+    heavy = "sorted(m for m in ('hypothesis', 'pandas', 'pytest') if m in sys.modules)"
+    assert run_python(f"import sys, fnkit.testing; print({heavy})") == "[]"
+    assert run_python(f"import sys, fnkit.testing.plugin; print({heavy})") == "['pytest']"
+    assert run_python("import sys, fnkit.testing.strategies; print('hypothesis' in sys.modules)") == "True"
+
+
+def test_the_examples_pass_with_the_plugin_from_the_installed_package():
+    assert not list((ROOT / "examples").glob("conftest.py")), "the fixtures must come from the plugin"
+    done = run_pytest("examples")  # not -q: the header names the plugin
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fnkit 0.1.0: fixtures queue_event, mail_event, alb_event" in done.stdout
+    assert " passed" in done.stdout.splitlines()[-1] and "failed" not in done.stdout.splitlines()[-1]
+
+
+def test_without_the_plugin_the_fixtures_are_missing():
+    done = run_pytest("examples", "-q", "-p", "no:fnkit", "-k", "good_orders")
+    assert done.returncode == 1
+    assert "fixture 'queue_event' not found" in done.stdout
+
+
+def test_a_failing_user_test_shows_the_outcome_table(tmp_path):
+    (tmp_path / "test_service.py").write_text(textwrap.dedent('''
+        from fnkit.testing import assert_outcome
+
+        def handler(event, context):
+            return {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+
+        def test_everything_is_deleted(queue_event):
+            assert_outcome(handler, queue_event(["first", "second"]), kind="success")
+    '''))
+    done = run_pytest("-q", "--rootdir", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 1
+    out = done.stdout
+    assert "kind: expected 'success', got 'partial'" in out
+    assert "Outcome: partial, rule Q8: Partial failure: 1 listed message(s)" in out
+    assert "retry" in out and "delete" in out  # the table's action column, one row per record
+    assert "assert_outcome(handler" in out and "_assertions.py" not in out  # the user's line, not fnkit's insides
