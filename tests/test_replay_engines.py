@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import distributed  # the dev extra installs it (fnkit[dask] for users)
 import pandas as pd
@@ -137,7 +138,7 @@ def test_an_empty_input_gives_the_empty_frame_on_both_engines(client):
 
 
 def test_a_path_is_read_by_content_an_access_log_a_message_dump_or_events(tmp_path):
-    root = corpus.DEFAULT_PATH.parent
+    root = Path(__file__).resolve().parent.parent / "data"  # the importers' sample inputs
     logs = fnkit.replay(handler, root / "alb" / "access-logs")
     assert {"logged_status", "agrees", "line"} <= set(logs.columns) and (logs["result"] == "unreadable").sum() == 2
     dump = fnkit.replay(handler, root / "queue" / "receive-message.json")
