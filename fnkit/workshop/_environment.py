@@ -77,6 +77,11 @@ class EnvironmentReport:
     def __repr__(self) -> str:
         return str(self)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+        # the metadata says the output differs from machine to machine: tools/notebooks.py never commits it
+        return ({"text/plain": str(self), "text/html": self._repr_html_()},
+                {"fnkit": {"varies": "with the machine it runs on"}})
+
     def _repr_html_(self) -> str:
         rows = []
         for c in self.checks:
