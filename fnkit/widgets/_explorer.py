@@ -72,8 +72,10 @@ class ResponseExplorer(Shown):
             self.form_buttons[form.label] = b
             groups.setdefault(form.group, []).append(b)
         for group, buttons in groups.items():
-            head = w.HTML(f"<span style='display:inline-block;width:{width};color:#57606a'>{escape(group)}</span>")
-            rows.append(w.HBox([head, *buttons], layout=w.Layout(flex_flow="row wrap")))
+            head = w.HTML(f"<span style='display:inline-block;width:{width};color:#57606a'>{escape(group)}</span>",
+                          layout=w.Layout(flex="0 0 auto"))
+            # the buttons wrap within their own box, so a second line stays beside the group's name
+            rows.append(w.HBox([head, w.HBox(buttons, layout=w.Layout(flex_flow="row wrap", flex="1 1 auto"))]))
         self.view = OutcomeView(self.adapter, idle="no response yet")
         title = w.HTML(f"<b>Response explorer</b> · {escape(self.adapter.title.lower())}")
         self.widget = w.VBox([title, *rows, *self.config_controls.values(), self.response, self.view.box])
