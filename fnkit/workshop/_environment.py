@@ -66,13 +66,7 @@ class EnvironmentReport:
         return f"✘ {len(errors)} problem(s) to fix before the workshop; start with the first one."
 
     def __str__(self) -> str:
-        lines = [self.verdict()]
-        for c in self.checks:
-            mark = "✔" if c.ok else ("✘" if c.severity == "error" else "⚠")
-            lines.append(f"{mark} {c.what}: needs {c.needed}; found {c.found}")
-            if not c.ok and c.fix:
-                lines.append(f"    fix: {c.fix}")
-        return "\n".join(lines)
+        return self.verdict() + "\n" + self.details()
 
     def __repr__(self) -> str:
         return str(self)
