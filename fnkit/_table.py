@@ -101,13 +101,14 @@ def cell_html(value: Any, *, is_id: bool = False) -> str:
 
 
 def html_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None, *, ids: Collection[str] = (),
-               index: Sequence | None = None, caption: str = "", css_class: str = "fnkit-grid") -> str:
+               index: Sequence | None = None, index_name: str = "", caption: str = "",
+               css_class: str = "fnkit-grid") -> str:
     """A readable HTML table of row dicts (no pandas needed); `ids`: columns whose long values are cut in the middle."""
     if columns is None:
         columns = []
         for row in rows:
             columns.extend(k for k in row if k not in columns)
-    lead = f"<th style='{_HEAD}'></th>" if index is not None else ""
+    lead = f"<th style='{_HEAD}'>{escape(index_name)}</th>" if index is not None else ""
     head = lead + "".join(f"<th style='{_HEAD}'>{escape(str(c))}</th>" for c in columns)
     body = []
     for n, row in enumerate(rows):
@@ -133,7 +134,9 @@ def frame_html(frame: Any, *, max_rows: int = 60, shown_rows: int = 10) -> str:
         records = [*records[:half], _GAP, *records[-half:]]
         labels = [*labels[:half], None, *labels[-half:]]
     caption = f"{len(frame)} rows × {len(frame.columns)} columns" if len(frame) > max_rows else ""
-    return html_table(records, [str(c) for c in frame.columns], index=labels, caption=caption)
+    names = [str(n) for n in (frame.columns.name, frame.index.name) if n is not None]
+    return html_table(records, [str(c) for c in frame.columns], index=labels, index_name=" / ".join(names),
+                      caption=caption)
 
 
 # --- tabulate ---------------------------------------------------------------------------------
@@ -166,7 +169,7 @@ def rows_of(item: Any) -> list[dict]:
 
 
 def tabulate(items: Any):
-    """One DataFrame row per record / recipient / request / issue, from one item or many.
+    """One DataFrame row per record / recipient / request / issue, from one item or many (or a DataFrame).
 
     The DataFrame (an `fnkit.Table`) shows itself readably in a notebook: whole texts,
     left-aligned, "—" where a value is absent.
@@ -174,6 +177,8 @@ def tabulate(items: Any):
     from ._frame import Table
     from ._report import Report
 
+    if hasattr(items, "columns") and hasattr(items, "to_dict"):  # a DataFrame already: the same rows, shown readably
+        return Table(items)
     # one item (a Report is a sequence of issues, but one item all the same) or many
     if isinstance(items, Report) or not isinstance(items, Iterable) or isinstance(items, (dict, str, bytes)) \
             or hasattr(items, "rows"):

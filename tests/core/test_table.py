@@ -100,3 +100,12 @@ def test_reports_and_outcomes_show_readable_tables(broken_report):
     assert "fnkit-grid" in html and "text-align:left" in html
     event = queue.build_event(["a", "b"], seed=1)
     assert "fnkit-grid" in queue.outcome(event, None)._repr_html_()
+
+
+def test_a_dataframe_tabulated_is_the_same_rows_shown_readably():
+    import pandas as pd
+
+    frame = pd.DataFrame({"n": [1, None]}).rename_axis("source").rename_axis("handler", axis=1)
+    table = fnkit.tabulate(frame)
+    assert table.equals(frame) and type(table).__name__ == "Table"
+    assert "handler / source" in table._repr_html_()
