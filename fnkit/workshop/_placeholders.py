@@ -27,7 +27,7 @@ class Placeholder:
         return f"{self.cell}, line {self.line}" if self.cell else f"line {self.line}"
 
     def __str__(self) -> str:
-        return f"{self.where} (in {self.function}): {shorten(self.code, 70)}"
+        return f"{self.where} (in {self.function}): {shorten(self.code, 100)}"
 
 
 def _cell_of(code: types.CodeType) -> str | None:
