@@ -190,7 +190,7 @@ def stops_the_whole_batch_at_the_first_failure(event, context):
 # --- queue-poison ---------------------------------------------------------------------------------
 
 
-def _poison(park_when):
+def _poison(name, park_when):
     def handler(event, context):
         failures = []
         for record in event["Records"]:
@@ -202,16 +202,17 @@ def _poison(park_when):
                 else:
                     failures.append({"itemIdentifier": record["messageId"]})
         return {"batchItemFailures": failures}
+    handler.__name__ = name
     return handler
 
 
 compares_a_string_with_a_number = wrong("queue-poison", "raised TypeError", "int(...)")(
-    _poison(lambda count: count >= 3))
+    _poison("compares_a_string_with_a_number", lambda count: count >= 3))
 compares_texts = wrong("queue-poison", "received 12 times", "compare numbers, not texts", "int(...)")(
-    _poison(lambda count: count >= "3"))
+    _poison("compares_texts", lambda count: count >= "3"))
 off_by_one = wrong("queue-poison", "did not park it", "from the 3rd receive on")(
-    _poison(lambda count: int(count) > 3))
-parks_too_early = wrong("queue-poison", "too early to give up")(_poison(lambda count: True))
+    _poison("off_by_one", lambda count: int(count) > 3))
+parks_too_early = wrong("queue-poison", "too early to give up")(_poison("parks_too_early", lambda count: True))
 
 
 @wrong("queue-poison", "was parked but is still listed")
