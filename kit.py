@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """fnkit's quick start, standard library only.
 
-    python3 kit.py lab  [jupyter lab args...]   set up .venv, open the notebooks
+    python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/)
+    python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run every test
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
     python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
@@ -10,6 +11,11 @@ Set-up: .venv is made with `python -m venv` when missing, and the project is
 installed into it editable, with the versions pinned in constraints.txt
 (`pip install -c constraints.txt -e .[dev]`, plain pip); the install is skipped
 while pyproject.toml and constraints.txt are unchanged since the last one.
+
+Working copy: `lab` copies the notebooks of notebooks/ into work/ (ignored by
+git) the first time, and any notebook added to notebooks/ later; it never
+overwrites one you have. `reset` puts the pristine notebook back and keeps
+yours in work/.backup/. Instructors edit notebooks/ (`lab --pristine` opens it).
 """
 from __future__ import annotations
 
@@ -28,6 +34,9 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 STAMP = VENV / "fnkit-install.json"
 LOCK = ROOT / "constraints.txt"  # every dependency of every extra, pinned (python3 kit.py lock)
+PRISTINE = ROOT / "notebooks"
+WORK = ROOT / "work"
+BACKUP_DIR = ".backup"
 CHROMIUM = Path("/usr/bin/chromium")
 PIP_FOR_EDITABLE_PYPROJECT = (21, 3)  # PEP 660 editable installs
 MIN_PYTHON = (3, 11)
@@ -167,10 +176,125 @@ def has_notebooks() -> bool:
     return any(".ipynb_checkpoints" not in p.parts for p in (ROOT / "notebooks").rglob("*.ipynb"))
 
 
+# --- the learner's working copy -----------------------------------------------------
+
+
+def notebooks_in(folder: Path) -> list[Path]:
+    """The notebooks under `folder`, as paths relative to it (checkpoints and backups left out)."""
+    if not folder.is_dir():
+        return []
+    found = [p.relative_to(folder) for p in folder.rglob("*.ipynb")]
+    return sorted(p for p in found if ".ipynb_checkpoints" not in p.parts and BACKUP_DIR not in p.parts)
+
+
+def copy_new_notebooks(pristine: Path, work: Path) -> list[Path]:
+    """Copy into `work` each notebook of `pristine` it does not have yet; never overwrite one. The copied paths."""
+    copied = []
+    for rel in notebooks_in(pristine):
+        target = work / rel
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(pristine / rel, target)
+        copied.append(rel)
+    return copied
+
+
+def match_notebooks(pristine: Path, names: list[str]) -> list[Path]:
+    """The pristine notebooks named (path, file name or stem, with or without .ipynb); ValueError saying why not."""
+    known = notebooks_in(pristine)
+    if not names:
+        return known
+    chosen: list[Path] = []
+    for name in names:
+        wanted = name.replace("\\", "/").strip("/")
+        for prefix in ("work/", "notebooks/"):
+            wanted = wanted.removeprefix(prefix)
+        wanted = wanted.removesuffix(".ipynb")
+        exact = [p for p in known if p.with_suffix("").as_posix() == wanted]
+        by_name = [p for p in known if p.stem == wanted]
+        partial = [p for p in known if wanted in p.with_suffix("").as_posix()]
+        found = exact or by_name or partial
+        if not found:
+            raise ValueError(f"no notebook is called {name!r}; the notebooks are: "
+                             + ", ".join(p.as_posix() for p in known))
+        if len(found) > 1:
+            raise ValueError(f"{name!r} could be any of " + ", ".join(p.as_posix() for p in found)
+                             + ": name one of them")
+        chosen.extend(p for p in found if p not in chosen)
+    return chosen
+
+
+def reset_notebooks(pristine: Path, work: Path, chosen: list[Path], stamp: str) -> list[tuple[Path, Path | None]]:
+    """Put the pristine copy of each chosen notebook into `work`, keeping the learner's in work/.backup/STAMP/.
+
+    Returns (notebook, backup or None when there was no copy to keep) for each.
+    """
+    done = []
+    backup_root = work / BACKUP_DIR / stamp
+    for rel in chosen:
+        target = work / rel
+        kept = None
+        if target.exists():
+            kept = backup_root / rel
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(target), kept)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(pristine / rel, target)
+        done.append((rel, kept))
+    return done
+
+
+def _stamp(work: Path) -> str:
+    """A backup folder name not used yet: the local time, to the second."""
+    base = time.strftime("%Y-%m-%d_%H%M%S")
+    stamp, n = base, 1
+    while (work / BACKUP_DIR / stamp).exists():
+        n += 1
+        stamp = f"{base}_{n}"
+    return stamp
+
+
+def prepare_work_copy() -> None:
+    """Make work/ (first run) or add the notebooks it lacks; say what was copied."""
+    first = not WORK.exists()
+    copied = copy_new_notebooks(PRISTINE, WORK)
+    if first:
+        say(f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; "
+            "python3 kit.py reset NOTEBOOK gives you a fresh copy)")
+    elif copied:
+        say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
+
+
 def cmd_lab(args: list[str]) -> None:
+    pristine = "--pristine" in args
+    args = [a for a in args if a != "--pristine"]
     ensure_installed(["dev"])
+    if not pristine:
+        prepare_work_copy()
     extra = ["--allow-root"] if is_root() and "--allow-root" not in args else []
-    replace_with([PYTHON, "-m", "jupyterlab", "notebooks/", *extra, *args])
+    folder = "notebooks/" if pristine else "work/"
+    say(f"opening JupyterLab on {folder}: start with 00_start_here.ipynb")
+    replace_with([PYTHON, "-m", "jupyterlab", folder, *extra, *args])
+
+
+def cmd_reset(args: list[str]) -> None:
+    if any(a.startswith("-") for a in args):
+        print("usage: python3 kit.py reset [NOTEBOOK...]   (no name: every notebook)", file=sys.stderr)
+        sys.exit(0 if args[0] in ("-h", "--help") else 2)
+    try:
+        chosen = match_notebooks(PRISTINE, args)
+    except ValueError as exc:
+        print(f"kit.py reset: {exc}", file=sys.stderr)
+        sys.exit(2)
+    stamp = _stamp(WORK)
+    for rel, kept in reset_notebooks(PRISTINE, WORK, chosen, stamp):
+        if kept is None:
+            say(f"work/{rel.as_posix()}: a fresh copy (there was none)")
+        else:
+            say(f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}")
+    print("If a notebook you reset is open in JupyterLab, close it without saving (or choose Revert when "
+          "JupyterLab says the file changed on disk).", flush=True)
 
 
 def smoke_test_wheel() -> None:
@@ -228,7 +352,7 @@ def cmd_lock(args: list[str]) -> None:
     say(f"wrote {LOCK.name}: the next `python3 kit.py test` or `lab` installs from it")
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "bench": cmd_bench, "lock": cmd_lock}
+COMMANDS = {"lab": cmd_lab, "test": cmd_test, "bench": cmd_bench, "lock": cmd_lock, "reset": cmd_reset}
 
 
 def main(argv: list[str]) -> None:

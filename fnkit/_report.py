@@ -141,18 +141,13 @@ class Report(Sequence):
     def _repr_html_(self) -> str:
         from html import escape
 
-        rows = "".join(
-            f"<tr><td><code>{escape(i.path)}</code></td><td>{i.severity}</td><td>{escape(i.code)}</td>"
-            f"<td>{escape(i.message)}</td><td>{escape(i.rule or '')}</td></tr>"
-            for i in self._issues
-        )
+        from ._table import html_table
+
         head = f"<b>{escape(self.summary())}</b>"
-        if not rows:
+        if not self._issues:
             return head
-        return (
-            f"{head}<table><tr><th>path</th><th>severity</th><th>code</th><th>message</th><th>rule</th></tr>"
-            f"{rows}</table>"
-        )
+        columns = ["path", "severity", "code", "message", "rule"]
+        return head + html_table([{c: getattr(i, c) for c in columns} for i in self._issues], columns)
 
 
 class ContractError(ValueError):

@@ -1,9 +1,145 @@
-"""Tables at the edge: anything fnkit returns, as a pandas DataFrame."""
+"""Tables at the edge: anything fnkit returns, as a pandas DataFrame, and shown so a person can read it.
+
+One way to show a value in a table cell, for the widgets, `fnkit.tabulate` and the
+outcomes' HTML: text left-aligned, numbers right-aligned, an absent value as "—",
+nothing cut without an ellipsis ("…"), and long ids cut in the middle only where room is
+short (the full id stays in the cell's tooltip).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from html import escape
 from typing import Any
+
+ELLIPSIS = "…"
+ABSENT = "—"
+
+_CELL = "border:1px solid #d0d7de;padding:2px 6px;vertical-align:top;line-height:1.4"
+_HEAD = _CELL + ";text-align:left;font-weight:600;background:#f6f8fa"
+_TABLE = "border-collapse:collapse;font-size:12px;margin:2px 0"
+
+
+def shorten(text: Any, width: int) -> str:
+    """`text` on one line, cut to at most `width` characters; a cut always ends with an ellipsis."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= width:
+        return flat
+    return flat[: max(width - 1, 1)].rstrip() + ELLIPSIS
+
+
+def short_id(value: Any, head: int = 8, tail: int = 4) -> str:
+    """A long id cut in the middle with an ellipsis ('05b6e6e3…f339'); short ids as they are."""
+    text = str(value)
+    if len(text) <= head + tail + 2:
+        return text
+    return text[:head] + ELLIPSIS + text[-tail:]
+
+
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{24,}")
+
+
+def _cut_token(match: re.Match) -> str:
+    token = match.group(0)
+    # an id holds digits; a long name such as multiValueQueryStringParameters does not, and stays whole
+    return short_id(token) if any(c.isdigit() for c in token) else token
+
+
+def short_ids_in(text: str) -> str:
+    """`text` with every long id-like token (a messageId, a receiptHandle, a hash) cut in the middle with an ellipsis."""
+    return _LONG_TOKEN.sub(_cut_token, text)
+
+
+def is_absent(value: Any) -> bool:
+    """None, NaN, pandas' NA/NaT, or an empty string: a cell with nothing to say."""
+    if value is None or (isinstance(value, str) and value == ""):
+        return True
+    if isinstance(value, float):
+        return value != value  # NaN
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def cell_text(value: Any) -> str:
+    """A value as the plain text of a table cell ("—" when absent)."""
+    if is_absent(value):
+        return ABSENT
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.6g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(cell_text(v) for v in value) if value else ABSENT
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, Mapping):
+        return json.dumps(dict(value), ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    return type(value).__module__ == "numpy" and hasattr(value, "dtype") and value.dtype.kind in "iuf"
+
+
+def cell_html(value: Any, *, is_id: bool = False) -> str:
+    """One <td>: text left, numbers right, "—" for absent values, long ids cut with an ellipsis (full id as tooltip)."""
+    if _is_number(value) and not is_absent(value):
+        number = value.item() if hasattr(value, "item") else value
+        return f"<td style='{_CELL};text-align:right;white-space:nowrap'>{escape(cell_text(number))}</td>"
+    text = cell_text(value)
+    if text == ABSENT:
+        return f"<td style='{_CELL};text-align:left;color:#8c959f'>{ABSENT}</td>"
+    if is_id and short_id(text) != text:
+        return (f"<td style='{_CELL};text-align:left;white-space:nowrap' title='{escape(text, quote=True)}'>"
+                f"<code>{escape(short_id(text))}</code></td>")
+    return f"<td style='{_CELL};text-align:left;white-space:pre-wrap;overflow-wrap:anywhere'>{escape(text)}</td>"
+
+
+def html_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None, *, ids: Collection[str] = (),
+               index: Sequence | None = None, index_name: str = "", caption: str = "",
+               css_class: str = "fnkit-grid") -> str:
+    """A readable HTML table of row dicts (no pandas needed); `ids`: columns whose long values are cut in the middle."""
+    if columns is None:
+        columns = []
+        for row in rows:
+            columns.extend(k for k in row if k not in columns)
+    lead = f"<th style='{_HEAD}'>{escape(index_name)}</th>" if index is not None else ""
+    head = lead + "".join(f"<th style='{_HEAD}'>{escape(str(c))}</th>" for c in columns)
+    body = []
+    for n, row in enumerate(rows):
+        if row is _GAP:
+            body.append(f"<tr><td style='{_CELL};text-align:left;color:#57606a' colspan='{len(columns) + bool(lead)}'>"
+                        f"{ELLIPSIS}</td></tr>")
+            continue
+        first = f"<th style='{_HEAD};font-weight:400'>{escape(cell_text(index[n]))}</th>" if index is not None else ""
+        body.append("<tr>" + first + "".join(cell_html(row.get(c), is_id=c in ids) for c in columns) + "</tr>")
+    note = f"<caption style='caption-side:bottom;text-align:left;color:#57606a'>{escape(caption)}</caption>" if caption else ""
+    return f"<table class='{css_class}' style='{_TABLE}'>{note}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+_GAP: dict = {}  # the row standing for the rows left out of a long table
+
+
+def frame_html(frame: Any, *, max_rows: int = 60, shown_rows: int = 10) -> str:
+    """A DataFrame (flat index and columns) as `html_table`; long frames show their first and last rows."""
+    records = frame.to_dict("records")
+    labels = list(frame.index)
+    if len(records) > max_rows:
+        half = shown_rows // 2
+        records = [*records[:half], _GAP, *records[-half:]]
+        labels = [*labels[:half], None, *labels[-half:]]
+    caption = f"{len(frame)} rows × {len(frame.columns)} columns" if len(frame) > max_rows else ""
+    names = [str(n) for n in (frame.columns.name, frame.index.name) if n is not None]
+    return html_table(records, [str(c) for c in frame.columns], index=labels, index_name=" / ".join(names),
+                      caption=caption)
+
+
+# --- tabulate ---------------------------------------------------------------------------------
 
 
 def rows_of(item: Any) -> list[dict]:
@@ -33,11 +169,16 @@ def rows_of(item: Any) -> list[dict]:
 
 
 def tabulate(items: Any):
-    """One DataFrame row per record / recipient / request / issue, from one item or many."""
-    import pandas as pd
+    """One DataFrame row per record / recipient / request / issue, from one item or many (or a DataFrame).
 
+    The DataFrame (an `fnkit.Table`) shows itself readably in a notebook: whole texts,
+    left-aligned, "—" where a value is absent.
+    """
+    from ._frame import Table
     from ._report import Report
 
+    if hasattr(items, "columns") and hasattr(items, "to_dict"):  # a DataFrame already: the same rows, shown readably
+        return Table(items)
     # one item (a Report is a sequence of issues, but one item all the same) or many
     if isinstance(items, Report) or not isinstance(items, Iterable) or isinstance(items, (dict, str, bytes)) \
             or hasattr(items, "rows"):
@@ -45,4 +186,4 @@ def tabulate(items: Any):
     rows: list[dict] = []
     for item in items:
         rows.extend(rows_of(item))
-    return pd.DataFrame(rows)
+    return Table(rows)

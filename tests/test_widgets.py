@@ -13,6 +13,7 @@ pytest.importorskip("ipywidgets")
 import fnkit
 from fnkit import widgets
 from fnkit.widgets import EventBuilder, HandlerRunner, ResponseExplorer
+from fnkit.widgets._explorer import _slug
 
 GOOD = ['{"order": 1, "qty": 2}', '{"order": 2, "qty": 1}', '{"order": 3, "qty": 5}']
 ONE_BAD = ['{"order": 1, "qty": 2}', '{"order": 2, "qty": 0}', '{"order": 3, "qty": 5}']
@@ -57,7 +58,22 @@ def test_a_form_value_that_makes_no_sense_is_shown_at_its_field_in_words():
     issue = builder.report.errors[0]
     assert issue.path == "Group ids"
     assert "3 bodies but 1 group id" in issue.message
-    assert "Group ids" in builder.issue_list.value or "3 bodies" in builder.issue_list.value
+    # beside the field it is about, not in the list under the JSON
+    error = builder.field_errors["group_ids"]
+    assert "3 bodies but 1 group id" in error.value and error.layout.display == ""
+    assert "fnkit-field-error" in classes(error)
+    assert all(e.layout.display == "none" for name, e in builder.field_errors.items() if name != "group_ids")
+    assert builder.issue_list.value == "" and "Group ids" in builder.status.value
+    builder.set(group_ids=["a", "a", "b"])
+    assert builder.report.ok and error.layout.display == "none"
+
+
+def test_labels_fit_their_text():
+    builder = EventBuilder("queue")
+    width = builder.controls["message_attributes"].style.description_width
+    assert width.endswith("ch") and int(width[:-2]) >= len("Message attributes")
+    runner = HandlerRunner(builder=EventBuilder("mail"))
+    assert int(runner.config_controls["fallback_action"].style.description_width[:-2]) >= len("Fallback action")
 
 
 def test_invalid_json_in_a_json_field_is_located():
@@ -235,22 +251,41 @@ def test_the_mail_runner_shows_a_decision_per_recipient():
 
 # --- the response explorer ---------------------------------------------------------------------------
 
-QUEUE_FORMS = {
-    "null": "success", "{}": "success", "failures null": "success", "failures []": "success",
-    "first message failed": "partial", "last message failed": "partial",
-    "invalid JSON": "failure", "empty id": "failure", "null id": "failure", "wrong key name": "failure",
-    "id not in batch": "failure", "misspelled key": "success",
+QUEUE_FORMS = {  # key: (the button's label, what the platform does)
+    "null": ("all deleted · null", "success"),
+    "{}": ("all deleted · {}", "success"),
+    "failures null": ("all deleted · failures null", "success"),
+    "failures []": ("all deleted · failures []", "success"),
+    "first message failed": ("first retried, rest deleted", "partial"),
+    "last message failed": ("last retried, rest deleted", "partial"),
+    "invalid JSON": ("whole batch retried · invalid JSON", "failure"),
+    "empty id": ("whole batch retried · empty id", "failure"),
+    "null id": ("whole batch retried · null id", "failure"),
+    "wrong key name": ("whole batch retried · id under 'id'", "failure"),
+    "id not in batch": ("whole batch retried · id not in batch", "failure"),
+    "misspelled key": ("all deleted, failure lost · 'BatchItemFailures'", "success"),
 }
 
 
 def test_every_queue_form_of_the_spec_is_one_press_away_and_decided():
     explorer = ResponseExplorer(fnkit.queue.build_event(GOOD, seed=1), source="queue")
-    assert set(explorer.forms) == set(QUEUE_FORMS)
-    for label, kind in QUEUE_FORMS.items():
-        explorer.press(label)
-        assert explorer.outcome.kind == kind, label
-        assert explorer.summary == kind
-    assert "fnkit-form" in classes(explorer.form_buttons["null"])
+    assert set(explorer.forms) == {label for label, _ in QUEUE_FORMS.values()}
+    for key, (label, kind) in QUEUE_FORMS.items():
+        for name in (key, label):  # the button's label, or the form's short key
+            explorer.press(name)
+            assert explorer.outcome.kind == kind, name
+            assert explorer.summary == kind
+        assert f"fnkit-form-{_slug(key)}" in classes(explorer.form_buttons[label])
+    assert "fnkit-form" in classes(explorer.form_buttons["all deleted · null"])
+
+
+def test_form_labels_say_what_the_platform_does():
+    effects = ("all deleted", "retried", "whole batch retried", "failure lost", "delivered", "bounced", "dropped",
+               "fallback", "502", "200", "404", "cookies set", "ignored", "stricter action wins")
+    for source in ("queue", "mail", "alb"):
+        for label in widgets.forms(source):
+            assert label.startswith(effects) or any(e in label.split(" · ")[0] for e in effects), label
+    assert "fnkit-form-wrong-key-name" in classes(ResponseExplorer(source="queue").form_buttons["whole batch retried · id under 'id'"])
 
 
 def test_the_explorer_decides_live_and_locates_invalid_json():

@@ -1,29 +1,44 @@
 #!/usr/bin/env python3
 """Keep the notebooks executed, deterministic and clean: run this before committing notebooks.
 
-    .venv/bin/python tools/notebooks.py run   [NAME...]   execute, then normalise (the usual command)
-    .venv/bin/python tools/notebooks.py clean [NAME...]   normalise only, no execution
-    .venv/bin/python tools/notebooks.py check             exit 1 (saying why) when a notebook is not clean
+    .venv/bin/python tools/notebooks.py run       [NAME...]   execute, then normalise (the usual command)
+    .venv/bin/python tools/notebooks.py clean     [NAME...]   normalise only, no execution
+    .venv/bin/python tools/notebooks.py exercises [NAME...]   write exercises/ from solutions/ (no execution)
+    .venv/bin/python tools/notebooks.py check                 exit 1 (saying why) when a notebook is not clean
 
 NAME is a notebook path or a part of one (`01`, `exercises`); none means every notebook.
 
-Lessons (notebooks/*.ipynb) and solutions (notebooks/solutions/) keep their outputs and
-execution counts: nbval compares them strictly (it skips cells without an execution count).
-Learner versions (notebooks/exercises/) are executed too, to prove they run top to bottom,
-and then emptied: no outputs, no execution counts, every code cell tagged
-`nbval-ignore-output`, so nbval executes them without comparing.
+Lessons (notebooks/*.ipynb) and solutions (notebooks/solutions/) keep the outputs that teach,
+with their execution counts: nbval compares them strictly (it skips cells without an
+execution count). An output that would mislead a learner before anything runs is never
+committed: a live widget (its text stand-in looks like a broken widget) or an output marked
+as differing from machine to machine (the environment check's ✔ marks, versions, paths:
+its metadata says `{"fnkit": {"varies": ...}}`). Such a cell is emptied and tagged
+`nbval-ignore-output`, so nbval runs it without comparing; a tagged cell holds no output.
 
-Everywhere: the widget state saved in the metadata is dropped, widget views
-(`application/vnd.jupyter.widget-view+json`, random model ids) are taken out of the
-outputs (their deterministic text/plain stays), run timings and the Python patch version
-are removed, and the kernel is `python3`. Run it with the .venv's Python, so the outputs
-come from the environment the tests use.
+Exercises (notebooks/exercises/) are generated from their solution twins: in a solution,
+the answer is marked, and the exercise holds `...` in its place.
+
+    # answer: what to do                   a block, replaced by `...  # what to do`
+    ...the answer's lines...               (`# answer` alone: a bare `...`)
+    # end answer
+    name = compute(x)  # answer            one statement: `name = ...`, `return ...` or `...`
+    return value  # answer: hint           (with `  # hint` after it)
+
+Exercises are executed too (to prove they run top to bottom), then emptied: no outputs, no
+execution counts, every code cell tagged `nbval-ignore-output`.
+
+Everywhere: the widget state saved in the metadata is dropped, run timings and the Python
+patch version are removed, and the kernel is `python3`. Run it with the .venv's Python, so
+the outputs come from the environment the tests use.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -35,6 +50,14 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 CELL_TIMEOUT_S = 120
 
+# text that only this machine would show, and the text stand-ins of widgets
+_MACHINE_TEXT = re.compile(r"/tmp/|/home/|/root/|/Users/|site-packages|ipykernel_\d+|fnkit-environment|0x[0-9a-f]{8,}")
+_WIDGET_TEXT = re.compile(r"^(?:EventBuilder|HandlerRunner|ResponseExplorer)\(|"
+                          r"^[A-Z][A-Za-z]*\((?:value|children|description|layout|options)=")
+_BLOCK_START = re.compile(r"^(?P<indent>\s*)# answer(?::\s*(?P<hint>.*?))?\s*$")
+_BLOCK_END = re.compile(r"^\s*# end answer\s*$")
+_INLINE = re.compile(r"^(?P<indent>\s*)(?P<code>\S.*?)\s+# answer(?::\s*(?P<hint>.*?))?\s*$")
+
 
 def all_notebooks() -> list[Path]:
     """Every notebook, lessons first, then exercises and solutions, by name."""
@@ -43,13 +66,28 @@ def all_notebooks() -> list[Path]:
 
 
 def is_exercise(path: Path) -> bool:
-    """Learner versions: executed by nbval, never compared."""
-    return "exercises" in path.relative_to(NOTEBOOKS).parts
+    """Learner versions (notebooks/exercises/): executed by nbval, never compared."""
+    return path.parent.name == "exercises"
 
 
 def _cell_id(path: Path, index: int, cell: dict) -> str:
     digest = hashlib.sha1(f"{path.name}:{index}:{cell.get('cell_type')}".encode()).hexdigest()[:8]
     return f"c{index:02d}-{digest}"
+
+
+def varies(output: dict) -> str | None:
+    """Why an output must not be committed (a live widget, or marked as machine-dependent), or None."""
+    data = output.get("data")
+    if isinstance(data, dict) and WIDGET_VIEW in data:
+        return "a live widget"
+    marked = (output.get("metadata") or {}).get("fnkit")
+    if isinstance(marked, dict) and marked.get("varies"):
+        return str(marked["varies"])
+    return None
+
+
+def _tags(cell: dict) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
 
 
 def normalise(nb: dict, path: Path) -> dict:
@@ -75,33 +113,143 @@ def normalise(nb: dict, path: Path) -> dict:
             cell.pop("outputs", None)
             cell.pop("execution_count", None)
             continue
-        tags = list(cmeta.get("tags", []))
+        tags = _tags(cell)
         if exercise:
-            cell["outputs"] = []
             cell["execution_count"] = None
+        if exercise or any(varies(out) for out in cell.get("outputs", [])):
             if IGNORE_TAG not in tags:
                 tags.append(IGNORE_TAG)
+        if IGNORE_TAG in tags:
+            cell["outputs"] = []  # never compared, so never committed: it could only mislead
         if tags:
             cmeta["tags"] = tags
         else:
             cmeta.pop("tags", None)
-        outputs = []
-        for out in cell.get("outputs", []):
-            data = out.get("data")
-            if isinstance(data, dict):
-                data.pop(WIDGET_VIEW, None)
-                if not data:
-                    continue
-                for mime, value in list(data.items()):
-                    if isinstance(value, list) and mime.startswith("text"):
-                        data[mime] = "".join(value)
-            if out.get("output_type") == "stream" and isinstance(out.get("text"), list):
-                out["text"] = "".join(out["text"])
-            if out.get("output_type") in ("display_data", "execute_result"):
-                out.setdefault("metadata", {})
-            outputs.append(out)
-        cell["outputs"] = outputs
+        cell["outputs"] = [_clean_output(out) for out in cell.get("outputs", [])]
     return nb
+
+
+def _clean_output(out: dict) -> dict:
+    data = out.get("data")
+    if isinstance(data, dict):
+        for mime, value in list(data.items()):
+            if isinstance(value, list) and mime.startswith("text"):
+                data[mime] = "".join(value)
+    if out.get("output_type") == "stream" and isinstance(out.get("text"), list):
+        out["text"] = "".join(out["text"])
+    if out.get("output_type") in ("display_data", "execute_result"):
+        out.setdefault("metadata", {})
+    return out
+
+
+# --- exercises from solutions --------------------------------------------------------------------
+
+
+class MarkerError(ValueError):
+    """An answer marker the tool cannot read (the message says where)."""
+
+
+def _inline_placeholder(code: str, where: str) -> str:
+    try:
+        node = ast.parse(code).body[0]
+    except (SyntaxError, IndexError):
+        raise MarkerError(f"{where}: '# answer' marks a line that is not one whole statement: {code!r}") from None
+    if isinstance(node, ast.Return):
+        return "return ..."
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return " = ".join(ast.get_source_segment(code, t) or "" for t in targets) + " = ..."
+    if isinstance(node, ast.AugAssign):
+        return f"{ast.get_source_segment(code, node.target)} {_AUG[type(node.op)]}= ..."
+    return "..."
+
+
+_AUG = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.BitOr: "|", ast.BitAnd: "&"}
+
+
+def strip_answers(source: str, where: str = "") -> str:
+    """The exercise's code for a solution's code: each marked answer replaced by `...`."""
+    out: list[str] = []
+    lines = source.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        start = _BLOCK_START.match(line)
+        if start:
+            end = next((j for j in range(i + 1, len(lines)) if _BLOCK_END.match(lines[j])), None)
+            if end is None:
+                raise MarkerError(f"{where} line {i + 1}: '# answer' without its '# end answer'")
+            hint = start["hint"]
+            out.append(f"{start['indent']}...{'  # ' + hint if hint else ''}")
+            i = end + 1
+            continue
+        if _BLOCK_END.match(line):
+            raise MarkerError(f"{where} line {i + 1}: '# end answer' without its '# answer'")
+        inline = _INLINE.match(line)
+        if inline:
+            hint = inline["hint"]
+            placeholder = _inline_placeholder(inline["code"], f"{where} line {i + 1}")
+            out.append(f"{inline['indent']}{placeholder}{'  # ' + hint if hint else ''}")
+        else:
+            out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+def exercise_of(solution: dict, path: Path) -> dict:
+    """The exercise notebook for a solution notebook (normalised, as committed)."""
+    nb = json.loads(json.dumps(solution))
+    for n, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") == "code":
+            cell["source"] = strip_answers(_source(cell), f"{path.name} cell {n}")
+            cell["outputs"], cell["execution_count"] = [], None
+    return normalise(nb, NOTEBOOKS / "exercises" / path.name)
+
+
+def has_answers(solution: dict) -> bool:
+    """True when a solution marks at least one answer."""
+    return any(cell.get("cell_type") == "code" and strip_answers(_source(cell)) != _source(cell)
+               for cell in solution.get("cells", []))
+
+
+def write_exercises(names: list[str] | None = None) -> list[Path]:
+    """Write exercises/NAME from solutions/NAME for every solution (or those matching `names`)."""
+    written = []
+    (NOTEBOOKS / "exercises").mkdir(exist_ok=True)
+    for solution in sorted((NOTEBOOKS / "solutions").glob("*.ipynb")):
+        target = NOTEBOOKS / "exercises" / solution.name
+        if names and not any(n in str(target.relative_to(ROOT)) or n in str(solution.relative_to(ROOT)) for n in names):
+            continue
+        _write(target, exercise_of(_read(solution), solution))
+        written.append(target)
+    return written
+
+
+def twins() -> list[str]:
+    """Every exercise is its solution twin minus the marked answers (and every solution marks some)."""
+    out = []
+    ex_dir, sol_dir = NOTEBOOKS / "exercises", NOTEBOOKS / "solutions"
+    ex = {p.name for p in ex_dir.glob("*.ipynb")}
+    sol = {p.name for p in sol_dir.glob("*.ipynb")}
+    for name in sorted(ex ^ sol):
+        out.append(f"{name}: only in {'exercises' if name in ex else 'solutions'}/")
+    for name in sorted(ex & sol):
+        solution = _read(sol_dir / name)
+        if not has_answers(solution):
+            out.append(f"solutions/{name}: no answer is marked (# answer ... # end answer)")
+            continue
+        try:
+            wanted = render(exercise_of(solution, sol_dir / name))
+        except MarkerError as exc:
+            out.append(f"solutions/{exc}")
+            continue
+        if wanted != (ex_dir / name).read_text(encoding="utf-8"):
+            out.append(f"exercises/{name} is not solutions/{name} minus its marked answers "
+                       f"(run: .venv/bin/python tools/notebooks.py exercises {name})")
+    return out
+
+
+# --- reading, writing, executing ----------------------------------------------------------------
 
 
 def _read(path: Path) -> dict:
@@ -151,31 +299,37 @@ def problems(path: Path) -> list[str]:
         unrun = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c.get("execution_count") is None
                  and _source(c).strip()]
         if unrun:
-            out.append(f"code cell(s) {unrun} never executed: nbval would not compare them (run: .venv/bin/python tools/notebooks.py run {path.name})")
+            out.append(f"code cell(s) {unrun} never executed: nbval would not compare them "
+                       f"(run: .venv/bin/python tools/notebooks.py run {path.name})")
+    for i, cell in enumerate(nb["cells"]):
+        for output in cell.get("outputs", []):
+            why = _misleading(output)
+            if why:
+                out.append(f"cell {i} holds {why}: clear it and tag the cell {IGNORE_TAG} "
+                           f"(run: .venv/bin/python tools/notebooks.py run {path.name})")
+                break
     return out
 
 
-def twins() -> list[str]:
-    """Every exercise notebook has a solution twin with the same text cells and the same check cells."""
-    out = []
-    ex_dir, sol_dir = NOTEBOOKS / "exercises", NOTEBOOKS / "solutions"
-    ex = {p.name for p in ex_dir.glob("*.ipynb")}
-    sol = {p.name for p in sol_dir.glob("*.ipynb")}
-    for name in sorted(ex ^ sol):
-        out.append(f"{name}: only in {'exercises' if name in ex else 'solutions'}/")
-    for name in sorted(ex & sol):
-        a, b = _read(ex_dir / name)["cells"], _read(sol_dir / name)["cells"]
-        if len(a) != len(b):
-            out.append(f"{name}: {len(a)} cells in exercises/, {len(b)} in solutions/")
-            continue
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x["cell_type"] != y["cell_type"]:
-                out.append(f"{name}: cell {i} is {x['cell_type']} in exercises/, {y['cell_type']} in solutions/")
-            elif x["cell_type"] == "markdown" and _source(x) != _source(y):
-                out.append(f"{name}: markdown cell {i} differs between exercises/ and solutions/")
-            elif "workshop.check(" in _source(x) and _source(x) != _source(y):
-                out.append(f"{name}: check cell {i} differs between exercises/ and solutions/")
-    return out
+def _misleading(output: dict) -> str | None:
+    """What in a committed output would mislead a learner before anything runs, or None."""
+    why = varies(output)
+    if why:
+        return f"an output that varies ({why})"
+    texts = []
+    if output.get("output_type") == "stream":
+        texts.append(str(output.get("text", "")))
+    for mime, value in (output.get("data") or {}).items():
+        if mime.startswith("text"):
+            texts.append(value if isinstance(value, str) else "".join(value))
+    for text in texts:
+        if _MACHINE_TEXT.search(text):
+            return "an output that shows this machine (a path, an address, the environment check)"
+    plain = (output.get("data") or {}).get("text/plain", "")
+    plain = plain if isinstance(plain, str) else "".join(plain)
+    if output.get("output_type") in ("execute_result", "display_data") and _WIDGET_TEXT.search(plain):
+        return "the text stand-in of a widget (it reads like a widget that failed to load)"
+    return None
 
 
 def _source(cell: dict) -> str:
@@ -194,7 +348,7 @@ def _select(names: list[str]) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("run", "clean", "check"):
+    if not argv or argv[0] not in ("run", "clean", "check", "exercises"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     command, names = argv[0], argv[1:]
@@ -203,6 +357,12 @@ def main(argv: list[str]) -> int:
         for line in found:
             print(line)
         return 1 if found else 0
+    if command in ("run", "exercises"):
+        # exercises first come from their solutions, so a run executes what learners get
+        for path in write_exercises(names if names else None):
+            print(f"{path.relative_to(ROOT)}: written from solutions/{path.name}")
+        if command == "exercises":
+            return 0
     total = 0.0
     for path in _select(names):
         if command == "run":

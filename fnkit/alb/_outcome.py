@@ -114,14 +114,15 @@ class HttpOutcome:
 
     def _repr_html_(self) -> str:
         flag = " <i>(inferred)</i>" if self.inferred else ""
-        heads = "".join(f"<tr><td><code>{escape(n)}</code></td><td><code>{escape(v)}</code></td></tr>"
-                        for n, v in self.headers)
+        from .._table import html_table
+
+        heads = html_table([{"header": n, "value": v} for n, v in self.headers], ["header", "value"])
         preview = self.text if len(self.body) <= 500 else self.text[:500] + "…"
         issues = self.issues._repr_html_() if len(self.issues) else ""
         return (f"<b>{escape(self.method)} {escape(self.path)} → {self.status} {escape(self.reason)}</b> "
                 f"(rule {escape(self.rule)}{flag}; {'invoked' if self.invoked else 'not invoked'})"
                 f"<p>{escape(self.explanation)}</p>"
-                f"<table><tr><th>header</th><th>value</th></tr>{heads}</table>"
+                f"{heads}"
                 f"<pre>{escape(preview)}</pre>{issues}")
 
 

@@ -127,14 +127,12 @@ class MailOutcome:
     def _repr_html_(self) -> str:
         from html import escape
 
-        rows = "".join(
-            f"<tr><td>{escape(r)}</td><td><b>{escape(d.action)}</b></td><td>{escape(d.via)}</td>"
-            f"<td>{escape(d.bounce_message or '')}</td><td>{escape(d.rule)}</td><td>{escape(d.reason)}</td></tr>"
-            for r, d in self.decisions.items()
-        )
+        from .._table import html_table
+
         head = f"<b>{escape(self.status)}</b> [{escape(self.rule)}]: {escape(self.reason)}"
-        table = ("<table><tr><th>recipient</th><th>action</th><th>via</th><th>bounce message</th><th>rule</th>"
-                 f"<th>why</th></tr>{rows}</table>")
+        table = html_table([{"recipient": r, "action": d.action, "via": d.via, "bounce message": d.bounce_message,
+                             "rule": d.rule, "why": d.reason} for r, d in self.decisions.items()],
+                           ["recipient", "action", "via", "bounce message", "rule", "why"])
         issues = self.issues._repr_html_() if len(self.issues) else ""
         return head + table + issues
 

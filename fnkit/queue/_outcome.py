@@ -82,12 +82,12 @@ class BatchOutcome:
 
         colour = {"success": "#1a7f37", "partial": "#9a6700", "failure": "#cf222e"}[self.kind]
         tag = " <i>(inferred)</i>" if self.inferred else ""
-        rows = "".join(
-            f"<tr><td><code>{escape(r['item'])}</code></td><td>{r['action']}</td></tr>" for r in self.rows()
-        )
+        from .._table import html_table
+
+        table = html_table([{"messageId": r["item"], "action": r["action"]} for r in self.rows()], ["messageId", "action"])
         warns = "".join(f"<li>⚠ {escape(w.message)} <code>[{w.rule}]</code></li>" for w in self.issues.warnings)
         return (f"<div><b style='color:{colour}'>{self.kind}</b> · rule <code>{self.rule}</code>{tag}<br>"
-                f"{escape(self.reason)}<ul>{warns}</ul><table><tr><th>messageId</th><th>action</th></tr>{rows}</table></div>")
+                f"{escape(self.reason)}<ul>{warns}</ul>{table}</div>")
 
 
 def _fast(ids: list[str], response: Any) -> BatchOutcome | None:

@@ -11,12 +11,22 @@ from ._fields import COMMON_FIELDS, Field
 
 @dataclass
 class Form:
-    """One of the spec's response forms, one click away in the response explorer."""
+    """One of the spec's response forms, one click away in the response explorer.
+
+    `label` says what the platform does with the response, then which response it is
+    ("whole batch retried · id under 'id'"); `key` is the form's short name (the CSS class
+    `fnkit-form-<key>`, and another name `press` accepts).
+    """
 
     group: str
     label: str
     text: Callable[[dict], str]  # the response text for this event
     note: str = ""
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.label
 
 
 @dataclass
@@ -37,6 +47,7 @@ class SourceAdapter:
     columns: list[str] = field(default_factory=list)
     describe_event: Callable[[dict], str] = lambda event: ""
     rows: Callable[[Any], list[dict]] | None = None
+    id_columns: tuple[str, ...] = ()  # table columns holding long ids, cut in the middle with an ellipsis
 
     @property
     def module(self) -> Any:

@@ -173,20 +173,26 @@ def _two_cookies(event: dict) -> str:
 
 
 FORMS = [
-    Form("delivered", "200 text", lambda e: _with_headers(e, {"statusCode": 200, "statusDescription": "200 OK", "isBase64Encoded": False, "body": "Hello"}, [("Content-Type", "text/plain")])),
-    Form("delivered", "status only", lambda e: _dump({"statusCode": 200})),
-    Form("delivered", "base64 body", lambda e: _with_headers(e, {"statusCode": 200, "isBase64Encoded": True, "body": "aGVsbG8="}, [("Content-Type", "application/octet-stream")])),
-    Form("delivered", "two cookies", _two_cookies, "Both header modes: keys differing in case, or one key with a list."),
-    Form("delivered", "404", lambda e: _with_headers(e, {"statusCode": 404, "statusDescription": "404 Not Found", "body": "not here"}, [("Content-Type", "text/plain")])),
-    Form("502", "status as a string", lambda e: _dump({"statusCode": "200", "body": "Hello"})),
-    Form("502", "no statusCode", lambda e: _dump({"body": "Hello"})),
-    Form("502", "body null", lambda e: _dump({"statusCode": 200, "body": None})),
-    Form("502", "bad base64", lambda e: _dump({"statusCode": 200, "isBase64Encoded": True, "body": "not base64!"})),
-    Form("502", "header value a number", lambda e: _with_headers(e, {"statusCode": 200, "body": "Hello"}, [("Content-Length", 5)])),  # type: ignore[list-item]
-    Form("502", "not an object", lambda e: "[]"),
-    Form("502", "invalid JSON", lambda e: '{"statusCode": 200,'),
-    Form("traps", "wrong header field", lambda e: _dump({"statusCode": 200, ("headers" if _multi(e) else "multiValueHeaders"): {"Content-Type": (["text/plain"] if not _multi(e) else "text/plain")}, "body": "Hello"}),
-         "The field the mode does not read is ignored."),
+    Form("passed on", "200 with text", lambda e: _with_headers(e, {"statusCode": 200, "statusDescription": "200 OK", "isBase64Encoded": False, "body": "Hello"}, [("Content-Type", "text/plain")]),
+         key="200 text"),
+    Form("passed on", "200, empty body · status only", lambda e: _dump({"statusCode": 200}), key="status only"),
+    Form("passed on", "200, body decoded · base64", lambda e: _with_headers(e, {"statusCode": 200, "isBase64Encoded": True, "body": "aGVsbG8="}, [("Content-Type", "application/octet-stream")]),
+         key="base64 body"),
+    Form("passed on", "two cookies set", _two_cookies, "Both header modes: keys differing in case, or one key with a list.",
+         key="two cookies"),
+    Form("passed on", "404 passed on", lambda e: _with_headers(e, {"statusCode": 404, "statusDescription": "404 Not Found", "body": "not here"}, [("Content-Type", "text/plain")]),
+         key="404"),
+    Form("502", "502 · status as a string", lambda e: _dump({"statusCode": "200", "body": "Hello"}), key="status as a string"),
+    Form("502", "502 · no statusCode", lambda e: _dump({"body": "Hello"}), key="no statusCode"),
+    Form("502", "502 · body null", lambda e: _dump({"statusCode": 200, "body": None}), key="body null"),
+    Form("502", "502 · bad base64", lambda e: _dump({"statusCode": 200, "isBase64Encoded": True, "body": "not base64!"}),
+         key="bad base64"),
+    Form("502", "502 · header value a number", lambda e: _with_headers(e, {"statusCode": 200, "body": "Hello"}, [("Content-Length", 5)]),  # type: ignore[list-item]
+         key="header value a number"),
+    Form("502", "502 · not an object", lambda e: "[]", key="not an object"),
+    Form("502", "502 · invalid JSON", lambda e: '{"statusCode": 200,', key="invalid JSON"),
+    Form("trap", "headers ignored · the other mode's field", lambda e: _dump({"statusCode": 200, ("headers" if _multi(e) else "multiValueHeaders"): {"Content-Type": (["text/plain"] if not _multi(e) else "text/plain")}, "body": "Hello"}),
+         "The field the mode does not read is ignored.", key="wrong header field"),
 ]
 
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from .._report import Issue, Report
 from ._adapter import adapter_for
 from ._fields import FieldError
-from ._ui import CSS, COLOURS, Guard, issues_html, json_problem
+from ._ui import CSS, COLOURS, Guard, issues_html, json_problem, label_width
 
 
 class EventBuilder:
@@ -36,13 +36,18 @@ class EventBuilder:
         unknown = set(values) - set(self._fields)
         if unknown:
             raise TypeError(f"EventBuilder({self.source!r}) has no field {', '.join(sorted(unknown))}; fields: {', '.join(self._fields)}")
+        width = label_width(f.label for f in self._fields.values() if f.kind != "bool")
         self.controls = {}
+        self.field_errors = {}  # name -> the HTML under the field that says what is wrong with it
         for name, f in self._fields.items():
-            ctl = f.control(values.get(name, f.default))
+            ctl = f.control(values.get(name, f.default), width)
             ctl.observe(self._on_form, names="value")
             self.controls[name] = ctl
+            error = w.HTML("", layout=w.Layout(display="none", margin=f"0 0 4px calc({width} + 8px)"))
+            error.add_class(CSS["field_error"])
+            self.field_errors[name] = error
         self.preview = w.Textarea(value="", rows=18, layout=w.Layout(width="98%"),
-                                  description="Event JSON", style={"description_width": "90px"},
+                                  description="Event JSON", style={"description_width": label_width(["Event JSON"])},
                                   tooltip="The event as JSON; edit it by hand to try broken events.")
         self.preview.add_class(CSS["preview"])
         self.preview.observe(self._on_text, names="value")
@@ -51,14 +56,15 @@ class EventBuilder:
         self.issue_list.add_class(CSS["issues"])
         self.reset_button = w.Button(description="Rebuild from the form", icon="undo",
                                      tooltip="Throw away the hand edits and build the event from the form again.",
-                                     layout=w.Layout(display="none"))
+                                     layout=w.Layout(display="none", width="auto"))
         self.reset_button.add_class(CSS["reset"])
         self.reset_button.on_click(lambda _: self.reset())
         title = w.HTML(f"<b>{escape(self.adapter.title)} builder</b>")
-        form = w.VBox([self.controls[n] for n in self._fields], layout=w.Layout(width="48%", min_width="320px"))
-        right = w.VBox([self.preview], layout=w.Layout(width="50%", min_width="320px"))
-        self.widget = w.VBox([title, w.HBox([form, right], layout=w.Layout(flex_flow="row wrap")),
-                              self.status, self.issue_list, self.reset_button])
+        # each field with its own error under it; the event's problems under the JSON they are about
+        form = w.VBox([w.VBox([self.controls[n], self.field_errors[n]]) for n in self._fields],
+                      layout=w.Layout(width="48%", min_width="320px"))
+        right = w.VBox([self.preview, self.issue_list, self.reset_button], layout=w.Layout(width="50%", min_width="320px"))
+        self.widget = w.VBox([title, self.status, w.HBox([form, right], layout=w.Layout(flex_flow="row wrap"))])
         self.widget.add_class(CSS["builder"])
         self.widget.add_class(f"fnkit-builder-{self.source}")
         self._rebuild()
@@ -158,10 +164,10 @@ class EventBuilder:
             values = {name: f.from_control(self.controls[name].value) for name, f in self._fields.items()}
             event = self.adapter.build(values)
         except FieldError as exc:
-            self._form_problem(exc.field.label, str(exc))
+            self._form_problem(exc.field.name, str(exc))
             return
         except (ValueError, TypeError, KeyError) as exc:
-            self._form_problem("form", f"The form cannot make an event: {exc}.")
+            self._form_problem(None, f"The form cannot make an event: {exc}.")
             return
         self._event = event
         self._text = json.dumps(event, indent=2, ensure_ascii=False)
@@ -170,10 +176,12 @@ class EventBuilder:
         self._report = self._validate(event)
         self._show()
 
-    def _form_problem(self, where: str, message: str) -> None:
+    def _form_problem(self, name: str | None, message: str) -> None:
+        """A form value that cannot make an event: said beside its field (or under the JSON when no field is to blame)."""
         self._event = None
+        where = self._fields[name].label if name in self._fields else "form"
         self._report = Report([Issue(where, "form", message, "error", None)], self.source, None, "form")
-        self._show(note="The preview still shows the last event the form could build.")
+        self._show(note="The preview still shows the last event the form could build.", field=name)
 
     def _take_text(self, text: str) -> None:
         self._edited = True
@@ -194,19 +202,29 @@ class EventBuilder:
         except Exception as exc:  # the widget must stay usable whatever happens  # noqa: BLE001
             return Report([Issue("$", "internal", f"fnkit could not check this event ({type(exc).__name__}: {exc}).", "error", None)], self.source)
 
-    def _show(self, note: str = "") -> None:
+    def _show(self, note: str = "", field: str | None = None) -> None:
         report = self._report
         origin = "edited by hand" if self._edited else "built from the form"
         if report.ok:
             what = self.adapter.describe_event(self._event) if self._event is not None else ""
             warn = f", {len(report.warnings)} warning(s)" if report.warnings else ""
             line = f"<span style='color:{COLOURS['good']}'>✔ valid {escape(self.adapter.title.lower())}</span> ({escape(what)}{warn}) · {origin}"
+        elif field is not None:
+            line = (f"<span style='color:{COLOURS['bad']}'>✖ {escape(self._fields[field].label)}</span>: "
+                    f"see the note under it · {origin}")
         else:
             line = f"<span style='color:{COLOURS['bad']}'>✖ {len(report.errors)} problem(s)</span> · {origin}"
         if note:
             line += f" · <i>{escape(note)}</i>"
         self.status.value = line
-        self.issue_list.value = issues_html(report)
+        for name, error in self.field_errors.items():
+            if name == field:
+                message = report.errors[0].message
+                error.value = f"<span style='color:{COLOURS['bad']};line-height:1.4'>✖ {escape(message)}</span>"
+                error.layout.display = ""
+            else:
+                error.value, error.layout.display = "", "none"
+        self.issue_list.value = issues_html(report) if field is None else ""
         self.reset_button.layout.display = "" if self._edited else "none"
         for callback in list(self._listeners):
             try:

@@ -10,7 +10,7 @@ from typing import Any
 from .._report import Issue, Raw
 from ._adapter import adapter_for
 from ._builder import EventBuilder
-from ._ui import CSS, issues_html, json_problem
+from ._ui import CSS, issues_html, json_problem, label_width
 from ._view import OutcomeView, Shown
 
 
@@ -49,12 +49,14 @@ class ResponseExplorer(Shown):
         unknown = set(config) - {f.name for f in self.adapter.config}
         if unknown:
             raise TypeError(f"ResponseExplorer({self.source!r}) has no setting {', '.join(sorted(unknown))}; settings: {', '.join(f.name for f in self.adapter.config)}")
+        groups_seen = list(dict.fromkeys(form.group for form in self.adapter.forms))
+        width = label_width(["Response", *groups_seen, *(f.label for f in self.adapter.config if f.kind != "bool")])
         self.config_controls = {}
         for f in self.adapter.config:
-            ctl = f.control(config.get(f.name, f.default))
+            ctl = f.control(config.get(f.name, f.default), width)
             ctl.observe(lambda _: self._decide(), names="value")
             self.config_controls[f.name] = ctl
-        self.response = w.Textarea(value="", rows=8, description="Response", style={"description_width": "130px"},
+        self.response = w.Textarea(value="", rows=8, description="Response", style={"description_width": width},
                                    layout=w.Layout(width="98%"), tooltip="What the handler returns, as JSON text.")
         self.response.add_class(CSS["response"])
         self.response.observe(lambda _: self._decide(), names="value")
@@ -63,15 +65,17 @@ class ResponseExplorer(Shown):
         groups: dict[str, list] = {}
         for form in self.adapter.forms:
             b = w.Button(description=form.label, tooltip=form.note or f"{form.group}: {form.label}",
-                         layout=w.Layout(width="auto"))
+                         layout=w.Layout(width="auto", max_width="100%"))
             b.add_class(CSS["form"])
-            b.add_class(f"fnkit-form-{_slug(form.label)}")
+            b.add_class(f"fnkit-form-{_slug(form.key)}")
             b.on_click(lambda _, label=form.label: self.press(label))
             self.form_buttons[form.label] = b
             groups.setdefault(form.group, []).append(b)
         for group, buttons in groups.items():
-            rows.append(w.HBox([w.HTML(f"<span style='display:inline-block;width:130px'>{escape(group)}</span>"), *buttons],
-                               layout=w.Layout(flex_flow="row wrap")))
+            head = w.HTML(f"<span style='display:inline-block;width:{width};color:#57606a'>{escape(group)}</span>",
+                          layout=w.Layout(flex="0 0 auto"))
+            # the buttons wrap within their own box, so a second line stays beside the group's name
+            rows.append(w.HBox([head, w.HBox(buttons, layout=w.Layout(flex_flow="row wrap", flex="1 1 auto"))]))
         self.view = OutcomeView(self.adapter, idle="no response yet")
         title = w.HTML(f"<b>Response explorer</b> · {escape(self.adapter.title.lower())}")
         self.widget = w.VBox([title, *rows, *self.config_controls.values(), self.response, self.view.box])
@@ -108,10 +112,13 @@ class ResponseExplorer(Shown):
         return self
 
     def press(self, label: str) -> "ResponseExplorer":
-        """Load one of the spec's forms (a label of `forms`), as its button does."""
+        """Load one of the spec's forms, as its button does: its label in `forms`, or its short key ("wrong key name")."""
         forms = self.forms
         if label not in forms:
-            raise ValueError(f"no form {label!r}; forms: {', '.join(forms)}")
+            by_key = {f.key: f.label for f in self.adapter.forms}
+            if label not in by_key:
+                raise ValueError(f"no form {label!r}; forms: {', '.join(forms)}")
+            label = by_key[label]
         return self.set_text(forms[label])
 
     def set(self, **config: Any) -> "ResponseExplorer":

@@ -105,11 +105,11 @@ class Field:
 
     # -- the control ---------------------------------------------------------------------
 
-    def control(self, value: Any) -> Any:
-        """A fresh ipywidgets control holding `value`, with the field's CSS class."""
+    def control(self, value: Any, label_width: str = "130px") -> Any:
+        """A fresh ipywidgets control holding `value`, with the field's CSS class; its label `label_width` wide."""
         import ipywidgets as w
 
-        common = dict(description=self.label, tooltip=self.help or None, style={"description_width": "130px"},
+        common = dict(description=self.label, tooltip=self.help or None, style={"description_width": label_width},
                       layout=w.Layout(width="98%"))
         shown = self.to_control(value)
         if self.kind in ("lines", "json", "pairs", "longtext"):

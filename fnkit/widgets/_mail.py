@@ -141,25 +141,31 @@ def _first_and_rest(first: str, rest: str) -> Any:
 
 
 FORMS = [
-    Form("applied", "deliver to all", lambda e: _dump(_all("DEFAULT"))),
-    Form("applied", "bounce all", lambda e: _dump(_all("BOUNCE", bounceMessage="Not accepted here."))),
-    Form("applied", "drop all", lambda e: _dump(_all("DROP"))),
-    Form("applied", "drop first, deliver rest", _first_and_rest("DROP", "DEFAULT")),
-    Form("applied", "first covered only", lambda e: _dump({"actions": [{"action": {"type": "DEFAULT"}, "recipients": [_recipients(e)[0]]}]}),
-         "The others are covered by nothing: they get the fallback action."),
-    Form("applied", "add an outside address", lambda e: _dump({"actions": [
+    Form("applied", "all delivered", lambda e: _dump(_all("DEFAULT")), key="deliver to all"),
+    Form("applied", "all bounced", lambda e: _dump(_all("BOUNCE", bounceMessage="Not accepted here.")), key="bounce all"),
+    Form("applied", "all dropped", lambda e: _dump(_all("DROP")), key="drop all"),
+    Form("applied", "first dropped, rest delivered", _first_and_rest("DROP", "DEFAULT"), key="drop first, deliver rest"),
+    Form("applied", "rest get the fallback · first covered only",
+         lambda e: _dump({"actions": [{"action": {"type": "DEFAULT"}, "recipients": [_recipients(e)[0]]}]}),
+         "The others are covered by nothing: they get the fallback action.", key="first covered only"),
+    Form("applied", "an outside address delivered too", lambda e: _dump({"actions": [
         {"action": {"type": "DEFAULT"}, "recipients": ["auditor@example.net"]},
-        {"action": {"type": "DEFAULT"}, "allRecipients": True}]})),
-    Form("applied", "conflict", lambda e: _dump({"actions": [
+        {"action": {"type": "DEFAULT"}, "allRecipients": True}]}), key="add an outside address"),
+    Form("applied", "stricter action wins · one recipient twice", lambda e: _dump({"actions": [
         {"action": {"type": "DEFAULT"}, "recipients": [_recipients(e)[0]]},
         {"action": {"type": "DROP"}, "recipients": [_recipients(e)[0]]},
-        {"action": {"type": "DEFAULT"}, "allRecipients": True}]}), "One recipient in two actions (M7, inferred)."),
-    Form("fallback", "no actions", lambda e: _dump({"actions": []})),
-    Form("fallback", "unknown type", lambda e: _dump(_all("REJECT"))),
-    Form("fallback", "bounceMessage on DROP", lambda e: _dump(_all("DROP", bounceMessage="gone"))),
-    Form("fallback", "recipients not a list", lambda e: _dump({"actions": [{"action": {"type": "DEFAULT"}, "recipients": _recipients(e)[0]}]})),
-    Form("fallback", "null", lambda e: "null"),
-    Form("fallback", "invalid JSON", lambda e: '{"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": true}'),
+        {"action": {"type": "DEFAULT"}, "allRecipients": True}]}), "One recipient in two actions (M7, inferred).",
+         key="conflict"),
+    Form("fallback", "fallback for all · no actions", lambda e: _dump({"actions": []}), key="no actions"),
+    Form("fallback", "fallback for all · unknown type", lambda e: _dump(_all("REJECT")), key="unknown type"),
+    Form("fallback", "fallback for all · bounceMessage on DROP", lambda e: _dump(_all("DROP", bounceMessage="gone")),
+         key="bounceMessage on DROP"),
+    Form("fallback", "fallback for all · recipients not a list",
+         lambda e: _dump({"actions": [{"action": {"type": "DEFAULT"}, "recipients": _recipients(e)[0]}]}),
+         key="recipients not a list"),
+    Form("fallback", "fallback for all · null", lambda e: "null", key="null"),
+    Form("fallback", "fallback for all · invalid JSON",
+         lambda e: '{"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": true}', key="invalid JSON"),
 ]
 
 

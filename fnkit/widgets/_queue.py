@@ -155,19 +155,27 @@ def _dump(value: Any) -> str:
 
 
 FORMS = [
-    Form("complete success", "null", lambda e: "null"),
-    Form("complete success", "{}", lambda e: "{}"),
-    Form("complete success", "failures null", lambda e: _dump({"batchItemFailures": None})),
-    Form("complete success", "failures []", lambda e: _dump({"batchItemFailures": []})),
-    Form("partial failure", "first message failed", lambda e: _dump({"batchItemFailures": [{"itemIdentifier": _ids(e)[0]}]})),
-    Form("partial failure", "last message failed", lambda e: _dump({"batchItemFailures": [{"itemIdentifier": _ids(e)[-1]}]})),
-    Form("complete failure", "invalid JSON", lambda e: '{"batchItemFailures": [' ),
-    Form("complete failure", "empty id", lambda e: _dump({"batchItemFailures": [{"itemIdentifier": ""}]})),
-    Form("complete failure", "null id", lambda e: _dump({"batchItemFailures": [{"itemIdentifier": None}]})),
-    Form("complete failure", "wrong key name", lambda e: _dump({"batchItemFailures": [{"id": _ids(e)[0]}]})),
-    Form("complete failure", "id not in batch", lambda e: _dump({"batchItemFailures": [{"itemIdentifier": "not-in-this-batch"}]})),
-    Form("traps", "misspelled key", lambda e: _dump({"BatchItemFailures": [{"itemIdentifier": _ids(e)[0]}]}),
-         "Read as no failures: the failure is lost."),
+    Form("complete success", "all deleted · null", lambda e: "null", key="null"),
+    Form("complete success", "all deleted · {}", lambda e: "{}", key="{}"),
+    Form("complete success", "all deleted · failures null", lambda e: _dump({"batchItemFailures": None}), key="failures null"),
+    Form("complete success", "all deleted · failures []", lambda e: _dump({"batchItemFailures": []}), key="failures []"),
+    Form("partial failure", "first retried, rest deleted",
+         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": _ids(e)[0]}]}), key="first message failed"),
+    Form("partial failure", "last retried, rest deleted",
+         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": _ids(e)[-1]}]}), key="last message failed"),
+    Form("complete failure", "whole batch retried · invalid JSON", lambda e: '{"batchItemFailures": [', key="invalid JSON"),
+    Form("complete failure", "whole batch retried · empty id",
+         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": ""}]}), key="empty id"),
+    Form("complete failure", "whole batch retried · null id",
+         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": None}]}), key="null id"),
+    Form("complete failure", "whole batch retried · id under 'id'",
+         lambda e: _dump({"batchItemFailures": [{"id": _ids(e)[0]}]}), key="wrong key name",
+         note="The messageId is there, but under 'id' instead of 'itemIdentifier'."),
+    Form("complete failure", "whole batch retried · id not in batch",
+         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": "not-in-this-batch"}]}), key="id not in batch"),
+    Form("trap", "all deleted, failure lost · 'BatchItemFailures'",
+         lambda e: _dump({"BatchItemFailures": [{"itemIdentifier": _ids(e)[0]}]}), key="misspelled key",
+         note="A capital B: read as no failures, so the failure is lost."),
 ]
 
 
@@ -202,4 +210,5 @@ ADAPTER = SourceAdapter(
     explain=explain,
     columns=["index", "item", "action", "rule", "warnings"],
     describe_event=describe_event,
+    id_columns=("item",),
 )

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from .._report import ContractError, Issue
 from ._adapter import adapter_for
 from ._builder import EventBuilder
-from ._ui import CSS, error_sentence, issues_html
+from ._ui import CSS, error_sentence, issues_html, label_width
 from ._view import OutcomeView, Shown, details_html
 
 MAX_TIMEOUT_S = 30.0
@@ -56,8 +56,9 @@ class HandlerRunner(Shown):
             raise ValueError(f"no example handler {handler!r} for {self.source}; examples: {', '.join(self.adapter.examples)}")
         options.extend((f"example: {name}", fn) for name, fn in self.adapter.examples.items())
         chosen = handler if callable(handler) else self.adapter.examples[handler or self.adapter.default_example]
+        width = label_width(["Handler", *(f.label for f in self.adapter.config if f.kind != "bool")])
         self.handler_choice = w.Dropdown(options=options, value=chosen, description="Handler",
-                                         style={"description_width": "130px"}, layout=w.Layout(width="98%"),
+                                         style={"description_width": width}, layout=w.Layout(width="98%"),
                                          tooltip="Your own function, or one of the examples.")
         self.handler_choice.add_class(CSS["handler"])
         self.config_controls = {}
@@ -65,7 +66,7 @@ class HandlerRunner(Shown):
         if unknown:
             raise TypeError(f"HandlerRunner({self.source!r}) has no setting {', '.join(sorted(unknown))}; settings: {', '.join(f.name for f in self.adapter.config)}")
         for f in self.adapter.config:
-            ctl = f.control(config.get(f.name, f.default))
+            ctl = f.control(config.get(f.name, f.default), width)
             self.config_controls[f.name] = ctl
         self.button = w.Button(description="Run handler", icon="play", button_style="primary",
                                tooltip="Invoke the handler with the event, as the platform would.")

@@ -9,6 +9,7 @@ from html import escape
 from typing import Any, Iterable
 
 from .._report import Issue, Report
+from .._table import html_table, short_ids_in
 
 # CSS classes on the key controls, so a browser (and a person reading the DOM) finds them.
 CSS = {
@@ -26,12 +27,17 @@ CSS = {
     "reset": "fnkit-reset",
     "handler": "fnkit-handler",
     "details": "fnkit-details",
+    "field_error": "fnkit-field-error",
 }
 
 COLOURS = {"good": "#1a7f37", "mixed": "#9a6700", "bad": "#cf222e", "none": "#57606a"}
 
-_CELL = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top;line-height:1.4"
 _BADGE = "display:inline-block;padding:2px 10px;border-radius:12px;color:#fff;font-weight:600"
+
+
+def label_width(labels: Iterable[str]) -> str:
+    """A description width that fits the longest label whole (CSS `ch`: the width of one digit)."""
+    return f"{max([10, *(len(label) + 3 for label in labels)])}ch"
 
 
 def field_class(name: str) -> str:
@@ -46,7 +52,7 @@ def badge(text: str, tone: str) -> str:
 
 
 def issues_html(issues: Iterable[Issue], *, empty: str = "") -> str:
-    """A list of issues, errors first, each with its path, sentence and rule."""
+    """A list of issues, errors first, each with its path, sentence and rule (long ids cut with an ellipsis)."""
     items = sorted(issues, key=lambda i: i.severity != "error")
     if not items:
         return f"<span style='color:{COLOURS['good']}'>{escape(empty)}</span>" if empty else ""
@@ -55,33 +61,16 @@ def issues_html(issues: Iterable[Issue], *, empty: str = "") -> str:
         mark, colour = ("✖", COLOURS["bad"]) if i.severity == "error" else ("⚠", COLOURS["mixed"])
         rule = f" <code>[{escape(i.rule)}]</code>" if i.rule else ""
         where = f"<code>{escape(i.path)}</code>: " if i.path else ""
-        lines.append(f"<li style='color:{colour}'>{mark} {where}<span style='color:#24292f'>{escape(i.message)}</span>{rule}</li>")
-    return f"<ul style='margin:2px 0;padding-left:18px;line-height:1.45'>{''.join(lines)}</ul>"
+        lines.append(f"<li style='color:{colour}'>{mark} {where}<span style='color:#24292f' "
+                     f"title='{escape(i.message, quote=True)}'>{escape(short_ids_in(i.message))}</span>{rule}</li>")
+    return f"<ul style='margin:2px 0;padding-left:18px;line-height:1.45;overflow-wrap:anywhere'>{''.join(lines)}</ul>"
 
 
-def table_html(rows: list[dict], columns: list[str] | None = None) -> str:
-    """A plain HTML table of row dicts (no pandas needed)."""
+def table_html(rows: list[dict], columns: list[str] | None = None, *, ids: Iterable[str] = ()) -> str:
+    """A readable HTML table of row dicts (no pandas needed): `fnkit._table.html_table`, ids cut with an ellipsis."""
     if not rows:
         return ""
-    if columns is None:
-        columns = []
-        for row in rows:
-            columns.extend(k for k in row if k not in columns)
-    head = "".join(f"<th style='{_CELL}'>{escape(str(c))}</th>" for c in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td style='{_CELL}'>{escape(_cell(row.get(c)))}</td>" for c in columns) + "</tr>" for row in rows
-    )
-    return f"<table style='border-collapse:collapse;font-size:12px'><tr>{head}</tr>{body}</table>"
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, (list, tuple)):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "replace")
-    return str(value)
+    return html_table(rows, columns, ids=set(ids))
 
 
 def pre(text: str, *, colour: str | None = None) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Iterable
 
 from .. import rules as _rules
 from .._report import Issue
+from .._table import short_ids_in
 from ._adapter import SourceAdapter
 from ._ui import CSS, badge, issues_html, pre, table_html
 
@@ -56,10 +57,13 @@ class OutcomeView:
                 rule_text = f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code> ({r.evidence}): {escape(r.summary)}</span>"
             except KeyError:
                 rule_text = f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code></span>"
-        self.reason.value = f"<div style='line-height:1.45'>{escape(self.message)}{rule_text}</div>"
+        self.reason.value = _reason_html(self.message, rule_text)
         self.issue_list.value = issues_html(self.issues)
         cols = [c for c in self.adapter.columns if any(c in row for row in self.rows)] or None
-        self.table.value = table_html(self.rows, cols)
+        ids = self.adapter.id_columns
+        shown = [{k: short_ids_in(v) if isinstance(v, str) and k not in ids else v for k, v in row.items()}
+                 for row in self.rows]
+        self.table.value = table_html(shown, cols, ids=ids)
         self.details.value = details
 
     def problem(self, word: str, message: str, issues: Iterable[Issue] = (), *, tone: str = "bad", details: str = "") -> None:
@@ -67,10 +71,16 @@ class OutcomeView:
         self.summary, self.message, self.rule = word, message, None
         self.issues, self.rows = list(issues), []
         self.badge.value = badge(word, tone)
-        self.reason.value = f"<div style='line-height:1.45'>{escape(message)}</div>"
+        self.reason.value = _reason_html(message)
         self.issue_list.value = issues_html(self.issues)
         self.table.value = ""
         self.details.value = details
+
+
+def _reason_html(message: str, rule_text: str = "") -> str:
+    """The reason, ids cut short (the whole sentence in the tooltip), then the deciding rule."""
+    return (f"<div style='line-height:1.45;overflow-wrap:anywhere' title='{escape(message, quote=True)}'>"
+            f"{escape(short_ids_in(message))}{rule_text}</div>")
 
 
 def details_html(invocation: Any) -> str:

@@ -155,6 +155,19 @@ def test_queue_notebook_builder_and_runner_in_a_real_browser(browser, lab):
     try:
         builder, runner = ".fnkit-builder-queue", ".fnkit-runner-queue"
         assert _outcome(page, runner) == "success"  # the notebook ran the runner on three good orders
+        cut = page.evaluate("""(sel) => [...document.querySelectorAll(sel + ' .widget-label')]
+            .filter(e => e.offsetWidth > 0 && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""",
+                            ".fnkit-builder-queue, .fnkit-runner-queue, .fnkit-explorer-queue")
+        assert cut == [], f"labels cut off: {cut}"
+        # a value that makes no sense is said right under its field
+        counts = page.locator(f"{builder} .fnkit-field-receive-counts input").first
+        counts.fill("1, x, 1")
+        error = page.locator(f"{builder} .fnkit-field-error").filter(has_text="'x' is not a receive count").first
+        error.wait_for(state="visible", timeout=20_000)
+        field_box, error_box = counts.bounding_box(), error.bounding_box()
+        assert 0 <= error_box["y"] - (field_box["y"] + field_box["height"]) < 40  # just below the field
+        counts.fill("")
+        error.wait_for(state="hidden", timeout=20_000)
         bodies = page.locator(f"{builder} .fnkit-field-bodies textarea").first
         bodies.fill('{"order": 1, "qty": 2}\n{"order": 2, "qty": 0}\n{"order": 3, "qty": 5}')
         _run_and_expect(page, runner, "partial")

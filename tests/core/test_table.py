@@ -52,3 +52,60 @@ def test_nothing_is_an_empty_frame():
 def test_unknown_items_are_refused_by_name():
     with pytest.raises(TypeError, match="int"):
         fnkit.tabulate([1])
+
+
+# --- shown so a person can read it ------------------------------------------------------------
+
+
+def test_a_table_is_a_dataframe_that_stays_one_when_sliced():
+    import pandas as pd
+
+    frame = fnkit.tabulate(queue.outcome(queue.build_event(["a", "b"], seed=1), None))
+    assert isinstance(frame, pd.DataFrame)
+    for part in (frame[["item", "action"]], frame.head(1), frame[frame["action"] == "delete"]):
+        assert type(part) is type(frame)
+
+
+def test_the_html_is_left_aligned_whole_and_says_absent_with_a_dash():
+    long = "a sentence that goes on and on, well past the fifty characters pandas keeps"
+    frame = fnkit.tabulate([{"text": long, "n": 3, "missing": None}, {"text": "short", "n": None, "missing": float("nan")}])
+    html = frame._repr_html_()
+    assert long in html  # never cut
+    assert "text-align:left" in html and "text-align:right" in html  # text left, numbers right
+    assert html.count(">—</td>") == 3 and "NaN" not in html and "None" not in html
+    assert ">3</td>" in html and "3.0" not in html  # a whole number stays whole in a column with a gap
+
+
+def test_a_long_table_shows_its_first_and_last_rows_and_says_how_many():
+    frame = fnkit.tabulate([{"n": i} for i in range(100)])
+    html = frame._repr_html_()
+    assert ">0</td>" in html and ">99</td>" in html and ">50</td>" not in html
+    assert "100 rows × 1 columns" in html
+
+
+def test_ids_are_cut_only_with_an_ellipsis_and_kept_whole_in_the_tooltip():
+    from fnkit._table import html_table, short_id, short_ids_in, shorten
+
+    mid = "05b6e6e3-07d4-4edc-9143-1193e6c3f339"
+    assert short_id(mid) == "05b6e6e3…f339" and short_id("m1") == "m1"
+    html = html_table([{"item": mid}], ids={"item"})
+    assert "05b6e6e3…f339" in html and f"title='{mid}'" in html
+    assert short_ids_in(f"'{mid}' is not a messageId") == "'05b6e6e3…f339' is not a messageId"
+    assert short_ids_in("multiValueQueryStringParameters stays whole") == "multiValueQueryStringParameters stays whole"
+    assert shorten("x" * 50, 10) == "x" * 9 + "…" and shorten("a\n  b", 10) == "a b"
+
+
+def test_reports_and_outcomes_show_readable_tables(broken_report):
+    html = broken_report._repr_html_()
+    assert "fnkit-grid" in html and "text-align:left" in html
+    event = queue.build_event(["a", "b"], seed=1)
+    assert "fnkit-grid" in queue.outcome(event, None)._repr_html_()
+
+
+def test_a_dataframe_tabulated_is_the_same_rows_shown_readably():
+    import pandas as pd
+
+    frame = pd.DataFrame({"n": [1, None]}).rename_axis("source").rename_axis("handler", axis=1)
+    table = fnkit.tabulate(frame)
+    assert table.equals(frame) and type(table).__name__ == "Table"
+    assert "handler / source" in table._repr_html_()

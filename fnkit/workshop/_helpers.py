@@ -1,0 +1,171 @@
+"""What the exercises' handlers call: orders for the queue, emails and mailboxes for mail.
+
+The checks watch two of them while a hidden case runs (`watching()`): which bodies went
+through `process_order`, and which messages were `park`ed.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import json
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+
+class BadOrder(ValueError):
+    """Raised by `process_order` for an order that cannot be processed."""
+
+
+@dataclass
+class Watched:
+    """What handlers did while a check watched: bodies processed and messages parked, in order."""
+
+    processed: list = field(default_factory=list)
+    parked: list = field(default_factory=list)
+
+
+_lock = threading.Lock()
+_watched: Watched | None = None
+
+
+@contextmanager
+def watching() -> Iterator[Watched]:
+    """Record the calls of `process_order` and `park` made inside the block."""
+    global _watched
+    seen = Watched()
+    with _lock:
+        saved, _watched = _watched, seen
+    try:
+        yield seen
+    finally:
+        with _lock:
+            _watched = saved
+
+
+def _parse_order(body: Any) -> dict:
+    try:
+        order = json.loads(body)
+    except (TypeError, ValueError):
+        raise BadOrder(f"the body is not JSON: {str(body)[:40]!r}") from None
+    if not isinstance(order, dict):
+        raise BadOrder("the body is not an order object")
+    qty = order.get("qty")
+    if not isinstance(qty, int) or isinstance(qty, bool) or qty <= 0:
+        raise BadOrder(f"order {order.get('order')!r} has qty {qty!r}; it needs a whole number above 0")
+    return order
+
+
+def process_order(body: str) -> dict:
+    """Process one order (a message body such as '{"order": 7, "qty": 2}'); raises BadOrder when it is bad.
+
+    An order is bad when the body is not JSON, not an object, or its qty is not a whole
+    number above 0.
+    """
+    with _lock:
+        if _watched is not None:
+            _watched.processed.append(body)
+    return _parse_order(body)
+
+
+def is_good_order(body: Any) -> bool:
+    """True when `process_order(body)` would succeed (it is not recorded as processed)."""
+    try:
+        _parse_order(body)
+        return True
+    except BadOrder:
+        return False
+
+
+def park(record: dict) -> None:
+    """Set a message aside for a person to look at (it will not be retried)."""
+    mid = record.get("messageId") if isinstance(record, dict) else None
+    with _lock:
+        if _watched is not None:
+            _watched.parked.append(mid)
+            return
+    print(f"parked message {mid}")
+
+
+# --- mail ------------------------------------------------------------------------------------
+
+EXECUTABLE_EXTENSIONS = (".exe", ".bat", ".cmd", ".com", ".js", ".vbs", ".scr", ".msi", ".ps1", ".jar")
+DISCLAIMER = "This email was checked by the workshop's mail filter."
+FIXED_DATE = "Thu, 01 Jan 2026 09:00:00 +0000"
+FORMER_STAFF = frozenset({"dan.old@example.org", "eve.gone@example.org", "walt.retired@example.org",
+                          "zoe.left@example.org"})
+_ATTACHMENT_BYTES = {".exe": b"MZ\x90\x00 a program", ".pdf": b"%PDF-1.4 a document", ".zip": b"PK\x03\x04 an archive",
+                     ".js": b"console.log('hi')", ".txt": b"plain text"}
+_MEDIA_TYPES = {".pdf": "application/pdf", ".zip": "application/zip", ".txt": "text/plain", ".png": "image/png",
+                ".jpg": "image/jpeg", ".csv": "text/csv", ".html": "text/html", ".docx": "application/octet-stream"}
+
+
+def email_message(*, mail_from: str = "ada@example.com", to: Iterable[str] = ("bob@example.org",),
+                  subject: str = "Hello", body: str = "Hello,\nsee you soon.\n", attachments: Iterable[str] = (),
+                  cc: Iterable[str] = ()) -> Any:
+    """A small, deterministic email (an `EmailMessage`) with made-up attachments named `attachments`.
+
+    Deterministic: a fixed Date and MIME boundary, so the event built from it (and its
+    messageId) is the same run after run.
+    """
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["From"] = mail_from
+    msg["To"] = ", ".join(to)
+    if cc:
+        msg["Cc"] = ", ".join(cc)
+    msg["Subject"] = subject
+    msg["Date"] = FIXED_DATE
+    msg.set_content(body)
+    for name in attachments:
+        suffix = Path(name).suffix.lower()
+        # a fixed table, not the mimetypes module: its answers depend on the machine's /etc/mime.types
+        maintype, subtype = _MEDIA_TYPES.get(suffix, "application/octet-stream").split("/", 1)
+        msg.add_attachment(_ATTACHMENT_BYTES.get(suffix, b"data"), maintype=maintype, subtype=subtype, filename=name)
+    if msg.is_multipart():
+        msg.set_boundary("fnkit-boundary-0")
+    return msg
+
+
+def attachment_names(raw: bytes) -> list[str]:
+    """The file names of the attachments of a raw RFC 5322 message."""
+    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    return [part.get_filename() or "" for part in msg.iter_attachments()]
+
+
+def add_disclaimer(raw: bytes, text: str = DISCLAIMER) -> bytes:
+    """The raw message with `text` added at the end of its plain-text body (attachments kept)."""
+    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    part = msg.get_body(preferencelist=("plain",))
+    if part is None:
+        raise ValueError("the message has no plain-text body to add a disclaimer to")
+    content = part.get_content()
+    part.set_content(content.rstrip("\n") + "\n\n" + text + "\n")
+    if msg.is_multipart():
+        msg.set_boundary(msg.get_boundary() or "fnkit-boundary-0")
+    return msg.as_bytes(policy=email.policy.SMTP)
+
+
+def body_text(raw: bytes) -> str:
+    """The plain-text body of a raw message ("" when it has none)."""
+    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    part = msg.get_body(preferencelist=("plain",))
+    return part.get_content() if part is not None else ""
+
+
+def has_disclaimer(raw: bytes | None, text: str = DISCLAIMER) -> bool:
+    """True when the plain-text body of the raw message holds the disclaimer."""
+    if not raw:
+        return False
+    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    part = msg.get_body(preferencelist=("plain",))
+    return part is not None and text in part.get_content()
+
+
+def mailbox_full(address: str) -> bool:
+    """True when the recipient's mailbox is full (in this workshop: addresses starting with 'full')."""
+    return isinstance(address, str) and address.lower().startswith("full")

@@ -1,0 +1,117 @@
+"""kit.py's learner commands: the working copy `lab` opens, and `reset` (standard library only, so no .venv needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _kit():
+    spec = importlib.util.spec_from_file_location("fnkit_kit", ROOT / "kit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+kit = _kit()
+
+
+def _notebook(text: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": text}], "metadata": {},
+                       "nbformat": 4, "nbformat_minor": 5})
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    """A repository in miniature: kit.py and a few pristine notebooks."""
+    shutil.copy(ROOT / "kit.py", tmp_path / "kit.py")
+    for rel in ["00_start_here.ipynb", "01_queue_batch.ipynb", "exercises/01_queue.ipynb", "solutions/01_queue.ipynb"]:
+        path = tmp_path / "notebooks" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_notebook(f"pristine {rel}"), encoding="utf-8")
+    (tmp_path / "notebooks" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "notebooks" / ".ipynb_checkpoints" / "00_start_here-checkpoint.ipynb").write_text("{}")
+    return tmp_path
+
+
+def test_the_first_copy_takes_every_notebook_and_later_ones_only_the_new(course):
+    pristine, work = course / "notebooks", course / "work"
+    copied = kit.copy_new_notebooks(pristine, work)
+    assert [p.as_posix() for p in copied] == ["00_start_here.ipynb", "01_queue_batch.ipynb",
+                                             "exercises/01_queue.ipynb", "solutions/01_queue.ipynb"]
+    (work / "exercises" / "01_queue.ipynb").write_text(_notebook("my answer"), encoding="utf-8")
+    (pristine / "exercises" / "01_queue.ipynb").write_text(_notebook("upstream fix"), encoding="utf-8")
+    (pristine / "05_new.ipynb").write_text(_notebook("a new lesson"), encoding="utf-8")
+    assert [p.as_posix() for p in kit.copy_new_notebooks(pristine, work)] == ["05_new.ipynb"]
+    assert "my answer" in (work / "exercises" / "01_queue.ipynb").read_text()  # never overwritten
+    assert kit.copy_new_notebooks(pristine, work) == []
+
+
+def test_names_match_a_path_a_file_name_or_a_stem(course):
+    pristine = course / "notebooks"
+    assert [p.as_posix() for p in kit.match_notebooks(pristine, ["exercises/01_queue"])] == ["exercises/01_queue.ipynb"]
+    assert [p.as_posix() for p in kit.match_notebooks(pristine, ["00_start_here.ipynb"])] == ["00_start_here.ipynb"]
+    assert [p.as_posix() for p in kit.match_notebooks(pristine, ["work/01_queue_batch"])] == ["01_queue_batch.ipynb"]
+    assert len(kit.match_notebooks(pristine, [])) == 4
+    with pytest.raises(ValueError, match="could be any of exercises/01_queue.ipynb, solutions/01_queue.ipynb"):
+        kit.match_notebooks(pristine, ["01_queue"])
+    with pytest.raises(ValueError, match="no notebook is called 'nope'; the notebooks are: 00_start_here.ipynb"):
+        kit.match_notebooks(pristine, ["nope"])
+
+
+def test_reset_puts_the_pristine_copy_back_and_keeps_the_learners(course):
+    pristine, work = course / "notebooks", course / "work"
+    kit.copy_new_notebooks(pristine, work)
+    mine = work / "exercises" / "01_queue.ipynb"
+    mine.write_text(_notebook("my answer"), encoding="utf-8")
+    done = kit.reset_notebooks(pristine, work, [Path("exercises/01_queue.ipynb")], "stamp")
+    assert done == [(Path("exercises/01_queue.ipynb"), work / ".backup" / "stamp" / "exercises" / "01_queue.ipynb")]
+    assert "pristine" in mine.read_text() and "my answer" in done[0][1].read_text()
+    (work / "00_start_here.ipynb").unlink()
+    assert kit.reset_notebooks(pristine, work, [Path("00_start_here.ipynb")], "later") == [(Path("00_start_here.ipynb"), None)]
+    assert kit.notebooks_in(work) == kit.notebooks_in(pristine)  # backups are not notebooks of the course
+
+
+def _kit_cli(course: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(course / "kit.py"), *args], capture_output=True, text=True, cwd=course)
+
+
+def test_the_reset_command_says_what_it_replaced_and_where_the_old_copy_is(course):
+    first = _kit_cli(course, "reset")  # no working copy yet: every notebook, fresh
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.count("a fresh copy (there was none)") == 4
+    (course / "work" / "exercises" / "01_queue.ipynb").write_text(_notebook("my answer"), encoding="utf-8")
+    done = _kit_cli(course, "reset", "exercises/01_queue")
+    assert done.returncode == 0, done.stderr
+    line = next(l for l in done.stdout.splitlines() if "work/exercises/01_queue.ipynb" in l)
+    assert "replaced by a fresh copy; yours is kept in work/.backup/" in line
+    kept = course / line.split("yours is kept in ")[1]
+    assert "my answer" in kept.read_text()
+    assert "pristine" in (course / "work" / "exercises" / "01_queue.ipynb").read_text()
+    assert "close it without saving" in done.stdout
+
+
+def test_the_reset_command_refuses_an_unknown_or_ambiguous_name(course):
+    unknown = _kit_cli(course, "reset", "99_nothing")
+    assert unknown.returncode == 2 and "no notebook is called '99_nothing'" in unknown.stderr
+    ambiguous = _kit_cli(course, "reset", "01_queue")
+    assert ambiguous.returncode == 2 and "name one of them" in ambiguous.stderr
+    assert not (course / "work").exists()  # nothing touched
+
+
+def test_the_usage_lists_the_learner_commands(course):
+    usage = _kit_cli(course, "--help")
+    assert usage.returncode == 0
+    assert "python3 kit.py lab" in usage.stderr and "python3 kit.py reset [NOTEBOOK...]" in usage.stderr
+
+
+def test_git_ignores_the_working_copy():
+    assert "/work/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
