@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fnkit import alb, queue
+from fnkit import alb, corpus, queue
 from fnkit._import import kind_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +56,7 @@ def test_inputs_are_recognised_by_their_content():
     assert kind_of(DATA / "alb" / "access-logs") == "access-log"
     assert kind_of(DATA / "queue" / "receive-message.json") == "messages"
     assert kind_of(DATA / "queue" / "dead-letter.jsonl") == "messages"
-    assert kind_of(DATA / "corpus.jsonl.gz") == "events"
+    assert kind_of(corpus.path()) == "events"
 
 
 HANDLER = '''
