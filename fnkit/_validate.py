@@ -49,10 +49,13 @@ class Seen:
 class Contract:
     """A shape compiled once, with the semantic checks that run over its typed values."""
 
-    __slots__ = ("shape", "checks", "source", "subject", "_decoder", "_struct", "_post_ok", "_clean")
+    __slots__ = ("shape", "checks", "source", "subject", "plain", "_decoder", "_struct", "_post_ok", "_clean")
 
-    def __init__(self, shape: Shape, checks: list[Check], *, source: str, subject: str = "event") -> None:
+    def __init__(self, shape: Shape, checks: list[Check], *, source: str, subject: str = "event",
+                 plain: bool = False) -> None:
+        """`plain`: the checks read the decoded JSON value (dicts and lists), not the typed one."""
         self.shape = shape
+        self.plain = plain
         self.checks = list(checks)
         self.source = source
         self.subject = subject
@@ -80,39 +83,55 @@ class Contract:
         """Every problem of `value`; never raises."""
         return self.check(value, options)[0]
 
-    def _check(self, value: Any, options: dict | None) -> tuple[Report, Any]:
+    def located(self, value: Any, options: dict | None = None) -> Report:
+        """The report of the located way alone (walk, lenient build, checks), whatever the compiled check says.
+
+        `check` gives the same report faster; the tests hold the two to that.
+        """
+        try:
+            return self._check(value, options, compiled=False)[0]
+        except RecursionError:
+            return self.check(value, options)[0]
+
+    def _check(self, value: Any, options: dict | None, compiled: bool = True) -> tuple[Report, Any]:
         import msgspec
 
         if self._decoder is None:
             self._compile()
         typed = None
-        if type(value) is dict:
-            try:
-                typed = msgspec.convert(value, self._struct, strict=True)
-            except msgspec.ValidationError:
-                pass
+        if not compiled or self.plain:
+            # the located way, or checks that read the plain value: decode the text once, with json
+            value, issues = decode_json(value, "G0")
+            if value is MISSING:
+                return Report(issues, self.source, None, self.subject), None
         elif isinstance(value, _TEXT) or isinstance(value, Raw):
-            data = value.data if isinstance(value, Raw) else value
-            try:
-                typed = self._decoder.decode(data)
+            try:  # decoded and checked in one pass
+                typed = self._decoder.decode(value.data if isinstance(value, Raw) else value)
             except (msgspec.DecodeError, TypeError):
                 # not JSON, or JSON of another shape: the standard decoder says which, and where
                 value, issues = decode_json(value, "G0")
                 if value is MISSING:
                     return Report(issues, self.source, None, self.subject), None
+        if compiled and typed is None and type(value) is dict:
+            try:  # checked and typed in one pass
+                typed = msgspec.convert(value, self._struct, strict=True)
+            except msgspec.ValidationError:
+                pass
         seen = Seen(options)
         if typed is not None and self._post_ok(typed):
             issues = []
+            read = value if self.plain else typed
             for check in self.checks:
-                issues.extend(check(typed, seen))
+                issues.extend(check(read, seen))
         else:
             if typed is not None:  # decoded, but a spelling or a Text constraint is wrong: walk the plain value
                 value, _ = decode_json(value, "G0")
             issues = self.shape.walk(value)
             typed = self.shape.lenient(value)
+            read = value if self.plain else typed
             for check in self.checks:
                 try:
-                    issues.extend(check(typed, seen))
+                    issues.extend(check(read, seen))
                 except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:  # pragma: no cover
                     # a check met a value so odd that its own guards missed it: say so, never crash
                     issues.append(warning("$", "unchecked", f"One rule could not be checked on this value ({exc}).", None))

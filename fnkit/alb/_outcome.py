@@ -16,6 +16,7 @@ from typing import Any, Callable
 from .. import rules as _rules
 from .._invoke import Context, Invocation, invoke
 from .._report import MISSING, Report, decode_json, error
+from ..rules import rule
 from ._event import body_size, validate_event
 from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
 from ._response import validate_response
@@ -218,6 +219,8 @@ def _from_invocation(invocation: Invocation, method: str, path: str, multi_value
     return None, invocation.response(), size
 
 
+@rule("AS4", "alb", "contract", "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or "
+      "multiValueHeaders, body) becomes the HTTP response the client receives.", origin="spec", severity="outcome")
 def outcome(event: Any, response: Any, *, multi_value: bool | None = None) -> HttpOutcome:
     """What the client receives when the function answered `event` with `response`, and which rule decided.
 

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from .._report import ContractError, Issue, Report, child_path, error, warning
-from .._shape import STR, F, ListOf, MapOf, Nullable, Shape, Text, snake
+from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits, snake
 from .._validate import Contract, Seen
 from ..rules import rule
 
@@ -35,11 +35,11 @@ MAX_BATCH_FIFO = 10
 # --- the shape, declared once -------------------------------------------------
 
 _ARN_PATTERN = r"^arn:([a-z-]+):([a-z0-9-]+):([a-z0-9-]*):([0-9]{12}|[^:]*):(.+)$"
-_DIGITS_PATTERN = r"^[0-9]+$"
+_DIGITS_PATTERN = DIGITS
 
 
 def _timestamp(key: str) -> Text:
-    return Text(pattern=_DIGITS_PATTERN, rule="QS3",
+    return Text(pattern=_DIGITS_PATTERN, rule="QS3", column_test=all_digits,
                 message=key + " is '{value}'; it is epoch milliseconds as a string of digits.")
 
 
@@ -76,7 +76,7 @@ ATTRIBUTES = Shape(
         F("SenderId", STR, doc="The user ID or role ID of the sender.", rule="QS3"),
         F("ApproximateFirstReceiveTimestamp", _timestamp("ApproximateFirstReceiveTimestamp"),
           doc="When the message was first received, epoch milliseconds.", rule="QS3"),
-        F("SequenceNumber", Text(pattern=_DIGITS_PATTERN, rule="QS5",
+        F("SequenceNumber", Text(pattern=_DIGITS_PATTERN, rule="QS5", column_test=all_digits,
                                  message="SequenceNumber is '{value}'; it is a large number written as digits."),
           required="FIFO only", doc="Large, non-consecutive number per message (FIFO).", rule="QS5"),
         F("MessageGroupId", STR, required="FIFO only", doc="The message group (FIFO).", rule="QS5"),

@@ -11,8 +11,9 @@ from typing import Any, Callable, Iterator
 
 from .._invoke import Context, Invocation, capturing, invoke
 from .._report import Report
+from ..rules import rule
 from ._event import EVENT_SOURCE, TRACE_KEY, md5_of_body, md5_of_message_attributes, normalize_message_attributes, queue_arn
-from ._outcome import BatchOutcome, _full, outcome
+from ._outcome import BatchOutcome, decide
 
 EPOCH_MS = 1_767_225_600_000  # virtual time 0 = 2026-01-01T00:00:00Z
 MAX_PAYLOAD = 6 * 1024 * 1024
@@ -248,6 +249,8 @@ class QueueRun:
         return f"<b>QueueRun</b><table>{cells}</table>"
 
 
+@rule("Q3", "queue", "doc", "Visibility timeout 30 s by default (0-43,200); maxReceiveCount 10 by default with a "
+      "dead-letter queue; FIFO queues have FIFO dead-letter queues.", severity="behaviour")
 class QueueSim:
     """A queue and its poller on a virtual clock: send messages, run a handler, read what happened.
 
@@ -311,6 +314,8 @@ class QueueSim:
         self._invocations: list[SimInvocation] = []
 
     # -- sending ------------------------------------------------------------
+    @rule("Q11", "queue", "contract", "FIFO deduplication: a 5-minute window over the whole queue; a duplicate send is "
+          "accepted but not delivered; content-based id = SHA-256 hex of the body.", severity="behaviour")
     def send(self, body: Any, *, group_id: str | None = None, dedup_id: str | None = None,
              message_attributes: dict | None = None) -> str | None:
         """Put a message in the queue now (virtual time); its id, or None when deduplicated (Q11)."""
@@ -410,6 +415,8 @@ class QueueSim:
             else:
                 self._ready.append(m)
 
+    @rule("Q9", "queue", "doc", "FIFO: at most one batch in flight per message group; order kept within a group; a batch "
+          "may mix groups.", severity="behaviour")
     def _take(self) -> list[Message]:
         """The next batch, as the poller assembles it (dead-letter moves on the way, Q5)."""
         batch: list[Message] = []
@@ -451,6 +458,8 @@ class QueueSim:
             batch.append(ready.popleft())
         return batch
 
+    @rule("Q5", "queue", "doc", "A message whose next receive would exceed maxReceiveCount moves to the dead-letter "
+          "queue instead.", severity="behaviour")
     def _dead_letter(self, m: Message) -> bool:
         """Q5: a receive that would exceed max_receive_count moves the message to the dead-letter queue."""
         if self.max_receive_count is not None and m.receive_count + 1 > self.max_receive_count:
@@ -527,12 +536,7 @@ class QueueSim:
         if invocation.timed_out:
             duration = self.function_timeout_s
         ids = [m.message_id for m in batch]
-        if invocation.succeeded and invocation.encode_error is None and self.report_batch_item_failures:
-            result = outcome(event, invocation.returned)
-            if result.invocation is None:
-                result = result._replace(invocation=invocation)
-        else:
-            result = _full(event, ids, invocation, self.report_batch_item_failures)
+        result = decide(event, ids, invocation, self.report_batch_item_failures)
         inv.outcome = result
         inv.duration_s = duration
         self.now = now + duration
@@ -566,6 +570,8 @@ class QueueSim:
         return iter(self._messages)
 
 
+@rule("Q2", "queue", "observed", "A configuration whose queue visibility timeout is below the function timeout is "
+      "refused.", severity="refusal")
 def _check_config(fifo: bool, visibility: float, max_receive: int | None, batch_size: int, window: float,
                   function_timeout: float, content_dedup: bool) -> None:
     """Refuse what the platform refuses, naming the rule."""
