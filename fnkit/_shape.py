@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import partial
-from operator import is_not
+from operator import attrgetter, is_not
 import keyword
 import re
 from collections.abc import Callable
@@ -268,8 +268,7 @@ class Shape:
         """The generated check of what msgspec leaves to fnkit, over a typed value: one spelling per
         field (a required one present in one), and every Text pattern and length bound."""
         if self._post_ok is None:
-            column = _post_checker(self)
-            self._post_ok = (lambda typed: column([typed])) if column is not None else _always
+            self._post_ok = _post_checker(self) or _always
         return self._post_ok
 
     def parse(self, value: Any) -> Any:
@@ -417,74 +416,189 @@ def _always(value: Any) -> bool:
     return True
 
 
-def _post_checker(t: Any) -> Callable[[list], bool] | None:
-    """What msgspec does not check, over a column of typed values of `t` (a list): one spelling per
-    field, a required field in one of its spellings, and every Text constraint. None when `t` has none.
-
-    Column-wise, so that a batch of records costs a few C-level passes (attrgetter, chain,
-    join) rather than a Python loop per record.
-    """
-    import msgspec
-    from itertools import chain
-    from operator import attrgetter
-
-    unset = msgspec.UNSET
-    if isinstance(t, Nullable):
-        inner = _post_checker(t.inner)
-        return None if inner is None else (lambda col: inner(list(filter(_NOT_NONE, col))))
+def _needs_post(t: Any) -> bool:
+    """True when values of `t` have something msgspec does not check: a Text constraint or two spellings."""
+    t = _strip_null(t)
     if isinstance(t, Text):
-        return t.all_ok if (t.pattern is not None or t.min_len is not None or t.max_len is not None) else None
+        return t.pattern is not None or t.min_len is not None or t.max_len is not None
     if isinstance(t, ListOf):
-        inner = _post_checker(t.item)
-        return None if inner is None else (lambda col: inner(list(chain.from_iterable(col))))
+        return _needs_post(t.item)
     if isinstance(t, MapOf):
-        keys = t.keys.all_ok if t.keys is not None else None
-        inner = _post_checker(t.value)
-        if keys is None and inner is None:
-            return None
-        return lambda col: ((keys is None or keys(list(chain.from_iterable(col))))
-                            and (inner is None or inner(list(chain.from_iterable(map(dict.values, col))))))
-    if not isinstance(t, Shape):
-        return None
-    parts: list[Callable[[list], bool]] = []
-    for f in t.fields:
-        if f.aliases:
-            getters = tuple(attrgetter(spelling_attr(f, k)) for k in t.keys_of(f))
-            parts.append(_one_spelling(getters, f.required is True, unset))
-            inner = _post_checker(f.type)
-            if inner is not None:
-                read = attrgetter(attr_name(f))  # the property: whichever spelling is there
-                parts.append(lambda col, read=read, inner=inner: inner(list(filter(_NOT_NONE, map(read, col)))))
-            continue
-        inner = _post_checker(f.type)
-        if inner is None:
-            continue
-        read = attrgetter(attr_name(f))
+        return t.keys is not None and _needs_post(t.keys) or _needs_post(t.value)
+    if isinstance(t, Shape):
+        return any(f.aliases or _needs_post(f.type) for f in t.fields)
+    return False
+
+
+class _PostGen:
+    """Generates the check of what msgspec leaves to fnkit, over a typed value: one spelling per field
+    (a required one in one of them), every Text pattern and length bound.
+
+    A list of objects is checked a column at a time (attrgetter, chain, join: C-level passes),
+    so that a batch of records costs a few passes, not a Python loop per record.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.consts: dict[str, Any] = {}
+        self.n = 0
+
+    def var(self) -> str:
+        self.n += 1
+        return f"v{self.n}"
+
+    def const(self, value: Any) -> str:
+        self.n += 1
+        self.consts[f"C{self.n}"] = value
+        return f"C{self.n}"
+
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+    # -- one value -------------------------------------------------------------
+    def one(self, t: Any, x: str, depth: int) -> None:
+        """Check the typed value in variable `x` (never None here) of type `t`."""
+        t = _strip_null(t)
+        if isinstance(t, Text):
+            self.single(t, x, depth)
+        elif isinstance(t, ListOf):
+            self.many(t.item, x, depth)
+        elif isinstance(t, MapOf):
+            if t.keys is not None and _needs_post(t.keys):
+                y = self.var()
+                self.emit(depth, f"{y} = [*{x}]")
+                self.column(t.keys, y, depth)
+            if _needs_post(t.value):
+                y = self.var()
+                self.emit(depth, f"{y} = [*{x}.values()]")
+                self.many(t.value, y, depth)
+        elif isinstance(t, Shape):
+            self.shape(t, x, depth)
+
+    def single(self, t: Text, x: str, depth: int) -> None:
+        """One string meets the Text's bounds and pattern."""
+        if t.min_len is not None:
+            self.emit(depth, f"if len({x}) < {t.min_len}: return False")
+        if t.max_len is not None:
+            self.emit(depth, f"if len({x}) > {t.max_len}: return False")
+        if t.pattern is not None:
+            self.emit(depth, f"if {self.const(_compiled(t.pattern))}({x}) is None: return False")
+
+    def shape(self, t: Shape, x: str, depth: int) -> None:
+        for f in t.fields:
+            if f.aliases:
+                self.spellings(t, f, f"({x},)", depth)
+                if _needs_post(f.type):
+                    y = self.var()
+                    self.emit(depth, f"{y} = {x}.{attr_name(f)}")
+                    self.emit(depth, f"if {y} is not None:")
+                    self.one(f.type, y, depth + 1)
+                continue
+            if not _needs_post(f.type):
+                continue
+            y = self.var()
+            self.emit(depth, f"{y} = {x}.{attr_name(f)}")
+            if f.required is True and not isinstance(f.type, Nullable):
+                self.one(f.type, y, depth)
+            else:
+                self.emit(depth, f"if {y} is not None:")
+                self.one(f.type, y, depth + 1)
+
+    # -- a column of values (a list or tuple, None already dropped) -------------------
+    def many(self, t: Any, col: str, depth: int) -> None:
+        """Check every value of the column `col` (values may be None where `t` is nullable)."""
+        if isinstance(t, Nullable):
+            y = self.var()
+            self.emit(depth, f"{y} = [*filter(NOT_NONE, {col})]")
+            col, t = y, t.inner
+        if isinstance(t, Text):
+            self.column(t, col, depth)
+        elif isinstance(t, ListOf):
+            y = self.var()
+            self.emit(depth, f"{y} = [*chain.from_iterable({col})]")
+            self.many(t.item, y, depth)
+        elif isinstance(t, MapOf):
+            self.map_of(t, col, depth)
+        elif isinstance(t, Shape):
+            for f in t.fields:
+                if f.aliases:
+                    self.spellings(t, f, col, depth)
+                    if _needs_post(f.type):
+                        y = self.var()
+                        self.emit(depth, f"{y} = [z for x in {col} if (z := x.{attr_name(f)}) is not None]")
+                        self.many(f.type, y, depth)
+                    continue
+                if not _needs_post(f.type):
+                    continue
+                y = self.var()
+                name = attr_name(f)
+                if f.required is True and not isinstance(f.type, Nullable):
+                    self.emit(depth, f"{y} = [x.{name} for x in {col}]")
+                else:
+                    self.emit(depth, f"{y} = [z for x in {col} if (z := x.{name}) is not None]")
+                self.many(_strip_null(f.type), y, depth)
+
+    def map_of(self, t: MapOf, col: str, depth: int) -> None:
+        if t.keys is not None and _needs_post(t.keys):
+            y = self.var()
+            self.emit(depth, f"{y} = [*chain.from_iterable({col})]")
+            self.column(t.keys, y, depth)
+        if _needs_post(t.value):
+            y = self.var()
+            self.emit(depth, f"{y} = [*chain.from_iterable(map(dict.values, {col}))]")
+            self.many(t.value, y, depth)
+
+    def column(self, t: Text, col: str, depth: int) -> None:
+        """Every string of `col` meets the Text's bounds and pattern."""
+        self.emit(depth, f"if {col}:")
+        if t.min_len is not None:
+            self.emit(depth + 1, f"if min(map(len, {col})) < {t.min_len}: return False")
+        if t.max_len is not None:
+            self.emit(depth + 1, f"if max(map(len, {col})) > {t.max_len}: return False")
+        if t.pattern is not None:
+            whole = self.const(_compiled(t.pattern))
+            if t.column_test is not None:
+                test = self.const(t.column_test)
+                self.emit(depth + 1, f"if not {test}({col}) and not all(map({whole}, set({col}))): return False")
+            else:
+                self.emit(depth + 1, f"if not all(map({whole}, set({col}))): return False")
+        if t.min_len is None and t.max_len is None and t.pattern is None:
+            self.emit(depth + 1, "pass")
+
+    def spellings(self, t: Shape, f: F, col: str, depth: int) -> None:
+        """At most one spelling of the field in each object of `col`; a required one in exactly one."""
+        present = []
+        for key in t.keys_of(f):
+            y = self.var()
+            self.emit(depth, f"{y} = [x.{spelling_attr(f, key)} is not UNSET for x in {col}]")
+            present.append(y)
+        for i, a in enumerate(present):
+            for b in present[i + 1:]:
+                self.emit(depth, f"if any(map(and_, {a}, {b})): return False")
         if f.required is True:
-            parts.append(lambda col, read=read, inner=inner: inner(list(map(read, col))))
-        else:  # absent optional fields read as None
-            parts.append(lambda col, read=read, inner=inner: inner(list(filter(_NOT_NONE, map(read, col)))))
-    if not parts:
+            self.emit(depth, "if not all(" + ("map(or_, " * (len(present) - 1)) + present[0]
+                      + "".join(f", {b})" for b in present[1:]) + "): return False")
+
+
+def _post_checker(shape: Shape) -> Callable[[Any], bool] | None:
+    """The generated check (see _PostGen) of a typed value of `shape`; None when there is nothing to check."""
+    import msgspec
+    from itertools import chain, repeat
+    from operator import and_, or_
+
+    if not _needs_post(shape):
         return None
-    return lambda col: not col or all(part(col) for part in parts)
-
-
-def _one_spelling(getters: tuple, required: bool, unset: Any) -> Callable[[list], bool]:
-    from itertools import combinations, repeat
-    from operator import and_, is_not, or_
-
-    def check(col: list) -> bool:
-        present = [list(map(is_not, map(get, col), repeat(unset))) for get in getters]
-        if any(any(map(and_, a, b)) for a, b in combinations(present, 2)):
-            return False  # two spellings in one object
-        if required:
-            anywhere = present[0]
-            for other in present[1:]:
-                anywhere = list(map(or_, anywhere, other))
-            return all(anywhere)
-        return True
-
-    return check
+    gen = _PostGen()
+    gen.emit(0, "def post_ok(v0):")
+    gen.shape(shape, "v0", 1)
+    gen.emit(1, "return True")
+    src = "\n".join(gen.lines)
+    namespace: dict[str, Any] = {"NOT_NONE": _NOT_NONE, "chain": chain, "repeat": repeat, "and_": and_, "or_": or_,
+                                 "is_not": is_not, "UNSET": msgspec.UNSET, **gen.consts}
+    exec(compile(src, f"<fnkit post check: {shape.name}>", "exec"), namespace)
+    fn = namespace["post_ok"]
+    fn.source = src
+    return fn
 
 
 _NOT_NONE = partial(is_not, None)  # filter(_NOT_NONE, xs): the values that are not None, at C speed

@@ -69,12 +69,28 @@ def _query_value_sentence(value: str) -> str:
             "(not decoded).")
 
 
+def all_raw_url_text(values: Any) -> bool:
+    """True when every string of `values` holds only what a raw URL carries (the column test of RAW_URL_TEXT)."""
+    joined = "".join(values)
+    return joined.isascii() and joined.isprintable() and " " not in joined and "#" not in joined
+
+
+_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def all_without_capitals(values: Any) -> bool:
+    """True when no string of `values` holds an ASCII capital letter (the column test of ^[^A-Z]*$)."""
+    joined = "".join(values)
+    return len(joined.translate(_UPPER)) == len(joined)
+
+
 _QUERY_KEY = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning", message=_query_key_sentence,
-                  doc="as in the raw URL: no space, '#', control or non-ASCII character")
+                  doc="as in the raw URL: no space, '#', control or non-ASCII character",
+                  column_test=all_raw_url_text)
 _QUERY_VALUE = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning",
-                    message=_query_value_sentence,
+                    message=_query_value_sentence, column_test=all_raw_url_text,
                     doc="as in the raw URL: no space, '#', control or non-ASCII character")
-_HEADER_NAME = Text(pattern=r"^[^A-Z]*$", rule="A2",
+_HEADER_NAME = Text(pattern=r"^[^A-Z]*$", rule="A2", column_test=all_without_capitals,
                     message=lambda name: (f"The header name '{name}' is not lower-case; the load balancer lower-cases "
                                           f"every header name, so a handler reads '{name.lower()}'."),
                     doc="lower-case")

@@ -15,6 +15,7 @@ import re
 import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 import msgspec
@@ -43,6 +44,11 @@ def _timestamp(key: str) -> Text:
                 message=key + " is '{value}'; it is epoch milliseconds as a string of digits.")
 
 
+def all_counts(values: Any) -> bool:
+    """True when every string of `values` is a whole number of at least 1 in digits (the column test of ^0*[1-9][0-9]*$)."""
+    return all_digits(values) and all(map(str.lstrip, values, repeat("0")))
+
+
 ATTRIBUTE_NAME = Text(
     pattern=r"^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.\-]{1,256}$", rule="Q14",
     message="'{value}' is not a valid attribute name: 1-256 letters, digits, '_', '-' or '.', without leading, "
@@ -69,7 +75,7 @@ ATTRIBUTES = Shape(
         F("ProviderTraceHeader", STR, required=False, aliases=(("aws", "AWSTraceHeader"),), attr="trace_header",
           doc="The trace header string of the distributed-tracing system."),
         F("ApproximateReceiveCount",
-          Text(pattern=r"^0*[1-9][0-9]*$", rule="Q4",
+          Text(pattern=r"^0*[1-9][0-9]*$", rule="Q4", column_test=all_counts,
                message="ApproximateReceiveCount is '{value}'; it is a whole number as a string, \"1\" on first delivery."),
           doc="Times the message was received but not deleted (\"1\" on first delivery).", rule="QS3"),
         F("SentTimestamp", _timestamp("SentTimestamp"), doc="When the message was sent, epoch milliseconds.", rule="QS3"),
