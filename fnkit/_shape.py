@@ -626,6 +626,15 @@ def _lenient(t: Any, v: Any) -> Any:
 
 # --- JSON Schema ---------------------------------------------------------------
 
+_ANCHOR = re.compile(r"(?<!\\)\$")
+
+
+def schema_pattern(pattern: str) -> str:
+    """A declared pattern as JSON Schema states it: `$` made strict (`$(?!\\n)`), so that a validator that
+    searches with Python's `re`, where `$` also matches before a final line break, agrees with ECMA-262."""
+    return _ANCHOR.sub(lambda m: "$(?!\\n)", pattern)
+
+
 
 def _schema(t: Any, enum: tuple | None = None) -> dict:
     if isinstance(t, Nullable):
@@ -638,7 +647,7 @@ def _schema(t: Any, enum: tuple | None = None) -> dict:
         s: dict[str, Any] = {"type": "string"}
         if t.severity == "error":
             if t.pattern is not None:
-                s["pattern"] = t.pattern
+                s["pattern"] = schema_pattern(t.pattern)
             if t.min_len is not None:
                 s["minLength"] = t.min_len
             if t.max_len is not None:

@@ -249,4 +249,17 @@ def validate_response(response: Any, *, multi_value: bool = False, _size: int | 
     return report
 
 
-__all__ = ["RESPONSE_SHAPE", "RESPONSE_CHECKS", "validate_response", "active_field", "json_size"]
+def json_schema(kind: str = "event", *, multi_value: bool = False) -> dict:
+    """A Draft 2020-12 JSON Schema of the load balancer event (`kind="event"`) or response (`"response"`, as
+    read with multi-value headers off or on), from the declarations fnkit validates with; what a schema
+    cannot express is listed in its description."""
+    from ._event import EVENT_CONTRACT
+
+    if kind == "event":
+        return EVENT_CONTRACT.json_schema()
+    if kind == "response":
+        return _CONTRACTS[bool(multi_value)].json_schema(also=("A6",))
+    raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
+
+
+__all__ = ["RESPONSE_SHAPE", "RESPONSE_CHECKS", "validate_response", "active_field", "json_size", "json_schema"]

@@ -294,3 +294,16 @@ def validate_response(
     options = {"flow_direction": flow_direction, "recipients_limit": recipients_limit,
                "extensions": extensions, "size": _text_size(response)}
     return RESPONSE_CONTRACT.check(response, options)[0]
+
+
+def json_schema(kind: str = "event") -> dict:
+    """A Draft 2020-12 JSON Schema of the mail-flow event (`kind="event"`) or synchronous response
+    (`"response"`), from the declarations fnkit validates with; what a schema cannot express is listed in
+    its description."""
+    from ._event import EVENT_CONTRACT
+
+    if kind == "event":
+        return EVENT_CONTRACT.json_schema(also=("MS3",))
+    if kind == "response":
+        return RESPONSE_CONTRACT.json_schema(also=("M5", "M7"))
+    raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

@@ -14,12 +14,13 @@ from typing import Any
 import msgspec
 
 from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
-from .._shape import STR, F, ListOf, Nullable, Shape
+from .._shape import F, ListOf, Nullable, Shape, Text
 from ..rules import rule
 
+ITEM_IDENTIFIER = Text(min_len=1, rule="Q8", message="itemIdentifier is an empty string, so the whole batch fails.")
 ITEM_FAILURE = Shape(
     "BatchItemFailure",
-    [F("itemIdentifier", STR, doc="The messageId of a failed message.", rule="QS6")],
+    [F("itemIdentifier", ITEM_IDENTIFIER, doc="The messageId of a failed message.", rule="QS6")],
     rule="QS6",
 )
 RESPONSE_SHAPE = Shape(
@@ -44,8 +45,8 @@ def _identifier_issue(ident: Any, path: str, known: Any, listed: set) -> Issue |
     if not isinstance(ident, str):
         return error(path, "type", f"itemIdentifier is {describe(ident)}; it must be the messageId string, so the "
                                    "whole batch fails.", "Q8a")
-    if ident == "":
-        return error(path, "format", "itemIdentifier is an empty string, so the whole batch fails.", "Q8")
+    if ITEM_IDENTIFIER.broken(ident):
+        return Issue(path, ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "error", ITEM_IDENTIFIER.rule)
     if known is not None and ident not in known:
         near = [k for k in known if k.lower() == ident.lower()]
         hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
@@ -205,3 +206,19 @@ def iter_group_order(records: list, failed: set[str]) -> Iterator[Issue]:
                           f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
                           "it is deleted and the group's order breaks. List every message after the first failure of "
                           "a group.", "Q10")
+
+
+def json_schema(kind: str = "event") -> dict:
+    """A Draft 2020-12 JSON Schema of the queue event (`kind="event"`) or response (`"response"`), from the
+    declarations fnkit validates with; what a schema cannot express is listed in its description."""
+    from .._validate import Contract
+    from ._event import EVENT_CONTRACT
+
+    if kind == "event":
+        return EVENT_CONTRACT.json_schema()
+    if kind == "response":
+        schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
+            also=("Q8", "Q8a", "Q8b", "Q8c", "Q7"))
+        head = {k: schema.pop(k) for k in ("$schema", "title", "description")}
+        return {**head, "anyOf": [schema, {"type": "null"}]}  # a null response is complete success (Q8)
+    raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
