@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import rules as _rules
-from .._invoke import Context, Invocation, invoke
+from .._invoke import Context, Invocation, encode_response, invoke
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from ..rules import rule
 from ._address import is_address
@@ -319,6 +319,15 @@ def _applied_reason(decisions: dict[str, Decision], added: list[str], policy: st
     return rule, "The function's answer was applied (M5): " + "; ".join(parts) + "."
 
 
+def returned_answer(response: Any) -> Any:
+    """One reading of what the function gave: a returned string or bytes is that value (a JSON string, or
+    not JSON at all), never JSON text; `Raw` is the exact text; anything else is the value itself."""
+    if isinstance(response, (str, bytes, bytearray, memoryview)):
+        text, why = encode_response(response)
+        return Invocation(returned=response, response_text=text, encode_error=why)
+    return response
+
+
 def _read_response(response: Any, flow_direction: str, recipients_limit: int, extensions: bool) -> tuple[Any, Report]:
     """The response value as the platform reads it, and its report."""
     report = validate_response(response, flow_direction=flow_direction, recipients_limit=recipients_limit,
@@ -361,7 +370,7 @@ def outcome(
             result, why = failure
             issue = error("$", result, f"{why}.", "M3")
             return fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
-    answer, report = _read_response(response, flow, recipients_limit, extensions)
+    answer, report = _read_response(returned_answer(response), flow, recipients_limit, extensions)
     if not report.ok:
         first = report.errors[0]
         why = (f"The function's answer is not a valid response ({_n(len(report.errors), 'error')}; first: "
