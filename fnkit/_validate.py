@@ -29,11 +29,13 @@ _TEXT = (str, bytes, bytearray, memoryview)
 class Seen:
     """What the checks noticed while walking: which dialect spellings, and options."""
 
-    __slots__ = ("dialects", "options")
+    __slots__ = ("dialects", "options", "typed")
 
-    def __init__(self, options: dict | None = None) -> None:
+    def __init__(self, options: dict | None = None, typed: bool = False) -> None:
         self.dialects: set[str] = set()
         self.options = options or {}
+        # True when the value passed the compiled check: every field has its declared type
+        self.typed = typed
 
     def saw(self, dialect: str) -> None:
         self.dialects.add(dialect)
@@ -137,6 +139,7 @@ class Contract:
                 pass
         seen = Seen(options)
         if typed is not None and self._post_ok(typed):
+            seen.typed = True
             issues = []
             read = value if self.plain else typed
             for check in self.checks:

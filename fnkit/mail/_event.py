@@ -138,7 +138,10 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> Iterator[Issue]:
     recipients = _recipients(event)
     if not recipients:
         return
-    keys = [r.address.lower() if type(r) is MailAddress and type(r.address) is str else None for r in recipients]
+    if seen.typed:  # addresses hold no line break (their pattern says so): lower-case them all at once
+        keys = "\n".join([r.address for r in recipients]).lower().split("\n")
+    else:
+        keys = [r.address.lower() if type(r) is MailAddress and type(r.address) is str else None for r in recipients]
     if len(set(keys)) + (None in keys) >= len(keys):
         return  # every address once (an entry without a string address has nothing to repeat)
     first: dict[str, int] = {}

@@ -16,6 +16,7 @@ import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
+from operator import gt as _gt, itemgetter
 from typing import Any
 
 import msgspec
@@ -218,16 +219,27 @@ def check_batch(event: Any, seen: Seen) -> Iterator[Issue]:
                       f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger configured batch size and a batching window (Q1).", "Q1")
 
 
+def _typed_records(event: Any, seen: Seen) -> tuple[Any, Any]:
+    """(positions in the batch, records): the entries that are typed records (all of them when the event
+    passed the compiled check; on the lenient path, their fields may still hold anything)."""
+    recs = _records(event)
+    if seen.typed:
+        return range(len(recs)), recs
+    positions = [i for i, r in enumerate(recs) if type(r) is QueueRecord]
+    return positions, [recs[i] for i in positions]
+
+
 @rule("QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.",
       origin="spec")
 def check_unique_ids(event: Any, seen: Seen) -> Iterator[Issue]:
     """QS7: no messageId twice in one batch."""
-    ids = [r.message_id if type(r) is QueueRecord and type(r.message_id) is str else None for r in _records(event)]
-    if len(set(ids)) + (None in ids) >= len(ids):
-        return  # every id once (a record without a string id has nothing to repeat)
+    positions, recs = _typed_records(event, seen)
+    ids = [r.message_id for r in recs]
+    if len(set(ids if seen.typed else [m for m in ids if type(m) is str])) == len(ids):
+        return
     first: dict[str, int] = {}
-    for i, mid in enumerate(ids):
-        if mid is None:
+    for i, mid in zip(positions, ids):
+        if type(mid) is not str:
             continue
         if mid in first:
             yield error(_rpath(i, "messageId"), "conflict",
@@ -238,7 +250,7 @@ def check_unique_ids(event: Any, seen: Seen) -> Iterator[Issue]:
 
 def check_event_source(event: Any, seen: Seen) -> Iterator[Issue]:
     """QS4: eventSource's spelling tells the dialect (a value of neither spelling is the walk's enum error)."""
-    for value in {r.event_source for r in _records(event) if type(r) is QueueRecord and type(r.event_source) is str}:
+    for value in {r.event_source for r in _typed_records(event, seen)[1] if type(r.event_source) is str}:
         dialect = _SOURCE_DIALECT.get(value)
         if dialect is not None:
             seen.saw(dialect)
@@ -251,12 +263,11 @@ def check_event_source(event: Any, seen: Seen) -> Iterator[Issue]:
       "of the ARN.", severity="error or warning")
 def check_arn_region(event: Any, seen: Seen) -> Iterator[Issue]:
     """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
-    recs = _records(event)
-    pairs = {(r.event_source_arn, r.aws_region) for r in recs
-             if type(r) is QueueRecord and type(r.event_source_arn) is str and type(r.aws_region) is str}
+    positions, recs = _typed_records(event, seen)
+    pairs = [(r.event_source_arn, r.aws_region) for r in recs]
     queues: set[str] = set()
     wrong: dict[tuple, str] = {}
-    for arn, region in pairs:
+    for arn, region in set(pairs if seen.typed else [p for p in pairs if type(p[0]) is str and type(p[1]) is str]):
         m = _ARN.match(arn)
         if m is None:
             continue  # the walk reported the ARN's form
@@ -267,28 +278,42 @@ def check_arn_region(event: Any, seen: Seen) -> Iterator[Issue]:
         if arn_region and region != arn_region:
             wrong[arn, region] = arn_region
     if wrong:
-        for i, r in enumerate(recs):
-            if type(r) is QueueRecord and (r.event_source_arn, r.aws_region) in wrong:
+        for i, pair in zip(positions, pairs):
+            if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
                 yield error(_rpath(i, "awsRegion"), "mismatch",
-                            f"awsRegion is '{r.aws_region}' but the queue's ARN is in "
-                            f"'{wrong[r.event_source_arn, r.aws_region]}'; they must agree.", "Q12")
+                            f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.", "Q12")
     if len(queues) > 1:
         yield warning("$.Records", "conflict",
                       f"The records come from {len(queues)} different queues; a batch comes from one queue.", "QS1")
 
 
+def _typed_attributes(event: Any, seen: Seen) -> tuple[Any, list]:
+    """(positions in the batch, the attributes objects of the typed records)."""
+    positions, recs = _typed_records(event, seen)
+    attrs = [r.attributes for r in recs]
+    if seen.typed:
+        return positions, attrs
+    keep = [k for k, a in enumerate(attrs) if type(a) is QueueRecordAttributes]
+    return [positions[k] for k in keep], [attrs[k] for k in keep]
+
+
+def _as_int(text: Any) -> int | None:
+    return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
+
+
 def check_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
-    for i, rec in enumerate(_records(event)):
-        attrs = rec.attributes if type(rec) is QueueRecord else None
-        if type(attrs) is not QueueRecordAttributes:
-            continue
-        if attrs.trace_header__1 is not _UNSET:  # AWSTraceHeader
-            seen.saw("aws")
-        if attrs.trace_header__0 is not _UNSET:  # ProviderTraceHeader
-            seen.saw("provider")
-        sent, first = attrs.sent_timestamp, attrs.approximate_first_receive_timestamp
-        if type(sent) is str and type(first) is str and sent.isdigit() and first.isdigit() and int(first) < int(sent):
+    positions, attrs = _typed_attributes(event, seen)
+    if any([a.trace_header__1 is not _UNSET for a in attrs]):  # AWSTraceHeader
+        seen.saw("aws")
+    if any([a.trace_header__0 is not _UNSET for a in attrs]):  # ProviderTraceHeader
+        seen.saw("provider")
+    sent = list(map(_as_int, [a.sent_timestamp for a in attrs]))
+    first = list(map(_as_int, [a.approximate_first_receive_timestamp for a in attrs]))
+    if seen.typed and not any(map(_gt, sent, first)):
+        return
+    for i, s, f in zip(positions, sent, first):
+        if s is not None and f is not None and f < s:
             yield warning(_rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"), "order",
                           "The message was first received before it was sent.", "QS3")
 
@@ -300,18 +325,18 @@ _FIFO_SLOTS = tuple((key, snake(key)) for key in FIFO_ATTRIBUTES)
       "ordered (FIFO) queues and are absent for standard queues.", origin="spec")
 def check_fifo_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
     """QS5: FIFO attributes are present exactly in records of ordered queues."""
-    recs = _records(event)
-    fifo = _typed_fifo(recs)
-    for i, rec in enumerate(recs):
-        attrs = rec.attributes if type(rec) is QueueRecord else None
-        if type(attrs) is not QueueRecordAttributes:
-            continue
-        for key, slot in _FIFO_SLOTS:
-            present = getattr(attrs, slot) is not None
-            if fifo and not present:
+    positions, attrs = _typed_attributes(event, seen)
+    fifo = _typed_fifo(_records(event))
+    present = [(a.sequence_number is not None, a.message_group_id is not None, a.message_deduplication_id is not None)
+               for a in attrs]
+    if all(p == (fifo, fifo, fifo) for p in set(present)):
+        return
+    for i, flags in zip(positions, present):
+        for (key, _), here in zip(_FIFO_SLOTS, flags):
+            if fifo and not here:
                 yield error(_rpath(i, "attributes", key), "missing",
                             f"Records of a FIFO queue carry {key}; it is missing.", "QS5")
-            elif not fifo and present:
+            elif not fifo and here:
                 yield error(_rpath(i, "attributes", key), "unexpected",
                             f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue is standard.", "QS5")
 
@@ -325,15 +350,15 @@ def md5_of_body(body: str) -> str:
       "attributes encoded by name order, lengths and transport bytes.")
 def check_md5_of_body(event: Any, seen: Seen) -> Iterator[Issue]:
     """Q13: md5OfBody matches the body."""
-    for i, rec in enumerate(_records(event)):
-        if type(rec) is not QueueRecord:
-            continue
-        body, digest = rec.body, rec.md5_of_body
-        if type(body) is str and type(digest) is str:
-            expected = _md5(body.encode("utf-8", "surrogatepass")).hexdigest()
-            if digest != expected:
-                yield error(_rpath(i, "md5OfBody"), "mismatch",
-                            f"md5OfBody is '{digest}' but the MD5 of this body is '{expected}'.", "Q13")
+    positions, recs = _typed_records(event, seen)
+    expected = [_md5(r.body.encode("utf-8", "surrogatepass")).hexdigest() if type(r.body) is str else None for r in recs]
+    digests = [r.md5_of_body for r in recs]
+    if expected == digests:
+        return
+    for i, want, digest in zip(positions, expected, digests):
+        if want is not None and type(digest) is str and digest != want:
+            yield error(_rpath(i, "md5OfBody"), "mismatch",
+                        f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13")
 
 
 def _attr_value_bytes(dtype: Any, string_value: Any, binary_value: Any) -> bytes | None:
@@ -378,9 +403,10 @@ def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
       "or double dots; data type String, Number or Binary with an optional .suffix.")
 def check_message_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
-    for i, rec in enumerate(_records(event)):
-        if type(rec) is not QueueRecord:
-            continue
+    positions, recs = _typed_records(event, seen)
+    if not any([r.message_attributes or r.md5_of_message_attributes is not None for r in recs]):
+        return  # no attributes and no digest anywhere: nothing to check
+    for i, rec in zip(positions, recs):
         attrs, digest = rec.message_attributes, rec.md5_of_message_attributes
         if not attrs and digest is None:
             continue  # no attributes and no digest: nothing to check
@@ -463,6 +489,9 @@ def looks_like(event: Any) -> bool:
         first.get("eventSource") in ("provider:queue", "aws:sqs")
 
 
+_MESSAGE_ID = itemgetter("messageId")
+
+
 def correlation_ids(event: Any) -> list[str]:
     """Every messageId of the batch, in order."""
     if type(event) is QueueEvent:
@@ -470,7 +499,12 @@ def correlation_ids(event: Any) -> list[str]:
     recs = event.get("Records") if isinstance(event, dict) else None
     if not isinstance(recs, list):
         return []
-    return [rec["messageId"] for rec in recs if isinstance(rec, dict) and isinstance(rec.get("messageId"), str)]
+    try:  # every record a dict with a string messageId (join refuses anything else): one C-level pass
+        ids = list(map(_MESSAGE_ID, recs))
+        "".join(ids)
+        return ids
+    except (TypeError, KeyError):  # some record is not one: keep the ids there are
+        return [rec["messageId"] for rec in recs if isinstance(rec, dict) and isinstance(rec.get("messageId"), str)]
 
 
 # --- building ---------------------------------------------------------------------

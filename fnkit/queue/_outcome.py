@@ -171,8 +171,8 @@ def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) ->
         issue = (error("$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", "H2")
                  if unencodable else error("$", "format", "The response is not valid JSON.", "Q8"))
         return _all_fail(ids, "Q8", _NOT_JSON, [issue], invocation)
-    all_ids = tuple(ids)
-    kind, failed, issues = read_response(value, set(ids))
+    all_ids = ids if type(ids) is tuple else tuple(ids)
+    kind, failed, issues = read_response(value, all_ids)
     if kind == "failure":
         cause = next((i for i in issues if i.severity == "error"), None)
         rule_id = cause.rule if cause is not None else "Q8"
@@ -187,8 +187,8 @@ def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) ->
     fset = set(failed)
     if isinstance(event, dict) and _has_groups(event):
         issues.extend(iter_group_order(event["Records"], fset))
-    deleted = tuple([i for i in ids if i not in fset])
-    ordered = tuple(failed) if len(failed) == 1 else tuple([i for i in ids if i in fset])  # batch order
+    deleted = tuple([i for i in all_ids if i not in fset])
+    ordered = tuple(failed) if len(failed) == 1 else tuple([i for i in all_ids if i in fset])  # batch order
     reason = _partial_reason(len(failed), len(deleted))
     if any(i.rule == "Q10" for i in issues):
         reason += " The FIFO group order breaks (see warnings)."
@@ -197,15 +197,11 @@ def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) ->
 
 
 def _has_groups(event: dict) -> bool:
-    """True when the records carry message groups (FIFO), so that Q10 can apply."""
+    """True when the records carry message groups (a FIFO batch), so that Q10 can apply."""
     recs = event.get("Records")
-    if not isinstance(recs, list) or not recs:
-        return False
-    first = recs[0]
+    first = recs[0] if isinstance(recs, list) and recs else None
     attrs = first.get("attributes") if isinstance(first, dict) else None
-    return not isinstance(attrs, dict) or "MessageGroupId" in attrs or any(
-        isinstance(r, dict) and isinstance(r.get("attributes"), dict) and "MessageGroupId" in r["attributes"]
-        for r in recs[1:])
+    return isinstance(attrs, dict) and "MessageGroupId" in attrs
 
 
 _REASONS: dict[tuple[int, int], str] = {}

@@ -38,8 +38,13 @@ _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "f
 
 
 @rule("Q8c", "queue", "inferred", "An itemIdentifier listed twice counts once.", severity="warning")
-def _identifier_issue(ident: Any, path: str, known: Any, listed: set) -> Issue | None:
-    """Q8/Q8a/Q8c: what is wrong with one itemIdentifier (None: it names a message of the batch, first time)."""
+def _identifier_issue(ident: Any, index: int, known: Any, listed: set) -> Issue | None:
+    """Q8/Q8a/Q8c: what is wrong with the itemIdentifier of entry `index` (None: it names a message of the
+    batch, the first time). `known`: the batch's ids (a set or tuple), or None to match no batch."""
+    if type(ident) is str and not ITEM_IDENTIFIER.broken(ident) and (known is None or ident in known) \
+            and ident not in listed:
+        return None
+    path = f"$.batchItemFailures[{index}].itemIdentifier"
     if ident is None:
         return error(path, "type", "itemIdentifier is null, so the whole batch fails.", "Q8")
     if not isinstance(ident, str):
@@ -142,7 +147,9 @@ _BROKEN = object()  # an entry whose identifier cannot be read (its note says wh
 def _identifiers(idents: Any, batch_ids: Any, issues: list[Issue],
                  notes: list[list[Issue]] | None = None) -> tuple[str, list[str], list[Issue]]:
     """The verdict on the listed identifiers, in listing order (`notes`: issues to say before each entry's own)."""
-    known = batch_ids if batch_ids is None or isinstance(batch_ids, (set, frozenset)) else set(batch_ids)
+    known = batch_ids
+    if known is not None and not isinstance(known, (set, frozenset)) and len(known) > 32:
+        known = set(known)  # a long batch: look ids up in a set
     failed: list[str] = []
     listed: set[str] = set()
     broken = False
@@ -152,7 +159,7 @@ def _identifiers(idents: Any, batch_ids: Any, issues: list[Issue],
         if ident is _BROKEN:
             broken = True
             continue
-        issue = _identifier_issue(ident, f"$.batchItemFailures[{i}].itemIdentifier", known, listed)
+        issue = _identifier_issue(ident, i, known, listed)
         if issue is None:
             listed.add(ident)
             failed.append(ident)
