@@ -171,12 +171,15 @@ def _typed(event: Any) -> Any:
     return event if type(event) is LoadBalancerEvent else None
 
 
-def _header_maps(event: Any) -> list[tuple[str, dict]]:
+def _header_maps(event: Any) -> tuple[tuple[str, dict], ...]:
     """(field name, mapping) of the header fields the typed event has."""
     if type(event) is not LoadBalancerEvent:
-        return []
-    return [(key, value) for key, value in (("headers", event.headers), ("multiValueHeaders", event.multi_value_headers))
-            if type(value) is dict]
+        return ()
+    single, multi = event.headers, event.multi_value_headers
+    if multi is None:
+        return (("headers", single),) if type(single) is dict else ()
+    return tuple((key, value) for key, value in (("headers", single), ("multiValueHeaders", multi))
+                 if type(value) is dict)
 
 
 def _header_value(event: Any, name: str) -> Any:
@@ -207,6 +210,9 @@ def check_forms(event: Any, seen: Seen) -> Iterator[Issue]:
     """A3: the single-value forms or the multi-value forms, never both."""
     if _typed(event) is None:
         return
+    expected = seen.options.get("multi_value")
+    if event.multi_value_headers is None and event.multi_value_query_string_parameters is None and expected is not True:
+        return  # single-value forms only, and nothing says they should not be
     singles, multis = _forms(event)
     for single, multi in (_HEADER_FIELDS, _QUERY_FIELDS):
         if single in singles and multi in multis:
@@ -217,7 +223,6 @@ def check_forms(event: Any, seen: Seen) -> Iterator[Issue]:
         yield warning("$", "conflict",
                       f"The event mixes forms ({', '.join(singles)} with {', '.join(multis)}); with multi-value "
                       "headers on both headers and query are multi-value, with them off both are single-value.", "A3")
-    expected = seen.options.get("multi_value")
     if expected is True and singles and not multis:
         yield warning("$", "mode", f"Multi-value headers are on, so the event should carry multiValueHeaders and "
                                    f"multiValueQueryStringParameters, not {' and '.join(singles)}.", "A3")
@@ -261,8 +266,11 @@ def check_target_group(event: Any, seen: Seen) -> Iterator[Issue]:
     inner = elb.target_group_arn if type(elb) is ElbContext else None
     top = event.target_group_arn
     for arn in (inner, top):
-        dialect = arn_dialect(arn)
-        if dialect is not None:
+        if arn is None:
+            continue
+        if seen.typed:  # the ARN's declared pattern held: its partition is provider or one of aws'
+            seen.saw("provider" if arn.startswith("arn:provider:") else "aws")
+        elif (dialect := arn_dialect(arn)) is not None:
             seen.saw(dialect)
     if type(inner) is str and type(top) is str and inner != top:
         yield warning("$.targetGroupArn", "mismatch",

@@ -308,10 +308,12 @@ def check_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
         seen.saw("aws")
     if any([a.trace_header__0 is not _UNSET for a in attrs]):  # ProviderTraceHeader
         seen.saw("provider")
-    sent = list(map(_as_int, [a.sent_timestamp for a in attrs]))
-    first = list(map(_as_int, [a.approximate_first_receive_timestamp for a in attrs]))
-    if seen.typed and not any(map(_gt, sent, first)):
+    sent = [a.sent_timestamp for a in attrs]
+    first = [a.approximate_first_receive_timestamp for a in attrs]
+    # compiled path: the timestamps are digit strings (their declared pattern held), so int() reads them
+    if seen.typed and not any(map(_gt, map(int, sent), map(int, first))):
         return
+    sent, first = list(map(_as_int, sent)), list(map(_as_int, first))
     for i, s, f in zip(positions, sent, first):
         if s is not None and f is not None and f < s:
             yield warning(_rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"), "order",
