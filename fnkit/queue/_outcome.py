@@ -190,7 +190,7 @@ def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) ->
     deleted = tuple([i for i in all_ids if i not in fset])
     ordered = tuple(failed) if len(failed) == 1 else tuple([i for i in all_ids if i in fset])  # batch order
     reason = _partial_reason(len(failed), len(deleted))
-    if any(i.rule == "Q10" for i in issues):
+    if issues and any(i.rule == "Q10" for i in issues):
         reason += " The FIFO group order breaks (see warnings)."
     report = Report(issues, "queue", None, "response") if issues else _EMPTY
     return BatchOutcome("partial", ordered, deleted, "Q8", reason, report, invocation, all_ids)

@@ -1,4 +1,4 @@
-"""Shapes declared once (fnkit/_shape.py): the walker, the generated fast check, the typed parse, the tables."""
+"""Shapes declared once (fnkit/_shape.py): the walker, the compiled check (Structs and the generated post-check), the typed parse, the tables."""
 
 from __future__ import annotations
 
@@ -135,7 +135,7 @@ def values_for(shape: Shape) -> st.SearchStrategy:
 
 def _agree(shape: Shape, value) -> None:
     issues = shape.walk(value)
-    assert shape.fast(value) is (not issues), (value, issues, shape.fast.source)
+    assert shape.fast(value) is (not issues), (value, issues, getattr(shape.post_ok, "source", None))
 
 
 # --- the property: the generated check and the walker agree ---------------------------
