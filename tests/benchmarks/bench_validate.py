@@ -196,6 +196,13 @@ def alb_rows(table: Table, rounds: int, alb_model: Any) -> None:
     _check_ok(alb.validate_event(event), "load balancer event")
     name = f"alb GET, {len(event['headers'])} headers, validate_event(dict)"
     table.ratio_row(name, ratio(lambda: alb.validate_event(event), lambda: json.loads(text), rounds), 0.3)
+    import msgspec
+
+    from fnkit.alb._event import EVENT_SHAPE
+
+    struct = EVENT_SHAPE.struct
+    table.ratio_row("  floor: msgspec.convert(dict) alone", ratio(lambda: msgspec.convert(event, struct, strict=True),
+                                                                  lambda: json.loads(text), rounds), None)
     if alb_model is not None:
         alb_model.model_validate(event)
         table.ratio_row("alb validate_event vs Powertools AlbModel",
@@ -215,6 +222,15 @@ def mail_rows(table: Table, rounds: int) -> None:
     loads = lambda: json.loads(text)  # noqa: E731
     table.ratio_row("mail, 50 recipients, validate_event(dict)", ratio(lambda: mail.validate_event(event), loads, rounds), 0.5)
     table.ratio_row("mail, 50 recipients, parse_event(dict)", ratio(lambda: mail.parse_event(event), loads, rounds), 1.0)
+    import msgspec
+
+    from fnkit.mail._address import all_addresses
+    from fnkit.mail._event import EVENT_SHAPE
+
+    struct = EVENT_SHAPE.struct
+    table.ratio_row("  floor: msgspec.convert(dict) alone", ratio(lambda: msgspec.convert(event, struct, strict=True), loads, rounds), None)
+    addresses = [r["address"] for r in event["envelope"]["recipients"]]
+    table.ratio_row("  floor: the address column test alone (MS3)", ratio(lambda: all_addresses(addresses), loads, rounds), None)
 
 
 def outcome_row(table: Table, rounds: int) -> None:
@@ -228,6 +244,16 @@ def outcome_row(table: Table, rounds: int) -> None:
     us = absolute_us(lambda: queue.outcome(event, response), rounds)
     table.add("queue outcome, 10 records, one failure", f"{us:.2f} µs", "≤1.50 µs", us <= 1.5,
               f"{result.kind}, rule {result.rule}")
+    import msgspec
+
+    from fnkit.queue._outcome import BatchOutcome
+    from fnkit.queue._response import QueueResponse
+
+    ids_t = tuple(ids)
+    floor = absolute_us(lambda: (queue.correlation_ids(event), msgspec.convert(response, QueueResponse, strict=True),
+                                 BatchOutcome("partial", (ids[4],), ids_t, "Q8", "r", result.issues, None, ids_t)), rounds)
+    table.add("  floor: ids + compiled read + the outcome object", f"{floor:.2f} µs", "", None,
+              "correlation_ids, msgspec.convert of the response, BatchOutcome()")
 
 
 def sim_row(table: Table, quick: bool) -> None:
