@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import partial
-from operator import attrgetter, is_not
+from operator import is_not
 import keyword
 import re
 from collections.abc import Callable
@@ -578,7 +578,7 @@ class _PostGen:
         """At most one spelling of the field in each object of `col`; a required one in exactly one."""
         slots = [spelling_attr(f, key) for key in t.keys_of(f)]
         count = " + ".join(f"(x.{slot} is not UNSET)" for slot in slots)
-        test = f"!= 1" if f.required is True else "> 1"
+        test = "!= 1" if f.required is True else "> 1"
         self.emit(depth, f"if any([{count} {test} for x in {col}]): return False")
 
 
