@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -56,6 +57,7 @@ class Rule:
     origin: str = "platform-rules"  # "spec", "platform-rules" or "kit"
     severity: str = "error"
     implementation: Any = field(default=None, repr=False)
+    declared_in: str = field(default="", repr=False)  # the module that declares the rule
 
     @property
     def inferred(self) -> bool:
@@ -68,9 +70,12 @@ class Rule:
         impl = self.implementation
         if impl is None:
             return ""
-        module = getattr(impl, "__module__", None) or type(impl).__module__
-        name = getattr(impl, "__qualname__", None) or getattr(impl, "name", None) or type(impl).__name__
-        return f"{module}:{name}"
+        if callable(impl) and hasattr(impl, "__qualname__"):  # a function or class: where it is defined
+            return f"{impl.__module__}:{impl.__qualname__}"
+        # a declaration (a shape, a field, a constrained string): where the rule declares it
+        name = getattr(impl, "name", None) or getattr(impl, "key", None)
+        what = f"{type(impl).__name__} {name}" if name else f"{type(impl).__name__} {getattr(impl, 'pattern', '')}".rstrip()
+        return f"{self.declared_in}:{what}"
 
     def __call__(self, implementation: Any) -> Any:
         """Attach the implementation (used as a decorator); returns it unchanged."""
@@ -93,7 +98,7 @@ def rule(id: str, source: str, evidence: str, summary: str, *, origin: str = "pl
         raise ValueError(f"rule {id} is declared twice (again in a module, first by {_REGISTRY[id].implemented_by})")
     if source not in SOURCES or evidence not in EVIDENCE or origin not in ORIGINS or severity not in SEVERITIES:
         raise ValueError(f"rule {id}: bad source/evidence/origin/severity {(source, evidence, origin, severity)}")
-    declared = Rule(id, source, summary, evidence, origin, severity)
+    declared = Rule(id, source, summary, evidence, origin, severity, declared_in=sys._getframe(1).f_globals["__name__"])
     _REGISTRY[id] = declared
     return declared
 
