@@ -110,8 +110,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if args.examples:
         return _print_examples(args, {r.id for r in rows})
     if args.format == "json":
-        print(json.dumps([{"id": r.id, "source": r.source, "evidence": r.evidence, "origin": r.origin, "summary": r.summary,
-                           "severity": r.severity, "implemented_by": r.implemented_by} for r in rows], indent=1))
+        print(json.dumps([{"id": r.id, "source": r.source, "evidence": r.evidence, "origin": r.origin, "summary": r.summary} for r in rows], indent=1))
         return 0
     for r in rows:
         print(f"{r.id:<5} {r.source:<6} {r.evidence:<9} {r.summary}")
