@@ -535,16 +535,21 @@ class _PostGen:
                         y = self.var()
                         self.emit(depth, f"{y} = [z for x in {col} if (z := x.{attr_name(f)}) is not None]")
                         self.many(f.type, y, depth)
-                    continue
-                if not _needs_post(f.type):
-                    continue
+            wanted = [f for f in t.fields if not f.aliases and _needs_post(f.type)]
+            if not wanted:
+                return
+            # every field to check, read in one pass over the objects and turned into columns
+            columns = self.var()
+            self.emit(depth, f"if {col}:")
+            reads = ", ".join(f"x.{attr_name(f)}" for f in wanted)
+            self.emit(depth + 1, f"{columns} = [*zip(*[({reads},) for x in {col}])]")
+            for k, f in enumerate(wanted):
                 y = self.var()
-                name = attr_name(f)
                 if f.required is True and not isinstance(f.type, Nullable):
-                    self.emit(depth, f"{y} = [x.{name} for x in {col}]")
-                else:
-                    self.emit(depth, f"{y} = [z for x in {col} if (z := x.{name}) is not None]")
-                self.many(_strip_null(f.type), y, depth)
+                    self.emit(depth + 1, f"{y} = {columns}[{k}]")
+                else:  # absent optional fields read as None
+                    self.emit(depth + 1, f"{y} = [*filter(NOT_NONE, {columns}[{k}])]")
+                self.many(_strip_null(f.type), y, depth + 1)
 
     def map_of(self, t: MapOf, col: str, depth: int) -> None:
         self.emit(depth, f"if any({col}):")  # most objects of a column are often empty: nothing to flatten
