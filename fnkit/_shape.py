@@ -685,7 +685,7 @@ def _schema(t: Any, enum: tuple | None = None) -> dict:
     for f in t.fields:
         s = _schema(f.type, f.enum)
         if f.doc:
-            s = {**s, "description": f.doc}
+            s = {**s, "description": f.doc + (f" {s['description']}" if "description" in s else "")}
         keys = t.keys_of(f)
         for k in keys:
             props[k] = s
