@@ -16,7 +16,7 @@ import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
-from operator import gt as _gt, itemgetter
+from operator import itemgetter
 from typing import Any
 
 import msgspec
@@ -304,18 +304,18 @@ def _as_int(text: Any) -> int | None:
 def check_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
     positions, attrs = _typed_attributes(event, seen)
-    if any([a.trace_header__1 is not _UNSET for a in attrs]):  # AWSTraceHeader
-        seen.saw("aws")
-    if any([a.trace_header__0 is not _UNSET for a in attrs]):  # ProviderTraceHeader
-        seen.saw("provider")
-    sent = [a.sent_timestamp for a in attrs]
-    first = [a.approximate_first_receive_timestamp for a in attrs]
+    for provider, aws in {(a.trace_header__0 is not _UNSET, a.trace_header__1 is not _UNSET) for a in attrs}:
+        if provider:
+            seen.saw("provider")  # ProviderTraceHeader
+        if aws:
+            seen.saw("aws")  # AWSTraceHeader
+    times = [(a.sent_timestamp, a.approximate_first_receive_timestamp) for a in attrs]
     # compiled path: the timestamps are digit strings (their declared pattern held), so int() reads them
-    if seen.typed and not any(map(_gt, map(int, sent), map(int, first))):
+    if seen.typed and not any([int(first) < int(sent) for sent, first in times]):
         return
-    sent, first = list(map(_as_int, sent)), list(map(_as_int, first))
-    for i, s, f in zip(positions, sent, first):
-        if s is not None and f is not None and f < s:
+    for i, (sent, first) in zip(positions, times):
+        sent, first = _as_int(sent), _as_int(first)
+        if sent is not None and first is not None and first < sent:
             yield warning(_rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"), "order",
                           "The message was first received before it was sent.", "QS3")
 
@@ -331,7 +331,7 @@ def check_fifo_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
     fifo = _typed_fifo(_records(event))
     present = [(a.sequence_number is not None, a.message_group_id is not None, a.message_deduplication_id is not None)
                for a in attrs]
-    if all(p == (fifo, fifo, fifo) for p in set(present)):
+    if set(present) <= {(fifo, fifo, fifo)}:
         return
     for i, flags in zip(positions, present):
         for (key, _), here in zip(_FIFO_SLOTS, flags):
