@@ -8,6 +8,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .rules import rule
+
 Severity = Literal["error", "warning"]
 Dialect = Literal["provider", "aws"]
 DIALECTS: tuple[str, ...] = ("provider", "aws")
@@ -192,8 +194,9 @@ def loads_strict(text: str) -> Any:
     return _STRICT.decode(text)
 
 
+@rule("G0", "any", "inferred", "An event or response given as text or bytes must be UTF-8 JSON.", origin="kit")
 def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
-    """Turn JSON text or bytes into a value; other values pass through untouched."""
+    """Turn JSON text or bytes into a value; other values pass through untouched (G0: else a located error)."""
     if isinstance(value, Raw):
         value = value.data
     if isinstance(value, (bytes, bytearray, memoryview)):

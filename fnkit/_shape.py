@@ -1,22 +1,36 @@
-"""Shapes declared once, as data.
+"""Shapes declared once, as data, and compiled.
 
 One declaration of an event or response drives:
-- the detailed validator (`Shape.walk`): located `Issue`s, never an exception;
-- a generated fast checker (`Shape.fast`): True when the value surely has the shape,
-  so a valid value costs a handful of type checks;
-- the typed parse (`Shape.parse`): frozen dataclasses with snake_case fields;
-- the field table a notebook shows (`Shape.fields_table`) and a JSON Schema export.
+- the compiled check (`Shape.struct`): a msgspec Struct generated from the declaration
+  (snake_case attributes renamed to the contract's keys, unknown keys forbidden, enums as
+  Literal, patterns and length bounds as `msgspec.Meta`), so JSON text is decoded and
+  checked in one pass and a Python value is checked in one `msgspec.convert`;
+- the typed parse: the Struct instances themselves, which also speak the dataclass
+  protocol (`dataclasses.is_dataclass`, `dataclasses.fields`, FrozenInstanceError on
+  assignment), with snake_case fields;
+- the located walker (`Shape.walk`), run only when the compiled check rejects a value:
+  it names every problem with its path, code, sentence and rule, never an exception;
+- the lenient build (`Shape.lenient`): the same classes holding whatever a broken value
+  has, so the semantic rules read one kind of value on both paths;
+- the field table a notebook shows (`Shape.fields_table`) and the JSON Schema export
+  (`Shape.json_schema`), which carries every enum, pattern, length bound and required
+  key the compiled check enforces.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from functools import partial
+from operator import is_not
 import keyword
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, make_dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Optional, Union
 
 from ._report import Issue, child_path, describe, error, warning
+from .rules import rule
 
 # --- type vocabulary ---------------------------------------------------------
 
@@ -32,6 +46,86 @@ class Scalar:
 
     def type_name(self) -> str:
         return {"str": "String", "int": "Integer", "bool": "Boolean", "number": "Number", "any": "Any"}[self.kind]
+
+
+@dataclass(frozen=True)
+class Text(Scalar):
+    """A JSON string with a constraint: a regular expression it must match, length bounds.
+
+    When the string breaks the constraint, the walker reports `code` with `severity`,
+    citing `rule` (else the field's rule), in the words of `message`: a template over
+    `{value}` (the string), `{json}` (the string as JSON) and `{length}`, or a function of
+    the string. `pattern` is searched (anchor it with ^ and $), as msgspec and JSON
+    Schema do. Warning-severity constraints are left out of the JSON Schema: a value that
+    breaks one still meets the contract.
+    """
+
+    kind: str = "str"
+    pattern: str | None = None
+    min_len: int | None = None
+    max_len: int | None = None
+    rule: str | None = None
+    code: str = "format"
+    severity: str = "error"
+    message: Any = None
+    doc: str = ""
+    #: optional: a faster test of a whole column against `pattern`, True only when every value
+    #: surely matches (False: unsure, the pattern decides value by value); tests hold it to the pattern
+    column_test: Any = None
+
+    def broken(self, value: str) -> bool:
+        """True when the string breaks the constraint (the pattern must match the whole string)."""
+        if self.min_len is not None and len(value) < self.min_len:
+            return True
+        if self.max_len is not None and len(value) > self.max_len:
+            return True
+        return self.pattern is not None and _compiled(self.pattern)(value) is None
+
+    def all_ok(self, values: Any) -> bool:
+        """True when every string of `values` meets the constraint (a column at once, at C speed where it can)."""
+        values = values if isinstance(values, (list, tuple, set, frozenset)) else list(values)
+        if not values:
+            return True
+        if self.min_len is not None and min(map(len, values)) < self.min_len:
+            return False
+        if self.max_len is not None and max(map(len, values)) > self.max_len:
+            return False
+        if self.pattern is None:
+            return True
+        if self.column_test is not None and self.column_test(values):
+            return True
+        return all(map(_compiled(self.pattern), set(values)))
+
+    def sentence(self, value: str) -> str:
+        if callable(self.message):
+            return self.message(value)
+        if self.message:
+            return self.message.format(value=value, json=json.dumps(value), length=len(value))
+        if self.max_len is not None and len(value) > self.max_len:
+            return f"The text has {len(value)} characters; at most {self.max_len} are allowed."
+        if self.min_len is not None and len(value) < self.min_len:
+            return f"The text has {len(value)} characters; at least {self.min_len} are needed."
+        return f"{json.dumps(value)} does not have the expected form."
+
+
+#: the pattern of a string of ASCII digits, and its column test (one join, two C-level tests)
+DIGITS = r"^[0-9]+$"
+
+
+def all_digits(values: Any) -> bool:
+    """True when every string of `values` is ASCII digits, at least one (the pattern DIGITS)."""
+    joined = "".join(values)
+    return joined.isascii() and joined.isdigit() and all(values)
+
+_PATTERNS: dict[str, Callable[[str], Any]] = {}
+
+
+def _compiled(pattern: str) -> Callable[[str], Any]:
+    """The whole-string matcher of a pattern (anchors or not, the string must match entirely)."""
+    found = _PATTERNS.get(pattern)
+    if found is None:
+        found = _PATTERNS[pattern] = re.compile(pattern).fullmatch
+    return found
 
 
 STR = Scalar("str")
@@ -56,11 +150,13 @@ class Nullable:
 
 @dataclass(frozen=True)
 class ListOf:
-    """A JSON array of `item`, with optional length bounds."""
+    """A JSON array of `item`, with optional length bounds (`rule` and `message` for when they fail)."""
 
     item: Any
     min_len: int | None = None
     max_len: int | None = None
+    rule: str | None = None
+    message: str | None = None  # template over {n}, {min}, {max}
 
     def label(self) -> str:
         return "a list"
@@ -71,9 +167,10 @@ class ListOf:
 
 @dataclass(frozen=True)
 class MapOf:
-    """A JSON object with free string keys whose values are all `value`."""
+    """A JSON object with free string keys whose values are all `value` (`keys`: a Text the keys must meet)."""
 
     value: Any
+    keys: Text | None = None
 
     def label(self) -> str:
         return "an object"
@@ -88,19 +185,26 @@ class F:
 
     `key` is the spec's name; `aliases` maps a dialect to another spelling of the key.
     `required` is True, False, or a string naming a condition the shape's checks enforce.
+    `enum`: the allowed values (`message`: a template over `{value}` said when another
+    value is found, else a generic sentence).
     """
 
     key: str
     type: Any
-    required: bool = True
+    required: bool | str = True
     doc: str = ""
     rule: str | None = None
     enum: tuple | None = None
     aliases: tuple[tuple[str, str], ...] = ()
     attr: str | None = None  # snake_case name in the typed parse
+    message: str | None = None
 
 
-@dataclass
+def _frozen(self: Any, name: str, value: Any = None) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+@dataclass(eq=False)
 class Shape:
     """An object shape: its fields, what to do with unknown keys, and the rule it cites."""
 
@@ -109,8 +213,8 @@ class Shape:
     rule: str
     unknown: str = "warn"  # "warn": unknown keys are warnings; "allow": silently kept
     doc: str = ""
-    _fast: Callable[[Any], bool] | None = field(default=None, repr=False)
-    _cls: type | None = field(default=None, repr=False)
+    _struct: type | None = field(default=None, repr=False)
+    _post_ok: Any = field(default=None, repr=False)
 
     def label(self) -> str:
         return "an object"
@@ -133,42 +237,52 @@ class Shape:
 
     # -- detailed validation ------------------------------------------------
     def walk(self, value: Any, path: str = "$") -> list[Issue]:
-        """Every type, presence and enum problem of `value`, located."""
+        """Every type, presence, enum, pattern and length problem of `value`, located."""
         out: list[Issue] = []
         _walk(value, self, path, out, self.rule)
         return out
 
-    # -- fast check ---------------------------------------------------------
+    # -- the compiled check and the typed value ------------------------------
     @property
-    def fast(self) -> Callable[[Any], bool]:
-        """A generated predicate: True only when `value` has every type, key and enum right."""
-        if self._fast is None:
-            self._fast = _compile(self)
-        return self._fast
+    def struct(self) -> type:
+        """The msgspec Struct generated from this declaration (the typed parse's class)."""
+        if self._struct is None:
+            self._struct = _make_struct(self)
+        return self._struct
 
-    # -- typed parse --------------------------------------------------------
+    cls = struct  # the class the shape parses into
+
+    def compiled(self, value: Any) -> Any:
+        """The typed value when the Python `value` surely has the shape (every type, key, enum,
+        pattern and bound right; one spelling per field), else None."""
+        import msgspec
+
+        try:
+            typed = msgspec.convert(value, self.struct, strict=True)
+        except (msgspec.ValidationError, RecursionError):
+            return None
+        return typed if self.post_ok(typed) else None
+
+    def fast(self, value: Any) -> bool:
+        """True when `value` surely has the shape: the compiled check accepts it."""
+        return self.compiled(value) is not None
+
     @property
-    def cls(self) -> type:
-        """The frozen dataclass this shape parses into."""
-        if self._cls is None:
-            specs = []
-            for f in self.fields:
-                specs.append((attr_name(f), Any, field(default=None)))
-            self._cls = make_dataclass(self.name, specs, frozen=True, slots=True)
-            self._cls.__doc__ = self.doc or f"Typed {self.name}."
-        return self._cls
+    def post_ok(self) -> Callable[[Any], bool]:
+        """The generated check of what msgspec leaves to fnkit, over a typed value: one spelling per
+        field (a required one present in one), and every Text pattern and length bound."""
+        if self._post_ok is None:
+            self._post_ok = _post_checker(self) or _always
+        return self._post_ok
 
-    def parse(self, value: dict) -> Any:
-        """Build the typed value (assumes `value` has been validated)."""
-        kwargs = {}
-        for f in self.fields:
-            v = _MISS
-            for k in self.keys_of(f):
-                if k in value:
-                    v = value[k]
-                    break
-            kwargs[attr_name(f)] = None if v is _MISS else _parse(f.type, v)
-        return self.cls(**kwargs)
+    def parse(self, value: Any) -> Any:
+        """The typed value (assumes `value` has been validated; a broken value is built leniently)."""
+        typed = self.compiled(value)
+        return typed if typed is not None else self.lenient(value)
+
+    def lenient(self, value: Any) -> Any:
+        """The typed classes holding whatever `value` has: raw values where types are wrong, None where keys are missing."""
+        return _lenient(self, value)
 
     # -- documentation ------------------------------------------------------
     def fields_table(self, prefix: str = "") -> list[dict]:
@@ -194,9 +308,12 @@ class Shape:
                 rows.extend(inner.fields_table(name + sep))
         return rows
 
-    def json_schema(self) -> dict:
-        """A JSON Schema (draft 2020-12) of the shape."""
-        return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": self.name, **_schema(self)}
+    def json_schema(self, *, description: str | None = None) -> dict:
+        """A JSON Schema (draft 2020-12) of the shape: every structural check the compiled layer makes."""
+        out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": self.name, **_schema(self)}
+        if description:
+            out["description"] = description
+        return out
 
 
 _MISS = object()
@@ -213,6 +330,12 @@ def attr_name(f: F) -> str:
     return f.attr or snake(f.key)
 
 
+def spelling_attr(f: F, key: str) -> str:
+    """The Struct attribute that holds one spelling of an aliased field (`trace_header__1`: the second)."""
+    keys = (f.key,) + tuple(k for _, k in f.aliases)
+    return f"{attr_name(f)}__{keys.index(key)}"
+
+
 def _strip_null(t: Any) -> Any:
     return t.inner if isinstance(t, Nullable) else t
 
@@ -224,22 +347,321 @@ def _unwrap(t: Any) -> Any:
     return t
 
 
-def _parse(t: Any, v: Any) -> Any:
-    if v is None:
-        return None
-    t = _strip_null(t)
-    if isinstance(t, Shape):
-        return t.parse(v)
-    if isinstance(t, ListOf):
-        return tuple(_parse(t.item, x) for x in v)
-    if isinstance(t, MapOf):
-        return {k: _parse(t.value, x) for k, x in v.items()}
-    return v
+# --- compiling a shape to msgspec Structs ---------------------------------------------
 
 
-def _schema(t: Any) -> dict:
+def _annotation(t: Any, enum: tuple | None = None) -> Any:
+    import msgspec
+
     if isinstance(t, Nullable):
+        return Optional[_annotation(t.inner, enum)]
+    if enum is not None:
+        return Literal[tuple(enum)]  # type: ignore[valid-type]
+    if isinstance(t, Scalar):  # a Text's pattern and bounds are checked a column at a time (_post_checker)
+        return {"str": str, "int": int, "bool": bool, "number": Union[int, float], "any": Any}[t.kind]
+    if isinstance(t, ListOf):
+        meta = {k: v for k, v in (("min_length", t.min_len), ("max_length", t.max_len)) if v is not None}
+        inner = tuple[_annotation(t.item), ...]  # type: ignore[misc]
+        return Annotated[inner, msgspec.Meta(**meta)] if meta else inner
+    if isinstance(t, MapOf):
+        return dict[_annotation(t.keys) if t.keys is not None else str, _annotation(t.value)]  # type: ignore[misc]
+    return t.struct
+
+
+def _make_struct(shape: Shape) -> type:
+    import msgspec
+
+    specs: list[tuple] = []
+    rename: dict[str, str] = {}
+    public: list[str] = []
+    namespace: dict[str, Any] = {"__doc__": shape.doc or f"Typed {shape.name}.",
+                                 "__setattr__": _frozen, "__delattr__": _frozen}
+    for f in shape.fields:
+        annotation = _annotation(f.type, f.enum)
+        name = attr_name(f)
+        public.append(name)
+        if not f.aliases:
+            rename[name] = f.key
+            specs.append((name, annotation) if f.required is True else (name, annotation, None))
+            continue
+        # one slot per spelling (a Struct field has one name); the public name reads whichever is there
+        slots = []
+        for key in shape.keys_of(f):
+            slot = spelling_attr(f, key)
+            rename[slot] = key
+            specs.append((slot, Union[annotation, msgspec.UnsetType], msgspec.UNSET))
+            slots.append(slot)
+        namespace[name] = property(_first_spelling(tuple(slots)), doc=f.doc or None)
+    # the dataclass protocol: fields() lists the snake_case names, is_dataclass() is True
+    protocol = dataclasses.make_dataclass(shape.name, [(n, Any, dataclasses.field(default=None)) for n in public],
+                                          frozen=True)
+    namespace["__dataclass_fields__"] = protocol.__dataclass_fields__
+    return msgspec.defstruct(shape.name, specs, kw_only=True, rename=rename, gc=False,
+                             forbid_unknown_fields=shape.unknown == "warn", namespace=namespace,
+                             module=__name__)
+
+
+def _first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
+    import msgspec
+
+    unset = msgspec.UNSET
+
+    def read(self: Any) -> Any:
+        for slot in slots:
+            value = getattr(self, slot)
+            if value is not unset:
+                return value
+        return None
+
+    return read
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _needs_post(t: Any) -> bool:
+    """True when values of `t` have something msgspec does not check: a Text constraint or two spellings."""
+    t = _strip_null(t)
+    if isinstance(t, Text):
+        return t.pattern is not None or t.min_len is not None or t.max_len is not None
+    if isinstance(t, ListOf):
+        return _needs_post(t.item)
+    if isinstance(t, MapOf):
+        return t.keys is not None and _needs_post(t.keys) or _needs_post(t.value)
+    if isinstance(t, Shape):
+        return any(f.aliases or _needs_post(f.type) for f in t.fields)
+    return False
+
+
+class _PostGen:
+    """Generates the check of what msgspec leaves to fnkit, over a typed value: one spelling per field
+    (a required one in one of them), every Text pattern and length bound.
+
+    A list of objects is checked a column at a time (attrgetter, chain, join: C-level passes),
+    so that a batch of records costs a few passes, not a Python loop per record.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.consts: dict[str, Any] = {}
+        self.n = 0
+
+    def var(self) -> str:
+        self.n += 1
+        return f"v{self.n}"
+
+    def const(self, value: Any) -> str:
+        self.n += 1
+        self.consts[f"C{self.n}"] = value
+        return f"C{self.n}"
+
+    def emit(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+    # -- one value -------------------------------------------------------------
+    def one(self, t: Any, x: str, depth: int) -> None:
+        """Check the typed value in variable `x` (never None here) of type `t`."""
+        t = _strip_null(t)
+        if isinstance(t, Text):
+            self.single(t, x, depth)
+        elif isinstance(t, ListOf):
+            self.many(t.item, x, depth)
+        elif isinstance(t, MapOf):
+            if t.keys is not None and _needs_post(t.keys):
+                y = self.var()
+                self.emit(depth, f"{y} = [*{x}]")
+                self.column(t.keys, y, depth)
+            if _needs_post(t.value):
+                y = self.var()
+                self.emit(depth, f"{y} = [*{x}.values()]")
+                self.many(t.value, y, depth)
+        elif isinstance(t, Shape):
+            self.shape(t, x, depth)
+
+    def single(self, t: Text, x: str, depth: int) -> None:
+        """One string meets the Text's bounds and pattern."""
+        if t.min_len is not None:
+            self.emit(depth, f"if len({x}) < {t.min_len}: return False")
+        if t.max_len is not None:
+            self.emit(depth, f"if len({x}) > {t.max_len}: return False")
+        if t.pattern is not None:
+            whole = self.const(_compiled(t.pattern))
+            if t.column_test is not None:  # often faster than the regular expression, even for one value
+                self.emit(depth, f"if not {self.const(t.column_test)}(({x},)) and {whole}({x}) is None: return False")
+            else:
+                self.emit(depth, f"if {whole}({x}) is None: return False")
+
+    def shape(self, t: Shape, x: str, depth: int) -> None:
+        for f in t.fields:
+            if f.aliases:
+                self.spellings(t, f, f"({x},)", depth)
+                if _needs_post(f.type):
+                    y = self.var()
+                    self.emit(depth, f"{y} = {x}.{attr_name(f)}")
+                    self.emit(depth, f"if {y} is not None:")
+                    self.one(f.type, y, depth + 1)
+                continue
+            if not _needs_post(f.type):
+                continue
+            y = self.var()
+            self.emit(depth, f"{y} = {x}.{attr_name(f)}")
+            if f.required is True and not isinstance(f.type, Nullable):
+                self.one(f.type, y, depth)
+            else:
+                self.emit(depth, f"if {y} is not None:")
+                self.one(f.type, y, depth + 1)
+
+    # -- a column of values (a list or tuple, None already dropped) -------------------
+    def many(self, t: Any, col: str, depth: int) -> None:
+        """Check every value of the column `col` (values may be None where `t` is nullable)."""
+        if isinstance(t, Nullable):
+            y = self.var()
+            self.emit(depth, f"{y} = [*filter(NOT_NONE, {col})]")
+            col, t = y, t.inner
+        if isinstance(t, Text):
+            self.column(t, col, depth)
+        elif isinstance(t, ListOf):
+            y = self.var()
+            self.emit(depth, f"{y} = [*chain.from_iterable({col})]")
+            self.many(t.item, y, depth)
+        elif isinstance(t, MapOf):
+            self.map_of(t, col, depth)
+        elif isinstance(t, Shape):
+            for f in t.fields:
+                if f.aliases:
+                    self.spellings(t, f, col, depth)
+                    if _needs_post(f.type):
+                        y = self.var()
+                        self.emit(depth, f"{y} = [z for x in {col} if (z := x.{attr_name(f)}) is not None]")
+                        self.many(f.type, y, depth)
+            wanted = [f for f in t.fields if not f.aliases and _needs_post(f.type)]
+            if not wanted:
+                return
+            # every field to check, read in one pass over the objects and turned into columns
+            columns = self.var()
+            self.emit(depth, f"if {col}:")
+            reads = ", ".join(f"x.{attr_name(f)}" for f in wanted)
+            self.emit(depth + 1, f"{columns} = [*zip(*[({reads},) for x in {col}])]")
+            for k, f in enumerate(wanted):
+                y = self.var()
+                if f.required is True and not isinstance(f.type, Nullable):
+                    self.emit(depth + 1, f"{y} = {columns}[{k}]")
+                else:  # absent optional fields read as None
+                    self.emit(depth + 1, f"{y} = [*filter(NOT_NONE, {columns}[{k}])]")
+                self.many(_strip_null(f.type), y, depth + 1)
+
+    def map_of(self, t: MapOf, col: str, depth: int) -> None:
+        self.emit(depth, f"if any({col}):")  # most objects of a column are often empty: nothing to flatten
+        if t.keys is not None and _needs_post(t.keys):
+            y = self.var()
+            self.emit(depth + 1, f"{y} = [*chain.from_iterable({col})]")
+            self.column(t.keys, y, depth + 1)
+        if _needs_post(t.value):
+            y = self.var()
+            self.emit(depth + 1, f"{y} = [*chain.from_iterable(map(dict.values, {col}))]")
+            self.many(t.value, y, depth + 1)
+
+    def column(self, t: Text, col: str, depth: int) -> None:
+        """Every string of `col` meets the Text's bounds and pattern."""
+        self.emit(depth, f"if {col}:")
+        if t.min_len is not None:
+            self.emit(depth + 1, f"if min(map(len, {col})) < {t.min_len}: return False")
+        if t.max_len is not None:
+            self.emit(depth + 1, f"if max(map(len, {col})) > {t.max_len}: return False")
+        if t.pattern is not None:
+            whole = self.const(_compiled(t.pattern))
+            if t.column_test is not None:
+                test = self.const(t.column_test)
+                self.emit(depth + 1, f"if not {test}({col}) and not all(map({whole}, set({col}))): return False")
+            else:
+                self.emit(depth + 1, f"if not all(map({whole}, set({col}))): return False")
+        if t.min_len is None and t.max_len is None and t.pattern is None:
+            self.emit(depth + 1, "pass")
+
+    def spellings(self, t: Shape, f: F, col: str, depth: int) -> None:
+        """At most one spelling of the field in each object of `col`; a required one in exactly one."""
+        slots = [spelling_attr(f, key) for key in t.keys_of(f)]
+        count = " + ".join(f"(x.{slot} is not UNSET)" for slot in slots)
+        test = "!= 1" if f.required is True else "> 1"
+        self.emit(depth, f"if any([{count} {test} for x in {col}]): return False")
+
+
+def _post_checker(shape: Shape) -> Callable[[Any], bool] | None:
+    """The generated check (see _PostGen) of a typed value of `shape`; None when there is nothing to check."""
+    import msgspec
+    from itertools import chain, repeat
+    from operator import and_, or_
+
+    if not _needs_post(shape):
+        return None
+    gen = _PostGen()
+    gen.emit(0, "def post_ok(v0):")
+    gen.shape(shape, "v0", 1)
+    gen.emit(1, "return True")
+    src = "\n".join(gen.lines)
+    namespace: dict[str, Any] = {"NOT_NONE": _NOT_NONE, "chain": chain, "repeat": repeat, "and_": and_, "or_": or_,
+                                 "is_not": is_not, "UNSET": msgspec.UNSET, **gen.consts}
+    exec(compile(src, f"<fnkit post check: {shape.name}>", "exec"), namespace)
+    fn = namespace["post_ok"]
+    fn.source = src
+    return fn
+
+
+_NOT_NONE = partial(is_not, None)  # filter(_NOT_NONE, xs): the values that are not None, at C speed
+
+
+def _lenient(t: Any, v: Any) -> Any:
+    if isinstance(t, Nullable):
+        return None if v is None else _lenient(t.inner, v)
+    if isinstance(t, ListOf):
+        return tuple(_lenient(t.item, x) for x in v) if isinstance(v, list) else v
+    if isinstance(t, MapOf):
+        return {k: _lenient(t.value, x) for k, x in v.items()} if isinstance(v, dict) else v
+    if not isinstance(t, Shape) or not isinstance(v, dict):
+        return v
+    kwargs: dict[str, Any] = {}
+    for f in t.fields:
+        if not f.aliases:
+            kwargs[attr_name(f)] = _lenient(f.type, v[f.key]) if f.key in v else None
+            continue
+        for key in t.keys_of(f):
+            if key in v:
+                kwargs[spelling_attr(f, key)] = _lenient(f.type, v[key])
+    return t.struct(**kwargs)
+
+
+# --- JSON Schema ---------------------------------------------------------------
+
+_ANCHOR = re.compile(r"(?<!\\)\$")
+
+
+def schema_pattern(pattern: str) -> str:
+    """A declared pattern as JSON Schema states it: `$` made strict (`$(?!\\n)`), so that a validator that
+    searches with Python's `re`, where `$` also matches before a final line break, agrees with ECMA-262."""
+    return _ANCHOR.sub(lambda m: "$(?!\\n)", pattern)
+
+
+
+def _schema(t: Any, enum: tuple | None = None) -> dict:
+    if isinstance(t, Nullable):
+        if enum is not None:
+            return {"enum": [*enum, None]}
         return {"anyOf": [_schema(t.inner), {"type": "null"}]}
+    if enum is not None:
+        return {"enum": list(enum)}
+    if isinstance(t, Text):
+        s: dict[str, Any] = {"type": "string"}
+        if t.severity == "error":
+            if t.pattern is not None:
+                s["pattern"] = schema_pattern(t.pattern)
+            if t.min_len is not None:
+                s["minLength"] = t.min_len
+            if t.max_len is not None:
+                s["maxLength"] = t.max_len
+        elif t.doc:
+            s["description"] = f"Warned about (not an error): {t.doc}"
+        return s
     if isinstance(t, Scalar):
         return {"str": {"type": "string"}, "int": {"type": "integer"}, "bool": {"type": "boolean"},
                 "number": {"type": "number"}, "any": {}}[t.kind]
@@ -251,20 +673,34 @@ def _schema(t: Any) -> dict:
             s["maxItems"] = t.max_len
         return s
     if isinstance(t, MapOf):
-        return {"type": "object", "additionalProperties": _schema(t.value)}
+        s = {"type": "object", "additionalProperties": _schema(t.value)}
+        if t.keys is not None:
+            names = _schema(t.keys)
+            names.pop("type", None)
+            if names:
+                s["propertyNames"] = names
+        return s
     props = {}
+    conditions: list[dict] = []
     for f in t.fields:
-        s = _schema(f.type)
-        if f.enum:
-            s = {**s, "enum": list(f.enum)}
+        s = _schema(f.type, f.enum)
         if f.doc:
-            s = {**s, "description": f.doc}
-        for k in t.keys_of(f):
+            s = {**s, "description": f.doc + (f" {s['description']}" if "description" in s else "")}
+        keys = t.keys_of(f)
+        for k in keys:
             props[k] = s
-    out = {"type": "object", "properties": props}
+        if len(keys) > 1:
+            conditions += [{"not": {"required": [a, b]}} for i, a in enumerate(keys) for b in keys[i + 1:]]
+            if f.required is True:
+                conditions.append({"anyOf": [{"required": [k]} for k in keys]})
+    out: dict[str, Any] = {"type": "object", "properties": props}
     req = [f.key for f in t.fields if f.required is True and not f.aliases]
     if req:
         out["required"] = req
+    if conditions:
+        out["allOf"] = conditions
+    if t.doc:
+        out["description"] = t.doc
     return out
 
 
@@ -284,35 +720,48 @@ def _type_ok(t: Scalar, v: Any) -> bool:
     return True
 
 
-def _walk(v: Any, t: Any, path: str, out: list[Issue], rule: str | None) -> None:
+def _text_issue(t: Text, v: str, path: str, rule_id: str | None) -> Issue:
+    return Issue(path, t.code, t.sentence(v), t.severity, t.rule or rule_id)
+
+
+def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> None:
     if isinstance(t, Nullable):
         if v is None:
             return
         t = t.inner
     if isinstance(t, Scalar):
         if not _type_ok(t, v):
-            out.append(error(path, "type", f"Expected {t.label()}, got {describe(v)}.", rule))
+            out.append(error(path, "type", f"Expected {t.label()}, got {describe(v)}.", rule_id))
+        elif isinstance(t, Text) and t.broken(v):
+            out.append(_text_issue(t, v, path, rule_id))
         return
     if isinstance(t, ListOf):
         if not isinstance(v, list):
-            out.append(error(path, "type", f"Expected a list, got {describe(v)}.", rule))
+            out.append(error(path, "type", f"Expected a list, got {describe(v)}.", rule_id))
             return
-        if t.min_len is not None and len(v) < t.min_len:
-            out.append(error(path, "limit", f"The list needs at least {t.min_len} item(s), it has {len(v)}.", rule))
-        if t.max_len is not None and len(v) > t.max_len:
-            out.append(error(path, "limit", f"The list holds at most {t.max_len} item(s), it has {len(v)}.", rule))
+        n = len(v)
+        if (t.min_len is not None and n < t.min_len) or (t.max_len is not None and n > t.max_len):
+            if t.message:
+                message = t.message.format(n=n, min=t.min_len, max=t.max_len)
+            elif t.min_len is not None and n < t.min_len:
+                message = f"The list needs at least {t.min_len} item(s), it has {n}."
+            else:
+                message = f"The list holds at most {t.max_len} item(s), it has {n}."
+            out.append(error(path, "limit", message, t.rule or rule_id))
         for i, x in enumerate(v):
-            _walk(x, t.item, f"{path}[{i}]", out, rule)
+            _walk(x, t.item, f"{path}[{i}]", out, rule_id)
         return
     if isinstance(t, MapOf):
         if not isinstance(v, dict):
-            out.append(error(path, "type", f"Expected an object, got {describe(v)}.", rule))
+            out.append(error(path, "type", f"Expected an object, got {describe(v)}.", rule_id))
             return
         for k, x in v.items():
             if not isinstance(k, str):
-                out.append(error(child_path(path, k), "type", f"Keys must be strings, got {describe(k)}.", rule))
+                out.append(error(child_path(path, k), "type", f"Keys must be strings, got {describe(k)}.", rule_id))
                 continue
-            _walk(x, t.value, child_path(path, k), out, rule)
+            if t.keys is not None and t.keys.broken(k):
+                out.append(_text_issue(t.keys, k, child_path(path, k), rule_id))
+            _walk(x, t.value, child_path(path, k), out, rule_id)
         return
     # an object shape
     shape: Shape = t
@@ -328,8 +777,7 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule: str | None) -> None
                 out.append(error(child_path(path, f.key), "missing", f"The required field '{f.key}' is missing.", frule))
             continue
         if len(present) > 1:
-            out.append(error(child_path(path, present[1]), "conflict",
-                             f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.", "G2"))
+            out.append(_spellings(path, present))
         k = present[0]
         x = v[k]
         p = child_path(path, k)
@@ -341,8 +789,11 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule: str | None) -> None
             except TypeError:
                 known = False
             if not known:
-                choices = ", ".join(map(str, f.enum))
-                out.append(error(p, "enum", f"'{x}' is not one of the allowed values: {choices}.", frule))
+                if f.message:
+                    message = f.message.format(value=x)
+                else:
+                    message = f"'{x}' is not one of the allowed values: {', '.join(map(str, f.enum))}."
+                out.append(error(p, "enum", message, frule))
     if shape.unknown == "warn":
         allowed = shape.allowed()
         for k in v:
@@ -350,7 +801,18 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule: str | None) -> None
                 out.append(_unknown(shape, path, k))
 
 
+@rule("G2", "any", "inferred", "Each field has one spelling per dialect ('provider' as in the spec, 'aws' as on the "
+      "real platform); an event should not mix them.", origin="kit", severity="error or warning")
+def _spellings(path: str, present: list[str]) -> Issue:
+    """G2: two spellings of one field in one object."""
+    return error(child_path(path, present[1]), "conflict",
+                 f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.", "G2")
+
+
+@rule("G1", "any", "inferred", "A field the contract does not know is ignored by the platform; fnkit warns, since it "
+      "is often a misspelling.", origin="kit", severity="warning")
 def _unknown(shape: Shape, path: str, key: Any) -> Issue:
+    """G1: a key the shape does not know."""
     hint = ""
     if isinstance(key, str):
         for known in shape.allowed():
@@ -359,171 +821,3 @@ def _unknown(shape: Shape, path: str, key: Any) -> Issue:
                 break
     return warning(child_path(path, key), "unknown",
                    f"'{key}' is not a field of {shape.name}; it is ignored.{hint}", "G1")
-
-
-# --- the generated fast checker ---------------------------------------------
-
-
-class _Gen:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.consts: dict[str, Any] = {}
-        self.n = 0
-
-    def var(self) -> str:
-        self.n += 1
-        return f"v{self.n}"
-
-    def const(self, value: Any) -> str:
-        self.n += 1
-        name = f"C{self.n}"
-        self.consts[name] = value
-        return name
-
-    def emit(self, depth: int, line: str) -> None:
-        self.lines.append("    " * depth + line)
-
-    def check(self, t: Any, var: str, depth: int) -> None:
-        if isinstance(t, Nullable):
-            self.emit(depth, f"if {var} is not None:")
-            self.check(t.inner, var, depth + 1)
-            return
-        if isinstance(t, Scalar):
-            if t.kind == "any":
-                self.emit(depth, "pass")
-            elif t.kind == "number":
-                self.emit(depth, f"if type({var}) is not int and type({var}) is not float: return False")
-            else:
-                self.emit(depth, f"if type({var}) is not {t.kind}: return False")
-            return
-        if isinstance(t, ListOf):
-            self.emit(depth, f"if type({var}) is not list: return False")
-            if t.min_len is not None:
-                self.emit(depth, f"if len({var}) < {t.min_len}: return False")
-            if t.max_len is not None:
-                self.emit(depth, f"if len({var}) > {t.max_len}: return False")
-            item = self.var()
-            self.emit(depth, f"for {item} in {var}:")
-            self.check(t.item, item, depth + 1)
-            return
-        if isinstance(t, MapOf):
-            self.emit(depth, f"if type({var}) is not dict: return False")
-            inner = _strip_null(t.value)
-            if isinstance(inner, Scalar) and inner.kind == "str" and not isinstance(t.value, Nullable):
-                # keys of a JSON object are strings; values checked in one pass
-                item = self.var()
-                self.emit(depth, f"for {item} in {var}.values():")
-                self.emit(depth + 1, f"if type({item}) is not str: return False")
-                key = self.var()
-                self.emit(depth, f"for {key} in {var}:")
-                self.emit(depth + 1, f"if type({key}) is not str: return False")
-            else:
-                key, item = self.var(), self.var()
-                self.emit(depth, f"for {key}, {item} in {var}.items():")
-                self.emit(depth + 1, f"if type({key}) is not str: return False")
-                self.check(t.value, item, depth + 1)
-            return
-        shape: Shape = t
-        self.emit(depth, f"if type({var}) is not dict: return False")
-        keys = self.var()
-        self.emit(depth, f"{keys} = {var}.keys()")
-        # A missing required key raises KeyError below (caught: slow path). When the object
-        # has exactly as many keys as required fields, no optional or unknown key can be
-        # present, so their checks are skipped. A required field with several spellings
-        # counts towards that number but is always checked (it may be the missing one).
-        required = [f for f in shape.fields if f.required is True and len(shape.keys_of(f)) == 1]
-        aliased = [f for f in shape.fields if f.required is True and len(shape.keys_of(f)) > 1]
-        optional = [f for f in shape.fields if f not in required and f not in aliased]
-        if optional or shape.unknown == "warn":
-            self.emit(depth, f"if len({var}) != {len(required) + len(aliased)}:")
-            if shape.unknown == "warn":
-                allowed = self.const(shape.allowed())
-                self.emit(depth + 1, f"if not ({keys} <= {allowed}): return False")
-            if optional:
-                self._fields(shape, optional, var, keys, depth + 1)
-            else:
-                self.emit(depth + 1, "pass")
-        self._fields(shape, required, var, keys, depth)
-        if aliased:
-            self._fields(shape, aliased, var, keys, depth)
-
-    def _fields(self, shape: "Shape", fields: list, var: str, keys: str, depth: int) -> None:
-        # plain scalars: one expression, no temporaries
-        default = {"str": "''", "int": "0", "bool": "False"}
-        conds, done = [], set()
-        for f in fields:
-            if f.enum is not None:
-                continue
-            ft = f.type
-            nullable = isinstance(ft, Nullable)
-            base = ft.inner if nullable else ft
-            if not (isinstance(base, Scalar) and base.kind in default):
-                continue
-            keys_f = shape.keys_of(f)
-            if f.required is True and len(keys_f) == 1 and not nullable:
-                conds.append(f"type({var}[{keys_f[0]!r}]) is not {base.kind}")
-            elif f.required is not True and not nullable:
-                conds.extend(f"type({var}.get({k!r}, {default[base.kind]})) is not {base.kind}" for k in keys_f)
-            elif f.required is not True and nullable and len(keys_f) == 1:
-                x = self.var()
-                conds.append(f"(({x} := {var}.get({keys_f[0]!r})) is not None and type({x}) is not {base.kind})")
-            else:
-                continue
-            if len(keys_f) > 1:
-                conds.append("(" + " + ".join(f"({k!r} in {keys})" for k in keys_f) + ") > 1")
-            done.add(f.key)
-        if conds:
-            self.emit(depth, "if " + " or ".join(conds) + ": return False")
-        for f in fields:
-            if f.key in done:
-                continue
-            keys_f = shape.keys_of(f)
-            x = self.var()
-            if f.required is True and len(keys_f) == 1:
-                self.emit(depth, f"{x} = {var}[{keys_f[0]!r}]")
-                self._field(f, x, depth)
-                continue
-            if len(keys_f) > 1:
-                # two spellings present at once goes to the slow path
-                self.emit(depth, "if (" + " + ".join(f"({k!r} in {keys})" for k in keys_f) + ") > 1: return False")
-            self.emit(depth, f"{x} = " + "".join(f"{var}.get({k!r}, " for k in keys_f) + "MISS" + ")" * len(keys_f))
-            if f.required is True:
-                self.emit(depth, f"if {x} is MISS: return False")
-                self._field(f, x, depth)
-            else:
-                self.emit(depth, f"if {x} is not MISS:")
-                self._field(f, x, depth + 1)
-
-    def _field(self, f: F, x: str, depth: int) -> None:
-        self.check(f.type, x, depth)
-        if f.enum is not None:
-            enum = self.const(frozenset(f.enum))
-            if isinstance(f.type, Nullable):
-                self.emit(depth, f"if {x} is not None and {x} not in {enum}: return False")
-            else:
-                self.emit(depth, f"if {x} not in {enum}: return False")
-
-
-def _compile(shape: Shape) -> Callable[[Any], bool]:
-    gen = _Gen()
-    gen.emit(0, "def fast(v0):")
-    gen.emit(1, "try:")
-    gen.check(shape, "v0", 2)
-    gen.emit(1, "except (KeyError, TypeError, AttributeError, RecursionError):")
-    gen.emit(2, "return False")
-    gen.emit(1, "return True")
-    src = "\n".join(gen.lines)
-    namespace: dict[str, Any] = {"MISS": _MISS, **gen.consts}
-    exec(compile(src, f"<fnkit fast check: {shape.name}>", "exec"), namespace)
-    fn = namespace["fast"]
-    fn.__doc__ = f"True when the value surely has the shape {shape.name}."
-    fn.source = src
-    return fn
-
-
-def iter_checks(checks: list[Callable[..., Iterator[Issue]]], value: Any, ctx: Any) -> list[Issue]:
-    """Run each rule check (a generator of issues) over `value`."""
-    out: list[Issue] = []
-    for check in checks:
-        out.extend(check(value, ctx))
-    return out

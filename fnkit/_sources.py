@@ -6,6 +6,7 @@ import importlib
 from typing import Any
 
 from ._report import MISSING, Report, decode_json, describe, error
+from .rules import rule
 
 SOURCES = ("queue", "mail", "alb")
 
@@ -17,6 +18,8 @@ def source_module(name: str) -> Any:
     return importlib.import_module(f"fnkit.{name}")
 
 
+@rule("G3", "any", "inferred", "The source of an event is recognised from its shape: Records (queue), envelope and "
+      "summaryVersion (mail), httpMethod and requestContext.elb (load balancer).", origin="kit")
 def detect_source(event: Any) -> str | None:
     """'queue', 'mail' or 'alb' from the event's shape (JSON text and bytes are decoded); None when unknown."""
     value, _ = decode_json(event, "G0")

@@ -107,11 +107,36 @@ def _jsonable(row: dict) -> dict:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     rows = _rules.catalogue(args.source)
+    if args.examples:
+        return _print_examples(args, {r.id for r in rows})
     if args.format == "json":
         print(json.dumps([{"id": r.id, "source": r.source, "evidence": r.evidence, "origin": r.origin, "summary": r.summary} for r in rows], indent=1))
         return 0
     for r in rows:
         print(f"{r.id:<5} {r.source:<6} {r.evidence:<9} {r.summary}")
+    return 0
+
+
+def _print_examples(args: argparse.Namespace, wanted: set[str]) -> int:
+    """The rule -> example table: for each rule, the example that triggers it (fnkit/data/rule_examples.json)."""
+    examples = [e for e in _rules.examples() if e["rule"] in wanted]
+    if args.format == "json":
+        print(json.dumps(examples, indent=1))
+        return 0
+    for e in examples:
+        what = json.dumps(e["input"], separators=(",", ":"))
+        if len(what) > 110:
+            what = what[:107] + "..."
+        print(f"{e['rule']:<5} {e['kind']:<9} {e['title']}")
+        print(f"{'':<15} {what}")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from ._sources import source_module
+
+    schema = source_module(args.source).json_schema(args.kind)
+    print(json.dumps(schema, indent=None if args.compact else 2, ensure_ascii=False))
     return 0
 
 
@@ -227,7 +252,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rules", help="the rules catalogue")
     p.add_argument("--source", choices=["queue", "mail", "alb"])
     p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--examples", action="store_true", help="for each rule, the example that triggers it")
     p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser("schema", help="the JSON Schema (draft 2020-12) of an event or response")
+    p.add_argument("source", choices=["queue", "mail", "alb"])
+    p.add_argument("kind", nargs="?", choices=["event", "response"], default="event")
+    p.add_argument("--compact", action="store_true", help="one line")
+    p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser("serve-alb", help="serve a handler over HTTP as the load balancer would")
     p.add_argument("handler", metavar="MODULE:FUNCTION")

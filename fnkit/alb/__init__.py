@@ -14,11 +14,11 @@ from ._event import (
 )
 from ._http import MAX_REQUEST_BODY, MAX_RESPONSE_JSON, make_target_group_arn, request_to_event
 from ._outcome import HttpOutcome, HttpRequest, outcome, refusal, run
-from ._response import RESPONSE_SHAPE, validate_response
+from ._response import RESPONSE_SHAPE, json_schema, validate_response
 from ._serve import AlbServer, cli_serve, serve
 
 __all__ = [
-    "EVENT_SHAPE", "RESPONSE_SHAPE", "MAX_REQUEST_BODY", "MAX_RESPONSE_JSON", "AlbServer", "HttpOutcome", "HttpRequest",
+    "EVENT_SHAPE", "RESPONSE_SHAPE", "json_schema", "MAX_REQUEST_BODY", "MAX_RESPONSE_JSON", "AlbServer", "HttpOutcome", "HttpRequest",
     "body_size", "build_event", "correlation_ids", "health_check_event", "looks_like", "make_target_group_arn",
     "outcome", "parse_event", "query_pairs", "refusal", "request_to_event", "run", "serve", "validate_event",
     "validate_response", "cli_serve", "LoggedRequest", "events_from_access_log",

@@ -11,9 +11,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .._report import DIALECTS, ContractError, Issue, Report, child_path, decode_json, error, warning
-from .._shape import BOOL, STR, F, ListOf, MapOf, Shape
-from .._validate import Seen, validate_value
+from .._report import DIALECTS, ContractError, Issue, Report, child_path, error, warning
+from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
+from .._validate import Contract, Seen
+from ..rules import rule
 from ._http import (
     DEFAULT_CLIENT_IP,
     DEFAULT_HOST,
@@ -35,8 +36,67 @@ SOURCE = "alb"
 
 # --- the shape, declared once -------------------------------------------------------
 
+# arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<16 hex>
+TARGET_GROUP_ARN_PATTERN = (
+    r"^arn:(provider|aws|aws-cn|aws-us-gov):elasticloadbalancing:[a-z0-9-]+:[0-9]{12}:"
+    r"targetgroup/[A-Za-z0-9]([A-Za-z0-9-]{0,30}[A-Za-z0-9])?/[0-9a-f]{16}$"
+)
+TARGET_GROUP_ARN = re.compile(TARGET_GROUP_ARN_PATTERN)
+_ARN_TEXT = Text(pattern=TARGET_GROUP_ARN_PATTERN, rule="AS1",
+                 message="'{value}' is not a target group ARN; expected "
+                         "arn:provider:elasticloadbalancing:<region>:<12-digit account>:targetgroup/<name>/<16 hex> "
+                         "(arn:aws:… on the real platform).")
+# characters a raw URL can carry: printable ASCII but space and '#'
+RAW_URL_TEXT = r"^[\x21\x22\x24-\x7e]*$"
+_NOT_IN_RAW_URL = re.compile(r"[^\x21\x22\x24-\x7e]")
+_CHAR_NAMES = {" ": "a space", "#": "'#'", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
+
+
+def _char_name(ch: str) -> str:
+    return _CHAR_NAMES.get(ch, f"the character {ch!r}")
+
+
+def _query_key_sentence(key: str) -> str:
+    found = _NOT_IN_RAW_URL.search(key)
+    return (f"The query key '{key}' holds {_char_name(found.group() if found else '?')}, which a raw URL cannot "
+            "carry: the load balancer passes keys exactly as written in the URL, percent-encoded (not decoded).")
+
+
+def _query_value_sentence(value: str) -> str:
+    found = _NOT_IN_RAW_URL.search(value)
+    return (f"The query value {json.dumps(value)} holds {_char_name(found.group() if found else '?')}, which a raw "
+            "URL cannot carry: the load balancer passes values exactly as written in the URL, percent-encoded "
+            "(not decoded).")
+
+
+def all_raw_url_text(values: Any) -> bool:
+    """True when every string of `values` holds only what a raw URL carries (the column test of RAW_URL_TEXT)."""
+    joined = "".join(values)
+    return joined.isascii() and joined.isprintable() and " " not in joined and "#" not in joined
+
+
+_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def all_without_capitals(values: Any) -> bool:
+    """True when no string of `values` holds an ASCII capital letter (the column test of ^[^A-Z]*$)."""
+    joined = "".join(values)
+    return len(joined.translate(_UPPER)) == len(joined)
+
+
+_QUERY_KEY = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning", message=_query_key_sentence,
+                  doc="as in the raw URL: no space, '#', control or non-ASCII character",
+                  column_test=all_raw_url_text)
+_QUERY_VALUE = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning",
+                    message=_query_value_sentence, column_test=all_raw_url_text,
+                    doc="as in the raw URL: no space, '#', control or non-ASCII character")
+_HEADER_NAME = Text(pattern=r"^[^A-Z]*$", rule="A2", column_test=all_without_capitals,
+                    message=lambda name: (f"The header name '{name}' is not lower-case; the load balancer lower-cases "
+                                          f"every header name, so a handler reads '{name.lower()}'."),
+                    doc="lower-case")
+
 _ELB = Shape("ElbContext", [
-    F("targetGroupArn", STR, doc="Resource name (ARN) of the target group of the function."),
+    F("targetGroupArn", _ARN_TEXT, doc="Resource name (ARN) of the target group of the function."),
 ], "AS1", doc="requestContext.elb of a load balancer event.")
 
 _REQUEST_CONTEXT = Shape("RequestContext", [
@@ -45,53 +105,55 @@ _REQUEST_CONTEXT = Shape("RequestContext", [
 
 EVENT_SHAPE = Shape("LoadBalancerEvent", [
     F("requestContext", _REQUEST_CONTEXT, doc="Holds elb.targetGroupArn."),
-    F("targetGroupArn", STR, required=False, doc="Also listed by the spec as a top-level field (the same ARN)."),
+    F("targetGroupArn", _ARN_TEXT, required=False, doc="Also listed by the spec as a top-level field (the same ARN)."),
     F("httpMethod", STR, enum=METHODS, doc="The request method."),
-    F("path", STR, doc="The request path, exactly as in the URL (starts with '/')."),
-    F("queryStringParameters", MapOf(STR), required="single-value mode", rule="AS2",
+    F("path", Text(pattern=r"^/[\s\S]*$", rule="AS1",
+                   message="The path {json} does not start with '/'; the load balancer passes the client's request "
+                           "path, which always does."),
+      doc="The request path, exactly as in the URL (starts with '/')."),
+    F("queryStringParameters", MapOf(_QUERY_VALUE, keys=_QUERY_KEY), required="single-value mode", rule="AS2",
       doc="Query keys and values as in the raw URL (not percent-decoded); last value of a repeated key; "
           "{} without a query."),
-    F("multiValueQueryStringParameters", MapOf(ListOf(STR)), required="multi-value mode", rule="AS2",
-      doc="Used instead of queryStringParameters when multi-value headers are on: every value, in order."),
-    F("headers", MapOf(STR), required="single-value mode", rule="AS2",
+    F("multiValueQueryStringParameters", MapOf(ListOf(_QUERY_VALUE), keys=_QUERY_KEY), required="multi-value mode",
+      rule="AS2", doc="Used instead of queryStringParameters when multi-value headers are on: every value, in order."),
+    F("headers", MapOf(STR, keys=_HEADER_NAME), required="single-value mode", rule="AS2",
       doc="Request headers, lower-case names; the load balancer adds the trace and x-forwarded-* headers."),
-    F("multiValueHeaders", MapOf(ListOf(STR)), required="multi-value mode", rule="AS2",
+    F("multiValueHeaders", MapOf(ListOf(STR), keys=_HEADER_NAME), required="multi-value mode", rule="AS2",
       doc="Used instead of headers when multi-value headers are on: every value of each header, in order."),
     F("isBase64Encoded", BOOL, doc="True when body is base64 (binary content types, or a content-encoding)."),
     F("body", STR, required=False,
       doc="The request body: text, or base64 when isBase64Encoded is true; \"\" when empty."),
 ], "AS1", doc="An HTTP request as the load balancer hands it to a function.")
 
+rule("AS1", "alb", "contract", "The request event has requestContext.elb.targetGroupArn, httpMethod (DELETE, GET, HEAD, "
+     "OPTIONS, PATCH, POST, PUT), path, isBase64Encoded, and optionally query parameters, headers and body.",
+     origin="spec", severity="error or warning")(EVENT_SHAPE)
+rule("AS2", "alb", "contract", "The event carries the single-value forms (queryStringParameters, headers) or, with "
+     "multi-value headers on, the multi-value forms.", origin="spec")(EVENT_SHAPE.field("headers"))
+
+rule("A2", "alb", "doc", "Event: lower-case header names; trace and x-forwarded-* headers added; query keys and values "
+     "as in the raw URL; queryStringParameters {} without a query; a GET has body \"\".",
+     severity="error or warning")(_HEADER_NAME)
+
+LoadBalancerEvent = EVENT_SHAPE.struct
+RequestContext = _REQUEST_CONTEXT.struct
+ElbContext = _ELB.struct
+
 _HEADER_FIELDS = ("headers", "multiValueHeaders")
 _QUERY_FIELDS = ("queryStringParameters", "multiValueQueryStringParameters")
 _TRACE_BY_NAME = {name: dialect for dialect, name in TRACE_HEADERS.items()}
-
-# arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<16 hex>
-TARGET_GROUP_ARN = re.compile(
-    r"arn:(provider|aws|aws-cn|aws-us-gov):elasticloadbalancing:[a-z0-9-]+:\d{12}:"
-    r"targetgroup/[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?/[0-9a-f]{16}"
-)
-# characters a raw URL cannot carry: spaces and controls, '#', anything beyond ASCII
-_NOT_IN_RAW_URL = re.compile(r"[\x00-\x20\x7f#]|[^\x00-\x7f]")
-_CHAR_NAMES = {" ": "a space", "#": "'#'", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
-
-
-_ARN_DIALECTS: dict[str, str] = {}  # well-formed ARNs seen, and their dialect
+_PROVIDER_TRACE = TRACE_HEADERS["provider"]
+_AWS_TRACE = TRACE_HEADERS["aws"]
 
 
 def arn_dialect(arn: Any) -> str | None:
     """'provider' or 'aws' for a well-formed target group ARN, None otherwise."""
     if type(arn) is not str:
         return None
-    found = _ARN_DIALECTS.get(arn)
-    if found is None:
-        match = TARGET_GROUP_ARN.fullmatch(arn)
-        if match is None:
-            return None
-        found = "provider" if match.group(1) == "provider" else "aws"
-        if len(_ARN_DIALECTS) < 4096:  # events of one target group repeat its ARN: remember it
-            _ARN_DIALECTS[arn] = found
-    return found
+    match = TARGET_GROUP_ARN.match(arn)
+    if match is None:
+        return None
+    return "provider" if match.group(1) == "provider" else "aws"
 
 
 def is_text_body(content_type: Any) -> bool:
@@ -100,54 +162,67 @@ def is_text_body(content_type: Any) -> bool:
     return kind.startswith("text/") or kind in TEXT_TYPES
 
 
-# --- rule checks (small generators; each returns early when a value is not its business) ---
+# --- semantic rules, over the typed event ---------------------------------------------
+# Each returns early when a value is not its business; on the lenient path (the event broke
+# its shape, and the walk said where) a field may hold anything, so each tests types first.
 
 
-def _header_maps(event: Any) -> Iterator[tuple[str, dict]]:
-    if isinstance(event, dict):
-        for key in _HEADER_FIELDS:
-            value = event.get(key)
-            if isinstance(value, dict):
-                yield key, value
+def _typed(event: Any) -> Any:
+    return event if type(event) is LoadBalancerEvent else None
+
+
+def _header_maps(event: Any) -> tuple[tuple[str, dict], ...]:
+    """(field name, mapping) of the header fields the typed event has."""
+    if type(event) is not LoadBalancerEvent:
+        return ()
+    single, multi = event.headers, event.multi_value_headers
+    if multi is None:
+        return (("headers", single),) if type(single) is dict else ()
+    return tuple((key, value) for key, value in (("headers", single), ("multiValueHeaders", multi))
+                 if type(value) is dict)
 
 
 def _header_value(event: Any, name: str) -> Any:
     """The (last) value of a lower-case header name in whichever header field the event has."""
     for key, mapping in _header_maps(event):
         value = mapping.get(name)
-        if key == "multiValueHeaders" and isinstance(value, list):
+        if key == "multiValueHeaders" and isinstance(value, tuple):
             value = value[-1] if value else None
         if isinstance(value, str):
             return value
     return None
 
 
-def check_header_names(event: Any, seen: Seen) -> Iterator[Issue]:
-    """A2: the load balancer lower-cases every header name."""
-    for key, mapping in _header_maps(event):
-        for name in mapping:
-            if isinstance(name, str) and name != name.lower():
-                yield error(child_path(child_path("$", key), name), "format",
-                            f"The header name '{name}' is not lower-case; the load balancer lower-cases every "
-                            f"header name, so a handler reads '{name.lower()}'.", "A2")
+def _forms(event: Any) -> tuple[list[str], list[str]]:
+    """The single-value and the multi-value fields the event carries."""
+    singles = [k for k, v in (("headers", event.headers), ("queryStringParameters", event.query_string_parameters))
+               if v is not None]
+    multis = [k for k, v in (("multiValueHeaders", event.multi_value_headers),
+                             ("multiValueQueryStringParameters", event.multi_value_query_string_parameters))
+              if v is not None]
+    return singles, multis
 
 
+@rule("A3", "alb", "doc", "Multi-value headers off: a repeated header or query key keeps its last value; on: "
+      "multiValueHeaders and multiValueQueryStringParameters with all values, never both forms.",
+      severity="error or warning")
 def check_forms(event: Any, seen: Seen) -> Iterator[Issue]:
     """A3: the single-value forms or the multi-value forms, never both."""
-    if not isinstance(event, dict):
+    if _typed(event) is None:
         return
+    expected = seen.options.get("multi_value")
+    if event.multi_value_headers is None and event.multi_value_query_string_parameters is None and expected is not True:
+        return  # single-value forms only, and nothing says they should not be
+    singles, multis = _forms(event)
     for single, multi in (_HEADER_FIELDS, _QUERY_FIELDS):
-        if single in event and multi in event:
+        if single in singles and multi in multis:
             yield error(child_path("$", multi), "conflict",
                         f"The event carries both '{single}' and '{multi}'; the load balancer sends one form only "
                         "(the multi-value one exactly when multi-value headers are on).", "A3")
-    singles = [k for k in ("headers", "queryStringParameters") if k in event]
-    multis = [k for k in ("multiValueHeaders", "multiValueQueryStringParameters") if k in event]
     if singles and multis and not (len(singles) == 2 and len(multis) == 2):
         yield warning("$", "conflict",
                       f"The event mixes forms ({', '.join(singles)} with {', '.join(multis)}); with multi-value "
                       "headers on both headers and query are multi-value, with them off both are single-value.", "A3")
-    expected = seen.options.get("multi_value")
     if expected is True and singles and not multis:
         yield warning("$", "mode", f"Multi-value headers are on, so the event should carry multiValueHeaders and "
                                    f"multiValueQueryStringParameters, not {' and '.join(singles)}.", "A3")
@@ -156,73 +231,71 @@ def check_forms(event: Any, seen: Seen) -> Iterator[Issue]:
                                    f"queryStringParameters, not {' and '.join(multis)}.", "A3")
 
 
+def _has_trace_header(maps: list[tuple[str, dict]]) -> bool:
+    return any(_PROVIDER_TRACE in mapping or _AWS_TRACE in mapping for _, mapping in maps)
+
+
+@rule("AS3", "alb", "contract", "The trace header (x-provider-trace-id) holds the correlation id.", origin="spec",
+      severity="warning")
 def check_trace_header(event: Any, seen: Seen) -> Iterator[Issue]:
     """AS3: the trace header (x-provider-trace-id, x-amzn-trace-id) is present; it tells the dialect."""
+    maps = _header_maps(event)
     found = False
-    maps = list(_header_maps(event))
     for _, mapping in maps:
-        for name in mapping:
-            if isinstance(name, str) and name.lower() in _TRACE_BY_NAME:
-                seen.saw(_TRACE_BY_NAME[name.lower()])
+        for name, dialect in _TRACE_BY_NAME.items():
+            if name in mapping:
+                seen.saw(dialect)
                 found = True
     if found or not maps:
         return
     if any(is_health_check(mapping) for _, mapping in maps):
         return  # A11: health checks carry no trace header
     key = maps[0][0]
-    yield warning(child_path(child_path("$", key), TRACE_HEADERS["provider"]), "missing",
+    yield warning(child_path(child_path("$", key), _PROVIDER_TRACE), "missing",
                   "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform); "
                   "the load balancer adds it to every request and it is the request's correlation id.", "AS3")
 
 
 def check_target_group(event: Any, seen: Seen) -> Iterator[Issue]:
-    """AS1: the target group ARN is well formed (its partition tells the dialect)."""
-    if not isinstance(event, dict):
+    """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group
+    (the ARN's form is declared)."""
+    if _typed(event) is None:
         return
-    context = event.get("requestContext")
-    elb = context.get("elb") if isinstance(context, dict) else None
-    inner = elb.get("targetGroupArn") if isinstance(elb, dict) else None
-    top = event.get("targetGroupArn")
-    for path, arn in (("$.requestContext.elb.targetGroupArn", inner), ("$.targetGroupArn", top)):
-        if not isinstance(arn, str):
+    context = event.request_context
+    elb = context.elb if type(context) is RequestContext else None
+    inner = elb.target_group_arn if type(elb) is ElbContext else None
+    top = event.target_group_arn
+    for arn in (inner, top):
+        if arn is None:
             continue
-        dialect = arn_dialect(arn)
-        if dialect is None:
-            yield error(path, "format",
-                        f"'{arn}' is not a target group ARN; expected "
-                        "arn:provider:elasticloadbalancing:<region>:<12-digit account>:targetgroup/<name>/<16 hex> "
-                        "(arn:aws:… on the real platform).", "AS1")
-        else:
+        if seen.typed:  # the ARN's declared pattern held: its partition is provider or one of aws'
+            seen.saw("provider" if arn.startswith("arn:provider:") else "aws")
+        elif (dialect := arn_dialect(arn)) is not None:
             seen.saw(dialect)
-    if isinstance(inner, str) and isinstance(top, str) and inner != top:
+    if type(inner) is str and type(top) is str and inner != top:
         yield warning("$.targetGroupArn", "mismatch",
                       "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
                       "one target group of the function.", "AS1")
 
 
-def check_path(event: Any, seen: Seen) -> Iterator[Issue]:
-    """AS1: the path is the request path, so it starts with '/'."""
-    path = event.get("path") if isinstance(event, dict) else None
-    if isinstance(path, str) and not path.startswith("/"):
-        yield error("$.path", "format", f"The path {json.dumps(path)} does not start with '/'; the load balancer "
-                                        "passes the client's request path, which always does.", "AS1")
-
-
+@rule("A4", "alb", "doc", "Request body: with content-encoding, base64; text/*, application/json, "
+      "application/javascript, application/xml as text; anything else base64; empty body \"\".",
+      severity="error or warning")
 def check_body(event: Any, seen: Seen) -> Iterator[Issue]:
     """A4 and A2: base64 exactly when the platform would use it; a GET has an empty body."""
-    if not isinstance(event, dict):
+    if _typed(event) is None:
         return
-    body = event.get("body")
-    encoded = event.get("isBase64Encoded")
-    if not isinstance(body, str):
+    body = event.body
+    encoded = event.is_base64_encoded
+    if type(body) is not str or not body:
         return
     if encoded is True and not is_strict_base64(body):
         yield error("$.body", "format", "isBase64Encoded is true but the body is not strict base64 (standard "
                                         "alphabet, '=' padding, no spaces or line breaks).", "A4")
-    if body and event.get("httpMethod") == "GET":
+    if event.http_method == "GET":
         yield warning("$.body", "format", "A GET request reaches the function with body \"\"; this one has a body.",
                       "A2")
-    if encoded is False and body:
+    if encoded is False:
         if _header_value(event, "content-encoding") is not None:
             yield warning("$.isBase64Encoded", "format",
                           "The request has a content-encoding header, so the load balancer sends the body "
@@ -236,59 +309,24 @@ def check_body(event: Any, seen: Seen) -> Iterator[Issue]:
                           "A4")
 
 
-def _char_name(ch: str) -> str:
-    return _CHAR_NAMES.get(ch, f"the character {ch!r}")
-
-
-def check_query(event: Any, seen: Seen) -> Iterator[Issue]:
-    """A2: query keys and values are exactly as in the raw URL, so they never hold what a URL cannot carry."""
-    if not isinstance(event, dict):
-        return
-    for field in _QUERY_FIELDS:
-        mapping = event.get(field)
-        if not isinstance(mapping, dict):
-            continue
-        base = child_path("$", field)
-        for key, value in mapping.items():
-            if not isinstance(key, str):
-                continue
-            where = child_path(base, key)
-            found = _NOT_IN_RAW_URL.search(key)
-            if found:
-                yield warning(where, "decoded",
-                              f"The query key '{key}' holds {_char_name(found.group())}, which a raw URL cannot "
-                              "carry: the load balancer passes keys exactly as written in the URL, percent-encoded "
-                              "(not decoded).", "A2")
-            values = value if isinstance(value, list) else [value]
-            for i, item in enumerate(values):
-                found = _NOT_IN_RAW_URL.search(item) if isinstance(item, str) else None
-                if found:
-                    yield warning(f"{where}[{i}]" if isinstance(value, list) else where, "decoded",
-                                  f"The query value {json.dumps(item)} holds {_char_name(found.group())}, which a raw "
-                                  "URL cannot carry: the load balancer passes values exactly as written in the URL, "
-                                  "percent-encoded (not decoded).", "A2")
-
-
-def _has_trace_header(event: Any) -> bool:
-    return any(isinstance(name, str) and name.lower() in _TRACE_BY_NAME
-               for _, mapping in _header_maps(event) for name in mapping)
-
-
+@rule("A11", "alb", "doc", "Health check event: GET /, queryStringParameters {}, headers {user-agent: "
+      "ELB-HealthChecker/2.0}, body \"\", isBase64Encoded false.", severity="warning")
 def check_health_check(event: Any, seen: Seen) -> Iterator[Issue]:
     """A11: an event from the health checker (its user-agent, no trace header) is GET / with no query or body.
 
     A request with a trace header came from a client, whatever user-agent it claims.
     """
-    if not any(is_health_check(mapping) for _, mapping in _header_maps(event)) or _has_trace_header(event):
+    maps = _header_maps(event)
+    if not any(is_health_check(mapping) for _, mapping in maps) or _has_trace_header(maps):
         return
     odd = []
-    if event.get("httpMethod") != "GET":
+    if event.http_method != "GET":
         odd.append("the method is not GET")
-    if event.get("path") != "/":
+    if event.path != "/":
         odd.append("the path is not /")
-    if event.get("body") not in (None, ""):
+    if event.body not in (None, ""):
         odd.append("the body is not empty")
-    if any(isinstance(event.get(k), dict) and event.get(k) for k in _QUERY_FIELDS):
+    if any(type(q) is dict and q for q in (event.query_string_parameters, event.multi_value_query_string_parameters)):
         odd.append("there is a query")
     if odd:
         yield warning("$", "format", "The user-agent says ELB-HealthChecker and there is no trace header, but a "
@@ -296,178 +334,72 @@ def check_health_check(event: Any, seen: Seen) -> Iterator[Issue]:
                       "A11")
 
 
+@rule("A1", "alb", "contract", "Before invoking: a WebSocket upgrade gets 400; a body over 1 MB gets 413; the function "
+      "is not invoked.")
 def check_never_forwarded(event: Any, seen: Seen) -> Iterator[Issue]:
     """A1: a WebSocket upgrade or a body over 1 MB never reaches the function."""
     for key, mapping in _header_maps(event):
         upgrade = mapping.get("upgrade")
-        values = upgrade if isinstance(upgrade, list) else [upgrade]
+        values = upgrade if isinstance(upgrade, tuple) else [upgrade]
         if any(isinstance(v, str) and "websocket" in v.lower() for v in values):
             yield error(child_path(child_path("$", key), "upgrade"), "refused",
                         "A WebSocket upgrade request is answered 400 by the load balancer itself; "
                         "no function ever receives this event.", "A1")
             break
-    size = body_size(event)
-    if size is not None and size > MAX_REQUEST_BODY:
-        yield error("$.body", "limit", f"The body is {size:,} bytes, over the 1 MB limit ({MAX_REQUEST_BODY:,}); the "
-                                       "load balancer answers 413 and no function receives this event.", "A1")
+    if _typed(event) is not None and type(event.body) is str and len(event.body) > MAX_REQUEST_BODY // 4:
+        size = _body_size(event.body, event.is_base64_encoded)  # a text this short is under 1 MB in UTF-8
+        if size is not None and size > MAX_REQUEST_BODY:
+            yield error("$.body", "limit", f"The body is {size:,} bytes, over the 1 MB limit ({MAX_REQUEST_BODY:,}); "
+                                           "the load balancer answers 413 and no function receives this event.", "A1")
 
 
 EVENT_CHECKS = [
     check_never_forwarded,
     check_forms,
-    check_header_names,
     check_trace_header,
     check_target_group,
-    check_path,
     check_body,
-    check_query,
     check_health_check,
 ]
+EVENT_CONTRACT = Contract(EVENT_SHAPE, EVENT_CHECKS, source=SOURCE)
 
 
-def body_size(event: Any) -> int | None:
-    """The request body's size in bytes (decoded when base64), or None when the event has no string body."""
-    if not isinstance(event, dict):
-        return None
-    body = event.get("body")
-    if not isinstance(body, str):
-        return None
-    if event.get("isBase64Encoded") is True:
+def _body_size(body: str, encoded: Any) -> int | None:
+    if encoded is True:
         if not is_strict_base64(body):
             return None
         return len(body) // 4 * 3 - len(body[-2:]) + len(body[-2:].rstrip("="))
     return len(body.encode("utf-8", "surrogatepass"))
 
 
-# --- the happy path -------------------------------------------------------------------
-
-_SINGLE_KEYS = frozenset({"requestContext", "httpMethod", "path", "queryStringParameters", "headers", "body",
-                          "isBase64Encoded"})
-_METHOD_SET = frozenset(METHODS)
-_PROVIDER_TRACE = TRACE_HEADERS["provider"]
-_AWS_TRACE = TRACE_HEADERS["aws"]
-_SMALL_BODY = MAX_REQUEST_BODY // 4  # a text of this many characters is at most 1 MB in UTF-8
-_MEMO_LIMIT = 4096
-# Strings already seen to be fine: testing a set costs far less than checking each one again.
-_PLAIN_NAMES: set[str] = set()  # header names that are lower-case strings, never "upgrade" (A1)
-_RAW_QUERY_KEYS: set[str] = set()  # query keys holding only what a raw URL carries
-_RAW_QUERY_VALUES: set[str] = set()  # query values holding only what a raw URL carries
-
-
-def _remember(known: set[str], names: Any) -> None:
-    if len(known) < _MEMO_LIMIT:
-        known.update(name for name in names if type(name) is str)
-
-
-def _plain_names(headers: dict) -> bool:
-    """True when every header name is a lower-case string and none is `upgrade` (and remember them)."""
-    names = "".join(headers)  # TypeError unless every name is a string
-    if names != names.lower() or "upgrade" in headers:
-        return False
-    _remember(_PLAIN_NAMES, headers)
-    return True
-
-
-def _raw_query(query: dict) -> bool:
-    """True when every query key and value is a string a raw URL can carry (and remember them)."""
-    keys = "".join(query)  # TypeError unless every key is a string
-    values = "".join(query.values())  # and every value
-    if _NOT_IN_RAW_URL.search(keys) or _NOT_IN_RAW_URL.search(values):
-        return False
-    _remember(_RAW_QUERY_KEYS, query)
-    _remember(_RAW_QUERY_VALUES, query.values())
-    return True
-
-
-def full_check(event: Any, multi_value: bool | None = None) -> Report:
-    """The complete check: the shape's walk and every rule check (what `validate_event` falls back to)."""
-    options = None if multi_value is None else {"multi_value": multi_value}
-    return validate_value(event, EVENT_SHAPE, EVENT_CHECKS, source=SOURCE, options=options)
+def body_size(event: Any) -> int | None:
+    """The request body's size in bytes (decoded when base64), or None when the event has no string body."""
+    if type(event) is LoadBalancerEvent:
+        body, encoded = event.body, event.is_base64_encoded
+    elif isinstance(event, dict):
+        body, encoded = event.get("body"), event.get("isBase64Encoded")
+    else:
+        return None
+    return _body_size(body, encoded) if isinstance(body, str) else None
 
 
 # --- the verbs --------------------------------------------------------------------------
 
 
-def _make_validate_event():  # noqa: C901 - one straight happy path, on purpose
-    # Names used on the happy path are closure cells: faster to reach than globals.
-    dict_, str_, bool_, methods, keys, arns = dict, str, bool, _METHOD_SET, _SINGLE_KEYS, _ARN_DIALECTS
-    provider, aws, small, names = _PROVIDER_TRACE, _AWS_TRACE, _SMALL_BODY, _PLAIN_NAMES
-    query_keys, query_values = _RAW_QUERY_KEYS, _RAW_QUERY_VALUES
-    clean = {dialect: Report((), SOURCE, dialect, "event") for dialect in DIALECTS}  # shared, never changed
-    no_query: dict = {}
-    full, arn_of, plain_names, raw_query, text_body, strict_b64 = (
-        full_check, arn_dialect, _plain_names, _raw_query, is_text_body, is_strict_base64)
+def validate_event(event: Any, *, multi_value: bool | None = None) -> Report:
+    """Every problem of a load balancer event, located; never raises, whatever it is given.
 
-    def validate_event(event: Any, *, multi_value: bool | None = None) -> Report:
-        """Every problem of a load balancer event, located; never raises, whatever it is given.
-
-        `multi_value`: when given, also say whether the event's form matches that setting (A3).
-        """
-        # The happy path: a single-value event with no issue at all is recognised in a few
-        # look-ups and C-level passes. It only accepts what the full check accepts without
-        # a word (the tests hold it to that); anything else, or any doubt, goes to `full`.
-        if multi_value is True or type(event) is not dict_:
-            return full(event, multi_value)
-        e = event
-        try:
-            if len(e) == 7:  # every field of a single-value event, so no unknown one
-                body = e["body"]
-                q = e["queryStringParameters"]
-            elif keys.issuperset(e):
-                body = e.get("body", "")
-                q = e.get("queryStringParameters", no_query)
-            else:
-                return full(event, multi_value)
-            rc = e["requestContext"]
-            elb = rc["elb"]
-            h = e["headers"]
-            path = e["path"]
-            method = e["httpMethod"]
-            encoded = e["isBase64Encoded"]
-            "".join(h.values())  # TypeError unless every header value is a string (and h has values)
-            # a str subclass may pass these tests: the full check's walk accepts it too
-            if (type(rc) is not dict_ or type(elb) is not dict_ or len(rc) + len(elb) != 2  # each has one at least
-                    or type(h) is not dict_ or type(q) is not dict_ or path[:1] != "/" or method not in methods
-                    or not (names.issuperset(h) or plain_names(h))):
-                return full(event, multi_value)
-            dialect = arns.get(elb["targetGroupArn"]) or arn_of(elb["targetGroupArn"])
-            if q and not (query_keys.issuperset(q) and query_values.issuperset(q.values()) or raw_query(q)):
-                return full(event, multi_value)  # a character a raw URL cannot carry (A2)
-            if body == "":
-                if type(encoded) is not bool_:
-                    return full(event, multi_value)
-            elif (type(body) is not str_ or method == "GET" or len(body) > small  # A2, A1
-                  or (encoded is not True and (encoded is not False or "content-encoding" in h
-                                               or not text_body(h.get("content-type"))))  # A4
-                  or (encoded is True and not strict_b64(body))):  # A4
-                return full(event, multi_value)
-            if provider in h:
-                if dialect != "provider" or aws in h:
-                    return full(event, multi_value)
-            elif aws in h:
-                if dialect != "aws":
-                    return full(event, multi_value)
-            elif (method != "GET" or path != "/" or body or q
-                  or not h.get("user-agent", "").startswith("ELB-HealthChecker")):
-                return full(event, multi_value)  # without a trace header, only a proper health check (AS3, A11)
-            return clean[dialect]  # (no dialect: KeyError, the full check says why)
-        except (KeyError, TypeError, AttributeError, ValueError):
-            pass
-        return full(event, multi_value)
-
-    return validate_event
-
-
-validate_event = _make_validate_event()
+    `multi_value`: when given, also say whether the event's form matches that setting (A3).
+    """
+    return EVENT_CONTRACT.check(event, None if multi_value is None else {"multi_value": multi_value})[0]
 
 
 def parse_event(event: Any) -> Any:
-    """The event as frozen dataclasses (`e.request_context.elb.target_group_arn`); ContractError when invalid."""
-    report = validate_event(event)
+    """The event as frozen typed values (`e.request_context.elb.target_group_arn`); ContractError when invalid."""
+    report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    value, _ = decode_json(event, "G0")
-    return EVENT_SHAPE.parse(value)
+    return typed
 
 
 def looks_like(event: Any) -> bool:
@@ -482,10 +414,19 @@ def looks_like(event: Any) -> bool:
 
 def correlation_ids(event: Any) -> list[str]:
     """[the trace header's value] (either spelling), or [] when there is none (AS3)."""
+    if type(event) is LoadBalancerEvent:
+        maps = [m for _, m in _header_maps(event)]
+    elif isinstance(event, dict):
+        maps = [m for m in (event.get("headers"), event.get("multiValueHeaders")) if isinstance(m, dict)]
+    else:
+        maps = []
     for name in (_PROVIDER_TRACE, _AWS_TRACE):
-        value = _header_value(event, name)
-        if value is not None:
-            return [value]
+        for mapping in maps:
+            value = mapping.get(name)
+            if isinstance(value, (list, tuple)):
+                value = value[-1] if value else None
+            if isinstance(value, str):
+                return [value]
     return []
 
 
@@ -602,6 +543,6 @@ def query_pairs(event: Any) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "EVENT_SHAPE", "EVENT_CHECKS", "build_event", "health_check_event", "validate_event", "parse_event",
+    "EVENT_SHAPE", "EVENT_CHECKS", "EVENT_CONTRACT", "build_event", "health_check_event", "validate_event", "parse_event",
     "looks_like", "correlation_ids", "body_size", "query_pairs", "split_query", "arn_dialect",
 ]

@@ -17,6 +17,8 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
 
+from ..rules import rule
+
 #: The largest request body the load balancer forwards (A1); one byte more gets 413.
 MAX_REQUEST_BODY = 1_048_576
 #: The largest response JSON the load balancer accepts from the function (A5).
@@ -250,7 +252,7 @@ def is_health_check(headers: Any) -> bool:
     if not isinstance(headers, dict):
         return False
     agent = headers.get("user-agent")
-    if isinstance(agent, list):
+    if isinstance(agent, (list, tuple)):
         agent = agent[-1] if agent else None
     return isinstance(agent, str) and agent.startswith("ELB-HealthChecker")
 
@@ -276,6 +278,8 @@ def is_websocket_upgrade(header_pairs: Iterable[tuple[str, str]]) -> bool:
     return False
 
 
+@rule("A14", "alb", "inferred", "A request whose method is not DELETE, GET, HEAD, OPTIONS, PATCH, POST or PUT is "
+      "answered 405 by the load balancer; the function is not invoked.", severity="outcome")
 def refusal_for(method: Any, header_pairs: Iterable[tuple[str, str]], body_length: int | None) -> Refusal | None:
     """What the load balancer answers without invoking the function, or None when it invokes it."""
     pairs = list(header_pairs)
@@ -315,6 +319,8 @@ class HttpParts:
     notes: tuple[str, ...]
 
 
+@rule("A8", "alb", "doc", "isBase64Encoded true: the body is decoded before it reaches the client.",
+      severity="behaviour")
 def response_body_bytes(response: Mapping) -> bytes:
     """The body the client receives: base64-decoded when `isBase64Encoded` is true (A8), else UTF-8."""
     body = response.get("body")
@@ -347,6 +353,8 @@ def description_reason(description: str, status: int) -> str:
     return description.strip()
 
 
+@rule("A10", "alb", "inferred", "HEAD reaches the function as httpMethod HEAD; the client gets the headers and no body.",
+      severity="behaviour")
 def response_to_http(response: Mapping, *, method: str = "GET", multi_value: bool = False) -> HttpParts:
     """A valid response object as the client receives it (A7, A8, A9, A10, A13)."""
     status = response["statusCode"]

@@ -14,8 +14,9 @@ from html import escape
 from typing import Any, Callable
 
 from .. import rules as _rules
-from .._invoke import Context, Invocation, invoke
-from .._report import MISSING, Report, decode_json, error
+from .._invoke import Context, Invocation, encode_response, invoke
+from .._report import MISSING, Raw, Report, decode_json, error
+from ..rules import rule
 from ._event import body_size, validate_event
 from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
 from ._response import validate_response
@@ -216,9 +217,11 @@ def _from_invocation(invocation: Invocation, method: str, path: str, multi_value
                            Report([issue], SOURCE, None, "response"), **where), None, None
     text = invocation.response_text
     size = None if text is None else len(text.encode("utf-8", "surrogatepass"))
-    return None, invocation.response(), size
+    return None, Raw(text) if text is not None else None, size
 
 
+@rule("AS4", "alb", "contract", "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or "
+      "multiValueHeaders, body) becomes the HTTP response the client receives.", origin="spec", severity="outcome")
 def outcome(event: Any, response: Any, *, multi_value: bool | None = None) -> HttpOutcome:
     """What the client receives when the function answered `event` with `response`, and which rule decided.
 
@@ -234,13 +237,17 @@ def outcome(event: Any, response: Any, *, multi_value: bool | None = None) -> Ht
     if found is not None:
         return dataclasses.replace(found, multi_value=multi, explanation=found.explanation +
                                    " The function's response is never asked for.")
-    invocation = None
+    invocation = response if isinstance(response, Invocation) else None
     size = None
+    if isinstance(response, (str, bytes, bytearray, memoryview)):
+        # a returned string or bytes is that value (a JSON string, or not JSON), never JSON text: read it as
+        # the platform would read what the function returned
+        text, why = encode_response(response)
+        response = Invocation(returned=response, response_text=text, encode_error=why)
     if isinstance(response, Invocation):
-        invocation = response
-        failed, response, size = _from_invocation(invocation, method, path, multi)
+        failed, response, size = _from_invocation(response, method, path, multi)
         if failed is not None:
-            return failed
+            return failed if failed.invocation is invocation else dataclasses.replace(failed, invocation=invocation)
     report = validate_response(response, multi_value=multi, _size=size)
     if not report.ok:
         first = report.errors[0]

@@ -15,7 +15,8 @@ from typing import Any
 from .._invoke import encode_response
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape
-from .._validate import Seen, validate_value
+from .._validate import Contract, Seen
+from ..rules import rule
 from ._http import (
     BAD_HEADER_VALUE,
     HEADER_NAME,
@@ -38,6 +39,9 @@ RESPONSE_SHAPE = Shape("LoadBalancerResponse", [
       doc="Each header's list of values (read only when multi-value headers are on); cookies: one key, a list."),
     F("body", STR, required=False, doc="The response body: text, or base64 when isBase64Encoded is true."),
 ], "A6", doc="What a function returns to the load balancer.")
+rule("A6", "alb", "observed", "Invalid response (not an object, statusCode missing or not an integer, bad "
+     "isBase64Encoded, body or statusDescription not a string, header field null, header values not strings, bad "
+     "base64): 502.")(RESPONSE_SHAPE)
 
 
 def _mode_shape(multi_value: bool) -> Shape:
@@ -77,6 +81,7 @@ def _values(value: Any) -> list[str]:
 # --- rule checks -------------------------------------------------------------------------
 
 
+@rule("A5", "alb", "observed", "The function raises, is throttled or times out: 502; a response over 1 MB: 502.")
 def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
     """A5: the response JSON is at most 1 MB."""
     size = seen.options.get("size")
@@ -85,6 +90,7 @@ def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
                                   "the load balancer answers 502.", "A5")
 
 
+@rule("A12", "alb", "inferred", "statusCode outside 100-599 is an invalid response (502).")
 def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
     """A12 (inferred) and A13: a final HTTP status is 200-599."""
     status = response.get("statusCode") if isinstance(response, dict) else None
@@ -98,6 +104,8 @@ def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
                                              "answer to a request: 502 (rule A13, inferred).", "A13")
 
 
+@rule("A9", "alb", "inferred", "statusDescription is optional; when absent the standard reason phrase is used.",
+      severity="warning")
 def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
     """A9: statusDescription starts with the status code it describes."""
     if not isinstance(response, dict):
@@ -122,6 +130,8 @@ def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
                                         "alphabet, '=' padding, no spaces or line breaks): 502.", "A6")
 
 
+@rule("A7", "alb", "contract", "Multi-value off: only headers is read; on: only multiValueHeaders; cookies as a list "
+      "under one key; hop-by-hop headers dropped, Content-Length recomputed.", severity="warning")
 def check_ignored_headers(response: Any, seen: Seen) -> Iterator[Issue]:
     """A7: only the active header field is read; say so when the other one is there."""
     if not isinstance(response, dict):
@@ -135,6 +145,9 @@ def check_ignored_headers(response: Any, seen: Seen) -> Iterator[Issue]:
                       f"'{ignored}' is ignored and none of its headers reach the client.", "A7")
 
 
+@rule("A13", "alb", "inferred", "What HTTP cannot carry is not sent: a header name that is not a token, a header value "
+      "with a line break or control character, or a 1xx statusCode makes the response invalid (502); a 204 or 304 "
+      "response goes without a body.")
 def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
     """A13 (inferred): header names are HTTP tokens and values hold no line break or control character."""
     for path, name, value in _active_pairs(response, seen):
@@ -196,6 +209,11 @@ RESPONSE_CHECKS = [
 ]
 
 
+# the checks read the decoded response (what becomes the HTTP answer reads the same value)
+_CONTRACTS = {multi: Contract(shape, RESPONSE_CHECKS, source=SOURCE, subject="response", plain=True)
+              for multi, shape in _SHAPES.items()}
+
+
 def json_size(response: Any) -> int | None:
     """Bytes of the JSON text the load balancer would receive for `response` (None when JSON cannot encode it)."""
     if isinstance(response, Raw):
@@ -225,11 +243,23 @@ def validate_response(response: Any, *, multi_value: bool = False, _size: int | 
         _, why = encode_response(response)
         extra.append(error("$", "format", f"JSON cannot encode the returned value ({why}): the load balancer "
                                           "receives no valid response, 502.", "H2"))
-    report = validate_value(response, _SHAPES[multi_value], RESPONSE_CHECKS, source=SOURCE, subject="response",
-                            options={"multi_value": multi_value, "size": size})
+    report = _CONTRACTS[multi_value].check(response, {"multi_value": multi_value, "size": size})[0]
     if extra:
         return Report(extra + list(report), SOURCE, report.dialect, "response")
     return report
 
 
-__all__ = ["RESPONSE_SHAPE", "RESPONSE_CHECKS", "validate_response", "active_field", "json_size"]
+def json_schema(kind: str = "event", *, multi_value: bool = False) -> dict:
+    """A Draft 2020-12 JSON Schema of the load balancer event (`kind="event"`) or response (`"response"`, as
+    read with multi-value headers off or on), from the declarations fnkit validates with; what a schema
+    cannot express is listed in its description."""
+    from ._event import EVENT_CONTRACT
+
+    if kind == "event":
+        return EVENT_CONTRACT.json_schema()
+    if kind == "response":
+        return _CONTRACTS[bool(multi_value)].json_schema(also=("A6",))
+    raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
+
+
+__all__ = ["RESPONSE_SHAPE", "RESPONSE_CHECKS", "validate_response", "active_field", "json_size", "json_schema"]

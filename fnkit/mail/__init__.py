@@ -24,7 +24,7 @@ from ._event import (
     validate_event,
 )
 from ._outcome import Decision, MailOutcome, outcome, run
-from ._response import RESPONSE_SHAPE, validate_response
+from ._response import RESPONSE_SHAPE, json_schema, validate_response
 from ._rule import Attempt, MailRule, MailRun
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "MailRule",
     "MailRun",
     "RESPONSE_SHAPE",
+    "json_schema",
     "Decision",
     "InvalidContentError",
     "MailOutcome",

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import rules as _rules
-from .._invoke import Context, Invocation, invoke
+from .._invoke import Context, Invocation, encode_response, invoke
 from .._report import MISSING, Issue, Report, decode_json, error, warning
+from ..rules import rule
 from ._address import is_address
 from ._event import decode_event
 from ._response import (
@@ -140,6 +141,8 @@ class MailOutcome:
 # --- configuration -----------------------------------------------------------------
 
 
+@rule("M2", "mail", "doc", "A rule is synchronous or asynchronous, has a fallback action, and a rule timeout of 0-240 "
+      "minutes.", severity="refusal")
 def check_config(*, mode: str = "sync", fallback_action: str = "DEFAULT",
                  conflict_policy: str = "most-restrictive", response_timeout_s: float = RESPONSE_TIMEOUT_S) -> None:
     """Raise ValueError, naming the rule, for a configuration the platform (or fnkit) refuses."""
@@ -172,6 +175,9 @@ def _n(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
+@rule("M3", "mail", "contract", "A synchronous attempt fails when the function raises, does not answer within 15 s, or "
+      "returns an invalid response; it is retried with backoff until the rule timeout, then the fallback applies to "
+      "all recipients.", severity="outcome")
 def fallback_outcome(recipients: list[str], fallback_action: str, why: str, issues: list[Issue], *,
                      inferred: bool = False, invocation: Invocation | None = None) -> MailOutcome:
     """Every recipient gets the fallback action (M3); `why` is the sentence that says what failed."""
@@ -183,6 +189,8 @@ def fallback_outcome(recipients: list[str], fallback_action: str, why: str, issu
                        cause=cause)
 
 
+@rule("M8", "mail", "contract", "An asynchronous rule does not affect delivery; its response is ignored.",
+      severity="outcome")
 def async_outcome(recipients: list[str], issues: list[Issue], *, invocation: Invocation | None = None,
                   fallback_action: str = "DEFAULT") -> MailOutcome:
     """M8: an asynchronous rule leaves delivery as it was."""
@@ -216,6 +224,8 @@ def _invalid_is_inferred(report: Report) -> bool:
     return not certain
 
 
+@rule("M7", "mail", "inferred", "One recipient in two explicit actions is a conflict; by default the most restrictive "
+      "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).", severity="outcome")
 def _choose(candidates: list[tuple[int, dict]], numbers: dict[int, int], via: str, policy: str) -> Decision:
     """The decision among the entries that cover one recipient (M5; a conflict: M7)."""
     distinct: dict[int, tuple[int, dict]] = {}
@@ -241,6 +251,8 @@ def _bounce(entry: dict) -> str | None:
     return bounce_message(entry) if action_type(entry) == "BOUNCE" else None
 
 
+@rule("M5", "mail", "doc", "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
+      "gets the fallback; named recipients absent from the envelope are added.", severity="outcome")
 def _resolve(recipients: list[str], response: dict, flow_direction: str, fallback_action: str,
              policy: str) -> tuple[dict[str, Decision], list[Issue], list[str]]:
     """Decisions for a valid response (M5, M6, M7), warnings, and the recipients added."""
@@ -305,6 +317,15 @@ def _applied_reason(decisions: dict[str, Decision], added: list[str], policy: st
     return rule, "The function's answer was applied (M5): " + "; ".join(parts) + "."
 
 
+def returned_answer(response: Any) -> Any:
+    """One reading of what the function gave: a returned string or bytes is that value (a JSON string, or
+    not JSON at all), never JSON text; `Raw` is the exact text; anything else is the value itself."""
+    if isinstance(response, (str, bytes, bytearray, memoryview)):
+        text, why = encode_response(response)
+        return Invocation(returned=response, response_text=text, encode_error=why)
+    return response
+
+
 def _read_response(response: Any, flow_direction: str, recipients_limit: int, extensions: bool) -> tuple[Any, Report]:
     """The response value as the platform reads it, and its report."""
     report = validate_response(response, flow_direction=flow_direction, recipients_limit=recipients_limit,
@@ -347,7 +368,7 @@ def outcome(
             result, why = failure
             issue = error("$", result, f"{why}.", "M3")
             return fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
-    answer, report = _read_response(response, flow, recipients_limit, extensions)
+    answer, report = _read_response(returned_answer(response), flow, recipients_limit, extensions)
     if not report.ok:
         first = report.errors[0]
         why = (f"The function's answer is not a valid response ({_n(len(report.errors), 'error')}; first: "
@@ -410,6 +431,8 @@ def ensure_message(store: Any, event: dict) -> None:
     store.restore(message_id)
 
 
+@rule("M9", "mail", "doc", "The raw message of a message in flight can be read and replaced; a replacement counts "
+      "only during a synchronous invocation and must be valid MIME.", severity="behaviour")
 def with_content(result: MailOutcome, clients: list[Any], store: Any, message_id: str) -> MailOutcome:
     """The outcome with what the content API did: the delivered replacement, ignored ones (M9)."""
     notes = [warning("$", "ignored", f"The raw message was replaced {r.why}; a replacement counts only during a "

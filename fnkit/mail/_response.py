@@ -9,7 +9,8 @@ from typing import Any
 from .._invoke import Invocation, encode_response
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
-from .._validate import Seen, validate_value
+from .._validate import Contract, Seen
+from ..rules import rule
 from ._address import is_address
 
 SOURCE = "mail"
@@ -53,6 +54,8 @@ RESPONSE_SHAPE = Shape(
     rule="M4",
     doc="What a synchronous mail-flow function returns.",
 )
+rule("M4", "mail", "contract", "A valid response has at least one action; each action.type is BOUNCE, DROP or DEFAULT; "
+     "bounceMessage only for BOUNCE; recipients a list of strings; allRecipients a boolean; at most 256 KB.")(RESPONSE_SHAPE)
 
 # --- reading actions (shared with the outcome) --------------------------------
 
@@ -189,6 +192,8 @@ def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
                     f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).", "M4")
 
 
+@rule("M6", "mail", "contract", "Only 10 unique actions count; what only later actions cover gets the fallback action. "
+      "Outbound responses over 500 recipients are invalid (inferred).", severity="error or warning")
 def check_unique_actions(response: Any, seen: Seen) -> Iterator[Issue]:
     """M6: only 10 unique actions count."""
     numbers = unique_action_numbers(response)
@@ -248,6 +253,10 @@ RESPONSE_CHECKS = [
 ]
 
 
+# the checks read the decoded response (the outcome's resolution reads the same value)
+RESPONSE_CONTRACT = Contract(RESPONSE_SHAPE, RESPONSE_CHECKS, source=SOURCE, subject="response", plain=True)
+
+
 def as_returned(response: Any) -> Any:
     """What the platform reads: an Invocation's JSON text as `Raw` (so a returned string stays a string)."""
     if isinstance(response, Invocation):
@@ -284,5 +293,17 @@ def validate_response(
     response = as_returned(response)
     options = {"flow_direction": flow_direction, "recipients_limit": recipients_limit,
                "extensions": extensions, "size": _text_size(response)}
-    return validate_value(response, RESPONSE_SHAPE, RESPONSE_CHECKS, source=SOURCE, subject="response",
-                          options=options)
+    return RESPONSE_CONTRACT.check(response, options)[0]
+
+
+def json_schema(kind: str = "event") -> dict:
+    """A Draft 2020-12 JSON Schema of the mail-flow event (`kind="event"`) or synchronous response
+    (`"response"`), from the declarations fnkit validates with; what a schema cannot express is listed in
+    its description."""
+    from ._event import EVENT_CONTRACT
+
+    if kind == "event":
+        return EVENT_CONTRACT.json_schema(also=("MS3",))
+    if kind == "response":
+        return RESPONSE_CONTRACT.json_schema(also=("M5", "M7"))
+    raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

@@ -14,11 +14,11 @@ from ._event import (
 )
 from ._messages import events_from_messages
 from ._outcome import BatchOutcome, outcome, run
-from ._response import RESPONSE_SHAPE, validate_response
+from ._response import RESPONSE_SHAPE, json_schema, validate_response
 from ._sim import Message, QueueRun, QueueSim, SimContext, SimInvocation
 
 __all__ = [
-    "EVENT_SHAPE", "RESPONSE_SHAPE", "BatchOutcome", "Message", "QueueRun", "QueueSim", "SimContext", "SimInvocation", "build_event", "correlation_ids", "is_fifo", "looks_like",
+    "EVENT_SHAPE", "RESPONSE_SHAPE", "json_schema", "BatchOutcome", "Message", "QueueRun", "QueueSim", "SimContext", "SimInvocation", "build_event", "correlation_ids", "is_fifo", "looks_like",
     "md5_of_body", "md5_of_message_attributes", "outcome", "parse_event", "queue_arn", "run",
     "validate_event", "validate_response", "events_from_messages",
 ]

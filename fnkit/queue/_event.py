@@ -15,11 +15,16 @@ import re
 import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
-from .._report import ContractError, Issue, Report, child_path, decode_json, error, warning
-from .._shape import ANY, STR, F, ListOf, MapOf, Nullable, Shape
-from .._validate import Seen, validate_value
+import msgspec
+
+from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits, snake
+from .._validate import Contract, Seen
+from ..rules import rule
 
 SOURCE = "queue"
 EVENT_SOURCE = {"provider": "provider:queue", "aws": "aws:sqs"}
@@ -31,6 +36,27 @@ MAX_BATCH_FIFO = 10
 
 # --- the shape, declared once -------------------------------------------------
 
+_ARN_PATTERN = r"^arn:([a-z-]+):([a-z0-9-]+):([a-z0-9-]*):([0-9]{12}|[^:]*):(.+)$"
+_DIGITS_PATTERN = DIGITS
+
+
+def _timestamp(key: str) -> Text:
+    return Text(pattern=_DIGITS_PATTERN, rule="QS3", column_test=all_digits,
+                message=key + " is '{value}'; it is epoch milliseconds as a string of digits.")
+
+
+def all_counts(values: Any) -> bool:
+    """True when every string of `values` is a whole number of at least 1 in digits (the column test of ^0*[1-9][0-9]*$)."""
+    return all_digits(values) and all(map(str.lstrip, values, repeat("0")))
+
+
+ATTRIBUTE_NAME = Text(
+    pattern=r"^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.\-]{1,256}$", rule="Q14",
+    message="'{value}' is not a valid attribute name: 1-256 letters, digits, '_', '-' or '.', without leading, "
+            "trailing or double dots.")
+DATA_TYPE = Text(pattern=r"^(String|Number|Binary)(\.[^\s]+)?$", rule="Q14", code="enum",
+                 message="dataType '{value}' is not String, Number or Binary (optionally with a .suffix).")
+
 MESSAGE_ATTRIBUTE = Shape(
     "MessageAttribute",
     [
@@ -38,7 +64,7 @@ MESSAGE_ATTRIBUTE = Shape(
         F("binaryValue", Nullable(STR), required=False, doc="The base64 value of a Binary attribute.", rule="Q12"),
         F("stringListValues", ListOf(STR), required=False, doc="Reserved by the platform; an empty list.", rule="Q12"),
         F("binaryListValues", ListOf(STR), required=False, doc="Reserved by the platform; an empty list.", rule="Q12"),
-        F("dataType", STR, doc="String, Number or Binary, optionally with a .suffix.", rule="Q14"),
+        F("dataType", DATA_TYPE, doc="String, Number or Binary, optionally with a .suffix.", rule="Q14"),
     ],
     rule="Q12",
     doc="One message attribute as it appears in the event.",
@@ -49,11 +75,17 @@ ATTRIBUTES = Shape(
     [
         F("ProviderTraceHeader", STR, required=False, aliases=(("aws", "AWSTraceHeader"),), attr="trace_header",
           doc="The trace header string of the distributed-tracing system."),
-        F("ApproximateReceiveCount", STR, doc="Times the message was received but not deleted (\"1\" on first delivery).", rule="QS3"),
-        F("SentTimestamp", STR, doc="When the message was sent, epoch milliseconds.", rule="QS3"),
+        F("ApproximateReceiveCount",
+          Text(pattern=r"^0*[1-9][0-9]*$", rule="Q4", column_test=all_counts,
+               message="ApproximateReceiveCount is '{value}'; it is a whole number as a string, \"1\" on first delivery."),
+          doc="Times the message was received but not deleted (\"1\" on first delivery).", rule="QS3"),
+        F("SentTimestamp", _timestamp("SentTimestamp"), doc="When the message was sent, epoch milliseconds.", rule="QS3"),
         F("SenderId", STR, doc="The user ID or role ID of the sender.", rule="QS3"),
-        F("ApproximateFirstReceiveTimestamp", STR, doc="When the message was first received, epoch milliseconds.", rule="QS3"),
-        F("SequenceNumber", STR, required="FIFO only", doc="Large, non-consecutive number per message (FIFO).", rule="QS5"),
+        F("ApproximateFirstReceiveTimestamp", _timestamp("ApproximateFirstReceiveTimestamp"),
+          doc="When the message was first received, epoch milliseconds.", rule="QS3"),
+        F("SequenceNumber", Text(pattern=_DIGITS_PATTERN, rule="QS5", column_test=all_digits,
+                                 message="SequenceNumber is '{value}'; it is a large number written as digits."),
+          required="FIFO only", doc="Large, non-consecutive number per message (FIFO).", rule="QS5"),
         F("MessageGroupId", STR, required="FIFO only", doc="The message group (FIFO).", rule="QS5"),
         F("MessageDeduplicationId", STR, required="FIFO only", doc="The deduplication token (FIFO).", rule="QS5"),
         F("DeadLetterQueueSourceArn", STR, required=False, doc="Set by the platform on messages moved back from a dead-letter queue."),
@@ -69,11 +101,17 @@ RECORD = Shape(
         F("receiptHandle", STR, doc="Identifier of this receive; a new one on every receive.", rule="QS2"),
         F("body", STR, doc="Message contents, not URL-encoded.", rule="QS2"),
         F("attributes", ATTRIBUTES, doc="Attributes requested in the receive operation.", rule="QS3"),
-        F("messageAttributes", MapOf(MESSAGE_ATTRIBUTE), doc="Message attributes by name; {} when there are none.", rule="QS2"),
+        F("messageAttributes", MapOf(MESSAGE_ATTRIBUTE, keys=ATTRIBUTE_NAME),
+          doc="Message attributes by name; {} when there are none.", rule="QS2"),
         F("md5OfMessageAttributes", Nullable(STR), required=False, doc="MD5 of the message attributes (only when there are some).", rule="Q12"),
         F("md5OfBody", STR, doc="MD5 hex digest of the UTF-8 body.", rule="QS2"),
-        F("eventSource", STR, doc="provider:queue (aws:sqs on the real platform).", rule="QS4"),
-        F("eventSourceARN", STR, doc="Resource name of the queue.", rule="QS2", attr="event_source_arn"),
+        F("eventSource", STR, enum=tuple(EVENT_SOURCE.values()), rule="QS4",
+          message="eventSource is '{value}'; a queue record says 'provider:queue' (or 'aws:sqs' on the real platform).",
+          doc="provider:queue (aws:sqs on the real platform)."),
+        F("eventSourceARN", Text(pattern=_ARN_PATTERN, rule="QS2",
+                                 message="'{value}' is not a queue resource name like "
+                                         "'arn:provider:sqs:<region>:<account>:<queue>'."),
+          doc="Resource name of the queue.", rule="QS2", attr="event_source_arn"),
         F("awsRegion", STR, doc="Region of the queue.", rule="QS2"),
     ],
     rule="QS2",
@@ -87,24 +125,38 @@ EVENT_SHAPE = Shape(
     doc="The event a queue poller hands the function: a batch of records.",
 )
 
-# --- rule checks ----------------------------------------------------------------
+rule("QS1", "queue", "contract", "The queue event is an object whose `Records` is an array of queue records (default "
+     "batch of up to 10).", origin="spec")(EVENT_SHAPE)
+rule("QS2", "queue", "contract", "A record has messageId, receiptHandle, body, attributes, messageAttributes, md5OfBody, "
+     "eventSource, eventSourceARN and awsRegion, each of its type.", origin="spec")(RECORD)
+rule("QS3", "queue", "contract", "Record attributes are strings; ApproximateReceiveCount, SentTimestamp, SenderId and "
+     "ApproximateFirstReceiveTimestamp are present; timestamps are epoch milliseconds.", origin="spec",
+     severity="error or warning")(ATTRIBUTES)
+rule("QS4", "queue", "contract", "Each record's eventSource is `provider:queue` (`aws:sqs` on the real platform).",
+     origin="spec")(RECORD.field("eventSource"))
+rule("Q4", "queue", "doc", "Every receive adds 1 to ApproximateReceiveCount (\"1\" on first delivery); a received "
+     "message stays hidden for the visibility timeout.")(ATTRIBUTES.field("ApproximateReceiveCount"))
 
-_ARN = re.compile(r"^arn:([a-z-]+):([a-z0-9-]+):([a-z0-9-]*):(\d{12}|[^:]*):(.+)$")
-_ATTR_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,256}$")
-_DATA_TYPE = re.compile(r"^(String|Number|Binary)(\.[^\s]+)?$")
-_DIGITS = re.compile(r"^\d+$")
+QueueEvent = EVENT_SHAPE.struct
+QueueRecord = RECORD.struct
+QueueRecordAttributes = ATTRIBUTES.struct
+MessageAttribute = MESSAGE_ATTRIBUTE.struct
+_UNSET = msgspec.UNSET
+
+# --- semantic rules, over the typed event ---------------------------------------------
+# On the compiled path every field has its declared type; on the lenient path (the value
+# broke the shape, and the walk said where) a field may hold anything, so each check
+# guards with a type test before it reads.
+
+_ARN = re.compile(_ARN_PATTERN)
 _NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_SOURCE_DIALECT = {v: k for k, v in EVENT_SOURCE.items()}
 
 
-def _records(event: Any) -> list:
-    recs = event.get("Records") if isinstance(event, dict) else None
-    return recs if isinstance(recs, list) else []
-
-
-def _dict_records(event: Any) -> Iterator[tuple[int, dict]]:
-    for i, rec in enumerate(_records(event)):
-        if isinstance(rec, dict):
-            yield i, rec
+def _records(event: Any) -> tuple:
+    """The typed records of the event (items that are not records left in: check with `type(r) is QueueRecord`)."""
+    recs = event.records if type(event) is QueueEvent else None
+    return recs if type(recs) is tuple else ()
 
 
 def _rpath(i: int, *keys: str) -> str:
@@ -114,9 +166,27 @@ def _rpath(i: int, *keys: str) -> str:
     return path
 
 
+def _typed_fifo(recs: tuple) -> bool:
+    for rec in recs:
+        if type(rec) is not QueueRecord:
+            continue
+        arn = rec.event_source_arn
+        if type(arn) is str and ":" in arn:
+            return arn.endswith(".fifo")
+        attrs = rec.attributes
+        if type(attrs) is QueueRecordAttributes and attrs.message_group_id is not None:
+            return True
+    return False
+
+
 def is_fifo(event: Any) -> bool:
     """True when the batch comes from an ordered (FIFO) queue: its ARN ends in .fifo or it carries group ids."""
-    for _, rec in _dict_records(event):
+    if type(event) is QueueEvent:
+        return _typed_fifo(_records(event))
+    recs = event.get("Records") if isinstance(event, dict) else None
+    for rec in recs if isinstance(recs, list) else ():
+        if not isinstance(rec, dict):
+            continue
         arn = rec.get("eventSourceARN")
         if isinstance(arn, str) and ":" in arn:
             return arn.endswith(".fifo")
@@ -126,15 +196,17 @@ def is_fifo(event: Any) -> bool:
     return False
 
 
+@rule("Q1", "queue", "doc", "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
+      "(>= 1 s) above 10; no window for FIFO; at most 6 MB per invocation payload.", severity="error or warning")
 def check_batch(event: Any, seen: Seen) -> Iterator[Issue]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
-    if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
+    if type(event) is not QueueEvent or type(event.records) is not tuple:
         return
-    n = len(event["Records"])
+    n = len(event.records)
     if n == 0:
         yield error("$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1")
         return
-    fifo = is_fifo(event)
+    fifo = _typed_fifo(event.records)
     limit = seen.options.get("batch_size")
     if fifo and n > MAX_BATCH_FIFO:
         yield error("$.Records", "limit", f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.", "Q1")
@@ -147,169 +219,128 @@ def check_batch(event: Any, seen: Seen) -> Iterator[Issue]:
                       f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger configured batch size and a batching window (Q1).", "Q1")
 
 
+def _typed_records(event: Any, seen: Seen) -> tuple[Any, Any]:
+    """(positions in the batch, records): the entries that are typed records (all of them when the event
+    passed the compiled check; on the lenient path, their fields may still hold anything)."""
+    recs = _records(event)
+    if seen.typed:
+        return range(len(recs)), recs
+    positions = [i for i, r in enumerate(recs) if type(r) is QueueRecord]
+    return positions, [recs[i] for i in positions]
+
+
+@rule("QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.",
+      origin="spec")
 def check_unique_ids(event: Any, seen: Seen) -> Iterator[Issue]:
     """QS7: no messageId twice in one batch."""
-    recs = _records(event)
-    try:
-        if len({rec["messageId"] for rec in recs}) == len(recs):
-            return
-    except (TypeError, KeyError):
-        pass
+    positions, recs = _typed_records(event, seen)
+    ids = [r.message_id for r in recs]
+    if len(set(ids if seen.typed else [m for m in ids if type(m) is str])) == len(ids):
+        return
     first: dict[str, int] = {}
-    for i, rec in _dict_records(event):
-        mid = rec.get("messageId")
-        if isinstance(mid, str):
-            if mid in first:
-                yield error(_rpath(i, "messageId"), "conflict",
-                            f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one message twice.", "QS7")
-            else:
-                first[mid] = i
-
-
-_SOURCE_DIALECT = {v: k for k, v in EVENT_SOURCE.items()}
+    for i, mid in zip(positions, ids):
+        if type(mid) is not str:
+            continue
+        if mid in first:
+            yield error(_rpath(i, "messageId"), "conflict",
+                        f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one message twice.", "QS7")
+        else:
+            first[mid] = i
 
 
 def check_event_source(event: Any, seen: Seen) -> Iterator[Issue]:
-    """QS4: eventSource names the queue service, in one of the two spellings."""
-    try:
-        values = {rec["eventSource"] for rec in _records(event)}
-    except (TypeError, KeyError):
-        values = None
-    if values is not None and len(values) == 1:
-        value = next(iter(values))
-        if value in _SOURCE_DIALECT:
-            seen.saw(_SOURCE_DIALECT[value])
-            return
-    for i, rec in _dict_records(event):
-        src = rec.get("eventSource")
-        if src == "provider:queue":
-            seen.saw("provider")
-        elif src == "aws:sqs":
-            seen.saw("aws")
-        elif isinstance(src, str):
-            yield error(_rpath(i, "eventSource"), "enum",
-                        f"eventSource is '{src}'; a queue record says 'provider:queue' (or 'aws:sqs' on the real platform).", "QS4")
+    """QS4: eventSource's spelling tells the dialect (a value of neither spelling is the walk's enum error)."""
+    for value in {r.event_source for r in _typed_records(event, seen)[1] if type(r.event_source) is str}:
+        dialect = _SOURCE_DIALECT.get(value)
+        if dialect is not None:
+            seen.saw(dialect)
+    return
+    yield
 
 
-_ARN_CACHE: dict[str, tuple | None] = {}
-
-
-def _parse_arn(arn: Any) -> tuple | None:
-    """(partition, service, region, account, name) of an ARN, or None; cached, ARNs repeat."""
-    if not isinstance(arn, str):
-        return None
-    try:
-        return _ARN_CACHE[arn]
-    except KeyError:
-        m = _ARN.match(arn)
-        parsed = m.groups() if m else None
-        if len(_ARN_CACHE) < 4096:
-            _ARN_CACHE[arn] = parsed
-        return parsed
-
-
+@rule("Q12", "queue", "doc", "Record keys include md5OfMessageAttributes when there are message attributes; a message "
+      "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
+      "of the ARN.", severity="error or warning")
 def check_arn_region(event: Any, seen: Seen) -> Iterator[Issue]:
-    """Q12: eventSourceARN is a queue ARN and awsRegion is its region; one batch, one queue."""
-    try:
-        pairs = {(rec["eventSourceARN"], rec["awsRegion"]) for rec in _records(event)}
-    except (TypeError, KeyError):
-        pairs = None
-    if pairs is not None and len(pairs) == 1:
-        arn, region = next(iter(pairs))
-        parsed = _parse_arn(arn)
-        if parsed is not None and parsed[2] == region:
-            seen.saw(parsed[0]) if parsed[0] in EVENT_SOURCE else None
-            return
+    """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
+    positions, recs = _typed_records(event, seen)
+    pairs = [(r.event_source_arn, r.aws_region) for r in recs]
     queues: set[str] = set()
-    for i, rec in _dict_records(event):
-        arn = rec.get("eventSourceARN")
-        if not isinstance(arn, str):
-            continue
+    wrong: dict[tuple, str] = {}
+    for arn, region in set(pairs if seen.typed else [p for p in pairs if type(p[0]) is str and type(p[1]) is str]):
         m = _ARN.match(arn)
-        if not m:
-            yield error(_rpath(i, "eventSourceARN"), "format",
-                        f"'{arn}' is not a queue resource name like 'arn:provider:sqs:<region>:<account>:<queue>'.", "QS2")
-            continue
-        partition, _, region = m.group(1), m.group(2), m.group(3)
-        if partition == "provider":
-            seen.saw("provider")
-        elif partition == "aws":
-            seen.saw("aws")
+        if m is None:
+            continue  # the walk reported the ARN's form
+        partition, arn_region = m.group(1), m.group(3)
+        if partition in EVENT_SOURCE:
+            seen.saw(partition)
         queues.add(arn)
-        aws_region = rec.get("awsRegion")
-        if isinstance(aws_region, str) and region and aws_region != region:
-            yield error(_rpath(i, "awsRegion"), "mismatch",
-                        f"awsRegion is '{aws_region}' but the queue's ARN is in '{region}'; they must agree.", "Q12")
+        if arn_region and region != arn_region:
+            wrong[arn, region] = arn_region
+    if wrong:
+        for i, pair in zip(positions, pairs):
+            if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
+                yield error(_rpath(i, "awsRegion"), "mismatch",
+                            f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.", "Q12")
     if len(queues) > 1:
         yield warning("$.Records", "conflict",
                       f"The records come from {len(queues)} different queues; a batch comes from one queue.", "QS1")
 
 
+def _typed_attributes(event: Any, seen: Seen) -> tuple[Any, list]:
+    """(positions in the batch, the attributes objects of the typed records)."""
+    positions, recs = _typed_records(event, seen)
+    attrs = [r.attributes for r in recs]
+    if seen.typed:
+        return positions, attrs
+    keep = [k for k, a in enumerate(attrs) if type(a) is QueueRecordAttributes]
+    return [positions[k] for k in keep], [attrs[k] for k in keep]
+
+
+def _as_int(text: Any) -> int | None:
+    return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
+
+
 def check_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
-    """QS3/Q4: counts and timestamps are digit strings; the trace header's spelling."""
-    try:
-        quick = True
-        for rec in _records(event):
-            a = rec["attributes"]
-            count = a["ApproximateReceiveCount"]
-            sent, first = a["SentTimestamp"], a["ApproximateFirstReceiveTimestamp"]
-            if not (count.isdigit() and sent.isdigit() and first.isdigit()) or count[0] == "0" \
-                    or (len(first) < len(sent) or (len(first) == len(sent) and first < sent)) \
-                    or (len(a) != 4 and ("AWSTraceHeader" in a or "ProviderTraceHeader" in a)):
-                quick = False
-                break
-        if quick:
-            return
-    except (TypeError, KeyError, AttributeError, IndexError):
-        pass
-    for i, rec in _dict_records(event):
-        attrs = rec.get("attributes")
-        if not isinstance(attrs, dict):
-            continue
-        if "AWSTraceHeader" in attrs:
-            seen.saw("aws")
-        if "ProviderTraceHeader" in attrs:
-            seen.saw("provider")
-        count = attrs.get("ApproximateReceiveCount")
-        if isinstance(count, str):
-            if not _DIGITS.match(count) or int(count) < 1:
-                yield error(_rpath(i, "attributes", "ApproximateReceiveCount"), "format",
-                            f"ApproximateReceiveCount is '{count}'; it is a whole number as a string, \"1\" on first delivery.", "Q4")
-        for key in ("SentTimestamp", "ApproximateFirstReceiveTimestamp"):
-            ts = attrs.get(key)
-            if isinstance(ts, str) and not _DIGITS.match(ts):
-                yield error(_rpath(i, "attributes", key), "format",
-                            f"{key} is '{ts}'; it is epoch milliseconds as a string of digits.", "QS3")
-        sent, first = attrs.get("SentTimestamp"), attrs.get("ApproximateFirstReceiveTimestamp")
-        if isinstance(sent, str) and isinstance(first, str) and sent.isdigit() and first.isdigit() and int(first) < int(sent):
+    """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
+    positions, attrs = _typed_attributes(event, seen)
+    for provider, aws in {(a.trace_header__0 is not _UNSET, a.trace_header__1 is not _UNSET) for a in attrs}:
+        if provider:
+            seen.saw("provider")  # ProviderTraceHeader
+        if aws:
+            seen.saw("aws")  # AWSTraceHeader
+    times = [(a.sent_timestamp, a.approximate_first_receive_timestamp) for a in attrs]
+    # compiled path: the timestamps are digit strings (their declared pattern held), so int() reads them
+    if seen.typed and not any([int(first) < int(sent) for sent, first in times]):
+        return
+    for i, (sent, first) in zip(positions, times):
+        sent, first = _as_int(sent), _as_int(first)
+        if sent is not None and first is not None and first < sent:
             yield warning(_rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"), "order",
                           "The message was first received before it was sent.", "QS3")
 
 
+_FIFO_SLOTS = tuple((key, snake(key)) for key in FIFO_ATTRIBUTES)
+
+
+@rule("QS5", "queue", "contract", "SequenceNumber, MessageGroupId and MessageDeduplicationId appear in records of "
+      "ordered (FIFO) queues and are absent for standard queues.", origin="spec")
 def check_fifo_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
     """QS5: FIFO attributes are present exactly in records of ordered queues."""
-    fifo = is_fifo(event)
-    if not fifo:
-        try:
-            if all(len(rec["attributes"]) == 4 for rec in _records(event)):
-                return  # only the four attributes every record has
-        except (TypeError, KeyError):
-            pass
-    for i, rec in _dict_records(event):
-        attrs = rec.get("attributes")
-        if not isinstance(attrs, dict):
-            continue
-        for key in FIFO_ATTRIBUTES:
-            if fifo and key not in attrs:
+    positions, attrs = _typed_attributes(event, seen)
+    fifo = _typed_fifo(_records(event))
+    present = [(a.sequence_number is not None, a.message_group_id is not None, a.message_deduplication_id is not None)
+               for a in attrs]
+    if set(present) <= {(fifo, fifo, fifo)}:
+        return
+    for i, flags in zip(positions, present):
+        for (key, _), here in zip(_FIFO_SLOTS, flags):
+            if fifo and not here:
                 yield error(_rpath(i, "attributes", key), "missing",
                             f"Records of a FIFO queue carry {key}; it is missing.", "QS5")
-            elif not fifo and key in attrs:
+            elif not fifo and here:
                 yield error(_rpath(i, "attributes", key), "unexpected",
                             f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue is standard.", "QS5")
-        seq = attrs.get("SequenceNumber")
-        if fifo and isinstance(seq, str) and not _DIGITS.match(seq):
-            yield error(_rpath(i, "attributes", "SequenceNumber"), "format",
-                        f"SequenceNumber is '{seq}'; it is a large number written as digits.", "QS5")
 
 
 def md5_of_body(body: str) -> str:
@@ -317,48 +348,50 @@ def md5_of_body(body: str) -> str:
     return _md5(body.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+@rule("Q13", "queue", "doc", "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
+      "attributes encoded by name order, lengths and transport bytes.")
 def check_md5_of_body(event: Any, seen: Seen) -> Iterator[Issue]:
     """Q13: md5OfBody matches the body."""
-    try:
-        if all(_md5(rec["body"].encode("utf-8", "surrogatepass")).hexdigest() == rec["md5OfBody"] for rec in _records(event)):
-            return
-    except (TypeError, KeyError, AttributeError):
-        pass
-    for i, rec in _dict_records(event):
-        body, digest = rec.get("body"), rec.get("md5OfBody")
-        if isinstance(body, str) and isinstance(digest, str):
-            expected = md5_of_body(body)
-            if digest != expected:
-                yield error(_rpath(i, "md5OfBody"), "mismatch",
-                            f"md5OfBody is '{digest}' but the MD5 of this body is '{expected}'.", "Q13")
+    positions, recs = _typed_records(event, seen)
+    expected = [_md5(r.body.encode("utf-8", "surrogatepass")).hexdigest() if type(r.body) is str else None for r in recs]
+    digests = [r.md5_of_body for r in recs]
+    if expected == digests:
+        return
+    for i, want, digest in zip(positions, expected, digests):
+        if want is not None and type(digest) is str and digest != want:
+            yield error(_rpath(i, "md5OfBody"), "mismatch",
+                        f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13")
 
 
-def _attr_value_bytes(attr: dict) -> bytes | None:
-    dtype = attr.get("dataType")
+def _attr_value_bytes(dtype: Any, string_value: Any, binary_value: Any) -> bytes | None:
     if not isinstance(dtype, str):
         return None
     if dtype.startswith("Binary"):
-        value = attr.get("binaryValue")
-        if not isinstance(value, str):
+        if not isinstance(binary_value, str):
             return None
         try:
-            return base64.b64decode(value, validate=True)
+            return base64.b64decode(binary_value, validate=True)
         except (binascii.Error, ValueError):
             return None
-    value = attr.get("stringValue")
-    return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else None
+    return string_value.encode("utf-8", "surrogatepass") if isinstance(string_value, str) else None
 
 
-def md5_of_message_attributes(attributes: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """The md5OfMessageAttributes of event-shaped attributes (Q13); None when there are none."""
+def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
+    """The md5OfMessageAttributes of event-shaped attributes (Q13); None when there are none.
+
+    Takes the attributes as dicts (`{"dataType": ..., "stringValue": ...}`) or typed.
+    """
     if not attributes:
         return None
     buf = bytearray()
     for name in sorted(attributes):
         attr = attributes[name]
-        dtype = attr["dataType"]
+        if isinstance(attr, Mapping):
+            dtype, string_value, binary_value = attr["dataType"], attr.get("stringValue"), attr.get("binaryValue")
+        else:
+            dtype, string_value, binary_value = attr.data_type, attr.string_value, attr.binary_value
         raw_name, raw_type = name.encode("utf-8"), dtype.encode("utf-8")
-        value = _attr_value_bytes(attr)
+        value = _attr_value_bytes(dtype, string_value, binary_value)
         if value is None:
             raise ValueError(f"message attribute {name!r} has no value")
         buf += struct.pack(">I", len(raw_name)) + raw_name
@@ -368,16 +401,18 @@ def md5_of_message_attributes(attributes: Mapping[str, Mapping[str, Any]]) -> st
     return hashlib.md5(bytes(buf)).hexdigest()
 
 
+@rule("Q14", "queue", "doc", "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
+      "or double dots; data type String, Number or Binary with an optional .suffix.")
 def check_message_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
-    """Q12/Q13/Q14: message attribute names, types, values and their MD5."""
-    try:
-        if not any(rec["messageAttributes"] or "md5OfMessageAttributes" in rec for rec in _records(event)):
-            return
-    except (TypeError, KeyError):
-        pass
-    for i, rec in _dict_records(event):
-        attrs = rec.get("messageAttributes")
-        if not isinstance(attrs, dict):
+    """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
+    positions, recs = _typed_records(event, seen)
+    if not any([r.message_attributes or r.md5_of_message_attributes is not None for r in recs]):
+        return  # no attributes and no digest anywhere: nothing to check
+    for i, rec in zip(positions, recs):
+        attrs, digest = rec.message_attributes, rec.md5_of_message_attributes
+        if not attrs and digest is None:
+            continue  # no attributes and no digest: nothing to check
+        if type(attrs) is not dict:
             continue
         base = _rpath(i, "messageAttributes")
         if len(attrs) > 10:
@@ -385,40 +420,29 @@ def check_message_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
         complete = True
         for name, attr in attrs.items():
             path = child_path(base, name)
-            if not isinstance(name, str) or not _ATTR_NAME.match(name) or name.startswith(".") or name.endswith(".") or ".." in name:
-                yield error(path, "format",
-                            f"'{name}' is not a valid attribute name: 1-256 letters, digits, '_', '-' or '.', without leading, trailing or double dots.", "Q14")
-            if not isinstance(attr, dict):
-                complete = False
-                continue
-            dtype = attr.get("dataType")
-            if not isinstance(dtype, str):
-                complete = False
-                continue
-            if not _DATA_TYPE.match(dtype):
-                complete = False
-                yield error(child_path(path, "dataType"), "enum",
-                            f"dataType '{dtype}' is not String, Number or Binary (optionally with a .suffix).", "Q14")
+            dtype = attr.data_type if type(attr) is MessageAttribute else None
+            if type(dtype) is not str or DATA_TYPE.broken(dtype):
+                complete = False  # the walk reported it
                 continue
             is_binary = dtype.startswith("Binary")
             want, other = ("binaryValue", "stringValue") if is_binary else ("stringValue", "binaryValue")
-            if not isinstance(attr.get(want), str):
+            value, other_value = (attr.binary_value, attr.string_value) if is_binary else (attr.string_value, attr.binary_value)
+            if not isinstance(value, str):
                 complete = False
                 yield error(child_path(path, want), "missing", f"A {dtype.split('.')[0]} attribute carries its value in {want}.", "Q12")
-            elif is_binary and _attr_value_bytes(attr) is None:
+            elif is_binary and _attr_value_bytes(dtype, None, value) is None:
                 complete = False
                 yield error(child_path(path, want), "format", "binaryValue is not valid base64.", "Q12")
-            elif dtype.startswith("Number") and not _NUMBER.match(attr["stringValue"]):
-                yield error(child_path(path, want), "format", f"'{attr['stringValue']}' is not a number, but the dataType is Number.", "Q14")
-            if attr.get(other) is not None:
+            elif dtype.startswith("Number") and not _NUMBER.match(value):
+                yield error(child_path(path, want), "format", f"'{value}' is not a number, but the dataType is Number.", "Q14")
+            if other_value is not None:
                 yield warning(child_path(path, other), "unexpected", f"A {dtype.split('.')[0]} attribute has no {other}.", "Q12")
-        digest = rec.get("md5OfMessageAttributes")
         if not attrs:
             if isinstance(digest, str):
                 yield warning(_rpath(i, "md5OfMessageAttributes"), "unexpected",
                               "md5OfMessageAttributes appears only when the message has attributes.", "Q12")
             continue
-        if not complete:
+        if not complete or not all(isinstance(name, str) for name in attrs):
             continue
         expected = md5_of_message_attributes(attrs)
         if digest is None:
@@ -439,21 +463,20 @@ EVENT_CHECKS = [
     check_md5_of_body,
     check_message_attributes,
 ]
+EVENT_CONTRACT = Contract(EVENT_SHAPE, EVENT_CHECKS, source=SOURCE)
 
 
 def validate_event(event: Any, *, batch_size: int | None = None) -> Report:
     """Every problem of a queue batch event, located; never raises, whatever it is given."""
-    options = {"batch_size": batch_size} if batch_size is not None else None
-    return validate_value(event, EVENT_SHAPE, EVENT_CHECKS, source=SOURCE, options=options)
+    return EVENT_CONTRACT.check(event, {"batch_size": batch_size} if batch_size is not None else None)[0]
 
 
 def parse_event(event: Any) -> Any:
-    """The event as frozen dataclasses (`QueueEvent.records[i].md5_of_body`); raises ContractError when invalid."""
-    report = validate_event(event)
+    """The event as frozen typed values (`QueueEvent.records[i].md5_of_body`); raises ContractError when invalid."""
+    report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    event, _ = decode_json(event, "G0")  # JSON text, bytes or Raw: the value validate_event checked
-    return EVENT_SHAPE.parse(event)
+    return typed
 
 
 def looks_like(event: Any) -> bool:
@@ -468,9 +491,22 @@ def looks_like(event: Any) -> bool:
         first.get("eventSource") in ("provider:queue", "aws:sqs")
 
 
+_MESSAGE_ID = itemgetter("messageId")
+
+
 def correlation_ids(event: Any) -> list[str]:
     """Every messageId of the batch, in order."""
-    return [rec["messageId"] for _, rec in _dict_records(event) if isinstance(rec.get("messageId"), str)]
+    if type(event) is QueueEvent:
+        return [r.message_id for r in _records(event) if type(r) is QueueRecord and type(r.message_id) is str]
+    recs = event.get("Records") if isinstance(event, dict) else None
+    if not isinstance(recs, list):
+        return []
+    try:  # every record a dict with a string messageId (join refuses anything else): one C-level pass
+        ids = list(map(_MESSAGE_ID, recs))
+        "".join(ids)
+        return ids
+    except (TypeError, KeyError):  # some record is not one: keep the ids there are
+        return [rec["messageId"] for rec in recs if isinstance(rec, dict) and isinstance(rec.get("messageId"), str)]
 
 
 # --- building ---------------------------------------------------------------------

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import msgspec
+
 from .. import rules as _rules
 from .._invoke import Context, Invocation, encode_response, invoke
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, warning
-from ._event import _records, correlation_ids, validate_event
-from ._response import classify, iter_group_order
+from ..rules import rule
+from ._event import correlation_ids, validate_event
+from ._response import QueueResponse, iter_group_order, read_response
 
 _EMPTY = Report((), "queue", None, "response")
-_REASONS = {
-    "success": "Complete success: every message of the batch is deleted.",
-}
 
 
 class BatchOutcome:
@@ -90,52 +90,29 @@ class BatchOutcome:
                 f"{escape(self.reason)}<ul>{warns}</ul>{table}</div>")
 
 
-def _fast(ids: list[str], response: Any) -> BatchOutcome | None:
-    """The common forms, decided in a few steps; None sends the response to the full reading."""
-    all_ids = tuple(ids)
+_INVALID = object()  # the platform could not read JSON
+
+
+def _platform_reads(response: Any) -> Any:
+    """What the poller reads: the decoded JSON of `Raw` text, a Python value as its JSON would decode
+    (the typed response straight away when it is a well-formed object), or _INVALID when it is not JSON."""
     if response is None:
-        return BatchOutcome("success", (), all_ids, "Q8", "Complete success: the response is null, so every message is deleted.", _EMPTY, None, all_ids)
-    if type(response) is not dict or len(response) != 1:
         return None
-    failures = response.get("batchItemFailures", MISS)
-    if type(failures) is not list:
-        if failures is None:
-            return BatchOutcome("success", (), all_ids, "Q8", "Complete success: batchItemFailures is null, so every message is deleted.", _EMPTY, None, all_ids)
-        return None
-    if not failures:
-        return BatchOutcome("success", (), all_ids, "Q8", "Complete success: batchItemFailures is empty, so every message is deleted.", _EMPTY, None, all_ids)
-    failed = []
-    for item in failures:
-        if type(item) is not dict or len(item) != 1:
-            return None
-        ident = item.get("itemIdentifier")
-        if type(ident) is not str or not ident:
-            return None
-        failed.append(ident)
-    fset = set(failed)
-    if len(fset) != len(failed) or not fset.issubset(all_ids):
-        return None
-    deleted = tuple([i for i in ids if i not in fset])
-    failed_ids = (failed[0],) if len(failed) == 1 else tuple([i for i in ids if i in fset])  # batch order
-    return BatchOutcome("partial", failed_ids, deleted, "Q8", _partial_reason(len(failed), len(deleted)),
-                        _EMPTY, None, all_ids)
-
-
-_REASONS: dict[tuple[int, int], str] = {}
-
-
-def _partial_reason(failed: int, deleted: int) -> str:
+    if type(response) is dict:
+        try:  # a well-formed answer is JSON as it is: no need to encode it and read it back
+            return msgspec.convert(response, QueueResponse, strict=True)
+        except msgspec.ValidationError:
+            pass
+    if isinstance(response, Raw):
+        text = response.text()
+    else:
+        text, _ = encode_response(response)
+    if text is None:
+        return _INVALID
     try:
-        return _REASONS[failed, deleted]
-    except KeyError:
-        reason = (f"Partial failure: {failed} listed message(s) return to the queue after the visibility timeout; "
-                  f"the other {deleted} are deleted.")
-        if len(_REASONS) < 10_000:
-            _REASONS[failed, deleted] = reason
-        return reason
-
-
-MISS = object()
+        return loads_strict(text)
+    except (ValueError, RecursionError):
+        return _INVALID
 
 
 def outcome(event: Any, response: Any, *, report_batch_item_failures: bool = True) -> BatchOutcome:
@@ -144,96 +121,114 @@ def outcome(event: Any, response: Any, *, report_batch_item_failures: bool = Tru
         # the event as JSON text or bytes, like validate_event takes it
         event, _ = decode_json(event, "G0")
         event = None if event is MISSING else event
-    records = event.get("Records") if type(event) is dict else None
-    ids = None
-    if report_batch_item_failures and type(records) is list and type(response) is not Raw and type(response) is not Invocation:
-        # the common case in few steps: plain records of a standard queue
-        try:
-            ids = [r["messageId"] for r in records]
-            "".join(ids)  # every id a string, checked at C speed (TypeError otherwise)
-            plain = "MessageGroupId" not in records[0]["attributes"] if records else True
-        except (TypeError, KeyError, IndexError):
-            ids, plain = None, False
-        if plain and ids is not None:
-            try:
-                quick = _fast(ids, response)
-            except TypeError:
-                quick = None
-            if quick is not None:
-                return quick
-        ids = None
-    if ids is None:
-        ids = correlation_ids(event)
-    return _full(event, ids, response, report_batch_item_failures)
+    return decide(event, correlation_ids(event), response, report_batch_item_failures)
 
 
 def _all_fail(ids: list[str], rule: str, reason: str, issues: list[Issue], invocation: Invocation | None) -> BatchOutcome:
     return BatchOutcome("failure", tuple(ids), (), rule, reason, Report(issues, "queue", None, "response"), invocation, tuple(ids))
 
 
-def _full(event: Any, ids: list[str], response: Any, reporting: bool) -> BatchOutcome:
+@rule("Q6", "queue", "doc", "The function raises, times out or crashes: nothing is deleted and the whole batch returns "
+      "after the visibility timeout.", severity="outcome")
+def _invocation_failed(ids: list[str], invocation: Invocation) -> BatchOutcome | None:
+    """Q6: a timed-out or raising function; None when it returned."""
+    if invocation.timed_out:
+        return _all_fail(ids, "Q6", f"The function timed out after {invocation.timeout_s} s: nothing is deleted; the whole batch returns after the visibility timeout.", [error("$", "timeout", "The handler did not finish within its timeout.", "H4")], invocation)
+    if invocation.error is not None:
+        return _all_fail(ids, "Q6", f"The function raised {invocation.error.type}: nothing is deleted; the whole batch returns after the visibility timeout.", [error("$", "error", f"The handler raised {invocation.error}.", "H3")], invocation)
+    return None
+
+
+_SUCCESS = "Complete success: no failures reported, so every message is deleted."
+_MISSPELLED = ("Complete success (inferred): no batchItemFailures key, so every message is deleted; a misspelled key "
+               "loses the failures.")
+_NOT_JSON = "The response is not valid JSON: complete failure, every message returns to the queue."
+
+
+@rule("Q8", "queue", "contract", "Reporting on: null, {}, null or [] batchItemFailures is complete success; invalid "
+      "JSON or an itemIdentifier that is \"\", null, under another key or not in the batch is complete failure; "
+      "otherwise the listed messages fail.", severity="outcome")
+def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) -> BatchOutcome:
+    """The one decision: `response` (a value, `Raw` or an `Invocation`) is normalised to what the poller
+    reads, then read once (Q6, Q7, Q8, Q8a-c, Q10). Equivalent responses get the same outcome."""
     invocation: Invocation | None = None
-    if isinstance(response, Invocation):
+    unencodable: str | None = None  # why JSON could not encode what the handler returned
+    if type(response) is Invocation:
         invocation = response
-        if invocation.timed_out:
-            return _all_fail(ids, "Q6", f"The function timed out after {invocation.timeout_s} s: nothing is deleted; the whole batch returns after the visibility timeout.", [error("$", "timeout", "The handler did not finish within its timeout.", "H4")], invocation)
-        if invocation.error is not None:
-            return _all_fail(ids, "Q6", f"The function raised {invocation.error.type}: nothing is deleted; the whole batch returns after the visibility timeout.", [error("$", "error", f"The handler raised {invocation.error}.", "H3")], invocation)
-        text = invocation.response_text
-        response = Raw(text) if text is not None else None
-        if text is None:
-            why = invocation.encode_error or "unknown reason"
-            if not reporting:
-                return _not_reporting(ids, None, invocation, [warning("$", "encoding", f"The returned value is not JSON ({why}); ignored because reporting is off.", "H2")])
-            return _all_fail(ids, "Q8", "The response is not valid JSON: complete failure, every message returns to the queue.",
-                             [error("$", "format", f"The returned value cannot be encoded as JSON ({why}).", "H2")], invocation)
-    if isinstance(response, Raw):
-        try:
-            text = response.text()
-            response = loads_strict(text) if text is not None else _INVALID
-        except (ValueError, RecursionError):
-            response = _INVALID
-    elif response is not None:
-        text, why = encode_response(response)
-        try:
-            response = _INVALID if text is None else loads_strict(text)
-        except (ValueError, RecursionError):
-            response = _INVALID
+        failed = _invocation_failed(ids, invocation)
+        if failed is not None:
+            return failed
+        if invocation.response_text is None:
+            unencodable = invocation.encode_error or "unknown reason"
+            value = _INVALID
+        else:  # what it returned reads as its JSON text does (_platform_reads encodes what is not plain JSON)
+            value = _platform_reads(invocation.returned)
+    else:
+        value = _platform_reads(response)
     if not reporting:
-        value = None if response is _INVALID else response
-        return _not_reporting(ids, value, invocation, [])
-    if response is _INVALID:
-        return _all_fail(ids, "Q8", "The response is not valid JSON: complete failure, every message returns to the queue.",
-                         [error("$", "format", "The response is not valid JSON.", "Q8")], invocation)
-    kind, failed, issues = classify(response, ids)
+        return _not_reporting(ids, value, invocation, unencodable)
+    if value is _INVALID:
+        issue = (error("$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", "H2")
+                 if unencodable else error("$", "format", "The response is not valid JSON.", "Q8"))
+        return _all_fail(ids, "Q8", _NOT_JSON, [issue], invocation)
+    all_ids = ids if type(ids) is tuple else tuple(ids)
+    kind, failed, issues = read_response(value, all_ids)
     if kind == "failure":
         cause = next((i for i in issues if i.severity == "error"), None)
-        rule = cause.rule if cause is not None else "Q8"
-        tag = " (inferred)" if _rules.get(rule).inferred else ""
+        rule_id = cause.rule if cause is not None else "Q8"
+        tag = " (inferred)" if _rules.get(rule_id).inferred else ""
         reason = f"Complete failure{tag}: {cause.message if cause else 'the response is invalid.'} Every message returns to the queue."
-        return _all_fail(ids, rule, reason, issues, invocation)
+        return _all_fail(ids, rule_id, reason, issues, invocation)
     if kind == "success":
         q8b = any(i.rule == "Q8b" for i in issues)
-        rule = "Q8b" if q8b else "Q8"
-        reason = ("Complete success (inferred): no batchItemFailures key, so every message is deleted; a misspelled key loses the failures."
-                  if q8b else "Complete success: no failures reported, so every message is deleted.")
-        return BatchOutcome("success", (), tuple(ids), rule, reason, Report(issues, "queue", None, "response"), invocation, tuple(ids))
+        report = Report(issues, "queue", None, "response") if issues else _EMPTY
+        return BatchOutcome("success", (), all_ids, "Q8b" if q8b else "Q8", _MISSPELLED if q8b else _SUCCESS,
+                            report, invocation, all_ids)
     fset = set(failed)
-    issues.extend(iter_group_order(_records(event), fset))
-    deleted = tuple(i for i in ids if i not in fset)
-    ordered_ids = tuple(i for i in ids if i in fset)
-    reason = f"Partial failure: {len(failed)} listed message(s) return to the queue after the visibility timeout; the other {len(deleted)} are deleted."
-    if any(i.rule == "Q10" for i in issues):
+    if isinstance(event, dict) and _has_groups(event):
+        issues.extend(iter_group_order(event["Records"], fset))
+    deleted = tuple([i for i in all_ids if i not in fset])
+    ordered = tuple(failed) if len(failed) == 1 else tuple([i for i in all_ids if i in fset])  # batch order
+    reason = _partial_reason(len(failed), len(deleted))
+    if issues and any(i.rule == "Q10" for i in issues):
         reason += " The FIFO group order breaks (see warnings)."
-    return BatchOutcome("partial", ordered_ids, deleted, "Q8", reason, Report(issues, "queue", None, "response"), invocation, tuple(ids))
+    report = Report(issues, "queue", None, "response") if issues else _EMPTY
+    return BatchOutcome("partial", ordered, deleted, "Q8", reason, report, invocation, all_ids)
 
 
-_INVALID = object()
+def _has_groups(event: dict) -> bool:
+    """True when the records carry message groups (a FIFO batch), so that Q10 can apply."""
+    recs = event.get("Records")
+    first = recs[0] if isinstance(recs, list) and recs else None
+    attrs = first.get("attributes") if isinstance(first, dict) else None
+    return isinstance(attrs, dict) and "MessageGroupId" in attrs
 
 
-def _not_reporting(ids: list[str], response: Any, invocation: Invocation | None, issues: list[Issue]) -> BatchOutcome:
-    failures = response.get("batchItemFailures") if isinstance(response, dict) else None
-    if isinstance(failures, list) and failures:
+_REASONS: dict[tuple[int, int], str] = {}
+
+
+def _partial_reason(failed: int, deleted: int) -> str:
+    reason = _REASONS.get((failed, deleted))
+    if reason is None:
+        reason = (f"Partial failure: {failed} listed message(s) return to the queue after the visibility timeout; "
+                  f"the other {deleted} are deleted.")
+        if len(_REASONS) < 10_000:  # the sentence for a pair of counts is made once
+            _REASONS[failed, deleted] = reason
+    return reason
+
+
+@rule("Q7", "queue", "inferred", "Reporting (ReportBatchItemFailures) off and the function succeeded: the response is "
+      "ignored and the whole batch is deleted; returned failures are lost.", severity="outcome")
+def _not_reporting(ids: list[str], value: Any, invocation: Invocation | None, unencodable: str | None) -> BatchOutcome:
+    issues: list[Issue] = []
+    if unencodable is not None:
+        issues.append(warning("$", "encoding", f"The returned value is not JSON ({unencodable}); ignored because "
+                                               "reporting is off.", "H2"))
+    if type(value) is QueueResponse:
+        failures = value.batch_item_failures
+    else:
+        failures = value.get("batchItemFailures") if isinstance(value, dict) else None
+    if isinstance(failures, (list, tuple)) and failures:
         issues.append(warning("$.batchItemFailures", "ignored",
                               f"Partial-batch reporting is off: the {len(failures)} reported failure(s) are ignored and deleted with the rest. They are lost.", "Q7"))
     return BatchOutcome("success", (), tuple(ids), "Q7",
@@ -248,7 +243,5 @@ def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | No
     if not report.ok:
         raise ContractError(report)
     event, _ = decode_json(event, "G0")
-    ids = correlation_ids(event)
     invocation = invoke(handler, event, timeout_s=timeout_s, context=context)
-    result = _full(event, ids, invocation, report_batch_item_failures)
-    return result
+    return decide(event, correlation_ids(event), invocation, report_batch_item_failures)

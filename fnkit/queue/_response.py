@@ -1,16 +1,26 @@
-"""The queue response: `batchItemFailures`, and how the platform classifies it (Q8, Q8a-c)."""
+"""The queue response: `batchItemFailures`, and how the platform reads it (Q8, Q8a-c).
+
+`read_response(value, batch_ids)` is the one reading of a decoded response: the compiled
+shape takes the common, well-formed answers in one `msgspec.convert`; anything else is read
+entry by entry, saying where and why. Both ways judge each itemIdentifier with the same
+`_identifier_issue`, so the verdicts cannot drift apart.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from .._report import MISSING, Issue, Raw, Report, decode_json, describe, error, warning
-from .._shape import STR, F, ListOf, Nullable, Shape
+import msgspec
 
+from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
+from .._shape import F, ListOf, Nullable, Shape, Text
+from ..rules import rule
+
+ITEM_IDENTIFIER = Text(min_len=1, rule="Q8", message="itemIdentifier is an empty string, so the whole batch fails.")
 ITEM_FAILURE = Shape(
     "BatchItemFailure",
-    [F("itemIdentifier", STR, doc="The messageId of a failed message.", rule="QS6")],
+    [F("itemIdentifier", ITEM_IDENTIFIER, doc="The messageId of a failed message.", rule="QS6")],
     rule="QS6",
 )
 RESPONSE_SHAPE = Shape(
@@ -20,81 +30,145 @@ RESPONSE_SHAPE = Shape(
     rule="QS6",
     doc="What a queue handler returns when partial-batch reporting is on.",
 )
+rule("QS6", "queue", "contract", "The response is an object with `batchItemFailures`, a list of objects with "
+     "`itemIdentifier` (a messageId of the batch), or empty/null.", origin="spec")(RESPONSE_SHAPE)
 
+QueueResponse = RESPONSE_SHAPE.struct
 _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "failures", "itemfailures"}
 
 
-def classify(response: Any, batch_ids: list[str] | None) -> tuple[str, list[str], list[Issue]]:
-    """Read a decoded response as the platform does: (kind, failed ids in order, issues).
+@rule("Q8c", "queue", "inferred", "An itemIdentifier listed twice counts once.", severity="warning")
+def _identifier_issue(ident: Any, index: int, known: Any, listed: set) -> Issue | None:
+    """Q8/Q8a/Q8c: what is wrong with the itemIdentifier of entry `index` (None: it names a message of the
+    batch, the first time). `known`: the batch's ids (a set or tuple), or None to match no batch."""
+    if type(ident) is str and not ITEM_IDENTIFIER.broken(ident) and (known is None or ident in known) \
+            and ident not in listed:
+        return None
+    path = f"$.batchItemFailures[{index}].itemIdentifier"
+    if ident is None:
+        return error(path, "type", "itemIdentifier is null, so the whole batch fails.", "Q8")
+    if not isinstance(ident, str):
+        return error(path, "type", f"itemIdentifier is {describe(ident)}; it must be the messageId string, so the "
+                                   "whole batch fails.", "Q8a")
+    if ITEM_IDENTIFIER.broken(ident):
+        return Issue(path, ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "error", ITEM_IDENTIFIER.rule)
+    if known is not None and ident not in known:
+        near = [k for k in known if k.lower() == ident.lower()]
+        hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
+        return error(path, "unknown", f"'{ident}' is not a messageId of this batch, so the whole batch fails.{hint}",
+                     "Q8")
+    if ident in listed:
+        return warning(path, "duplicate", f"'{ident}' is listed twice; it counts once.", "Q8c")
+    return None
 
-    kind is "success", "partial" or "failure". With `batch_ids` None, ids are not
-    matched against a batch (only the response's own form is judged).
-    """
-    issues: list[Issue] = []
-    if response is None:
-        return "success", [], issues
-    if not isinstance(response, dict):
-        issues.append(error("$", "type", f"The response is {describe(response)}; the platform reads only an object or null, so the whole batch fails.", "Q8a"))
-        return "failure", [], issues
+
+@rule("Q8b", "queue", "inferred", "A misspelled top-level key (e.g. BatchItemFailures) reads as no failures: complete "
+      "success, with a loud warning.", severity="warning")
+def _key_issues(response: dict) -> list[Issue]:
+    """Q8b and G1: keys other than batchItemFailures are ignored; a misspelling of it loses the failures."""
+    issues = []
     for key in response:
-        if key != "batchItemFailures":
-            if isinstance(key, str) and key.lower().replace("_", "") in _SPELLINGS:
-                issues.append(warning(f"$['{key}']" if not key.isidentifier() else f"$.{key}", "unknown",
-                                      f"'{key}' is not 'batchItemFailures' (names are case-sensitive): the platform sees no failures and deletes the whole batch. The failures you meant to report are lost.", "Q8b"))
-            else:
-                issues.append(warning(f"$.{key}" if isinstance(key, str) and key.isidentifier() else f"$[{key!r}]", "unknown",
-                                      f"'{key}' is not part of the response; the platform ignores it.", "G1"))
+        if key == "batchItemFailures":
+            continue
+        path = child_path("$", key)
+        if isinstance(key, str) and key.lower().replace("_", "") in _SPELLINGS:
+            issues.append(warning(path, "unknown",
+                                  f"'{key}' is not 'batchItemFailures' (names are case-sensitive): the platform sees no "
+                                  "failures and deletes the whole batch. The failures you meant to report are lost.",
+                                  "Q8b"))
+        else:
+            issues.append(warning(path, "unknown", f"'{key}' is not part of the response; the platform ignores it.",
+                                  "G1"))
+    return issues
+
+
+def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[Issue]]:
+    """Read a decoded response as the platform does: (kind, failed ids in listing order, issues).
+
+    kind is "success", "partial" or "failure". With `batch_ids` None, ids are not matched
+    against a batch (only the response's own form is judged).
+    """
+    if response is None:
+        return "success", [], []
+    typed = response if type(response) is QueueResponse else None
+    if type(response) is dict:
+        try:
+            typed = msgspec.convert(response, QueueResponse, strict=True)
+        except msgspec.ValidationError:
+            typed = None
+    if typed is not None:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
+        failures = typed.batch_item_failures
+        idents = [item.item_identifier for item in failures] if failures else ()
+        return _identifiers(idents, batch_ids, [])
+    return classify(response, batch_ids)
+
+
+@rule("Q8a", "queue", "inferred", "Also complete failure: a top level that is not an object or null, batchItemFailures "
+      "not a list, an entry not an object, an itemIdentifier not a string.")
+def classify(response: Any, batch_ids: Any) -> tuple[str, list[str], list[Issue]]:
+    """The entry-by-entry reading of any decoded response (what `read_response` does with an odd one)."""
+    if response is None:
+        return "success", [], []
+    if not isinstance(response, dict):
+        return "failure", [], [error("$", "type", f"The response is {describe(response)}; the platform reads only an "
+                                                  "object or null, so the whole batch fails.", "Q8a")]
+    issues = _key_issues(response)
     failures = response.get("batchItemFailures")
     if failures is None:
         return "success", [], issues
     if not isinstance(failures, list):
-        issues.append(error("$.batchItemFailures", "type", f"batchItemFailures is {describe(failures)}; it must be a list, so the whole batch fails.", "Q8a"))
+        issues.append(error("$.batchItemFailures", "type", f"batchItemFailures is {describe(failures)}; it must be a "
+                                                             "list, so the whole batch fails.", "Q8a"))
         return "failure", [], issues
-    known = set(batch_ids) if batch_ids is not None else None
-    failed: list[str] = []
-    listed: set[str] = set()
-    broken = False
+    idents: list[Any] = []
+    notes: list[list[Issue]] = []  # what each entry says before its identifier is judged
     for i, item in enumerate(failures):
         path = f"$.batchItemFailures[{i}]"
         if not isinstance(item, dict):
-            issues.append(error(path, "type", f"Each failure is an object with itemIdentifier; this one is {describe(item)}, so the whole batch fails.", "Q8a"))
-            broken = True
-            continue
-        if "itemIdentifier" not in item:
+            notes.append([error(path, "type", f"Each failure is an object with itemIdentifier; this one is "
+                                              f"{describe(item)}, so the whole batch fails.", "Q8a")])
+            idents.append(_BROKEN)
+        elif "itemIdentifier" not in item:
             other = ", ".join(repr(k) for k in item) or "no key at all"
-            issues.append(error(f"{path}.itemIdentifier", "missing", f"The failure has {other} instead of 'itemIdentifier' (a wrong key name), so the whole batch fails.", "Q8"))
+            notes.append([error(f"{path}.itemIdentifier", "missing", f"The failure has {other} instead of "
+                                "'itemIdentifier' (a wrong key name), so the whole batch fails.", "Q8")])
+            idents.append(_BROKEN)
+        else:
+            notes.append([warning(child_path(path, key), "unknown", f"'{key}' is ignored; a failure carries only "
+                                                                    "itemIdentifier.", "G1")
+                          for key in item if key != "itemIdentifier"])
+            idents.append(item["itemIdentifier"])
+    return _identifiers(idents, batch_ids, issues, notes)
+
+
+_BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
+
+
+def _identifiers(idents: Any, batch_ids: Any, issues: list[Issue],
+                 notes: list[list[Issue]] | None = None) -> tuple[str, list[str], list[Issue]]:
+    """The verdict on the listed identifiers, in listing order (`notes`: issues to say before each entry's own)."""
+    known = batch_ids
+    if known is not None and not isinstance(known, (set, frozenset)) and len(known) > 32:
+        known = set(known)  # a long batch: look ids up in a set
+    failed: list[str] = []
+    listed: set[str] = set()
+    broken = False
+    for i, ident in enumerate(idents):
+        if notes is not None and notes[i]:
+            issues.extend(notes[i])
+        if ident is _BROKEN:
             broken = True
             continue
-        for key in item:
-            if key != "itemIdentifier":
-                issues.append(warning(f"{path}.{key}" if isinstance(key, str) and key.isidentifier() else f"{path}[{key!r}]", "unknown",
-                                      f"'{key}' is ignored; a failure carries only itemIdentifier.", "G1"))
-        ident = item["itemIdentifier"]
-        ipath = f"{path}.itemIdentifier"
-        if ident is None:
-            issues.append(error(ipath, "type", "itemIdentifier is null, so the whole batch fails.", "Q8"))
-            broken = True
-        elif not isinstance(ident, str):
-            issues.append(error(ipath, "type", f"itemIdentifier is {describe(ident)}; it must be the messageId string, so the whole batch fails.", "Q8a"))
-            broken = True
-        elif ident == "":
-            issues.append(error(ipath, "format", "itemIdentifier is an empty string, so the whole batch fails.", "Q8"))
-            broken = True
-        elif known is not None and ident not in known:
-            near = [k for k in known if k.lower() == ident.lower()]
-            hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
-            issues.append(error(ipath, "unknown", f"'{ident}' is not a messageId of this batch, so the whole batch fails.{hint}", "Q8"))
-            broken = True
-        elif ident in listed:
-            issues.append(warning(ipath, "duplicate", f"'{ident}' is listed twice; it counts once.", "Q8c"))
-        else:
+        issue = _identifier_issue(ident, i, known, listed)
+        if issue is None:
             listed.add(ident)
             failed.append(ident)
+        else:
+            issues.append(issue)
+            broken = broken or issue.severity == "error"
     if broken:
         return "failure", failed, issues
-    if not failed:
-        return "success", [], issues
-    return "partial", failed, issues
+    return ("partial" if failed else "success"), failed, issues
 
 
 def validate_response(response: Any, *, event: Any = None, report_batch_item_failures: bool = True) -> Report:
@@ -104,21 +178,26 @@ def validate_response(response: Any, *, event: Any = None, report_batch_item_fai
     if isinstance(response, Raw) or isinstance(response, (str, bytes, bytearray, memoryview)):
         value, issues = decode_json(response, "Q8")
         if value is MISSING:
-            issues = [Issue(i.path, i.code, i.message + " The platform treats invalid JSON as a complete failure.", "error", "Q8") for i in issues]
+            issues = [Issue(i.path, i.code, i.message + " The platform treats invalid JSON as a complete failure.",
+                            "error", "Q8") for i in issues]
             return Report(issues, "queue", None, "response")
         response = value
     batch_ids = correlation_ids(event) if event is not None else None
     try:
-        _, _, issues = classify(response, batch_ids)
+        _, _, issues = read_response(response, batch_ids)
     except RecursionError:
         issues = [error("$", "limit", "The response nests too deeply to read.", "Q8a")]
     if not report_batch_item_failures and isinstance(response, dict) and response.get("batchItemFailures"):
         issues.append(warning("$.batchItemFailures", "ignored",
-                              "Partial-batch reporting is off: the platform ignores this list and deletes the whole batch, so these failures are lost.", "Q7"))
+                              "Partial-batch reporting is off: the platform ignores this list and deletes the whole "
+                              "batch, so these failures are lost.", "Q7"))
     return Report(issues, "queue", None, "response")
 
 
-def iter_group_order(records: list[dict], failed: set[str]) -> Iterator[Issue]:
+@rule("Q10", "queue", "inferred", "FIFO partial response: a listed message of a group followed by an unlisted message of "
+      "the same group breaks the group's order (the unlisted one is deleted); report every failed and unprocessed "
+      "message instead.", severity="warning")
+def iter_group_order(records: list, failed: set[str]) -> Iterator[Issue]:
     """Q10: a listed message of a group followed by an unlisted one of the same group breaks the order."""
     failed_groups: dict[str, str] = {}
     for i, rec in enumerate(records):
@@ -131,4 +210,22 @@ def iter_group_order(records: list[dict], failed: set[str]) -> Iterator[Issue]:
             failed_groups.setdefault(group, mid)
         elif group in failed_groups:
             yield warning(f"$.Records[{i}]", "ordering",
-                          f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so it is deleted and the group's order breaks. List every message after the first failure of a group.", "Q10")
+                          f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
+                          "it is deleted and the group's order breaks. List every message after the first failure of "
+                          "a group.", "Q10")
+
+
+def json_schema(kind: str = "event") -> dict:
+    """A Draft 2020-12 JSON Schema of the queue event (`kind="event"`) or response (`"response"`), from the
+    declarations fnkit validates with; what a schema cannot express is listed in its description."""
+    from .._validate import Contract
+    from ._event import EVENT_CONTRACT
+
+    if kind == "event":
+        return EVENT_CONTRACT.json_schema()
+    if kind == "response":
+        schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
+            also=("Q8", "Q8a", "Q8b", "Q8c", "Q7"))
+        head = {k: schema.pop(k) for k in ("$schema", "title", "description")}
+        return {**head, "anyOf": [schema, {"type": "null"}]}  # a null response is complete success (Q8)
+    raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

@@ -11,8 +11,9 @@ from typing import Any, Callable, Iterator
 
 from .._invoke import Context, Invocation, capturing, invoke
 from .._report import Report
-from ._event import EVENT_SOURCE, TRACE_KEY, md5_of_body, md5_of_message_attributes, normalize_message_attributes, queue_arn
-from ._outcome import BatchOutcome, _full, outcome
+from ..rules import rule
+from ._event import EVENT_SOURCE, TRACE_KEY, _md5, md5_of_message_attributes, normalize_message_attributes, queue_arn
+from ._outcome import BatchOutcome, decide
 
 EPOCH_MS = 1_767_225_600_000  # virtual time 0 = 2026-01-01T00:00:00Z
 MAX_PAYLOAD = 6 * 1024 * 1024
@@ -55,32 +56,49 @@ class SimContext(Context):
 class Message:
     """One message's life in the simulated queue."""
 
+    # Runs hold millions of these: what a record needs is kept compact (the MD5 as 16 bytes, the
+    # send time as an int) and written out as text only when a record is built.
     __slots__ = ("message_id", "body", "group_id", "dedup_id", "sequence_number", "message_attributes",
-                 "md5_body", "md5_attributes", "sent_ms", "first_receive_s",
-                 "receive_count", "state", "index", "deleted_s", "size")
+                 "_md5", "md5_attributes", "_sent_ms", "first_receive_s",
+                 "receive_count", "state", "index", "deleted_s", "_extra_size")
 
     def __init__(self, message_id: str, body: str, index: int, sent_s: float) -> None:
         self.message_id = message_id
         self.body = body
         self.index = index
-        self.sent_ms = str(EPOCH_MS + int(sent_s * 1000))
+        self._sent_ms = EPOCH_MS + int(sent_s * 1000)
         self.group_id: str | None = None
         self.dedup_id: str | None = None
         self.sequence_number: str | None = None
         self.message_attributes: dict | None = None
-        self.md5_body = md5_of_body(body)
+        self._md5 = _md5(body.encode("utf-8", "surrogatepass")).digest()
         self.md5_attributes: str | None = None
         self.first_receive_s: float | None = None
         self.receive_count = 0
         self.state = "queued"  # queued | in-flight | deleted | dead-lettered
         self.deleted_s: float | None = None
-        # a conservative estimate of the record's JSON size, for the 6 MB payload limit (Q1)
-        self.size = 700 + (len(body) if body.isascii() else 2 * len(body.encode("utf-8", "surrogatepass")))
+        self._extra_size = 0  # the message attributes' share of the record's size
+
+    @property
+    def md5_body(self) -> str:
+        """md5OfBody of the message (Q13)."""
+        return self._md5.hex()
+
+    @property
+    def sent_ms(self) -> str:
+        """SentTimestamp: when the message was sent, epoch milliseconds as text."""
+        return str(self._sent_ms)
+
+    @property
+    def size(self) -> int:
+        """A conservative estimate of the record's JSON size, for the 6 MB payload limit (Q1)."""
+        body = self.body
+        return 700 + self._extra_size + (len(body) if body.isascii() else 2 * len(body.encode("utf-8", "surrogatepass")))
 
     @property
     def sent_s(self) -> float:
         """When the message was sent, in virtual seconds."""
-        return (int(self.sent_ms) - EPOCH_MS) / 1000
+        return (self._sent_ms - EPOCH_MS) / 1000
 
     @property
     def final_state(self) -> str:
@@ -120,16 +138,21 @@ class Delivery(tuple):
 class SimInvocation:
     """One batch handed to the function: when, which records, and what the poller did."""
 
-    __slots__ = ("index", "time_s", "_deliveries", "outcome", "duration_s", "_sim", "dead_lettered")
+    __slots__ = ("index", "time_s", "_messages", "_counts", "outcome", "duration_s", "_sim")
 
-    def __init__(self, index: int, time_s: float, deliveries: list[tuple], sim: "QueueSim") -> None:
+    def __init__(self, index: int, time_s: float, messages: tuple, counts: tuple, sim: "QueueSim") -> None:
         self.index = index
         self.time_s = time_s
-        self._deliveries = deliveries  # (message, receive count) pairs: cheap for runs of millions
+        # the messages and their receive counts at this receive, side by side: cheap for runs of millions
+        self._messages = messages
+        self._counts = counts
         self.outcome: BatchOutcome | None = None
         self.duration_s = 0.0
         self._sim = sim
-        self.dead_lettered: list[str] = []
+
+    @property
+    def _deliveries(self) -> list[tuple]:
+        return list(zip(self._messages, self._counts))
 
     @property
     def deliveries(self) -> list[Delivery]:
@@ -143,14 +166,14 @@ class SimInvocation:
 
     @property
     def message_ids(self) -> list[str]:
-        return [d[0].message_id for d in self._deliveries]
+        return [m.message_id for m in self._messages]
 
     def row(self) -> dict:
         o = self.outcome
         return {
             "invocation": self.index,
             "time_s": round(self.time_s, 6),
-            "records": len(self._deliveries),
+            "records": len(self._messages),
             "kind": o.kind if o else None,
             "failed": len(o.failed_ids) if o else None,
             "deleted": len(o.deleted_ids) if o else None,
@@ -161,7 +184,7 @@ class SimInvocation:
 
     def __repr__(self) -> str:
         kind = self.outcome.kind if self.outcome else "?"
-        return f"SimInvocation(#{self.index}, t={self.time_s:g}s, records={len(self._deliveries)}, {kind})"
+        return f"SimInvocation(#{self.index}, t={self.time_s:g}s, records={len(self._messages)}, {kind})"
 
 
 class QueueRun:
@@ -226,7 +249,7 @@ class QueueRun:
         for m in self.messages:
             if m.message_id != message_id:
                 continue
-            receipts = [inv.index for inv in self.invocations if any(d[0] is m for d in inv._deliveries)]
+            receipts = [inv.index for inv in self.invocations if any(x is m for x in inv._messages)]
             for idx in receipts:
                 inv = self.invocations[idx]
                 failed = inv.outcome is not None and message_id in inv.outcome.failed_ids
@@ -248,6 +271,8 @@ class QueueRun:
         return f"<b>QueueRun</b><table>{cells}</table>"
 
 
+@rule("Q3", "queue", "doc", "Visibility timeout 30 s by default (0-43,200); maxReceiveCount 10 by default with a "
+      "dead-letter queue; FIFO queues have FIFO dead-letter queues.", severity="behaviour")
 class QueueSim:
     """A queue and its poller on a virtual clock: send messages, run a handler, read what happened.
 
@@ -311,6 +336,8 @@ class QueueSim:
         self._invocations: list[SimInvocation] = []
 
     # -- sending ------------------------------------------------------------
+    @rule("Q11", "queue", "contract", "FIFO deduplication: a 5-minute window over the whole queue; a duplicate send is "
+          "accepted but not delivered; content-based id = SHA-256 hex of the body.", severity="behaviour")
     def send(self, body: Any, *, group_id: str | None = None, dedup_id: str | None = None,
              message_attributes: dict | None = None) -> str | None:
         """Put a message in the queue now (virtual time); its id, or None when deduplicated (Q11)."""
@@ -338,7 +365,7 @@ class QueueSim:
             attrs = normalize_message_attributes(message_attributes)
             msg.message_attributes = attrs
             msg.md5_attributes = md5_of_message_attributes(attrs)
-            msg.size += len(json.dumps(attrs))
+            msg._extra_size = len(json.dumps(attrs))
         if self.fifo:
             msg.group_id = group_id
             msg.dedup_id = dedup_id
@@ -360,7 +387,7 @@ class QueueSim:
         first = m.first_receive_s
         attributes = {
             "ApproximateReceiveCount": str(count),
-            "SentTimestamp": m.sent_ms,
+            "SentTimestamp": str(m._sent_ms),
             "SenderId": self._sender_id,
             "ApproximateFirstReceiveTimestamp": str(EPOCH_MS + int((first if first is not None else time_s) * 1000)),
         }
@@ -375,7 +402,7 @@ class QueueSim:
                 "body": m.body,
                 "attributes": attributes,
                 "messageAttributes": {},
-                "md5OfBody": m.md5_body,
+                "md5OfBody": m._md5.hex(),
                 "eventSource": self._event_source,
                 "eventSourceARN": self.arn,
                 "awsRegion": self.region,
@@ -387,7 +414,7 @@ class QueueSim:
             "attributes": attributes,
             "messageAttributes": m.message_attributes,
             "md5OfMessageAttributes": m.md5_attributes,
-            "md5OfBody": m.md5_body,
+            "md5OfBody": m._md5.hex(),
             "eventSource": self._event_source,
             "eventSourceARN": self.arn,
             "awsRegion": self.region,
@@ -410,6 +437,8 @@ class QueueSim:
             else:
                 self._ready.append(m)
 
+    @rule("Q9", "queue", "doc", "FIFO: at most one batch in flight per message group; order kept within a group; a batch "
+          "may mix groups.", severity="behaviour")
     def _take(self) -> list[Message]:
         """The next batch, as the poller assembles it (dead-letter moves on the way, Q5)."""
         batch: list[Message] = []
@@ -451,6 +480,8 @@ class QueueSim:
             batch.append(ready.popleft())
         return batch
 
+    @rule("Q5", "queue", "doc", "A message whose next receive would exceed maxReceiveCount moves to the dead-letter "
+          "queue instead.", severity="behaviour")
     def _dead_letter(self, m: Message) -> bool:
         """Q5: a receive that would exceed max_receive_count moves the message to the dead-letter queue."""
         if self.max_receive_count is not None and m.receive_count + 1 > self.max_receive_count:
@@ -505,7 +536,6 @@ class QueueSim:
 
     def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message]) -> None:
         now = self.now
-        deliveries = []
         for m in batch:
             m.receive_count += 1
             if m.first_receive_s is None:
@@ -513,10 +543,11 @@ class QueueSim:
             m.state = "in-flight"
             if m.group_id is not None:
                 self._group_busy[m.group_id] = self._group_busy.get(m.group_id, 0) + 1
-            deliveries.append((m, m.receive_count))
-        inv = SimInvocation(len(self._invocations), now, deliveries, self)
+        messages = tuple(batch)
+        counts = tuple([m.receive_count for m in messages])
+        inv = SimInvocation(len(self._invocations), now, messages, counts, self)
         self._invocations.append(inv)
-        event = self._event(deliveries, now)
+        event = {"Records": [self._record(d, now) for d in zip(messages, counts)]}
         ctx = SimContext(self)
         invocation = invoke(handler, event, timeout_s=self.real_timeout_s, context=ctx)
         duration = self.invocation_s + ctx.slept_s
@@ -526,13 +557,8 @@ class QueueSim:
                                     timeout_s=self.function_timeout_s)
         if invocation.timed_out:
             duration = self.function_timeout_s
-        ids = [m.message_id for m in batch]
-        if invocation.succeeded and invocation.encode_error is None and self.report_batch_item_failures:
-            result = outcome(event, invocation.returned)
-            if result.invocation is None:
-                result = result._replace(invocation=invocation)
-        else:
-            result = _full(event, ids, invocation, self.report_batch_item_failures)
+        ids = tuple([m.message_id for m in messages])
+        result = decide(event, ids, invocation, self.report_batch_item_failures)
         inv.outcome = result
         inv.duration_s = duration
         self.now = now + duration
@@ -566,6 +592,8 @@ class QueueSim:
         return iter(self._messages)
 
 
+@rule("Q2", "queue", "observed", "A configuration whose queue visibility timeout is below the function timeout is "
+      "refused.", severity="refusal")
 def _check_config(fifo: bool, visibility: float, max_receive: int | None, batch_size: int, window: float,
                   function_timeout: float, content_dedup: bool) -> None:
     """Refuse what the platform refuses, naming the rule."""

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from fnkit import ContractError, alb
-from fnkit.alb._event import full_check
+from fnkit.alb._event import EVENT_CONTRACT
 
 TRACE = re.compile(r"Root=1-[0-9a-f]{8}-[0-9a-f]{24}")
 
@@ -276,8 +276,8 @@ def test_json_text_and_bytes_are_decoded(event):
     assert rules_of(alb.validate_event("{not json")) == {"G0"}
 
 
-def test_fast_path_and_full_check_agree_on_a_clean_event(event):
-    fast, full = alb.validate_event(event), full_check(event)
+def test_compiled_and_located_checks_agree_on_a_clean_event(event):
+    fast, full = alb.validate_event(event), EVENT_CONTRACT.located(event)
     assert list(fast) == list(full) == [] and fast.dialect == full.dialect == "provider"
 
 

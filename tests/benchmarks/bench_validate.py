@@ -1,33 +1,23 @@
-"""How fast fnkit checks events, next to json.loads and Powertools' parser models.
+"""How fast the contract engine is, as ratios measured in one process, each beside its target.
 
 A plain script (pytest collects only test_*.py): `python3 kit.py bench`, or
-`python tests/benchmarks/bench_validate.py [--repeat N] [--check]`.
+`python tests/benchmarks/bench_validate.py [--rounds N] [--quick] [--check]`.
 
-Every timing is the median (`--stat min`: the best) over `--repeat` runs of timeit
-(each run long enough to be above the clock's noise), per call. Ratios are fnkit's time over the other's:
-below 1 means fnkit is faster. Each target is printed beside its measure with
-PASS or MISS; `--check` makes any MISS exit with status 1 (default: report only).
+Each ratio is the median, over `--rounds` interleaved rounds, of (fnkit's time / the baseline's
+time) measured back to back in the same round, so a machine that gets busier or quieter
+affects both sides alike. Baselines: `json.loads` of the same event's JSON text (bytes for
+the bytes row), and Powertools' parser models (`aws-lambda-powertools[parser]`, the `bench`
+extra), which check no digest. Rows and targets are those of the issue "Contract engine";
+floors (what MD5 alone, the compiled decode alone cost) are printed beside them, so that a
+missed target comes with what it cannot go below. `--check` exits 1 when a target is missed.
 
-Rows:
-- queue, 10 records of 200-byte bodies: `fnkit.queue.validate_event(dict)` vs
-  `json.loads(text)` vs Powertools `SqsModel.model_validate(dict)`;
-- queue, 1,000 records: the same three;
-- load balancer GET with 15 headers: `fnkit.alb.validate_event` vs json.loads vs `AlbModel`;
-- load balancer POST with a 100 KB body: the same three;
-- mail event with 50 recipients: `fnkit.mail.validate_event` vs json.loads;
-- `fnkit.queue.outcome` on a 10-record batch with a one-failure response (absolute);
-- `import fnkit` in a fresh interpreter (best of 5), and that it loads neither pandas
-  nor ipywidgets.
-
-fnkit.alb and fnkit.mail are imported lazily: a source that cannot be imported (yet)
-shows as "not available" and the rest still runs. The queue events are built in the
-real platform's spelling (`dialect="aws"`), which Powertools' models require.
+The QueueSim row runs `bench_sim.py --sim-only` in a fresh process (its peak RSS is that
+process's own); `import fnkit` is timed in fresh interpreters (best of 7).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import random
@@ -35,131 +25,13 @@ import statistics
 import subprocess
 import sys
 import timeit
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # benchmark the working tree
 
-# Targets of the issue "fnkit core". Ratios are fnkit / other (lower is better); None: shown, no target.
-TARGET_VS_JSON = {            # validate_event on the decoded event / json.loads of its text
-    "queue: 10 records, 200 B bodies": 0.5,
-    "alb: GET": 0.3,
-    "mail: 50 recipients": 1.0,
-}
-TARGET_VS_POWERTOOLS = {      # fnkit / Powertools model_validate: "at least 2x faster"
-    "alb: GET": 0.5,
-}
-TARGET_OUTCOME_US = 2.0      # queue.outcome, 10 records, one failure
-TARGET_IMPORT_MS = 100.0     # `import fnkit` in a fresh interpreter
-HEAVY_MODULES = ("pandas", "ipywidgets")
-
-
-# --- timing -------------------------------------------------------------------------------------------
-
-
-STAT = statistics.median  # --stat min: the best run, steadier on a busy machine
-
-
-def per_call_us(fn: Callable[[], Any], repeat: int, min_run_s: float = 0.05) -> float:
-    """Per-call time in µs: the median (or min) over `repeat` timeit runs of ≥ min_run_s each."""
-    timer = timeit.Timer(fn)
-    number = 1
-    while True:  # like Timer.autorange, but to a shorter, fixed floor
-        if timer.timeit(number) >= min_run_s:
-            break
-        number *= 2 if number < 8 else 4
-    runs = timer.repeat(repeat=repeat, number=number)
-    return STAT(runs) / number * 1e6
-
-
-def fmt_us(us: float | None) -> str:
-    if us is None:
-        return "-"
-    if us >= 1000:
-        return f"{us / 1000:,.2f} ms"
-    return f"{us:,.2f} µs"
-
-
-def fmt_ratio(value: float, target: float | None) -> str:
-    """Two decimals, three when two would hide which side of the target it is on."""
-    return f"{value:.3f}×" if target is not None and round(value, 2) == round(target, 2) else f"{value:.2f}×"
-
-
-def verdict(value: float | None, target: float | None) -> str:
-    if value is None:
-        return ""
-    if target is None:
-        return "(no target)"
-    return f"(≤{target:.2f}) " + ("PASS" if value <= target else "MISS")
-
-
-# --- optional comparisons ----------------------------------------------------------------------------------
-
-
-def load_powertools() -> tuple[Any, Any, str | None]:
-    try:
-        from aws_lambda_powertools.utilities.parser.models import AlbModel, SqsModel
-    except Exception as exc:  # noqa: BLE001 - any failure means: no Powertools columns
-        return None, None, f"{type(exc).__name__}: {exc}"
-    return SqsModel, AlbModel, None
-
-
-def load_source(name: str) -> tuple[Any, str | None]:
-    try:
-        return importlib.import_module(f"fnkit.{name}"), None
-    except Exception as exc:  # noqa: BLE001 - a source still being written
-        return None, f"{type(exc).__name__}: {exc}"
-
-
-# --- rows -----------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    case: str
-    fnkit_us: float | None = None
-    json_us: float | None = None
-    powertools_us: float | None = None
-    note: str = ""
-    compare_powertools: bool = True
-    problems: list[str] = field(default_factory=list)
-
-    def target(self, targets: dict[str, float]) -> float | None:
-        return next((t for prefix, t in targets.items() if self.case.startswith(prefix)), None)
-
-    @property
-    def vs_json(self) -> float | None:
-        return self.fnkit_us / self.json_us if self.fnkit_us and self.json_us else None
-
-    @property
-    def vs_powertools(self) -> float | None:
-        return self.fnkit_us / self.powertools_us if self.fnkit_us and self.powertools_us else None
-
-
-def measure(case: str, validate: Callable[[Any], Any], event: dict, repeat: int, model: Any = None,
-            compare_powertools: bool = True) -> Row:
-    """One row: fnkit's validator on the decoded event, json.loads of its text, the Powertools model."""
-    row = Row(case, compare_powertools=compare_powertools)
-    text = json.dumps(event)
-    report = validate(event)
-    if not report.ok:
-        row.problems.append(f"fnkit finds the benchmark event invalid ({report.summary()}): timings are of the error path")
-    elif len(report):
-        row.note = f"{len(report.warnings)} warning(s): {', '.join(sorted({str(i.rule) for i in report}))}"
-    row.fnkit_us = per_call_us(lambda: validate(event), repeat)
-    row.json_us = per_call_us(lambda: json.loads(text), repeat)
-    if model is not None:
-        try:
-            model.model_validate(event)
-        except Exception as exc:  # noqa: BLE001
-            row.problems.append(f"Powertools rejects the event: {str(exc).splitlines()[0]}")
-        else:
-            row.powertools_us = per_call_us(lambda: model.model_validate(event), repeat)
-    size = len(text.encode())
-    row.note = f"{size / 1024:,.1f} KB JSON" + (f"; {row.note}" if row.note else "")
-    return row
+HEAVY_MODULES = ("pandas", "ipywidgets", "msgspec")
 
 
 def bodies(n: int, size: int, seed: int) -> list[str]:
@@ -168,16 +40,68 @@ def bodies(n: int, size: int, seed: int) -> list[str]:
     return ["".join(rng.choice(alphabet) for _ in range(size)) for _ in range(n)]
 
 
-def queue_rows(repeat: int, sqs_model: Any) -> list[Row]:
-    from fnkit import queue
+def _number(fn: Callable[[], Any], floor_s: float = 0.02) -> int:
+    number = 1
+    while timeit.timeit(fn, number=number) < floor_s:
+        number *= 2
+    return number
 
-    rows = []
-    small = queue.build_event(bodies(10, 200, 1), dialect="aws", seed=1)
-    rows.append(measure("queue: 10 records, 200 B bodies", queue.validate_event, small, repeat, sqs_model))
-    big = queue.build_event(bodies(1000, 200, 2), dialect="aws", seed=2)
-    rows.append(measure("queue: 1,000 records (batch_size=1000)",
-                        lambda e: queue.validate_event(e, batch_size=1000), big, max(3, repeat // 2), sqs_model))
-    return rows
+
+def ratio(fn: Callable[[], Any], base: Callable[[], Any], rounds: int) -> tuple[float, float, float]:
+    """(median of per-round time ratios fn/base, fn's median µs per call, base's median µs per call)."""
+    n_fn, n_base = _number(fn), _number(base)
+    ratios, fn_us, base_us = [], [], []
+    for _ in range(rounds):
+        a = timeit.timeit(fn, number=n_fn) / n_fn
+        b = timeit.timeit(base, number=n_base) / n_base
+        ratios.append(a / b)
+        fn_us.append(a * 1e6)
+        base_us.append(b * 1e6)
+    return statistics.median(ratios), statistics.median(fn_us), statistics.median(base_us)
+
+
+def absolute_us(fn: Callable[[], Any], rounds: int) -> float:
+    n = _number(fn)
+    return statistics.median(timeit.timeit(fn, number=n) / n for _ in range(rounds)) * 1e6
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[list[str]] = []
+        self.misses: list[str] = []
+
+    def add(self, case: str, measured: str, target: str, ok: bool | None, note: str = "") -> None:
+        verdict = "" if ok is None else ("PASS" if ok else "MISS")
+        self.rows.append([case, measured, target, verdict, note])
+        if ok is False:
+            self.misses.append(f"{case}: {measured} (target {target})")
+
+    def ratio_row(self, case: str, r: tuple[float, float, float], target: float | None, *, faster: bool = False,
+                  base: str = "json.loads", note: str = "") -> None:
+        value, fn_us, base_us = r
+        if faster:  # "at least N times faster than base": base/fnkit >= N
+            speed = 1 / value
+            self.add(case, f"{speed:.2f}× faster than {base}", f"≥{target:.1f}×", speed >= target,
+                     note or f"{fn_us:.2f} µs vs {base_us:.2f} µs")
+        else:
+            self.add(case, f"{value:.2f}× {base}", "-" if target is None else f"≤{target:.2f}×",
+                     None if target is None else value <= target, note or f"{fn_us:.2f} µs vs {base_us:.2f} µs")
+
+    def print(self) -> None:
+        head = ["case", "measured", "target", "", "note"]
+        widths = [max(len(r[i]) for r in [head, *self.rows]) for i in range(len(head))]
+        for n, row in enumerate([head, *self.rows]):
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+            if n == 0:
+                print("  ".join("-" * w for w in widths))
+
+
+def load_powertools() -> tuple[Any, Any, str | None]:
+    try:
+        from aws_lambda_powertools.utilities.parser.models import AlbModel, SqsModel
+    except Exception as exc:  # noqa: BLE001 - any failure means: no Powertools rows
+        return None, None, f"{type(exc).__name__}: {exc}"
+    return SqsModel, AlbModel, None
 
 
 BROWSER_HEADERS = [
@@ -206,54 +130,6 @@ def alb_get_with(alb: Any, total_headers: int) -> dict:
     return alb.build_event("GET", "/path", query="page=2&sort=price", headers=extra, dialect="aws")
 
 
-def alb_rows(repeat: int, alb_model: Any) -> list[Row]:
-    alb, why = load_source("alb")
-    if alb is None:
-        return [Row("alb: GET, 15 headers", note=f"not available ({why})"),
-                Row("alb: POST, 100 KB body", note=f"not available ({why})")]
-    rows = []
-    try:
-        get = alb_get_with(alb, 15)
-        row = measure(f"alb: GET, {len(get.get('headers') or {})} headers", alb.validate_event, get, repeat, alb_model)
-    except Exception as exc:  # noqa: BLE001 - a source still being written
-        row = Row("alb: GET, 15 headers", note=f"not available ({type(exc).__name__}: {exc})")
-    rows.append(row)
-    try:
-        payload = json.dumps({"items": "x" * (100 * 1024 - 13)}).encode()
-        post = alb.build_event("POST", "/upload", headers=[("content-type", "application/json")], body=payload, dialect="aws")
-        row = measure("alb: POST, 100 KB JSON body", alb.validate_event, post, repeat, alb_model)
-    except Exception as exc:  # noqa: BLE001
-        row = Row("alb: POST, 100 KB body", note=f"not available ({type(exc).__name__}: {exc})")
-    rows.append(row)
-    return rows
-
-
-def mail_rows(repeat: int) -> list[Row]:
-    mail, why = load_source("mail")
-    if mail is None:
-        return [Row("mail: 50 recipients", note=f"not available ({why})", compare_powertools=False)]
-    try:
-        event = mail.build_event(
-            mail_from="billing@example.com",
-            recipients=[f"user{i:02d}@example.com" for i in range(50)],
-            subject="Your invoice for March",
-        )
-        return [measure("mail: 50 recipients", mail.validate_event, event, repeat, None, compare_powertools=False)]
-    except Exception as exc:  # noqa: BLE001
-        return [Row("mail: 50 recipients", note=f"not available ({type(exc).__name__}: {exc})", compare_powertools=False)]
-
-
-def outcome_us(repeat: int) -> tuple[float, str]:
-    from fnkit import queue
-
-    event = queue.build_event(bodies(10, 200, 3), seed=3)
-    ids = queue.correlation_ids(event)
-    response = {"batchItemFailures": [{"itemIdentifier": ids[4]}]}
-    result = queue.outcome(event, response)
-    assert result.kind == "partial" and result.failed_ids == (ids[4],), result
-    return per_call_us(lambda: queue.outcome(event, response), repeat), f"{result.kind}, rule {result.rule}"
-
-
 IMPORT_PROBE = """
 import sys, time
 t = time.perf_counter()
@@ -264,7 +140,7 @@ print(",".join(m for m in {heavy!r} if m in sys.modules))
 """
 
 
-def import_ms(runs: int = 5) -> tuple[float, list[str]]:
+def import_ms(runs: int = 7) -> tuple[float, list[str]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     best, loaded = float("inf"), set()
     for _ in range(runs):
@@ -275,94 +151,158 @@ def import_ms(runs: int = 5) -> tuple[float, list[str]]:
     return best, sorted(loaded)
 
 
-# --- the report ---------------------------------------------------------------------------------------------
+def _check_ok(report: Any, what: str) -> None:
+    if not report.ok or len(report):
+        raise SystemExit(f"the benchmark's {what} is not clean: {report!r}")
 
 
-def print_table(rows: list[Row], have_powertools: bool) -> list[str]:
-    misses = []
-    head = ["case", "fnkit", "json.loads", "Powertools", "fnkit/json (target)", "fnkit/PT (target)", "note"]
-    table = [head]
-    for r in rows:
-        vj, vp = r.vs_json, r.vs_powertools
-        tj, tp = r.target(TARGET_VS_JSON), r.target(TARGET_VS_POWERTOOLS)
-        cell_j = f"{fmt_ratio(vj, tj)} {verdict(vj, tj)}" if vj is not None else "-"
-        if not r.compare_powertools:
-            cell_p = "n/a (no model)"
-        elif not have_powertools:
-            cell_p = "skipped"
-        else:
-            cell_p = f"{fmt_ratio(vp, tp)} {verdict(vp, tp)}" if vp is not None else "-"
-        pt_time = fmt_us(r.powertools_us) if (have_powertools and r.compare_powertools) else "-"
-        table.append([r.case, fmt_us(r.fnkit_us), fmt_us(r.json_us), pt_time, cell_j, cell_p, r.note])
-        if vj is not None and tj is not None and vj > tj:
-            misses.append(f"{r.case}: fnkit/json.loads {fmt_ratio(vj, tj)} (target {tj})")
-        if vp is not None and tp is not None and vp > tp:
-            misses.append(f"{r.case}: fnkit/Powertools {fmt_ratio(vp, tp)} (target {tp})")
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    for n, row in enumerate(table):
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
-    for r in rows:
-        for problem in r.problems:
-            print(f"  ! {r.case}: {problem}")
-    return misses
+def queue_rows(table: Table, rounds: int, sqs_model: Any) -> None:
+    import msgspec
+
+    from fnkit import queue
+    from fnkit.queue._event import EVENT_SHAPE, md5_of_body
+
+    event = queue.build_event(bodies(10, 200, 1), dialect="aws", seed=1)
+    text = json.dumps(event)
+    data = text.encode()
+    _check_ok(queue.validate_event(event), "queue event")
+    loads = lambda: json.loads(text)  # noqa: E731
+    table.ratio_row("queue, 10 × 200 B, validate_event(dict)", ratio(lambda: queue.validate_event(event), loads, rounds), 0.8)
+    table.ratio_row("queue, validate_event(bytes), decoding included",
+                    ratio(lambda: queue.validate_event(data), lambda: json.loads(data), rounds), 1.2)
+    table.ratio_row("queue, parse_event(dict)", ratio(lambda: queue.parse_event(event), loads, rounds), 1.0)
+    if sqs_model is not None:
+        sqs_model.model_validate(event)
+        table.ratio_row("queue validate_event vs Powertools SqsModel (no digest)",
+                        ratio(lambda: queue.validate_event(event), lambda: sqs_model.model_validate(event), rounds),
+                        1.5, faster=True, base="Powertools")
+    else:
+        table.add("queue validate_event vs Powertools SqsModel", "not installed", "≥1.5×", None)
+    struct = EVENT_SHAPE.struct
+    records = event["Records"]
+    table.ratio_row("  floor: MD5 of the 10 bodies", ratio(lambda: [md5_of_body(r["body"]) for r in records], loads, rounds), None)
+    table.ratio_row("  floor: msgspec.convert(dict) alone", ratio(lambda: msgspec.convert(event, struct, strict=True), loads, rounds), None)
+    decoder = msgspec.json.Decoder(struct)
+    table.ratio_row("  floor: msgspec decode(bytes) alone", ratio(lambda: decoder.decode(data), lambda: json.loads(data), rounds), None)
+    typed = msgspec.convert(event, struct, strict=True)
+    table.ratio_row("  floor: generated post-check (patterns, spellings)", ratio(lambda: EVENT_SHAPE.post_ok(typed), loads, rounds), None)
+
+
+def alb_rows(table: Table, rounds: int, alb_model: Any) -> None:
+    from fnkit import alb
+
+    event = alb_get_with(alb, 15)
+    text = json.dumps(event)
+    _check_ok(alb.validate_event(event), "load balancer event")
+    name = f"alb GET, {len(event['headers'])} headers, validate_event(dict)"
+    table.ratio_row(name, ratio(lambda: alb.validate_event(event), lambda: json.loads(text), rounds), 0.3)
+    import msgspec
+
+    from fnkit.alb._event import EVENT_SHAPE
+
+    struct = EVENT_SHAPE.struct
+    table.ratio_row("  floor: msgspec.convert(dict) alone", ratio(lambda: msgspec.convert(event, struct, strict=True),
+                                                                  lambda: json.loads(text), rounds), None)
+    if alb_model is not None:
+        alb_model.model_validate(event)
+        table.ratio_row("alb validate_event vs Powertools AlbModel",
+                        ratio(lambda: alb.validate_event(event), lambda: alb_model.model_validate(event), rounds),
+                        2.0, faster=True, base="Powertools")
+    else:
+        table.add("alb validate_event vs Powertools AlbModel", "not installed", "≥2.0×", None)
+
+
+def mail_rows(table: Table, rounds: int) -> None:
+    from fnkit import mail
+
+    event = mail.build_event(mail_from="billing@example.com", recipients=[f"user{i:02d}@example.com" for i in range(50)],
+                             subject="Your invoice for March")
+    text = json.dumps(event)
+    _check_ok(mail.validate_event(event), "mail event")
+    loads = lambda: json.loads(text)  # noqa: E731
+    table.ratio_row("mail, 50 recipients, validate_event(dict)", ratio(lambda: mail.validate_event(event), loads, rounds), 0.5)
+    table.ratio_row("mail, 50 recipients, parse_event(dict)", ratio(lambda: mail.parse_event(event), loads, rounds), 1.0)
+    import msgspec
+
+    from fnkit.mail._address import all_addresses
+    from fnkit.mail._event import EVENT_SHAPE
+
+    struct = EVENT_SHAPE.struct
+    table.ratio_row("  floor: msgspec.convert(dict) alone", ratio(lambda: msgspec.convert(event, struct, strict=True), loads, rounds), None)
+    addresses = [r["address"] for r in event["envelope"]["recipients"]]
+    table.ratio_row("  floor: the address column test alone (MS3)", ratio(lambda: all_addresses(addresses), loads, rounds), None)
+
+
+def outcome_row(table: Table, rounds: int) -> None:
+    from fnkit import queue
+
+    event = queue.build_event(bodies(10, 200, 3), seed=3)
+    ids = queue.correlation_ids(event)
+    response = {"batchItemFailures": [{"itemIdentifier": ids[4]}]}
+    result = queue.outcome(event, response)
+    assert result.kind == "partial" and result.failed_ids == (ids[4],), result
+    us = absolute_us(lambda: queue.outcome(event, response), rounds)
+    table.add("queue outcome, 10 records, one failure", f"{us:.2f} µs", "≤1.50 µs", us <= 1.5,
+              f"{result.kind}, rule {result.rule}")
+    import msgspec
+
+    from fnkit.queue._outcome import BatchOutcome
+    from fnkit.queue._response import QueueResponse
+
+    ids_t = tuple(ids)
+    floor = absolute_us(lambda: (queue.correlation_ids(event), msgspec.convert(response, QueueResponse, strict=True),
+                                 BatchOutcome("partial", (ids[4],), ids_t, "Q8", "r", result.issues, None, ids_t)), rounds)
+    table.add("  floor: ids + compiled read + the outcome object", f"{floor:.2f} µs", "", None,
+              "correlation_ids, msgspec.convert of the response, BatchOutcome()")
+
+
+def sim_row(table: Table, quick: bool) -> None:
+    script = Path(__file__).resolve().parent / "bench_sim.py"
+    argv = [sys.executable, str(script), "--sim-only", "--json"] + (["--quick"] if quick else [])
+    out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        table.add("QueueSim", "failed", "", False, out.stderr.strip().splitlines()[-1] if out.stderr else "")
+        return
+    facts = json.loads(out.stdout.strip().splitlines()[-1])
+    limit_s = 0.8 if quick else 8.0
+    table.add(f"QueueSim, {facts['messages']:,} messages: time", f"{facts['seconds']:.2f} s", f"≤{limit_s:g} s",
+              facts["seconds"] <= limit_s, f"{facts['invocations']:,} invocations, {facts['receives']:,} receives")
+    if not quick:
+        table.add(f"QueueSim, {facts['messages']:,} messages: peak RSS", f"{facts['peak_mb']:,.0f} MB", "≤800 MB",
+                  facts["peak_mb"] <= 800, f"interpreter at start {facts['start_mb']:,.0f} MB")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=7, help="timeit runs per measure (median taken); default 7")
-    parser.add_argument("--stat", choices=["median", "min"], default="median",
-                        help="per measure, the median of the runs (default) or the best run")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds per ratio (median taken)")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, a 10x smaller simulation")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
-    global STAT
-    STAT = statistics.median if args.stat == "median" else min
+    rounds = 5 if args.quick else args.rounds
 
     import fnkit
 
-    print(f"fnkit {fnkit.__version__} from {Path(fnkit.__file__).parent}; Python {sys.version.split()[0]} on {sys.platform}")
+    print(f"fnkit {fnkit.__version__} from {Path(fnkit.__file__).parent}; Python {sys.version.split()[0]}; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     sqs_model, alb_model, pt_missing = load_powertools()
     if pt_missing:
-        print(f"Powertools parser models not installed ({pt_missing}): "
-              f"install with  pip install \"aws-lambda-powertools[parser]\"  -- the Powertools columns are skipped.")
-    else:
-        import aws_lambda_powertools
-
-        version = getattr(aws_lambda_powertools, "__version__", None)
-        if version is None:
-            from importlib.metadata import version as _version
-            version = _version("aws-lambda-powertools")
-        print(f"Powertools {version} (SqsModel, AlbModel)")
-    print(f"timings: {args.stat} of {args.repeat} timeit runs, per call (a busy machine shows in the median; try --stat min)\n")
-
-    rows = queue_rows(args.repeat, sqs_model) + alb_rows(args.repeat, alb_model) + mail_rows(args.repeat)
-    misses = print_table(rows, have_powertools=pt_missing is None)
-
-    print()
-    out_us, what = outcome_us(args.repeat)
-    v = verdict(out_us, TARGET_OUTCOME_US)
-    print(f"queue.outcome, 10 records, one failure ({what}): {out_us:.2f} µs   target ≤ {TARGET_OUTCOME_US:.1f} µs   {v}")
-    if v == "MISS":
-        misses.append(f"queue.outcome {out_us:.2f} µs")
-
+        print(f"Powertools parser models not installed ({pt_missing}): pip install \"aws-lambda-powertools[parser]\"")
+    print(f"ratios: median of {rounds} interleaved rounds (fnkit time / baseline time, same round)\n")
+    table = Table()
+    queue_rows(table, rounds, sqs_model)
+    alb_rows(table, rounds, alb_model)
+    mail_rows(table, rounds)
+    outcome_row(table, rounds)
+    sim_row(table, args.quick)
     best_ms, heavy = import_ms()
-    v = verdict(best_ms, TARGET_IMPORT_MS)
-    print(f"import fnkit, fresh interpreter, best of 5: {best_ms:.1f} ms   target ≤ {TARGET_IMPORT_MS:.0f} ms   {v}")
-    if v == "MISS":
-        misses.append(f"import fnkit {best_ms:.1f} ms")
+    table.add("import fnkit (fresh interpreter, best of 7)", f"{best_ms:.1f} ms", "≤40 ms", best_ms <= 40,
+              f"loads {', '.join(heavy)}" if heavy else f"loads none of {', '.join(HEAVY_MODULES)}")
     if heavy:
-        print(f"after import fnkit, loaded: {', '.join(heavy)}   target: none of {', '.join(HEAVY_MODULES)}   MISS")
-        misses.append(f"import fnkit loads {', '.join(heavy)}")
-    else:
-        print(f"after import fnkit, not loaded: {', '.join(HEAVY_MODULES)}   PASS")
-
+        table.misses.append(f"import fnkit loads {', '.join(heavy)}")
+    table.print()
     print()
-    if misses:
-        print(f"{len(misses)} target(s) missed: " + "; ".join(misses))
-    else:
-        print("every target met")
-    return 1 if (args.check and misses) else 0
+    print(f"{len(table.misses)} target(s) missed: " + "; ".join(table.misses) if table.misses else "every target met")
+    return 1 if (args.check and table.misses) else 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""Shapes declared once (fnkit/_shape.py): the walker, the generated fast check, the typed parse, the tables."""
+"""Shapes declared once (fnkit/_shape.py): the walker, the compiled check (Structs and the generated post-check), the typed parse, the tables."""
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -134,7 +135,7 @@ def values_for(shape: Shape) -> st.SearchStrategy:
 
 def _agree(shape: Shape, value) -> None:
     issues = shape.walk(value)
-    assert shape.fast(value) is (not issues), (value, issues, shape.fast.source)
+    assert shape.fast(value) is (not issues), (value, issues, getattr(shape.post_ok, "source", None))
 
 
 # --- the property: the generated check and the walker agree ---------------------------
@@ -314,3 +315,104 @@ def test_json_schema_of_nullable_and_limits():
     assert {"type": "null"} in schema["properties"]["maybe"]["anyOf"]
     assert schema["properties"]["kind"]["enum"] == ["A", "B"]
     assert "trace" not in schema["required"]  # either spelling may carry it
+
+
+# --- the compiled layer: Structs as the typed parse, Text constraints, column tests -------------------
+
+import msgspec  # noqa: E402
+
+from fnkit import alb, mail  # noqa: E402
+from fnkit._shape import Text, all_digits  # noqa: E402
+
+
+def test_the_typed_parse_is_the_compiled_struct_with_the_dataclass_protocol():
+    parsed = queue.parse_event(queue.build_event(["hi"], fifo=True, group_ids=["g"]))
+    record = parsed.records[0]
+    assert isinstance(parsed, msgspec.Struct) and isinstance(record, queue.EVENT_SHAPE.fields[0].type.item.struct)
+    assert dataclasses.is_dataclass(record) and dataclasses.is_dataclass(type(record))
+    assert dataclasses.replace(record, body="other").body == "other" and record.body == "hi"
+    assert dataclasses.asdict(record.attributes)["message_group_id"] == "g"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del record.body
+
+
+@pytest.mark.parametrize("dialect", ["provider", "aws"])
+def test_the_aliased_trace_header_reads_the_same_in_both_spellings(dialect):
+    event = queue.build_event(["x"], dialect=dialect, trace_header="Root=1-abc")
+    for form in (event, json.dumps(event), json.dumps(event).encode()):
+        attrs = queue.parse_event(form).records[0].attributes
+        assert attrs.trace_header == "Root=1-abc"
+        assert "trace_header" in {f.name for f in dataclasses.fields(attrs)}
+    assert queue.parse_event(queue.build_event(["x"], dialect=dialect)).records[0].attributes.trace_header is None
+
+
+def test_parsing_text_and_parsing_the_dict_give_equal_typed_values():
+    for module, event in ((queue, queue.build_event(["a", "b"], message_attributes={"k": "v"})),
+                          (mail, mail.build_event(mail_from="a@example.com", recipients=["b@example.com"])),
+                          (alb, alb.build_event("POST", "/x", headers={"content-type": "text/plain"}, body=b"hi"))):
+        assert module.parse_event(event) == module.parse_event(json.dumps(event).encode())
+
+
+def test_absent_optional_fields_read_as_none():
+    typed = alb.parse_event(alb.build_event("GET", "/"))
+    assert typed.multi_value_headers is None and typed.target_group_arn is None
+
+
+def _declared_texts():
+    seen, out = set(), []
+
+    def visit(t):
+        if isinstance(t, Nullable):
+            visit(t.inner)
+        elif isinstance(t, Text):
+            if id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+        elif isinstance(t, ListOf):
+            visit(t.item)
+        elif isinstance(t, MapOf):
+            visit(t.value)
+            if t.keys is not None:
+                visit(t.keys)
+        elif isinstance(t, Shape):
+            for f in t.fields:
+                visit(f.type)
+
+    for shape in (queue.EVENT_SHAPE, queue.RESPONSE_SHAPE, mail.EVENT_SHAPE, mail.RESPONSE_SHAPE, alb.EVENT_SHAPE,
+                  alb.RESPONSE_SHAPE):
+        visit(shape)
+    return [t for t in out if t.column_test is not None]
+
+
+COLUMN_TESTED = _declared_texts()
+
+
+def test_the_column_tests_are_found():
+    assert {t.column_test for t in COLUMN_TESTED} >= {all_digits}
+    assert len({t.column_test for t in COLUMN_TESTED}) >= 5
+
+
+@pytest.mark.parametrize("text", COLUMN_TESTED, ids=lambda t: f"{t.column_test.__name__}:{t.pattern[:20]}")
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_column_test_never_accepts_what_its_pattern_rejects(text, data):
+    import re
+
+    alphabet = st.sampled_from(list("09az AZ@.-_#/\n\t\x7féÉ%+") + ["\u00a0"])
+    strings = st.one_of(st.text(alphabet, max_size=8), st.from_regex(text.pattern, fullmatch=True), st.text(max_size=6))
+    values = data.draw(st.lists(strings, min_size=1, max_size=5))
+    matches = all(re.fullmatch(text.pattern, v) for v in values)
+    if text.column_test(values):
+        assert matches, values
+    if all(v.isascii() for v in values) and _exact(text):
+        assert bool(text.column_test(values)) == matches, values  # on ASCII text it is exact
+
+
+def _exact(text: Text) -> bool:
+    """Column tests that answer exactly on ASCII text (the address test is for addresses, not the empty sender)."""
+    from fnkit.alb._event import all_raw_url_text, all_without_capitals
+    from fnkit.mail._address import ADDRESS_PATTERN, all_addresses
+    from fnkit.queue._event import all_counts
+
+    return text.column_test in (all_digits, all_counts, all_raw_url_text, all_without_capitals) or (
+        text.column_test is all_addresses and text.pattern == ADDRESS_PATTERN)

@@ -7,9 +7,8 @@ from hypothesis import strategies as st
 
 from fnkit import Raw, mail, rules
 from fnkit._report import Report
-from fnkit._validate import validate_value
 from fnkit.mail._address import all_addresses, is_address
-from fnkit.mail._event import EVENT_CHECKS, EVENT_SHAPE, surely_valid
+from fnkit.mail._event import EVENT_CONTRACT
 from fnkit.mail._outcome import VIAS
 from fnkit.mail._response import ACTION_TYPES, EXTENSION_TYPES
 
@@ -119,16 +118,15 @@ def test_deep_nesting_is_reported_not_raised():
         assert isinstance(report, Report) and not report.ok
 
 
-# --- the fast lane says exactly what the located way says ----------------------------------------
+# --- the compiled check says exactly what the located way says ----------------------------------------
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_events(values=plausible))
-def test_the_fast_lane_agrees_with_the_located_validation(event):
-    located = validate_value(event, EVENT_SHAPE, EVENT_CHECKS, source="mail")
-    assert list(mail.validate_event(event)) == list(located)
-    if surely_valid(event):
-        assert len(located) == 0
+def test_the_compiled_check_agrees_with_the_located_validation(event):
+    located = EVENT_CONTRACT.located(event)
+    report = mail.validate_event(event)
+    assert (list(report), report.dialect) == (list(located), located.dialect)
 
 
 @given(st.lists(address_like, max_size=6))
