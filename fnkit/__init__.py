@@ -24,11 +24,13 @@ _LAZY = {
     "correlation_ids": ("._sources", "correlation_ids"),
     "workshop": (".workshop", None),
     "widgets": (".widgets", None),
+    "isolation": (".isolation", None),
+    "invoke_many": ("._invoke", "invoke_many"),
 }
 
 __all__ = [
     "DIALECTS", "ContractError", "Context", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
-    "alb", "correlation_ids", "detect_source", "invoke", "mail", "queue", "replay", "rules", "tabulate", "validate",
+    "alb", "correlation_ids", "detect_source", "invoke", "invoke_many", "isolation", "mail", "queue", "replay", "rules", "tabulate", "validate",
 ]
 
 

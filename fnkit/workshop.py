@@ -365,7 +365,8 @@ def _run_queue(handler: Callable, case: Case) -> tuple[Any, list[str]]:
     with _lock:
         _recording = []
     try:
-        result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, **case.config)
+        # thread: process_order and park record their calls in this module's globals (see _recording)
+        result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="thread", **case.config)
     finally:
         with _lock:
             seen, _recording = _recording, None
@@ -551,7 +552,7 @@ def _alb_event(seed: int, **kwargs: Any) -> dict:
 def _run_alb(handler: Callable, case: Case) -> Any:
     from . import alb
 
-    return alb.run(handler, case.event, timeout_s=CASE_TIMEOUT_S)
+    return alb.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="thread")
 
 
 def _mode(event: dict) -> str:
@@ -710,7 +711,7 @@ def _mail_event(seed: int, to: list[str], **message: Any) -> dict:
 def _run_mail(handler: Callable, case: Case) -> Any:
     from . import mail
 
-    return mail.run(handler, case.event, timeout_s=CASE_TIMEOUT_S)
+    return mail.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="thread")
 
 
 def _mail_problem(result: Any) -> str | None:
