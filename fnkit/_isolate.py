@@ -78,17 +78,18 @@ def memory_limit_mb() -> int:
 class _Remote:
     """In a worker: a service of the caller's context (the mail content API), called back over the socket."""
 
-    def __init__(self, slot: int, methods: tuple[str, ...], text: str) -> None:
+    def __init__(self, slot: int, methods: tuple[str, ...], text: str, call_id: int) -> None:
         self._slot = slot
         self._methods = methods
         self._text = text
+        self._call_id = call_id  # a service belongs to one invocation: kept for later, it refuses
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name not in self._methods:
             raise AttributeError(name)
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            return _worker_state.call_back(self._slot, name, args, kwargs)
+            return _worker_state.call_back(self._call_id, self._slot, name, args, kwargs)
 
         call.__name__ = name
         return call
@@ -122,9 +123,9 @@ class _WorkerState:
         with self.send_lock:
             self.conn.send_bytes(data)
 
-    def call_back(self, slot: int, method: str, args: tuple, kwargs: dict) -> Any:
+    def call_back(self, call_id: int, slot: int, method: str, args: tuple, kwargs: dict) -> Any:
         with self.call_lock:
-            if self.call_id is None:
+            if self.call_id is None or self.call_id != call_id:
                 from .mail._content import MessageFrozenError
 
                 raise MessageFrozenError("This invocation is over; its message content API is closed (M9).")
@@ -235,11 +236,11 @@ def _apply_sync(sync: dict) -> None:
         _set_memory_limit(sync["memory_mb"])
 
 
-def _rebuild_context(cls: type, state: dict, remaining_s: float | None) -> Context:
+def _rebuild_context(cls: type, state: dict, remaining_s: float | None, call_id: int) -> Context:
     context = cls.__new__(cls)
     for key, value in state.items():
         if isinstance(value, _RemoteSpec):
-            value = _Remote(value.slot, value.methods, value.text)
+            value = _Remote(value.slot, value.methods, value.text, call_id)
         object.__setattr__(context, key, value)
     object.__setattr__(context, "_clock", time.monotonic)
     object.__setattr__(context, "_deadline", None if remaining_s is None else time.monotonic() + remaining_s)
@@ -280,7 +281,7 @@ def _run_one(handler: Callable, call_id: int, event: Any, ctx_cls: type, ctx_sta
     """Run the handler once in this worker; the result message."""
     from ._invoke import _call_handler
 
-    context = _rebuild_context(ctx_cls, ctx_state, remaining_s)
+    context = _rebuild_context(ctx_cls, ctx_state, remaining_s, call_id)
     capture = _WorkerCapture()
     token = _current.set(capture)
     with _worker_state.call_lock:
