@@ -401,7 +401,6 @@ def _zygote_main(control_fd: int) -> None:
                     try:
                         _worker_main_fd(fds[0])
                     finally:
-                        _flush_coverage()
                         os._exit(0)
                 for fd in fds:
                     os.close(fd)
@@ -427,20 +426,6 @@ def _zygote_main(control_fd: int) -> None:
                 os.waitpid(pid, 0)
             except OSError:
                 pass
-
-
-def _flush_coverage() -> None:
-    """Under coverage measurement, save what this worker ran before it leaves (os._exit skips atexit)."""
-    cov_module = sys.modules.get("coverage")
-    if cov_module is None:
-        return
-    try:
-        current = cov_module.Coverage.current()
-        if current is not None:
-            current.stop()
-            current.save()
-    except Exception:  # noqa: BLE001
-        pass
 
 
 # ==================================================================================================
