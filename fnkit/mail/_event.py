@@ -169,7 +169,7 @@ def event_size(event: Any) -> int | None:
     """Bytes of the event as compact UTF-8 JSON, or None when JSON cannot encode it."""
     try:
         return len(json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-    except (TypeError, ValueError, RecursionError):
+    except Exception:  # noqa: BLE001 - also a container whose own items() raises: not JSON either
         return None
 
 

@@ -249,15 +249,18 @@ def test_workers_end_when_the_caller_is_killed():
             while True:
                 pass
         threading.Thread(target=lambda: fnkit.invoke(spin, {}), daemon=True).start()
-        time.sleep(0.5)
         import fnkit._isolate as iso
+        while iso._zygote is None:
+            time.sleep(0.01)
         print(iso._zygote.process.pid, flush=True)
         time.sleep(60)
     """)
     caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT)
     try:
         zygote_pid = int(caller.stdout.readline())
-        children = _children(zygote_pid)
+        deadline = time.monotonic() + 20
+        while not (children := _children(zygote_pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert children, "the spinning worker should be running"
     finally:
         caller.send_signal(signal.SIGKILL)

@@ -1,0 +1,85 @@
+"""Fuzzing every validator, parser and outcome (issue 10): nothing raises but the documented errors.
+
+A few hundred examples each here; tests/benchmarks/bench_fuzz.py runs 10,000 each and
+checks the time per input. Inputs and checks live in tests/fuzzing.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fnkit
+from fnkit import alb, mail, queue
+
+from . import fuzzing
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+SOURCES = ["queue", "mail", "alb"]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@FUZZ
+@given(data=st.data())
+def test_validators_and_parsers_never_raise(source, data):
+    value = data.draw(fuzzing.inputs(source))
+    for name, target in fuzzing.targets(source).items():
+        fuzzing.check_result(name, target(value))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@FUZZ
+@given(data=st.data())
+def test_outcome_of_a_built_event_never_raises_whatever_the_response(source, data):
+    event = data.draw(fuzzing.built_events(source))
+    response = data.draw(fuzzing.inputs(source))
+    fuzzing.outcome_of(source, event, response)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@FUZZ
+@given(data=st.data())
+def test_outcome_of_any_event_never_raises_but_the_documented_error(source, data):
+    fuzzing.outcome_of(source, data.draw(fuzzing.inputs(source)), data.draw(fuzzing.inputs(source)))
+
+
+@FUZZ
+@given(value=st.one_of(fuzzing.inputs("queue"), fuzzing.inputs("mail"), fuzzing.inputs("alb")))
+def test_fnkit_validate_never_raises(value):
+    fuzzing.validate_any(value)
+
+
+@pytest.mark.parametrize("value", fuzzing.SPECIAL, ids=[f"special-{i}" for i in range(len(fuzzing.SPECIAL))])
+def test_the_special_inputs_for_every_target(value):
+    for source in SOURCES:
+        for name, target in fuzzing.targets(source).items():
+            fuzzing.check_result(name, target(value))
+        fuzzing.outcome_of(source, value, value)
+    fuzzing.validate_any(value)
+
+
+# --- the findings, each kept as a regression test --------------------------------------------------
+
+
+def test_an_int_of_5000_digits_is_described_not_raised():
+    report = queue.validate_event({"Records": [{"messageId": fuzzing.HUGE_INT}]})
+    assert not report.ok and any("number" in i.message for i in report)
+
+
+def test_an_alb_status_code_of_5000_digits_is_a_located_issue():
+    report = alb.validate_response({"statusCode": fuzzing.HUGE_INT})
+    assert not report.ok and "4300 digits" in report.errors[0].message
+    report = alb.validate_response({"statusCode": 10 ** 20})
+    assert report.errors[0].path == "$.statusCode" and "of 21 digits" in report.errors[0].message
+    result = alb.outcome(alb.build_event(seed=1), {"statusCode": fuzzing.HUGE_INT})
+    assert result.status == 502
+
+
+def test_a_response_whose_items_raise_is_invalid_json_not_a_crash():
+    result = queue.outcome(queue.build_event(["a"], seed=1), fuzzing.ExplodingDict(batchItemFailures=[]))
+    assert result.kind == "failure" and result.rule == "Q8"
+    assert alb.outcome(alb.build_event(seed=1), fuzzing.ExplodingDict(statusCode=200)).status == 502
+    event = mail.build_event(mail_from="a@example.org", recipients=["b@example.com"], seed=1)
+    assert mail.outcome(event, fuzzing.ExplodingDict(actions=[])).status == "fallback"
+    assert not fnkit.validate(fuzzing.ExplodingDict(Records=[])).ok
