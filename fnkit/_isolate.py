@@ -117,11 +117,28 @@ class _WorkerState:
         self.call_id: int | None = None
         self.pending = ""
         self.memory_mb: int | None = None
+        self.results: list[bytes] = []
+        self.results_since = 0.0
 
     def send(self, message: tuple) -> None:
         data = pickle.dumps(message, _PROTOCOL)
         with self.send_lock:
+            self._send_results()  # results held back go first: the caller reads in order
             self.conn.send_bytes(data)
+
+    def hold_result(self, data: bytes, last: bool) -> None:
+        """Results of a batch travel together (every 5 ms, 64 at most): fewer wake-ups for both sides."""
+        with self.send_lock:
+            self.results.append(data)
+            now = time.perf_counter()
+            if last or len(self.results) >= 64 or now - self.results_since > 0.005:
+                self._send_results()
+
+    def _send_results(self) -> None:
+        if self.results:
+            data, self.results = self.results, []
+            self.conn.send_bytes(pickle.dumps(("results", data), _PROTOCOL))
+        self.results_since = time.perf_counter()
 
     def call_back(self, call_id: int, slot: int, method: str, args: tuple, kwargs: dict) -> Any:
         with self.call_lock:
@@ -343,16 +360,19 @@ def _worker_loop(conn: Any) -> None:
                 continue
             _worker_state.send(("loaded", True, "", False))
         handler = handlers[key]
-        for call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s in items:
+        _worker_state.results_since = time.perf_counter()
+        for number, (call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s) in enumerate(items, 1):
             result = _run_one(handler, call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s)
             try:
-                _worker_state.send(result)
+                data = pickle.dumps(result, _PROTOCOL)
             except Exception as exc:  # noqa: BLE001 - a result that cannot travel is an error of the call
-                _worker_state.send(("result", call_id, "error",
-                                    HandlerError(ERROR_NOT_MOVABLE, f"the handler's result could not be sent back "
-                                                 f"to the caller: {type(exc).__name__}: {exc}", ""),
-                                    result[4], {}, (), timeout_s))
-            if result[2] == "error" and result[3].type == "MemoryError":
+                data = pickle.dumps(("result", call_id, "error",
+                                     HandlerError(ERROR_NOT_MOVABLE, f"the handler's result could not be sent back "
+                                                  f"to the caller: {type(exc).__name__}: {exc}", ""),
+                                     result[4], {}, (), timeout_s), _PROTOCOL)
+            out_of_memory = result[2] == "error" and result[3].type == "MemoryError"
+            _worker_state.hold_result(data, number == len(items) or out_of_memory)
+            if out_of_memory:
                 return  # a worker that ran out of memory is not trusted with another call
 
 
@@ -573,6 +593,7 @@ class _Worker:
         STATS["workers_started"] += 1
         self.handlers: OrderedDict[bytes, None] = OrderedDict()
         self.synced: dict = {}
+        self.backlog: list[bytes] = []
         self.dead = False
         self.status: int | None = None
 
@@ -746,6 +767,9 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _export_context(context: Context) -> tuple[type, dict, list, float | None]:
     """The context as the worker rebuilds it: its class, its plain state, its services, the time left."""
     try:
@@ -754,8 +778,12 @@ def _export_context(context: Context) -> tuple[type, dict, list, float | None]:
         pass
     state: dict = {}
     services: list = []
+    local_only = type(context)._local_only if isinstance(context, Context) else ()
     for key, value in vars(context).items():
-        if key in ("_clock", "_deadline") or key in getattr(type(context), "_local_only", ()):
+        if type(value) in _PLAIN:
+            state[key] = value
+            continue
+        if key in ("_clock", "_deadline") or key in local_only:
             continue
         methods = getattr(type(value), "_remote_methods", None)
         if methods:
@@ -1032,12 +1060,18 @@ def _exchange(worker: _Worker, handler: Callable, key: bytes, blob: bytes, items
 def _wait(worker: _Worker, deadline: float | None) -> tuple | None:
     """The next message from the worker; None past the deadline; ("ended",) when it is gone."""
     try:
+        if worker.backlog:
+            return pickle.loads(worker.backlog.pop())
         while True:
             timeout = None if deadline is None else deadline - time.monotonic()
             if timeout is not None and timeout <= 0:
                 return None
             if worker.conn.poll(timeout):
-                return pickle.loads(worker.conn.recv_bytes())
+                message = pickle.loads(worker.conn.recv_bytes())
+                if message[0] != "results":
+                    return message
+                worker.backlog = message[1][::-1]  # results held back by the worker, oldest last
+                return pickle.loads(worker.backlog.pop())
     except (EOFError, OSError):
         return ("ended",)
     except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further

@@ -83,3 +83,13 @@ def test_a_response_whose_items_raise_is_invalid_json_not_a_crash():
     event = mail.build_event(mail_from="a@example.org", recipients=["b@example.com"], seed=1)
     assert mail.outcome(event, fuzzing.ExplodingDict(actions=[])).status == "fallback"
     assert not fnkit.validate(fuzzing.ExplodingDict(Records=[])).ok
+
+
+def test_alb_headers_of_a_dict_subclass_whose_items_raise_are_read_as_a_dict():
+    event = alb.build_event(seed=2)
+    event["headers"] = fuzzing.ExplodingDict(event["headers"])
+    report = alb.validate_event(event)
+    assert report.ok, list(report)
+    assert alb.outcome(event, {"statusCode": 200}).status == 200
+    response = alb.validate_response({"statusCode": 200, "headers": fuzzing.ExplodingDict(a="b")})
+    assert not response.ok and "exploded" in response.errors[0].message  # a response must be JSON: this is not

@@ -249,7 +249,7 @@ def check_query(event: Any, seen: Seen) -> Iterator[Issue]:
         if not isinstance(mapping, dict):
             continue
         base = child_path("$", field)
-        for key, value in mapping.items():
+        for key, value in dict.items(mapping):  # a subclass's own items() may raise
             if not isinstance(key, str):
                 continue
             where = child_path(base, key)
@@ -594,10 +594,10 @@ def query_pairs(event: Any) -> list[tuple[str, str]]:
         return []
     multi = event.get("multiValueQueryStringParameters")
     if isinstance(multi, dict):
-        return [(k, v) for k, vs in multi.items() if isinstance(vs, list) for v in vs]
+        return [(k, v) for k, vs in dict.items(multi) if isinstance(vs, list) for v in vs]
     single = event.get("queryStringParameters")
     if isinstance(single, dict):
-        return list(single.items())
+        return list(dict.items(single))
     return []
 
 

@@ -144,9 +144,9 @@ def _event_header_pairs(event: Any) -> list[tuple[str, str]]:
         return pairs
     single, multi = event.get("headers"), event.get("multiValueHeaders")
     if isinstance(single, dict):
-        pairs += [(k, v) for k, v in single.items() if isinstance(k, str) and isinstance(v, str)]
+        pairs += [(k, v) for k, v in dict.items(single) if isinstance(k, str) and isinstance(v, str)]
     if isinstance(multi, dict):
-        pairs += [(k, v) for k, vs in multi.items() if isinstance(k, str) and isinstance(vs, list)
+        pairs += [(k, v) for k, vs in dict.items(multi) if isinstance(k, str) and isinstance(vs, list)
                   for v in vs if isinstance(v, str)]
     return pairs
 

@@ -64,7 +64,7 @@ def _active_pairs(response: Any, seen: Seen) -> Iterator[tuple[str, str, Any]]:
     mapping = response.get(key)
     if isinstance(mapping, dict):
         base = child_path("$", key)
-        for name, value in mapping.items():
+        for name, value in dict.items(mapping):  # a subclass's own items() may raise
             if isinstance(name, str):
                 yield child_path(base, name), name, value
 
