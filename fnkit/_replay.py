@@ -34,7 +34,7 @@ def replay(handler: Callable[[Any, Any], Any], events: Any, **config: Any):
     """Run `handler` over every event (any source) and tabulate what the platform would do.
 
     Keywords go to each source's `run` when it takes them (`report_batch_item_failures`,
-    `mode`, `fallback_action`, `multi_value`, `timeout_s`, ...); `source=` forces one source.
+    `mode`, `fallback_action`, `multi_value`, `timeout_s`, `isolation`, ...); `source=` forces one source.
     One row per record / recipient / request; an invalid event is one row saying why.
     """
     import pandas as pd
