@@ -52,18 +52,17 @@ def _validate(value, shape, checks, source, subject, options) -> Report:
     if value is MISSING:
         return Report(issues, source, None, subject)
     seen = Seen(options)
-    if shape.fast(value):
-        # the shape holds: only the rule checks remain
-        for check in checks:
-            issues.extend(check(value, seen))
-    else:
+    fast = shape.fast(value)
+    if not fast:
         issues.extend(shape.walk(value))
-        for check in checks:
-            try:
-                issues.extend(check(value, seen))
-            except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:  # pragma: no cover
-                # a check met a value so odd that its own guards missed it: say so, never crash
-                issues.append(warning("$", "unchecked", f"One rule could not be checked on this value ({exc}).", None))
+    for check in checks:  # when the shape holds, only the rule checks remain
+        try:
+            issues.extend(check(value, seen))
+        except Exception as exc:  # noqa: BLE001
+            # a check met a value so odd that its own guards missed it (a dict subclass whose
+            # items() raises, say): say so, never crash
+            issues.append(warning("$", "unchecked", f"One rule could not be checked on this value "
+                                  f"({type(exc).__name__}: {exc}).", None))
     dialect = seen.dialect()
     if dialect == "mixed":
         issues.append(warning("$", "dialect", "The event mixes the spec's 'provider' spellings with the real platform's 'aws' ones.", "G2"))

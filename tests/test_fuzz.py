@@ -93,3 +93,15 @@ def test_alb_headers_of_a_dict_subclass_whose_items_raise_are_read_as_a_dict():
     assert alb.outcome(event, {"statusCode": 200}).status == 200
     response = alb.validate_response({"statusCode": 200, "headers": fuzzing.ExplodingDict(a="b")})
     assert not response.ok and "exploded" in response.errors[0].message  # a response must be JSON: this is not
+
+
+def test_a_mail_action_type_of_5000_digits_is_an_issue_not_a_crash():
+    report = mail.validate_response({"actions": [{"action": {"type": fuzzing.HUGE_INT}, "allRecipients": True}]})
+    assert not report.ok and not [i for i in report if i.code == "unchecked"]
+
+
+def test_a_queue_message_attribute_map_whose_items_raise_is_reported():
+    event = queue.build_event(["a"], seed=1)
+    event["Records"][0]["messageAttributes"] = fuzzing.ExplodingDict(a=1)
+    report = queue.validate_event(event)
+    assert any("exploded" in i.message for i in report)
