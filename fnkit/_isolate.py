@@ -234,6 +234,9 @@ def _set_memory_limit(mb: int | None) -> None:
 def _apply_sync(sync: dict) -> None:
     import logging
 
+    if "environ" in sync:  # the caller's environment now (a handler reads its configuration there)
+        os.environ.clear()
+        os.environ.update(sync["environ"])
     if "sys_path" in sync:
         sys.path[:] = sync["sys_path"]
     if "cwd" in sync:
@@ -739,6 +742,11 @@ def _handler_blob(handler: Callable, by_value: bool = False) -> bytes:
 
     try:
         if not by_value:
+            if getattr(handler, "__module__", "__main__") not in ("__main__", None):
+                try:  # a function of an importable module travels by name: plain pickle is the cheapest
+                    return pickle.dumps(handler, _PROTOCOL)
+                except Exception:  # noqa: BLE001 - a lambda, a nested function: cloudpickle copies it
+                    pass
             return cloudpickle.dumps(handler, _PROTOCOL)
         module = sys.modules.get(getattr(handler, "__module__", "") or "")
         if module is None:
@@ -824,8 +832,10 @@ def _log_levels() -> dict:
 
 
 def _sync_for(worker: _Worker, memory_mb: int | None) -> dict:
-    """What the worker must change to be like the caller now: imports path, directory, logging levels, memory limit."""
-    wanted = {"sys_path": list(sys.path), "cwd": _cwd(), "levels": _log_levels(), "memory_mb": memory_mb}
+    """What the worker must change to be like the caller now: environment, imports path, directory, logging
+    levels, memory limit."""
+    wanted = {"environ": dict(os.environ), "sys_path": list(sys.path), "cwd": _cwd(), "levels": _log_levels(),
+              "memory_mb": memory_mb}
     sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
     worker.synced.update(sync)
     return sync
@@ -950,7 +960,7 @@ def _run_items(handler: Callable, items: list[_Item], memory_mb: int | None) -> 
         worker = _pool.take()
         STATS["calls"] += 1
         try:
-            start, outcome = _exchange(worker, handler, key, blob, items, start, memory_mb)
+            start, outcome, why = _exchange(worker, key, blob, items, start, memory_mb)
         except BaseException:
             worker.kill()
             raise
@@ -964,21 +974,18 @@ def _run_items(handler: Callable, items: list[_Item], memory_mb: int | None) -> 
             continue
         if outcome == "reload":
             for item in items[start:]:
-                item.result = item.result or _error_invocation(item, ERROR_NOT_MOVABLE, _load_error[0])
+                item.result = item.result or _error_invocation(item, ERROR_NOT_MOVABLE, why)
             _pool.give_back(worker)
             return
         if outcome == "ok":
             _pool.give_back(worker)
 
 
-_load_error = [""]
-
-
-def _exchange(worker: _Worker, handler: Callable, key: bytes, blob: bytes, items: list[_Item], start: int,
-              memory_mb: int | None) -> tuple[int, str]:
+def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], start: int,
+              memory_mb: int | None) -> tuple[int, str, str]:
     """Send items[start:] to one worker; collect results until done or the worker is lost.
 
-    Returns (index of the first item without a result, "ok" | "lost" | "reload").
+    Returns (index of the first item without a result, "ok" | "lost" | "reload", why it must reload).
     """
     try:
         evict = []
@@ -997,30 +1004,33 @@ def _exchange(worker: _Worker, handler: Callable, key: bytes, blob: bytes, items
             worker.handlers.pop(key, None)
             for item in items[start:]:
                 item.result = _error_invocation(item, ERROR_NOT_MOVABLE, str(exc))
-            return len(items), "ok"
+            return len(items), "ok", ""
         worker.conn.send_bytes(data)
     except OSError:
-        return _lost(worker, items, start, time.perf_counter()), "lost"
+        return _lost(worker, items, start, time.perf_counter()), "lost", ""
     if send_blob:
         deadline = time.monotonic() + LOAD_TIMEOUT_S
         reply = _wait(worker, deadline)
-        if reply is None or reply[0] != "loaded":
-            worker.kill() if reply is None else None
-            text = (f"the handler's module did not load within {LOAD_TIMEOUT_S:g} s in the worker process"
-                    if reply is None else worker.ended())
+        if reply is None:
+            worker.kill()
             for item in items[start:]:
-                item.result = _error_invocation(item, ERROR_EXIT if reply is not None else ERROR_NOT_MOVABLE, text)
-            return len(items), "lost"
+                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, f"the handler's module did not load within "
+                                                f"{LOAD_TIMEOUT_S:g} s in the worker process")
+            return len(items), "lost", ""
+        if reply[0] != "loaded":  # it ended while loading (the module's own code exited, say)
+            text = worker.ended()
+            for item in items[start:]:
+                item.result = _error_invocation(item, ERROR_EXIT, text)
+            return len(items), "lost", ""
         if not reply[1]:
             worker.handlers.pop(key, None)
-            _load_error[0] = (f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a "
-                              "module the worker can import, or in the notebook itself; or call with "
-                              "isolation=\"thread\".")
+            why = (f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a module the "
+                   "worker can import, or in the notebook itself; or call with isolation=\"thread\".")
             if reply[3]:
-                return start, "reload"
+                return start, "reload", why
             for item in items[start:]:
-                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, _load_error[0])
-            return len(items), "ok"
+                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, why)
+            return len(items), "ok", ""
     index = start
     items[index].started = time.perf_counter()
     while index < len(items):
@@ -1033,9 +1043,9 @@ def _exchange(worker: _Worker, handler: Callable, key: bytes, blob: bytes, items
             elapsed = (time.perf_counter() - item.started) * 1000.0
             item.result = Invocation(timed_out=True, duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
                                      logs=item.log_text(), timeout_s=item.timeout_s)
-            return index + 1, "lost"
+            return index + 1, "lost", ""
         if message[0] == "ended":
-            return _lost(worker, items, index, item.started), "lost"
+            return _lost(worker, items, index, item.started), "lost", ""
         kind = message[0]
         if message[1] != item.call_id:
             continue  # output of a call that is over (a thread it left behind)
@@ -1045,7 +1055,7 @@ def _exchange(worker: _Worker, handler: Callable, key: bytes, blob: bytes, items
             try:
                 _serve_call_back(worker, item, message)
             except OSError:
-                return _lost(worker, items, index, item.started), "lost"
+                return _lost(worker, items, index, item.started), "lost", ""
         elif kind == "result":
             item.result = _finish(item, message)
             index += 1
@@ -1053,8 +1063,8 @@ def _exchange(worker: _Worker, handler: Callable, key: bytes, blob: bytes, items
                 items[index].started = time.perf_counter()
             if item.result.error is not None and item.result.error.type == "MemoryError":
                 worker.retire()  # it leaves by itself after a MemoryError
-                return index, "lost"
-    return index, "ok"
+                return index, "lost", ""
+    return index, "ok", ""
 
 
 def _wait(worker: _Worker, deadline: float | None) -> tuple | None:

@@ -165,6 +165,16 @@ def test_a_memory_limit_can_be_set_per_call_or_by_environment(monkeypatch):
     assert fnkit.invoke(grab, {}, timeout_s=10).error.type == "MemoryError"
 
 
+def test_the_handler_sees_the_callers_environment_as_it_is_now(monkeypatch):
+    read = lambda e, c: os.environ.get("ORDERS_TABLE")  # noqa: E731
+    monkeypatch.setenv("ORDERS_TABLE", "orders-v1")
+    assert fnkit.invoke(read, {}, timeout_s=5).returned == "orders-v1"
+    monkeypatch.setenv("ORDERS_TABLE", "orders-v2")
+    assert fnkit.invoke(read, {}, timeout_s=5).returned == "orders-v2"
+    monkeypatch.delenv("ORDERS_TABLE")
+    assert fnkit.invoke(read, {}, timeout_s=5).returned is None
+
+
 # --- what can and cannot travel ------------------------------------------------------------------
 
 
