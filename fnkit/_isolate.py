@@ -33,7 +33,6 @@ import socket
 import sys
 import threading
 import time
-import traceback as _tb
 from collections import OrderedDict
 from typing import Any, Callable
 

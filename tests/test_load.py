@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -80,3 +79,40 @@ def test_smtp_cases_lose_no_accepted_message(tmp_path):
         statuses = {row["status"] for row in server.log.to_dict("records")}
         assert {"delivered", "bounced", "dropped"} <= statuses
         assert server.running and loadgen.smtp_case(server.host, server.port, "plain", 999)["accepted"]
+
+
+def chatty(event, context):
+    print("handling", event["path"])
+    return {"statusCode": 200, "body": "ok"}
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_printing_handlers_and_a_printing_log_under_concurrency(isolation, capsys):
+    # bug 1 of issue 10: the server crashed while invoke swapped sys.stdout under uvicorn's own prints
+    import sys
+
+    from fnkit import alb
+
+    streams = set()
+    server = alb.AlbServer(chatty, isolation=isolation, timeout_s=5,
+                           on_record=lambda row: (streams.add(id(sys.stdout)), print("logged", row["status"])))
+    try:
+        with ThreadPoolExecutor(50) as pool:
+            statuses = list(pool.map(lambda n: loadgen.http_request(server.host, server.port, "ok", n), range(500)))
+    finally:
+        server.stop()
+    assert statuses == [200] * 500
+    assert len(streams) == 1  # sys.stdout was never swapped while the server printed
+    assert len(server.records) == 500 and all(r["status"] == 200 for r in server.records)
+    out = capsys.readouterr().out
+    assert out.count("logged 200") == 500 and "handling" not in out
+
+
+def test_server_logs_are_a_bounded_ring(tmp_path):
+    from fnkit import alb
+
+    with alb.serve(chatty, isolation="none", max_records=50) as server:
+        for n in range(120):
+            assert loadgen.http_request(server.host, server.port, "ok", n) == 200
+        assert len(server.records) == 50 and len(server.log) == 50
+        assert server.records[-1]["path"] == "/ok/119"
