@@ -82,8 +82,8 @@ def action_key(entry: dict) -> tuple[Any, str]:
         return the_type, canonical
     try:
         return repr(the_type), canonical
-    except ValueError:  # an int past 4,300 digits has no repr
-        return f"<int of {the_type.bit_length()} bits>", canonical
+    except ValueError:  # an int past 4,300 digits (perhaps inside a list) has no repr
+        return f"<{type(the_type).__name__} that cannot be printed, {id(the_type)}>", canonical
 
 
 def bounce_message(entry: dict) -> str | None:
