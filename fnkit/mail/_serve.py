@@ -679,7 +679,8 @@ def cli_serve(args: Any, handler: Callable) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             server = serve(handler, domains=args.domains, rule=rule, maildir=args.maildir, host=args.host,
-                           port=args.port, outbound=args.outbound, on_record=_print_row)
+                           port=args.port, outbound=args.outbound, on_record=_print_row,
+                           isolation=getattr(args, "isolation", "process"))
         for warning in caught:
             print(f"fnkit serve-mail: warning: {warning.message}", file=sys.stderr)
     except (ValueError, TypeError) as exc:
