@@ -15,7 +15,7 @@ from fnkit import alb, mail, queue
 
 from . import fuzzing
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
 SOURCES = ["queue", "mail", "alb"]
 
 
