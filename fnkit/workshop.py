@@ -552,7 +552,7 @@ def _alb_event(seed: int, **kwargs: Any) -> dict:
 def _run_alb(handler: Callable, case: Case) -> Any:
     from . import alb
 
-    return alb.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="thread")
+    return alb.run(handler, case.event, timeout_s=CASE_TIMEOUT_S)
 
 
 def _mode(event: dict) -> str:
@@ -711,7 +711,7 @@ def _mail_event(seed: int, to: list[str], **message: Any) -> dict:
 def _run_mail(handler: Callable, case: Case) -> Any:
     from . import mail
 
-    return mail.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="thread")
+    return mail.run(handler, case.event, timeout_s=CASE_TIMEOUT_S)
 
 
 def _mail_problem(result: Any) -> str | None:
