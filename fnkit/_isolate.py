@@ -833,10 +833,14 @@ def _log_levels() -> dict:
 def _sync_for(worker: _Worker, memory_mb: int | None) -> dict:
     """What the worker must change to be like the caller now: environment, imports path, directory, logging
     levels, memory limit."""
-    wanted = {"environ": dict(os.environ), "sys_path": list(sys.path), "cwd": _cwd(), "levels": _log_levels(),
-              "memory_mb": memory_mb}
+    wanted = {"sys_path": list(sys.path), "cwd": _cwd(), "levels": _log_levels(), "memory_mb": memory_mb}
     sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
     worker.synced.update(sync)
+    raw = getattr(os.environ, "_data", None)  # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
+    raw = dict(raw) if isinstance(raw, dict) else dict(os.environ)
+    if worker.synced.get("environ_raw", _UNSET) != raw:
+        worker.synced["environ_raw"] = raw
+        sync["environ"] = dict(os.environ)
     return sync
 
 
