@@ -127,7 +127,7 @@ class Contract:
         elif isinstance(value, _TEXT) or isinstance(value, Raw):
             try:  # decoded and checked in one pass
                 typed = self._decoder.decode(value.data if isinstance(value, Raw) else value)
-            except (msgspec.DecodeError, TypeError):
+            except (msgspec.DecodeError, TypeError, UnicodeError):  # UnicodeError: text with a lone surrogate
                 # not JSON, or JSON of another shape: the standard decoder says which, and where
                 value, issues = decode_json(value, "G0")
                 if value is MISSING:
@@ -135,7 +135,7 @@ class Contract:
         if compiled and typed is None and type(value) is dict:
             try:  # checked and typed in one pass
                 typed = msgspec.convert(value, self._struct, strict=True)
-            except msgspec.ValidationError:
+            except (msgspec.ValidationError, UnicodeError):  # UnicodeError: a lone surrogate
                 pass
         seen = Seen(options)
         if typed is not None and self._post_ok(typed):
