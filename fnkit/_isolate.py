@@ -48,12 +48,15 @@ from ._invoke import (
     _current,
     encode_response,
 )
+from .isolation import STOPPED_ERROR, current_stopper
 
 LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
 MAX_IDLE_WORKERS = 8
 MAX_HANDLERS_PER_WORKER = 32
 ERROR_NOT_MOVABLE = "fnkit.IsolationError"
 ERROR_EXIT = "Runtime.ExitError"  # the name the real platform gives a function whose process ended
+STOPPED_TEXT = "the handler was stopped before it returned: its worker process was killed (Stopper.stop)"
+STOPPED_BEFORE = "the call was stopped before the handler started (Stopper.stop)"
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
@@ -118,6 +121,8 @@ class _WorkerState:
         self.memory_mb: int | None = None
         self.results: list[bytes] = []
         self.results_since = 0.0
+        self.held = threading.Event()  # results are held back: the flusher sends them within a few ms
+        self.flusher: threading.Thread | None = None
 
     def send(self, message: tuple) -> None:
         data = pickle.dumps(message, _PROTOCOL)
@@ -132,6 +137,23 @@ class _WorkerState:
             now = time.perf_counter()
             if last or len(self.results) >= 64 or now - self.results_since > 0.005:
                 self._send_results()
+            else:  # held: they must not wait for the next handler, which may never return
+                if self.flusher is None:
+                    self.flusher = threading.Thread(target=self._flush_held, name="fnkit-results", daemon=True)
+                    self.flusher.start()
+                self.held.set()
+
+    def _flush_held(self) -> None:
+        """Send results held back 5 ms at most after they were held, even while the next handler runs on."""
+        while True:
+            self.held.wait()
+            time.sleep(0.005)
+            with self.send_lock:
+                self.held.clear()
+                try:
+                    self._send_results()
+                except OSError:  # the caller has gone: so does this worker
+                    return
 
     def _send_results(self) -> None:
         if self.results:
@@ -598,15 +620,35 @@ class _Worker:
         self.backlog: list[bytes] = []
         self.dead = False
         self.status: int | None = None
+        self.stopped = False  # killed by a Stopper from another thread; the thread using it cleans up
+        self.state_lock = threading.Lock()  # `dead` is set under it, so a stop never signals a reaped pid
+
+    def _mark_dead(self) -> bool:
+        """Mark it dead; False when it was already."""
+        with self.state_lock:
+            if self.dead:
+                return False
+            self.dead = True
+            return True
+
+    def stop_from_outside(self) -> None:
+        """Kill it now, from another thread (a Stopper); the thread waiting on it sees it end and reaps it."""
+        with self.state_lock:
+            if self.dead:
+                return
+            self.stopped = True
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except (OSError, AttributeError):
+                pass
 
     def send(self, message: tuple) -> None:
         self.conn.send_bytes(pickle.dumps(message, _PROTOCOL))
 
     def kill(self) -> None:
         """Stop it now (SIGKILL) and collect its exit status."""
-        if self.dead:
+        if not self._mark_dead():
             return
-        self.dead = True
         STATS["workers_killed"] += 1
         try:
             os.kill(self.pid, signal.SIGKILL)
@@ -616,8 +658,7 @@ class _Worker:
 
     def ended(self) -> str:
         """After its socket closed by itself: why it ended, in words."""
-        if not self.dead:
-            self.dead = True
+        if self._mark_dead():
             STATS["worker_crashes"] += 1
             try:  # it may only have closed its socket: make sure it is gone before waiting for it
                 os.kill(self.pid, signal.SIGKILL)
@@ -643,9 +684,8 @@ class _Worker:
 
     def retire(self) -> None:
         """Let it go quietly (it exits when its socket closes)."""
-        if self.dead:
+        if not self._mark_dead():
             return
-        self.dead = True
         try:
             self.send(("exit",))
             self.conn.poll(1.0)  # it leaves at once; a worker that does not is killed
@@ -674,6 +714,8 @@ class _Pool:
         return _Worker()
 
     def give_back(self, worker: _Worker) -> None:
+        if worker.stopped:  # a Stopper killed it just as its call ended: reap it, never hand it out again
+            worker.kill()
         if worker.dead:
             return
         with self.lock:
@@ -959,14 +1001,23 @@ def _run_items(handler: Callable, items: list[_Item], memory_mb: int | None) -> 
     key = hashlib.blake2b(blob, digest_size=16).digest()
     by_value_tried = False
     start = 0
+    stopper = current_stopper()
     while start < len(items):
         worker = _pool.take()
+        if stopper is not None and not stopper._attach(worker):  # stopped: what is left does not start
+            _pool.give_back(worker)
+            for item in items[start:]:
+                item.result = item.result or _error_invocation(item, STOPPED_ERROR, STOPPED_BEFORE)
+            return
         STATS["calls"] += 1
         try:
             start, outcome, why = _exchange(worker, key, blob, items, start, memory_mb)
         except BaseException:
             worker.kill()
             raise
+        finally:
+            if stopper is not None:
+                stopper._detach(worker)
         if outcome == "reload" and not by_value_tried:
             by_value_tried = True  # the worker could not import the handler's module: send it by value
             try:
@@ -1021,9 +1072,13 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
                                                 f"{LOAD_TIMEOUT_S:g} s in the worker process")
             return len(items), "lost", ""
         if reply[0] != "loaded":  # it ended while loading (the module's own code exited, say)
-            text = worker.ended()
+            if worker.stopped:
+                worker.kill()
+                kind, text = STOPPED_ERROR, STOPPED_TEXT
+            else:
+                kind, text = ERROR_EXIT, worker.ended()
             for item in items[start:]:
-                item.result = _error_invocation(item, ERROR_EXIT, text)
+                item.result = _error_invocation(item, kind, text)
             return len(items), "lost", ""
         if not reply[1]:
             worker.handlers.pop(key, None)
@@ -1092,10 +1147,15 @@ def _wait(worker: _Worker, deadline: float | None) -> tuple | None:
 
 
 def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> int:
-    """The worker ended by itself during items[index]: that item failed with why; the rest go elsewhere."""
+    """The worker ended during items[index] (by itself, or a Stopper killed it): that item failed with why;
+    the rest go elsewhere."""
     item = items[index]
-    text = worker.ended()
-    item.result = _error_invocation(item, ERROR_EXIT, text, (time.perf_counter() - started) * 1000.0)
+    if worker.stopped:
+        worker.kill()
+        kind, text = STOPPED_ERROR, STOPPED_TEXT
+    else:
+        kind, text = ERROR_EXIT, worker.ended()
+    item.result = _error_invocation(item, kind, text, (time.perf_counter() - started) * 1000.0)
     return index + 1
 
 

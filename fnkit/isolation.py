@@ -11,11 +11,81 @@
 - `shutdown()`: stop the idle worker processes (the next call starts new ones).
 - Memory limit of a worker: `memory_limit_mb=` per call, else `FNKIT_MEMORY_LIMIT_MB`,
   else `DEFAULT_MEMORY_LIMIT_MB` (1024).
+- `Stopper`: stop, from another thread, the calls one thread makes (a Stop button): their
+  worker processes are killed at once, and each call returns the error `fnkit.Stopped`.
 """
 
 from __future__ import annotations
 
+import contextvars
+import threading
+from typing import Any
+
 from ._invoke import DEFAULT_MEMORY_LIMIT_MB, ISOLATIONS, THREAD_STATS, invoke, invoke_many, report
+
+STOPPED_ERROR = "fnkit.Stopped"  # the error type of a call a Stopper stopped
+
+
+class Stopper:
+    """Stops the handlers that calls made under it run in worker processes, from any thread, now.
+
+    ```
+    stopper = Stopper()
+    with stopper:                      # in the thread that calls (invoke, any source's run, a simulator)
+        outcome = queue.run(handler, event, timeout_s=30)
+    stopper.stop()                     # from another thread (a Stop button): the worker is killed at once
+    ```
+
+    A call it stopped returns an `Invocation` whose error type is `fnkit.Stopped`; calls
+    made under it after `stop()` return that at once, without running. Only
+    `isolation="process"` can be stopped: a thread cannot be stopped safely, and "none"
+    runs on the caller's own thread (Ctrl-C, or Jupyter's interrupt, stops that one).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._workers: set = set()
+        self._tokens = threading.local()
+        self.stopped = False
+
+    def __enter__(self) -> "Stopper":
+        stack = getattr(self._tokens, "stack", None)
+        if stack is None:
+            stack = self._tokens.stack = []
+        stack.append(_STOPPER.set(self))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _STOPPER.reset(self._tokens.stack.pop())
+
+    def stop(self) -> bool:
+        """Kill the worker processes running calls made under this stopper; True when one was running."""
+        with self._lock:
+            self.stopped = True
+            workers = list(self._workers)
+        for worker in workers:
+            worker.stop_from_outside()
+        return bool(workers)
+
+    def _attach(self, worker: Any) -> bool:
+        """A call under this stopper is about to use `worker` (False: stopped already, do not start)."""
+        with self._lock:
+            if self.stopped:
+                return False
+            self._workers.add(worker)
+            return True
+
+    def _detach(self, worker: Any) -> None:
+        with self._lock:
+            self._workers.discard(worker)
+
+
+_STOPPER: contextvars.ContextVar[Stopper | None] = contextvars.ContextVar("fnkit_stopper", default=None)
+
+
+def current_stopper() -> Stopper | None:
+    """The `Stopper` the calls of this thread are made under, if any."""
+    return _STOPPER.get()
 
 
 def stats() -> dict:
@@ -24,8 +94,8 @@ def stats() -> dict:
 
     counts = {"workers_started": 0, "workers_killed": 0, "worker_crashes": 0, "calls": 0}
     isolate = sys.modules.get("fnkit._isolate")
-    if isolate is not None:
-        counts.update(isolate.STATS)
+    if isolate is not None:  # (another thread may be importing it right now: STATS comes once it is there)
+        counts.update(getattr(isolate, "STATS", {}))
     counts.update(THREAD_STATS)
     return counts
 
@@ -39,4 +109,5 @@ def shutdown() -> None:
         isolate.shutdown()
 
 
-__all__ = ["DEFAULT_MEMORY_LIMIT_MB", "ISOLATIONS", "invoke", "invoke_many", "report", "shutdown", "stats"]
+__all__ = ["DEFAULT_MEMORY_LIMIT_MB", "ISOLATIONS", "STOPPED_ERROR", "Stopper", "current_stopper", "invoke", "invoke_many",
+           "report", "shutdown", "stats"]
