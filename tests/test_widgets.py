@@ -249,6 +249,87 @@ def test_the_mail_runner_shows_a_decision_per_recipient():
     assert runner.summary.startswith("ignored")
 
 
+# --- running, stopping ------------------------------------------------------------------------------
+
+
+def never_returns(event, context):
+    while True:
+        try:
+            time.sleep(1)
+        except BaseException:  # the learner's mistake: every exception swallowed, an interrupt too
+            pass
+
+
+def wait_for(predicate, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "gave up waiting"
+        time.sleep(0.02)
+
+
+def test_the_run_button_starts_the_handler_without_waiting_and_stop_kills_it():
+    runner = HandlerRunner(builder=EventBuilder("queue"), handler=never_returns, timeout_s=30)
+    killed = fnkit.isolation.stats()["workers_killed"]
+    runner.button.click()  # what a click does: start, and give the kernel back at once
+    assert runner.running and runner.summary == "running…"
+    assert runner.button.disabled and runner.stop_button.layout.display != "none"
+    assert "fnkit-running" in classes(runner.widget) and "fnkit-stop" in classes(runner.stop_button)
+    assert runner.start() is False  # one run at a time
+    wait_for(lambda: runner.elapsed_s > 0.5)
+    wait_for(lambda: "running… 0." not in runner.clock.value)  # the clock moves
+    assert runner.clock.value.count("running… ") == 1 and " s</span>" in runner.clock.value
+    with pytest.raises(TimeoutError):
+        runner.wait(0.1)
+    runner.stop_button.click()  # returns once "stopped" is shown
+    assert not runner.running and runner.stopped and runner.outcome is None
+    assert fnkit.isolation.stats()["workers_killed"] == killed + 1
+    assert runner.summary == "stopped" and "stopped" in runner.view.badge.value
+    assert runner.message.startswith("You stopped the handler after ")
+    assert "its worker process was killed, and the kernel is free" in runner.message
+    assert "a handler that never returns is stopped at its timeout, and then: the function timed out" in runner.message
+    assert runner.view.rule == "Q6"  # what the platform does: the whole batch comes back
+    assert {row["action"] for row in runner.rows} == {"retry"}
+    assert runner.stop_button.layout.display == "none" and not runner.button.disabled
+    assert "fnkit-running" not in classes(runner.widget) and runner.clock.value == ""
+    assert runner.use("list bad orders").run().kind == "success"  # the next run is as usual
+    assert not runner.stopped and runner.summary == "success"
+
+
+@pytest.mark.parametrize(("source", "word", "rule"), [("alb", "502 Bad Gateway", "A5"),
+                                                      ("mail", "fallback: 2 DEFAULT", "M3")])
+def test_a_stopped_run_says_what_the_platform_does_with_a_handler_that_never_returns(source, word, rule):
+    runner = HandlerRunner(builder=EventBuilder(source), handler=never_returns, timeout_s=30)
+    assert runner.start()
+    wait_for(lambda: runner.elapsed_s > 0.3)
+    assert runner.stop() is True and runner.stop() is False
+    assert runner.summary == "stopped" and runner.view.rule == rule
+    assert runner.message.startswith("You stopped the handler after ")
+    assert runner.view.badge.value.count("stopped") == 1 and word not in runner.view.badge.value
+
+
+def test_run_from_code_waits_and_jupyters_interrupt_stops_it():
+    import signal
+    import threading
+
+    runner = HandlerRunner(builder=EventBuilder("queue"), handler=never_returns, timeout_s=30)
+    main = threading.main_thread().ident
+    threading.Timer(1.0, lambda: signal.pthread_kill(main, signal.SIGINT)).start()  # Kernel -> Interrupt
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        runner.run()
+    assert time.monotonic() - started < 20  # long before the runner's 30 s timeout
+    assert runner.stopped and not runner.running and runner.summary == "stopped"
+    assert runner.message.startswith("Jupyter's interrupt stopped the handler after ")
+    assert runner.use("list bad orders").run().kind == "success"
+
+
+def test_problems_before_running_are_said_at_once_without_a_clock():
+    builder = EventBuilder("queue").set(fifo=True, group_ids=["a"])
+    runner = HandlerRunner(builder=builder)
+    assert runner.start() is True and not runner.running and runner.summary == "no event"
+    assert runner.clock.value == "" and runner.stop_button.layout.display == "none"
+
+
 # --- the response explorer ---------------------------------------------------------------------------
 
 QUEUE_FORMS = {  # key: (the button's label, what the platform does)

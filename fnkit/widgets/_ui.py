@@ -22,6 +22,9 @@ CSS = {
     "reason": "fnkit-reason",
     "table": "fnkit-table",
     "run": "fnkit-run",
+    "stop": "fnkit-stop",  # the runner's Stop button (shown while a handler runs)
+    "running": "fnkit-running",  # on the runner while a handler runs
+    "clock": "fnkit-clock",  # the runner's "running… 3.2 s"
     "response": "fnkit-response",
     "form": "fnkit-form",
     "reset": "fnkit-reset",

@@ -24,6 +24,7 @@ class OutcomeView:
         self.rule: str | None = None
         self.issues: list[Issue] = []
         self.rows: list[dict] = []
+        self._rule_text = ""
         self.badge = w.HTML(badge(idle, "none"))
         self.badge.add_class(CSS["outcome"])
         self.reason = w.HTML("")
@@ -57,6 +58,7 @@ class OutcomeView:
                 rule_text = f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code> ({r.evidence}): {escape(r.summary)}</span>"
             except KeyError:
                 rule_text = f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code></span>"
+        self._rule_text = rule_text
         self.reason.value = _reason_html(self.message, rule_text)
         self.issue_list.value = issues_html(self.issues)
         cols = [c for c in self.adapter.columns if any(c in row for row in self.rows)] or None
@@ -65,6 +67,12 @@ class OutcomeView:
                  for row in self.rows]
         self.table.value = table_html(shown, cols, ids=ids)
         self.details.value = details
+
+    def shown_as(self, word: str, tone: str, message: str) -> None:
+        """Keep what is shown (issues, table, rule) under another word and sentence (a run that was stopped)."""
+        self.summary, self.message = word, message
+        self.badge.value = badge(word, tone)
+        self.reason.value = _reason_html(message, self._rule_text if self.rule else "")
 
     def problem(self, word: str, message: str, issues: Iterable[Issue] = (), *, tone: str = "bad", details: str = "") -> None:
         """Show that no outcome could be decided, and why, in plain words."""

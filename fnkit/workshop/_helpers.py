@@ -1,7 +1,8 @@
 """What the exercises' handlers call: orders for the queue, emails and mailboxes for mail.
 
-The checks watch two of them while a hidden case runs (`watching()`): which bodies went
-through `process_order`, and which messages were `park`ed.
+Two of them say what they were asked to do with `fnkit.isolation.report`, which works
+wherever the handler runs (in a worker process too): `process_order` reports each body,
+`park` each message id. A check reads them back from its invocation (`Watched.of`).
 """
 
 from __future__ import annotations
@@ -9,11 +10,14 @@ from __future__ import annotations
 import email
 import email.policy
 import json
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
+
+from ..isolation import report
+
+PROCESSED = "process_order"  # the topic `process_order` reports each body under
+PARKED = "park"  # the topic `park` reports each message id under
 
 
 class BadOrder(ValueError):
@@ -22,28 +26,17 @@ class BadOrder(ValueError):
 
 @dataclass
 class Watched:
-    """What handlers did while a check watched: bodies processed and messages parked, in order."""
+    """What a handler did during one invocation: bodies processed and messages parked, in order."""
 
     processed: list = field(default_factory=list)
     parked: list = field(default_factory=list)
 
-
-_lock = threading.Lock()
-_watched: Watched | None = None
-
-
-@contextmanager
-def watching() -> Iterator[Watched]:
-    """Record the calls of `process_order` and `park` made inside the block."""
-    global _watched
-    seen = Watched()
-    with _lock:
-        saved, _watched = _watched, seen
-    try:
-        yield seen
-    finally:
-        with _lock:
-            _watched = saved
+    @classmethod
+    def of(cls, invocation: Any) -> "Watched":
+        """Read from what `process_order` and `park` reported during the invocation (`Invocation.reports`)."""
+        reports = getattr(invocation, "reports", None) or ()
+        return cls([value for topic, value in reports if topic == PROCESSED],
+                   [value for topic, value in reports if topic == PARKED])
 
 
 def _parse_order(body: Any) -> dict:
@@ -65,9 +58,7 @@ def process_order(body: str) -> dict:
     An order is bad when the body is not JSON, not an object, or its qty is not a whole
     number above 0.
     """
-    with _lock:
-        if _watched is not None:
-            _watched.processed.append(body)
+    report(PROCESSED, body)
     return _parse_order(body)
 
 
@@ -83,10 +74,7 @@ def is_good_order(body: Any) -> bool:
 def park(record: dict) -> None:
     """Set a message aside for a person to look at (it will not be retried)."""
     mid = record.get("messageId") if isinstance(record, dict) else None
-    with _lock:
-        if _watched is not None:
-            _watched.parked.append(mid)
-            return
+    report(PARKED, mid)
     print(f"parked message {mid}")
 
 

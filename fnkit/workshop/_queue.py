@@ -6,7 +6,7 @@ import json
 from typing import Any, Callable
 
 from .._table import short_id, shorten
-from ._helpers import is_good_order, watching
+from ._helpers import Watched, is_good_order
 from ._registry import CASE_TIMEOUT_S, Case, Exercise, Finding, invocation_problem, kind_of, register, returned
 
 _KEY = "batchItemFailures"
@@ -22,14 +22,12 @@ def _queue_event(bodies: list[str], seed: int, **kwargs: Any) -> dict:
     return queue.build_event(bodies, seed=seed, **kwargs)
 
 
-def _run(handler: Callable, case: Case) -> tuple[Any, Any]:
-    """Run a queue case; (outcome, what the handler processed and parked)."""
+def _run(handler: Callable, case: Case) -> tuple[Any, Watched]:
+    """Run a queue case in a worker process; (outcome, what the handler processed and parked, as it reported)."""
     from .. import queue
 
-    with watching() as seen:
-        # thread: process_order and park record their calls in this process (see watching)
-        result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="thread", **case.config)
-    return result, seen
+    result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, **case.config)
+    return result, Watched.of(result.invocation)
 
 
 def _describe(event: dict, mid: str) -> str:

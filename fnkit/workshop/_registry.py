@@ -240,8 +240,8 @@ def invocation_problem(invocation: Any, hint: str = "", consequence: str = "") -
     if invocation is None:
         return None
     if invocation.timed_out:
-        raise StopCases(f"your handler did not return within {CASE_TIMEOUT_S:g} s, so the other cases were not run: "
-                        "look for a loop that never ends.")
+        raise StopCases(f"your handler did not return within {CASE_TIMEOUT_S:g} s, so it was stopped and the other "
+                        "cases were not run: look for a loop that never ends.")
     if invocation.error is not None:
         return raised_sentence(invocation.error, _error_hint(invocation.error) or hint, consequence)
     return None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import fnkit
 from fnkit import queue, workshop
 from fnkit.workshop import BadOrder, process_order
 
@@ -112,7 +113,49 @@ def test_a_hanging_handler_stops_the_check_after_one_case():
     result = workshop.check("alb-upper", forever)
     assert result.status == "failed"
     assert result.message.startswith("the check stopped at hidden case 1 of")
-    assert "did not return within 2 s, so the other cases were not run" in result.problems[0]
+    assert "did not return within 2 s, so it was stopped and the other cases were not run" in result.problems[0]
+
+
+def swallows_everything(event, context):
+    import time
+
+    while True:
+        try:
+            time.sleep(1)
+        except BaseException:  # the learner's mistake: even a stop request is swallowed
+            pass
+
+
+@pytest.mark.parametrize("exercise", ["queue-poison", "mail-executables"])  # alb: the test above
+def test_a_handler_that_swallows_every_exception_is_killed_in_its_worker_process(exercise):
+    before = fnkit.isolation.stats()
+    result = workshop.check(exercise, swallows_everything)
+    after = fnkit.isolation.stats()
+    assert result.status == "failed" and len(result.problems) == 1
+    assert result.problems[0].endswith("so it was stopped and the other cases were not run: look for a loop that "
+                                       "never ends.")
+    assert result.problems[0].count(". ") == 0  # one sentence
+    assert after["workers_killed"] == before["workers_killed"] + 1  # a hard stop of its worker process
+    assert after["abandoned_threads_total"] == before["abandoned_threads_total"]  # no thread of ours left spinning
+
+
+def test_queue_checks_read_the_calls_from_the_worker_process():
+    def processes_after_a_failure(event, context):  # lists the rest of the group, but processed them first
+        failures, stopped = [], set()
+        for record in event["Records"]:
+            group = record["attributes"]["MessageGroupId"]
+            try:
+                process_order(record["body"])
+            except BadOrder:
+                stopped.add(group)
+            if group in stopped:
+                failures.append({"itemIdentifier": record["messageId"]})
+        return {"batchItemFailures": failures}
+
+    before = fnkit.isolation.stats()["calls"]
+    result = workshop.check("queue-fifo", processes_after_a_failure)
+    assert fnkit.isolation.stats()["calls"] > before  # the cases ran in worker processes
+    assert any("processed message" in p and "after that customer's earlier order failed" in p for p in result.problems)
 
 
 def test_results_render_as_text_and_html():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+import fnkit
 from fnkit import workshop
 from fnkit.workshop import EXECUTABLE_EXTENSIONS, BadOrder, add_disclaimer, attachment_names, park, process_order
-from fnkit.workshop._helpers import watching
+from fnkit.workshop._helpers import Watched
 
 
 def test_process_order_and_park():
@@ -17,13 +18,29 @@ def test_process_order_and_park():
     assert workshop.is_good_order('{"qty": 1}') and not workshop.is_good_order("[]")
 
 
-def test_a_check_watches_what_handlers_process_and_park(capsys):
-    with watching() as seen:
-        process_order('{"qty": 1}')
-        park({"messageId": "m1"})
-    assert seen.processed == ['{"qty": 1}'] and seen.parked == ["m1"]
-    park({"messageId": "m2"})  # outside a check: said, not recorded
-    assert capsys.readouterr().out == "parked message m2\n" and seen.parked == ["m1"]
+def processes_then_parks(event, context):
+    for record in event["Records"]:
+        try:
+            process_order(record["body"])
+        except BadOrder:
+            park(record)
+    return {"batchItemFailures": []}
+
+
+@pytest.mark.parametrize("isolation", ["process", "thread", "none"])
+def test_a_check_reads_what_a_handler_processed_and_parked_wherever_it_ran(isolation):
+    event = fnkit.queue.build_event(['{"qty": 1}', '{"qty": 0}'], seed=3)
+    invocation = fnkit.invoke(processes_then_parks, event, timeout_s=5, isolation=isolation)
+    seen = Watched.of(invocation)
+    assert seen.processed == ['{"qty": 1}', '{"qty": 0}']
+    assert seen.parked == [event["Records"][1]["messageId"]]
+    assert invocation.logs == f"parked message {event['Records'][1]['messageId']}\n"  # what the learner sees
+
+
+def test_outside_a_handler_park_only_says_so(capsys):
+    park({"messageId": "m2"})
+    assert capsys.readouterr().out == "parked message m2\n"
+    assert Watched.of(None) == Watched()
 
 
 def test_email_helpers_are_deterministic_and_round_trip():
