@@ -1,0 +1,192 @@
+"""A learner's first ten minutes, end to end, in a real browser on a fresh working copy.
+
+1. open 00_start_here from the working copy (made as `kit.py lab` makes work/), run it, and
+   see the environment check's ✔ marks, from this machine (nothing was there before it ran);
+2. open the first exercise, write a wrong answer into its cell, run the check: the feedback;
+3. write the right answer: the check passes;
+4. run a handler that never returns (it swallows every exception) in a handler runner: the
+   kernel answers while it runs; press Stop: the runner says "stopped", and the kernel answers.
+
+Screenshots of the steps go to docs/learner-path/ (the README shows them); the path's wall
+time is printed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .test_lab import KERNEL_IDLE, close, open_page, run_all
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs" / "learner-path"
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+WRONG = '''def report_failures(event, context):
+    failures = []
+    for record in event["Records"]:
+        try:
+            process_order(record["body"])
+        except BadOrder:
+            failures.append({"itemIdentifier": record["receiptHandle"]})
+    return {"batchItemFailures": failures}'''
+
+RIGHT = WRONG.replace('record["receiptHandle"]', 'record["messageId"]')
+
+STUCK = '''import time
+
+from fnkit.widgets import EventBuilder, HandlerRunner
+
+
+def stuck(event, context):
+    while True:
+        try:
+            time.sleep(1)
+        except BaseException:  # swallows everything, even a KeyboardInterrupt
+            pass
+
+
+HandlerRunner(builder=EventBuilder("queue"), handler=stuck, timeout_s=30)'''
+
+
+def cells(page):
+    return page.locator(f"{PANEL} .jp-Notebook .jp-Cell")
+
+
+def source_of(page, index: int) -> str:
+    return page.evaluate(f"window.jupyterapp.shell.currentWidget.content.widgets[{index}].model.sharedModel.getSource()")
+
+
+def write_cell(page, index: int, text: str) -> None:
+    """Replace a cell's code the way a learner does: click into it, select everything, type."""
+    editor = cells(page).nth(index).locator(".cm-content").first
+    editor.scroll_into_view_if_needed()
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(text)
+    page.wait_for_function(
+        "([i, want]) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource() === want",
+        arg=[index, text], timeout=10_000)
+
+
+def run_cell(page, index: int) -> None:
+    """Run one cell (as Shift+Enter does) and wait until its prompt shows a number again."""
+    page.evaluate(f"(() => {{ const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = {index};"
+                  " return window.jupyterapp.commands.execute('notebook:run-cell'); })()")
+    prompt = cells(page).nth(index).locator(".jp-InputPrompt").first
+    page.wait_for_function("(e) => /^\\[\\d+\\]:?$/.test(e.textContent.trim())", arg=prompt.element_handle(),
+                           timeout=60_000)
+
+
+def add_cell(page, text: str) -> int:
+    """A new cell at the end of the notebook holding `text`; its index."""
+    index = page.evaluate("(() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+                          " nb.activeCellIndex = nb.widgets.length - 1;"
+                          " return window.jupyterapp.commands.execute('notebook:insert-cell-below')"
+                          ".then(() => nb.activeCellIndex); })()")
+    write_cell(page, index, text)
+    return index
+
+
+def output_text(page, index: int) -> str:
+    return cells(page).nth(index).locator(".jp-OutputArea").first.inner_text()
+
+
+def shot(page, first: int, last: int, name: str) -> None:
+    """A screenshot of cells first..last (code and output), as the learner sees them."""
+    DOCS.mkdir(parents=True, exist_ok=True)
+    top_cell, bottom_cell = cells(page).nth(first), cells(page).nth(last)
+    top_cell.evaluate("e => e.scrollIntoView({block: 'start'})")
+    top, bottom = top_cell.bounding_box(), bottom_cell.bounding_box()
+    visible = page.locator(f"{PANEL} .jp-Notebook").first.bounding_box()  # the notebook's scrolling area
+    height = min(bottom["y"] + bottom["height"], visible["y"] + visible["height"]) - top["y"]
+    page.screenshot(path=str(DOCS / name), clip={"x": top["x"], "y": top["y"], "width": top["width"], "height": height})
+
+
+def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_stuck_handler(browser, lab, capsys):
+    started = time.monotonic()
+    page = open_page(browser, lab, "00_start_here.ipynb")
+    page.set_viewport_size({"width": 1200, "height": 1500})
+    try:
+        # 1. 00 from the working copy: the environment check shows nothing until it runs here
+        check_cell = next(i for i in range(cells(page).count()) if "check_environment()" in source_of(page, i))
+        assert cells(page).nth(check_cell).locator(".jp-OutputArea-output").count() == 0
+        run_all(page)
+        report = page.locator(f"{PANEL} .fnkit-environment").first
+        report.wait_for(state="visible")
+        text = report.inner_text()
+        here = ".".join(map(str, sys.version_info[:3]))
+        assert text.startswith("✔ All checks pass")
+        assert re.search(rf"✔\tpython\t[^\n]*\t{re.escape(here)}\t", text), text  # this machine's Python
+        assert "✘" not in text and text.count("✔") >= 20
+        assert re.search(r"✔\twidgets\t[^\n]*\tready in this kernel", text), text  # a front end that draws them
+        assert page.locator(f"{PANEL} .widget-slider").count() >= 1  # ... and a slider is drawn
+        shot(page, check_cell - 1, check_cell, "1-start-here-environment-check.png")
+
+        # 2. the first exercise: not done yet, then a wrong answer and its feedback
+        page.evaluate("window.jupyterapp.commands.execute('docmanager:open', {path: 'exercises/01_queue.ipynb'})")
+        page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'exercises/01_queue.ipynb'")
+        page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+        run_all(page)
+        handler_cell = next(i for i in range(cells(page).count()) if source_of(page, i).startswith("def report_failures"))
+        check = handler_cell + 1
+        assert "not done yet: report_failures still holds 2 placeholders (...)" in output_text(page, check)
+        write_cell(page, handler_cell, WRONG)
+        run_cell(page, handler_cell)
+        run_cell(page, check)
+        feedback = cells(page).nth(check).locator(".fnkit-check-failed").first
+        feedback.wait_for(state="visible")
+        said = feedback.inner_text()
+        assert "5 of 6 hidden cases fail" in said and "you listed the receiptHandle of message 2" in said
+        assert 'list record["messageId"] instead' in said
+        shot(page, handler_cell, check, "2-exercise-wrong-answer.png")
+
+        # 3. the right answer passes
+        write_cell(page, handler_cell, RIGHT)
+        run_cell(page, handler_cell)
+        run_cell(page, check)
+        passed = cells(page).nth(check).locator(".fnkit-check-passed").first
+        passed.wait_for(state="visible")
+        assert "done: all 6 hidden cases pass." in passed.inner_text()
+        shot(page, handler_cell, check, "3-exercise-passes.png")
+
+        # 4. a handler that never returns, in a runner: Run gives the kernel back, Stop stops it
+        runner_cell = add_cell(page, STUCK)
+        run_cell(page, runner_cell)
+        runner = cells(page).nth(runner_cell).locator(".fnkit-runner").first
+        runner.locator("button.fnkit-run").click()
+        page.wait_for_function("(e) => e.classList.contains('fnkit-running')", arg=runner.element_handle())
+        clock = runner.locator(".fnkit-clock").first
+        page.wait_for_function("(e) => /running… [1-9]\\d*\\.\\d s/.test(e.textContent)", arg=clock.element_handle(),
+                               timeout=20_000)
+        meanwhile = add_cell(page, 'print("the kernel answers while the handler runs:", 6 * 7)')
+        run_cell(page, meanwhile)
+        assert "the kernel answers while the handler runs: 42" in output_text(page, meanwhile)
+        assert "fnkit-running" in runner.get_attribute("class")  # still running: nothing waited for it
+        shot(page, runner_cell, meanwhile, "4-handler-running.png")
+        stop_pressed = time.monotonic()
+        runner.locator("button.fnkit-stop").click()
+        page.wait_for_function("(e) => e.textContent.trim() === 'stopped'",
+                               arg=runner.locator(".fnkit-outcome").first.element_handle(), timeout=20_000)
+        stopped_after = time.monotonic() - stop_pressed
+        reason = runner.locator(".fnkit-reason").first.inner_text()
+        assert reason.startswith("You stopped the handler after ") and "the kernel is free" in reason
+        assert "the whole batch returns" in reason and "Q6" in reason  # what the platform would have done
+        assert runner.locator("button.fnkit-stop").first.is_hidden()
+        after = add_cell(page, 'print("the kernel answers after Stop:", 6 * 7)')
+        run_cell(page, after)
+        assert "the kernel answers after Stop: 42" in output_text(page, after)
+        answered_after = time.monotonic() - stop_pressed
+        shot(page, runner_cell, after, "5-handler-stopped.png")
+        wall = time.monotonic() - started
+    finally:
+        close(page)
+    with capsys.disabled():
+        print(f"\nlearner path: {wall:.1f} s from opening 00 to the kernel answering after Stop "
+              f"(stopped shown {stopped_after:.2f} s after the click, the kernel answered {answered_after:.2f} s after it)")
