@@ -2,14 +2,17 @@
 
 - `EventBuilder(source, **fields)`: form fields, live JSON preview (editable), live validation.
 - `HandlerRunner(builder=..., handler=...)`: run your handler or an example on the built event;
-  outcome, reason, deciding rule and a table.
+  outcome, reason, deciding rule and a table. The handler runs in a worker process: the
+  button starts it without blocking the kernel, shows "running… 3.2 s" and a Stop button
+  that kills it (`start()`, `stop()`, `wait()`; `run()` waits, and Jupyter's interrupt stops it).
 - `ResponseExplorer(event, source=...)`: edit a response and see the platform's decision live;
   the spec's success and failure forms one click away.
 
 Each is driven from Python as well as by hand: `set(...)`, `set_text(...)`, `run()`,
 `press(...)`, then read `event`, `report`, `outcome`, `summary`, `message`, `issues`.
 Display one by leaving it as the last expression of a cell. Key controls carry CSS
-classes (`fnkit-run`, `fnkit-outcome`, `fnkit-preview`, `fnkit-field-<name>`, ...).
+classes (`fnkit-run`, `fnkit-stop`, `fnkit-running`, `fnkit-clock`, `fnkit-outcome`,
+`fnkit-preview`, `fnkit-field-<name>`, ...).
 """
 
 from __future__ import annotations
