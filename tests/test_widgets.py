@@ -313,13 +313,22 @@ def test_run_from_code_waits_and_jupyters_interrupt_stops_it():
 
     runner = HandlerRunner(builder=EventBuilder("queue"), handler=never_returns, timeout_s=30)
     main = threading.main_thread().ident
-    threading.Timer(1.0, lambda: signal.pthread_kill(main, signal.SIGINT)).start()  # Kernel -> Interrupt
+    seen = []
+
+    def interrupt():  # what the runner shows while a cell waits, then Kernel -> Interrupt
+        seen.append((runner.summary, runner.message, runner.stop_button.layout.display))
+        signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Timer(1.0, interrupt).start()
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         runner.run()
     assert time.monotonic() - started < 20  # long before the runner's 30 s timeout
     assert runner.stopped and not runner.running and runner.summary == "stopped"
     assert runner.message.startswith("Jupyter's interrupt stopped the handler after ")
+    summary, message, stop_shown = seen[0]
+    assert summary == "running…" and "■ (Kernel → Interrupt Kernel) stops it now" in message
+    assert stop_shown == "none"  # a click would queue behind the waiting cell: no Stop button offered then
     assert runner.use("list bad orders").run().kind == "success"
 
 

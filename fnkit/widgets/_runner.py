@@ -137,7 +137,7 @@ class HandlerRunner(Shown):
         process is killed, the runner shows "stopped", and the KeyboardInterrupt goes on
         to end the cell. The button does not wait (see `start`).
         """
-        self.start()
+        self._start(waited=True)
         try:
             return self.wait()
         except KeyboardInterrupt:
@@ -150,6 +150,9 @@ class HandlerRunner(Shown):
         While it runs the runner shows "running… 3.2 s" and a Stop button; `stop()` stops
         it, `wait()` waits for it. False when a run is already going on.
         """
+        return self._start(waited=False)
+
+    def _start(self, *, waited: bool) -> bool:
         with self._lock:
             if self.running:
                 return False
@@ -168,7 +171,7 @@ class HandlerRunner(Shown):
                 job.ended = time.monotonic()
                 job.done.set()
             return True
-        self._show_running(job)
+        self._show_running(job, waited)
         job.thread = threading.Thread(target=self._work, args=(job,), name="fnkit-runner", daemon=True)
         job.thread.start()
         threading.Thread(target=self._tick, args=(job,), name="fnkit-runner-clock", daemon=True).start()
@@ -299,13 +302,18 @@ class HandlerRunner(Shown):
 
     # --- what is shown ------------------------------------------------------------------
 
-    def _show_running(self, job: "_Job") -> None:
+    def _show_running(self, job: "_Job", waited: bool) -> None:
+        timeout = f"Your handler is running (this runner's timeout: {job.plan.timeout_s:g} s)."
+        if waited:  # the kernel is busy with the cell that waits: a click on Stop would only queue behind it
+            said = (f"{timeout} The cell that called run() waits for it: ■ (Kernel → Interrupt Kernel) stops it now. "
+                    "Run handler does not wait, and offers a Stop button.")
+        else:
+            said = f"{timeout} Stop stops it now; the notebook stays usable meanwhile."
         with self._ui_lock:
-            self.view.problem("running…", f"Your handler is running (this runner's timeout: {job.plan.timeout_s:g} s). "
-                              "Stop stops it now; the notebook stays usable meanwhile.", tone="none")
+            self.view.problem("running…", said, tone="none")
             self.clock.value = _clock_html(0.0)
             self.clock.layout.display = ""
-            self.stop_button.layout.display = ""
+            self.stop_button.layout.display = "none" if waited else ""
             self.stop_button.disabled = False
             self.button.disabled = True
             self.widget.add_class(CSS["running"])
