@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._report import MISSING, Issue, Raw, Report, decode_json, error, warning
+from ._report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
 from ._shape import Shape
 
 Check = Callable[[Any, "Seen"], Iterator[Issue]]
@@ -119,19 +119,23 @@ class Contract:
         if self._decoder is None:
             self._compile()
         typed = None
+        notes: list[Issue] = []  # what decoding the text said (a byte-order mark skipped, G0)
         if not compiled or self.plain:
             # the located way, or checks that read the plain value: decode the text once, with json
-            value, issues = decode_json(value, "G0")
+            value, notes = decode_json(value, "G0")
             if value is MISSING:
-                return Report(issues, self.source, None, self.subject), None
+                return Report(notes, self.source, None, self.subject), None
         elif isinstance(value, _TEXT) or isinstance(value, Raw):
+            data, bom = strip_bom(value.data if isinstance(value, Raw) else value)
+            if bom:
+                notes = [bom_warning()]
             try:  # decoded and checked in one pass
-                typed = self._decoder.decode(value.data if isinstance(value, Raw) else value)
+                typed = self._decoder.decode(data)
             except (msgspec.DecodeError, TypeError):
                 # not JSON, or JSON of another shape: the standard decoder says which, and where
-                value, issues = decode_json(value, "G0")
+                value, notes = decode_json(value, "G0")
                 if value is MISSING:
-                    return Report(issues, self.source, None, self.subject), None
+                    return Report(notes, self.source, None, self.subject), None
         if compiled and typed is None and type(value) is dict:
             try:  # checked and typed in one pass
                 typed = msgspec.convert(value, self._struct, strict=True)
@@ -156,6 +160,8 @@ class Contract:
                 except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:  # pragma: no cover
                     # a check met a value so odd that its own guards missed it: say so, never crash
                     issues.append(warning("$", "unchecked", f"One rule could not be checked on this value ({exc}).", None))
+        if notes:
+            issues[:0] = notes
         dialect = seen.dialect()
         if dialect == "mixed":
             issues.append(warning("$", "dialect", "The event mixes the spec's 'provider' spellings with the real "
