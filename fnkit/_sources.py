@@ -251,7 +251,7 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
     does not show it, the batch's messageIds (queue itemIdentifier checks), multi-value mode (load balancer,
     unless `multi_value` says) and flowDirection (mail). `mode`: mail, "sync" or "async".
     """
-    value, notes = decode_json(response, "G0")
+    value, decoded = decode_json(response, "G0")
     if event is not None:
         event, _ = decode_json(event, "G0")
         event = None if event is MISSING else event
@@ -266,9 +266,8 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
     source = source or shown
     if source is None:
         if value is MISSING:
-            return Report(notes, None, None, "response")
-        _, notes = decode_json(response, "G0")
-        return Report([*notes, error("$", "unknown",
+            return Report(decoded, None, None, "response")
+        return Report([*decoded, error("$", "unknown",
                                      f"This response ({describe(value)}) does not show its source: a queue response "
                                      "has batchItemFailures, a load balancer response statusCode, a mail-flow "
                                      "response actions. Name the source (--source) or give the event (--event).",
