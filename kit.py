@@ -3,7 +3,7 @@
 
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/)
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
-    python3 kit.py test [pytest args...]        set up .venv and Chromium, run every test
+    python3 kit.py test [pytest args...]        set up .venv and Chromium, run every test (with coverage)
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
     python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
 
@@ -311,7 +311,12 @@ def cmd_test(args: list[str]) -> None:
         argv += ["notebooks", "--nbval", "--nbval-current-env"]
         if (ROOT / "notebooks" / "sanitize.cfg").exists():
             argv += ["--nbval-sanitize-with", "notebooks/sanitize.cfg"]
+    # coverage of fnkit, worker processes and notebook kernels included (pyproject's
+    # [tool.coverage]); the figure closes the run. `--no-cov` turns it off.
+    argv += ["--cov=fnkit", "--cov-report=term"]
     argv += ["-p", "no:cacheprovider", *args]
+    for stale in ROOT.glob(".coverage.*"):  # data a killed run left behind must not count
+        stale.unlink(missing_ok=True)
     replace_with(argv)
 
 

@@ -28,12 +28,14 @@ _LAZY = {
     "testing": (".testing", None),
     "workshop": (".workshop", None),
     "widgets": (".widgets", None),
+    "isolation": (".isolation", None),
+    "invoke_many": ("._invoke", "invoke_many"),
 }
 
 __all__ = [
     "DIALECTS", "ContractError", "Context", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
-    "alb", "correlation_ids", "detect_source", "invoke", "mail", "queue", "replay", "replay_partitions", "rules", "tabulate", "validate",
-    "validate_response",
+    "alb", "correlation_ids", "detect_source", "invoke", "invoke_many", "isolation", "mail", "queue", "replay",
+    "replay_partitions", "rules", "tabulate", "validate", "validate_response",
 ]
 
 

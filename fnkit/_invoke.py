@@ -1,19 +1,28 @@
-"""Calling a handler the way the platform does: context, timeout, captured output, JSON out."""
+"""Calling a handler the way the platform does: context, timeout, captured output, JSON out.
+
+Three ways to run the handler (`isolation=`), one result (`Invocation`) whatever it does:
+
+- "process" (the default): in a warm worker process (fnkit/_isolate.py). A handler past
+  its timeout is killed; an exit, a crash or a memory blow-up ends only the worker.
+- "thread": on a handler thread of this process. Past the timeout the caller stops
+  waiting and the handler is abandoned: nothing can stop a thread safely, so it is left
+  to end on its own, and counted (`fnkit.isolation.stats()["abandoned_threads_running"]`).
+- "none": inline, on the caller's thread, for debugging (breakpoints work). A handler
+  that finishes after its timeout is reported timed out, as the platform would have cut it.
+
+Output is captured per invocation. In this process, sys.stdout and sys.stderr are wrapped
+once by a router that sends each write to the invocation running in that context
+(a context variable), or on to the real stream; they are never swapped per call.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import io
 import itertools
 import json
 import logging
 import queue as queue_module
-import signal
-
-try:  # the plain functions, without the enum wrapping of the signal module
-    from _signal import setitimer as _setitimer, signal as _set_handler
-except ImportError:  # pragma: no cover
-    _setitimer = getattr(signal, "setitimer", None)
-    _set_handler = signal.signal
 import sys
 import threading
 import time
@@ -60,6 +69,9 @@ class Context:
         self._clock = clock
         self._deadline: float | None = None
 
+    #: attributes that stay in the caller's process when the handler runs in a worker
+    _local_only: tuple[str, ...] = ()
+
     def _start(self) -> None:
         if self.timeout_s is not None:
             self._deadline = self._clock() + self.timeout_s
@@ -98,6 +110,7 @@ class Invocation:
     logs: str = ""
     timeout_s: float | None = None
     encode_error: str | None = field(default=None)
+    reports: tuple = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
 
     @property
     def succeeded(self) -> bool:
@@ -129,29 +142,80 @@ def encode_response(value: Any) -> tuple[str | None, str | None]:
         return json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False), None
     except (TypeError, ValueError, RecursionError) as exc:
         return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - a container whose own methods raise (a dict subclass, say)
+        return None, f"{type(exc).__name__}: {exc}"
 
 
-# --- capturing output per thread -------------------------------------------
 
-_capture_lock = threading.Lock()
-_captures: dict[int, io.StringIO] = {}
+ISOLATIONS = ("process", "thread", "none")
+DEFAULT_MEMORY_LIMIT_MB = 1024  # a worker process's address space (resource.setrlimit); FNKIT_MEMORY_LIMIT_MB overrides
+MAX_LOG_CHARS = 1_000_000  # per invocation; the rest is counted, not kept (a printing loop stays bounded)
+GRACE_S = 0.1  # past the timeout, how long the caller still waits for an answer already on its way
+
+
+class Unsendable:
+    """Stands for a returned value that could not be copied back from the worker process (a generator, say)."""
+
+    def __init__(self, value: Any) -> None:
+        try:
+            self.text = repr(value)
+        except Exception:  # noqa: BLE001
+            self.text = f"<{type(value).__name__} object>"
+        self.type_name = type(value).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} returned in the worker process, which cannot be copied back: {self.text[:200]}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unsendable) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+# --- capturing output: one router, installed once, a context variable per invocation ---------
+
+
+class _Capture:
+    """What one invocation printed and logged (bounded), and what it reported."""
+
+    __slots__ = ("parts", "size", "reports")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.reports: list[tuple] = []
+
+    def write(self, text: str) -> int:
+        if self.size < MAX_LOG_CHARS:
+            self.parts.append(text[: MAX_LOG_CHARS - self.size])
+        self.size += len(text)
+        return len(text)
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.size > MAX_LOG_CHARS:
+            out += f"\n[fnkit: output cut after {MAX_LOG_CHARS:,} characters; {self.size - MAX_LOG_CHARS:,} more]\n"
+        return out
+
+
+_current: contextvars.ContextVar[_Capture | None] = contextvars.ContextVar("fnkit_capture", default=None)
 
 
 class _Router(io.TextIOBase):
-    """Stands in for sys.stdout/err while handlers run; routes each thread's writes."""
+    """Stands in for sys.stdout/err for good: a write goes to the invocation running in its context, else on."""
 
     def __init__(self, original: Any) -> None:
         self.original = original
 
     def write(self, s: str) -> int:  # type: ignore[override]
-        buf = _captures.get(threading.get_ident())
-        if buf is not None:
-            return buf.write(s)
+        capture = _current.get()
+        if capture is not None:
+            return capture.write(s)
         return self.original.write(s)
 
     def flush(self) -> None:
-        buf = _captures.get(threading.get_ident())
-        if buf is None:
+        if _current.get() is None:
             self.original.flush()
 
     def __getattr__(self, name: str) -> Any:
@@ -159,158 +223,211 @@ class _Router(io.TextIOBase):
 
 
 class _LogCapture(logging.Handler):
+    """A root logging handler: records made during an invocation go to its output as `[LEVEL] message`."""
+
     def emit(self, record: logging.LogRecord) -> None:
-        buf = _captures.get(record.thread or 0)
-        if buf is not None:
+        capture = _current.get()
+        if capture is not None:
             try:
-                buf.write(f"[{record.levelname}] {record.getMessage()}\n")
-            except Exception:  # a broken log call must not break the invocation
+                capture.write(f"[{record.levelname}] {record.getMessage()}\n")
+            except Exception:  # noqa: BLE001 - a broken log call must not break the invocation
                 pass
 
 
 _log_handler = _LogCapture()
-_installed = 0
+_install_lock = threading.Lock()
+_routers: list[_Router] = []  # every router ever installed stays referenced: a thread may still be writing to it
 
 
-def _install() -> None:
-    global _installed
-    with _capture_lock:
-        if _installed == 0:
-            sys.stdout = _Router(sys.stdout)
-            sys.stderr = _Router(sys.stderr)
-            logging.getLogger().addHandler(_log_handler)
-        _installed += 1
-
-
-def _uninstall() -> None:
-    global _installed
-    with _capture_lock:
-        _installed -= 1
-        if _installed:
-            return
-        if isinstance(sys.stdout, _Router):
-            sys.stdout = sys.stdout.original
-        if isinstance(sys.stderr, _Router):
-            sys.stderr = sys.stderr.original
-        logging.getLogger().removeHandler(_log_handler)
+def _ensure_capture() -> None:
+    """Install the router on sys.stdout/err and the logging handler, unless they are there already."""
+    if isinstance(sys.stdout, _Router) and isinstance(sys.stderr, _Router) and _log_handler in logging.getLogger().handlers:
+        return
+    with _install_lock:
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name)
+            if not isinstance(stream, _Router):
+                router = _Router(stream)
+                _routers.append(router)
+                setattr(sys, name, router)
+        root = logging.getLogger()
+        if _log_handler not in root.handlers:
+            root.addHandler(_log_handler)
 
 
 class capturing:
-    """Keep output capture installed across many invocations (simulators use it: cheaper per call)."""
+    """Make sure output capture is installed (it then stays: nothing is swapped per call)."""
 
     def __enter__(self) -> "capturing":
-        _install()
+        _ensure_capture()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _uninstall()
+        return None
 
 
-class _Deadline(BaseException):
-    """Raised inside a handler running on the main thread when its time is up."""
+def report(topic: str, value: Any = None) -> bool:
+    """Send a fact from code running inside a handler back to the caller (`Invocation.reports`).
 
-
-_SIGALRM = int(getattr(signal, "SIGALRM", 14))
-_ITIMER_REAL = int(getattr(signal, "ITIMER_REAL", 0))
-_MAIN_IDENT = threading.main_thread().ident
-
-
-def _can_alarm() -> bool:
-    return _setitimer is not None and hasattr(signal, "SIGALRM") and threading.get_ident() == _MAIN_IDENT
-
-
-def _call_with_alarm(call: Callable[[], None], box: dict, timeout_s: float) -> bool:
-    """Run `call` on this (main) thread, interrupted by a real-time alarm at the timeout.
-
-    Cheaper than a thread per call, and the handler is really stopped. An outer alarm
-    (pytest-timeout, say) is put back with the time it had left.
+    Works the same in every isolation mode: in a worker process the pair travels back
+    with the result (so `value` must be picklable). Helpers that handlers call use it to
+    say what they were asked to do (`report("process_order", body)`). Outside an
+    invocation it does nothing and returns False.
     """
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise _Deadline()
+    capture = _current.get()
+    if capture is None:
+        return False
+    capture.reports.append((topic, value))
+    return True
 
-    previous = _set_handler(_SIGALRM, on_alarm)
-    outer_delay, outer_interval = _setitimer(_ITIMER_REAL, max(timeout_s, 1e-6))
-    started = time.monotonic()
+
+# --- calling ----------------------------------------------------------------------------------
+
+
+def _call_handler(handler: Callable[[Any, Any], Any], event: Any, context: Any) -> tuple[str, Any, float]:
+    """("returned", value, ms) or ("error", HandlerError, ms): the handler's own run, however it ends."""
+    start = time.perf_counter()
     try:
+        value = handler(event, context)
+        return "returned", value, (time.perf_counter() - start) * 1000.0
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are handler errors too
+        duration = (time.perf_counter() - start) * 1000.0
         try:
-            call()
-        finally:
-            _setitimer(_ITIMER_REAL, 0)
-    except _Deadline:
-        pass  # the alarm landed between the handler's return and the disarm
+            text = "".join(_tb.format_exception(exc))
+            message = str(exc)
+        except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
+            text, message = "", f"<{type(exc).__name__} that cannot be printed>"
+        return "error", HandlerError(type(exc).__name__, message, text), duration
+
+
+def _invocation(status: str, value: Any, duration_ms: float, capture: _Capture, timeout_s: float | None) -> Invocation:
+    logs = capture.text()
+    reports = tuple(capture.reports)
+    if timeout_s is not None and duration_ms > timeout_s * 1000.0:
+        return Invocation(timed_out=True, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
+    if status == "error":
+        return Invocation(error=value, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
+    text, why = encode_response(value)
+    return Invocation(returned=value, response_text=text, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s,
+                      encode_error=why, reports=reports)
+
+
+def _run_inline(handler: Callable, event: Any, context: Any, timeout_s: float | None) -> Invocation:
+    _ensure_capture()
+    capture = _Capture()
+    token = _current.set(capture)
+    try:
+        status, value, duration_ms = _call_handler(handler, event, context)
     finally:
-        _set_handler(_SIGALRM, previous)
-        if outer_delay:
-            left = outer_delay - (time.monotonic() - started)
-            _setitimer(_ITIMER_REAL, max(left, 1e-3), outer_interval)
-    error = box.get("error")
-    if isinstance(error, HandlerError) and error.type == "_Deadline":
-        del box["error"]
-        return True
-    return "returned" not in box and "error" not in box
+        _current.reset(token)
+    if status == "error" and value.type == "KeyboardInterrupt" and threading.current_thread() is threading.main_thread():
+        raise KeyboardInterrupt  # the person at the keyboard stops the loop, not the handler
+    return _invocation(status, value, duration_ms, capture, timeout_s)
 
 
-class _Worker:
-    """A reusable handler thread: starting a thread per call costs more than many handlers do."""
+class _HandlerThread:
+    """A reusable thread for handlers: starting a thread per call costs more than many handlers do."""
 
     def __init__(self) -> None:
-        self.tasks: "queue_module.SimpleQueue[tuple[Callable[[], None], threading.Event]]" = queue_module.SimpleQueue()
-        self.retired = False
+        self.tasks: "queue_module.SimpleQueue[Callable[[], None] | None]" = queue_module.SimpleQueue()
+        self.lock = threading.Lock()
+        self.abandoned = False
         self.thread = threading.Thread(target=self._loop, name="fnkit-handler", daemon=True)
         self.thread.start()
 
     def _loop(self) -> None:
-        try:
-            while not self.retired:
-                call, done = self.tasks.get()
-                call()
-                done.set()
-        except BaseException:  # noqa: BLE001 - a late stop request landing between tasks ends the worker
-            pass
+        while True:
+            task = self.tasks.get()
+            if task is None:
+                return
+            task()
+            with self.lock:
+                if self.abandoned:
+                    with _threads_lock:
+                        THREAD_STATS["abandoned_threads_running"] -= 1
+                    return
 
 
-_idle_workers: list[_Worker] = []
-_workers_lock = threading.Lock()
+_idle_threads: list[_HandlerThread] = []
+_threads_lock = threading.Lock()
+THREAD_STATS = {"abandoned_threads_running": 0, "abandoned_threads_total": 0}
 
 
-def _call_on_worker(call: Callable[[], None], timeout_s: float) -> bool:
-    """Run `call` on an idle worker thread; True when it is still running at the timeout."""
-    worker = None
-    with _workers_lock:
-        while _idle_workers and worker is None:
-            candidate = _idle_workers.pop()
-            if candidate.thread.is_alive() and not candidate.retired:
-                worker = candidate
+def _run_on_thread(handler: Callable, event: Any, context: Any, timeout_s: float) -> Invocation:
+    """Run the handler on a handler thread; past the timeout, stop waiting and leave the thread to end on its own."""
+    _ensure_capture()
+    with _threads_lock:
+        worker = _idle_threads.pop() if _idle_threads else None
     if worker is None:
-        worker = _Worker()
+        worker = _HandlerThread()
+    capture = _Capture()
+    box: list = []
     done = threading.Event()
-    worker.tasks.put((call, done))
-    if done.wait(max(0.0, timeout_s)):
-        with _workers_lock:
-            if len(_idle_workers) < 32:
-                _idle_workers.append(worker)
-                return False
-        worker.retired = True
-        worker.tasks.put((lambda: None, threading.Event()))
-        return False
-    # the handler overran: the worker is retired and asked to stop
-    worker.retired = True
-    _stop_thread(worker.thread)
-    return True
+
+    def task() -> None:
+        token = _current.set(capture)
+        try:
+            box.append(_call_handler(handler, event, context))
+        finally:
+            _current.reset(token)
+            done.set()
+
+    started = time.perf_counter()
+    worker.tasks.put(task)
+    finished = done.wait(timeout_s + GRACE_S)
+    with worker.lock:
+        if not finished and not done.is_set():
+            worker.abandoned = True
+            with _threads_lock:
+                THREAD_STATS["abandoned_threads_running"] += 1
+                THREAD_STATS["abandoned_threads_total"] += 1
+            return Invocation(timed_out=True, duration_ms=(time.perf_counter() - started) * 1000.0,
+                              logs=capture.text(), timeout_s=timeout_s, reports=tuple(capture.reports))
+    with _threads_lock:
+        if len(_idle_threads) < 32:
+            _idle_threads.append(worker)
+        else:
+            worker.tasks.put(None)
+    status, value, duration_ms = box[0]
+    return _invocation(status, value, duration_ms, capture, timeout_s)
 
 
-def _stop_thread(worker: threading.Thread) -> None:
-    """Ask a timed-out handler's thread to stop: it gets an exception at its next Python step.
-
-    A handler blocked inside C (a long sleep, a socket wait) stops when that call returns;
-    the caller never waits for it either way.
-    """
+def handler_copy(event: Any) -> Any:
+    """The event as the handler gets it: its own copy, as on the platform (a worker process gets one anyway)."""
+    if isinstance(event, (str, bytes, int, float, bool)) or event is None:
+        return event
     try:
-        import ctypes
+        import pickle
 
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(_Deadline))
-    except Exception:  # noqa: BLE001 - not CPython: the thread is left to finish on its own
-        pass
+        return pickle.loads(pickle.dumps(event, pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001
+        try:
+            import copy
+
+            return copy.deepcopy(event)
+        except Exception:  # noqa: BLE001 - an object that cannot be copied is handed over as it is
+            return event
+
+
+def _prepare(context: Context | None, timeout_s: float | None, start: bool = True) -> Context:
+    if context is None:
+        context = Context(timeout_s=timeout_s)
+    elif timeout_s is not None and context.timeout_s is None:
+        context.timeout_s = timeout_s
+    if start:
+        context._start()
+    return context
+
+
+def _check_isolation(isolation: str) -> None:
+    if isolation not in ISOLATIONS:
+        raise ValueError(f"isolation is 'process', 'thread' or 'none', not {isolation!r}")
+
+
+def _internal_error(exc: BaseException, timeout_s: float | None) -> Invocation:
+    return Invocation(error=HandlerError("fnkit.InternalError", f"fnkit could not run the handler: "
+                                         f"{type(exc).__name__}: {exc}", "".join(_tb.format_exception(exc))),
+                      timeout_s=timeout_s)
 
 
 def invoke(
@@ -319,48 +436,61 @@ def invoke(
     *,
     timeout_s: float | None = None,
     context: Context | None = None,
+    isolation: str = "process",
+    memory_limit_mb: int | None = None,
 ) -> Invocation:
     """Call `handler(event, context)`, capturing its result, error, output and time; never raises.
 
-    With `timeout_s`, the handler runs on a worker thread and the caller stops waiting at
-    the timeout (the thread cannot be killed; it is left to finish in the background).
+    `isolation`: "process" (default: a worker process, killed past the timeout; an exit,
+    a crash or a memory blow-up past `memory_limit_mb`, default 1024, is an error of the
+    invocation), "thread" (a thread of this process, abandoned past the timeout), or
+    "none" (inline, for debugging). The caller never waits much past `timeout_s`
+    (except with "none"). The handler gets its own copy of the event in every mode.
     """
-    if context is None:
-        context = Context(timeout_s=timeout_s)
-    elif timeout_s is not None and context.timeout_s is None:
-        context.timeout_s = timeout_s
-    box: dict[str, Any] = {}
-    buf = io.StringIO()
-
-    def call() -> None:
-        _captures[threading.get_ident()] = buf
-        try:
-            box["returned"] = handler(event, context)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are handler errors too
-            box["error"] = HandlerError(type(exc).__name__, str(exc), "".join(_tb.format_exception(exc)))
-        finally:
-            _captures.pop(threading.get_ident(), None)
-
-    _install()
-    context._start()
-    start = time.perf_counter()
+    _check_isolation(isolation)
+    context = _prepare(context, timeout_s)
     try:
-        if timeout_s is None:
-            call()
-            timed_out = False
-        elif _can_alarm():
-            timed_out = _call_with_alarm(call, box, timeout_s)
-        else:
-            timed_out = _call_on_worker(call, timeout_s)
-    finally:
-        duration_ms = (time.perf_counter() - start) * 1000.0
-        _uninstall()
-    if timed_out:
-        return Invocation(timed_out=True, duration_ms=duration_ms, logs=buf.getvalue(), timeout_s=timeout_s,
-                          error=None)
-    if "error" in box:
-        return Invocation(error=box["error"], duration_ms=duration_ms, logs=buf.getvalue(), timeout_s=timeout_s)
-    returned = box.get("returned")
-    text, why = encode_response(returned)
-    return Invocation(returned=returned, response_text=text, duration_ms=duration_ms, logs=buf.getvalue(),
-                      timeout_s=timeout_s, encode_error=why)
+        if isolation == "process":
+            from . import _isolate
+
+            return _isolate.call(handler, event, context, timeout_s, memory_limit_mb)
+        if isolation == "thread" and timeout_s is not None:
+            return _run_on_thread(handler, handler_copy(event), context, timeout_s)
+        return _run_inline(handler, handler_copy(event), context, timeout_s)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
+        return _internal_error(exc, timeout_s)
+
+
+def invoke_many(
+    handler: Callable[[Any, Any], Any],
+    events: Any,
+    *,
+    timeout_s: float | None = None,
+    contexts: Any = None,
+    isolation: str = "process",
+    memory_limit_mb: int | None = None,
+) -> list[Invocation]:
+    """`invoke` for each event in turn, cheaper per event: with "process", whole chunks travel to one worker.
+
+    Each event keeps its own timeout, enforced by the caller: a handler that hangs is
+    killed, that event is timed out, and the others go on in a fresh worker. `contexts`:
+    one per event (default: a new `Context` each).
+    """
+    _check_isolation(isolation)
+    events = list(events)
+    contexts = [None] * len(events) if contexts is None else list(contexts)
+    if len(contexts) != len(events):
+        raise ValueError(f"give one context per event: {len(events)} event(s), {len(contexts)} context(s)")
+    if isolation != "process":
+        return [invoke(handler, e, timeout_s=timeout_s, context=c, isolation=isolation) for e, c in zip(events, contexts)]
+    prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
+    try:
+        from . import _isolate
+
+        return _isolate.call_many(handler, events, prepared, timeout_s, memory_limit_mb)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        return [_internal_error(exc, timeout_s) for _ in events]

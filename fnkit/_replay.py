@@ -177,7 +177,7 @@ def replay(handler: Callable[[Any, Any], Any], events: Any, *, engine: str = "lo
     (`fnkit.alb.events_from_access_log`, `fnkit.queue.events_from_messages`: their logged
     facts become columns, their unreadable lines rows), or a path (JSON Lines events, an
     access log, a message dump). Keywords go to each source's `run` when it takes them
-    (`report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, `timeout_s`, ...);
+    (`report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, `timeout_s`, `isolation`, ...);
     `source=` forces one source, `label=` adds a `handler` column. One row per record /
     recipient / request; an invalid event or an unreadable line is one row saying why.
 

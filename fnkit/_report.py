@@ -261,6 +261,8 @@ def describe(value: Any) -> str:
     if isinstance(value, bool):
         return f"a boolean ({'true' if value else 'false'})"
     if isinstance(value, int):
+        if value.bit_length() > 10_000:  # str() refuses past 4,300 digits: say how long, not what
+            return f"a number (an integer of about {int(value.bit_length() * 0.30103):,} digits)"
         return f"a number ({value})"
     if isinstance(value, float):
         return f"a number ({value!r})"

@@ -755,7 +755,7 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
         if not isinstance(v, dict):
             out.append(error(path, "type", f"Expected an object, got {describe(v)}.", rule_id))
             return
-        for k, x in v.items():
+        for k, x in dict.items(v):  # the dict itself, never a subclass's own items()
             if not isinstance(k, str):
                 out.append(error(child_path(path, k), "type", f"Keys must be strings, got {describe(k)}.", rule_id))
                 continue

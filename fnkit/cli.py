@@ -362,6 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--multi-value", action="store_true")
     p.add_argument("--timeout", type=float, default=None, help="function timeout in seconds")
     p.add_argument("--health-check-interval", type=float, default=None)
+    p.add_argument("--isolation", choices=["process", "thread", "none"], default="process",
+                   help="where the handler runs (default: a worker process, killed past the timeout)")
     p.set_defaults(func=cmd_serve_alb)
 
     p = sub.add_parser("serve-mail", help="serve a handler as a mail-flow rule behind a real SMTP server")
@@ -374,6 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fallback", choices=["DEFAULT", "BOUNCE", "DROP"], default="DEFAULT")
     p.add_argument("--rule-timeout-minutes", type=float, default=0)
     p.add_argument("--outbound", action="store_true")
+    p.add_argument("--isolation", choices=["process", "thread", "none"], default="process",
+                   help="where the handler runs (default: a worker process, killed past the timeout)")
     p.set_defaults(func=cmd_serve_mail)
 
     p = sub.add_parser("replay", help="run a handler over events, an access log or a queue message dump")

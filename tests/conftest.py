@@ -16,3 +16,15 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 def shared_dir() -> Path:
     """The project's shared/ folder, which sits beside the repository."""
     return REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_handler_workers():
+    """At the end of the run, stop fnkit's worker processes, so that their coverage data is saved in time."""
+    yield
+    import sys
+
+    if "fnkit.isolation" in sys.modules or "fnkit._isolate" in sys.modules:
+        from fnkit import isolation
+
+        isolation.shutdown()

@@ -305,7 +305,7 @@ def test_console_script_and_minimum_python():
     project = load_pyproject()["project"]
     assert project["scripts"]["fnkit"] == "fnkit.cli:main"
     assert _minimum_python(project["requires-python"]) == (3, 11)
-    assert [canonicalize_name(Requirement(r).name) for r in project["dependencies"]] == ["pandas", "msgspec"]
+    assert [canonicalize_name(Requirement(r).name) for r in project["dependencies"]] == ["pandas", "msgspec", "cloudpickle"]
 
 
 # --- the comparison itself, on pairs made to agree or drift ---------------------------

@@ -653,10 +653,10 @@ def query_pairs(event: Any) -> list[tuple[str, str]]:
         return []
     multi = event.get("multiValueQueryStringParameters")
     if isinstance(multi, dict):
-        return [(k, v) for k, vs in multi.items() if isinstance(vs, list) for v in vs]
+        return [(k, v) for k, vs in dict.items(multi) if isinstance(vs, list) for v in vs]
     single = event.get("queryStringParameters")
     if isinstance(single, dict):
-        return list(single.items())
+        return list(dict.items(single))
     return []
 
 

@@ -337,12 +337,12 @@ def response_header_pairs(response: Mapping, multi_value: bool) -> list[tuple[st
         field = response.get("multiValueHeaders")
         if not isinstance(field, dict):
             return []
-        return [(name, value) for name, values in field.items() if isinstance(values, list)
+        return [(name, value) for name, values in dict.items(field) if isinstance(values, list)
                 for value in values if isinstance(value, str)]
     field = response.get("headers")
     if not isinstance(field, dict):
         return []
-    return [(name, value) for name, value in field.items() if isinstance(value, str)]
+    return [(name, value) for name, value in dict.items(field) if isinstance(value, str)]
 
 
 def description_reason(description: str, status: int) -> str:

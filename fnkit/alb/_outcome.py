@@ -6,9 +6,7 @@ Rules: A1 and A14 (answered without invoking), A5 and A6 (502), AS4 with A7-A10 
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Callable
@@ -148,9 +146,9 @@ def _event_header_pairs(event: Any) -> list[tuple[str, str]]:
         return pairs
     single, multi = event.get("headers"), event.get("multiValueHeaders")
     if isinstance(single, dict):
-        pairs += [(k, v) for k, v in single.items() if isinstance(k, str) and isinstance(v, str)]
+        pairs += [(k, v) for k, v in dict.items(single) if isinstance(k, str) and isinstance(v, str)]
     if isinstance(multi, dict):
-        pairs += [(k, v) for k, vs in multi.items() if isinstance(k, str) and isinstance(vs, list)
+        pairs += [(k, v) for k, vs in dict.items(multi) if isinstance(k, str) and isinstance(vs, list)
                   for v in vs if isinstance(v, str)]
     return pairs
 
@@ -265,20 +263,12 @@ def outcome(event: Any, response: Any, *, multi_value: bool | None = None) -> Ht
                        invocation, method, path, multi, parts.rules, description)
 
 
-def _handler_copy(event: Any) -> Any:
-    """The event the handler gets: its own copy, as on the platform."""
-    try:
-        return json.loads(json.dumps(event))
-    except (TypeError, ValueError, RecursionError):
-        try:
-            return copy.deepcopy(event)
-        except Exception:  # noqa: BLE001 - an object that cannot be copied is handed over as it is
-            return event
-
-
 def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | None = None,
-        context: Context | None = None, multi_value: bool | None = None) -> HttpOutcome:
-    """Validate the event, refuse it as the load balancer would (A1) or invoke the handler, decide the outcome."""
+        context: Context | None = None, multi_value: bool | None = None, isolation: str = "process") -> HttpOutcome:
+    """Validate the event, refuse it as the load balancer would (A1) or invoke the handler, decide the outcome.
+
+    `isolation`: where the handler runs (see `fnkit.invoke`); it gets its own copy of the event.
+    """
     event_report = validate_event(event, multi_value=multi_value)
     value, _ = decode_json(event, "G0")
     if value is MISSING:
@@ -287,7 +277,7 @@ def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | No
     if found is not None:
         return dataclasses.replace(found, event_issues=event_report,
                                    multi_value=event_multi_value(value) if multi_value is None else bool(multi_value))
-    invocation = invoke(handler, _handler_copy(value), timeout_s=timeout_s, context=context)
+    invocation = invoke(handler, value, timeout_s=timeout_s, context=context, isolation=isolation)
     result = outcome(value, invocation, multi_value=multi_value)
     return dataclasses.replace(result, invocation=invocation, event_issues=event_report)
 

@@ -68,7 +68,7 @@ def _active_pairs(response: Any, seen: Seen) -> Iterator[tuple[str, str, Any]]:
     mapping = response.get(key)
     if isinstance(mapping, dict):
         base = child_path("$", key)
-        for name, value in mapping.items():
+        for name, value in dict.items(mapping):  # a subclass's own items() may raise
             if isinstance(name, str):
                 yield child_path(base, name), name, value
 
@@ -97,7 +97,8 @@ def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
     if not isinstance(status, int) or isinstance(status, bool):
         return
     if not 100 <= status <= 599:
-        yield error("$.statusCode", "limit", f"statusCode {status} is outside 100-599, so it is no HTTP status: "
+        shown = status if abs(status) < 10 ** 12 else f"{'-' if status < 0 else ''}of {len(str(abs(status))) if status.bit_length() < 10_000 else 'thousands of'} digits"
+        yield error("$.statusCode", "limit", f"statusCode {shown} is outside 100-599, so it is no HTTP status: "
                                              "502 (rule A12, inferred).", "A12")
     elif status < 200:
         yield error("$.statusCode", "limit", f"statusCode {status} is informational (1xx), which cannot be the final "

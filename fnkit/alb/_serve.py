@@ -13,10 +13,11 @@ import queue
 import sys
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from .._invoke import Context, Invocation, invoke
+from .._invoke import Context, Invocation, _check_isolation, invoke
 from ._http import (
     MAX_REQUEST_BODY,
     Refusal,
@@ -35,6 +36,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 LOG_COLUMNS = ["time", "kind", "method", "path", "query", "status", "reason", "rule", "invoked", "duration_ms",
                "handler_ms", "client", "explanation"]
 HEALTH_CHECK_TIMEOUT_S = 30.0  # the load balancer's default health check timeout for a function target
+MAX_RECORDS = 10_000  # the log keeps the most recent requests: a server that runs for days stays small
 
 
 class _Workers:
@@ -214,7 +216,10 @@ class AlbServer:
         target_group_arn: str | None = None,
         dialect: str = "provider",
         on_record: Callable[[dict], Any] | None = None,
+        isolation: str = "process",
+        max_records: int = MAX_RECORDS,
     ) -> None:
+        _check_isolation(isolation)
         try:
             import uvicorn  # an edge dependency: only the server needs it
         except ImportError:
@@ -226,7 +231,8 @@ class AlbServer:
         self.health_check_interval_s = health_check_interval_s
         self.target_group_arn = target_group_arn
         self.dialect = dialect
-        self.records: list[dict] = []
+        self.isolation = isolation
+        self.records: deque[dict] = deque(maxlen=max_records)  # a ring buffer: the newest `max_records` rows
         self._on_record = on_record
         self._workers = _Workers()
         self._stopped = threading.Event()
@@ -265,7 +271,7 @@ class AlbServer:
 
     @property
     def log(self):
-        """One row per request (and per health check): method, path, status, rule, duration_ms, … (a DataFrame)."""
+        """One row per request (and per health check), the newest `max_records`: method, path, status, rule, … (a DataFrame)."""
         import pandas as pd
 
         return pd.DataFrame(list(self.records), columns=LOG_COLUMNS)
@@ -295,7 +301,8 @@ class AlbServer:
     # -- inside ----------------------------------------------------------------------------
 
     def _invoke(self, event: dict) -> Invocation:
-        return invoke(self.handler, event, timeout_s=self.timeout_s, context=Context(timeout_s=self.timeout_s))
+        return invoke(self.handler, event, timeout_s=self.timeout_s, context=Context(timeout_s=self.timeout_s),
+                      isolation=self.isolation)
 
     def _record(self, kind: str, result: HttpOutcome, started: float, raw_query: bytes, scope: dict | None,
                 invocation: Invocation | None) -> None:
@@ -329,7 +336,8 @@ class AlbServer:
             event = health_check_event(multi_value=self.multi_value, target_group_arn=self.target_group_arn,
                                        dialect=self.dialect)
             timeout = self.timeout_s if self.timeout_s is not None else HEALTH_CHECK_TIMEOUT_S
-            invocation = invoke(self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout))
+            invocation = invoke(self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout),
+                                isolation=self.isolation)
             result = outcome(event, invocation, multi_value=self.multi_value)
             if self._stopped.is_set():
                 return
@@ -346,16 +354,21 @@ def serve(
     health_check_interval_s: float | None = None,
     target_group_arn: str | None = None,
     dialect: str = "provider",
+    isolation: str = "process",
+    max_records: int = MAX_RECORDS,
 ) -> AlbServer:
     """Serve `handler` over HTTP as the load balancer would, on a background thread (a context manager).
 
     Binds 127.0.0.1 and a free port by default (`.url` says where). `multi_value`: multi-value
     headers on. `timeout_s`: the function timeout (past it: 502). `health_check_interval_s`:
-    send the health check event (A11) this often. Every request is in `.log`.
+    send the health check event (A11) this often. `isolation`: where the handler runs
+    ("process", the default: a worker process per request in flight, so a crash or a
+    hang never reaches the server; "thread"; "none"; see `fnkit.invoke`). The newest
+    `max_records` requests are in `.log` (and `.records`, a ring buffer).
     """
     return AlbServer(handler, host=host, port=port, multi_value=multi_value, timeout_s=timeout_s,
                      health_check_interval_s=health_check_interval_s, target_group_arn=target_group_arn,
-                     dialect=dialect)
+                     dialect=dialect, isolation=isolation, max_records=max_records)
 
 
 # --- the command line -------------------------------------------------------------------------
@@ -369,6 +382,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:  
     parser.add_argument("--multi-value", action="store_true", help="multi-value headers on")
     parser.add_argument("--timeout", type=float, default=None, help="function timeout in seconds (past it: 502)")
     parser.add_argument("--health-check-interval", type=float, default=None, help="send a health check every N s")
+    parser.add_argument("--isolation", choices=("process", "thread", "none"), default="process",
+                        help="where the handler runs (default: a worker process, killed past the timeout)")
     return parser
 
 
@@ -429,7 +444,7 @@ def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> in
     server = AlbServer(handler, host=args.host, port=args.port, multi_value=getattr(args, "multi_value", False),
                        timeout_s=getattr(args, "timeout", None),
                        health_check_interval_s=getattr(args, "health_check_interval", None),
-                       on_record=_print_record)
+                       on_record=_print_record, isolation=getattr(args, "isolation", "process"))
     mode = "on" if server.multi_value else "off"
     print(f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",
           flush=True)

@@ -56,6 +56,10 @@ class InvalidContentError(MessageContentError):
         self.problems = problems
         super().__init__("The replacement is not valid MIME (M9): " + "; ".join(problems))
 
+    def __reduce__(self) -> tuple:
+        # raised in the caller's process and again in the handler's worker process: travel with its problems
+        return (type(self), (self.problems,))
+
 
 # --- MIME validity --------------------------------------------------------------
 
@@ -331,6 +335,9 @@ class MessageContent:
     `put_raw_message_content(message_id, content)`; `messageId=` is accepted too, as the
     real SDK spells it. After the invocation ends, both refuse.
     """
+
+    #: In a worker process the handler calls these back in the caller's process, where the store is.
+    _remote_methods = ("get_raw_message_content", "put_raw_message_content")
 
     def __init__(self, store: MessageStore, message_id: str, *, mode: str, time_s: float) -> None:
         self.store = store

@@ -175,7 +175,7 @@ def event_size(event: Any) -> int | None:
             return None
     try:
         return len(json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-    except (TypeError, ValueError, RecursionError):
+    except Exception:  # noqa: BLE001 - also a container whose own items() raises: not JSON either
         return None
 
 

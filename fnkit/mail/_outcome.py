@@ -24,7 +24,6 @@ answered `{"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": true}]}`
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import uuid
 from collections import Counter
@@ -409,15 +408,19 @@ def request_id(invocation_id: str, attempt: int) -> str:
 
 
 def call_handler(handler: Any, event: dict, *, store: Any, mode: str, timeout_s: float, attempt: int = 1,
-                 context: Context | None = None, at_s: float | None = None) -> tuple[Invocation, Any]:
-    """Invoke `handler` once with the content API open on `context.message_content` (M9)."""
+                 context: Context | None = None, at_s: float | None = None,
+                 isolation: str = "process") -> tuple[Invocation, Any]:
+    """Invoke `handler` once with the content API open on `context.message_content` (M9).
+
+    The function gets its own copy of the event, as it would get its own JSON; in a worker
+    process, its calls to the content API come back here, where the store is.
+    """
     message_id = event["messageId"]
     with store.invocation(message_id, mode=mode, at_s=at_s) as content:
         if context is None:
             context = Context(timeout_s=timeout_s, aws_request_id=request_id(event["invocationId"], attempt))
         context.message_content = content
-        # the function gets its own copy, as it would get its own JSON
-        invocation = invoke(handler, copy.deepcopy(event), timeout_s=timeout_s, context=context)
+        invocation = invoke(handler, event, timeout_s=timeout_s, context=context, isolation=isolation)
     return invocation, content
 
 
@@ -463,6 +466,7 @@ def run(
     extensions: bool = False,
     recipients_limit: int = 500,
     store: Any = None,
+    isolation: str = "process",
 ) -> MailOutcome:
     """Validate the event, invoke `handler(event, context)`, and decide the outcome.
 
@@ -470,7 +474,8 @@ def run(
     it shorter), as the mail service stops waiting then (M3). During the call,
     `context.message_content` reads and replaces the raw message (M9) held by `store`
     (default: `default_store()`). Takes the keywords of `outcome`; `.invocation` holds
-    what happened. Raises ContractError for an invalid event.
+    what happened. `isolation`: where the handler runs (see `fnkit.invoke`). Raises
+    ContractError for an invalid event.
     """
     from ._content import default_store
 
@@ -482,6 +487,7 @@ def run(
     wait = response_timeout_s if timeout_s is None else min(timeout_s, response_timeout_s)
     store = store if store is not None else default_store()
     ensure_message(store, value)
-    invocation, content = call_handler(handler, value, store=store, mode=mode, timeout_s=wait, context=context)
+    invocation, content = call_handler(handler, value, store=store, mode=mode, timeout_s=wait, context=context,
+                                       isolation=isolation)
     result = outcome(value, invocation, **keywords)
     return with_content(result, [content], store, value["messageId"])

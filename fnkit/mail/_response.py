@@ -81,7 +81,12 @@ def action_key(entry: dict) -> tuple[Any, str]:
     except Exception:  # noqa: BLE001 - not JSON: the walk reports it; any stable text will do here
         canonical = f"<{type(parameters).__name__} {id(parameters)}>"
     the_type = action_type(entry)
-    return (the_type if isinstance(the_type, str) else repr(the_type), canonical)
+    if isinstance(the_type, str):
+        return the_type, canonical
+    try:
+        return repr(the_type), canonical
+    except ValueError:  # an int past 4,300 digits (perhaps inside a list) has no repr
+        return f"<{type(the_type).__name__} that cannot be printed, {id(the_type)}>", canonical
 
 
 def bounce_message(entry: dict) -> str | None:

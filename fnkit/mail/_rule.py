@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from .._invoke import Invocation, capturing
+from .._invoke import Invocation
 from .._report import Report
 from ._event import decode_event
 from ._outcome import (
@@ -190,8 +190,11 @@ class MailRule:
             times.append(t)
         return times
 
-    def run(self, handler, event) -> MailRun:
-        """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3)."""
+    def run(self, handler, event, *, isolation: str = "process") -> MailRun:
+        """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3).
+
+        `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`).
+        """
         from ._content import default_store
 
         value, _ = decode_event(event)
@@ -199,14 +202,14 @@ class MailRule:
         ensure_message(store, value)
         base = store.now_s
         try:
-            with capturing():  # one output capture for all the attempts
-                attempts, clients, final = self._attempts(handler, value, store, base)
+            attempts, clients, final = self._attempts(handler, value, store, base, isolation)
         finally:
             store.now_s = base
         final = with_content(final, clients, store, value["messageId"])
         return MailRun(tuple(attempts), final, self.rule_timeout_s)
 
-    def _attempts(self, handler, event: dict, store, base: float) -> tuple[list[Attempt], list, MailOutcome]:
+    def _attempts(self, handler, event: dict, store, base: float,
+                  isolation: str) -> tuple[list[Attempt], list, MailOutcome]:
         """Invoke until an attempt counts or the rule timeout leaves no room (virtual clock from `base`)."""
         keywords = self._outcome_keywords()
         rng = random.Random(self.seed)
@@ -216,7 +219,8 @@ class MailRule:
         while True:
             store.now_s = base + t
             invocation, client = call_handler(handler, event, store=store, mode=self.mode,
-                                              timeout_s=self.response_timeout_s, attempt=len(attempts) + 1, at_s=t)
+                                              timeout_s=self.response_timeout_s, attempt=len(attempts) + 1, at_s=t,
+                                              isolation=isolation)
             clients.append(client)
             result_outcome = outcome(event, invocation, **keywords)
             result, duration = self._result(invocation, result_outcome)

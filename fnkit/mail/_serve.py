@@ -63,6 +63,7 @@ import tempfile
 import threading
 import time
 import warnings
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -82,6 +83,7 @@ DEFAULT_BOUNCE_TEXT = "The message was refused by a mail-flow rule."
 LOG_COLUMNS = ["message_id", "invocation_id", "sender", "recipient", "subject", "action", "via", "rule",
                "outcome", "attempts", "status", "delivered_to", "replaced", "note", "reason"]
 _PRUNE_EVERY_S = 60.0
+MAX_RECORDS = 10_000  # log rows kept (a ring buffer): a server that runs for days stays small
 
 
 def _domain(address: str) -> str:
@@ -190,8 +192,13 @@ class MailServer:
     def __init__(self, handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None,
                  host: str = "127.0.0.1", port: int = 0, outbound: bool = False,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, max_recipients: int | None = None,
-                 workers: int = 8, on_record: Callable[[dict], Any] | None = None) -> None:
+                 workers: int = 8, on_record: Callable[[dict], Any] | None = None, isolation: str = "process",
+                 max_records: int = MAX_RECORDS) -> None:
+        from .._invoke import _check_isolation
         from ._rule import MailRule
+
+        _check_isolation(isolation)
+        self.isolation = isolation
 
         if not callable(handler):
             raise TypeError(f"handler must be callable as handler(event, context), not {type(handler).__name__}")
@@ -218,7 +225,7 @@ class MailServer:
         self.host = host
         self.port = port
         self.on_record = on_record
-        self.records: list[dict] = []
+        self.records: deque[dict] = deque(maxlen=max_records)  # the newest rows
         self._records_lock = threading.Lock()
         self._deliver_lock = threading.Lock()
         self._mailboxes: dict[tuple[str, str | None], tuple[mailbox.Maildir, str]] = {}
@@ -348,7 +355,7 @@ class MailServer:
                 else:
                     future.add_done_callback(lambda f: f.cancelled() and self._busy(-1))
             else:
-                run = self.rule.run(self.handler, event)
+                run = self.rule.run(self.handler, event, isolation=self.isolation)
                 rows = self._carry_out(message, event, run.outcome.decisions, run.outcome.status,
                                        len(run.attempts), run, note)
         except Exception as exc:  # noqa: BLE001
@@ -499,7 +506,7 @@ class MailServer:
     def _invoke_async(self, event: dict, rows: list[dict]) -> None:
         """An asynchronous rule's invocation, after delivery (M8): fill in what came of it."""
         try:
-            run = self.rule.run(self.handler, event)
+            run = self.rule.run(self.handler, event, isolation=self.isolation)
             update = {"attempts": len(run.attempts), "reason": run.outcome.reason}
             results = ", ".join(a.result for a in run.attempts)
             extra = f"asynchronous invocation: {results}"
@@ -627,7 +634,8 @@ def _forget_expired(store: MessageStore) -> None:
 def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None, host: str = "127.0.0.1",
           port: int = 0, outbound: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
           max_recipients: int | None = None, workers: int = 8,
-          on_record: Callable[[dict], Any] | None = None) -> MailServer:
+          on_record: Callable[[dict], Any] | None = None, isolation: str = "process",
+          max_records: int = MAX_RECORDS) -> MailServer:
     """Serve `handler` as a mail-flow rule behind a real SMTP server; returns the running `MailServer`.
 
     `domains`: the organisation's domains (inbound: the only recipients accepted;
@@ -637,11 +645,14 @@ def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = N
     told otherwise; any other host prints a warning. Use it as a context manager, or call
     `.stop()`. `.log` has one row per recipient. `workers`: messages handled at once (each
     holds a thread while its function runs, up to the response timeout). `on_record`:
-    called with each log row as it is written.
+    called with each log row as it is written. `isolation`: where the handler runs
+    ("process", the default: a worker process per message in flight, so a crash or a hang
+    never reaches the server; "thread"; "none"; see `fnkit.invoke`). `.log` keeps the
+    newest `max_records` rows.
     """
     server = MailServer(handler, domains=domains, rule=rule, maildir=maildir, host=host, port=port,
                         outbound=outbound, max_message_bytes=max_message_bytes, max_recipients=max_recipients,
-                        workers=workers, on_record=on_record)
+                        workers=workers, on_record=on_record, isolation=isolation, max_records=max_records)
     return server.start()
 
 
@@ -668,7 +679,8 @@ def cli_serve(args: Any, handler: Callable) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             server = serve(handler, domains=args.domains, rule=rule, maildir=args.maildir, host=args.host,
-                           port=args.port, outbound=args.outbound, on_record=_print_row)
+                           port=args.port, outbound=args.outbound, on_record=_print_row,
+                           isolation=getattr(args, "isolation", "process"))
         for warning in caught:
             print(f"fnkit serve-mail: warning: {warning.message}", file=sys.stderr)
     except (ValueError, TypeError) as exc:

@@ -237,11 +237,15 @@ def _not_reporting(ids: list[str], value: Any, invocation: Invocation | None, un
 
 
 def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | None = 3.0, context: Context | None = None,
-        report_batch_item_failures: bool = True) -> BatchOutcome:
-    """Validate the event, call `handler(event, context)` with its timeout, and decide the outcome (`.invocation` set)."""
+        report_batch_item_failures: bool = True, isolation: str = "process") -> BatchOutcome:
+    """Validate the event, call `handler(event, context)` with its timeout, and decide the outcome (`.invocation` set).
+
+    `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`);
+    it gets its own copy of the event, and the outcome is decided from the original.
+    """
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)
     event, _ = decode_json(event, "G0")
-    invocation = invoke(handler, event, timeout_s=timeout_s, context=context)
+    invocation = invoke(handler, event, timeout_s=timeout_s, context=context, isolation=isolation)
     return decide(event, correlation_ids(event), invocation, report_batch_item_failures)

@@ -9,7 +9,7 @@ import random
 from collections import deque
 from typing import Any, Callable, Iterator
 
-from .._invoke import Context, Invocation, capturing, invoke
+from .._invoke import Context, Invocation, _check_isolation, invoke
 from .._report import Report
 from ..rules import rule
 from ._event import EVENT_SOURCE, TRACE_KEY, _md5, md5_of_message_attributes, normalize_message_attributes, queue_arn
@@ -22,11 +22,16 @@ _ENVELOPE = len('{"Records":[]}')
 
 
 class SimContext(Context):
-    """The handler's context inside a simulation: `sleep(s)` spends virtual time, no real waiting."""
+    """The handler's context inside a simulation: `sleep(s)` spends virtual time, no real waiting.
+
+    It holds plain values only (no reference to the simulator), so it travels to a worker
+    process as it is; what `sleep` spent there comes back with the result.
+    """
 
     def __init__(self, sim: "QueueSim", **kwargs: Any) -> None:
         # cheaper than Context.__init__: a simulation makes one per batch, millions of times
-        self.sim = sim
+        self.function_timeout_s = sim.function_timeout_s
+        self.now_s = sim.now
         self.slept_s = 0.0
         self.timeout_s = sim.function_timeout_s
         self._deadline = None
@@ -34,11 +39,12 @@ class SimContext(Context):
 
     def __getattr__(self, name: str) -> Any:
         # names, ARNs and the request id are made on first use only
-        if name.startswith("__") or name in ("sim", "slept_s", "_kwargs"):
+        if name.startswith("__") or name in ("function_timeout_s", "now_s", "slept_s", "_kwargs"):
             raise AttributeError(name)
-        full = Context(timeout_s=self.sim.function_timeout_s, clock=lambda: self.sim.now, **self._kwargs)
+        now = self.now_s
+        full = Context(timeout_s=self.function_timeout_s, clock=lambda: now, **self._kwargs)
         for key, value in vars(full).items():
-            if key not in ("timeout_s", "_deadline"):
+            if key not in ("timeout_s", "_deadline", "_clock"):
                 object.__setattr__(self, key, value)
         return object.__getattribute__(self, name)
 
@@ -50,7 +56,7 @@ class SimContext(Context):
         self.slept_s += max(0.0, float(seconds))
 
     def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self.sim.function_timeout_s - self.slept_s) * 1000))
+        return max(0, int((self.function_timeout_s - self.slept_s) * 1000))
 
 
 class Message:
@@ -503,30 +509,34 @@ class QueueSim:
         return bool(self._ready) or bool(self._hidden)
 
     def run(self, handler: Callable[[Any, Any], Any], *, until_s: float | None = None,
-            max_invocations: int | None = None) -> QueueRun:
-        """Poll and invoke `handler` until the queue is empty (or `until_s` virtual seconds pass)."""
+            max_invocations: int | None = None, isolation: str = "process") -> QueueRun:
+        """Poll and invoke `handler` until the queue is empty (or `until_s` virtual seconds pass).
+
+        `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`).
+        Each batch's handler gets its own copy of the event; the poller decides from its own.
+        """
+        _check_isolation(isolation)
         invocations = self._invocations
-        with capturing():
-            while True:
-                if max_invocations is not None and len(invocations) >= max_invocations:
-                    break
+        while True:
+            if max_invocations is not None and len(invocations) >= max_invocations:
+                break
+            self._wake()
+            if self.batch_window_s and self._available() < self.batch_size:
+                # the poller gathers records for up to the batching window (Q1)
+                self.now += self.batch_window_s
                 self._wake()
-                if self.batch_window_s and self._available() < self.batch_size:
-                    # the poller gathers records for up to the batching window (Q1)
-                    self.now += self.batch_window_s
-                    self._wake()
+            if until_s is not None and self.now > until_s:
+                break
+            batch = self._take()
+            if not batch:
+                nxt = self._next_visible_time()
+                if nxt is None:
+                    break
+                self.now = max(self.now, nxt)
                 if until_s is not None and self.now > until_s:
                     break
-                batch = self._take()
-                if not batch:
-                    nxt = self._next_visible_time()
-                    if nxt is None:
-                        break
-                    self.now = max(self.now, nxt)
-                    if until_s is not None and self.now > until_s:
-                        break
-                    continue
-                self._invoke(handler, batch)
+                continue
+            self._invoke(handler, batch, isolation)
         return QueueRun(self, list(invocations), self.now)
 
     def _available(self) -> int:
@@ -534,7 +544,7 @@ class QueueSim:
             return sum(len(q) for g, q in self._groups.items() if not self._group_busy.get(g))
         return len(self._ready)
 
-    def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message]) -> None:
+    def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message], isolation: str) -> None:
         now = self.now
         for m in batch:
             m.receive_count += 1
@@ -549,7 +559,7 @@ class QueueSim:
         self._invocations.append(inv)
         event = {"Records": [self._record(d, now) for d in zip(messages, counts)]}
         ctx = SimContext(self)
-        invocation = invoke(handler, event, timeout_s=self.real_timeout_s, context=ctx)
+        invocation = invoke(handler, event, timeout_s=self.real_timeout_s, context=ctx, isolation=isolation)
         duration = self.invocation_s + ctx.slept_s
         if ctx.slept_s > self.function_timeout_s and not invocation.timed_out:
             # the handler spent more virtual time than the function timeout allows (Q6)

@@ -27,7 +27,8 @@ def _run(handler: Callable, case: Case) -> tuple[Any, Any]:
     from .. import queue
 
     with watching() as seen:
-        result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, **case.config)
+        # thread: process_order and park record their calls in this process (see watching)
+        result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="thread", **case.config)
     return result, seen
 
 

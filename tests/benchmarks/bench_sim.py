@@ -1,6 +1,7 @@
 """Benchmark: the queue simulator and replay (run by hand: `python3 kit.py bench`).
 
-Targets (issue "Contract engine"):
+Targets (issue "Contract engine"), measured inline (isolation="none"); the cost of a worker
+process per invocation is printed beside them:
 - 1,000,000 messages through a standard queue, trivial handler, 10% of records reported
   failed, max_receive_count=3: <= 8 s and <= 800 MB peak RSS; printed beside the
   serialization floor (json.dumps + json.loads of the same events) as a ratio.
@@ -43,7 +44,7 @@ def main() -> None:
     for i in range(N):
         sim.send("payload %d" % i)
     sent = time.perf_counter()
-    run = sim.run(handler)
+    run = sim.run(handler, isolation="none")  # the simulator's own speed; the isolation cost is measured below
     finished = time.perf_counter()
     summary = run.summary()
     total = finished - started
@@ -73,6 +74,16 @@ def main() -> None:
         return
     del run, sim, events
 
+    small = N // 10
+    for mode in ("thread", "process"):
+        sim = queue.QueueSim(max_receive_count=3, seed=0)
+        sim.send_many("payload %d" % i for i in range(small))
+        t0 = time.perf_counter()
+        summary = sim.run(handler, isolation=mode).summary()
+        took = time.perf_counter() - t0
+        print(f"   {small:,} messages with isolation={mode!r}: {took:.2f} s, {summary['invocations']:,} invocations "
+              f"({took / summary['invocations'] * 1e6:,.0f} us per invocation)")
+
     print(f"== replay: {REPLAY_RECORDS:,} queue records (10-record batches) to a DataFrame")
     batches = [queue.build_event([f"body {i}-{j}" for j in range(10)], seed=i) for i in range(REPLAY_RECORDS // 10)]
     t0 = time.perf_counter()
@@ -80,7 +91,7 @@ def main() -> None:
 
     print(f"   (pandas import {time.perf_counter() - t0:.2f} s, not counted)")
     t0 = time.perf_counter()
-    frame = fnkit.replay(handler, batches)
+    frame = fnkit.replay(handler, batches, isolation="none")  # replay's own speed; per isolation: bench_invoke.py
     took = time.perf_counter() - t0
     limit = 3 if not QUICK else 0.3
     print(f"   {len(frame):,} rows in {took:.2f} s ({len(frame) / took:,.0f} rows/s); target <= {limit} s: {'PASS' if took <= limit else 'MISS'}")

@@ -147,13 +147,13 @@ def test_only_the_invocations_own_message_can_be_replaced(event):
             errors.append(str(exc))
         return ACCEPT
 
-    assert mail.run(handler, event, response_timeout_s=2).status == "applied"
+    assert mail.run(handler, event, response_timeout_s=2, isolation="thread").status == "applied"
     assert errors and "M9" in errors[0]
 
 
 def test_the_content_api_closes_when_the_invocation_ends(event):
     kept = []
-    mail.run(lambda e, c: kept.append(c.message_content) or ACCEPT, event, response_timeout_s=2)
+    mail.run(lambda e, c: kept.append(c.message_content) or ACCEPT, event, response_timeout_s=2, isolation="thread")
     with pytest.raises(mail.MessageFrozenError, match="over"):
         kept[0].put_raw_message_content(event["messageId"], VALID)
 
@@ -171,7 +171,7 @@ def test_a_replacement_in_a_failed_attempt_stands_for_the_retry():
             raise RuntimeError("crash after the replacement")
         return ACCEPT
 
-    run = mail.MailRule(rule_timeout_minutes=5, response_timeout_s=2, store=store).run(handler, event)
+    run = mail.MailRule(rule_timeout_minutes=5, response_timeout_s=2, store=store).run(handler, event, isolation="thread")
     assert seen == [False, True] and [a.result for a in run.attempts] == ["error", "applied"]
     assert b"scanned" in run.delivered_content
 

@@ -183,7 +183,7 @@ def test_run_invokes_the_handler_and_applies_its_answer(event):
         print("looking at", e["subject"])
         return respond(("DROP", [CAROL]), ("DEFAULT", True))
 
-    result = mail.run(handler, event, response_timeout_s=2)
+    result = mail.run(handler, event, response_timeout_s=2, isolation="thread")  # reads what the handler saw
     assert result.status == "applied" and result.actions[CAROL] == "DROP"
     assert seen["event"] == event and seen["event"] is not event
     assert result.invocation is not None and "looking at Quarterly report" in result.invocation.logs
@@ -210,7 +210,7 @@ def test_run_refuses_an_invalid_event_without_calling_the_handler(event):
 
 def test_run_in_async_mode_still_calls_the_handler(event):
     calls = []
-    result = mail.run(lambda e, c: calls.append(1) or respond(("DROP", True)), event, mode="async")
+    result = mail.run(lambda e, c: calls.append(1) or respond(("DROP", True)), event, mode="async", isolation="thread")
     assert calls == [1] and result.status == "ignored" and result.actions[ALICE] == "DEFAULT"
 
 

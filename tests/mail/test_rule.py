@@ -66,7 +66,7 @@ def test_timeouts_use_the_whole_response_window_on_the_virtual_clock(event):
 
 def test_a_retry_that_succeeds_is_applied(event):
     handler = succeeding_on(3, respond(("DROP", [BOB]), ("DEFAULT", True)))
-    run = mail.MailRule(rule_timeout_minutes=30, response_timeout_s=1).run(handler, event)
+    run = mail.MailRule(rule_timeout_minutes=30, response_timeout_s=1).run(handler, event, isolation="thread")
     assert [a.result for a in run.attempts] == ["error", "error", "applied"]
     assert handler.calls == [event["invocationId"]] * 3  # the same invocationId on every retry (M1)
     assert run.outcome.status == "applied" and run.outcome.actions[BOB] == "DROP"

@@ -66,6 +66,7 @@ def start(tmp_path):
     def _start(handler, **keywords):
         keywords.setdefault("domains", ["example.com"])
         keywords.setdefault("maildir", tmp_path / "maildir")
+        keywords.setdefault("isolation", "thread")  # these tests read, here, what the handler saw
         server = mail.serve(handler, **keywords)
         servers.append(server)
         return server

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 import time
 
 import pytest
@@ -255,15 +254,12 @@ def test_q6_a_raising_handler_fails_the_whole_batch(event, ids):
 
 
 def test_q6_a_timed_out_handler_fails_the_whole_batch_quickly(event, ids):
-    release = threading.Event()
-
     def handler(event, context):
-        release.wait(10)
+        time.sleep(10)
         return None
 
     started = time.monotonic()
     result = queue.run(handler, event, timeout_s=0.2)
-    release.set()
     assert time.monotonic() - started < 2.0
     _assert_all_failed(result, ids, rule="Q6")
     assert "timed out" in result.reason
@@ -324,9 +320,7 @@ def test_run_refuses_an_invalid_event(event):
 
 
 def test_run_takes_the_event_as_json_text(event, ids):
-    seen = []
-    result = queue.run(lambda e, c: seen.append(type(e)) or None, json.dumps(event))
-    assert seen == [dict]
+    result = queue.run(lambda e, c: None if type(e) is dict else {"batchItemFailures": "not a dict"}, json.dumps(event))
     _assert_all_deleted(result, ids)
 
 

@@ -1,0 +1,1123 @@
+"""Handlers in a worker process: a hard stop is a kill, never an injected exception.
+
+`fnkit.invoke(..., isolation="process")` lands here. The caller's process keeps a pool of
+warm worker processes; each call goes to an idle one over a socket (pickle for the event,
+cloudpickle for the handler, so functions from a notebook cell or `__main__` travel too)
+and comes back as an `Invocation`. Whatever the handler does (exits, crashes in C, loops
+while swallowing every exception, blocks in a system call, eats memory past the limit),
+the caller waits at most the timeout plus a short grace, kills that worker if it must,
+and the next call gets a fresh one.
+
+Where workers come from: on POSIX, a small "zygote" process (started once, single
+threaded, with fnkit preloaded) forks each worker, so a threaded caller such as a Jupyter
+kernel or a web server is never forked itself and a new worker costs a few milliseconds.
+Elsewhere each worker is its own new interpreter (multiprocessing's spawn). Workers die
+with the caller: the zygote leaves when its control socket closes and takes its workers
+with it.
+
+Inside a worker, output is captured per call (print, sys.stderr, logging; the caller's
+logging levels are followed), the context is a copy of the caller's with its deadline,
+and what a handler changes on the context (a simulator's virtual `context.sleep`) comes
+back. Services on the context that must stay in the caller (the mail content API) are
+called back over the same socket while the handler runs. `report(topic, value)` lets
+code running in the handler send facts back to the caller (`Invocation.reports`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Callable
+
+from ._invoke import (
+    DEFAULT_MEMORY_LIMIT_MB,
+    GRACE_S,
+    MAX_LOG_CHARS,
+    Context,
+    HandlerError,
+    Invocation,
+    Unsendable,
+    _Capture,
+    _current,
+    encode_response,
+)
+
+LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
+MAX_IDLE_WORKERS = 8
+MAX_HANDLERS_PER_WORKER = 32
+ERROR_NOT_MOVABLE = "fnkit.IsolationError"
+ERROR_EXIT = "Runtime.ExitError"  # the name the real platform gives a function whose process ended
+
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+#: What the isolation layer has done in this process (see `fnkit.isolation.stats`).
+STATS = {"workers_started": 0, "workers_killed": 0, "worker_crashes": 0, "calls": 0}
+
+
+def memory_limit_mb() -> int:
+    """The memory limit of each worker process in MB (`FNKIT_MEMORY_LIMIT_MB`, default 1024)."""
+    try:
+        return int(os.environ.get("FNKIT_MEMORY_LIMIT_MB", DEFAULT_MEMORY_LIMIT_MB))
+    except ValueError:
+        return DEFAULT_MEMORY_LIMIT_MB
+
+
+# ==================================================================================================
+# The worker's side
+# ==================================================================================================
+
+
+class _Remote:
+    """In a worker: a service of the caller's context (the mail content API), called back over the socket."""
+
+    def __init__(self, slot: int, methods: tuple[str, ...], text: str, call_id: int) -> None:
+        self._slot = slot
+        self._methods = methods
+        self._text = text
+        self._call_id = call_id  # a service belongs to one invocation: kept for later, it refuses
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in self._methods:
+            raise AttributeError(name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return _worker_state.call_back(self._call_id, self._slot, name, args, kwargs)
+
+        call.__name__ = name
+        return call
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+class _RemoteSpec:
+    """How a caller's service travels to the worker: its slot, method names and repr."""
+
+    __slots__ = ("slot", "methods", "text")
+
+    def __init__(self, slot: int, methods: tuple[str, ...], text: str) -> None:
+        self.slot, self.methods, self.text = slot, methods, text
+
+
+class _WorkerState:
+    """The worker's connection and the call in progress (one per worker process)."""
+
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.send_lock = threading.Lock()
+        self.call_lock = threading.RLock()  # a call-back and the end of a call never overlap
+        self.call_id: int | None = None
+        self.pending = ""
+        self.memory_mb: int | None = None
+        self.results: list[bytes] = []
+        self.results_since = 0.0
+
+    def send(self, message: tuple) -> None:
+        data = pickle.dumps(message, _PROTOCOL)
+        with self.send_lock:
+            self._send_results()  # results held back go first: the caller reads in order
+            self.conn.send_bytes(data)
+
+    def hold_result(self, data: bytes, last: bool) -> None:
+        """Results of a batch travel together (every 5 ms, 64 at most): fewer wake-ups for both sides."""
+        with self.send_lock:
+            self.results.append(data)
+            now = time.perf_counter()
+            if last or len(self.results) >= 64 or now - self.results_since > 0.005:
+                self._send_results()
+
+    def _send_results(self) -> None:
+        if self.results:
+            data, self.results = self.results, []
+            self.conn.send_bytes(pickle.dumps(("results", data), _PROTOCOL))
+        self.results_since = time.perf_counter()
+
+    def call_back(self, call_id: int, slot: int, method: str, args: tuple, kwargs: dict) -> Any:
+        with self.call_lock:
+            if self.call_id is None or self.call_id != call_id:
+                from .mail._content import MessageFrozenError
+
+                raise MessageFrozenError("This invocation is over; its message content API is closed (M9).")
+            self.flush()
+            self.send(("rpc", self.call_id, slot, method, args, kwargs))
+            ok, value = pickle.loads(self.conn.recv_bytes())
+        if ok:
+            return value
+        raise value
+
+    def write(self, text: str) -> None:
+        if self.call_id is None:
+            return  # a thread the handler left behind, printing between calls: nobody reads it
+        self.pending += text
+        if "\n" in text or len(self.pending) > 8192:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending and self.call_id is not None:
+            text, self.pending = self.pending, ""
+            self.send(("out", self.call_id, text))
+
+
+_worker_state = _WorkerState()
+
+
+class _WorkerStream:
+    """sys.stdout and sys.stderr in a worker: every line goes to the caller as it is written."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        _worker_state.write(text)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        _worker_state.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        raise OSError("the handler's output is captured; it has no file descriptor")
+
+
+class _WorkerCapture(_Capture):
+    """In a worker, the invocation's capture: logging records go to the caller like printed lines."""
+
+    __slots__ = ()
+
+    def write(self, text: str) -> int:
+        _worker_state.write(text)
+        return len(text)
+
+
+def _worker_setup() -> None:
+    import logging
+
+    from ._invoke import _LogCapture
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its handler, not the terminal's Ctrl-C
+    sys.stdout = sys.stderr = _WorkerStream()  # type: ignore[assignment]
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file
+    logging.getLogger().addHandler(_LogCapture())
+
+
+def _set_memory_limit(mb: int | None) -> None:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    limit = resource.RLIM_INFINITY if not mb else int(mb) * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY and (limit == resource.RLIM_INFINITY or limit > hard):
+        limit = hard
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _apply_sync(sync: dict) -> None:
+    import logging
+
+    if "environ" in sync:  # the caller's environment now (a handler reads its configuration there)
+        os.environ.clear()
+        os.environ.update(sync["environ"])
+    if "sys_path" in sync:
+        sys.path[:] = sync["sys_path"]
+    if "cwd" in sync:
+        try:
+            os.chdir(sync["cwd"])
+        except OSError:
+            pass
+    if "levels" in sync:
+        manager = logging.Logger.manager
+        for name, logger in list(manager.loggerDict.items()):
+            if isinstance(logger, logging.Logger) and name not in sync["levels"]:
+                logger.setLevel(logging.NOTSET)
+        for name, level in sync["levels"].items():
+            (logging.getLogger(name) if name else logging.getLogger()).setLevel(level)
+    if "memory_mb" in sync:
+        _worker_state.memory_mb = sync["memory_mb"]
+        _set_memory_limit(sync["memory_mb"])
+
+
+def _rebuild_context(cls: type, state: dict, remaining_s: float | None, call_id: int) -> Context:
+    context = cls.__new__(cls)
+    for key, value in state.items():
+        if isinstance(value, _RemoteSpec):
+            value = _Remote(value.slot, value.methods, value.text, call_id)
+        object.__setattr__(context, key, value)
+    object.__setattr__(context, "_clock", time.monotonic)
+    object.__setattr__(context, "_deadline", None if remaining_s is None else time.monotonic() + remaining_s)
+    return context
+
+
+def _context_changes(context: Any, state: dict) -> dict:
+    """What the handler changed on its context (a virtual `sleep`, say), as far as it can travel back."""
+    changes = {}
+    for key, value in vars(context).items():
+        if key in ("_clock", "_deadline") or isinstance(value, _Remote):
+            continue
+        if key in state and state[key] is value:
+            continue
+        try:
+            pickle.dumps(value, _PROTOCOL)
+        except Exception:  # noqa: BLE001 - what cannot travel stays in the worker
+            continue
+        changes[key] = value
+    return changes
+
+
+def _sendable(value: Any) -> tuple[bytes | None, str]:
+    """The value pickled to travel back, or (None, its repr) when it cannot."""
+    try:
+        return pickle.dumps(value, _PROTOCOL), ""
+    except Exception:  # noqa: BLE001
+        try:
+            import cloudpickle
+
+            return cloudpickle.dumps(value, _PROTOCOL), ""
+        except Exception:  # noqa: BLE001
+            return None, Unsendable(value).text
+
+
+def _run_one(handler: Callable, call_id: int, event: Any, ctx_cls: type, ctx_state: dict,
+             remaining_s: float | None, timeout_s: float | None) -> tuple:
+    """Run the handler once in this worker; the result message."""
+    from ._invoke import _call_handler
+
+    context = _rebuild_context(ctx_cls, ctx_state, remaining_s, call_id)
+    capture = _WorkerCapture()
+    token = _current.set(capture)
+    with _worker_state.call_lock:
+        _worker_state.call_id = call_id
+        _worker_state.pending = ""
+    try:
+        status, value, duration_ms = _call_handler(handler, event, context)
+    finally:
+        _current.reset(token)
+        with _worker_state.call_lock:  # waits for a call-back another thread of the handler is making
+            _worker_state.flush()
+            _worker_state.call_id = None
+    if status == "error" and value.type == "MemoryError":
+        limit = _worker_state.memory_mb
+        value = HandlerError("MemoryError", "the handler needed more memory than the worker's limit"
+                             + (f" ({limit:,} MB)" if limit else "") + (f": {value.message}" if value.message else ""),
+                             value.traceback)
+    if status == "returned":
+        text, why = encode_response(value)
+        blob, shown = _sendable(value)
+        payload: Any = (blob, shown, type(value).__name__, text, why)
+    else:
+        payload = value
+    reports = []
+    for topic, fact in capture.reports:
+        blob, shown = _sendable((topic, fact))
+        reports.append(blob if blob is not None else pickle.dumps((topic, shown), _PROTOCOL))
+    return ("result", call_id, status, payload, duration_ms, _context_changes(context, ctx_state),
+            tuple(reports), timeout_s)
+
+
+def _worker_loop(conn: Any) -> None:
+    """Serve calls on `conn` until it closes."""
+    _worker_state.conn = conn
+    _worker_setup()
+    handlers: dict[bytes, Callable] = {}
+    while True:
+        try:
+            message = pickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        kind = message[0]
+        if kind == "exit":
+            return
+        if kind not in ("call", "batch"):
+            continue
+        _, key, blob, sync, evict, items = message
+        _apply_sync(sync)
+        for old in evict:
+            handlers.pop(old, None)
+        if blob is not None:
+            try:
+                import cloudpickle
+
+                handlers[key] = cloudpickle.loads(blob)
+            except BaseException as exc:  # noqa: BLE001 - the caller says why the handler cannot load
+                _worker_state.send(("loaded", False, f"{type(exc).__name__}: {exc}",
+                                    isinstance(exc, ImportError)))
+                continue
+            _worker_state.send(("loaded", True, "", False))
+        handler = handlers[key]
+        _worker_state.results_since = time.perf_counter()
+        for number, (call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s) in enumerate(items, 1):
+            result = _run_one(handler, call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s)
+            try:
+                data = pickle.dumps(result, _PROTOCOL)
+            except Exception as exc:  # noqa: BLE001 - a result that cannot travel is an error of the call
+                data = pickle.dumps(("result", call_id, "error",
+                                     HandlerError(ERROR_NOT_MOVABLE, f"the handler's result could not be sent back "
+                                                  f"to the caller: {type(exc).__name__}: {exc}", ""),
+                                     result[4], {}, (), timeout_s), _PROTOCOL)
+            out_of_memory = result[2] == "error" and result[3].type == "MemoryError"
+            _worker_state.hold_result(data, number == len(items) or out_of_memory)
+            if out_of_memory:
+                return  # a worker that ran out of memory is not trusted with another call
+
+
+def _die_with_parent() -> None:
+    """Linux: this worker gets SIGKILL when the zygote that forked it ends (the zygote ends with the caller)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - elsewhere the socket's end of file is the only signal
+        pass
+
+
+def _worker_main_fd(fd: int) -> None:
+    from multiprocessing.connection import Connection
+
+    _worker_loop(Connection(fd))
+
+
+def _worker_main_conn(conn: Any) -> None:  # pragma: no cover - the spawn start method (non-POSIX)
+    _worker_loop(conn)
+
+
+# --- the zygote ---------------------------------------------------------------------------------------
+
+
+def _zygote_main(control_fd: int) -> None:
+    """Fork a worker for each socket the caller sends; reap on request; leave when the caller goes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    control = socket.socket(fileno=control_fd)
+    children: set[int] = set()
+    try:
+        while True:
+            try:
+                data, fds, _, _ = socket.recv_fds(control, 64, 1)
+            except OSError:
+                break
+            if not data:
+                break
+            if data[:1] == b"F" and fds:
+                pid = os.fork()
+                if pid == 0:  # the worker
+                    control.close()
+                    _die_with_parent()
+                    try:
+                        _worker_main_fd(fds[0])
+                    finally:
+                        os._exit(0)
+                for fd in fds:
+                    os.close(fd)
+                children.add(pid)
+                control.sendall(b"P" + pid.to_bytes(8, "little"))
+            elif data[:1] == b"W":
+                pid = int.from_bytes(data[1:9], "little")
+                status = -1
+                if pid in children:
+                    children.discard(pid)
+                    try:
+                        status = os.waitpid(pid, 0)[1]
+                    except ChildProcessError:
+                        status = -1
+                control.sendall(b"S" + status.to_bytes(8, "little", signed=True))
+            else:
+                for fd in fds:
+                    os.close(fd)
+    finally:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+
+
+# ==================================================================================================
+# The caller's side
+# ==================================================================================================
+
+
+def _exit_text(status: int) -> str:
+    """What an exit status says, in words."""
+    if status < 0:
+        return "the handler's process ended (its exit status is unknown)"
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        why = {"SIGSEGV": ": a crash in C code (through ctypes, say)",
+               "SIGBUS": ": a crash in C code",
+               "SIGABRT": ": aborted, often an allocation that failed past the memory limit",
+               "SIGKILL": ": killed from outside (the system may have run out of memory)"}.get(name, "")
+        return f"the handler's process was killed by signal {number} ({name}){why}"
+    if os.WIFEXITED(status):
+        return f"the handler's process exited with code {os.WEXITSTATUS(status)}"
+    return f"the handler's process ended with status {status}"
+
+
+class _Zygote:
+    """The caller's end of the zygote: ask it for a worker, ask it to reap one."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        mine, theirs = socket.socketpair()
+        code = "import sys; from fnkit._isolate import _zygote_preload, _zygote_main; _zygote_preload(); _zygote_main(int(sys.argv[1]))"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the caller's imports, from the start
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL, start_new_session=True, env=env, cwd=os.getcwd())
+        theirs.close()
+        self.control = mine
+        self.lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def fork(self) -> tuple[int, socket.socket]:
+        mine, theirs = socket.socketpair()
+        try:
+            with self.lock:
+                socket.send_fds(self.control, [b"F"], [theirs.fileno()])
+                reply = _recv_exact(self.control, 9)
+        finally:
+            theirs.close()
+        if reply[:1] != b"P":
+            mine.close()
+            raise OSError("the worker factory did not answer")
+        return int.from_bytes(reply[1:], "little"), mine
+
+    def reap(self, pid: int) -> int:
+        with self.lock:
+            self.control.sendall(b"W" + pid.to_bytes(8, "little"))
+            reply = _recv_exact(self.control, 9)
+        return int.from_bytes(reply[1:], "little", signed=True)
+
+    def close(self) -> None:
+        try:
+            self.control.close()
+        except OSError:
+            pass
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise OSError("the worker factory has gone")
+        data += chunk
+    return data
+
+
+def _zygote_preload() -> None:
+    """What every worker needs, imported once in the zygote so that forks start warm."""
+    import json  # noqa: F401
+    import logging  # noqa: F401
+    import multiprocessing.connection  # noqa: F401
+
+    import cloudpickle  # noqa: F401
+
+    from . import queue, mail, alb  # noqa: F401  - their context classes and the content API
+    from .mail import _content  # noqa: F401
+
+
+_zygote: _Zygote | None = None
+_zygote_lock = threading.Lock()
+
+
+def _use_zygote() -> bool:
+    wanted = os.environ.get("FNKIT_ISOLATION_START", "")
+    if wanted == "spawn":
+        return False
+    return hasattr(os, "fork") and hasattr(socket, "send_fds") and sys.platform != "win32"
+
+
+class _Worker:
+    """The caller's handle on one worker process."""
+
+    def __init__(self) -> None:
+        from multiprocessing.connection import Connection
+
+        self.process: Any = None
+        self.pid = 0
+        self.zygote: _Zygote | None = None
+        if _use_zygote():
+            global _zygote
+            with _zygote_lock:
+                if _zygote is None or not _zygote.alive():
+                    if _zygote is not None:
+                        _zygote.close()
+                    _zygote = _Zygote()
+                zygote = _zygote
+            try:
+                self.pid, sock = zygote.fork()
+            except OSError:
+                with _zygote_lock:  # a dead zygote: one fresh try
+                    if _zygote is zygote:
+                        zygote.close()
+                        _zygote = _Zygote()
+                    zygote = _zygote
+                self.pid, sock = zygote.fork()
+            self.zygote = zygote
+            self.conn = Connection(sock.detach())
+        else:  # pragma: no cover - exercised with FNKIT_ISOLATION_START=spawn
+            import multiprocessing
+
+            mp = multiprocessing.get_context("spawn")
+            mine, theirs = mp.Pipe()
+            self.process = mp.Process(target=_worker_main_conn, args=(theirs,), daemon=True)
+            self.process.start()
+            theirs.close()
+            self.pid = self.process.pid
+            self.conn = mine
+        STATS["workers_started"] += 1
+        self.handlers: OrderedDict[bytes, None] = OrderedDict()
+        self.synced: dict = {}
+        self.backlog: list[bytes] = []
+        self.dead = False
+        self.status: int | None = None
+
+    def send(self, message: tuple) -> None:
+        self.conn.send_bytes(pickle.dumps(message, _PROTOCOL))
+
+    def kill(self) -> None:
+        """Stop it now (SIGKILL) and collect its exit status."""
+        if self.dead:
+            return
+        self.dead = True
+        STATS["workers_killed"] += 1
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+        self._reap()
+
+    def ended(self) -> str:
+        """After its socket closed by itself: why it ended, in words."""
+        if not self.dead:
+            self.dead = True
+            STATS["worker_crashes"] += 1
+            try:  # it may only have closed its socket: make sure it is gone before waiting for it
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self._reap()
+        return _exit_text(self.status if self.status is not None else -1)
+
+    def _reap(self) -> None:
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+        try:
+            if self.zygote is not None:
+                self.status = self.zygote.reap(self.pid)
+            elif self.process is not None:  # pragma: no cover - spawn
+                self.process.join(5)
+                code = self.process.exitcode
+                self.status = -1 if code is None else (((-code) & 0x7F) if code < 0 else (code << 8))
+        except OSError:
+            self.status = -1
+
+    def retire(self) -> None:
+        """Let it go quietly (it exits when its socket closes)."""
+        if self.dead:
+            return
+        self.dead = True
+        try:
+            self.send(("exit",))
+            self.conn.poll(1.0)  # it leaves at once; a worker that does not is killed
+        except OSError:
+            pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._reap()
+
+
+class _Pool:
+    """Idle workers, ready for the next call."""
+
+    def __init__(self) -> None:
+        self.idle: list[_Worker] = []
+        self.lock = threading.Lock()
+
+    def take(self) -> _Worker:
+        with self.lock:
+            while self.idle:
+                worker = self.idle.pop()
+                if not worker.dead:
+                    return worker
+        return _Worker()
+
+    def give_back(self, worker: _Worker) -> None:
+        if worker.dead:
+            return
+        with self.lock:
+            if len(self.idle) < MAX_IDLE_WORKERS:
+                self.idle.append(worker)
+                return
+        worker.retire()
+
+    def shutdown(self) -> None:
+        with self.lock:
+            workers, self.idle = self.idle, []
+        for worker in workers:
+            worker.retire()
+
+
+_pool = _Pool()
+
+
+def shutdown() -> None:
+    """Stop every idle worker and the zygote (the next call starts them again)."""
+    global _zygote
+    _pool.shutdown()
+    with _zygote_lock:
+        zygote, _zygote = _zygote, None
+    if zygote is not None:
+        zygote.close()
+        try:
+            zygote.process.wait(5)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _after_fork_in_child() -> None:
+    """A process forked from the caller must not share its workers or its zygote."""
+    global _zygote, _pool
+    for worker in _pool.idle:
+        try:
+            worker.conn.close()
+        except OSError:
+            pass
+    if _zygote is not None:
+        _zygote.close()
+    _zygote = None
+    _pool = _Pool()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+import atexit  # noqa: E402
+
+atexit.register(shutdown)
+
+
+# --- moving a handler, an event, a context ------------------------------------------------------
+
+
+class NotMovable(Exception):
+    """The handler, the event or the context cannot be sent to a worker process."""
+
+
+def _handler_blob(handler: Callable, by_value: bool = False) -> bytes:
+    import cloudpickle
+
+    try:
+        if not by_value:
+            if getattr(handler, "__module__", "__main__") not in ("__main__", None):
+                try:  # a function of an importable module travels by name: plain pickle is the cheapest
+                    return pickle.dumps(handler, _PROTOCOL)
+                except Exception:  # noqa: BLE001 - a lambda, a nested function: cloudpickle copies it
+                    pass
+            return cloudpickle.dumps(handler, _PROTOCOL)
+        module = sys.modules.get(getattr(handler, "__module__", "") or "")
+        if module is None:
+            return cloudpickle.dumps(handler, _PROTOCOL)
+        with _by_value_lock:
+            cloudpickle.register_pickle_by_value(module)
+            try:
+                return cloudpickle.dumps(handler, _PROTOCOL)
+            finally:
+                cloudpickle.unregister_pickle_by_value(module)
+    except Exception as exc:  # noqa: BLE001
+        name = getattr(handler, "__qualname__", None) or type(handler).__name__
+        raise NotMovable(
+            f"the handler {name} cannot be sent to a worker process ({_short(exc)}). It refers, through its "
+            "closure or the globals it uses, to something that cannot be copied to another process (a lock, "
+            "an open file or socket, a generator, a running thread...). Define the handler at the top level "
+            "of a cell or module and create such objects inside it; or call with isolation=\"thread\" "
+            "(no hard stop) to run it in this process.") from None
+
+
+_by_value_lock = threading.Lock()
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _export_context(context: Context) -> tuple[type, dict, list, float | None]:
+    """The context as the worker rebuilds it: its class, its plain state, its services, the time left."""
+    try:
+        context.aws_request_id  # noqa: B018 - a lazy context (a simulator's) makes its names now
+    except AttributeError:
+        pass
+    state: dict = {}
+    services: list = []
+    local_only = type(context)._local_only if isinstance(context, Context) else ()
+    for key, value in vars(context).items():
+        if type(value) in _PLAIN:
+            state[key] = value
+            continue
+        if key in ("_clock", "_deadline") or key in local_only:
+            continue
+        methods = getattr(type(value), "_remote_methods", None)
+        if methods:
+            services.append(value)
+            state[key] = _RemoteSpec(len(services) - 1, tuple(methods), repr(value))
+        else:
+            state[key] = value
+    deadline = getattr(context, "_deadline", None)
+    if deadline is not None:  # started here: what is left of it now
+        remaining: float | None = max(0.0, deadline - context._clock())
+    else:  # the clock starts in the worker
+        remaining = getattr(context, "timeout_s", None)
+    return type(context), state, services, remaining
+
+
+def _dumps_message(message: tuple) -> bytes:
+    try:
+        return pickle.dumps(message, _PROTOCOL)
+    except Exception:  # noqa: BLE001 - an event or context of classes only cloudpickle can move
+        import cloudpickle
+
+        try:
+            return cloudpickle.dumps(message, _PROTOCOL)
+        except Exception as exc:  # noqa: BLE001
+            raise NotMovable(f"the event or the context cannot be sent to a worker process ({_short(exc)}); "
+                             "give JSON-like values (dicts, lists, strings, numbers), or call with "
+                             "isolation=\"thread\".") from None
+
+
+def _log_levels() -> dict:
+    import logging
+
+    levels = {"": logging.getLogger().level}
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger) and logger.level:
+            levels[name] = logger.level
+    return levels
+
+
+def _sync_for(worker: _Worker, memory_mb: int | None) -> dict:
+    """What the worker must change to be like the caller now: environment, imports path, directory, logging
+    levels, memory limit."""
+    wanted = {"sys_path": list(sys.path), "cwd": _cwd(), "levels": _log_levels(), "memory_mb": memory_mb}
+    sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
+    worker.synced.update(sync)
+    raw = getattr(os.environ, "_data", None)  # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
+    raw = dict(raw) if isinstance(raw, dict) else dict(os.environ)
+    if worker.synced.get("environ_raw", _UNSET) != raw:
+        worker.synced["environ_raw"] = raw
+        sync["environ"] = dict(os.environ)
+    return sync
+
+
+_UNSET = object()
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return "/"
+
+
+# --- one exchange ----------------------------------------------------------------------------------
+
+
+class _Item:
+    """One event of a call or a batch: what goes out, and what came back."""
+
+    __slots__ = ("call_id", "event", "context", "timeout_s", "services", "message", "result", "logs",
+                 "log_size", "started")
+
+    def __init__(self, call_id: int, event: Any, context: Context, timeout_s: float | None) -> None:
+        self.call_id = call_id
+        self.event = event
+        self.context = context
+        self.timeout_s = timeout_s
+        self.result: Invocation | None = None
+        self.logs: list[str] = []
+        self.log_size = 0
+        self.started = 0.0
+        cls, state, services, remaining = _export_context(context)
+        self.services = services
+        self.message = (call_id, event, cls, state, remaining, timeout_s)
+
+    def add_log(self, text: str) -> None:
+        if self.log_size < MAX_LOG_CHARS:
+            self.logs.append(text[: MAX_LOG_CHARS - self.log_size])
+        self.log_size += len(text)
+
+    def log_text(self) -> str:
+        text = "".join(self.logs)
+        if self.log_size > MAX_LOG_CHARS:
+            text += f"\n[fnkit: output cut after {MAX_LOG_CHARS:,} characters; {self.log_size - MAX_LOG_CHARS:,} more]\n"
+        return text
+
+
+_call_ids = iter(range(1, 1 << 62)).__next__
+_call_id_lock = threading.Lock()
+
+
+def _next_call_id() -> int:
+    with _call_id_lock:
+        return _call_ids()
+
+
+def _error_invocation(item: _Item, kind: str, message: str, duration_ms: float = 0.0) -> Invocation:
+    return Invocation(error=HandlerError(kind, message, ""), duration_ms=duration_ms, logs=item.log_text(),
+                      timeout_s=item.timeout_s)
+
+
+def _finish(item: _Item, message: tuple) -> Invocation:
+    _, _, status, payload, duration_ms, changes, reports, timeout_s = message
+    for key, value in changes.items():
+        try:
+            setattr(item.context, key, value)
+        except Exception:  # noqa: BLE001 - a read-only attribute stays as it was
+            pass
+    logs = item.log_text()
+    if timeout_s is not None and duration_ms > timeout_s * 1000.0:
+        return Invocation(timed_out=True, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
+    reports = tuple(_loads_or(blob, None) for blob in reports)
+    if status == "error":
+        return Invocation(error=payload, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
+    blob, shown, type_name, text, why = payload
+    returned = _loads_or(blob, None) if blob is not None else _unsendable(type_name, shown)
+    return Invocation(returned=returned, response_text=text, duration_ms=duration_ms, logs=logs,
+                      timeout_s=timeout_s, encode_error=why, reports=reports)
+
+
+def _loads_or(blob: bytes, default: Any) -> Any:
+    try:
+        return pickle.loads(blob)
+    except Exception as exc:  # noqa: BLE001 - a value of a class this process cannot import
+        return default if default is not None else _unsendable("value", f"cannot be read here: {_short(exc)}")
+
+
+def _unsendable(type_name: str, text: str) -> Unsendable:
+    value = Unsendable.__new__(Unsendable)
+    value.type_name, value.text = type_name, text
+    return value
+
+
+def _serve_call_back(worker: _Worker, item: _Item, message: tuple) -> None:
+    _, call_id, slot, method, args, kwargs = message
+    try:
+        value = getattr(item.services[slot], method)(*args, **kwargs)
+        reply: tuple = (True, value)
+    except Exception as exc:  # noqa: BLE001 - raised again in the handler, as the service raised it
+        reply = (False, exc)
+    try:
+        data = pickle.dumps(reply, _PROTOCOL)
+    except Exception as exc:  # noqa: BLE001
+        data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), _PROTOCOL)
+    worker.conn.send_bytes(data)
+
+
+def _run_items(handler: Callable, items: list[_Item], memory_mb: int | None) -> None:
+    """Run every item in worker processes; each item's `.result` is set. Never raises (but KeyboardInterrupt)."""
+    try:
+        blob = _handler_blob(handler)
+    except NotMovable as exc:
+        for item in items:
+            item.result = _error_invocation(item, ERROR_NOT_MOVABLE, str(exc))
+        return
+    key = hashlib.blake2b(blob, digest_size=16).digest()
+    by_value_tried = False
+    start = 0
+    while start < len(items):
+        worker = _pool.take()
+        STATS["calls"] += 1
+        try:
+            start, outcome, why = _exchange(worker, key, blob, items, start, memory_mb)
+        except BaseException:
+            worker.kill()
+            raise
+        if outcome == "reload" and not by_value_tried:
+            by_value_tried = True  # the worker could not import the handler's module: send it by value
+            try:
+                blob = _handler_blob(handler, by_value=True)
+                key = hashlib.blake2b(blob, digest_size=16).digest()
+            except NotMovable:
+                pass
+            continue
+        if outcome == "reload":
+            for item in items[start:]:
+                item.result = item.result or _error_invocation(item, ERROR_NOT_MOVABLE, why)
+            _pool.give_back(worker)
+            return
+        if outcome == "ok":
+            _pool.give_back(worker)
+
+
+def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], start: int,
+              memory_mb: int | None) -> tuple[int, str, str]:
+    """Send items[start:] to one worker; collect results until done or the worker is lost.
+
+    Returns (index of the first item without a result, "ok" | "lost" | "reload", why it must reload).
+    """
+    try:
+        evict = []
+        send_blob = key not in worker.handlers
+        if send_blob:
+            worker.handlers[key] = None
+            while len(worker.handlers) > MAX_HANDLERS_PER_WORKER:
+                evict.append(worker.handlers.popitem(last=False)[0])
+        else:
+            worker.handlers.move_to_end(key)
+        message = ("batch" if len(items) - start > 1 else "call", key, blob if send_blob else None,
+                   _sync_for(worker, memory_mb), evict, [item.message for item in items[start:]])
+        try:
+            data = _dumps_message(message)
+        except NotMovable as exc:
+            worker.handlers.pop(key, None)
+            for item in items[start:]:
+                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, str(exc))
+            return len(items), "ok", ""
+        worker.conn.send_bytes(data)
+    except OSError:
+        return _lost(worker, items, start, time.perf_counter()), "lost", ""
+    if send_blob:
+        deadline = time.monotonic() + LOAD_TIMEOUT_S
+        reply = _wait(worker, deadline)
+        if reply is None:
+            worker.kill()
+            for item in items[start:]:
+                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, f"the handler's module did not load within "
+                                                f"{LOAD_TIMEOUT_S:g} s in the worker process")
+            return len(items), "lost", ""
+        if reply[0] != "loaded":  # it ended while loading (the module's own code exited, say)
+            text = worker.ended()
+            for item in items[start:]:
+                item.result = _error_invocation(item, ERROR_EXIT, text)
+            return len(items), "lost", ""
+        if not reply[1]:
+            worker.handlers.pop(key, None)
+            why = (f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a module the "
+                   "worker can import, or in the notebook itself; or call with isolation=\"thread\".")
+            if reply[3]:
+                return start, "reload", why
+            for item in items[start:]:
+                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, why)
+            return len(items), "ok", ""
+    index = start
+    items[index].started = time.perf_counter()
+    while index < len(items):
+        item = items[index]
+        deadline = None if item.timeout_s is None else time.monotonic() + item.timeout_s + GRACE_S - (
+            time.perf_counter() - item.started)
+        message = _wait(worker, deadline)
+        if message is None:  # past the timeout: a hard stop
+            worker.kill()
+            elapsed = (time.perf_counter() - item.started) * 1000.0
+            item.result = Invocation(timed_out=True, duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
+                                     logs=item.log_text(), timeout_s=item.timeout_s)
+            return index + 1, "lost", ""
+        if message[0] == "ended":
+            return _lost(worker, items, index, item.started), "lost", ""
+        kind = message[0]
+        if message[1] != item.call_id:
+            continue  # output of a call that is over (a thread it left behind)
+        if kind == "out":
+            item.add_log(message[2])
+        elif kind == "rpc":
+            try:
+                _serve_call_back(worker, item, message)
+            except OSError:
+                return _lost(worker, items, index, item.started), "lost", ""
+        elif kind == "result":
+            item.result = _finish(item, message)
+            index += 1
+            if index < len(items):
+                items[index].started = time.perf_counter()
+            if item.result.error is not None and item.result.error.type == "MemoryError":
+                worker.retire()  # it leaves by itself after a MemoryError
+                return index, "lost", ""
+    return index, "ok", ""
+
+
+def _wait(worker: _Worker, deadline: float | None) -> tuple | None:
+    """The next message from the worker; None past the deadline; ("ended",) when it is gone."""
+    try:
+        if worker.backlog:
+            return pickle.loads(worker.backlog.pop())
+        while True:
+            timeout = None if deadline is None else deadline - time.monotonic()
+            if timeout is not None and timeout <= 0:
+                return None
+            if worker.conn.poll(timeout):
+                message = pickle.loads(worker.conn.recv_bytes())
+                if message[0] != "results":
+                    return message
+                worker.backlog = message[1][::-1]  # results held back by the worker, oldest last
+                return pickle.loads(worker.backlog.pop())
+    except (EOFError, OSError):
+        return ("ended",)
+    except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
+        return ("ended",)
+
+
+def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> int:
+    """The worker ended by itself during items[index]: that item failed with why; the rest go elsewhere."""
+    item = items[index]
+    text = worker.ended()
+    item.result = _error_invocation(item, ERROR_EXIT, text, (time.perf_counter() - started) * 1000.0)
+    return index + 1
+
+
+# --- the entry points ----------------------------------------------------------------------------
+
+
+def call(handler: Callable, event: Any, context: Context, timeout_s: float | None,
+         memory_mb: int | None = None) -> Invocation:
+    """Run `handler(event, context)` in a worker process; an `Invocation`, whatever happens."""
+    item = _Item(_next_call_id(), event, context, timeout_s)
+    _run_items(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
+    assert item.result is not None
+    return item.result
+
+
+def call_many(handler: Callable, events: list, contexts: list[Context], timeout_s: float | None,
+              memory_mb: int | None = None) -> list[Invocation]:
+    """Run the handler on each event in turn, in worker processes, one message per chunk of events.
+
+    Each event keeps its own timeout, enforced here: a handler that hangs is killed, that
+    event times out, and the rest go on in a fresh worker.
+    """
+    items = [_Item(_next_call_id(), e, c, timeout_s) for e, c in zip(events, contexts)]
+    _run_items(handler, items, memory_limit_mb() if memory_mb is None else memory_mb)
+    return [item.result for item in items]  # type: ignore[misc]

@@ -1,0 +1,108 @@
+"""Fuzzing every validator, parser and outcome (issue 10): nothing raises but the documented errors.
+
+A few hundred examples each here; tests/benchmarks/bench_fuzz.py runs 10,000 each and
+checks the time per input. Inputs and checks live in tests/fuzzing.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fnkit
+from fnkit import alb, mail, queue
+
+from . import fuzzing
+
+FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+SOURCES = ["queue", "mail", "alb"]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@FUZZ
+@given(data=st.data())
+def test_validators_and_parsers_never_raise(source, data):
+    value = data.draw(fuzzing.inputs(source))
+    for name, target in fuzzing.targets(source).items():
+        fuzzing.check_result(name, target(value))
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@FUZZ
+@given(data=st.data())
+def test_outcome_of_a_built_event_never_raises_whatever_the_response(source, data):
+    event = data.draw(fuzzing.built_events(source))
+    response = data.draw(fuzzing.inputs(source))
+    fuzzing.outcome_of(source, event, response)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@FUZZ
+@given(data=st.data())
+def test_outcome_of_any_event_never_raises_but_the_documented_error(source, data):
+    fuzzing.outcome_of(source, data.draw(fuzzing.inputs(source)), data.draw(fuzzing.inputs(source)))
+
+
+@FUZZ
+@given(value=st.one_of(fuzzing.inputs("queue"), fuzzing.inputs("mail"), fuzzing.inputs("alb")))
+def test_fnkit_validate_never_raises(value):
+    fuzzing.validate_any(value)
+
+
+@pytest.mark.parametrize("value", fuzzing.SPECIAL, ids=[f"special-{i}" for i in range(len(fuzzing.SPECIAL))])
+def test_the_special_inputs_for_every_target(value):
+    for source in SOURCES:
+        for name, target in fuzzing.targets(source).items():
+            fuzzing.check_result(name, target(value))
+        fuzzing.outcome_of(source, value, value)
+    fuzzing.validate_any(value)
+
+
+# --- the findings, each kept as a regression test --------------------------------------------------
+
+
+def test_an_int_of_5000_digits_is_described_not_raised():
+    report = queue.validate_event({"Records": [{"messageId": fuzzing.HUGE_INT}]})
+    assert not report.ok and any("number" in i.message for i in report)
+
+
+def test_an_alb_status_code_of_5000_digits_is_a_located_issue():
+    report = alb.validate_response({"statusCode": fuzzing.HUGE_INT})
+    assert not report.ok and "4300 digits" in report.errors[0].message
+    report = alb.validate_response({"statusCode": 10 ** 20})
+    assert report.errors[0].path == "$.statusCode" and "of 21 digits" in report.errors[0].message
+    result = alb.outcome(alb.build_event(seed=1), {"statusCode": fuzzing.HUGE_INT})
+    assert result.status == 502
+
+
+def test_a_response_whose_items_raise_is_invalid_json_not_a_crash():
+    result = queue.outcome(queue.build_event(["a"], seed=1), fuzzing.ExplodingDict(batchItemFailures=[]))
+    assert result.kind == "failure" and result.rule == "Q8"
+    assert alb.outcome(alb.build_event(seed=1), fuzzing.ExplodingDict(statusCode=200)).status == 502
+    event = mail.build_event(mail_from="a@example.org", recipients=["b@example.com"], seed=1)
+    assert mail.outcome(event, fuzzing.ExplodingDict(actions=[])).status == "fallback"
+    assert not fnkit.validate(fuzzing.ExplodingDict(Records=[])).ok
+
+
+def test_alb_headers_of_a_dict_subclass_whose_items_raise_are_read_as_a_dict():
+    event = alb.build_event(seed=2)
+    event["headers"] = fuzzing.ExplodingDict(event["headers"])
+    report = alb.validate_event(event)
+    assert report.ok, list(report)
+    assert alb.outcome(event, {"statusCode": 200}).status == 200
+    response = alb.validate_response({"statusCode": 200, "headers": fuzzing.ExplodingDict(a="b")})
+    assert not response.ok and "exploded" in response.errors[0].message  # a response must be JSON: this is not
+
+
+def test_a_mail_action_type_of_5000_digits_is_an_issue_not_a_crash():
+    for odd in (fuzzing.HUGE_INT, [fuzzing.HUGE_INT], {"n": fuzzing.HUGE_INT}):
+        report = mail.validate_response({"actions": [{"action": {"type": odd}, "allRecipients": True}]})
+        assert not report.ok and not [i for i in report if i.code == "unchecked"]
+
+
+def test_a_queue_message_attribute_map_whose_items_raise_is_reported():
+    event = queue.build_event(["a"], seed=1)
+    event["Records"][0]["messageAttributes"] = fuzzing.ExplodingDict(a=1)
+    report = queue.validate_event(event)
+    assert any("exploded" in i.message for i in report)
