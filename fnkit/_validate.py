@@ -131,7 +131,7 @@ class Contract:
                 notes = [bom_warning()]
             try:  # decoded and checked in one pass
                 typed = self._decoder.decode(data)
-            except (msgspec.DecodeError, TypeError):
+            except (msgspec.DecodeError, TypeError, UnicodeEncodeError):  # (a str with a lone surrogate)
                 # not JSON, or JSON of another shape: the standard decoder says which, and where
                 value, notes = decode_json(value, "G0")
                 if value is MISSING:
@@ -139,7 +139,7 @@ class Contract:
         if compiled and typed is None and type(value) is dict:
             try:  # checked and typed in one pass
                 typed = msgspec.convert(value, self._struct, strict=True)
-            except msgspec.ValidationError:
+            except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
                 pass
         seen = Seen(options)
         if typed is not None and self._post_ok(typed):

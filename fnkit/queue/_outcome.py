@@ -101,7 +101,7 @@ def _platform_reads(response: Any) -> Any:
     if type(response) is dict:
         try:  # a well-formed answer is JSON as it is: no need to encode it and read it back
             return msgspec.convert(response, QueueResponse, strict=True)
-        except msgspec.ValidationError:
+        except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
             pass
     if isinstance(response, Raw):
         text = response.text()

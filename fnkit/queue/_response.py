@@ -94,7 +94,7 @@ def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[I
     if type(response) is dict:
         try:
             typed = msgspec.convert(response, QueueResponse, strict=True)
-        except msgspec.ValidationError:
+        except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
             typed = None
     if typed is not None:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
         failures = typed.batch_item_failures
