@@ -146,6 +146,9 @@ def test_case(case, capsys):
         assert code == 0
         [doc] = docs
         assert doc["rule"] == expect["rule"], (case["file"], doc)
+        if "kind" in expect:  # the queue's verdict: every row's action follows from it
+            actions = {"success": {"delete"}, "failure": {"retry"}, "partial": {"delete", "retry"}}[expect["kind"]]
+            assert {r["action"] for r in doc["rows"]} == actions, doc["rows"]
         assert set(expect.get("warnings", ())) <= {i["rule"] for i in doc["issues"]}, doc["issues"]
         for cited in expect.get("cites", ()):  # a rule the outcome's sentence says it applied
             assert f"({cited})" in doc["reason"] or f"({cited}," in doc["reason"], doc["reason"]
