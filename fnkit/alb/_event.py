@@ -38,7 +38,7 @@ SOURCE = "alb"
 
 # arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id>: the only form the spec
 # gives. Every part present and no whitespace, else the event breaks the contract (AS1); anything unusual
-# beyond that is a warning (A15, check_target_group_arn).
+# beyond that is a warning (A15, check_target_group).
 TARGET_GROUP_ARN_FORM = r"^arn:[^:\s]+:elasticloadbalancing:[^:\s]+:[^:\s]+:targetgroup/[^/\s]+/[^/\s]+$"
 # ... and as the platform writes it: a known partition, a region name, a 12-digit account, a name of 1-32
 # letters, digits and hyphens (not at either end), a 16-hex-digit id
@@ -314,28 +314,6 @@ def check_trace_header(event: Any, seen: Seen) -> Iterator[Issue]:
                   "the load balancer adds it to every request and it is the request's correlation id.", "AS3")
 
 
-def check_target_group(event: Any, seen: Seen) -> Iterator[Issue]:
-    """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group
-    (the ARN's form is declared)."""
-    if _typed(event) is None:
-        return
-    context = event.request_context
-    elb = context.elb if type(context) is RequestContext else None
-    inner = elb.target_group_arn if type(elb) is ElbContext else None
-    top = event.target_group_arn
-    for arn in (inner, top):
-        if arn is None:
-            continue
-        # on the compiled path the ARN has the spec's form (its declared pattern held)
-        dialect = _partition_dialect(arn) if seen.typed else arn_dialect(arn)
-        if dialect is not None:
-            seen.saw(dialect)
-    if type(inner) is str and type(top) is str and inner != top:
-        yield warning("$.targetGroupArn", "mismatch",
-                      "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
-                      "one target group of the function.", "AS1")
-
-
 # the parts of a target group ARN as the platform writes them (ELB's naming rules; ids as seen in real ARNs)
 _USUAL_ARN_PARTS = (
     ("partition", re.compile(r"provider|aws|aws-cn|aws-us-gov|aws-iso|aws-iso-[a-z]|aws-eusc").fullmatch,
@@ -363,9 +341,11 @@ def unusual_arn_parts(arn: str) -> list[str]:
 @rule("A15", "alb", "inferred", "The spec defines the target group ARN only as arn:<partition>:elasticloadbalancing:"
       "<region>:<account>:targetgroup/<name>/<id>; one whose parts are unusual (an unknown partition, a region that is "
       "no region name, an account that is not 12 digits, a name outside 1-32 letters, digits and hyphens, an id that "
-      "is not 16 hex digits) comes from a sample or a placeholder: a warning, never an error.", severity="warning")
-def check_target_group_arn(event: Any, seen: Seen) -> Iterator[Issue]:
-    """A15: the parts of a target group ARN of the spec's form, as the platform writes them."""
+      "is not 16 hex digits) comes from a sample or a placeholder: a warning, never an error.", origin="kit",
+      severity="warning")
+def check_target_group(event: Any, seen: Seen) -> Iterator[Issue]:
+    """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group (the ARN's
+    form is declared). A15: the parts of an ARN of that form, as the platform writes them."""
     if _typed(event) is None:
         return
     context = event.request_context
@@ -373,16 +353,38 @@ def check_target_group_arn(event: Any, seen: Seen) -> Iterator[Issue]:
     inner = elb.target_group_arn if type(elb) is ElbContext else None
     top = event.target_group_arn
     for path, arn in (("$.requestContext.elb.targetGroupArn", inner), ("$.targetGroupArn", top)):
-        if type(arn) is not str or (path == "$.targetGroupArn" and arn == inner):
-            continue  # absent, or the same ARN again (said once)
-        if not seen.typed and _compiled_form(arn) is None:
-            continue  # not of the spec's form: an AS1 error already (on the compiled path its declared form held)
-        unusual = unusual_arn_parts(arn)
-        if unusual:
+        if type(arn) is not str:
+            continue
+        # on the compiled path the ARN has the spec's form (its declared pattern held); else an AS1 error said so
+        reading = _arn_reading(arn) if seen.typed or _compiled_form(arn) is not None else None
+        if reading is None:
+            continue
+        dialect, unusual = reading
+        if dialect is not None:
+            seen.saw(dialect)
+        if unusual and not (path == "$.targetGroupArn" and arn == inner):  # the same ARN twice: said once
             yield warning(path, "unusual",
-                          f"The target group ARN '{arn}' has the spec's form, but the platform writes none like "
-                          f"it: {'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the "
-                          "spec defines only the form.", "A15")
+                          f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
+                          f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
+                          "defines only the form.", "A15")
+    if type(inner) is str and type(top) is str and inner != top:
+        yield warning("$.targetGroupArn", "mismatch",
+                      "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
+                      "one target group of the function.", "AS1")
+
+
+_ARN_READINGS: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+
+
+def _arn_reading(arn: str) -> tuple[str | None, tuple[str, ...]]:
+    """(dialect, unusual parts) of a target group ARN of the spec's form; one function's events name one target
+    group, so each ARN is read once (a bounded memo)."""
+    found = _ARN_READINGS.get(arn)
+    if found is None:
+        found = (_partition_dialect(arn), tuple(unusual_arn_parts(arn)))
+        if len(_ARN_READINGS) < 1024:
+            _ARN_READINGS[arn] = found
+    return found
 
 
 @rule("A4", "alb", "doc", "Request body: with content-encoding, base64; text/*, application/json, "
@@ -475,7 +477,6 @@ EVENT_CHECKS = [
     check_forms,
     check_trace_header,
     check_target_group,
-    check_target_group_arn,
     check_body,
     check_health_check,
 ]

@@ -240,21 +240,6 @@ def is_fifo(event: Any) -> bool:
     return False
 
 
-@rule("Q15", "queue", "inferred", "A batch whose records carry MessageGroupId and SequenceNumber comes from a FIFO "
-      "queue even when its eventSourceARN lacks .fifo (a placeholder ARN; every FIFO queue's name ends in .fifo): one "
-      "warning for the batch, and the records are checked as FIFO.", severity="warning")
-def check_fifo_name(event: Any, seen: Seen) -> Iterator[Issue]:
-    """Q15: say once that a batch read as FIFO from its attributes has an ARN without .fifo."""
-    fifo, at = _fifo_kind(_records(event))
-    if at is None:
-        return
-    arn = event.records[at].event_source_arn
-    yield warning(_rpath(at, "eventSourceARN"), "fifo",
-                  f"eventSourceARN '{arn}' does not end in .fifo, yet the records carry MessageGroupId and "
-                  "SequenceNumber, which only FIFO queues send, and every FIFO queue's name ends in .fifo: the ARN "
-                  "looks like a placeholder. fnkit checks the batch as FIFO.", "Q15")
-
-
 @rule("Q1", "queue", "doc", "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
       "(>= 1 s) above 10; no window for FIFO; at most 6 MB per invocation payload.", severity="error or warning")
 def check_batch(event: Any, seen: Seen) -> Iterator[Issue]:
@@ -265,7 +250,7 @@ def check_batch(event: Any, seen: Seen) -> Iterator[Issue]:
     if n == 0:
         yield error("$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1")
         return
-    fifo = _typed_fifo(event.records)
+    fifo = n > MAX_BATCH_FIFO and _typed_fifo(event.records)  # only a long batch asks
     limit = seen.options.get("batch_size")
     if fifo and n > MAX_BATCH_FIFO:
         yield error("$.Records", "limit", f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.", "Q1")
@@ -382,12 +367,22 @@ def check_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
 _FIFO_SLOTS = tuple((key, snake(key)) for key in FIFO_ATTRIBUTES)
 
 
+@rule("Q15", "queue", "inferred", "A batch whose records carry MessageGroupId and SequenceNumber comes from a FIFO "
+      "queue even when its eventSourceARN lacks .fifo (a placeholder ARN; every FIFO queue's name ends in .fifo): one "
+      "warning for the batch, and the records are checked as FIFO.", origin="kit", severity="warning")
 @rule("QS5", "queue", "contract", "SequenceNumber, MessageGroupId and MessageDeduplicationId appear in records of "
       "ordered (FIFO) queues and are absent for standard queues.", origin="spec")
 def check_fifo_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
-    """QS5: FIFO attributes are present exactly in records of ordered queues."""
+    """QS5: FIFO attributes are present exactly in records of ordered queues. Q15: a batch read as FIFO from its
+    attributes whose ARN lacks .fifo is said once, then checked as FIFO."""
+    recs = _records(event)
+    fifo, inferred_at = _fifo_kind(recs)
+    if inferred_at is not None:
+        yield warning(_rpath(inferred_at, "eventSourceARN"), "fifo",
+                      f"eventSourceARN '{recs[inferred_at].event_source_arn}' does not end in .fifo, yet the records "
+                      "carry MessageGroupId and SequenceNumber, which only FIFO queues send, and every FIFO queue's "
+                      "name ends in .fifo: the ARN looks like a placeholder. fnkit checks the batch as FIFO.", "Q15")
     positions, attrs = _typed_attributes(event, seen)
-    fifo = _typed_fifo(_records(event))
     present = [(a.sequence_number is not None, a.message_group_id is not None, a.message_deduplication_id is not None)
                for a in attrs]
     if set(present) <= {(fifo, fifo, fifo)}:
@@ -534,7 +529,6 @@ EVENT_CHECKS = [
     check_event_source,
     check_arn_region,
     check_attributes,
-    check_fifo_name,
     check_fifo_attributes,
     check_md5_of_body,
     check_message_attributes,
