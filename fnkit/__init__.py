@@ -22,6 +22,7 @@ _LAZY = {
     "replay_partitions": ("._replay", "replay_partitions"),
     "detect_source": ("._sources", "detect_source"),
     "validate": ("._sources", "validate"),
+    "validate_response": ("._sources", "validate_response"),
     "correlation_ids": ("._sources", "correlation_ids"),
     "corpus": (".corpus", None),
     "testing": (".testing", None),
@@ -34,7 +35,7 @@ _LAZY = {
 __all__ = [
     "DIALECTS", "ContractError", "Context", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
     "alb", "correlation_ids", "detect_source", "invoke", "invoke_many", "isolation", "mail", "queue", "replay",
-    "replay_partitions", "rules", "tabulate", "validate",
+    "replay_partitions", "rules", "tabulate", "validate", "validate_response",
 ]
 
 

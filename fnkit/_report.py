@@ -194,25 +194,61 @@ def loads_strict(text: str) -> Any:
     return _STRICT.decode(text)
 
 
-@rule("G0", "any", "inferred", "An event or response given as text or bytes must be UTF-8 JSON.", origin="kit")
+_BOM = "\ufeff"
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = {b"\xff\xfe": "UTF-16 little-endian (bytes FF FE)", b"\xfe\xff": "UTF-16 big-endian (bytes FE FF)"}
+
+
+def bom_warning() -> Issue:
+    """G0: the warning for one leading UTF-8 byte-order mark (skipped, the content is checked)."""
+    return warning("$", "bom", "The text starts with a UTF-8 byte-order mark (BOM: bytes EF BB BF, U+FEFF), as .NET "
+                               "and Windows tools write it; JSON text has none (RFC 8259) and the platform never sends "
+                               "one. fnkit skipped it and checked the rest.", "G0")
+
+
+def strip_bom(value: Any) -> tuple[Any, bool]:
+    """(`value` without one leading UTF-8 byte-order mark, True when there was one); other values pass through."""
+    if isinstance(value, str):
+        return (value[1:], True) if value.startswith(_BOM) else (value, False)
+    if isinstance(value, (bytes, bytearray)):
+        return (bytes(value[3:]), True) if value.startswith(_UTF8_BOM) else (value, False)
+    if isinstance(value, memoryview):
+        return (value[3:], True) if value[:3] == _UTF8_BOM else (value, False)
+    return value, False
+
+
+@rule("G0", "any", "inferred", "An event or response given as text or bytes must be UTF-8 JSON; one leading UTF-8 "
+      "byte-order mark is skipped with a warning and the rest is checked.", origin="kit", severity="error or warning")
 def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
-    """Turn JSON text or bytes into a value; other values pass through untouched (G0: else a located error)."""
+    """Turn JSON text or bytes into a value; other values pass through untouched (G0: else a located error).
+
+    One leading UTF-8 byte-order mark is skipped, with a warning naming it (G0), so the content is still checked.
+    """
     if isinstance(value, Raw):
         value = value.data
+    value, bom = strip_bom(value)
+    notes = [bom_warning()] if bom else []
     if isinstance(value, (bytes, bytearray, memoryview)):
         try:
             value = bytes(value).decode("utf-8")
         except UnicodeDecodeError as exc:
+            head = bytes(value[:2])
+            if head in _UTF16_BOMS:
+                return _MISSING, [error("$", "format", f"The bytes are {_UTF16_BOMS[head]}: they start with a UTF-16 "
+                                                       "byte-order mark, not UTF-8 text, so they cannot be JSON as "
+                                                       "the platform sends it. Save the file as UTF-8.", rule)]
             return _MISSING, [error("$", "format", f"The bytes are not UTF-8 text (bad byte at position {exc.start}), so they cannot be JSON.", rule)]
     if isinstance(value, str):
         try:
-            return _STRICT.decode(value), []
+            return _STRICT.decode(value), notes
         except (ValueError, RecursionError) as exc:
             where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else (
                 "it nests too deeply" if isinstance(exc, RecursionError) else str(exc))
-            return _MISSING, [error("$", "format", f"The text is not valid JSON{where}: {reason}.", rule)]
-    return value, []
+            if value.startswith(_BOM):
+                reason += " (the text starts with a second byte-order mark, U+FEFF)"
+            return _MISSING, [*notes, error("$", "format", f"The text is not valid JSON{where}: {reason}.", rule)]
+    return value, notes
 
 
 MISSING = _MISSING

@@ -259,7 +259,7 @@ class Shape:
 
         try:
             typed = msgspec.convert(value, self.struct, strict=True)
-        except (msgspec.ValidationError, RecursionError):
+        except (msgspec.ValidationError, RecursionError, UnicodeEncodeError):
             return None
         return typed if self.post_ok(typed) else None
 
@@ -617,7 +617,6 @@ def _lenient(t: Any, v: Any) -> Any:
     if isinstance(t, ListOf):
         return tuple(_lenient(t.item, x) for x in v) if isinstance(v, list) else v
     if isinstance(t, MapOf):
-        # dict.items: a subclass's own items() may raise
         return {k: _lenient(t.value, x) for k, x in dict.items(v)} if isinstance(v, dict) else v
     if not isinstance(t, Shape) or not isinstance(v, dict):
         return v

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._report import MISSING, Issue, Raw, Report, decode_json, error, warning
+from ._report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
 from ._shape import Shape
 
 Check = Callable[[Any, "Seen"], Iterator[Issue]]
@@ -119,23 +119,27 @@ class Contract:
         if self._decoder is None:
             self._compile()
         typed = None
+        notes: list[Issue] = []  # what decoding the text said (a byte-order mark skipped, G0)
         if not compiled or self.plain:
             # the located way, or checks that read the plain value: decode the text once, with json
-            value, issues = decode_json(value, "G0")
+            value, notes = decode_json(value, "G0")
             if value is MISSING:
-                return Report(issues, self.source, None, self.subject), None
+                return Report(notes, self.source, None, self.subject), None
         elif isinstance(value, _TEXT) or isinstance(value, Raw):
+            data, bom = strip_bom(value.data if isinstance(value, Raw) else value)
+            if bom:
+                notes = [bom_warning()]
             try:  # decoded and checked in one pass
-                typed = self._decoder.decode(value.data if isinstance(value, Raw) else value)
-            except (msgspec.DecodeError, TypeError, UnicodeError):  # UnicodeError: text with a lone surrogate
+                typed = self._decoder.decode(data)
+            except (msgspec.DecodeError, TypeError, UnicodeEncodeError):  # (a str with a lone surrogate)
                 # not JSON, or JSON of another shape: the standard decoder says which, and where
-                value, issues = decode_json(value, "G0")
+                value, notes = decode_json(value, "G0")
                 if value is MISSING:
-                    return Report(issues, self.source, None, self.subject), None
+                    return Report(notes, self.source, None, self.subject), None
         if compiled and typed is None and type(value) is dict:
             try:  # checked and typed in one pass
                 typed = msgspec.convert(value, self._struct, strict=True)
-            except (msgspec.ValidationError, UnicodeError):  # UnicodeError: a lone surrogate
+            except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
                 pass
         seen = Seen(options)
         if typed is not None and self._post_ok(typed):
@@ -158,6 +162,8 @@ class Contract:
                     issues.extend(check(read, seen))
                 except Exception as exc:  # noqa: BLE001
                     issues.append(_unchecked(exc))
+        if notes:
+            issues[:0] = notes
         dialect = seen.dialect()
         if dialect == "mixed":
             issues.append(warning("$", "dialect", "The event mixes the spec's 'provider' spellings with the real "

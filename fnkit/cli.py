@@ -25,9 +25,76 @@ def _source(name: str | None, value: Any):
     return (name, source_module(name)) if name else (None, None)
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
-    from ._sources import source_module, validate
+_JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 
+
+def _documents(path: str, data: bytes) -> list[tuple[str, int | None, bytes]]:
+    """The JSON documents of a file: (label, line number or None, bytes). A JSON Lines file (by its suffix, or
+    several lines of which the first is a JSON value by itself) gives one per non-blank line, labelled file:line."""
+    import msgspec
+
+    from ._report import strip_bom
+
+    lines = data.splitlines()
+    numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    json_lines = path.lower().endswith(_JSON_LINES_SUFFIXES)
+    if not json_lines and len(numbered) > 1:
+        try:  # a pretty-printed document's first line ("{") is no JSON value by itself
+            msgspec.json.decode(strip_bom(numbered[0][1])[0])
+            json_lines = True
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            json_lines = False
+    if not json_lines or not numbered:
+        return [(path, None, data)]
+    return [(f"{path}:{n}", n, line) for n, line in numbered]
+
+
+def _event_report(data: bytes, args: argparse.Namespace) -> Report:
+    from ._report import MISSING, decode_json
+    from ._sources import detect_source, lookalike_issue, source_module, validate
+
+    name = args.source or detect_source(data)
+    if name is None:
+        return validate(data)  # says what the value is (G0, G3)
+    options = {"multi_value": args.multi_value} if name == "alb" and args.multi_value is not None else {}
+    report = source_module(name).validate_event(data, **options)
+    if args.source and not report.ok:  # a named source that does not fit: say what the value looks like
+        value, _ = decode_json(data, "G0")
+        issue = lookalike_issue(value, "warning") if value is not MISSING else None
+        if issue is not None:
+            report = Report([issue, *report], report.source, report.dialect, report.subject)
+    return report
+
+
+def _read_event(path: str) -> tuple[Any, str | None]:
+    """(the decoded event of --event, None) or (None, why it cannot be used)."""
+    from ._report import MISSING, decode_json
+
+    try:
+        data = _read(path)
+    except OSError as exc:
+        return None, f"{path}: error: cannot read the event file ({exc.strerror or exc})"
+    documents = _documents(path, data)
+    if len(documents) > 1:
+        return None, f"{path}: error: --event takes one event; this file holds {len(documents)} (JSON Lines)"
+    value, issues = decode_json(data, "G0")
+    if value is MISSING:
+        return None, f"{path}: {issues[-1].path}: error: {issues[-1].message}"
+    return value, None
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from ._sources import validate_response
+
+    if args.event is not None and not args.response:
+        print("fnkit validate: --event goes with --response (the event the responses answer)", file=sys.stderr)
+        return 2
+    event = None
+    if args.event is not None:
+        event, why = _read_event(args.event)
+        if why is not None:
+            print(why, file=sys.stderr)
+            return 2
     all_ok = True
     for path in args.files:
         try:
@@ -36,22 +103,40 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"{path}: error: cannot read the file ({exc.strerror or exc})", file=sys.stderr)
             all_ok = False
             continue
-        report: Report = source_module(args.source).validate_event(data) if args.source else validate(data)
-        failed = not report.ok or (args.strict and report.warnings)
-        all_ok = all_ok and not failed
-        if args.format == "json":
-            print(json.dumps({
-                "file": path, "ok": not failed, "source": report.source, "dialect": report.dialect,
-                "issues": [{"path": i.path, "severity": i.severity, "code": i.code, "message": i.message, "rule": i.rule} for i in report],
-            }))
-            continue
-        for issue in report:
-            print(f"{path}: {issue.path}: {issue.severity}: {issue.message} [{issue.rule or '-'}]")
-        if not args.quiet:
-            dialect = f", {report.dialect} spelling" if report.dialect else ""
-            state = "ok" if not failed else "INVALID"
-            print(f"{path}: {state} ({report.source or 'unknown source'}{dialect}; {len(report.errors)} error(s), {len(report.warnings)} warning(s))")
+        for label, line, document in _documents(path, data):
+            if args.response:
+                report = validate_response(document, source=args.source, event=event, multi_value=args.multi_value,
+                                           mode=args.mode)
+            else:
+                report = _event_report(document, args)
+            failed = not report.ok or bool(args.strict and report.warnings)
+            all_ok = all_ok and not failed
+            _print_report(args, path, label, line, report, failed)
     return 0 if all_ok else 1
+
+
+def _print_report(args: argparse.Namespace, path: str, label: str, line: int | None, report: Report,
+                  failed: bool) -> None:
+    if args.format == "json":
+        doc: dict[str, Any] = {"file": path}
+        if line is not None:
+            doc["line"] = line
+        doc.update({
+            "kind": report.subject, "ok": not failed, "source": report.source, "dialect": report.dialect,
+            "issues": [{"path": i.path, "severity": i.severity, "code": i.code, "message": i.message, "rule": i.rule}
+                       for i in report],
+        })
+        print(json.dumps(doc))
+        return
+    for issue in report:
+        print(f"{label}: {issue.path}: {issue.severity}: {issue.message} [{issue.rule or '-'}]")
+    if not args.quiet:
+        dialect = f", {report.dialect} spelling" if report.dialect else ""
+        state = "ok" if not failed else "INVALID"
+        what = report.source or "unknown source"
+        if report.subject != "event":
+            what += f" {report.subject}"
+        print(f"{label}: {state} ({what}{dialect}; {len(report.errors)} error(s), {len(report.warnings)} warning(s))")
 
 
 def cmd_outcome(args: argparse.Namespace) -> int:
@@ -230,9 +315,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fnkit {__import__('fnkit').__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("validate", help="check event files; exit 0 only when every file is valid")
-    p.add_argument("files", nargs="+", metavar="FILE", help="JSON files ('-' for standard input)")
+    p = sub.add_parser("validate", help="check event (or response) files; exit 0 only when every one is valid")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="JSON files, or JSON Lines files (one event per line); '-' for standard input")
     p.add_argument("--source", choices=["queue", "mail", "alb"], help="skip detection and validate as this source")
+    p.add_argument("--response", action="store_true",
+                   help="the files are handler responses; the source is read from their shape, --source or --event")
+    p.add_argument("--event", metavar="FILE", help="with --response: the event they answer (queue: the batch's "
+                   "messageIds; load balancer: multi-value mode; mail: the flow direction)")
+    p.add_argument("--multi-value", action="store_const", const=True, default=None,
+                   help="load balancer: multi-value headers on")
+    p.add_argument("--mode", choices=["sync", "async"], default=None,
+                   help="mail responses: the rule's mode (async: the response is ignored, M8)")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the issues")

@@ -304,3 +304,70 @@ def test_main_bad_arguments_exit_two(capsys):
     with pytest.raises(SystemExit) as info:
         main(["rules", "--source", "kafka"])
     assert info.value.code == 2
+
+
+# --- validate: JSON Lines, responses (issue 11) --------------------------------------------------------------
+
+LINE_LOCATED = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+): (?P<path>\$\S*): (?P<severity>error|warning): .+ \[(?P<rule>\S+)\]$")
+
+
+def test_main_validate_json_lines_one_verdict_per_line(files, capsys, tmp_path):
+    good, broken = files["good"].read_text(), files["broken"].read_text()
+    path = tmp_path / "events.log"  # no .jsonl suffix: several lines, each a JSON value, say JSON Lines
+    path.write_text(f"{good}\n\n{broken}\r\n{good}\n")
+    assert main(["validate", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [m.group("line") for m in map(LINE_LOCATED.match, lines) if m] == ["3", "3"]
+    assert lines[0] == f"{path}:1: ok (queue, provider spelling; 0 error(s), 0 warning(s))"
+    assert lines[-1].startswith(f"{path}:4: ok")
+    assert main(["validate", "--format", "json", str(path)]) == 1
+    docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(d["line"], d["ok"], d["kind"]) for d in docs] == [(1, True, "event"), (3, False, "event"), (4, True, "event")]
+
+
+def test_main_validate_a_pretty_printed_file_is_one_event(files, capsys, tmp_path):
+    path = tmp_path / "pretty.json"
+    path.write_text(json.dumps(json.loads(files["good"].read_text()), indent=2))
+    assert main(["validate", "--format", "json", str(path)]) == 0
+    [doc] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert "line" not in doc and doc["ok"]
+
+
+def test_main_validate_response_text_output(files, capsys):
+    assert main(["validate", "--response", "--event", str(files["good"]), str(files["partial"])]) == 0
+    assert capsys.readouterr().out.strip() == f"{files['partial']}: ok (queue response; 0 error(s), 0 warning(s))"
+    assert main(["validate", "--response", str(files["badresponse"])]) == 1
+    out = capsys.readouterr().out
+    assert "not valid JSON" in out and "INVALID (unknown source response" in out
+
+
+def test_main_validate_event_needs_response_and_one_readable_event(files, capsys, tmp_path):
+    assert main(["validate", "--event", str(files["good"]), str(files["partial"])]) == 2
+    assert "--event goes with --response" in capsys.readouterr().err
+    assert main(["validate", "--response", "--event", str(tmp_path / "nope.json"), str(files["partial"])]) == 2
+    assert "cannot read the event file" in capsys.readouterr().err
+    assert main(["validate", "--response", "--event", str(files["notjson"]), str(files["partial"])]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    two = tmp_path / "two.jsonl"
+    two.write_text(files["good"].read_text() + "\n" + files["good"].read_text() + "\n")
+    assert main(["validate", "--response", "--event", str(two), str(files["partial"])]) == 2
+    assert "--event takes one event" in capsys.readouterr().err
+
+
+def test_main_validate_multi_value_for_events(capsys, tmp_path):
+    from fnkit import alb
+
+    path = tmp_path / "alb.json"
+    path.write_text(json.dumps(alb.build_event("GET", "/x")))
+    assert main(["validate", "--strict", str(path)]) == 0
+    assert main(["validate", "--strict", "--multi-value", str(path)]) == 1
+    assert "[A3]" in capsys.readouterr().out
+
+
+def test_main_validate_a_named_source_that_does_not_fit_says_what_the_value_looks_like(capsys, tmp_path):
+    path = tmp_path / "sns.json"
+    path.write_text(json.dumps({"Records": [{"EventSource": "aws:sns", "Sns": {"Message": "hi"}}]}))
+    assert main(["validate", "--source", "queue", str(path)]) == 1
+    issues = _located(capsys.readouterr().out.splitlines())
+    assert (issues[0]["path"], issues[0]["severity"], issues[0]["rule"]) == ("$", "warning", "G3")
+    assert "an SNS notification event, not a queue event" in issues[0]["message"]

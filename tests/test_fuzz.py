@@ -105,7 +105,5 @@ def test_a_queue_message_attribute_map_whose_items_raise_is_reported():
     event = queue.build_event(["a"], seed=1)
     event["Records"][0]["messageAttributes"] = fuzzing.ExplodingDict(a=1)
     report = queue.validate_event(event)
-    # the engine reads the mapping with dict.items, so the subclass's raising items() is never
-    # called: the real defect inside (an attribute that is not an object) is what gets named
-    assert not report.ok
-    assert any(i.path == "$.Records[0].messageAttributes.a" and i.rule == "Q12" for i in report), list(report)
+    # read as the dict it is (never through its own items()), so its entry is judged like any other
+    assert [(i.path, i.rule) for i in report.errors] == [("$.Records[0].messageAttributes.a", "Q12")]

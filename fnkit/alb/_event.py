@@ -36,16 +36,52 @@ SOURCE = "alb"
 
 # --- the shape, declared once -------------------------------------------------------
 
-# arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<16 hex>
+# arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id>: the only form the spec
+# gives. Every part present and no whitespace, else the event breaks the contract (AS1); anything unusual
+# beyond that is a warning (A15, check_target_group).
+TARGET_GROUP_ARN_FORM = r"^arn:[^:\s]+:elasticloadbalancing:[^:\s]+:[^:\s]+:targetgroup/[^/\s]+/[^/\s]+$"
+# ... and as the platform writes it: a known partition, a region name, a 12-digit account, a name of 1-32
+# letters, digits and hyphens (not at either end), a 16-hex-digit id
 TARGET_GROUP_ARN_PATTERN = (
-    r"^arn:(provider|aws|aws-cn|aws-us-gov):elasticloadbalancing:[a-z0-9-]+:[0-9]{12}:"
-    r"targetgroup/[A-Za-z0-9]([A-Za-z0-9-]{0,30}[A-Za-z0-9])?/[0-9a-f]{16}$"
+    r"^arn:(provider|aws|aws-cn|aws-us-gov|aws-iso|aws-iso-[a-z]|aws-eusc):elasticloadbalancing:"
+    r"[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9]{12}:targetgroup/[A-Za-z0-9]([A-Za-z0-9-]{0,30}[A-Za-z0-9])?/[0-9a-f]{16}$"
 )
 TARGET_GROUP_ARN = re.compile(TARGET_GROUP_ARN_PATTERN)
-_ARN_TEXT = Text(pattern=TARGET_GROUP_ARN_PATTERN, rule="AS1",
-                 message="'{value}' is not a target group ARN; expected "
-                         "arn:provider:elasticloadbalancing:<region>:<12-digit account>:targetgroup/<name>/<16 hex> "
-                         "(arn:aws:… on the real platform).")
+_ARN_EXAMPLE = ("arn:provider:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id> "
+                "(arn:aws:… on the real platform)")
+_ARN_SPACE_NAMES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
+
+
+def _arn_sentence(arn: str) -> str:
+    """What is wrong with a target group ARN that breaks the spec's form, in the words of what the file shows."""
+    space = re.search(r"\s", arn)
+    if space:
+        what = _ARN_SPACE_NAMES.get(space.group(), f"the whitespace character {space.group()!r}")
+        return f"The target group ARN '{arn}' holds {what} at position {space.start()}; an ARN has none: {_ARN_EXAMPLE}."
+    parts = arn.split(":", 5)
+    if parts[0] != "arn":
+        return f"'{arn}' is not a target group ARN; expected {_ARN_EXAMPLE}."
+    if len(parts) < 6:
+        return (f"The target group ARN '{arn}' has {len(parts)} colon-separated part(s), not 6 (arn, partition, "
+                f"service, region, account, targetgroup/<name>/<id>); expected {_ARN_EXAMPLE}.")
+    names = ("arn", "partition", "service", "region", "account")
+    empty = [name for name, part in zip(names, parts) if not part]
+    if empty:
+        return f"The target group ARN '{arn}' has no {' and no '.join(empty)}; expected {_ARN_EXAMPLE}."
+    if parts[2] != "elasticloadbalancing":
+        return (f"The ARN '{arn}' names the service '{parts[2]}', not elasticloadbalancing: it is not a target "
+                f"group ARN; expected {_ARN_EXAMPLE}.")
+    resource = parts[5].split("/")
+    if resource[0] != "targetgroup":
+        return (f"The ARN '{arn}' names a '{resource[0]}' resource, not a targetgroup; expected {_ARN_EXAMPLE}.")
+    if len(resource) != 3 or not all(resource):
+        return (f"The target group ARN '{arn}' does not end in targetgroup/<name>/<id> (its resource part is "
+                f"'{parts[5]}'); expected {_ARN_EXAMPLE}.")
+    return f"'{arn}' is not a target group ARN; expected {_ARN_EXAMPLE}."
+
+
+_ARN_TEXT = Text(pattern=TARGET_GROUP_ARN_FORM, rule="AS1", message=_arn_sentence,
+                 doc="arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id>")
 # characters a raw URL can carry: printable ASCII but space and '#'
 RAW_URL_TEXT = r"^[\x21\x22\x24-\x7e]*$"
 _NOT_IN_RAW_URL = re.compile(r"[^\x21\x22\x24-\x7e]")
@@ -146,14 +182,22 @@ _PROVIDER_TRACE = TRACE_HEADERS["provider"]
 _AWS_TRACE = TRACE_HEADERS["aws"]
 
 
+def _partition_dialect(arn: str) -> str | None:
+    """'provider' or 'aws' from an ARN's partition (any aws-* partition is the real platform's); None otherwise."""
+    partition = arn.split(":", 2)[1] if arn.count(":") >= 2 else ""
+    if partition == "provider":
+        return "provider"
+    return "aws" if partition == "aws" or partition.startswith("aws-") else None
+
+
 def arn_dialect(arn: Any) -> str | None:
-    """'provider' or 'aws' for a well-formed target group ARN, None otherwise."""
-    if type(arn) is not str:
+    """'provider' or 'aws' for a target group ARN of the spec's form, read from its partition; None otherwise."""
+    if type(arn) is not str or _compiled_form(arn) is None:
         return None
-    match = TARGET_GROUP_ARN.match(arn)
-    if match is None:
-        return None
-    return "provider" if match.group(1) == "provider" else "aws"
+    return _partition_dialect(arn)
+
+
+_compiled_form = re.compile(TARGET_GROUP_ARN_FORM).match
 
 
 def is_text_body(content_type: Any) -> bool:
@@ -219,6 +263,11 @@ def check_forms(event: Any, seen: Seen) -> Iterator[Issue]:
             yield error(child_path("$", multi), "conflict",
                         f"The event carries both '{single}' and '{multi}'; the load balancer sends one form only "
                         "(the multi-value one exactly when multi-value headers are on).", "A3")
+    if len(multis) == 1 and not singles:
+        missing = "multiValueQueryStringParameters" if multis[0] == "multiValueHeaders" else "multiValueHeaders"
+        yield warning(child_path("$", missing), "missing",
+                      f"The event carries {multis[0]} but no {missing}: with multi-value headers on, the load balancer "
+                      "sends both multi-value forms (an empty query as {}), never one alone.", "A3")
     if singles and multis and not (len(singles) == 2 and len(multis) == 2):
         yield warning("$", "conflict",
                       f"The event mixes forms ({', '.join(singles)} with {', '.join(multis)}); with multi-value "
@@ -235,6 +284,15 @@ def _has_trace_header(maps: list[tuple[str, dict]]) -> bool:
     return any(_PROVIDER_TRACE in mapping or _AWS_TRACE in mapping for _, mapping in maps)
 
 
+def _shaped_like_health_check(event: Any, maps: tuple[tuple[str, dict], ...]) -> bool:
+    """A GET with no query, no body and no header but a user-agent: what only a health check looks like (A11),
+    whatever its user-agent says (every client request also carries the x-forwarded-* headers, A2)."""
+    return (event.http_method == "GET" and event.body in (None, "")
+            and all(name == "user-agent" for _, mapping in maps for name in mapping)
+            and not any(type(q) is dict and q for q in (event.query_string_parameters,
+                                                         event.multi_value_query_string_parameters)))
+
+
 @rule("AS3", "alb", "contract", "The trace header (x-provider-trace-id) holds the correlation id.", origin="spec",
       severity="warning")
 def check_trace_header(event: Any, seen: Seen) -> Iterator[Issue]:
@@ -248,34 +306,85 @@ def check_trace_header(event: Any, seen: Seen) -> Iterator[Issue]:
                 found = True
     if found or not maps:
         return
-    if any(is_health_check(mapping) for _, mapping in maps):
-        return  # A11: health checks carry no trace header
+    if any(is_health_check(mapping) for _, mapping in maps) or _shaped_like_health_check(event, maps):
+        return  # A11: health checks carry no trace header (check_health_check says what else it takes)
     key = maps[0][0]
     yield warning(child_path(child_path("$", key), _PROVIDER_TRACE), "missing",
                   "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform); "
                   "the load balancer adds it to every request and it is the request's correlation id.", "AS3")
 
 
+# the parts of a target group ARN as the platform writes them (ELB's naming rules; ids as seen in real ARNs)
+_USUAL_ARN_PARTS = (
+    ("partition", re.compile(r"provider|aws|aws-cn|aws-us-gov|aws-iso|aws-iso-[a-z]|aws-eusc").fullmatch,
+     "a known partition (provider; aws, aws-cn, aws-us-gov, ... on the real platform)"),
+    ("region", re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]+").fullmatch, "a region name such as us-east-1"),
+    ("account", re.compile(r"[0-9]{12}").fullmatch, "a 12-digit account id"),
+    ("name", re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,30}[A-Za-z0-9])?").fullmatch,
+     "a name of 1-32 letters, digits and hyphens, not starting or ending with a hyphen"),
+    ("id", re.compile(r"[0-9a-f]{16}").fullmatch, "an id of 16 hexadecimal digits"),
+)
+
+
+def unusual_arn_parts(arn: str) -> list[str]:
+    """The parts of a target group ARN of the spec's form that the platform would not write, each said in words."""
+    if TARGET_GROUP_ARN.match(arn):
+        return []
+    head, _, resource = arn.partition(":targetgroup/")
+    _, partition, _, region, account = head.split(":")
+    name, _, ident = resource.partition("/")
+    values = (partition, region, account, name, ident)
+    return [f"its {part} '{value}' is not {usual}" for (part, usual_form, usual), value in zip(_USUAL_ARN_PARTS, values)
+            if not usual_form(value)]
+
+
+@rule("A15", "alb", "inferred", "The spec defines the target group ARN only as arn:<partition>:elasticloadbalancing:"
+      "<region>:<account>:targetgroup/<name>/<id>; one whose parts are unusual (an unknown partition, a region that is "
+      "no region name, an account that is not 12 digits, a name outside 1-32 letters, digits and hyphens, an id that "
+      "is not 16 hex digits) comes from a sample or a placeholder: a warning, never an error.", origin="kit",
+      severity="warning")
 def check_target_group(event: Any, seen: Seen) -> Iterator[Issue]:
-    """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group
-    (the ARN's form is declared)."""
+    """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group (the ARN's
+    form is declared). A15: the parts of an ARN of that form, as the platform writes them."""
     if _typed(event) is None:
         return
     context = event.request_context
     elb = context.elb if type(context) is RequestContext else None
     inner = elb.target_group_arn if type(elb) is ElbContext else None
     top = event.target_group_arn
-    for arn in (inner, top):
-        if arn is None:
+    for path, arn in (("$.requestContext.elb.targetGroupArn", inner), ("$.targetGroupArn", top)):
+        if type(arn) is not str:
             continue
-        if seen.typed:  # the ARN's declared pattern held: its partition is provider or one of aws'
-            seen.saw("provider" if arn.startswith("arn:provider:") else "aws")
-        elif (dialect := arn_dialect(arn)) is not None:
+        # on the compiled path the ARN has the spec's form (its declared pattern held); else an AS1 error said so
+        reading = _arn_reading(arn) if seen.typed or _compiled_form(arn) is not None else None
+        if reading is None:
+            continue
+        dialect, unusual = reading
+        if dialect is not None:
             seen.saw(dialect)
+        if unusual and not (path == "$.targetGroupArn" and arn == inner):  # the same ARN twice: said once
+            yield warning(path, "unusual",
+                          f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
+                          f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
+                          "defines only the form.", "A15")
     if type(inner) is str and type(top) is str and inner != top:
         yield warning("$.targetGroupArn", "mismatch",
                       "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
                       "one target group of the function.", "AS1")
+
+
+_ARN_READINGS: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+
+
+def _arn_reading(arn: str) -> tuple[str | None, tuple[str, ...]]:
+    """(dialect, unusual parts) of a target group ARN of the spec's form; one function's events name one target
+    group, so each ARN is read once (a bounded memo)."""
+    found = _ARN_READINGS.get(arn)
+    if found is None:
+        found = (_partition_dialect(arn), tuple(unusual_arn_parts(arn)))
+        if len(_ARN_READINGS) < 1024:
+            _ARN_READINGS[arn] = found
+    return found
 
 
 @rule("A4", "alb", "doc", "Request body: with content-encoding, base64; text/*, application/json, "
@@ -317,7 +426,17 @@ def check_health_check(event: Any, seen: Seen) -> Iterator[Issue]:
     A request with a trace header came from a client, whatever user-agent it claims.
     """
     maps = _header_maps(event)
-    if not any(is_health_check(mapping) for _, mapping in maps) or _has_trace_header(maps):
+    if not maps or _has_trace_header(maps):
+        return
+    if not any(is_health_check(mapping) for _, mapping in maps):
+        if _shaped_like_health_check(event, maps):
+            agent = _header_value(event, "user-agent")
+            said = f"its user-agent is '{agent}'" if agent is not None else "it has no user-agent header"
+            yield warning(child_path(child_path("$", maps[0][0]), _PROVIDER_TRACE), "missing",
+                          "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform), "
+                          "and only the load balancer's health checks come without one. This GET with no query, no "
+                          f"body and no header but a user-agent looks like a health check, but {said}, not "
+                          "ELB-HealthChecker/2.0.", "A11")
         return
     odd = []
     if event.http_method != "GET":

@@ -278,27 +278,49 @@ def _text_size(response: Any) -> int | None:
     return None
 
 
+MODES = ("sync", "async")
+
+
 def validate_response(
     response: Any,
     *,
     flow_direction: str | None = None,
     recipients_limit: int = RECIPIENTS_LIMIT,
     extensions: bool = False,
+    mode: str = "sync",
 ) -> Report:
-    """Every problem of what a synchronous mail-flow function returned (M4, M6, M7); never raises.
+    """Every problem of what a mail-flow function returned (M4, M6, M7); never raises for any response.
 
     `response`: the returned value, `fnkit.Raw(text_or_bytes)`, JSON text/bytes, or an
     `Invocation` (its returned value, as JSON).
     `flow_direction`: the event's (OUTBOUND turns on the 500-recipient check).
     `extensions`: accept BYPASS_SPAM_CHECK and MOVE_TO_JUNK (inbound only), as the real platform does.
+    `mode`: "sync" (the response decides delivery) or "async": the service ignores the response (M8), which
+    the report says first; what would make it invalid is still reported, as warnings.
     """
+    if mode not in MODES:
+        raise ValueError(f"mode must be 'sync' or 'async', not {mode!r} (M2).")
     if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
         issue = error("$", "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", "H2")
-        return Report([issue], SOURCE, None, "response")
-    response = as_returned(response)
-    options = {"flow_direction": flow_direction, "recipients_limit": recipients_limit,
-               "extensions": extensions, "size": _text_size(response)}
-    return RESPONSE_CONTRACT.check(response, options)[0]
+        report = Report([issue], SOURCE, None, "response")
+    else:
+        response = as_returned(response)
+        options = {"flow_direction": flow_direction, "recipients_limit": recipients_limit,
+                   "extensions": extensions, "size": _text_size(response)}
+        report = RESPONSE_CONTRACT.check(response, options)[0]
+    if mode == "sync":
+        return report
+    returned = response.data if isinstance(response, Raw) else response
+    if returned is None or (isinstance(returned, (str, bytes, bytearray)) and bytes(
+            returned.encode("utf-8", "surrogatepass") if isinstance(returned, str) else returned).strip() == b"null"):
+        structure: list[Issue] = []  # an asynchronous function that returns nothing: nothing to say about it
+    else:
+        structure = [i if i.severity == "warning" else Issue(i.path, i.code, i.message, "warning", i.rule)
+                     for i in report]
+    follows = " What would make it invalid in a synchronous rule follows, as warnings." if structure else ""
+    ignored = warning("$", "ignored", "The rule is asynchronous: the mail-flow service ignores the response, so it "
+                                      f"changes nothing and delivery is unaffected (M8).{follows}", "M8")
+    return Report([ignored, *structure], SOURCE, report.dialect, "response")
 
 
 def json_schema(kind: str = "event") -> dict:

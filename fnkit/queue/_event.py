@@ -36,8 +36,32 @@ MAX_BATCH_FIFO = 10
 
 # --- the shape, declared once -------------------------------------------------
 
-_ARN_PATTERN = r"^arn:([a-z-]+):([a-z0-9-]+):([a-z0-9-]*):([0-9]{12}|[^:]*):(.+)$"
+# arn:<partition>:<service>:<region>:<account>:<queue>, every part present, no whitespace anywhere
+_ARN_PATTERN = r"^arn:([a-z-]+):([a-z0-9-]+):([a-z0-9-]+):([^:\s]+):([^:\s]+)$"
+_ARN_PARTS = ("arn", "partition", "service", "region", "account", "queue name")
 _DIGITS_PATTERN = DIGITS
+
+
+_SPACES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
+
+
+def _arn_sentence(arn: str) -> str:
+    """What is wrong with an eventSourceARN, in the words of what the file shows."""
+    form = "a queue resource name like 'arn:provider:sqs:<region>:<account>:<queue>'"
+    space = re.search(r"\s", arn)
+    if space:
+        what = _SPACES.get(space.group(), f"the whitespace character {space.group()!r}")
+        return f"eventSourceARN '{arn}' holds {what} at position {space.start()}; it is {form}, with no whitespace."
+    parts = arn.split(":")
+    if parts[0] != "arn":
+        return f"'{arn}' is not {form}."
+    if len(parts) != len(_ARN_PARTS):
+        return (f"eventSourceARN '{arn}' has {len(parts)} colon-separated part(s), not 6 "
+                f"(arn, partition, service, region, account, queue name); it is {form}.")
+    empty = [name for name, part in zip(_ARN_PARTS, parts) if not part]
+    if empty:
+        return f"eventSourceARN '{arn}' has no {' and no '.join(empty)}; it is {form}."
+    return f"'{arn}' is not {form}."
 
 
 def _timestamp(key: str) -> Text:
@@ -108,9 +132,7 @@ RECORD = Shape(
         F("eventSource", STR, enum=tuple(EVENT_SOURCE.values()), rule="QS4",
           message="eventSource is '{value}'; a queue record says 'provider:queue' (or 'aws:sqs' on the real platform).",
           doc="provider:queue (aws:sqs on the real platform)."),
-        F("eventSourceARN", Text(pattern=_ARN_PATTERN, rule="QS2",
-                                 message="'{value}' is not a queue resource name like "
-                                         "'arn:provider:sqs:<region>:<account>:<queue>'."),
+        F("eventSourceARN", Text(pattern=_ARN_PATTERN, rule="QS2", message=_arn_sentence),
           doc="Resource name of the queue.", rule="QS2", attr="event_source_arn"),
         F("awsRegion", STR, doc="Region of the queue.", rule="QS2"),
     ],
@@ -166,33 +188,55 @@ def _rpath(i: int, *keys: str) -> str:
     return path
 
 
-def _typed_fifo(recs: tuple) -> bool:
-    for rec in recs:
+def _fifo_reading(arn: Any, group: Any, sequence: Any) -> tuple[bool, bool] | None:
+    """(FIFO?, inferred from the attributes despite the ARN?) as one record shows it; None when it does not say.
+
+    The ARN's .fifo decides; an ARN without it whose record carries MessageGroupId and SequenceNumber (only FIFO
+    queues send a SequenceNumber) is a placeholder: FIFO, inferred (Q15). Without an ARN, a group id says FIFO.
+    """
+    if type(arn) is str and ":" in arn:
+        if arn.endswith(".fifo"):
+            return True, False
+        if group is not None and sequence is not None:
+            return True, True
+        return False, False
+    if group is not None:
+        return True, False
+    return None
+
+
+def _fifo_kind(recs: tuple) -> tuple[bool, int | None]:
+    """(FIFO?, the index of the record whose ARN lacks .fifo when FIFO was inferred from its attributes, else None)."""
+    for i, rec in enumerate(recs):
         if type(rec) is not QueueRecord:
             continue
-        arn = rec.event_source_arn
-        if type(arn) is str and ":" in arn:
-            return arn.endswith(".fifo")
         attrs = rec.attributes
-        if type(attrs) is QueueRecordAttributes and attrs.message_group_id is not None:
-            return True
-    return False
+        typed = type(attrs) is QueueRecordAttributes
+        reading = _fifo_reading(rec.event_source_arn, attrs.message_group_id if typed else None,
+                                attrs.sequence_number if typed else None)
+        if reading is not None:
+            return reading[0], (i if reading[1] else None)
+    return False, None
+
+
+def _typed_fifo(recs: tuple) -> bool:
+    return _fifo_kind(recs)[0]
 
 
 def is_fifo(event: Any) -> bool:
-    """True when the batch comes from an ordered (FIFO) queue: its ARN ends in .fifo or it carries group ids."""
+    """True when the batch comes from an ordered (FIFO) queue: its ARN ends in .fifo, or its records carry
+    MessageGroupId and SequenceNumber (Q15), or group ids without an ARN."""
     if type(event) is QueueEvent:
         return _typed_fifo(_records(event))
     recs = event.get("Records") if isinstance(event, dict) else None
     for rec in recs if isinstance(recs, list) else ():
         if not isinstance(rec, dict):
             continue
-        arn = rec.get("eventSourceARN")
-        if isinstance(arn, str) and ":" in arn:
-            return arn.endswith(".fifo")
         attrs = rec.get("attributes")
-        if isinstance(attrs, dict) and "MessageGroupId" in attrs:
-            return True
+        attrs = attrs if isinstance(attrs, dict) else {}
+        reading = _fifo_reading(rec.get("eventSourceARN"), attrs.get("MessageGroupId"), attrs.get("SequenceNumber"))
+        if reading is not None:
+            return reading[0]
     return False
 
 
@@ -206,7 +250,7 @@ def check_batch(event: Any, seen: Seen) -> Iterator[Issue]:
     if n == 0:
         yield error("$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1")
         return
-    fifo = _typed_fifo(event.records)
+    fifo = n > MAX_BATCH_FIFO and _typed_fifo(event.records)  # only a long batch asks
     limit = seen.options.get("batch_size")
     if fifo and n > MAX_BATCH_FIFO:
         yield error("$.Records", "limit", f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.", "Q1")
@@ -323,12 +367,22 @@ def check_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
 _FIFO_SLOTS = tuple((key, snake(key)) for key in FIFO_ATTRIBUTES)
 
 
+@rule("Q15", "queue", "inferred", "A batch whose records carry MessageGroupId and SequenceNumber comes from a FIFO "
+      "queue even when its eventSourceARN lacks .fifo (a placeholder ARN; every FIFO queue's name ends in .fifo): one "
+      "warning for the batch, and the records are checked as FIFO.", origin="kit", severity="warning")
 @rule("QS5", "queue", "contract", "SequenceNumber, MessageGroupId and MessageDeduplicationId appear in records of "
       "ordered (FIFO) queues and are absent for standard queues.", origin="spec")
 def check_fifo_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
-    """QS5: FIFO attributes are present exactly in records of ordered queues."""
+    """QS5: FIFO attributes are present exactly in records of ordered queues. Q15: a batch read as FIFO from its
+    attributes whose ARN lacks .fifo is said once, then checked as FIFO."""
+    recs = _records(event)
+    fifo, inferred_at = _fifo_kind(recs)
+    if inferred_at is not None:
+        yield warning(_rpath(inferred_at, "eventSourceARN"), "fifo",
+                      f"eventSourceARN '{recs[inferred_at].event_source_arn}' does not end in .fifo, yet the records "
+                      "carry MessageGroupId and SequenceNumber, which only FIFO queues send, and every FIFO queue's "
+                      "name ends in .fifo: the ARN looks like a placeholder. fnkit checks the batch as FIFO.", "Q15")
     positions, attrs = _typed_attributes(event, seen)
-    fifo = _typed_fifo(_records(event))
     present = [(a.sequence_number is not None, a.message_group_id is not None, a.message_deduplication_id is not None)
                for a in attrs]
     if set(present) <= {(fifo, fifo, fifo)}:
@@ -418,9 +472,20 @@ def check_message_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
         if len(attrs) > 10:
             yield error(base, "limit", f"A message has at most 10 message attributes; this one has {len(attrs)}.", "Q14")
         complete = True
+        listed: list[str] = []  # the reserved lists that hold values (Q12), named when the digest is explained
         for name, attr in attrs.items():
             path = child_path(base, name)
             dtype = attr.data_type if type(attr) is MessageAttribute else None
+            if type(attr) is MessageAttribute and (attr.string_list_values or attr.binary_list_values):
+                for key, values in (("stringListValues", attr.string_list_values),
+                                    ("binaryListValues", attr.binary_list_values)):
+                    if values and isinstance(values, (tuple, list)):
+                        listed.append(f"{name}.{key}")
+                        yield warning(child_path(path, key), "reserved",
+                                      f"{key} of '{name}' holds {len(values)} value(s), but the platform reserves it "
+                                      "and always sends []. fnkit leaves it out of md5OfMessageAttributes, which it "
+                                      f"computes from the attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'}"
+                                      " alone.", "Q12")
             if type(dtype) is not str or DATA_TYPE.broken(dtype):
                 complete = False  # the walk reported it
                 continue
@@ -445,12 +510,17 @@ def check_message_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
         if not complete or not all(isinstance(name, str) for name in attrs):
             continue
         expected = md5_of_message_attributes(attrs)
+        treated = (f" fnkit computed it without the reserved lists ({', '.join(listed)}): the digest covers an "
+                   "attribute's stringValue or binaryValue, and the lists are always empty on the real platform."
+                   ) if listed else ""
         if digest is None:
             yield error(_rpath(i, "md5OfMessageAttributes"), "missing",
-                        f"The message has attributes, so md5OfMessageAttributes is present (expected '{expected}').", "Q12")
+                        f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
+                        f"always sends their digest with them (expected '{expected}').{treated}", "Q12")
         elif isinstance(digest, str) and digest != expected:
             yield error(_rpath(i, "md5OfMessageAttributes"), "mismatch",
-                        f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'.", "Q13")
+                        f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'."
+                        f"{treated}", "Q13")
 
 
 EVENT_CHECKS = [

@@ -8,7 +8,7 @@ import msgspec
 
 from .. import rules as _rules
 from .._invoke import Context, Invocation, encode_response, invoke
-from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, warning
+from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
 from ._event import correlation_ids, validate_event
 from ._response import QueueResponse, iter_group_order, read_response
@@ -101,7 +101,7 @@ def _platform_reads(response: Any) -> Any:
     if type(response) is dict:
         try:  # a well-formed answer is JSON as it is: no need to encode it and read it back
             return msgspec.convert(response, QueueResponse, strict=True)
-        except (msgspec.ValidationError, UnicodeError):  # a lone surrogate cannot be typed: the careful reading names it
+        except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
             pass
     if isinstance(response, Raw):
         text = response.text()
@@ -109,8 +109,8 @@ def _platform_reads(response: Any) -> Any:
         text, _ = encode_response(response)
     if text is None:
         return _INVALID
-    try:
-        return loads_strict(text)
+    try:  # a response file written with a byte-order mark reads as its content, as validate_response reads it (G0)
+        return loads_strict(strip_bom(text)[0])
     except (ValueError, RecursionError):
         return _INVALID
 

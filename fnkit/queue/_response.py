@@ -94,7 +94,7 @@ def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[I
     if type(response) is dict:
         try:
             typed = msgspec.convert(response, QueueResponse, strict=True)
-        except (msgspec.ValidationError, UnicodeError):  # a lone surrogate cannot be typed: the careful reading names it
+        except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
             typed = None
     if typed is not None:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
         failures = typed.batch_item_failures
@@ -175,18 +175,24 @@ def validate_response(response: Any, *, event: Any = None, report_batch_item_fai
     """Every problem of a queue handler's response (pass `event` to match ids against the batch); never raises."""
     from ._event import correlation_ids
 
+    notes: list[Issue] = []  # what decoding the text said (a byte-order mark skipped, G0)
     if isinstance(response, Raw) or isinstance(response, (str, bytes, bytearray, memoryview)):
-        value, issues = decode_json(response, "Q8")
+        value, notes = decode_json(response, "Q8")
         if value is MISSING:
-            issues = [Issue(i.path, i.code, i.message + " The platform treats invalid JSON as a complete failure.",
-                            "error", "Q8") for i in issues]
+            issues = [i if i.severity == "warning" else
+                      Issue(i.path, i.code, i.message + " The platform treats invalid JSON as a complete failure.",
+                            "error", "Q8") for i in notes]
             return Report(issues, "queue", None, "response")
         response = value
+    if event is not None and not isinstance(event, dict):
+        event, _ = decode_json(event, "G0")  # the event as JSON text or bytes, like validate_event takes it
+        event = {} if event is MISSING else event
     batch_ids = correlation_ids(event) if event is not None else None
     try:
         _, _, issues = read_response(response, batch_ids)
     except RecursionError:
         issues = [error("$", "limit", "The response nests too deeply to read.", "Q8a")]
+    issues = [*notes, *issues]
     if not report_batch_item_failures and isinstance(response, dict) and response.get("batchItemFailures"):
         issues.append(warning("$.batchItemFailures", "ignored",
                               "Partial-batch reporting is off: the platform ignores this list and deletes the whole "

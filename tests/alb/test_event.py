@@ -322,3 +322,102 @@ def test_top_level_detection_finds_the_load_balancer(event):
     assert fnkit.detect_source(event) == "alb"
     assert fnkit.validate(event).source == "alb"
     assert fnkit.correlation_ids(event) == alb.correlation_ids(event)
+
+
+# --- real-world events (issue 11): the right verdict for the right reason ---------------------------
+
+_TG = "arn:{p}:elasticloadbalancing:{r}:{a}:targetgroup/{n}/{i}"
+
+
+def _with_arn(event, arn):
+    event["requestContext"]["elb"]["targetGroupArn"] = arn
+    return alb.validate_event(event)
+
+
+@pytest.mark.parametrize("parts, words", [
+    (dict(p="provider", r="region", a="123456789012", n="my-target-group", i="6d0ecf831eec9f09"), ["region 'region'"]),
+    (dict(p="provider", r="us-east-1", a="12345", n="targets", i="6d0ecf831eec9f09"), ["account '12345'"]),
+    (dict(p="provider", r="us-east-1", a="123456789012", n="my_targets", i="6d0ecf831eec9f09"), ["name 'my_targets'"]),
+    (dict(p="provider", r="us-east-1", a="123456789012", n="-targets", i="6d0ecf831eec9f09"), ["name '-targets'"]),
+    (dict(p="provider", r="us-east-1", a="123456789012", n="t" * 33, i="6d0ecf831eec9f09"), ["name 'ttt"]),
+    (dict(p="provider", r="us-east-1", a="123456789012", n="targets", i="XYZ"), ["id 'XYZ'"]),
+    (dict(p="partition", r="us-east-1", a="123456789012", n="targets", i="6d0ecf831eec9f09"), ["partition 'partition'"]),
+    (dict(p="provider", r="us-east-1", a="ACCOUNT", n="t.v1", i="1"), ["account 'ACCOUNT'", "name 't.v1'", "id '1'"]),
+])
+def test_a15_an_unusual_target_group_arn_is_an_inferred_warning_never_an_error(event, parts, words):
+    arn = _TG.format(**parts)
+    report = _with_arn(event, arn)
+    assert report.ok
+    [issue] = report
+    assert (issue.path, issue.severity, issue.rule) == ("$.requestContext.elb.targetGroupArn", "warning", "A15")
+    assert arn in issue.message and all(w in issue.message for w in words)
+    from fnkit import rules
+
+    assert rules.get("A15").inferred
+
+
+def test_a15_the_dialect_is_read_from_the_partition(event):
+    report = _with_arn(event, _TG.format(p="provider", r="region", a="1", n="t", i="x"))
+    assert report.dialect == "provider"
+    event["headers"]["x-amzn-trace-id"] = event["headers"].pop("x-provider-trace-id")
+    for partition in ("aws", "aws-cn", "aws-us-gov"):
+        assert _with_arn(event, _TG.format(p=partition, r="us-east-1", a="1", n="t", i="x")).dialect == "aws"
+    assert _with_arn(event, _TG.format(p="aws", r="us-east-1", a="123456789012", n="t", i="6d0ecf831eec9f09")).dialect == "aws"
+
+
+def test_a15_a_top_level_copy_of_the_arn_is_said_once(event):
+    arn = _TG.format(p="provider", r="us-east-1", a="12345", n="t", i="6d0ecf831eec9f09")
+    event["targetGroupArn"] = arn
+    assert [(i.path, i.rule) for i in _with_arn(event, arn)] == [("$.requestContext.elb.targetGroupArn", "A15")]
+
+
+@pytest.mark.parametrize("arn, words", [
+    ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/my targets/6d0ecf831eec9f09", "a space"),
+    ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/6d0ecf831eec9f09 ", "a space"),
+    ("arn:provider:elasticloadbalancing:us-east-1:targetgroup/t/6d0ecf831eec9f09", "5 colon-separated part(s)"),
+    ("arn:provider:elasticloadbalancing::123456789012:targetgroup/t/6d0ecf831eec9f09", "no region"),
+    ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/t", "targetgroup/<name>/<id>"),
+    ("arn:provider:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/t/6d0ecf831eec9f09", "'loadbalancer'"),
+    ("arn:provider:sqs:us-east-1:123456789012:queue", "the service 'sqs'"),
+])
+def test_as1_an_arn_with_whitespace_or_missing_parts_is_an_error(event, arn, words):
+    report = _with_arn(event, arn)
+    assert [(i.path, i.severity, i.rule) for i in report] == [("$.requestContext.elb.targetGroupArn", "error", "AS1")]
+    assert words in report[0].message
+
+
+def test_a3_one_multi_value_form_without_the_other_is_named(multi_event):
+    del multi_event["multiValueQueryStringParameters"]
+    report = alb.validate_event(multi_event)
+    assert report.ok
+    assert [(i.path, i.code, i.rule) for i in report] == [("$.multiValueQueryStringParameters", "missing", "A3")]
+    assert "multiValueHeaders but no multiValueQueryStringParameters" in report[0].message
+
+
+def test_a3_the_reverse_is_named_too(multi_event):
+    del multi_event["multiValueHeaders"]
+    report = alb.validate_event(multi_event)
+    assert [(i.path, i.rule) for i in report] == [("$.multiValueHeaders", "A3")]
+    assert "multiValueQueryStringParameters but no multiValueHeaders" in report[0].message
+
+
+@pytest.mark.parametrize("headers, said", [
+    ({"user-agent": "kube-probe/1.29"}, "its user-agent is 'kube-probe/1.29'"),
+    ({}, "it has no user-agent header"),
+])
+def test_a11_a_health_check_like_event_without_a_trace_header(headers, said):
+    e = alb.health_check_event()
+    e["headers"] = headers
+    report = alb.validate_event(e)
+    assert report.ok
+    [issue] = report
+    assert (issue.severity, issue.rule) == ("warning", "A11")
+    assert "only the load balancer's health checks come without one" in issue.message and said in issue.message
+
+
+def test_an_ordinary_request_without_a_trace_header_is_still_as3(event):
+    del event["headers"]["x-provider-trace-id"]
+    assert [i.rule for i in alb.validate_event(event)] == ["AS3"]
+    e = alb.health_check_event()
+    e["headers"] = {"user-agent": "curl/8", "accept": "*/*"}  # more than a user-agent: a client's request
+    assert [i.rule for i in alb.validate_event(e)] == ["AS3"]

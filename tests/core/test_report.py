@@ -8,7 +8,7 @@ import json
 import pytest
 
 import fnkit
-from fnkit._report import MISSING, child_path, decode_json, describe, error, warning
+from fnkit._report import MISSING, Raw, child_path, decode_json, describe, error, warning
 
 
 def _report() -> fnkit.Report:
@@ -247,3 +247,28 @@ def test_dialects_are_provider_and_aws():
 def test_issue_round_trips_through_json_for_tools():
     issue = error("$.a", "type", "Bad.", "QS2")
     assert json.loads(json.dumps(dataclasses.asdict(issue)))["rule"] == "QS2"
+
+
+@pytest.mark.parametrize("value", ['\ufeff{"a": [1, 2]}', b'\xef\xbb\xbf{"a": [1, 2]}', bytearray(b'\xef\xbb\xbf{"a": [1, 2]}'),
+                                   memoryview(b'\xef\xbb\xbf{"a": [1, 2]}'), Raw(b'\xef\xbb\xbf{"a": [1, 2]}')])
+def test_decode_json_skips_one_byte_order_mark_and_names_it(value):
+    decoded, [issue] = decode_json(value, "Q8")
+    assert decoded == {"a": [1, 2]}
+    assert (issue.path, issue.code, issue.severity, issue.rule) == ("$", "bom", "warning", "G0")
+    assert "byte-order mark" in issue.message and "EF BB BF" in issue.message
+
+
+def test_decode_json_names_the_bom_beside_a_defect_after_it():
+    value, issues = decode_json(b'\xef\xbb\xbf{"a": }', "G0")
+    assert value is MISSING
+    assert [(i.severity, i.code) for i in issues] == [("warning", "bom"), ("error", "format")]
+    value, [bom, issue] = decode_json("\ufeff\ufeff{}", "G0")
+    assert "second byte-order mark" in issue.message
+
+
+@pytest.mark.parametrize("head, words", [(b"\xff\xfe", "UTF-16 little-endian (bytes FF FE)"),
+                                         (b"\xfe\xff", "UTF-16 big-endian (bytes FE FF)")])
+def test_decode_json_names_a_utf16_byte_order_mark(head, words):
+    text = '{"a": 1}'.encode("utf-16-le" if head == b"\xff\xfe" else "utf-16-be")
+    value, [issue] = decode_json(head + text, "G0")
+    assert value is MISSING and issue.severity == "error" and words in issue.message and "UTF-8" in issue.message

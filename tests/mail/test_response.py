@@ -144,3 +144,33 @@ def test_an_invocation_is_read_as_the_json_it_returned():
     assert mail.validate_response(invoke(lambda e, c: GOOD, {})).ok
     assert not mail.validate_response(invoke(lambda e, c: json.dumps(GOOD), {})).ok  # a string, not an object
     assert [i.rule for i in mail.validate_response(invoke(lambda e, c: {"actions": {1}}, {}))] == ["H2"]
+
+
+# --- asynchronous rules (M8) ------------------------------------------------------------------
+
+
+def test_async_says_the_response_is_ignored_and_still_lists_what_is_invalid_as_warnings():
+    report = mail.validate_response({"actions": [{"action": {"type": "REJECT"}, "allRecipients": True}]}, mode="async")
+    assert report.ok
+    assert [(i.path, i.severity, i.rule) for i in report] == [
+        ("$", "warning", "M8"), ("$.actions[0].action.type", "warning", "M4")]
+    assert "asynchronous" in report[0].message and "ignores the response" in report[0].message
+    sync = mail.validate_response({"actions": [{"action": {"type": "REJECT"}, "allRecipients": True}]})
+    assert [(i.path, i.message) for i in report[1:]] == [(i.path, i.message) for i in sync]
+
+
+@pytest.mark.parametrize("response", [None, Raw("null"), Raw(b" null\n"), GOOD])
+def test_async_with_nothing_wrong_only_says_it_is_ignored(response):
+    report = mail.validate_response(response, mode="async")
+    assert [(i.severity, i.rule) for i in report] == [("warning", "M8")]
+    assert "follows" not in report[0].message
+
+
+def test_async_invalid_json_is_a_warning_too():
+    report = mail.validate_response(Raw("{nope"), mode="async")
+    assert report.ok and [i.rule for i in report] == ["M8", "G0"]
+
+
+def test_an_unknown_mode_is_refused():
+    with pytest.raises(ValueError, match="M2"):
+        mail.validate_response(GOOD, mode="later")

@@ -11,6 +11,7 @@ import pytest
 
 import fnkit
 from fnkit import queue
+from fnkit.queue._event import EVENT_CONTRACT
 
 GOLDEN_ATTRIBUTES = {
     "Title": {"dataType": "String", "stringValue": "The Whistler"},
@@ -672,3 +673,103 @@ def test_report_frame_of_a_broken_event(event):
     frame = queue.validate_event(event).to_frame()
     assert list(frame["rule"]) == ["QS4", "Q13"]
     assert list(frame["path"]) == ["$.Records[0].eventSource", "$.Records[1].md5OfBody"]
+
+
+# --- real-world events (issue 11): the right verdict for the right reason ---------------------------
+
+
+@pytest.mark.parametrize("arn, words", [
+    ("arn:provider:sqs:us-east-1:123456789012:my queue", "a space at position 42"),
+    ("arn:provider:sqs:us-east-1:123456789012:orders\n", "a line break"),
+    ("arn:provider:sqs:us-east-1:orders", "5 colon-separated part(s)"),
+    ("arn:provider:sqs::123456789012:orders", "no region"),
+    ("arn:provider:sqs:us-east-1::orders", "no account"),
+    ("arn:provider:sqs:us-east-1:123456789012:", "no queue name"),
+])
+def test_qs2_an_arn_with_whitespace_or_missing_parts_is_an_error_that_says_which(event, arn, words):
+    event["Records"][1]["eventSourceARN"] = arn
+    report = queue.validate_event(event)
+    assert _errors(report) == [("$.Records[1].eventSourceARN", "QS2")]
+    assert words in report.errors[0].message and arn in report.errors[0].message
+
+
+def test_qs2_an_arn_of_another_account_form_is_accepted(event):
+    for record in event["Records"]:  # account ids of emulators and samples: not 12 digits
+        record["eventSourceARN"] = "arn:provider:sqs:us-east-1:000000000:orders"
+    assert len(queue.validate_event(event)) == 0
+
+
+def _placeholder_fifo(n: int = 3) -> dict:
+    event = queue.build_event([f"m{i}" for i in range(n)], fifo=True, group_ids=["g"] * n, seed=5)
+    for record in event["Records"]:
+        record["eventSourceARN"] = "arn:provider:sqs:us-east-1:123456789012:orders"
+    return event
+
+
+def test_q15_fifo_attributes_under_a_plain_arn_warn_once_for_the_batch():
+    event = _placeholder_fifo()
+    report = queue.validate_event(event)
+    assert report.ok
+    assert [(i.path, i.severity, i.rule) for i in report] == [("$.Records[0].eventSourceARN", "warning", "Q15")]
+    assert "'arn:provider:sqs:us-east-1:123456789012:orders' does not end in .fifo" in report[0].message
+    assert queue.is_fifo(event) and queue.is_fifo(json.loads(json.dumps(event)))
+
+
+def test_q15_the_batch_is_then_checked_as_fifo():
+    event = _placeholder_fifo()
+    del event["Records"][2]["attributes"]["MessageDeduplicationId"]
+    report = queue.validate_event(event)
+    assert _errors(report) == [("$.Records[2].attributes.MessageDeduplicationId", "QS5")]
+    assert [i.rule for i in report.warnings] == ["Q15"]
+    eleven = queue.build_event([f"m{i}" for i in range(10)], fifo=True, seed=5)
+    eleven["Records"].append(copy.deepcopy(eleven["Records"][0]))
+    eleven["Records"][10]["messageId"] = "another"
+    for record in eleven["Records"]:
+        record["eventSourceARN"] = "arn:provider:sqs:us-east-1:123456789012:orders"
+    assert ("$.Records", "Q1") in _errors(queue.validate_event(eleven))  # at most 10 in a FIFO batch
+
+
+def test_q15_a_group_id_alone_does_not_make_a_standard_queue_fifo(event):
+    event["Records"][0]["attributes"]["MessageGroupId"] = "g"
+    report = queue.validate_event(event)
+    assert _errors(report) == [("$.Records[0].attributes.MessageGroupId", "QS5")]
+    assert not queue.is_fifo(event)
+
+
+def test_q12_non_empty_reserved_lists_are_named_and_left_out_of_the_digest():
+    event = queue.build_event(["x"], message_attributes=GOLDEN_ATTRIBUTES)
+    attrs = copy.deepcopy(event["Records"][0]["messageAttributes"])
+    attrs["Title"]["stringListValues"] = ["one", "two"]
+    attrs["WeeksOn"]["binaryListValues"] = ["AAE="]
+    event["Records"][0]["messageAttributes"] = attrs
+    report = queue.validate_event(event)
+    assert report.ok  # the digest covers stringValue, as the platform's algorithm does while a value is present
+    assert [(i.path, i.severity, i.rule) for i in report] == [
+        ("$.Records[0].messageAttributes.Title.stringListValues", "warning", "Q12"),
+        ("$.Records[0].messageAttributes.WeeksOn.binaryListValues", "warning", "Q12"),
+    ]
+    assert "holds 2 value(s)" in report[0].message and "md5OfMessageAttributes" in report[0].message
+    event["Records"][0]["md5OfMessageAttributes"] = "0" * 32
+    report = queue.validate_event(event)
+    [mismatch] = report.errors
+    assert mismatch.rule == "Q13" and "without the reserved lists (Title.stringListValues, WeeksOn.binaryListValues)" \
+        in mismatch.message
+
+
+def test_q12_a_missing_digest_is_said_to_be_missing():
+    event = queue.build_event(["x"], message_attributes=GOLDEN_ATTRIBUTES)
+    del event["Records"][0]["md5OfMessageAttributes"]
+    [issue] = queue.validate_event(event)
+    assert issue.message.startswith("md5OfMessageAttributes is missing")
+    assert "d25a6aea97eb8f585bfa92d314504a92" in issue.message
+
+
+def test_g0_a_byte_order_mark_is_named_and_the_content_still_checked(event):
+    event["Records"][2]["md5OfBody"] = "0" * 32
+    for data in (b"\xef\xbb\xbf" + json.dumps(event).encode(), "\ufeff" + json.dumps(event),
+                 fnkit.Raw(b"\xef\xbb\xbf" + json.dumps(event, indent=2).replace("\n", "\r\n").encode())):
+        report = queue.validate_event(data)
+        assert [(i.path, i.severity, i.rule) for i in report] == [
+            ("$", "warning", "G0"), ("$.Records[2].md5OfBody", "error", "Q13")]
+        assert "byte-order mark" in report[0].message
+        assert report == EVENT_CONTRACT.located(data)
