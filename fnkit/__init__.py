@@ -30,10 +30,14 @@ _LAZY = {
     "widgets": (".widgets", None),
     "isolation": (".isolation", None),
     "invoke_many": ("._invoke", "invoke_many"),
+    "Outcome": ("._outcome", "Outcome"),
+    "Tabular": ("._outcome", "Tabular"),
+    "Config": ("._config", "Config"),
+    "Setting": ("._config", "Setting"),
 }
 
 __all__ = [
-    "DIALECTS", "ContractError", "Context", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
+    "DIALECTS", "Config", "ContractError", "Context", "Outcome", "Setting", "Tabular", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
     "alb", "correlation_ids", "detect_source", "invoke", "invoke_many", "isolation", "mail", "queue", "replay",
     "replay_partitions", "rules", "tabulate", "validate", "validate_response",
 ]

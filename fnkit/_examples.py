@@ -159,9 +159,8 @@ def run_example(example: dict) -> dict:
         facts["response_text"] = invocation.response_text
         return {"rules": {example["rule"]} if invocation.succeeded else set(), "facts": facts}
     if kind == "config":
-        make = module.QueueSim if source == "queue" else module.MailRule
         try:
-            make(**inp["config"])
+            module.Config(**inp["config"])
         except ValueError as exc:
             return {"rules": set(_CITED.findall(str(exc))), "facts": {"refused": str(exc)}}
         return {"rules": set(), "facts": {"refused": None}}

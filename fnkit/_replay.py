@@ -11,18 +11,21 @@ for dtype.
 
 from __future__ import annotations
 
-import inspect
 import json
 import pickle
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, unreadable
 from ._invoke import capturing
 from ._report import MISSING, ContractError, decode_json
 from ._sources import SOURCES, detect_source, source_module
+
+if TYPE_CHECKING:
+    from ._outcome import Outcome
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
 ENGINES = ("local", "dask")
@@ -30,31 +33,40 @@ DEFAULT_PARTITION_SIZE = 5_000
 _INSTALL_DASK = "the Dask engine needs dask and distributed: pip install 'fnkit[dask]'"
 
 
-def _keywords(fn: Callable) -> tuple[set[str], bool]:
-    """The keyword-only parameters of a source's `run`, and whether it takes any keyword (**kwargs)."""
-    params = inspect.signature(fn).parameters.values()
-    return {p.name for p in params if p.kind is p.KEYWORD_ONLY}, any(p.kind is p.VAR_KEYWORD for p in params)
-
-
 def make_config(config: dict) -> dict:
-    """The replay configuration: `source` (forced), `label`, and the keywords for the sources' `run`.
+    """The replay configuration: `source` (forced), `label`, and for each source the keywords of its `run`.
 
-    A keyword that no source's `run` takes is refused here, before any event is read
+    Each source's settings (`report_batch_item_failures`, `mode`, `multi_value`, ... or
+    `config=`: a source's `Config`, or several, one per source) become that source's
+    configuration now, before any event is read: a value the platform refuses is a
+    ValueError naming the rule, and a keyword that no source's `run` takes is a TypeError
     (a typo such as `timout_s` would otherwise be ignored without a word).
     """
     forced = config.pop("source", None)
     label = config.pop("label", None)
+    given = config.pop("config", None)
     if forced is not None:
         source_module(forced)  # an unknown source fails now
-    names = [forced] if forced else list(SOURCES)
+    configs: dict[str, Config] = {}
+    for item in [] if given is None else [given] if isinstance(given, Config) else list(given):
+        if not isinstance(item, Config):
+            raise TypeError(f"config= takes a source's configuration (fnkit.queue.Config, ...), not {type(item).__name__}")
+        configs[item.source] = item
+    runs: dict[str, dict] = {}
     taken: set[str] = set()
-    for name in names:
-        accepted, anything = _keywords(source_module(name).run)
-        taken |= set(config) if anything else accepted
+    for name in [forced] if forced else list(SOURCES):
+        run = source_module(name).run
+        config_class, setting_names = settings_of(run)
+        if config_class is None:
+            raise TypeError(f"fnkit.{name}.run declares no settings")  # every source's run does
+        settings = {k: v for k, v in config.items() if k in setting_names}
+        plain = accepted(run, {k: v for k, v in config.items() if k not in setting_names and k != "config"})
+        runs[name] = {**plain, "config": config_class.of(configs.get(name), settings, run)}
+        taken |= set(settings) | set(plain)
     unknown = sorted(set(config) - taken)
     if unknown:
         raise TypeError(f"replay got keyword(s) that no source's run takes: {', '.join(unknown)}")
-    return {"source": forced, "label": label, "options": dict(config)}
+    return {"source": forced, "label": label, "runs": runs}
 
 
 def iter_events(events: Any) -> Iterable[Any]:
@@ -77,8 +89,7 @@ def replay_partition(handler: Callable[[Any, Any], Any], items: Iterable[Any], c
     """The rows of one partition: every item (an event, an importer's entry such as a logged
     request, or an `Unreadable`) numbered from `start`; both engines call this and nothing else."""
     forced = config["source"]
-    options = config["options"]
-    runners: dict[str, tuple[Callable, dict]] = {}
+    runs = config["runs"]
     rows: list[dict] = []
     with capturing():
         for index, item in enumerate(items, start):
@@ -95,33 +106,22 @@ def replay_partition(handler: Callable[[Any, Any], Any], items: Iterable[Any], c
                 rows.append({"event": index, "source": None, "item": None, "result": "invalid event",
                              "rule": "G3" if not issues else "G0", "inferred": True, "reason": message})
                 continue
-            if source not in runners:
-                run = source_module(source).run
-                accepted, anything = _keywords(run)
-                runners[source] = (run, {k: v for k, v in options.items() if anything or k in accepted})
-            run, kwargs = runners[source]
             try:
-                result = run(handler, value, **kwargs)
+                result: Outcome = source_module(source).run(handler, value, **runs[source])
             except ContractError as exc:
                 first = exc.report.errors[0]
                 row = {"event": index, "source": source, "item": None, "result": "invalid event", "rule": first.rule,
                        "inferred": False, "reason": f"{first.path}: {first.message}"}
                 rows.append(row | extra(row) if extra is not None else row)
                 continue
+            said = result.result_column  # the column that says what happened to each item
             for row in result.rows():
                 row["event"] = index
-                row.setdefault("result", _result_of(source, row))
+                row.setdefault("result", row.get(said))
                 if extra is not None:
                     row.update(extra(row))
                 rows.append(row)
     return rows
-
-
-def _result_of(source: str, row: dict) -> Any:
-    # a common column across sources: what happened to this item
-    if source in ("queue", "mail"):
-        return row.get("action")
-    return row.get("status")
 
 
 def _partition_frame(rows: list[dict]):
@@ -177,8 +177,10 @@ def replay(handler: Callable[[Any, Any], Any], events: Any, *, engine: str = "lo
     (`fnkit.alb.events_from_access_log`, `fnkit.queue.events_from_messages`: their logged
     facts become columns, their unreadable lines rows), or a path (JSON Lines events, an
     access log, a message dump). Keywords go to each source's `run` when it takes them
-    (`report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, `timeout_s`, `isolation`, ...);
-    `source=` forces one source, `label=` adds a `handler` column. One row per record /
+    (`report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, `timeout_s`, `isolation`, ...;
+    `config=`: a source's `Config`, or one per source); a setting the platform refuses is a
+    ValueError naming the rule, raised before any event is read. `source=` forces one
+    source, `label=` adds a `handler` column. One row per record /
     recipient / request; an invalid event or an unreadable line is one row saying why.
 
     `engine="local"` (a pandas DataFrame) or `"dask"`: partitions of `partition_size` events

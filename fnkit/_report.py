@@ -141,15 +141,11 @@ class Report(Sequence):
         return f"<Report {self.summary()}{body}>"
 
     def _repr_html_(self) -> str:
-        from html import escape
+        from ._table import panel_html
 
-        from ._table import html_table
-
-        head = f"<b>{escape(self.summary())}</b>"
-        if not self._issues:
-            return head
         columns = ["path", "severity", "code", "message", "rule"]
-        return head + html_table([{c: getattr(i, c) for c in columns} for i in self._issues], columns)
+        return panel_html(self.summary(), rows=[{c: getattr(i, c) for c in columns} for i in self._issues],
+                          columns=columns)
 
 
 class ContractError(ValueError):

@@ -124,6 +124,38 @@ def html_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None, *,
 
 _GAP: dict = {}  # the row standing for the rows left out of a long table
 
+#: the colours of a result's tone (outcomes, checks, widget badges)
+TONE_COLOURS = {"good": "#1a7f37", "mixed": "#9a6700", "bad": "#cf222e", "none": "#57606a"}
+
+
+def panel_html(headline: str, *, tone: str | None = None, note: str = "", sentence: str = "",
+               items: Sequence[str] = (), rows: Sequence[Mapping] | None = None, columns: Sequence[str] | None = None,
+               ids: Collection[str] = (), tables: Sequence[Any] = (), preformatted: str | None = None,
+               after: str = "", css_class: str = "", style: str = "") -> str:
+    """The one way fnkit shows a result in a notebook: a bold headline (coloured by `tone`), a `note` (HTML,
+    such as the deciding rule), a sentence, a bullet list of `items`, tables (`rows`, or `tables` of
+    (rows, columns, ids)), preformatted text, then `after` (HTML); in a div when `css_class` or `style`."""
+    colour = f" style='color:{TONE_COLOURS[tone]}'" if tone else ""
+    parts = [f"<b{colour}>{escape(headline)}</b>"]
+    if note:
+        parts.append(f" · {note}")
+    if sentence:
+        parts.append(f"<br>{escape(sentence)}")
+    if items:
+        parts.append("<ul style='margin:2px 0'>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>")
+    if rows:
+        parts.append(html_table(rows, columns, ids=ids))
+    for table_rows, table_columns, table_ids in tables:
+        if table_rows:
+            parts.append(html_table(table_rows, table_columns, ids=table_ids))
+    if preformatted is not None:
+        parts.append(f"<pre style='white-space:pre-wrap;margin:2px 0'>{escape(preformatted)}</pre>")
+    parts.append(after)
+    body = "".join(parts)
+    if not css_class and not style:
+        return body
+    return f"<div class='{css_class}' style='{style}'>{body}</div>"
+
 
 def frame_html(frame: Any, *, max_rows: int = 60, shown_rows: int = 10) -> str:
     """A DataFrame (flat index and columns) as `html_table`; long frames show their first and last rows."""
@@ -143,11 +175,12 @@ def frame_html(frame: Any, *, max_rows: int = 60, shown_rows: int = 10) -> str:
 
 
 def rows_of(item: Any) -> list[dict]:
-    """The rows one item contributes (outcome, report, invocation, simulation result or plain dict)."""
+    """The rows one item contributes (an outcome or anything `Tabular`, a report, an invocation, a plain dict)."""
     from ._invoke import Invocation
+    from ._outcome import Tabular
     from ._report import Report
 
-    if hasattr(item, "rows") and callable(item.rows):
+    if isinstance(item, Tabular):
         return list(item.rows())
     if isinstance(item, Report):
         return [
@@ -180,8 +213,9 @@ def tabulate(items: Any):
     if hasattr(items, "columns") and hasattr(items, "to_dict"):  # a DataFrame already: the same rows, shown readably
         return Table(items)
     # one item (a Report is a sequence of issues, but one item all the same) or many
-    if isinstance(items, Report) or not isinstance(items, Iterable) or isinstance(items, (dict, str, bytes)) \
-            or hasattr(items, "rows"):
+    from ._outcome import Tabular
+
+    if isinstance(items, (Report, Tabular)) or not isinstance(items, Iterable) or isinstance(items, (dict, str, bytes)):
         items = [items]
     rows: list[dict] = []
     for item in items:

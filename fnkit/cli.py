@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import rules as _rules
 from ._report import Raw, Report
+
+if TYPE_CHECKING:
+    from ._outcome import Outcome
 
 
 def _read(path: str) -> bytes:
@@ -23,6 +26,30 @@ def _source(name: str | None, value: Any):
 
     name = name or detect_source(value)
     return (name, source_module(name)) if name else (None, None)
+
+
+_LABELS = {"queue": "queue", "mail": "mail", "alb": "load balancer"}
+
+
+def _add_settings(parser: argparse.ArgumentParser, verb: str) -> None:
+    """The options of the settings each source's `verb` (outcome, run, ...) takes, made from the sources' configs."""
+    from ._config import settings_of
+    from ._sources import SOURCES, source_module
+
+    for name in SOURCES:
+        config_class, names = settings_of(getattr(source_module(name), verb))
+        if config_class is not None:
+            config_class.add_arguments(parser, names, prefix=f"{_LABELS[name]}: ")
+
+
+def _given(args: argparse.Namespace, source: str | None = None) -> dict[str, Any]:
+    """The settings given on the command line (of one source's configuration, or of any)."""
+    from ._sources import SOURCES, source_module
+
+    given: dict[str, Any] = {}
+    for name in [source] if source else SOURCES:
+        given.update(source_module(name).Config.given(args))
+    return given
 
 
 _JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
@@ -50,14 +77,15 @@ def _documents(path: str, data: bytes) -> list[tuple[str, int | None, bytes]]:
 
 
 def _event_report(data: bytes, args: argparse.Namespace) -> Report:
+    from ._config import accepted
     from ._report import MISSING, decode_json
     from ._sources import detect_source, lookalike_issue, source_module, validate
 
     name = args.source or detect_source(data)
     if name is None:
         return validate(data)  # says what the value is (G0, G3)
-    options = {"multi_value": args.multi_value} if name == "alb" and args.multi_value is not None else {}
-    report = source_module(name).validate_event(data, **options)
+    module = source_module(name)
+    report = module.validate_event(data, **accepted(module.validate_event, _given(args, name)))
     if args.source and not report.ok:  # a named source that does not fit: say what the value looks like
         value, _ = decode_json(data, "G0")
         issue = lookalike_issue(value, "warning") if value is not MISSING else None
@@ -105,8 +133,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         for label, line, document in _documents(path, data):
             if args.response:
-                report = validate_response(document, source=args.source, event=event, multi_value=args.multi_value,
-                                           mode=args.mode)
+                report = validate_response(document, source=args.source, event=event, **_given(args))
             else:
                 report = _event_report(document, args)
             failed = not report.ok or bool(args.strict and report.warnings)
@@ -159,24 +186,15 @@ def cmd_outcome(args: argparse.Namespace) -> int:
     report = module.validate_event(event)
     for issue in report.errors:
         print(f"{args.event}: {issue.path}: error: {issue.message} [{issue.rule}]", file=sys.stderr)
-    options: dict[str, Any] = {}
-    if name == "queue":
-        options["report_batch_item_failures"] = not args.no_report_failures
-    elif name == "mail":
-        options.update(mode=args.mode, fallback_action=args.fallback)
-    elif name == "alb" and args.multi_value:
-        options["multi_value"] = True
-    result = module.outcome(event, Raw(response_bytes), **options)
+    result: Outcome = module.outcome(event, Raw(response_bytes), **_given(args, name))
     if args.format == "json":
-        print(json.dumps({"source": name, "rule": result.rule, "reason": getattr(result, "explanation", None) or result.reason,
+        print(json.dumps({"source": name, "rule": result.rule, "reason": result.explanation,
                           "rows": [_jsonable(r) for r in result.rows()],
                           "issues": [{"path": i.path, "severity": i.severity, "message": i.message, "rule": i.rule} for i in result.issues]},
                          default=str))
         return 0
-    tag = " (inferred)" if _rules.get(result.rule).inferred else ""
-    # the load balancer's `reason` is the status phrase; its sentence is `explanation`
-    sentence = getattr(result, "explanation", None) or result.reason
-    print(f"{name}: rule {result.rule}{tag}: {sentence}")
+    tag = " (inferred)" if result.inferred else ""
+    print(f"{name}: rule {result.rule}{tag}: {result.explanation}")
     for row in result.rows():
         shown = {k: v for k, v in row.items()
                  if k not in ("source", "reason", "rule", "inferred", "warnings", "explanation") and v not in (None, "")}
@@ -261,20 +279,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except (OSError, TypeError, ValueError) as exc:
         print(f"fnkit replay: {exc}", file=sys.stderr)
         return 2
-    options: dict[str, Any] = {"source": args.source, "label": args.label}
+    options: dict[str, Any] = {"source": args.source, "label": args.label, **_given(args)}
     if args.timeout is not None:
         options["timeout_s"] = args.timeout
-    if args.no_report_failures:
-        options["report_batch_item_failures"] = False
-    if args.mode:
-        options["mode"] = args.mode
-    if args.fallback:
-        options["fallback_action"] = args.fallback
-    if args.multi_value:
-        options["multi_value"] = True
     client = None
     if args.engine == "dask":
-        from ._dask import get_client
+        from ._dask import get_client  # noqa: F401 - says how to install the Dask engine when it is missing
 
         if args.scheduler:
             client = args.scheduler
@@ -311,6 +321,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .alb import AlbConfig
+    from .alb._serve import add_arguments as serve_alb_arguments
+    from .mail import MailConfig
+
     parser = argparse.ArgumentParser(prog="fnkit", description="Validate, decide and serve function event contracts (queue, mail, load balancer).")
     parser.add_argument("--version", action="version", version=f"fnkit {__import__('fnkit').__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -323,10 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the files are handler responses; the source is read from their shape, --source or --event")
     p.add_argument("--event", metavar="FILE", help="with --response: the event they answer (queue: the batch's "
                    "messageIds; load balancer: multi-value mode; mail: the flow direction)")
-    p.add_argument("--multi-value", action="store_const", const=True, default=None,
-                   help="load balancer: multi-value headers on")
-    p.add_argument("--mode", choices=["sync", "async"], default=None,
-                   help="mail responses: the rule's mode (async: the response is ignored, M8)")
+    AlbConfig.add_arguments(p, ["multi_value"], prefix="load balancer: ")
+    MailConfig.add_arguments(p, ["mode"], prefix="mail responses: ")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the issues")
@@ -336,10 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--event", required=True, metavar="FILE")
     p.add_argument("--response", required=True, metavar="FILE", help="the exact bytes the function returned")
     p.add_argument("--source", choices=["queue", "mail", "alb"])
-    p.add_argument("--no-report-failures", action="store_true", help="queue: partial-batch reporting off (Q7)")
-    p.add_argument("--mode", choices=["sync", "async"], default="sync", help="mail: rule mode")
-    p.add_argument("--fallback", choices=["DEFAULT", "BOUNCE", "DROP"], default="DEFAULT", help="mail: fallback action")
-    p.add_argument("--multi-value", action="store_true", help="load balancer: multi-value headers on")
+    _add_settings(p, "outcome")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(func=cmd_outcome)
 
@@ -355,15 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compact", action="store_true", help="one line")
     p.set_defaults(func=cmd_schema)
 
-    p = sub.add_parser("serve-alb", help="serve a handler over HTTP as the load balancer would")
-    p.add_argument("handler", metavar="MODULE:FUNCTION")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--multi-value", action="store_true")
-    p.add_argument("--timeout", type=float, default=None, help="function timeout in seconds")
-    p.add_argument("--health-check-interval", type=float, default=None)
-    p.add_argument("--isolation", choices=["process", "thread", "none"], default="process",
-                   help="where the handler runs (default: a worker process, killed past the timeout)")
+    p = serve_alb_arguments(sub.add_parser("serve-alb", help="serve a handler over HTTP as the load balancer would"))
     p.set_defaults(func=cmd_serve_alb)
 
     p = sub.add_parser("serve-mail", help="serve a handler as a mail-flow rule behind a real SMTP server")
@@ -372,9 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8025)
     p.add_argument("--maildir", default="maildir")
-    p.add_argument("--mode", choices=["sync", "async"], default="sync")
-    p.add_argument("--fallback", choices=["DEFAULT", "BOUNCE", "DROP"], default="DEFAULT")
-    p.add_argument("--rule-timeout-minutes", type=float, default=0)
+    MailConfig.add_arguments(p)
     p.add_argument("--outbound", action="store_true")
     p.add_argument("--isolation", choices=["process", "thread", "none"], default="process",
                    help="where the handler runs (default: a worker process, killed past the timeout)")
@@ -392,10 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", choices=["queue", "mail", "alb"])
     p.add_argument("--label", help="a 'handler' column with this value")
     p.add_argument("--timeout", type=float, default=None, help="function timeout in seconds")
-    p.add_argument("--no-report-failures", action="store_true", help="queue: partial-batch reporting off (Q7)")
-    p.add_argument("--mode", choices=["sync", "async"], help="mail: rule mode")
-    p.add_argument("--fallback", choices=["DEFAULT", "BOUNCE", "DROP"], help="mail: fallback action")
-    p.add_argument("--multi-value", action="store_true", help="load balancer: multi-value headers on")
+    _add_settings(p, "outcome")
     p.add_argument("--out", metavar="FILE", help="write every row: .csv, or JSON Lines otherwise")
     p.add_argument("--progress", action="store_true", help="a progress bar while reading")
     p.set_defaults(func=cmd_replay)

@@ -39,9 +39,9 @@ SOURCES = ("any", "queue", "mail", "alb")
 # Modules that declare rules, loaded when the catalogue is first read.
 _DECLARING_MODULES = (
     "fnkit._report", "fnkit._shape", "fnkit._sources", "fnkit._handler_rules",
-    "fnkit.queue._event", "fnkit.queue._response", "fnkit.queue._outcome", "fnkit.queue._sim",
-    "fnkit.mail._event", "fnkit.mail._response", "fnkit.mail._outcome", "fnkit.mail._rule", "fnkit.mail._content",
-    "fnkit.alb._event", "fnkit.alb._response", "fnkit.alb._outcome", "fnkit.alb._http",
+    "fnkit.queue._config", "fnkit.queue._event", "fnkit.queue._response", "fnkit.queue._outcome", "fnkit.queue._sim",
+    "fnkit.mail._config", "fnkit.mail._event", "fnkit.mail._response", "fnkit.mail._outcome", "fnkit.mail._rule", "fnkit.mail._content",
+    "fnkit.alb._config", "fnkit.alb._event", "fnkit.alb._response", "fnkit.alb._outcome", "fnkit.alb._http",
 )
 _ID = re.compile(r"^(?:[GH]|[QMA]S?)\d{1,2}[a-z]?$")
 

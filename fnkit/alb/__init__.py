@@ -1,6 +1,7 @@
 """The application load balancer source: HTTP request events, response objects, and what the client gets."""
 
 from ._access_log import LoggedRequest, events_from_access_log
+from ._config import AlbConfig
 from ._event import (
     EVENT_SHAPE,
     body_size,
@@ -17,8 +18,10 @@ from ._outcome import HttpOutcome, HttpRequest, outcome, refusal, run
 from ._response import RESPONSE_SHAPE, json_schema, validate_response
 from ._serve import AlbServer, cli_serve, serve
 
+Config = AlbConfig  # every source names its configuration `Config`
+
 __all__ = [
-    "EVENT_SHAPE", "RESPONSE_SHAPE", "json_schema", "MAX_REQUEST_BODY", "MAX_RESPONSE_JSON", "AlbServer", "HttpOutcome", "HttpRequest",
+    "Config", "AlbConfig", "EVENT_SHAPE", "RESPONSE_SHAPE", "json_schema", "MAX_REQUEST_BODY", "MAX_RESPONSE_JSON", "AlbServer", "HttpOutcome", "HttpRequest",
     "body_size", "build_event", "correlation_ids", "health_check_event", "looks_like", "make_target_group_arn",
     "outcome", "parse_event", "query_pairs", "refusal", "request_to_event", "run", "serve", "validate_event",
     "validate_response", "cli_serve", "LoggedRequest", "events_from_access_log",

@@ -11,10 +11,12 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from .._config import with_settings
 from .._report import DIALECTS, ContractError, Issue, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._validate import Contract, Seen
 from ..rules import rule
+from ._config import AlbConfig
 from ._http import (
     DEFAULT_CLIENT_IP,
     DEFAULT_HOST,
@@ -591,6 +593,7 @@ def _body_bytes(body: Any, headers: list[tuple[str, str]]) -> bytes:
     raise TypeError(f"body must be bytes, text, or a dict/list (sent as JSON), got {type(body).__name__}")
 
 
+@with_settings(AlbConfig, "multi_value")
 def build_event(
     method: str = "GET",
     path: str = "/",
@@ -598,7 +601,6 @@ def build_event(
     query: Any = None,
     headers: Any = None,
     body: Any = b"",
-    multi_value: bool = False,
     target_group_arn: str | None = None,
     dialect: str = "provider",
     seed: int = 0,
@@ -606,14 +608,18 @@ def build_event(
     port: int = 80,
     proto: str = "http",
     host: str = DEFAULT_HOST,
+    config: AlbConfig | None = None,
+    **settings: Any,
 ) -> dict:
     """A valid load balancer event for one request, deterministic for a seed (A2, A3, A4).
 
     `query`: the raw query string (kept exactly, never decoded), or plain pairs / a mapping
     (percent-encoded as a client would); a `path` holding '?' also brings its query.
     `headers`: a mapping or (name, value) pairs, repeats allowed (last wins, or all with
-    `multi_value`). `body`: bytes, text (UTF-8), or a dict/list sent as JSON.
+    `multi_value`). `body`: bytes, text (UTF-8), or a dict/list sent as JSON. The target
+    group: `multi_value=` (multi-value headers on), or `config` (an `AlbConfig`).
     """
+    multi_value = AlbConfig.of(config, settings, build_event).multi_value_on
     method = str(method).upper()
     if method not in METHODS:
         raise ValueError(f"the load balancer forwards only {', '.join(METHODS)} to a function, not {method}")
@@ -640,9 +646,11 @@ def build_event(
     )
 
 
-def health_check_event(*, multi_value: bool = False, target_group_arn: str | None = None,
-                       dialect: str = "provider") -> dict:
+@with_settings(AlbConfig, "multi_value")
+def health_check_event(*, target_group_arn: str | None = None, dialect: str = "provider",
+                       config: AlbConfig | None = None, **settings: Any) -> dict:
     """The event a load balancer health check sends (A11): GET /, `{}` query, only a user-agent, empty body."""
+    multi_value = AlbConfig.of(config, settings, health_check_event).multi_value_on
     if dialect not in DIALECTS:
         raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}")
     return _health_check_event(multi_value=multi_value, target_group_arn=target_group_arn, dialect=dialect)

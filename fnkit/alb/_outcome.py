@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from html import escape
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from .. import rules as _rules
+from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
+from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import MISSING, Raw, Report, decode_json, error
 from ..rules import rule
+from ._config import AlbConfig
 from ._event import body_size, validate_event
 from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
 from ._response import validate_response
@@ -61,7 +63,8 @@ class HttpOutcome:
     description: str | None = None
     event_issues: Report | None = field(default=None, compare=False)
 
-    source = "alb"
+    source: ClassVar[str] = SOURCE
+    result_column: ClassVar[str] = "status"  # what the client receives
 
     @property
     def inferred(self) -> bool:
@@ -111,18 +114,28 @@ class HttpOutcome:
         return (f"HttpOutcome(status={self.status}, reason={self.reason!r}, rule={self.rule!r}, "
                 f"invoked={self.invoked}, headers={len(self.headers)}, body={len(self.body)} bytes)")
 
-    def _repr_html_(self) -> str:
-        flag = " <i>(inferred)</i>" if self.inferred else ""
-        from .._table import html_table
+    # -- the Outcome protocol ---------------------------------------------------------------
 
-        heads = html_table([{"header": n, "value": v} for n, v in self.headers], ["header", "value"])
+    @property
+    def headline(self) -> str:
+        """The status line the client receives: "200 OK", "502 Bad Gateway"."""
+        return f"{self.status} {self.reason}".strip()
+
+    @property
+    def tone(self) -> str:
+        """bad (5xx, or answered without the function), mixed (4xx), good."""
+        if self.status >= 500 or not self.invoked:
+            return "bad"
+        return "mixed" if self.status >= 400 else "good"
+
+    def _display(self) -> Display:
         preview = self.text if len(self.body) <= 500 else self.text[:500] + "…"
-        issues = self.issues._repr_html_() if len(self.issues) else ""
-        return (f"<b>{escape(self.method)} {escape(self.path)} → {self.status} {escape(self.reason)}</b> "
-                f"(rule {escape(self.rule)}{flag}; {'invoked' if self.invoked else 'not invoked'})"
-                f"<p>{escape(self.explanation)}</p>"
-                f"{heads}"
-                f"<pre>{escape(preview)}</pre>{issues}")
+        invoked = "invoked" if self.invoked else "not invoked"
+        return Display([Grid([{"header": n, "value": v} for n, v in self.headers], ["header", "value"])], preview,
+                       f"{self.method} {self.path} → {self.headline} ({invoked})")
+
+    to_row = outcome_row
+    _repr_html_ = outcome_html
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -220,12 +233,15 @@ def _from_invocation(invocation: Invocation, method: str, path: str, multi_value
 
 @rule("AS4", "alb", "contract", "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or "
       "multiValueHeaders, body) becomes the HTTP response the client receives.", origin="spec", severity="outcome")
-def outcome(event: Any, response: Any, *, multi_value: bool | None = None) -> HttpOutcome:
+@with_settings(AlbConfig, "multi_value")
+def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **settings: Any) -> HttpOutcome:
     """What the client receives when the function answered `event` with `response`, and which rule decided.
 
     `response`: the returned value, `fnkit.Raw` (exact text or bytes), or an `fnkit.Invocation`
-    (a raised error or a timeout is a 502, A5). `multi_value`: None reads it from the event.
+    (a raised error or a timeout is a 502, A5). The target group's settings: `config` (an
+    `AlbConfig`) or `multi_value=` (None: as the event shows).
     """
+    multi_value = AlbConfig.of(config, settings, outcome).multi_value
     decoded, _ = decode_json(event, "G0")
     if decoded is not MISSING:
         event = decoded  # an event given as JSON text or bytes
@@ -263,12 +279,17 @@ def outcome(event: Any, response: Any, *, multi_value: bool | None = None) -> Ht
                        invocation, method, path, multi, parts.rules, description)
 
 
-def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | None = None,
-        context: Context | None = None, multi_value: bool | None = None, isolation: str = "process") -> HttpOutcome:
+@with_settings(AlbConfig, "multi_value", "timeout_s")
+def run(handler: Callable[[Any, Any], Any], event: Any, *, context: Context | None = None, isolation: str = "process",
+        config: AlbConfig | None = None, **settings: Any) -> HttpOutcome:
     """Validate the event, refuse it as the load balancer would (A1) or invoke the handler, decide the outcome.
 
-    `isolation`: where the handler runs (see `fnkit.invoke`); it gets its own copy of the event.
+    The target group's settings: `config` (an `AlbConfig`) or `multi_value=` (None: as the
+    event shows) and `timeout_s=` (the function timeout). `isolation`: where the handler
+    runs (see `fnkit.invoke`); it gets its own copy of the event.
     """
+    target = AlbConfig.of(config, settings, run)
+    multi_value, timeout_s = target.multi_value, target.timeout_s
     event_report = validate_event(event, multi_value=multi_value)
     value, _ = decode_json(event, "G0")
     if value is MISSING:
@@ -278,7 +299,7 @@ def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | No
         return dataclasses.replace(found, event_issues=event_report,
                                    multi_value=event_multi_value(value) if multi_value is None else bool(multi_value))
     invocation = invoke(handler, value, timeout_s=timeout_s, context=context, isolation=isolation)
-    result = outcome(value, invocation, multi_value=multi_value)
+    result = outcome(value, invocation, config=target)
     return dataclasses.replace(result, invocation=invocation, event_issues=event_report)
 
 

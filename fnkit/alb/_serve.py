@@ -17,7 +17,9 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from .._config import with_settings
 from .._invoke import Context, Invocation, _check_isolation, invoke
+from ._config import AlbConfig
 from ._http import (
     MAX_REQUEST_BODY,
     Refusal,
@@ -138,7 +140,7 @@ class _App:
             client_ip=str(client[0]), port=int(server_addr[1] or srv.port), proto=scope.get("scheme", "http"),
         )
         invocation = await asyncio.wrap_future(srv._workers.submit(lambda: srv._invoke(event)))
-        result = outcome(event, invocation, multi_value=srv.multi_value)
+        result = outcome(event, invocation, config=srv._target)
         srv._record("request", result, started, raw_query, scope, invocation)
         # what HTTP cannot carry (A13) is already a 502 here, so uvicorn accepts every header it is given
         await _send(send, result)
@@ -204,21 +206,22 @@ async def _send(send: Callable, result: HttpOutcome) -> None:
 class AlbServer:
     """A running load balancer in front of one handler: `.url`, `.host`, `.port`, `.log`, `.records`, `.stop()`."""
 
+    @with_settings(AlbConfig)
     def __init__(
         self,
         handler: Callable[[Any, Any], Any],
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        multi_value: bool = False,
-        timeout_s: float | None = None,
-        health_check_interval_s: float | None = None,
+        config: AlbConfig | None = None,
         target_group_arn: str | None = None,
         dialect: str = "provider",
         on_record: Callable[[dict], Any] | None = None,
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
+        **settings: Any,
     ) -> None:
+        config = AlbConfig.of(config, settings, AlbServer.__init__)
         _check_isolation(isolation)
         try:
             import uvicorn  # an edge dependency: only the server needs it
@@ -226,9 +229,11 @@ class AlbServer:
             raise ImportError("fnkit.alb.serve needs uvicorn: pip install \"fnkit[serve]\" (or uvicorn)") from None
 
         self.handler = handler
-        self.multi_value = bool(multi_value)
-        self.timeout_s = timeout_s
-        self.health_check_interval_s = health_check_interval_s
+        self.config = config
+        self.multi_value = config.multi_value_on  # the server makes the events: None is off
+        self._target = config.replace(multi_value=self.multi_value)  # what every outcome is decided with
+        self.timeout_s = config.timeout_s
+        self.health_check_interval_s = health_check_interval_s = config.health_check_interval_s
         self.target_group_arn = target_group_arn
         self.dialect = dialect
         self.isolation = isolation
@@ -242,11 +247,11 @@ class AlbServer:
         self._socket = _listen(host, port)
         self.host = host
         self.port = self._socket.getsockname()[1]
-        config = uvicorn.Config(
+        server_config = uvicorn.Config(
             _App(self), log_level="error", access_log=False, lifespan="off", ws="none",
             server_header=False, timeout_graceful_shutdown=1, timeout_keep_alive=5,
         )
-        self._server = uvicorn.Server(config)
+        self._server = uvicorn.Server(server_config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
                                         name="fnkit-alb-server", daemon=True)
         self._thread.start()
@@ -338,37 +343,38 @@ class AlbServer:
             timeout = self.timeout_s if self.timeout_s is not None else HEALTH_CHECK_TIMEOUT_S
             invocation = invoke(self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout),
                                 isolation=self.isolation)
-            result = outcome(event, invocation, multi_value=self.multi_value)
+            result = outcome(event, invocation, config=self._target)
             if self._stopped.is_set():
                 return
             self._record("health-check", result, started, b"", None, invocation)
 
 
+@with_settings(AlbConfig)
 def serve(
     handler: Callable[[Any, Any], Any],
     *,
     host: str = "127.0.0.1",
     port: int = 0,
-    multi_value: bool = False,
-    timeout_s: float | None = None,
-    health_check_interval_s: float | None = None,
+    config: AlbConfig | None = None,
     target_group_arn: str | None = None,
     dialect: str = "provider",
     isolation: str = "process",
     max_records: int = MAX_RECORDS,
+    **settings: Any,
 ) -> AlbServer:
     """Serve `handler` over HTTP as the load balancer would, on a background thread (a context manager).
 
-    Binds 127.0.0.1 and a free port by default (`.url` says where). `multi_value`: multi-value
-    headers on. `timeout_s`: the function timeout (past it: 502). `health_check_interval_s`:
-    send the health check event (A11) this often. `isolation`: where the handler runs
+    Binds 127.0.0.1 and a free port by default (`.url` says where). The target group's
+    settings (`config`, an `AlbConfig`, or as keywords): `multi_value`, multi-value headers
+    on; `timeout_s`, the function timeout (past it: 502); `health_check_interval_s`, send
+    the health check event (A11) this often. `isolation`: where the handler runs
     ("process", the default: a worker process per request in flight, so a crash or a
     hang never reaches the server; "thread"; "none"; see `fnkit.invoke`). The newest
     `max_records` requests are in `.log` (and `.records`, a ring buffer).
     """
-    return AlbServer(handler, host=host, port=port, multi_value=multi_value, timeout_s=timeout_s,
-                     health_check_interval_s=health_check_interval_s, target_group_arn=target_group_arn,
-                     dialect=dialect, isolation=isolation, max_records=max_records)
+    return AlbServer(handler, host=host, port=port, config=AlbConfig.of(config, settings, serve),
+                     target_group_arn=target_group_arn, dialect=dialect, isolation=isolation,
+                     max_records=max_records)
 
 
 # --- the command line -------------------------------------------------------------------------
@@ -379,9 +385,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:  
     parser.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, e.g. app:handler or app.py:handler")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
-    parser.add_argument("--multi-value", action="store_true", help="multi-value headers on")
-    parser.add_argument("--timeout", type=float, default=None, help="function timeout in seconds (past it: 502)")
-    parser.add_argument("--health-check-interval", type=float, default=None, help="send a health check every N s")
+    AlbConfig.add_arguments(parser)
     parser.add_argument("--isolation", choices=("process", "thread", "none"), default="process",
                         help="where the handler runs (default: a worker process, killed past the timeout)")
     return parser
@@ -431,7 +435,7 @@ def _stop_on_sigterm() -> Callable[[], None]:
 
 
 def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> int:
-    """`fnkit serve-alb MODULE:FUNCTION [--host] [--port] [--multi-value] [--timeout]`: serve in the foreground.
+    """`fnkit serve-alb MODULE:FUNCTION [--host] [--port] [--multi-value] [--timeout S] ...`: serve in the foreground.
 
     `args`: the parsed options (an argparse Namespace) or the argument list. Ctrl-C stops.
     """
@@ -441,9 +445,7 @@ def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> in
         args = add_arguments(argparse.ArgumentParser(prog="fnkit serve-alb")).parse_args(list(args))
     if handler is None:
         handler = load_handler(args.handler)
-    server = AlbServer(handler, host=args.host, port=args.port, multi_value=getattr(args, "multi_value", False),
-                       timeout_s=getattr(args, "timeout", None),
-                       health_check_interval_s=getattr(args, "health_check_interval", None),
+    server = AlbServer(handler, host=args.host, port=args.port, config=AlbConfig(**AlbConfig.given(args)),
                        on_record=_print_record, isolation=getattr(args, "isolation", "process"))
     mode = "on" if server.multi_value else "off"
     print(f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",

@@ -5,6 +5,7 @@ Verbs shared with the other sources: `build_event`, `validate_event`, `parse_eve
 content API (`MessageStore`, reached by handlers as `context.message_content`).
 """
 
+from ._config import MailConfig
 from ._content import (
     InvalidContentError,
     MessageContent,
@@ -27,7 +28,11 @@ from ._outcome import Decision, MailOutcome, outcome, run
 from ._response import RESPONSE_SHAPE, json_schema, validate_response
 from ._rule import Attempt, MailRule, MailRun
 
+Config = MailConfig  # every source names its configuration `Config`
+
 __all__ = [
+    "Config",
+    "MailConfig",
     "EVENT_SHAPE",
     "Attempt",
     "MailRule",

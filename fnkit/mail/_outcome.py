@@ -28,16 +28,18 @@ import hashlib
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import rules as _rules
+from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
+from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from ..rules import rule
 from ._address import is_address
+from ._config import MailConfig
 from ._event import decode_event
 from ._response import (
-    ACTION_TYPES,
     UNIQUE_ACTIONS_LIMIT,
     _entries,
     action_type,
@@ -49,10 +51,7 @@ from ._response import (
 )
 
 SOURCE = "mail"
-MODES = ("sync", "async")
-CONFLICT_POLICIES = ("most-restrictive", "first", "last")
 VIAS = ("recipients", "allRecipients", "fallback")
-RESPONSE_TIMEOUT_S = 15.0  # M3
 # M7 (inferred): the most restrictive action wins a conflict by default
 RESTRICTIVENESS = {"DROP": 4, "BOUNCE": 3, "MOVE_TO_JUNK": 2, "DEFAULT": 1, "BYPASS_SPAM_CHECK": 0}
 DELIVERED = ("DEFAULT", "BYPASS_SPAM_CHECK", "MOVE_TO_JUNK")
@@ -90,6 +89,9 @@ class MailOutcome:
     inferred_reading: bool = field(default=False, repr=False)
     cause: str = field(default="", repr=False)  # a fallback's cause, as a sentence without the consequence
 
+    source: ClassVar[str] = SOURCE
+    result_column: ClassVar[str] = "action"  # what each recipient gets
+
     @property
     def inferred(self) -> bool:
         """True when the deciding rule's evidence is inferred (the reason then says so)."""
@@ -124,36 +126,39 @@ class MailOutcome:
         counts = ", ".join(f"{n} {a}" for a, n in Counter(d.action for d in self.decisions.values()).items())
         return f"<MailOutcome {self.status} [{self.rule}] {counts}: {self.reason}>"
 
-    def _repr_html_(self) -> str:
-        from html import escape
+    # -- the Outcome protocol ---------------------------------------------------------------
 
-        from .._table import html_table
+    @property
+    def explanation(self) -> str:
+        """The reason, and what is delivered when the function replaced the message (M9)."""
+        if self.delivered_content:
+            return self.reason + " The replaced message (the content API, M9) is what is delivered."
+        return self.reason
 
-        head = f"<b>{escape(self.status)}</b> [{escape(self.rule)}]: {escape(self.reason)}"
-        table = html_table([{"recipient": r, "action": d.action, "via": d.via, "bounce message": d.bounce_message,
-                             "rule": d.rule, "why": d.reason} for r, d in self.decisions.items()],
-                           ["recipient", "action", "via", "bounce message", "rule", "why"])
-        issues = self.issues._repr_html_() if len(self.issues) else ""
-        return head + table + issues
+    @property
+    def headline(self) -> str:
+        """The status and the actions counted: "applied: 2 BOUNCE", "fallback: 3 DEFAULT"."""
+        counts = Counter(d.action for d in self.decisions.values())
+        detail = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
+        return f"{self.status}: {detail}" if detail else self.status
+
+    @property
+    def tone(self) -> str:
+        """good (applied), mixed (applied, some recipients got the fallback), bad (fallback), none (ignored)."""
+        if self.status == "applied":
+            return "mixed" if any(d.via == "fallback" for d in self.decisions.values()) else "good"
+        return {"fallback": "bad"}.get(self.status, "none")
+
+    def _display(self) -> Display:
+        rows = [{"recipient": r, "action": d.action, "via": d.via, "bounce message": d.bounce_message,
+                 "rule": d.rule, "why": d.reason} for r, d in self.decisions.items()]
+        return Display([Grid(rows, ["recipient", "action", "via", "bounce message", "rule", "why"])])
+
+    to_row = outcome_row
+    _repr_html_ = outcome_html
 
 
-# --- configuration -----------------------------------------------------------------
-
-
-@rule("M2", "mail", "doc", "A rule is synchronous or asynchronous, has a fallback action, and a rule timeout of 0-240 "
-      "minutes.", severity="refusal")
-def check_config(*, mode: str = "sync", fallback_action: str = "DEFAULT",
-                 conflict_policy: str = "most-restrictive", response_timeout_s: float = RESPONSE_TIMEOUT_S) -> None:
-    """Raise ValueError, naming the rule, for a configuration the platform (or fnkit) refuses."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be 'sync' or 'async', not {mode!r} (M2).")
-    if fallback_action not in ACTION_TYPES:
-        raise ValueError(f"fallback_action must be one of {', '.join(ACTION_TYPES)}, not {fallback_action!r} "
-                         "(M2: the fallback is an action, not a function).")
-    if conflict_policy not in CONFLICT_POLICIES:
-        raise ValueError(f"conflict_policy must be one of {', '.join(CONFLICT_POLICIES)}, not {conflict_policy!r} (M7).")
-    if isinstance(response_timeout_s, bool) or not isinstance(response_timeout_s, (int, float)) or not response_timeout_s > 0:
-        raise ValueError(f"response_timeout_s must be a positive number of seconds, not {response_timeout_s!r} (M3).")
+# --- the envelope -------------------------------------------------------------------
 
 
 def envelope_recipients(event: dict) -> list[str]:
@@ -325,35 +330,32 @@ def returned_answer(response: Any) -> Any:
     return response
 
 
-def _read_response(response: Any, flow_direction: str, recipients_limit: int, extensions: bool) -> tuple[Any, Report]:
-    """The response value as the platform reads it, and its report."""
-    report = validate_response(response, flow_direction=flow_direction, recipients_limit=recipients_limit,
-                               extensions=extensions)
+def _read_response(response: Any, flow_direction: str, rule_config: MailConfig) -> tuple[Any, Report]:
+    """The response value as the platform reads it (a synchronous rule), and its report."""
+    report = validate_response(response, flow_direction=flow_direction, config=rule_config)
     value = MISSING
     if report.ok:
         value, _ = decode_json(as_returned(response), "G0")
     return value, report
 
 
-def outcome(
-    event: Any,
-    response: Any,
-    *,
-    mode: str = "sync",
-    fallback_action: str = "DEFAULT",
-    response_timeout_s: float = RESPONSE_TIMEOUT_S,
-    conflict_policy: str = "most-restrictive",
-    extensions: bool = False,
-    recipients_limit: int = 500,
-) -> MailOutcome:
+# the settings one attempt's outcome depends on (`outcome`, `run`)
+ATTEMPT_SETTINGS = ("mode", "fallback_action", "response_timeout_s", "conflict_policy", "extensions",
+                    "recipients_limit")
+
+
+@with_settings(MailConfig, *ATTEMPT_SETTINGS)
+def outcome(event: Any, response: Any, *, config: MailConfig | None = None, **settings: Any) -> MailOutcome:
     """What the mail service does with `response` to `event`: one `Decision` per recipient.
 
     `response`: the returned value, `fnkit.Raw` (the exact text), or an `Invocation`
-    (which also covers a raised error or a timeout). Raises `ContractError` for an invalid
-    event and ValueError for a configuration the platform refuses (M2).
+    (which also covers a raised error or a timeout). The rule's settings: `config` (a
+    `MailConfig`) or its fields as keywords. Raises `ContractError` for an invalid event and
+    ValueError, naming the rule, for a configuration the platform refuses (M2).
     """
-    check_config(mode=mode, fallback_action=fallback_action, conflict_policy=conflict_policy,
-                 response_timeout_s=response_timeout_s)
+    rule_config = MailConfig.of(config, settings, outcome)
+    mode, fallback_action = rule_config.mode, rule_config.fallback_action
+    conflict_policy = rule_config.conflict_policy
     value, _ = decode_event(event)
     recipients = envelope_recipients(value)
     invocation = response if isinstance(response, Invocation) else None
@@ -362,12 +364,12 @@ def outcome(
         return async_outcome(recipients, _async_notes(response), invocation=invocation,
                              fallback_action=fallback_action)
     if invocation is not None:
-        failure = invocation_failure(invocation, response_timeout_s)
+        failure = invocation_failure(invocation, rule_config.response_timeout_s)
         if failure is not None:
             result, why = failure
             issue = error("$", result, f"{why}.", "M3")
             return fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
-    answer, report = _read_response(returned_answer(response), flow, recipients_limit, extensions)
+    answer, report = _read_response(returned_answer(response), flow, rule_config)
     if not report.ok:
         first = report.errors[0]
         why = (f"The function's answer is not a valid response ({_n(len(report.errors), 'error')}; first: "
@@ -453,20 +455,17 @@ def with_content(result: MailOutcome, clients: list[Any], store: Any, message_id
     return replace(result, delivered_content=delivered)
 
 
+@with_settings(MailConfig, *ATTEMPT_SETTINGS)
 def run(
     handler: Any,
     event: Any,
     *,
     timeout_s: float | None = None,
     context: Context | None = None,
-    mode: str = "sync",
-    fallback_action: str = "DEFAULT",
-    response_timeout_s: float = RESPONSE_TIMEOUT_S,
-    conflict_policy: str = "most-restrictive",
-    extensions: bool = False,
-    recipients_limit: int = 500,
     store: Any = None,
     isolation: str = "process",
+    config: MailConfig | None = None,
+    **settings: Any,
 ) -> MailOutcome:
     """Validate the event, invoke `handler(event, context)`, and decide the outcome.
 
@@ -479,15 +478,13 @@ def run(
     """
     from ._content import default_store
 
-    keywords = {"mode": mode, "fallback_action": fallback_action, "response_timeout_s": response_timeout_s,
-                "conflict_policy": conflict_policy, "extensions": extensions, "recipients_limit": recipients_limit}
-    check_config(mode=mode, fallback_action=fallback_action, conflict_policy=conflict_policy,
-                 response_timeout_s=response_timeout_s)
+    rule_config = MailConfig.of(config, settings, run)
     value, _ = decode_event(event)
-    wait = response_timeout_s if timeout_s is None else min(timeout_s, response_timeout_s)
+    limit = rule_config.response_timeout_s
+    wait = limit if timeout_s is None else min(timeout_s, limit)
     store = store if store is not None else default_store()
     ensure_message(store, value)
-    invocation, content = call_handler(handler, value, store=store, mode=mode, timeout_s=wait, context=context,
-                                       isolation=isolation)
-    result = outcome(value, invocation, **keywords)
+    invocation, content = call_handler(handler, value, store=store, mode=rule_config.mode, timeout_s=wait,
+                                       context=context, isolation=isolation)
+    result = outcome(value, invocation, config=rule_config)
     return with_content(result, [content], store, value["messageId"])

@@ -6,19 +6,18 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from .._config import with_settings
 from .._invoke import Invocation, encode_response
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
 from .._validate import Contract, Seen
 from ..rules import rule
 from ._address import is_address
+from ._config import ACTION_TYPES, EXTENSION_TYPES, RECIPIENTS_LIMIT, MailConfig
 
 SOURCE = "mail"
-ACTION_TYPES = ("BOUNCE", "DROP", "DEFAULT")
-EXTENSION_TYPES = ("BYPASS_SPAM_CHECK", "MOVE_TO_JUNK")  # the real platform, inbound only (M4)
 RESPONSE_SIZE_LIMIT = 256 * 1024  # bytes (M4)
 UNIQUE_ACTIONS_LIMIT = 10  # M6
-RECIPIENTS_LIMIT = 500  # outbound (M6, inferred)
 
 # --- the shape, declared once -------------------------------------------------
 
@@ -278,28 +277,27 @@ def _text_size(response: Any) -> int | None:
     return None
 
 
-MODES = ("sync", "async")
-
-
+@with_settings(MailConfig, "mode", "extensions", "recipients_limit")
 def validate_response(
     response: Any,
     *,
     flow_direction: str | None = None,
-    recipients_limit: int = RECIPIENTS_LIMIT,
-    extensions: bool = False,
-    mode: str = "sync",
+    config: MailConfig | None = None,
+    **settings: Any,
 ) -> Report:
-    """Every problem of what a mail-flow function returned (M4, M6, M7); never raises for any response.
+    """Every problem of what a mail-flow function returned (M4, M6, M7); never raises for any response
+    (a configuration the platform refuses is a ValueError naming the rule).
 
     `response`: the returned value, `fnkit.Raw(text_or_bytes)`, JSON text/bytes, or an
     `Invocation` (its returned value, as JSON).
-    `flow_direction`: the event's (OUTBOUND turns on the 500-recipient check).
-    `extensions`: accept BYPASS_SPAM_CHECK and MOVE_TO_JUNK (inbound only), as the real platform does.
-    `mode`: "sync" (the response decides delivery) or "async": the service ignores the response (M8), which
-    the report says first; what would make it invalid is still reported, as warnings.
+    `flow_direction`: the event's (OUTBOUND turns on the recipients limit, 500).
+    The rule's settings (`config`, a `MailConfig`, or as keywords): `extensions` accepts
+    BYPASS_SPAM_CHECK and MOVE_TO_JUNK (inbound only), as the real platform does; `mode`:
+    "sync" (the response decides delivery) or "async": the service ignores the response (M8),
+    which the report says first; what would make it invalid is still reported, as warnings.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be 'sync' or 'async', not {mode!r} (M2).")
+    rule_config = MailConfig.of(config, settings, validate_response)
+    mode, recipients_limit, extensions = rule_config.mode, rule_config.recipients_limit, rule_config.extensions
     if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
         issue = error("$", "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", "H2")
         report = Report([issue], SOURCE, None, "response")

@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
+from .._config import with_settings
 from .._invoke import Invocation
+from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import Report
+from ._config import MailConfig
 from ._event import decode_event
 from ._outcome import (
-    RESPONSE_TIMEOUT_S,
     MailOutcome,
     _n,
     call_handler,
-    check_config,
     ensure_message,
     envelope_recipients,
     fallback_outcome,
@@ -38,7 +40,6 @@ from ._outcome import (
     with_content,
 )
 
-RULE_TIMEOUT_MAX_MINUTES = 240  # M2
 RESULTS = ("applied", "error", "timeout", "invalid", "ignored")
 
 
@@ -104,73 +105,87 @@ class MailRun:
         steps = ", ".join(f"{a.result}@{a.time_s:g}s" for a in self.attempts)
         return f"<MailRun {_n(len(self.attempts), 'attempt')} ({steps}) -> {self.outcome!r}>"
 
-    def _repr_html_(self) -> str:
-        from html import escape
+    # -- the Outcome protocol: the final outcome's, with the attempts ------------------------
 
-        rows = "".join(f"<tr><td>{a.number}</td><td>{a.time_s:g}</td><td>{escape(a.result)}</td>"
-                       f"<td>{escape(a.invocation_id)}</td></tr>" for a in self.attempts)
-        return (f"<table><tr><th>attempt</th><th>time (s)</th><th>result</th><th>invocationId</th></tr>{rows}</table>"
-                + self.outcome._repr_html_())
+    source: ClassVar[str] = "mail"
+    result_column: ClassVar[str] = "action"
+
+    @property
+    def rule(self) -> str:
+        """The rule that decided the final outcome."""
+        return self.outcome.rule
+
+    @property
+    def inferred(self) -> bool:
+        """True when the final outcome's rule (or its reading) is inferred."""
+        return self.outcome.inferred
+
+    @property
+    def explanation(self) -> str:
+        """The final outcome's sentence (which says how many attempts failed first)."""
+        return self.outcome.explanation
+
+    @property
+    def headline(self) -> str:
+        """The final outcome's headline ("applied: 2 DEFAULT")."""
+        return self.outcome.headline
+
+    @property
+    def tone(self) -> str:
+        """The final outcome's tone."""
+        return self.outcome.tone
+
+    @property
+    def issues(self) -> Report:
+        """The final outcome's issues."""
+        return self.outcome.issues
+
+    @property
+    def invocation(self) -> Invocation | None:
+        """The last attempt's invocation."""
+        return self.outcome.invocation
+
+    def _display(self) -> Display:
+        attempts = [{"attempt": a.number, "time (s)": a.time_s, "result": a.result, "invocationId": a.invocation_id}
+                    for a in self.attempts]
+        grid = Grid(attempts, ["attempt", "time (s)", "result", "invocationId"], ("invocationId",))
+        return Display([grid, *self.outcome._display().tables])
+
+    to_row = outcome_row
+    _repr_html_ = outcome_html
 
 
 class MailRule:
-    """A mail-flow rule invoking a function: synchronous or asynchronous, fallback, rule timeout (M2)."""
+    """A mail-flow rule invoking a function: synchronous or asynchronous, fallback, rule timeout (M2).
 
-    def __init__(
-        self,
-        *,
-        mode: str = "sync",
-        fallback_action: str = "DEFAULT",
-        rule_timeout_minutes: float = 0,
-        response_timeout_s: float = RESPONSE_TIMEOUT_S,
-        backoff_initial_s: float = 60.0,
-        backoff_factor: float = 2.0,
-        backoff_max_s: float = 1800.0,
-        jitter: float = 0.0,
-        seed: int = 0,
-        conflict_policy: str = "most-restrictive",
-        extensions: bool = False,
-        recipients_limit: int = 500,
-        store=None,
-    ) -> None:
-        check_config(mode=mode, fallback_action=fallback_action, conflict_policy=conflict_policy,
-                     response_timeout_s=response_timeout_s)
-        if (isinstance(rule_timeout_minutes, bool) or not isinstance(rule_timeout_minutes, (int, float))
-                or not 0 <= rule_timeout_minutes <= RULE_TIMEOUT_MAX_MINUTES):
-            raise ValueError(f"rule_timeout_minutes must be between 0 and {RULE_TIMEOUT_MAX_MINUTES}, "
-                             f"not {rule_timeout_minutes!r} (M2).")
-        if not backoff_initial_s > 0 or not backoff_factor >= 1 or not backoff_max_s >= backoff_initial_s:
-            raise ValueError("the backoff needs backoff_initial_s > 0, backoff_factor >= 1 and "
-                             "backoff_max_s >= backoff_initial_s.")
-        if not 0 <= jitter < 1:
-            raise ValueError(f"jitter is a fraction in [0, 1), not {jitter!r}.")
-        self.mode = mode
-        self.fallback_action = fallback_action
-        self.rule_timeout_minutes = rule_timeout_minutes
-        self.response_timeout_s = float(response_timeout_s)
-        self.backoff_initial_s = float(backoff_initial_s)
-        self.backoff_factor = float(backoff_factor)
-        self.backoff_max_s = float(backoff_max_s)
-        self.jitter = jitter
+    Its settings are a `MailConfig` (`config=`, or its fields as keywords); a configuration
+    the platform refuses raises ValueError naming the rule. `seed`: the jitter's; `store`:
+    the `MessageStore` holding the raw messages (default: `default_store()`).
+    """
+
+    @with_settings(MailConfig)
+    def __init__(self, *, config: MailConfig | None = None, seed: int = 0, store: Any = None,
+                 **settings: Any) -> None:
+        config = MailConfig.of(config, settings, MailRule.__init__)
+        self.config = config
         self.seed = seed
-        self.conflict_policy = conflict_policy
-        self.extensions = extensions
-        self.recipients_limit = recipients_limit
         self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        # the settings read as attributes (rule.mode, rule.fallback_action, ...): the config's, never a copy
+        config = self.__dict__.get("config")
+        if config is None or name not in MailConfig.names():
+            raise AttributeError(f"'MailRule' object has no attribute {name!r}")
+        return getattr(config, name)
 
     def __repr__(self) -> str:
         return (f"MailRule(mode={self.mode!r}, fallback_action={self.fallback_action!r}, "
-                f"rule_timeout_minutes={self.rule_timeout_minutes!r}, response_timeout_s={self.response_timeout_s!r})")
+                f"rule_timeout_minutes={self.rule_timeout_minutes:g}, response_timeout_s={self.response_timeout_s:g})")
 
     @property
     def rule_timeout_s(self) -> float:
         """The rule timeout in seconds."""
-        return self.rule_timeout_minutes * 60.0
-
-    def _outcome_keywords(self) -> dict:
-        return {"mode": self.mode, "fallback_action": self.fallback_action,
-                "response_timeout_s": self.response_timeout_s, "conflict_policy": self.conflict_policy,
-                "extensions": self.extensions, "recipients_limit": self.recipients_limit}
+        return self.config.rule_timeout_s
 
     def backoff_s(self, retry: int, rng: random.Random | None = None) -> float:
         """The wait before retry number `retry` (1 = the first retry)."""
@@ -211,7 +226,6 @@ class MailRule:
     def _attempts(self, handler, event: dict, store, base: float,
                   isolation: str) -> tuple[list[Attempt], list, MailOutcome]:
         """Invoke until an attempt counts or the rule timeout leaves no room (virtual clock from `base`)."""
-        keywords = self._outcome_keywords()
         rng = random.Random(self.seed)
         attempts: list[Attempt] = []
         clients = []
@@ -222,7 +236,7 @@ class MailRule:
                                               timeout_s=self.response_timeout_s, attempt=len(attempts) + 1, at_s=t,
                                               isolation=isolation)
             clients.append(client)
-            result_outcome = outcome(event, invocation, **keywords)
+            result_outcome = outcome(event, invocation, config=self.config)
             result, duration = self._result(invocation, result_outcome)
             attempts.append(Attempt(len(attempts) + 1, t, event["invocationId"], result, invocation,
                                     result_outcome.issues, duration))

@@ -667,12 +667,12 @@ def cli_serve(args: Any, handler: Callable) -> int:
     """`fnkit serve-mail`: serve in the foreground until Ctrl-C; the exit code."""
     import signal
 
+    from ._config import MailConfig
     from ._rule import MailRule
 
     try:
-        rule = MailRule(mode=args.mode, fallback_action=args.fallback,
-                        rule_timeout_minutes=args.rule_timeout_minutes)
-    except ValueError as exc:
+        rule = MailRule(config=MailConfig(**MailConfig.given(args)))
+    except ValueError as exc:  # a rule between settings (each setting alone was checked by its option)
         print(f"fnkit serve-mail: {exc}", file=sys.stderr)
         return 2
     try:

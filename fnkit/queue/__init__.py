@@ -1,5 +1,6 @@
 """The message queue source: batch events, `batchItemFailures` responses, and what the poller does."""
 
+from ._config import QueueConfig
 from ._event import (
     EVENT_SHAPE,
     build_event,
@@ -17,8 +18,10 @@ from ._outcome import BatchOutcome, outcome, run
 from ._response import RESPONSE_SHAPE, json_schema, validate_response
 from ._sim import Message, QueueRun, QueueSim, SimContext, SimInvocation
 
+Config = QueueConfig  # every source names its configuration `Config`
+
 __all__ = [
-    "EVENT_SHAPE", "RESPONSE_SHAPE", "json_schema", "BatchOutcome", "Message", "QueueRun", "QueueSim", "SimContext", "SimInvocation", "build_event", "correlation_ids", "is_fifo", "looks_like",
+    "Config", "QueueConfig", "EVENT_SHAPE", "RESPONSE_SHAPE", "json_schema", "BatchOutcome", "Message", "QueueRun", "QueueSim", "SimContext", "SimInvocation", "build_event", "correlation_ids", "is_fifo", "looks_like",
     "md5_of_body", "md5_of_message_attributes", "outcome", "parse_event", "queue_arn", "run",
     "validate_event", "validate_response", "events_from_messages",
 ]

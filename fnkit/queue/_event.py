@@ -21,18 +21,17 @@ from typing import Any
 
 import msgspec
 
+from .._config import with_settings
 from .._report import ContractError, Issue, Report, child_path, error, warning
 from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits, snake
 from .._validate import Contract, Seen
 from ..rules import rule
+from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 
 SOURCE = "queue"
 EVENT_SOURCE = {"provider": "provider:queue", "aws": "aws:sqs"}
 TRACE_KEY = {"provider": "ProviderTraceHeader", "aws": "AWSTraceHeader"}
 FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
-DEFAULT_BATCH = 10
-MAX_BATCH_STANDARD = 10_000
-MAX_BATCH_FIFO = 10
 
 # --- the shape, declared once -------------------------------------------------
 
@@ -694,10 +693,10 @@ def _check_dialect(dialect: str) -> None:
         raise ValueError(f"dialect must be 'provider' or 'aws', not {dialect!r}")
 
 
+@with_settings(QueueConfig, "fifo")
 def build_event(
     bodies: Sequence[Any] | str,
     *,
-    fifo: bool = False,
     group_ids: Sequence[str] | None = None,
     dedup_ids: Sequence[str] | None = None,
     message_attributes: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
@@ -708,13 +707,23 @@ def build_event(
     sent_timestamp_ms: int | None = None,
     dialect: str = "provider",
     seed: int = 0,
+    config: QueueConfig | None = None,
+    **settings: Any,
 ) -> dict:
-    """A valid queue batch event: one record per body (non-string bodies become JSON text); deterministic per seed."""
+    """A valid queue batch event: one record per body (non-string bodies become JSON text); deterministic per seed.
+
+    The queue: `fifo=`, or `config` (a `QueueConfig`: then the batch also holds at most its batch size, Q1).
+    """
+    queue = QueueConfig.of(config, settings, build_event)
+    fifo = queue.fifo
     _check_dialect(dialect)
     if isinstance(bodies, (str, bytes)):
         bodies = [bodies]
     bodies = [b if isinstance(b, str) else (b.decode("utf-8") if isinstance(b, bytes) else json.dumps(b)) for b in bodies]
     n = len(bodies)
+    if config is not None and n > queue.batch_size:
+        raise ValueError(f"the queue's batch size is {queue.batch_size}, so a batch holds at most {queue.batch_size} "
+                         f"records (Q1), got {n}")
     if fifo and n > MAX_BATCH_FIFO:
         raise ValueError(f"a FIFO batch holds at most {MAX_BATCH_FIFO} records (Q1), got {n}")
     if n > MAX_BATCH_STANDARD:

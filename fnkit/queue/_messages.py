@@ -20,11 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from .._import import ImportStream, Unreadable, files_of, head_bytes, iter_lines, unreadable
+from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 from ._event import (
-    DEFAULT_BATCH,
     EVENT_SOURCE,
-    MAX_BATCH_FIFO,
-    MAX_BATCH_STANDARD,
     md5_of_body,
     md5_of_message_attributes,
     queue_arn as make_queue_arn,
@@ -307,8 +305,7 @@ def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batc
     and the record keeps what the output said, so validation shows them too. A message
     received twice starts a new batch (a batch holds a message once).
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size is at least 1, not {batch_size}")
+    batch_size = QueueConfig.setting("batch_size").check(batch_size)  # 1-10,000 (Q1)
     if dialect not in EVENT_SOURCE:
         raise ValueError(f"dialect must be 'provider' or 'aws', not {dialect!r}")
     if isinstance(obj_or_path, (str, Path)) and not (isinstance(obj_or_path, str) and obj_or_path.lstrip()[:1] in ("{", "[")):

@@ -7,9 +7,12 @@ from typing import Any, Callable
 import msgspec
 
 from .. import rules as _rules
+from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
+from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
+from ._config import QueueConfig
 from ._event import correlation_ids, validate_event
 from ._response import QueueResponse, iter_group_order, read_response
 
@@ -21,6 +24,7 @@ class BatchOutcome:
 
     __slots__ = ("kind", "failed_ids", "deleted_ids", "rule", "reason", "issues", "invocation", "event_ids")
     source = "queue"
+    result_column = "action"  # what happens to each record: retry or delete
 
     def __init__(self, kind: str, failed_ids: tuple, deleted_ids: tuple, rule: str, reason: str,
                  issues: Report = _EMPTY, invocation: Invocation | None = None, event_ids: tuple = ()) -> None:
@@ -77,17 +81,32 @@ class BatchOutcome:
         return (f"BatchOutcome(kind={self.kind!r}, failed_ids={list(self.failed_ids)!r}, "
                 f"deleted={len(self.deleted_ids)}, rule={self.rule!r}, warnings={len(self.issues.warnings)})")
 
-    def _repr_html_(self) -> str:
-        from html import escape
+    # -- the Outcome protocol ---------------------------------------------------------------
 
-        colour = {"success": "#1a7f37", "partial": "#9a6700", "failure": "#cf222e"}[self.kind]
-        tag = " <i>(inferred)</i>" if self.inferred else ""
-        from .._table import html_table
+    @property
+    def explanation(self) -> str:
+        """The sentence that says what the poller does and why (the `reason`)."""
+        return self.reason
 
-        table = html_table([{"messageId": r["item"], "action": r["action"]} for r in self.rows()], ["messageId", "action"])
-        warns = "".join(f"<li>⚠ {escape(w.message)} <code>[{w.rule}]</code></li>" for w in self.issues.warnings)
-        return (f"<div><b style='color:{colour}'>{self.kind}</b> · rule <code>{self.rule}</code>{tag}<br>"
-                f"{escape(self.reason)}<ul>{warns}</ul>{table}</div>")
+    @property
+    def headline(self) -> str:
+        """The kind: success, partial or failure."""
+        return self.kind
+
+    @property
+    def tone(self) -> str:
+        """good (success), mixed (partial) or bad (failure)."""
+        return _TONES.get(self.kind, "none")
+
+    def _display(self) -> Display:
+        rows = [{"messageId": r["item"], "action": r["action"]} for r in self.rows()]
+        return Display([Grid(rows, ["messageId", "action"], ("messageId",))])
+
+    to_row = outcome_row
+    _repr_html_ = outcome_html
+
+
+_TONES = {"success": "good", "partial": "mixed", "failure": "bad"}
 
 
 _INVALID = object()  # the platform could not read JSON
@@ -115,13 +134,18 @@ def _platform_reads(response: Any) -> Any:
         return _INVALID
 
 
-def outcome(event: Any, response: Any, *, report_batch_item_failures: bool = True) -> BatchOutcome:
-    """What the poller does with `response` (a returned value, `Raw`, or an `Invocation`) for this batch."""
+@with_settings(QueueConfig, "report_batch_item_failures")
+def outcome(event: Any, response: Any, *, config: QueueConfig | None = None, **settings: Any) -> BatchOutcome:
+    """What the poller does with `response` (a returned value, `Raw`, or an `Invocation`) for this batch.
+
+    The queue's settings: `config` (a `QueueConfig`), or `report_batch_item_failures=` (Q7).
+    """
+    reporting = QueueConfig.of(config, settings, outcome).report_batch_item_failures
     if type(event) is not dict:
         # the event as JSON text or bytes, like validate_event takes it
         event, _ = decode_json(event, "G0")
         event = None if event is MISSING else event
-    return decide(event, correlation_ids(event), response, report_batch_item_failures)
+    return decide(event, correlation_ids(event), response, reporting)
 
 
 def _all_fail(ids: list[str], rule: str, reason: str, issues: list[Issue], invocation: Invocation | None) -> BatchOutcome:
@@ -236,16 +260,20 @@ def _not_reporting(ids: list[str], value: Any, invocation: Invocation | None, un
                         Report(issues, "queue", None, "response"), invocation, tuple(ids))
 
 
-def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | None = 3.0, context: Context | None = None,
-        report_batch_item_failures: bool = True, isolation: str = "process") -> BatchOutcome:
+@with_settings(QueueConfig, "report_batch_item_failures")
+def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | None = None, context: Context | None = None,
+        isolation: str = "process", config: QueueConfig | None = None, **settings: Any) -> BatchOutcome:
     """Validate the event, call `handler(event, context)` with its timeout, and decide the outcome (`.invocation` set).
 
+    `timeout_s`: the function timeout (default: the config's `function_timeout_s`, 3 s).
     `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`);
     it gets its own copy of the event, and the outcome is decided from the original.
     """
+    config = QueueConfig.of(config, settings, run)
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)
     event, _ = decode_json(event, "G0")
-    invocation = invoke(handler, event, timeout_s=timeout_s, context=context, isolation=isolation)
-    return decide(event, correlation_ids(event), invocation, report_batch_item_failures)
+    timeout = config.function_timeout_s if timeout_s is None else timeout_s
+    invocation = invoke(handler, event, timeout_s=timeout, context=context, isolation=isolation)
+    return decide(event, correlation_ids(event), invocation, config.report_batch_item_failures)

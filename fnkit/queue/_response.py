@@ -13,9 +13,11 @@ from typing import Any
 
 import msgspec
 
+from .._config import with_settings
 from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
 from .._shape import F, ListOf, Nullable, Shape, Text
 from ..rules import rule
+from ._config import QueueConfig
 
 ITEM_IDENTIFIER = Text(min_len=1, rule="Q8", message="itemIdentifier is an empty string, so the whole batch fails.")
 ITEM_FAILURE = Shape(
@@ -171,9 +173,13 @@ def _identifiers(idents: Any, batch_ids: Any, issues: list[Issue],
     return ("partial" if failed else "success"), failed, issues
 
 
-def validate_response(response: Any, *, event: Any = None, report_batch_item_failures: bool = True) -> Report:
-    """Every problem of a queue handler's response (pass `event` to match ids against the batch); never raises."""
+@with_settings(QueueConfig, "report_batch_item_failures")
+def validate_response(response: Any, *, event: Any = None, config: QueueConfig | None = None, **settings: Any) -> Report:
+    """Every problem of a queue handler's response (pass `event` to match ids against the batch); never raises
+    for any response. The queue's settings: `config`, or `report_batch_item_failures=` (Q7)."""
     from ._event import correlation_ids
+
+    reporting = QueueConfig.of(config, settings, validate_response).report_batch_item_failures
 
     notes: list[Issue] = []  # what decoding the text said (a byte-order mark skipped, G0)
     if isinstance(response, Raw) or isinstance(response, (str, bytes, bytearray, memoryview)):
@@ -193,7 +199,7 @@ def validate_response(response: Any, *, event: Any = None, report_batch_item_fai
     except RecursionError:
         issues = [error("$", "limit", "The response nests too deeply to read.", "Q8a")]
     issues = [*notes, *issues]
-    if not report_batch_item_failures and isinstance(response, dict) and response.get("batchItemFailures"):
+    if not reporting and isinstance(response, dict) and response.get("batchItemFailures"):
         issues.append(warning("$.batchItemFailures", "ignored",
                               "Partial-batch reporting is off: the platform ignores this list and deletes the whole "
                               "batch, so these failures are lost.", "Q7"))

@@ -9,9 +9,11 @@ import random
 from collections import deque
 from typing import Any, Callable, Iterator
 
+from .._config import with_settings
 from .._invoke import Context, Invocation, _check_isolation, invoke
 from .._report import Report
 from ..rules import rule
+from ._config import QueueConfig
 from ._event import EVENT_SOURCE, TRACE_KEY, _md5, md5_of_message_attributes, normalize_message_attributes, queue_arn
 from ._outcome import BatchOutcome, decide
 
@@ -271,51 +273,46 @@ class QueueRun:
                 f"queued={s['queued']}, ordering warnings={s['ordering warnings']})")
 
     def _repr_html_(self) -> str:
-        from html import escape
+        from .._table import panel_html
 
-        cells = "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in self.summary().items())
-        return f"<b>QueueRun</b><table>{cells}</table>"
+        counts = [{"": name, "count": value} for name, value in self.summary().items()]
+        return panel_html("QueueRun", rows=counts, columns=["", "count"])
 
 
-@rule("Q3", "queue", "doc", "Visibility timeout 30 s by default (0-43,200); maxReceiveCount 10 by default with a "
-      "dead-letter queue; FIFO queues have FIFO dead-letter queues.", severity="behaviour")
 class QueueSim:
     """A queue and its poller on a virtual clock: send messages, run a handler, read what happened.
 
-    Deterministic for a seed; nothing sleeps for real. A configuration the platform would
+    Deterministic for a seed; nothing sleeps for real. The queue's settings are a
+    `QueueConfig` (`config=`, or its fields as keywords); a configuration the platform would
     refuse raises ValueError naming the rule (Q1, Q2, Q3).
     """
 
+    @with_settings(QueueConfig)
     def __init__(
         self,
         *,
-        fifo: bool = False,
-        visibility_timeout_s: float = 30,
-        max_receive_count: int | None = None,
-        batch_size: int = 10,
-        batch_window_s: float = 0,
-        report_batch_item_failures: bool = True,
-        function_timeout_s: float = 3,
-        content_based_deduplication: bool = False,
+        config: QueueConfig | None = None,
         invocation_s: float = 0.05,
         real_timeout_s: float | None = None,
         region: str = "us-east-1",
         queue_name: str | None = None,
         dialect: str = "provider",
         seed: int = 0,
+        **settings: Any,
     ) -> None:
-        _check_config(fifo, visibility_timeout_s, max_receive_count, batch_size, batch_window_s, function_timeout_s,
-                      content_based_deduplication)
+        config = QueueConfig.of(config, settings, QueueSim.__init__)
         if dialect not in EVENT_SOURCE:
             raise ValueError(f"dialect must be 'provider' or 'aws', not {dialect!r}")
-        self.fifo = fifo
-        self.visibility_timeout_s = float(visibility_timeout_s)
-        self.max_receive_count = max_receive_count
-        self.batch_size = batch_size
-        self.batch_window_s = float(batch_window_s)
-        self.report_batch_item_failures = report_batch_item_failures
-        self.function_timeout_s = float(function_timeout_s)
-        self.content_based_deduplication = content_based_deduplication
+        self.config = config
+        # the settings the poller reads on every batch, as plain attributes
+        self.fifo = fifo = config.fifo
+        self.visibility_timeout_s = config.visibility_timeout_s
+        self.max_receive_count = config.max_receive_count
+        self.batch_size = config.batch_size
+        self.batch_window_s = config.batch_window_s
+        self.report_batch_item_failures = config.report_batch_item_failures
+        self.function_timeout_s = config.function_timeout_s
+        self.content_based_deduplication = config.content_based_deduplication
         self.invocation_s = float(invocation_s)
         self.real_timeout_s = real_timeout_s if real_timeout_s is not None else max(self.function_timeout_s, 0.001)
         self.dialect = dialect
@@ -600,32 +597,3 @@ class QueueSim:
     def messages(self) -> Iterator[Message]:
         """Every message sent so far (deduplicated sends excluded)."""
         return iter(self._messages)
-
-
-@rule("Q2", "queue", "observed", "A configuration whose queue visibility timeout is below the function timeout is "
-      "refused.", severity="refusal")
-def _check_config(fifo: bool, visibility: float, max_receive: int | None, batch_size: int, window: float,
-                  function_timeout: float, content_dedup: bool) -> None:
-    """Refuse what the platform refuses, naming the rule."""
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a whole number from 1 (Q1), got {batch_size!r}")
-    if fifo and batch_size > 10:
-        raise ValueError(f"a FIFO queue takes a batch size of 1-10 (Q1), got {batch_size}")
-    if batch_size > 10_000:
-        raise ValueError(f"batch size is at most 10,000 (Q1), got {batch_size}")
-    if not 0 <= window <= 300:
-        raise ValueError(f"batch_window_s is 0-300 seconds (Q1), got {window}")
-    if fifo and window:
-        raise ValueError("a FIFO queue takes no batching window (Q1)")
-    if batch_size > 10 and window < 1:
-        raise ValueError(f"a batch size above 10 needs a batching window of at least 1 s (Q1); got batch_size={batch_size}, batch_window_s={window}")
-    if not 0 <= visibility <= 43_200:
-        raise ValueError(f"visibility_timeout_s is 0-43,200 seconds (Q3), got {visibility}")
-    if function_timeout <= 0:
-        raise ValueError(f"function_timeout_s must be positive, got {function_timeout}")
-    if visibility < function_timeout:
-        raise ValueError(f"the queue's visibility timeout ({visibility} s) is below the function timeout ({function_timeout} s): the platform refuses this configuration (Q2)")
-    if max_receive is not None and (not isinstance(max_receive, int) or isinstance(max_receive, bool) or max_receive < 1):
-        raise ValueError(f"max_receive_count is a whole number of at least 1 (Q3), got {max_receive!r}")
-    if content_dedup and not fifo:
-        raise ValueError("content-based deduplication belongs to FIFO queues (Q11)")

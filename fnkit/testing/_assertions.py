@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .._outcome import Outcome
 from .._report import ContractError, Report, decode_json
 from .._sources import SOURCES, detect_source, source_module, validate
 
@@ -115,16 +116,15 @@ def _differs(name: str, want: Any, result: Any) -> str | None:
     return None if got == want else f"{name}: expected {want!r}, got {got!r}"
 
 
-def describe_outcome(result: Any) -> str:
+def describe_outcome(result: Outcome) -> str:
     """The outcome as text: what happened and the deciding rule, its table, its issues, the handler's error and output."""
     import fnkit
 
-    headline = getattr(result, "kind", None) or getattr(result, "status", "")
-    sentence = getattr(result, "explanation", None) or result.reason
     tag = " (inferred)" if result.inferred else ""
     frame = fnkit.tabulate(result)
     frame = frame.drop(columns=[c for c in _SHOWN_ELSEWHERE if c in frame.columns])
-    lines = [f"Outcome: {headline}, rule {result.rule}{tag}: {sentence}", frame.to_string(index=False, max_colwidth=60)]
+    lines = [f"Outcome: {result.headline}, rule {result.rule}{tag}: {result.explanation}",
+             frame.to_string(index=False, max_colwidth=60)]
     if len(result.issues):
         lines += ["Issues:", *_issue_lines(result.issues)]
     invocation = result.invocation

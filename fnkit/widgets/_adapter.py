@@ -42,8 +42,6 @@ class SourceAdapter:
     forms: list[Form]
     default_response: Callable[[dict], str]
     to_kwargs: Callable[[dict], dict]
-    badge: Callable[[Any], tuple[str, str]]  # outcome -> (word, tone)
-    explain: Callable[[Any], str]  # outcome -> one paragraph
     columns: list[str] = field(default_factory=list)
     describe_event: Callable[[dict], str] = lambda event: ""
     rows: Callable[[Any], list[dict]] | None = None
@@ -52,6 +50,21 @@ class SourceAdapter:
     @property
     def module(self) -> Any:
         return importlib.import_module(f"fnkit.{self.source}")
+
+    @property
+    def config_class(self) -> Any:
+        """The source's configuration (`fnkit.<source>.Config`), whose settings the `config` fields are."""
+        return self.module.Config
+
+    def check_settings(self, settings: dict) -> dict:
+        """The settings a widget was given, checked by the source's configuration (ValueError naming the rule);
+        TypeError for a setting this widget has no field for."""
+        names = [f.name for f in self.config]
+        unknown = sorted(set(settings) - set(names))
+        if unknown:
+            raise TypeError(f"no setting {', '.join(unknown)}; settings: {', '.join(names)}")
+        checked = self.config_class(**settings)
+        return {name: getattr(checked, name) for name in settings}
 
     @property
     def all_fields(self) -> list[Field]:

@@ -8,8 +8,9 @@ import time
 import urllib.parse
 from typing import Any
 
+from ..alb._config import AlbConfig
 from ._adapter import Form, SourceAdapter
-from ._fields import Field, FieldError
+from ._fields import Field, FieldError, setting_field
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
@@ -19,8 +20,7 @@ FIELDS = [
     Field("query", "Query", "text", "name=Ada%20Lovelace", "The raw query string, as in the URL after '?' (never decoded)."),
     Field("headers", "Headers", "pairs", [("accept", "text/plain")], "One 'Name: value' per line; a name may repeat.", rows=3),
     Field("body", "Body", "longtext", "", "The request body (text). Set a content-type header to say what it is.", rows=2),
-    Field("multi_value", "Multi-value headers", "bool", False,
-          "The target group's multi-value headers setting: the event carries every value of repeated keys."),
+    setting_field(AlbConfig, "multi_value"),
 ]
 
 
@@ -196,16 +196,6 @@ FORMS = [
 ]
 
 
-def badge(outcome: Any) -> tuple[str, str]:
-    status = getattr(outcome, "status", 0)
-    tone = "bad" if status >= 500 or not getattr(outcome, "invoked", True) else ("mixed" if status >= 400 else "good")
-    return f"{status} {getattr(outcome, 'reason', '')}".strip(), tone
-
-
-def explain(outcome: Any) -> str:
-    return getattr(outcome, "explanation", "") or ""
-
-
 def rows(outcome: Any) -> list[dict]:
     """What the client receives: one row per header, then the body."""
     out = [{"part": "status", "name": str(outcome.status), "value": outcome.reason}]
@@ -238,8 +228,6 @@ ADAPTER = SourceAdapter(
     forms=FORMS,
     default_response=lambda e: _with_headers(e, {"statusCode": 200, "body": "Hello"}, [("Content-Type", "text/plain")]),
     to_kwargs=to_kwargs,
-    badge=badge,
-    explain=explain,
     columns=["part", "name", "value"],
     describe_event=describe_event,
     rows=rows,

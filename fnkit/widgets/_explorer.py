@@ -46,16 +46,11 @@ class ResponseExplorer(Shown):
         self.builder = builder
         self._event = event
         self.outcome: Any = None
-        unknown = set(config) - {f.name for f in self.adapter.config}
-        if unknown:
-            raise TypeError(f"ResponseExplorer({self.source!r}) has no setting {', '.join(sorted(unknown))}; settings: {', '.join(f.name for f in self.adapter.config)}")
         groups_seen = list(dict.fromkeys(form.group for form in self.adapter.forms))
         width = label_width(["Response", *groups_seen, *(f.label for f in self.adapter.config if f.kind != "bool")])
-        self.config_controls = {}
-        for f in self.adapter.config:
-            ctl = f.control(config.get(f.name, f.default), width)
+        self.config_controls = self._settings_controls(config, width)
+        for ctl in self.config_controls.values():
             ctl.observe(lambda _: self._decide(), names="value")
-            self.config_controls[f.name] = ctl
         self.response = w.Textarea(value="", rows=8, description="Response", style={"description_width": width},
                                    layout=w.Layout(width="98%"), tooltip="What the handler returns, as JSON text.")
         self.response.add_class(CSS["response"])
@@ -120,15 +115,6 @@ class ResponseExplorer(Shown):
                 raise ValueError(f"no form {label!r}; forms: {', '.join(forms)}")
             label = by_key[label]
         return self.set_text(forms[label])
-
-    def set(self, **config: Any) -> "ResponseExplorer":
-        """Set outcome keywords (queue: `report_batch_item_failures=False`)."""
-        for name, value in config.items():
-            if name not in self.config_controls:
-                raise TypeError(f"no setting {name!r}; settings: {', '.join(self.config_controls)}")
-            f = next(f for f in self.adapter.config if f.name == name)
-            self.config_controls[name].value = f.to_control(value)
-        return self
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}

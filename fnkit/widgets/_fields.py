@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._ui import field_class, json_problem
+
+if TYPE_CHECKING:
+    from .._config import Config, Setting
 
 KINDS = ("text", "longtext", "lines", "csv", "bool", "choice", "int", "float", "json", "pairs")
 
@@ -31,6 +34,7 @@ class Field:
     help: str = ""
     options: tuple = ()
     rows: int = 3
+    setting: Setting | None = None  # the configuration setting the field is made from (it checks the value)
 
     # -- Python value <-> control value ------------------------------------------------
 
@@ -100,7 +104,12 @@ class Field:
                 pairs.append((name.strip(), rest.strip()))
             return pairs
         if kind in ("text", "longtext"):
-            return str(value)
+            value = str(value)
+        if self.setting is not None:
+            try:
+                return self.setting.parse(value) if isinstance(value, str) else self.setting.check(value)
+            except ValueError as exc:
+                raise FieldError(self, str(exc)) from None
         return value
 
     # -- the control ---------------------------------------------------------------------
@@ -127,6 +136,21 @@ class Field:
         ctl.add_class("fnkit-field")
         ctl.add_class(field_class(self.name))
         return ctl
+
+
+def setting_field(config_class: type[Config], name: str) -> Field:
+    """The field of one declared configuration setting: its label, kind, default, help and choices (one declaration)."""
+    s = config_class.setting(name)
+    if s.choices is not None:
+        kind = "choice"
+    elif s.kind is bool:
+        kind = "bool"
+    elif s.optional:
+        kind = "text"  # "none" or a number
+    else:
+        kind = {int: "int", float: "float"}.get(s.kind, "text")
+    default = bool(s.default) if kind == "bool" else s.default
+    return Field(name, s.label, kind, default, s.help, tuple(s.choices or ()), setting=s)
 
 
 COMMON_FIELDS = (

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from typing import Any
 
+from ..mail._config import MailConfig
 from ._adapter import Form, SourceAdapter
-from ._fields import Field, FieldError
-
-ACTIONS = ("DEFAULT", "BOUNCE", "DROP")
+from ._fields import Field, FieldError, setting_field
 
 FIELDS = [
     Field("mail_from", "From", "text", "ada@example.com", "The sender's address (envelope and From header)."),
@@ -169,23 +167,6 @@ FORMS = [
 ]
 
 
-def badge(outcome: Any) -> tuple[str, str]:
-    status = getattr(outcome, "status", "?")
-    counts = Counter(d.action for d in getattr(outcome, "decisions", {}).values())
-    detail = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
-    tone = {"applied": "good", "fallback": "bad", "ignored": "none"}.get(status, "none")
-    if status == "applied" and any(d.via == "fallback" for d in outcome.decisions.values()):
-        tone = "mixed"
-    return (f"{status}: {detail}" if detail else status), tone
-
-
-def explain(outcome: Any) -> str:
-    text = outcome.reason
-    if getattr(outcome, "delivered_content", None):
-        text += " The replaced message (the content API, M9) is what is delivered."
-    return text
-
-
 def describe_event(event: dict) -> str:
     if not isinstance(event, dict):
         return ""
@@ -200,15 +181,10 @@ ADAPTER = SourceAdapter(
     fields=FIELDS,
     examples=EXAMPLES,
     default_example="deliver to everyone",
-    config=[Field("mode", "Rule mode", "choice", "sync", "Synchronous rules use the answer; asynchronous ones ignore it.",
-                  ("sync", "async")),
-            Field("fallback_action", "Fallback action", "choice", "DEFAULT",
-                  "What the rule does when the function fails or answers nonsense.", ACTIONS)],
+    config=[setting_field(MailConfig, "mode"), setting_field(MailConfig, "fallback_action")],
     forms=FORMS,
     default_response=lambda e: _dump(_all("DEFAULT")),
     to_kwargs=to_kwargs,
-    badge=badge,
-    explain=explain,
     columns=["recipient", "action", "via", "bounce_message", "rule", "reason"],
     describe_event=describe_event,
 )

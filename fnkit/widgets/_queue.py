@@ -6,13 +6,14 @@ import json
 import time
 from typing import Any
 
+from ..queue._config import QueueConfig
 from ._adapter import Form, SourceAdapter
-from ._fields import Field, FieldError
+from ._fields import Field, FieldError, setting_field
 
 FIELDS = [
     Field("bodies", "Bodies", "lines", ['{"order": 1, "qty": 2}', '{"order": 2, "qty": 1}', '{"order": 3, "qty": 5}'],
           "One message body per line.", rows=4),
-    Field("fifo", "FIFO queue", "bool", False, "An ordered queue (its name ends in .fifo): records carry group ids."),
+    setting_field(QueueConfig, "fifo"),
     Field("group_ids", "Group ids", "csv", None, "FIFO only: one message group per body, e.g. a, a, b."),
     Field("receive_counts", "Receive counts", "csv", None,
           "How often each message was received so far, one per body (1 = first delivery)."),
@@ -179,14 +180,6 @@ FORMS = [
 ]
 
 
-def badge(outcome: Any) -> tuple[str, str]:
-    return outcome.kind, {"success": "good", "partial": "mixed", "failure": "bad"}.get(outcome.kind, "none")
-
-
-def explain(outcome: Any) -> str:
-    return outcome.reason
-
-
 def describe_event(event: dict) -> str:
     recs = event.get("Records") if isinstance(event, dict) else None
     if not isinstance(recs, list):
@@ -201,13 +194,10 @@ ADAPTER = SourceAdapter(
     fields=FIELDS,
     examples=EXAMPLES,
     default_example="list bad orders",
-    config=[Field("report_batch_item_failures", "Report batch item failures", "bool", True,
-                  "ReportBatchItemFailures on the event source mapping: off, the response is ignored.")],
+    config=[setting_field(QueueConfig, "report_batch_item_failures")],
     forms=FORMS,
     default_response=lambda e: _dump({"batchItemFailures": []}),
     to_kwargs=to_kwargs,
-    badge=badge,
-    explain=explain,
     columns=["index", "item", "action", "rule", "warnings"],
     describe_event=describe_event,
     id_columns=("item",),

@@ -75,13 +75,7 @@ class HandlerRunner(Shown):
                                          style={"description_width": width}, layout=w.Layout(width="98%"),
                                          tooltip="Your own function, or one of the examples.")
         self.handler_choice.add_class(CSS["handler"])
-        self.config_controls = {}
-        unknown = set(config) - {f.name for f in self.adapter.config}
-        if unknown:
-            raise TypeError(f"HandlerRunner({self.source!r}) has no setting {', '.join(sorted(unknown))}; settings: {', '.join(f.name for f in self.adapter.config)}")
-        for f in self.adapter.config:
-            ctl = f.control(config.get(f.name, f.default), width)
-            self.config_controls[f.name] = ctl
+        self.config_controls = self._settings_controls(config, width)
         self.button = w.Button(description="Run handler", icon="play", button_style="primary",
                                tooltip="Invoke the handler with the event, as the platform would.")
         self.button.add_class(CSS["run"])
@@ -118,15 +112,6 @@ class HandlerRunner(Shown):
             label = f"your handler: {getattr(handler, '__name__', 'handler')}"
             self.handler_choice.options = [(label, handler), *[(lab, v) for lab, v in self.handler_choice.options if not lab.startswith("your handler")]]
         self.handler_choice.value = handler
-        return self
-
-    def set(self, **config: Any) -> "HandlerRunner":
-        """Set outcome keywords (for the queue: `report_batch_item_failures=False`)."""
-        for name, value in config.items():
-            if name not in self.config_controls:
-                raise TypeError(f"no setting {name!r}; settings: {', '.join(self.config_controls)}")
-            f = next(f for f in self.adapter.config if f.name == name)
-            self.config_controls[name].value = f.to_control(value)
         return self
 
     def run(self) -> Any:
@@ -351,7 +336,7 @@ class HandlerRunner(Shown):
                 "the kernel is free.")
         timed_out = Invocation(timed_out=True, timeout_s=plan.timeout_s, duration_ms=plan.timeout_s * 1000.0)
         if_timeout = self.adapter.outcome(plan.event, timed_out, plan.config)
-        then = self.adapter.explain(if_timeout)
+        then = if_timeout.explanation
         platform = ("On the platform nobody presses Stop: a handler that never returns is stopped at its timeout, "
                     f"and then: {then[:1].lower() + then[1:]}")
         self.view.show(if_timeout, details=details_html(self.invocation))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any, Iterable
+from typing import Any, Iterable, Self
 
 from .. import rules as _rules
+from .._outcome import Outcome
 from .._report import Issue
 from .._table import short_ids_in
 from ._adapter import SourceAdapter
@@ -37,13 +38,13 @@ class OutcomeView:
         self.details.add_class(CSS["details"])
         self.box = w.VBox([self.badge, self.reason, self.issue_list, self.table, self.details])
 
-    def show(self, outcome: Any, *, extra: Iterable[Issue] = (), details: str = "") -> None:
-        """Show an outcome of this source."""
-        word, tone = self.adapter.badge(outcome)
-        rule = getattr(outcome, "rule", None)
+    def show(self, outcome: Outcome, *, extra: Iterable[Issue] = (), details: str = "") -> None:
+        """Show an outcome of this source (through the `Outcome` protocol: headline, tone, explanation, rule)."""
+        word, tone = outcome.headline, outcome.tone
+        rule = outcome.rule
         self.summary, self.rule = word, rule
-        self.message = self.adapter.explain(outcome)
-        own = list(getattr(outcome, "issues", None) or ())
+        self.message = outcome.explanation
+        own = list(outcome.issues)
         self.issues = [*extra, *own]
         try:
             self.rows = self.adapter.outcome_rows(outcome)
@@ -115,6 +116,25 @@ class Shown:
 
     view: OutcomeView
     config_controls: dict
+    adapter: SourceAdapter
+    source: str
+
+    def _settings_controls(self, settings: dict, width: str) -> dict:
+        """One control per setting the widget shows, holding `settings` (checked by the source's configuration:
+        a value out of range is a ValueError naming the rule), else the setting's default."""
+        try:
+            checked = self.adapter.check_settings(settings)
+        except TypeError as exc:
+            raise TypeError(f"{type(self).__name__}({self.source!r}) has {exc}") from None
+        return {f.name: f.control(checked.get(f.name, f.default), width) for f in self.adapter.config}
+
+    def set(self, **settings: Any) -> Self:
+        """Set the settings shown as controls (queue: `report_batch_item_failures=False`; mail: `mode="async"`),
+        checked by the source's configuration."""
+        for name, value in self.adapter.check_settings(settings).items():
+            field = next(f for f in self.adapter.config if f.name == name)
+            self.config_controls[name].value = field.to_control(value)
+        return self
 
     @property
     def summary(self) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -77,15 +76,15 @@ class EnvironmentReport:
                 {"fnkit": {"varies": "with the machine it runs on"}})
 
     def _repr_html_(self) -> str:
+        from .._table import panel_html
+
         rows = []
         for c in self.checks:
-            mark, colour = ("✔", "#1a7f37") if c.ok else (("✘", "#cf222e") if c.severity == "error" else ("⚠", "#9a6700"))
-            rows.append({"": f"{mark}", "what": c.what, "needs": c.needed, "found": c.found, "fix": c.fix if not c.ok else ""})
-        from .._table import html_table
-
-        colour = "#1a7f37" if not self.problems else ("#9a6700" if self.ok else "#cf222e")
-        return (f"<div class='fnkit-environment'><p style='color:{colour}'><b>{escape(self.verdict())}</b></p>"
-                f"{html_table(rows, ['', 'what', 'needs', 'found', 'fix'])}</div>")
+            mark = "✔" if c.ok else ("✘" if c.severity == "error" else "⚠")
+            rows.append({"": mark, "what": c.what, "needs": c.needed, "found": c.found, "fix": c.fix if not c.ok else ""})
+        tone = "good" if not self.problems else ("mixed" if self.ok else "bad")
+        return panel_html(self.verdict(), tone=tone, rows=rows, columns=["", "what", "needs", "found", "fix"],
+                          css_class="fnkit-environment")
 
     def table(self):
         """Every check as a pandas DataFrame (what, needed, found, ok, fix)."""

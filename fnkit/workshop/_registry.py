@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
 from typing import Any, Callable
 
 from .._table import short_ids_in, shorten
@@ -37,12 +36,13 @@ class CheckResult:
         return str(self)
 
     def _repr_html_(self) -> str:
-        colour = {"passed": "#1a7f37", "failed": "#cf222e"}.get(self.status, "#9a6700")
+        from .._table import panel_html
+
+        tone = {"passed": "good", "failed": "bad"}.get(self.status, "mixed")
         mark = {"passed": "✔", "failed": "✘"}.get(self.status, "…")
-        items = "".join(f"<li>{escape(p)}</li>" for p in self.problems)
-        return (f"<div class='fnkit-check fnkit-check-{self.status.replace(' ', '-')}' style='overflow-wrap:anywhere'>"
-                f"<b style='color:{colour}'>{mark} {escape(self.exercise)}: {escape(self.message)}</b>"
-                + (f"<ul style='margin:2px 0'>{items}</ul>" if items else "") + "</div>")
+        return panel_html(f"{mark} {self.exercise}: {self.message}", tone=tone, items=self.problems,
+                          css_class=f"fnkit-check fnkit-check-{self.status.replace(' ', '-')}",
+                          style="overflow-wrap:anywhere")
 
 
 @dataclass

@@ -158,7 +158,7 @@ def test_load_balancer_expectations(alb_event):
     assert "status: expected 201, got 200" in message
     assert "body: expected 'hello', got 'héllo'" in message
     assert "headers: set-cookie: expected ['a=1'], got ['a=1', 'b=2']; x-missing: expected 'v', got None" in message
-    assert "Outcome: 200, rule AS4:" in message and "GET /hello" in message
+    assert "Outcome: 200 OK, rule AS4:" in message and "GET /hello" in message
 
 
 def test_mail_expectations(mail_event):

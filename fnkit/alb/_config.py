@@ -1,0 +1,39 @@
+"""The load balancer's target group, declared once (A3, A5, A11): `AlbConfig`.
+
+`serve` (and `fnkit serve-alb`) take every setting; `outcome` takes `multi_value`; `run`
+takes `multi_value` and `timeout_s`; `build_event` takes `multi_value`; `fnkit outcome`,
+`fnkit replay`, `fnkit.replay` and the widgets make their options and fields from these
+declarations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._config import Config, setting
+
+
+@dataclass(frozen=True)
+class AlbConfig(Config):
+    """The settings of a target group whose target is a function."""
+
+    multi_value: bool | None = setting(None, rule="A3", label="Multi-value headers",
+                                       help="Multi-value headers on the target group: the event carries every value "
+                                            "of repeated keys; None: as the event shows (off where fnkit makes "
+                                            "the events).")
+    timeout_s: float | None = setting(None, rule="A5", above=0, option="--timeout", label="Function timeout (s)",
+                                      help="The function's timeout: past it, the client gets 502; None: no timeout.")
+    health_check_interval_s: float | None = setting(None, rule="A11", above=0, label="Health check interval (s)",
+                                                    help="Send the health check event this often; None: no health "
+                                                         "checks.")
+
+    source = "alb"
+    title = "the load balancer's target group"
+
+    @property
+    def multi_value_on(self) -> bool:
+        """Multi-value headers on (None, not stated, is off: the target group's default)."""
+        return bool(self.multi_value)
+
+
+__all__ = ["AlbConfig"]
