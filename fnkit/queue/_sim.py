@@ -18,6 +18,8 @@ from ._outcome import BatchOutcome, decide
 EPOCH_MS = 1_767_225_600_000  # virtual time 0 = 2026-01-01T00:00:00Z
 MAX_PAYLOAD = 6 * 1024 * 1024
 DEDUP_WINDOW_S = 300.0
+_KNOWN_COUNTS = 64
+_COUNTS = tuple(str(n) for n in range(_KNOWN_COUNTS))  # ApproximateReceiveCount texts, made once (shared by every record)
 _ENVELOPE = len('{"Records":[]}')
 
 
@@ -66,7 +68,7 @@ class Message:
     # send time as an int) and written out as text only when a record is built.
     __slots__ = ("message_id", "body", "group_id", "dedup_id", "sequence_number", "message_attributes",
                  "_md5", "md5_attributes", "_sent_ms", "first_receive_s",
-                 "receive_count", "state", "index", "deleted_s", "_extra_size")
+                 "receive_count", "state", "index", "deleted_s", "_size")
 
     def __init__(self, message_id: str, body: str, index: int, sent_s: float) -> None:
         self.message_id = message_id
@@ -83,7 +85,8 @@ class Message:
         self.receive_count = 0
         self.state = "queued"  # queued | in-flight | deleted | dead-lettered
         self.deleted_s: float | None = None
-        self._extra_size = 0  # the message attributes' share of the record's size
+        # a conservative estimate of the record's JSON size (message attributes add theirs), for Q1's 6 MB
+        self._size = 700 + (len(body) if body.isascii() else 2 * len(body.encode("utf-8", "surrogatepass")))
 
     @property
     def md5_body(self) -> str:
@@ -98,8 +101,7 @@ class Message:
     @property
     def size(self) -> int:
         """A conservative estimate of the record's JSON size, for the 6 MB payload limit (Q1)."""
-        body = self.body
-        return 700 + self._extra_size + (len(body) if body.isascii() else 2 * len(body.encode("utf-8", "surrogatepass")))
+        return self._size
 
     @property
     def sent_s(self) -> float:
@@ -371,7 +373,7 @@ class QueueSim:
             attrs = normalize_message_attributes(message_attributes)
             msg.message_attributes = attrs
             msg.md5_attributes = md5_of_message_attributes(attrs)
-            msg._extra_size = len(json.dumps(attrs))
+            msg._size += len(json.dumps(attrs))
         if self.fifo:
             msg.group_id = group_id
             msg.dedup_id = dedup_id
@@ -388,46 +390,59 @@ class QueueSim:
         return [self.send(b, **kwargs) for b in bodies]
 
     # -- the event --------------------------------------------------------------
-    def _record(self, d: tuple, time_s: float) -> dict:
-        m, count = d
-        first = m.first_receive_s
-        attributes = {
-            "ApproximateReceiveCount": str(count),
-            "SentTimestamp": str(m._sent_ms),
-            "SenderId": self._sender_id,
-            "ApproximateFirstReceiveTimestamp": str(EPOCH_MS + int((first if first is not None else time_s) * 1000)),
-        }
-        if m.group_id is not None:
-            attributes["SequenceNumber"] = m.sequence_number
-            attributes["MessageGroupId"] = m.group_id
-            attributes["MessageDeduplicationId"] = m.dedup_id
-        if m.md5_attributes is None:
-            return {
-                "messageId": m.message_id,
-                "receiptHandle": "AQEB%s/%d" % (m.message_id, count),
-                "body": m.body,
-                "attributes": attributes,
-                "messageAttributes": {},
-                "md5OfBody": m._md5.hex(),
-                "eventSource": self._event_source,
-                "eventSourceARN": self.arn,
-                "awsRegion": self.region,
+    def _records(self, messages: tuple, counts: tuple, time_s: float) -> list[dict]:
+        """The records of one batch: each message at its receive count, received at `time_s` (virtual)."""
+        source, arn, region, sender = self._event_source, self.arn, self.region, self._sender_id
+        now_ms = EPOCH_MS + int(time_s * 1000)
+        first_texts: dict[int, str] = {}  # the messages first received in this batch share one text
+        out = []
+        for m, count in zip(messages, counts):
+            first = m.first_receive_s
+            first_ms = now_ms if first is None else EPOCH_MS + int(first * 1000)
+            first_text = first_texts.get(first_ms)
+            if first_text is None:
+                first_text = first_texts[first_ms] = str(first_ms)
+            attributes = {
+                "ApproximateReceiveCount": _COUNTS[count] if count < _KNOWN_COUNTS else str(count),
+                "SentTimestamp": str(m._sent_ms),
+                "SenderId": sender,
+                "ApproximateFirstReceiveTimestamp": first_text,
             }
-        return {
-            "messageId": m.message_id,
-            "receiptHandle": "AQEB%s/%d" % (m.message_id, count),
-            "body": m.body,
-            "attributes": attributes,
-            "messageAttributes": m.message_attributes,
-            "md5OfMessageAttributes": m.md5_attributes,
-            "md5OfBody": m._md5.hex(),
-            "eventSource": self._event_source,
-            "eventSourceARN": self.arn,
-            "awsRegion": self.region,
-        }
+            if m.group_id is not None:
+                attributes["SequenceNumber"] = m.sequence_number
+                attributes["MessageGroupId"] = m.group_id
+                attributes["MessageDeduplicationId"] = m.dedup_id
+            mid = m.message_id
+            if m.md5_attributes is None:
+                out.append({
+                    "messageId": mid,
+                    "receiptHandle": "AQEB%s/%d" % (mid, count),
+                    "body": m.body,
+                    "attributes": attributes,
+                    "messageAttributes": {},
+                    "md5OfBody": m._md5.hex(),
+                    "eventSource": source,
+                    "eventSourceARN": arn,
+                    "awsRegion": region,
+                })
+            else:
+                out.append({
+                    "messageId": mid,
+                    "receiptHandle": "AQEB%s/%d" % (mid, count),
+                    "body": m.body,
+                    "attributes": attributes,
+                    "messageAttributes": m.message_attributes,
+                    "md5OfMessageAttributes": m.md5_attributes,
+                    "md5OfBody": m._md5.hex(),
+                    "eventSource": source,
+                    "eventSourceARN": arn,
+                    "awsRegion": region,
+                })
+        return out
 
-    def _event(self, deliveries: list[Delivery], time_s: float) -> dict:
-        return {"Records": [self._record(d, time_s) for d in deliveries]}
+    def _event(self, deliveries: list[tuple], time_s: float) -> dict:
+        messages, counts = zip(*deliveries) if deliveries else ((), ())
+        return {"Records": self._records(messages, counts, time_s)}
 
     # -- the poller -------------------------------------------------------------
     def _wake(self) -> None:
@@ -465,7 +480,7 @@ class QueueSim:
                     if self._dead_letter(m):
                         queue.popleft()
                         continue
-                    size += m.size
+                    size += m._size
                     if batch and size > MAX_PAYLOAD:
                         return batch
                     batch.append(m)
@@ -480,7 +495,7 @@ class QueueSim:
             if self._dead_letter(m):
                 ready.popleft()
                 continue
-            size += m.size
+            size += m._size
             if batch and size > MAX_PAYLOAD:
                 break
             batch.append(ready.popleft())
@@ -546,18 +561,19 @@ class QueueSim:
 
     def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message], isolation: str) -> None:
         now = self.now
+        busy = self._group_busy
         for m in batch:
             m.receive_count += 1
             if m.first_receive_s is None:
                 m.first_receive_s = now
             m.state = "in-flight"
             if m.group_id is not None:
-                self._group_busy[m.group_id] = self._group_busy.get(m.group_id, 0) + 1
+                busy[m.group_id] = busy.get(m.group_id, 0) + 1
         messages = tuple(batch)
         counts = tuple([m.receive_count for m in messages])
         inv = SimInvocation(len(self._invocations), now, messages, counts, self)
         self._invocations.append(inv)
-        event = {"Records": [self._record(d, now) for d in zip(messages, counts)]}
+        event = {"Records": self._records(messages, counts, now)}
         ctx = SimContext(self)
         invocation = invoke(handler, event, timeout_s=self.real_timeout_s, context=ctx, isolation=isolation)
         duration = self.invocation_s + ctx.slept_s
@@ -571,17 +587,19 @@ class QueueSim:
         result = decide(event, ids, invocation, self.report_batch_item_failures)
         inv.outcome = result
         inv.duration_s = duration
-        self.now = now + duration
+        self.now = end = now + duration
         failed = set(result.failed_ids)
+        hidden = self._hidden
+        visible_at = now + self.visibility_timeout_s
         for m in batch:
-            if m.message_id in failed:
+            if failed and m.message_id in failed:
                 # stays hidden until the visibility timeout passes, counted from the receive (Q4, Q6)
-                heapq.heappush(self._hidden, (now + self.visibility_timeout_s, m.index, m))
+                heapq.heappush(hidden, (visible_at, m.index, m))
             else:
                 m.state = "deleted"
-                m.deleted_s = self.now
+                m.deleted_s = end
                 if m.group_id is not None:
-                    self._group_busy[m.group_id] -= 1
+                    busy[m.group_id] -= 1
         if self.fifo:
             self._requeue_failed_fifo(batch, failed)
 
