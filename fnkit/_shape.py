@@ -25,6 +25,7 @@ from functools import partial
 from operator import is_not
 import keyword
 import re
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Optional, Union
@@ -120,7 +121,8 @@ DIGITS = r"^[0-9]+$"
 def all_digits(values: Any) -> bool:
     """True when every string of `values` is ASCII digits, at least one (the pattern DIGITS)."""
     joined = "".join(values)
-    return joined.isascii() and joined.isdigit() and all(values)
+    # (bytes.isdigit reads ASCII digits a byte at a time, many times faster than str.isdigit's Unicode look-ups)
+    return joined.isascii() and joined.encode().isdigit() and all(values)
 
 _PATTERNS: dict[str, Callable[[str], Any]] = {}
 
@@ -573,31 +575,33 @@ def _tables_builder(specs: tuple[TableSpec, ...]) -> Callable[[Any], dict]:
     objects (msgspec's astuple, then zip into columns)."""
     from msgspec.structs import astuple
 
-    lines = ["def tables(v0):", "    out = {}"]
+    lines = ["def tables(v0):"]
     consts: dict[str, Any] = {"ASTUPLE": astuple, "EMPTY_AT": range(0)}
+    index = {spec.name: k for k, spec in enumerate(specs)}
     for k, spec in enumerate(specs):
         consts[f"E{k}"] = [()] * len(spec.names)
         if spec.parent is None:
             lines.append(f"    r = v0.{spec.steps[0][1]}")
             for _, attr in spec.steps[1:]:  # (an object on the way may be absent)
                 lines.append(f"    r = r.{attr} if r is not None else None")
-            lines.append("    at = range(len(r)) if r else EMPTY_AT")
+            lines.append(f"    at{k} = range(len(r)) if r else EMPTY_AT")
         else:
-            lines.append(f"    p = out[{spec.parent!r}]")
-            lines.append(f"    r = p[{spec.column!r}]")
-            lines.append("    at = p['at']")
+            parent = index[spec.parent]
+            lines.append(f"    r = c{parent}[{specs[parent].names.index(spec.column)}]")
+            lines.append(f"    at{k} = at{parent}")
         if spec.nullable:  # objects that are None (nullable, or an absent optional object) are left out
             lines.append("    if r and None in r:")
             lines.append("        keep = [i for i, x in enumerate(r) if x is not None]")
-            lines.append("        at = [at[i] for i in keep]")
+            lines.append(f"        at{k} = [at{k}[i] for i in keep]")
             lines.append("        r = [r[i] for i in keep]")
         if len(spec.names) <= _FEW_COLUMNS:  # a few columns: one comprehension each
-            lines.append(f"    c = [{', '.join(f'[x.{name} for x in r]' for name in spec.names)}] if r else E{k}")
+            lines.append(f"    c{k} = [{', '.join(f'[x.{name} for x in r]' for name in spec.names)}] if r else E{k}")
         else:  # many: every row as a tuple (C-level), then zip into columns
-            lines.append(f"    c = [*zip(*map(ASTUPLE, r))] if r else E{k}")
-        cols = ", ".join(f"{name!r}: c[{i}]" for i, name in enumerate(spec.names))
-        lines.append(f"    out[{spec.name!r}] = {{'at': at, {cols}}}")
-    lines.append("    return out")
+            lines.append(f"    c{k} = [*zip(*map(ASTUPLE, r))] if r else E{k}")
+    tables = ", ".join(
+        f"{spec.name!r}: {{'at': at{k}, {', '.join(f'{name!r}: c{k}[{i}]' for i, name in enumerate(spec.names))}}}"
+        for k, spec in enumerate(specs))
+    lines.append(f"    return {{{tables}}}")
     namespace = dict(consts)
     exec(compile("\n".join(lines), "<fnkit tables>", "exec"), namespace)
     fn = namespace["tables"]
@@ -744,6 +748,7 @@ class _PostGen:
     def table(self, spec: TableSpec, depth: int) -> None:
         tv = self.var()
         self.emit(depth, f"{tv} = T[{spec.name!r}]")
+        same: dict[tuple, list] = defaultdict(list)
         for f in spec.shape.fields:
             if f.aliases:
                 slots = [spelling_attr(f, key) for key in spec.shape.keys_of(f)]
@@ -764,9 +769,24 @@ class _PostGen:
             y = self.var()
             if f.required is True and not isinstance(f.type, Nullable):
                 self.emit(depth, f"{y} = {tv}[{attr_name(f)!r}]")
-            else:  # absent optional fields read as None
-                self.emit(depth, f"{y} = [*filter(NOT_NONE, {tv}[{attr_name(f)!r}])]")
-            self.many(_strip_null(f.type), y, depth)
+            else:  # absent optional fields read as None (a column of them all, or of none: no copy)
+                col = f"{tv}[{attr_name(f)!r}]"
+                self.emit(depth, f"{y} = {col}")
+                self.emit(depth, f"if {y}.count(None) == len({y}): {y} = ()")
+                self.emit(depth, f"elif None in {y}: {y} = [*filter(NOT_NONE, {y})]")
+            inner = _strip_null(f.type)
+            if isinstance(inner, Text):  # tested below, with the other columns of the same constraint
+                same[(inner.pattern, inner.min_len, inner.max_len, inner.column_test, inner.repeats)].append((inner, y))
+            else:
+                self.many(inner, y, depth)
+        # columns of one constraint (SentTimestamp and ApproximateFirstReceiveTimestamp, say) are one column
+        for group in same.values():
+            if len(group) == 1:
+                self.column(group[0][0], group[0][1], depth)
+            else:
+                y = self.var()
+                self.emit(depth, f"{y} = [{', '.join(f'*{col}' for _, col in group)}]")
+                self.column(group[0][0], y, depth)
 
     def column_spellings(self, f: F, cols: list[str], n: str, depth: int) -> None:
         """At most one spelling of the field in each row (a required field: exactly one), from the columns."""

@@ -39,21 +39,24 @@ class Seen:
     __slots__ = ("dialects", "options", "typed", "tables")
 
     def __init__(self, options: dict | None = None, typed: bool = False, tables: dict | None = None) -> None:
-        self.dialects: set[str] = set()
-        self.options = options or _NO_OPTIONS
+        self.options = options if options is not None else _NO_OPTIONS
         # True when the value passed the compiled check: every field has its declared type
         self.typed = typed
         self.tables = tables if tables is not None else _NO_TABLES
+        self.dialects: set[str] | None = None  # made when a check first sees a spelling
 
     def saw(self, dialect: str) -> None:
-        self.dialects.add(dialect)
+        if self.dialects is None:
+            self.dialects = {dialect}
+        else:
+            self.dialects.add(dialect)
 
     def dialect(self) -> str | None:
-        if len(self.dialects) == 1:
-            return next(iter(self.dialects))
-        if not self.dialects:
+        """The one dialect the checks saw, None when they saw none, "mixed" when they saw both."""
+        dialects = self.dialects
+        if not dialects:
             return None
-        return "mixed"
+        return next(iter(dialects)) if len(dialects) == 1 else "mixed"
 
 
 _NO_OPTIONS: dict = {}
@@ -192,7 +195,7 @@ class Contract:
         if notes:
             issues[:0] = list(notes)
         dialects = seen.dialects
-        dialect = None if not dialects else next(iter(dialects)) if len(dialects) == 1 else "mixed"
+        dialect = None if dialects is None else next(iter(dialects)) if len(dialects) == 1 else "mixed"
         if dialect == "mixed":
             issues.append(warning("$", "dialect", "The event mixes the spec's 'provider' spellings with the real "
                                                   "platform's 'aws' ones.", "G2"))

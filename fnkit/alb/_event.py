@@ -108,23 +108,24 @@ def _query_value_sentence(value: str) -> str:
 def all_raw_url_text(values: Any) -> bool:
     """True when every string of `values` holds only what a raw URL carries (the column test of RAW_URL_TEXT)."""
     joined = "".join(values)
-    return joined.isascii() and joined.isprintable() and " " not in joined and "#" not in joined
+    # ASCII only, then delete every allowed byte (C-level): nothing may be left
+    return joined.isascii() and not joined.encode().translate(None, _RAW_URL_BYTES)
 
 
-_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_RAW_URL_BYTES = bytes([0x21, 0x22, *range(0x24, 0x7F)])
 
 
 def all_without_capitals(values: Any) -> bool:
     """True when no string of `values` holds an ASCII capital letter (the column test of ^[^A-Z]*$)."""
-    joined = "".join(values)
-    return len(joined.translate(_UPPER)) == len(joined)
+    data = "".join(values).encode("utf-8", "surrogatepass")
+    return data.lower() == data  # bytes.lower changes ASCII capitals only (UTF-8 sequences are bytes >= 0x80)
 
 
 _QUERY_KEY = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning", message=_query_key_sentence,
                   doc="as in the raw URL: no space, '#', control or non-ASCII character",
                   column_test=all_raw_url_text)
 _QUERY_VALUE = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning",
-                    message=_query_value_sentence, column_test=all_raw_url_text,
+                    message=_query_value_sentence, column_test=all_raw_url_text, repeats=False,
                     doc="as in the raw URL: no space, '#', control or non-ASCII character")
 _HEADER_NAME = Text(pattern=r"^[^A-Z]*$", rule="A2", column_test=all_without_capitals,
                     message=lambda name: (f"The header name '{name}' is not lower-case; the load balancer lower-cases "
@@ -143,7 +144,7 @@ EVENT_SHAPE = Shape("LoadBalancerEvent", [
     F("requestContext", _REQUEST_CONTEXT, doc="Holds elb.targetGroupArn."),
     F("targetGroupArn", _ARN_TEXT, required=False, doc="Also listed by the spec as a top-level field (the same ARN)."),
     F("httpMethod", STR, enum=METHODS, doc="The request method."),
-    F("path", Text(pattern=r"^/[\s\S]*$", rule="AS1",
+    F("path", Text(pattern=r"^/[\s\S]*$", rule="AS1", repeats=False,
                    message="The path {json} does not start with '/'; the load balancer passes the client's request "
                            "path, which always does."),
       doc="The request path, exactly as in the URL (starts with '/')."),

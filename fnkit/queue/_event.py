@@ -329,7 +329,7 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     arns, regions = table["event_source_arn"], table["aws_region"]
     if not seen.typed:
         distinct = {(a, r) for a, r in zip(arns, regions) if type(a) is str and type(r) is str}
-    elif len(set(arns)) == 1 == len(set(regions)):  # one queue (the usual batch): one pair
+    elif arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
         distinct = {(arns[0], regions[0])}
     else:
         distinct = set(zip(arns, regions))
@@ -372,9 +372,14 @@ def check_attributes(event: Any, seen: Seen) -> list[Issue]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
     table = seen.tables["records.attributes"]
     typed = seen.typed
-    if _holds(table["trace_header__0"], _UNSET, typed):
+    if typed:  # declared types only: C-level counts
+        n = len(table["at"])
+        provider, aws = table["trace_header__0"].count(_UNSET) != n, table["trace_header__1"].count(_UNSET) != n
+    else:
+        provider, aws = _holds(table["trace_header__0"], _UNSET, False), _holds(table["trace_header__1"], _UNSET, False)
+    if provider:
         seen.saw("provider")  # ProviderTraceHeader
-    if _holds(table["trace_header__1"], _UNSET, typed):
+    if aws:
         seen.saw("aws")  # AWSTraceHeader
     sent, first = table["sent_timestamp"], table["approximate_first_receive_timestamp"]
     # compiled path: the timestamps are digit strings (their declared pattern held); two of one length
@@ -443,7 +448,10 @@ def check_md5_of_body(event: Any, seen: Seen) -> list[Issue]:
     table = seen.tables["records"]
     bodies, digests = table["body"], table["md5_of_body"]
     if seen.typed:
-        expected = [_md5(body.encode("utf-8", "surrogatepass")).hexdigest() for body in bodies]
+        try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
+            expected = [_md5(body.encode()).hexdigest() for body in bodies]
+        except UnicodeEncodeError:  # a lone surrogate: its bytes as the platform would hash them
+            expected = [_md5(body.encode("utf-8", "surrogatepass")).hexdigest() for body in bodies]
         if expected == [*digests]:
             return []
     else:

@@ -393,15 +393,11 @@ class QueueSim:
     def _records(self, messages: tuple, counts: tuple, time_s: float) -> list[dict]:
         """The records of one batch: each message at its receive count, received at `time_s` (virtual)."""
         source, arn, region, sender = self._event_source, self.arn, self.region, self._sender_id
-        now_ms = EPOCH_MS + int(time_s * 1000)
-        first_texts: dict[int, str] = {}  # the messages first received in this batch share one text
+        now_text = str(EPOCH_MS + int(time_s * 1000))  # the messages first received now share it
         out = []
         for m, count in zip(messages, counts):
             first = m.first_receive_s
-            first_ms = now_ms if first is None else EPOCH_MS + int(first * 1000)
-            first_text = first_texts.get(first_ms)
-            if first_text is None:
-                first_text = first_texts[first_ms] = str(first_ms)
+            first_text = now_text if first is None or first == time_s else str(EPOCH_MS + int(first * 1000))
             attributes = {
                 "ApproximateReceiveCount": _COUNTS[count] if count < _KNOWN_COUNTS else str(count),
                 "SentTimestamp": str(m._sent_ms),
@@ -562,15 +558,17 @@ class QueueSim:
     def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message], isolation: str) -> None:
         now = self.now
         busy = self._group_busy
+        counts = []
         for m in batch:
-            m.receive_count += 1
+            m.receive_count = count = m.receive_count + 1
+            counts.append(count)
             if m.first_receive_s is None:
                 m.first_receive_s = now
             m.state = "in-flight"
             if m.group_id is not None:
                 busy[m.group_id] = busy.get(m.group_id, 0) + 1
         messages = tuple(batch)
-        counts = tuple([m.receive_count for m in messages])
+        counts = tuple(counts)
         inv = SimInvocation(len(self._invocations), now, messages, counts, self)
         self._invocations.append(inv)
         event = {"Records": self._records(messages, counts, now)}
