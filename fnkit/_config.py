@@ -193,6 +193,10 @@ def _kind(annotation: Any) -> tuple[type, bool]:
     return annotation, optional
 
 
+_MADE: dict[type, dict[Any, Any]] = {}  # per class: (config, settings given) -> the configuration made
+_MADE_AT_MOST = 256
+
+
 class Config:
     """The base of the sources' configurations (frozen dataclasses): validation, keywords, options, rows.
 
@@ -279,9 +283,22 @@ class Config:
             raise TypeError(f"{who}() got an unexpected keyword argument {unknown[0]!r}")
         if config is not None and type(config) is not cls:
             raise TypeError(f"config must be a {cls.__name__}, not {type(config).__name__}")
+        try:  # a call that asks again for a configuration made before gets it at once (the validators' keywords)
+            key: Any = (config, tuple([(k, type(v), v) for k, v in settings.items()]))
+            made = _MADE.get(cls, {}).get(key)
+        except TypeError:  # a value that cannot be hashed: made afresh, and refused by its check
+            key = made = None
+        if made is not None:
+            return made
         values = config.keywords() if config is not None else {}
         values.update(settings)
-        return cls(**values)
+        made = cls(**values)
+        if key is not None:
+            memo = _MADE.setdefault(cls, {})
+            if len(memo) >= _MADE_AT_MOST:
+                memo.clear()
+            memo[key] = made
+        return made
 
     def keywords(self, names: Iterable[str] | None = None) -> dict[str, Any]:
         """The settings as keywords (only `names` when given)."""

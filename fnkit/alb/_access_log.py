@@ -25,7 +25,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .._config import with_settings
 from .._import import ImportStream, Unreadable, iter_lines, unreadable
+from ._config import AlbConfig
 from ._http import DEFAULT_CLIENT_IP, request_to_event, seeded_trace_id
 
 SOURCE = "alb"
@@ -307,17 +309,20 @@ def request_event(log: dict, *, multi_value: bool = False, seed: int = 0) -> dic
     )
 
 
-def events_from_access_log(path_or_lines: Any, *, multi_value: bool = False,
-                           progress: bool | None = None) -> ImportStream:
+@with_settings(AlbConfig, "multi_value")
+def events_from_access_log(path_or_lines: Any, *, progress: bool | None = None, config: AlbConfig | None = None,
+                           **settings: Any) -> ImportStream:
     """Stream a load balancer access log as `LoggedRequest`s (event + logged status, error reason, timings).
 
     `path_or_lines`: a log file (plain or .gz), a folder of them (read in name order), a text
     holding lines, or any iterable of lines. Every line is either yielded or reported: a
     malformed line, and an entry with no complete request to replay, are recorded in
     `.issues` with their file and line number (and yielded in place by `.entries()`), never
-    skipped silently and never raised. `multi_value`: build events as a target group with
-    multi-value headers on would. `progress`: a tqdm bar (None: only in a notebook).
+    skipped silently and never raised. `multi_value` (or `config`, an `AlbConfig`): build events
+    as a target group with multi-value headers on would (None: off). `progress`: a tqdm bar
+    (None: only in a notebook).
     """
+    multi_value = AlbConfig.of(config, settings, events_from_access_log).multi_value_on
     if not isinstance(path_or_lines, (str, bytes)) and not hasattr(path_or_lines, "__iter__") \
             and not hasattr(path_or_lines, "__fspath__"):
         raise TypeError(f"events_from_access_log reads a path, a text or lines, not {type(path_or_lines).__name__}")

@@ -525,11 +525,14 @@ def body_size(event: Any) -> int | None:
 # --- the verbs --------------------------------------------------------------------------
 
 
-def validate_event(event: Any, *, multi_value: bool | None = None) -> Report:
+@with_settings(AlbConfig, "multi_value")
+def validate_event(event: Any, *, config: AlbConfig | None = None, **settings: Any) -> Report:
     """Every problem of a load balancer event, located; never raises, whatever it is given.
 
-    `multi_value`: when given, also say whether the event's form matches that setting (A3).
+    `multi_value` (or `config`, an `AlbConfig`): when given, also say whether the event's
+    form matches the target group's setting (A3).
     """
+    multi_value = None if config is None and not settings else AlbConfig.of(config, settings, validate_event).multi_value
     return EVENT_CONTRACT.check(event, None if multi_value is None else {"multi_value": multi_value})[0]
 
 

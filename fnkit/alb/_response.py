@@ -12,11 +12,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from .._config import with_settings
 from .._invoke import encode_response
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape
 from .._validate import Contract, Seen
 from ..rules import rule
+from ._config import AlbConfig
 from ._http import (
     BAD_HEADER_VALUE,
     HEADER_NAME,
@@ -227,14 +229,17 @@ def json_size(response: Any) -> int | None:
     return None if text is None else len(text.encode("utf-8", "surrogatepass"))
 
 
-def validate_response(response: Any, *, multi_value: bool = False, _size: int | None = None) -> Report:
+@with_settings(AlbConfig, "multi_value")
+def validate_response(response: Any, *, config: AlbConfig | None = None, _size: int | None = None,
+                      **settings: Any) -> Report:
     """Every problem of what a handler returned, against the load balancer's response contract.
 
-    `response`: the returned value, JSON text or bytes, or `fnkit.Raw`. `multi_value`: whether
-    multi-value headers are on (then only `multiValueHeaders` is read, else only `headers`).
-    Any error means the client gets 502. Never raises.
+    `response`: the returned value, JSON text or bytes, or `fnkit.Raw`. `multi_value` (or
+    `config`, an `AlbConfig`): whether multi-value headers are on (then only
+    `multiValueHeaders` is read, else only `headers`; None is off). Any error means the
+    client gets 502. Never raises.
     """
-    multi_value = bool(multi_value)
+    multi_value = AlbConfig.of(config, settings, validate_response).multi_value_on
     extra: list[Issue] = []
     try:
         size = _size if _size is not None else json_size(response)
@@ -250,16 +255,19 @@ def validate_response(response: Any, *, multi_value: bool = False, _size: int | 
     return report
 
 
-def json_schema(kind: str = "event", *, multi_value: bool = False) -> dict:
+@with_settings(AlbConfig, "multi_value")
+def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **settings: Any) -> dict:
     """A Draft 2020-12 JSON Schema of the load balancer event (`kind="event"`) or response (`"response"`, as
-    read with multi-value headers off or on), from the declarations fnkit validates with; what a schema
-    cannot express is listed in its description."""
+    read with multi-value headers off or on: `multi_value`, or `config`), from the declarations fnkit
+    validates with; what a schema cannot express is listed in its description."""
     from ._event import EVENT_CONTRACT
+
+    multi_value = AlbConfig.of(config, settings, json_schema).multi_value_on
 
     if kind == "event":
         return EVENT_CONTRACT.json_schema()
     if kind == "response":
-        return _CONTRACTS[bool(multi_value)].json_schema(also=("A6",))
+        return _CONTRACTS[multi_value].json_schema(also=("A6",))
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
 
 

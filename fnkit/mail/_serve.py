@@ -71,10 +71,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from .._config import with_settings
 from ._address import is_address
+from ._config import MailConfig
 from ._content import MessageStore
 from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event
 from ._outcome import Decision, async_outcome, envelope_recipients
+from ._rule import MailRule
 
 DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_RECIPIENTS = 1000  # inbound, per message; RFC 5321 asks for at least 100
@@ -195,7 +198,6 @@ class MailServer:
                  workers: int = 8, on_record: Callable[[dict], Any] | None = None, isolation: str = "process",
                  max_records: int = MAX_RECORDS) -> None:
         from .._invoke import _check_isolation
-        from ._rule import MailRule
 
         _check_isolation(isolation)
         self.isolation = isolation
@@ -631,16 +633,19 @@ def _forget_expired(store: MessageStore) -> None:
             del messages[key]
 
 
+@with_settings(MailConfig)
 def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None, host: str = "127.0.0.1",
           port: int = 0, outbound: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
           max_recipients: int | None = None, workers: int = 8,
           on_record: Callable[[dict], Any] | None = None, isolation: str = "process",
-          max_records: int = MAX_RECORDS) -> MailServer:
+          max_records: int = MAX_RECORDS, config: MailConfig | None = None, **settings: Any) -> MailServer:
     """Serve `handler` as a mail-flow rule behind a real SMTP server; returns the running `MailServer`.
 
     `domains`: the organisation's domains (inbound: the only recipients accepted;
-    outbound, `outbound=True`: the only senders accepted). `rule`: a `MailRule` (default
-    synchronous, fallback DEFAULT, no retries). `maildir`: the root of the recipients'
+    outbound, `outbound=True`: the only senders accepted). The rule: `rule`, a `MailRule`
+    or a `MailConfig`, or the rule's settings (`config=`, or its fields as keywords:
+    `mode="async"`, `fallback_action="BOUNCE"`, ...); default synchronous, fallback
+    DEFAULT, no retries. `maildir`: the root of the recipients'
     Maildirs (default a new temporary directory). Binds 127.0.0.1 on a free port unless
     told otherwise; any other host prints a warning. Use it as a context manager, or call
     `.stop()`. `.log` has one row per recipient. `workers`: messages handled at once (each
@@ -650,6 +655,10 @@ def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = N
     never reaches the server; "thread"; "none"; see `fnkit.invoke`). `.log` keeps the
     newest `max_records` rows.
     """
+    if rule is not None and (config is not None or settings):
+        raise TypeError("serve() takes a rule, or the rule's settings (config= or keywords), not both")
+    if rule is None or isinstance(rule, MailConfig):
+        rule = MailRule(config=MailConfig.of(rule or config, settings, serve))
     server = MailServer(handler, domains=domains, rule=rule, maildir=maildir, host=host, port=port,
                         outbound=outbound, max_message_bytes=max_message_bytes, max_recipients=max_recipients,
                         workers=workers, on_record=on_record, isolation=isolation, max_records=max_records)
@@ -666,9 +675,6 @@ def _print_row(row: dict) -> None:
 def cli_serve(args: Any, handler: Callable) -> int:
     """`fnkit serve-mail`: serve in the foreground until Ctrl-C; the exit code."""
     import signal
-
-    from ._config import MailConfig
-    from ._rule import MailRule
 
     try:
         rule = MailRule(config=MailConfig(**MailConfig.given(args)))

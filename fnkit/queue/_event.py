@@ -662,9 +662,11 @@ def normalize_message_attributes(attrs: Mapping[str, Any] | None) -> dict[str, d
     return out
 
 
-def queue_arn(*, fifo: bool = False, region: str = "us-east-1", name: str | None = None,
-              account: str = "123456789012", dialect: str = "provider") -> str:
-    """A queue ARN in the dialect's spelling (`.fifo` names for ordered queues)."""
+@with_settings(QueueConfig, "fifo")
+def queue_arn(*, region: str = "us-east-1", name: str | None = None, account: str = "123456789012",
+              dialect: str = "provider", config: QueueConfig | None = None, **settings: Any) -> str:
+    """A queue ARN in the dialect's spelling (`.fifo` names for ordered queues: `fifo=True`, or `config`)."""
+    fifo = QueueConfig.of(config, settings, queue_arn).fifo
     partition = "aws" if dialect == "aws" else "provider"
     name = name or ("orders.fifo" if fifo else "orders")
     if fifo and not name.endswith(".fifo"):
