@@ -243,14 +243,21 @@ def detect_response_source(response: Any) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def validate_response(response: Any, *, source: str | None = None, event: Any = None,
-                      multi_value: bool | None = None, mode: str | None = None) -> Report:
+def validate_response(response: Any, *, source: str | None = None, event: Any = None, **settings: Any) -> Report:
     """Every problem of a handler's response, whatever its source; never raises for any response.
 
     `source`: skip detection. `event`: the event the response answers; it gives the source when the response
     does not show it, the batch's messageIds (queue itemIdentifier checks), multi-value mode (load balancer,
-    unless `multi_value` says) and flowDirection (mail). `mode`: mail, "sync" or "async".
+    unless `multi_value` says) and flowDirection (mail). `settings`: the settings the sources'
+    `validate_response` take (`multi_value`; mail's `mode`, "sync" or "async", `extensions`,
+    `recipients_limit`; the queue's `report_batch_item_failures`), each given to its own source only.
     """
+    from ._config import settings_of
+
+    takes = {name: settings_of(source_module(name).validate_response)[1] for name in SOURCES}
+    unknown = sorted(set(settings) - {n for names in takes.values() for n in names})
+    if unknown:
+        raise TypeError(f"validate_response() got an unexpected keyword argument {unknown[0]!r}")
     value, decoded = decode_json(response, "G0")
     if event is not None:
         event, _ = decode_json(event, "G0")
@@ -273,18 +280,18 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
                                      "response actions. Name the source (--source) or give the event (--event).",
                                      "G3")], None, None, "response")
     module = source_module(source)
+    own = {k: v for k, v in settings.items() if k in takes[source] and v is not None}  # None: not said
     if source == "queue":
-        report = module.validate_response(response, event=event)
+        report = module.validate_response(response, event=event, **own)
     elif source == "alb":
-        if multi_value is None:
+        if "multi_value" not in own:
             from .alb._outcome import event_multi_value
 
-            multi_value = event_multi_value(event)
-        report = module.validate_response(response, multi_value=bool(multi_value))
+            own["multi_value"] = event_multi_value(event)
+        report = module.validate_response(response, **own)
     else:
         flow = event.get("flowDirection") if isinstance(event, dict) else None
-        report = module.validate_response(response, flow_direction=flow if isinstance(flow, str) else None,
-                                          mode=mode or "sync")
+        report = module.validate_response(response, flow_direction=flow if isinstance(flow, str) else None, **own)
     return Report([*notes, *report], report.source, report.dialect, report.subject) if notes else report
 
 

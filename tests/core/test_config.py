@@ -317,3 +317,14 @@ def test_a_configuration_shows_one_row_per_setting():
         QueueConfig.names())
     html = config._repr_html_()
     assert "QueueConfig: 1 setting(s) changed" in html and "max_receive_count" in html
+
+
+def test_fnkit_validate_response_gives_each_setting_to_its_own_source():
+    mail = fnkit.validate_response({"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}]},
+                                   mode="async")
+    assert [i.rule for i in mail] == ["M8"]  # the asynchronous rule ignores the answer
+    assert fnkit.validate_response({"batchItemFailures": []}, mode="async").ok  # not the queue's setting
+    with pytest.raises(TypeError, match="'mod'"):
+        fnkit.validate_response({}, mod="async")
+    with pytest.raises(ValueError, match=r"\(M2\)\.$"):
+        fnkit.validate_response({"actions": []}, mode="later")
