@@ -292,7 +292,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             import distributed
 
             client = distributed.Client(distributed.LocalCluster(
-                n_workers=args.workers, threads_per_worker=1, processes=not args.threads, dashboard_address=None))
+                n_workers=args.workers, threads_per_worker=1, processes=not args.threads,
+                dashboard_address="127.0.0.1:0"))
     try:
         frame = replay(handler, chain(streams), engine=args.engine, client=client, compute=True,
                        partition_size=args.partition_size, **{k: v for k, v in options.items() if v is not None})

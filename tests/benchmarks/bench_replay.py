@@ -54,7 +54,7 @@ def generate(n: int):
 def cluster(workers: int):
     from distributed import Client, LocalCluster
 
-    c = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    c = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                      silence_logs=logging.ERROR)
     return c, Client(c)
 
