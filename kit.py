@@ -17,6 +17,7 @@ git) the first time, and any notebook added to notebooks/ later; it never
 overwrites one you have. `reset` puts the pristine notebook back and keeps
 yours in work/.backup/. Instructors edit notebooks/ (`lab --pristine` opens it).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,8 +54,7 @@ def run(argv: list, **kwargs) -> None:
     """Run a command; stop kit.py with its exit code when it fails."""
     code = subprocess.call([str(a) for a in argv], **kwargs)
     if code != 0:
-        print(f"kit.py: command failed with exit code {code}: {' '.join(map(str, argv))}",
-              file=sys.stderr)
+        print(f"kit.py: command failed with exit code {code}: {' '.join(map(str, argv))}", file=sys.stderr)
         sys.exit(code)
 
 
@@ -100,8 +100,7 @@ def ensure_venv() -> None:
 
 
 def pip_version() -> tuple[int, ...]:
-    out = subprocess.run([str(PYTHON), "-m", "pip", "--version"], capture_output=True,
-                         text=True, env=venv_env()).stdout
+    out = subprocess.run([str(PYTHON), "-m", "pip", "--version"], capture_output=True, text=True, env=venv_env()).stdout
     try:
         return tuple(int(part) for part in out.split()[1].split(".")[:2])
     except (IndexError, ValueError):
@@ -135,13 +134,16 @@ def ensure_installed(extras: list[str]) -> None:
         say("upgrading pip in .venv (too old for editable pyproject installs)")
         run([PYTHON, "-m", "pip", "install", "-q", "--upgrade", "pip"], env=env)
     wanted = sorted(set(extras) | (set(stamp.get("extras", [])) if same else set()))
-    say(f"installing fnkit[{','.join(wanted)}] into .venv (editable, versions from {LOCK.name}; "
-        "takes a few minutes the first time)")
+    say(
+        f"installing fnkit[{','.join(wanted)}] into .venv (editable, versions from {LOCK.name}; "
+        "takes a few minutes the first time)"
+    )
     started = time.monotonic()
     STAMP.unlink(missing_ok=True)
     run([PYTHON, "-m", "pip", "install", "-q", *lock_arguments(), "-e", f".[{','.join(wanted)}]"], cwd=ROOT, env=env)
-    STAMP.write_text(json.dumps({"root": str(ROOT), "pyproject_sha256": digest,
-                                 "extras": wanted}, indent=1) + "\n", encoding="utf-8")
+    STAMP.write_text(
+        json.dumps({"root": str(ROOT), "pyproject_sha256": digest, "extras": wanted}, indent=1) + "\n", encoding="utf-8"
+    )
     say(f"installed in {time.monotonic() - started:.0f} s")
 
 
@@ -151,9 +153,12 @@ def ensure_chromium() -> None:
         return
     apt = ["apt-get", "install", "-y", "-q", "chromium"]
     if not is_root() or shutil.which("apt-get") is None:
-        print(f"kit.py: the browser tests need Chromium at {CHROMIUM}, which is missing.\n"
-              f"Install it, then run this command again:\n"
-              f"    sudo apt-get update && sudo {' '.join(apt)}", file=sys.stderr)
+        print(
+            f"kit.py: the browser tests need Chromium at {CHROMIUM}, which is missing.\n"
+            f"Install it, then run this command again:\n"
+            f"    sudo apt-get update && sudo {' '.join(apt)}",
+            file=sys.stderr,
+        )
         sys.exit(1)
     say("installing Chromium for the browser tests (apt-get)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -216,11 +221,13 @@ def match_notebooks(pristine: Path, names: list[str]) -> list[Path]:
         partial = [p for p in known if wanted in p.with_suffix("").as_posix()]
         found = exact or by_name or partial
         if not found:
-            raise ValueError(f"no notebook is called {name!r}; the notebooks are: "
-                             + ", ".join(p.as_posix() for p in known))
+            raise ValueError(
+                f"no notebook is called {name!r}; the notebooks are: " + ", ".join(p.as_posix() for p in known)
+            )
         if len(found) > 1:
-            raise ValueError(f"{name!r} could be any of " + ", ".join(p.as_posix() for p in found)
-                             + ": name one of them")
+            raise ValueError(
+                f"{name!r} could be any of " + ", ".join(p.as_posix() for p in found) + ": name one of them"
+            )
         chosen.extend(p for p in found if p not in chosen)
     return chosen
 
@@ -260,8 +267,10 @@ def prepare_work_copy() -> None:
     first = not WORK.exists()
     copied = copy_new_notebooks(PRISTINE, WORK)
     if first:
-        say(f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; "
-            "python3 kit.py reset NOTEBOOK gives you a fresh copy)")
+        say(
+            f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; "
+            "python3 kit.py reset NOTEBOOK gives you a fresh copy)"
+        )
     elif copied:
         say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
 
@@ -292,9 +301,14 @@ def cmd_reset(args: list[str]) -> None:
         if kept is None:
             say(f"work/{rel.as_posix()}: a fresh copy (there was none)")
         else:
-            say(f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}")
-    print("If a notebook you reset is open in JupyterLab, close it without saving (or choose Revert when "
-          "JupyterLab says the file changed on disk).", flush=True)
+            say(
+                f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}"
+            )
+    print(
+        "If a notebook you reset is open in JupyterLab, close it without saving (or choose Revert when "
+        "JupyterLab says the file changed on disk).",
+        flush=True,
+    )
 
 
 def smoke_test_wheel() -> None:
@@ -350,10 +364,26 @@ def cmd_lock(args: list[str]) -> None:
     # --universal: one lock for every platform and Python the project supports (markers say
     # which pin applies where); pins already in constraints.txt are kept unless they must move
     # (pass --upgrade to move them all, or --upgrade-package NAME for one).
-    run([uv, "pip", "compile", "pyproject.toml", "--all-extras", "--universal",
-         "--python-version", ".".join(map(str, MIN_PYTHON)), "--quiet",
-         "--custom-compile-command", "python3 kit.py lock", "--output-file", LOCK.name, *args],
-        cwd=ROOT, env=venv_env())
+    run(
+        [
+            uv,
+            "pip",
+            "compile",
+            "pyproject.toml",
+            "--all-extras",
+            "--universal",
+            "--python-version",
+            ".".join(map(str, MIN_PYTHON)),
+            "--quiet",
+            "--custom-compile-command",
+            "python3 kit.py lock",
+            "--output-file",
+            LOCK.name,
+            *args,
+        ],
+        cwd=ROOT,
+        env=venv_env(),
+    )
     say(f"wrote {LOCK.name}: the next `python3 kit.py test` or `lab` installs from it")
 
 
@@ -362,8 +392,9 @@ COMMANDS = {"lab": cmd_lab, "test": cmd_test, "bench": cmd_bench, "lock": cmd_lo
 
 def main(argv: list[str]) -> None:
     if sys.version_info < MIN_PYTHON:
-        sys.exit(f"kit.py: fnkit needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; "
-                 f"this is {sys.version.split()[0]}")
+        sys.exit(
+            f"kit.py: fnkit needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; this is {sys.version.split()[0]}"
+        )
     if not argv or argv[0] not in COMMANDS:
         print(f"usage:\n{USAGE}", file=sys.stderr)
         sys.exit(0 if argv and argv[0] in ("-h", "--help", "help") else 2)

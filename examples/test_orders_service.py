@@ -9,10 +9,10 @@ import json
 
 import pytest
 from hypothesis import given, settings
+from orders_service import orders_api, process_orders, screen_mail
 
 import fnkit
 from fnkit.testing import assert_outcome, assert_valid, strategies
-from orders_service import orders_api, process_orders, screen_mail
 
 # --- the queue consumer ------------------------------------------------------------------
 
@@ -47,15 +47,21 @@ def test_no_order_is_ever_lost(event):
 
 
 def test_an_order_can_be_read(alb_event):
-    result = assert_outcome(orders_api, alb_event("GET", "/orders/42"), status=200,
-                            headers={"content-type": "application/json"})
+    result = assert_outcome(
+        orders_api, alb_event("GET", "/orders/42"), status=200, headers={"content-type": "application/json"}
+    )
     assert json.loads(result.body)["item"] == "parcel"
 
 
 def test_a_posted_order_is_created_in_either_header_mode(alb_event):
     for multi_value in (False, True):
-        event = alb_event("POST", "/orders", body=b'{"id": "7", "qty": 1}',
-                          headers={"content-type": "application/json"}, multi_value=multi_value)
+        event = alb_event(
+            "POST",
+            "/orders",
+            body=b'{"id": "7", "qty": 1}',
+            headers={"content-type": "application/json"},
+            multi_value=multi_value,
+        )
         assert_outcome(orders_api, event, status=201, body='{"id": "7", "qty": 1}')
 
 

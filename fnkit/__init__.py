@@ -33,9 +33,29 @@ _LAZY = {
 }
 
 __all__ = [
-    "DIALECTS", "ContractError", "Context", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
-    "alb", "correlation_ids", "detect_source", "invoke", "invoke_many", "isolation", "mail", "queue", "replay",
-    "replay_partitions", "rules", "tabulate", "validate", "validate_response",
+    "DIALECTS",
+    "Context",
+    "ContractError",
+    "Dialect",
+    "HandlerError",
+    "Invocation",
+    "Issue",
+    "Raw",
+    "Report",
+    "alb",
+    "correlation_ids",
+    "detect_source",
+    "invoke",
+    "invoke_many",
+    "isolation",
+    "mail",
+    "queue",
+    "replay",
+    "replay_partitions",
+    "rules",
+    "tabulate",
+    "validate",
+    "validate_response",
 ]
 
 

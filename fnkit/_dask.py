@@ -12,12 +12,12 @@ import hashlib
 import os
 import pickle
 from collections import deque
-from collections.abc import Iterable, Iterator
-from typing import Any, Callable
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from ._replay import _INSTALL_DASK, _finish, _order, _partition_frame, pack, partitions, replay_partition
 
-_SESSION: dict[str, Any] = {}      # the LocalCluster made for this session, and clients by scheduler address
+_SESSION: dict[str, Any] = {}  # the LocalCluster made for this session, and clients by scheduler address
 _HANDLERS: dict[str, Callable] = {}  # in a worker: handlers already unpickled, by digest
 
 
@@ -41,16 +41,18 @@ def get_client(client: Any = None):
     if client is not None and hasattr(client, "scheduler_address"):  # a cluster object
         return distributed.Client(client)
     if client is not None:
-        raise TypeError(f"client is a dask.distributed Client, a cluster, or a scheduler address, not "
-                        f"{type(client).__name__}")
+        raise TypeError(
+            f"client is a dask.distributed Client, a cluster, or a scheduler address, not {type(client).__name__}"
+        )
     try:
         return distributed.default_client()
     except ValueError:
         pass
     if "local" not in _SESSION:
         workers = max(1, min(os.cpu_count() or 1, 4))
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+        cluster = distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
         _SESSION["local"] = distributed.Client(cluster)
     return _SESSION["local"]
 
@@ -62,7 +64,7 @@ def handler_blob(handler: Callable) -> bytes:
     name = getattr(handler, "__qualname__", None) or type(handler).__name__
     try:
         return cloudpickle.dumps(handler)
-    except Exception as exc:  # noqa: BLE001 - whatever cloudpickle raises, the sentence says it
+    except Exception as exc:
         raise TypeError(
             f"The handler {name!r} cannot be sent to the Dask workers: cloudpickle cannot serialise it "
             f"({exc.__class__.__name__}: {exc}). Define it at the top level of a module or a notebook cell, and "
@@ -76,9 +78,11 @@ def _handler(blob: bytes) -> Callable:
     if handler is None:
         try:
             handler = pickle.loads(blob)
-        except Exception as exc:  # noqa: BLE001 - say what the worker could not do
-            raise RuntimeError(f"A Dask worker could not load the handler ({exc.__class__.__name__}: {exc}); is the "
-                               "module that defines it importable there?") from exc
+        except Exception as exc:
+            raise RuntimeError(
+                f"A Dask worker could not load the handler ({exc.__class__.__name__}: {exc}); is the "
+                "module that defines it importable there?"
+            ) from exc
         _HANDLERS[digest] = handler
     return handler
 
@@ -142,8 +146,7 @@ def conform(frame, columns: list[str], dtypes: dict, offset: int, label: Any):
     return frame
 
 
-def _submit_all(client, handler: Callable, items: Iterable[Any], config: dict, size: int,
-                window: int) -> Iterator[Any]:
+def _submit_all(client, handler: Callable, items: Iterable[Any], config: dict, size: int, window: int) -> Iterator[Any]:
     """Futures of the partitions, in order; at most `window` unfinished at any time (the stream is read as they finish)."""
     distributed = _distributed()
     shared = client.scatter(handler_blob(handler), broadcast=True, hash=False)
@@ -166,8 +169,9 @@ def _window(client, window: int | None) -> int:
     return 2 * max(1, sum(client.nthreads().values()))
 
 
-def dask_replay(handler: Callable, items: Iterable[Any], config: dict, *, client: Any, compute: bool,
-                partition_size: int):
+def dask_replay(
+    handler: Callable, items: Iterable[Any], config: dict, *, client: Any, compute: bool, partition_size: int
+):
     """`replay` on Dask: a Dask DataFrame (or, with `compute`, the local engine's pandas DataFrame)."""
     import dask
     import dask.dataframe as dd
@@ -196,8 +200,9 @@ def dask_replay(handler: Callable, items: Iterable[Any], config: dict, *, client
         return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
-def dask_partitions(handler: Callable, items: Iterable[Any], config: dict, *, client: Any, partition_size: int,
-                    window: int | None) -> Iterator[Any]:
+def dask_partitions(
+    handler: Callable, items: Iterable[Any], config: dict, *, client: Any, partition_size: int, window: int | None
+) -> Iterator[Any]:
     """`replay_partitions` on Dask: pandas frames in order, at most `window` partitions in flight."""
     client = get_client(client)
     handler_blob(handler)  # fail now, not on first use
@@ -215,4 +220,4 @@ def dask_partitions(handler: Callable, items: Iterable[Any], config: dict, *, cl
     return stream()
 
 
-__all__ = ["get_client", "handler_blob", "dask_replay", "dask_partitions", "run_partition", "common_dtype"]
+__all__ = ["common_dtype", "dask_partitions", "dask_replay", "get_client", "handler_blob", "run_partition"]

@@ -45,8 +45,9 @@ class Unreadable:
         return self.issue.path
 
 
-def unreadable(where: str, message: str, source: str | None = None, *, severity: str = "error",
-               code: str = "format") -> Unreadable:
+def unreadable(
+    where: str, message: str, source: str | None = None, *, severity: str = "error", code: str = "format"
+) -> Unreadable:
     """An `Unreadable` for a line or entry at `where`."""
     make = error if severity == "error" else warning
     return Unreadable(make(where, code, message, None), source)
@@ -73,12 +74,21 @@ class ImportStream(Iterator):
     a widget in a notebook, text elsewhere); None shows one only inside a notebook.
     """
 
-    def __init__(self, produce: Callable[["ImportStream"], Iterator[Any]], *, source: str | None, what: str,
-                 unit: str, item: str, progress: bool | None = None, description: str | None = None) -> None:
+    def __init__(
+        self,
+        produce: Callable[[ImportStream], Iterator[Any]],
+        *,
+        source: str | None,
+        what: str,
+        unit: str,
+        item: str,
+        progress: bool | None = None,
+        description: str | None = None,
+    ) -> None:
         self.source = source
-        self.what = what            # "access log", "queue messages", "events"
-        self.unit = unit            # what `read` counts: "line", "message"
-        self.item = item            # what is yielded: "request", "event"
+        self.what = what  # "access log", "queue messages", "events"
+        self.unit = unit  # what `read` counts: "line", "message"
+        self.item = item  # what is yielded: "request", "event"
         self.read = 0
         self.yielded = 0
         self.issues: list[Issue] = []
@@ -143,9 +153,11 @@ class ImportStream(Iterator):
 
     def summary(self) -> str:
         """One sentence: lines read, items yielded, lines reported."""
-        return (f"{self.what}: read {self.read} {self.unit}{'s' if self.read != 1 else ''}, "
-                f"yielded {self.yielded} {self.item}{'s' if self.yielded != 1 else ''}, "
-                f"reported {self.reported} {self.unit}{'s' if self.reported != 1 else ''}")
+        return (
+            f"{self.what}: read {self.read} {self.unit}{'s' if self.read != 1 else ''}, "
+            f"yielded {self.yielded} {self.item}{'s' if self.yielded != 1 else ''}, "
+            f"reported {self.reported} {self.unit}{'s' if self.reported != 1 else ''}"
+        )
 
     def __repr__(self) -> str:
         return f"<ImportStream {self.summary()}>"
@@ -170,8 +182,11 @@ def files_of(path: str | Path) -> list[Path]:
     """The files a path stands for: itself, or every file in a folder (recursively, by name; hidden ones skipped)."""
     path = Path(path)
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file()
-                      and not any(part.startswith(".") for part in p.relative_to(path).parts))
+        return sorted(
+            p
+            for p in path.rglob("*")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
     if not path.exists():
         raise FileNotFoundError(f"no such file or folder: {path}")
     return [path]
@@ -206,8 +221,11 @@ def iter_lines(source: Any, stream: ImportStream) -> Iterator[tuple[str, int, st
             try:
                 line = bytes(line).decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield unreadable(f"<lines>:{number}", f"The line is not UTF-8 text (bad byte at position {exc.start}).",
-                                 stream.source)
+                yield unreadable(
+                    f"<lines>:{number}",
+                    f"The line is not UTF-8 text (bad byte at position {exc.start}).",
+                    stream.source,
+                )
                 continue
         yield "<lines>", number, line.rstrip("\r\n")
 
@@ -222,14 +240,21 @@ def _file_lines(path: Path, stream: ImportStream) -> Iterator[tuple[str, int, st
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    yield unreadable(f"{name}:{number}", f"The line is not UTF-8 text (bad byte at position {exc.start}).",
-                                     stream.source)
+                    yield unreadable(
+                        f"{name}:{number}",
+                        f"The line is not UTF-8 text (bad byte at position {exc.start}).",
+                        stream.source,
+                    )
                     continue
                 yield name, number, text.rstrip("\r\n")
         except (EOFError, OSError, zlib.error) as exc:
             # a gzip file cut short or corrupt: say where reading stopped, keep what came before
-            yield unreadable(f"{name}:{number + 1}", f"The file cannot be read past line {number}: "
-                             f"{exc.__class__.__name__}: {exc or 'the compressed data ends early'}.", stream.source)
+            yield unreadable(
+                f"{name}:{number + 1}",
+                f"The file cannot be read past line {number}: "
+                f"{exc.__class__.__name__}: {exc or 'the compressed data ends early'}.",
+                stream.source,
+            )
 
 
 def head_bytes(path: str | Path) -> bytes:
@@ -294,8 +319,9 @@ def events_from_file(path: str | Path, *, progress: bool | None = False) -> Impo
                 except ValueError as exc:
                     yield unreadable(f"{name}:{number}", f"The line is not valid JSON: {exc}.")
 
-    return ImportStream(produce, source=None, what="events", unit="line", item="event", progress=progress,
-                        description=Path(path).name)
+    return ImportStream(
+        produce, source=None, what="events", unit="line", item="event", progress=progress, description=Path(path).name
+    )
 
 
 def _json_list(path: Path, stream: ImportStream) -> Iterator[Any]:
@@ -324,5 +350,15 @@ def chain(streams: Iterable[Any]) -> Iterator[Any]:
         yield from (stream.entries() if isinstance(stream, ImportStream) else stream)
 
 
-__all__ = ["ImportStream", "Unreadable", "unreadable", "iter_lines", "files_of", "kind_of", "open_events",
-           "events_from_file", "in_notebook", "chain"]
+__all__ = [
+    "ImportStream",
+    "Unreadable",
+    "chain",
+    "events_from_file",
+    "files_of",
+    "in_notebook",
+    "iter_lines",
+    "kind_of",
+    "open_events",
+    "unreadable",
+]

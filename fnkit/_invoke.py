@@ -28,8 +28,9 @@ import threading
 import time
 import traceback as _tb
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ._report import Raw, loads_strict
 
@@ -146,7 +147,6 @@ def encode_response(value: Any) -> tuple[str | None, str | None]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
-
 ISOLATIONS = ("process", "thread", "none")
 DEFAULT_MEMORY_LIMIT_MB = 1024  # a worker process's address space (resource.setrlimit); FNKIT_MEMORY_LIMIT_MB overrides
 MAX_LOG_CHARS = 1_000_000  # per invocation; the rest is counted, not kept (a printing loop stays bounded)
@@ -179,7 +179,7 @@ class Unsendable:
 class _Capture:
     """What one invocation printed and logged (bounded), and what it reported."""
 
-    __slots__ = ("parts", "size", "reports")
+    __slots__ = ("parts", "reports", "size")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
@@ -241,7 +241,11 @@ _routers: list[_Router] = []  # every router ever installed stays referenced: a 
 
 def _ensure_capture() -> None:
     """Install the router on sys.stdout/err and the logging handler, unless they are there already."""
-    if isinstance(sys.stdout, _Router) and isinstance(sys.stderr, _Router) and _log_handler in logging.getLogger().handlers:
+    if (
+        isinstance(sys.stdout, _Router)
+        and isinstance(sys.stderr, _Router)
+        and _log_handler in logging.getLogger().handlers
+    ):
         return
     with _install_lock:
         for name in ("stdout", "stderr"):
@@ -258,11 +262,11 @@ def _ensure_capture() -> None:
 class capturing:
     """Make sure output capture is installed (it then stays: nothing is swapped per call)."""
 
-    def __enter__(self) -> "capturing":
+    def __enter__(self) -> capturing:
         _ensure_capture()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
 
@@ -308,8 +312,15 @@ def _invocation(status: str, value: Any, duration_ms: float, capture: _Capture, 
     if status == "error":
         return Invocation(error=value, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
     text, why = encode_response(value)
-    return Invocation(returned=value, response_text=text, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s,
-                      encode_error=why, reports=reports)
+    return Invocation(
+        returned=value,
+        response_text=text,
+        duration_ms=duration_ms,
+        logs=logs,
+        timeout_s=timeout_s,
+        encode_error=why,
+        reports=reports,
+    )
 
 
 def _run_inline(handler: Callable, event: Any, context: Any, timeout_s: float | None) -> Invocation:
@@ -320,7 +331,11 @@ def _run_inline(handler: Callable, event: Any, context: Any, timeout_s: float | 
         status, value, duration_ms = _call_handler(handler, event, context)
     finally:
         _current.reset(token)
-    if status == "error" and value.type == "KeyboardInterrupt" and threading.current_thread() is threading.main_thread():
+    if (
+        status == "error"
+        and value.type == "KeyboardInterrupt"
+        and threading.current_thread() is threading.main_thread()
+    ):
         raise KeyboardInterrupt  # the person at the keyboard stops the loop, not the handler
     return _invocation(status, value, duration_ms, capture, timeout_s)
 
@@ -329,7 +344,7 @@ class _HandlerThread:
     """A reusable thread for handlers: starting a thread per call costs more than many handlers do."""
 
     def __init__(self) -> None:
-        self.tasks: "queue_module.SimpleQueue[Callable[[], None] | None]" = queue_module.SimpleQueue()
+        self.tasks: queue_module.SimpleQueue[Callable[[], None] | None] = queue_module.SimpleQueue()
         self.lock = threading.Lock()
         self.abandoned = False
         self.thread = threading.Thread(target=self._loop, name="fnkit-handler", daemon=True)
@@ -381,8 +396,13 @@ def _run_on_thread(handler: Callable, event: Any, context: Any, timeout_s: float
             with _threads_lock:
                 THREAD_STATS["abandoned_threads_running"] += 1
                 THREAD_STATS["abandoned_threads_total"] += 1
-            return Invocation(timed_out=True, duration_ms=(time.perf_counter() - started) * 1000.0,
-                              logs=capture.text(), timeout_s=timeout_s, reports=tuple(capture.reports))
+            return Invocation(
+                timed_out=True,
+                duration_ms=(time.perf_counter() - started) * 1000.0,
+                logs=capture.text(),
+                timeout_s=timeout_s,
+                reports=tuple(capture.reports),
+            )
     with _threads_lock:
         if len(_idle_threads) < 32:
             _idle_threads.append(worker)
@@ -425,9 +445,14 @@ def _check_isolation(isolation: str) -> None:
 
 
 def _internal_error(exc: BaseException, timeout_s: float | None) -> Invocation:
-    return Invocation(error=HandlerError("fnkit.InternalError", f"fnkit could not run the handler: "
-                                         f"{type(exc).__name__}: {exc}", "".join(_tb.format_exception(exc))),
-                      timeout_s=timeout_s)
+    return Invocation(
+        error=HandlerError(
+            "fnkit.InternalError",
+            f"fnkit could not run the handler: {type(exc).__name__}: {exc}",
+            "".join(_tb.format_exception(exc)),
+        ),
+        timeout_s=timeout_s,
+    )
 
 
 def invoke(
@@ -484,7 +509,9 @@ def invoke_many(
     if len(contexts) != len(events):
         raise ValueError(f"give one context per event: {len(events)} event(s), {len(contexts)} context(s)")
     if isolation != "process":
-        return [invoke(handler, e, timeout_s=timeout_s, context=c, isolation=isolation) for e, c in zip(events, contexts)]
+        return [
+            invoke(handler, e, timeout_s=timeout_s, context=c, isolation=isolation) for e, c in zip(events, contexts)
+        ]
     prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
     try:
         from . import _isolate

@@ -34,7 +34,8 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ._invoke import (
     DEFAULT_MEMORY_LIMIT_MB,
@@ -103,7 +104,7 @@ class _Remote:
 class _RemoteSpec:
     """How a caller's service travels to the worker: its slot, method names and repr."""
 
-    __slots__ = ("slot", "methods", "text")
+    __slots__ = ("methods", "slot", "text")
 
     def __init__(self, slot: int, methods: tuple[str, ...], text: str) -> None:
         self.slot, self.methods, self.text = slot, methods, text
@@ -317,8 +318,15 @@ def _sendable(value: Any) -> tuple[bytes | None, str]:
             return None, Unsendable(value).text
 
 
-def _run_one(handler: Callable, call_id: int, event: Any, ctx_cls: type, ctx_state: dict,
-             remaining_s: float | None, timeout_s: float | None) -> tuple:
+def _run_one(
+    handler: Callable,
+    call_id: int,
+    event: Any,
+    ctx_cls: type,
+    ctx_state: dict,
+    remaining_s: float | None,
+    timeout_s: float | None,
+) -> tuple:
     """Run the handler once in this worker; the result message."""
     from ._invoke import _call_handler
 
@@ -337,9 +345,13 @@ def _run_one(handler: Callable, call_id: int, event: Any, ctx_cls: type, ctx_sta
             _worker_state.call_id = None
     if status == "error" and value.type == "MemoryError":
         limit = _worker_state.memory_mb
-        value = HandlerError("MemoryError", "the handler needed more memory than the worker's limit"
-                             + (f" ({limit:,} MB)" if limit else "") + (f": {value.message}" if value.message else ""),
-                             value.traceback)
+        value = HandlerError(
+            "MemoryError",
+            "the handler needed more memory than the worker's limit"
+            + (f" ({limit:,} MB)" if limit else "")
+            + (f": {value.message}" if value.message else ""),
+            value.traceback,
+        )
     if status == "returned":
         text, why = encode_response(value)
         blob, shown = _sendable(value)
@@ -350,8 +362,16 @@ def _run_one(handler: Callable, call_id: int, event: Any, ctx_cls: type, ctx_sta
     for topic, fact in capture.reports:
         blob, shown = _sendable((topic, fact))
         reports.append(blob if blob is not None else pickle.dumps((topic, shown), _PROTOCOL))
-    return ("result", call_id, status, payload, duration_ms, _context_changes(context, ctx_state),
-            tuple(reports), timeout_s)
+    return (
+        "result",
+        call_id,
+        status,
+        payload,
+        duration_ms,
+        _context_changes(context, ctx_state),
+        tuple(reports),
+        timeout_s,
+    )
 
 
 def _worker_loop(conn: Any) -> None:
@@ -379,8 +399,7 @@ def _worker_loop(conn: Any) -> None:
 
                 handlers[key] = cloudpickle.loads(blob)
             except BaseException as exc:  # noqa: BLE001 - the caller says why the handler cannot load
-                _worker_state.send(("loaded", False, f"{type(exc).__name__}: {exc}",
-                                    isinstance(exc, ImportError)))
+                _worker_state.send(("loaded", False, f"{type(exc).__name__}: {exc}", isinstance(exc, ImportError)))
                 continue
             _worker_state.send(("loaded", True, "", False))
         handler = handlers[key]
@@ -390,10 +409,23 @@ def _worker_loop(conn: Any) -> None:
             try:
                 data = pickle.dumps(result, _PROTOCOL)
             except Exception as exc:  # noqa: BLE001 - a result that cannot travel is an error of the call
-                data = pickle.dumps(("result", call_id, "error",
-                                     HandlerError(ERROR_NOT_MOVABLE, f"the handler's result could not be sent back "
-                                                  f"to the caller: {type(exc).__name__}: {exc}", ""),
-                                     result[4], {}, (), timeout_s), _PROTOCOL)
+                data = pickle.dumps(
+                    (
+                        "result",
+                        call_id,
+                        "error",
+                        HandlerError(
+                            ERROR_NOT_MOVABLE,
+                            f"the handler's result could not be sent back to the caller: {type(exc).__name__}: {exc}",
+                            "",
+                        ),
+                        result[4],
+                        {},
+                        (),
+                        timeout_s,
+                    ),
+                    _PROTOCOL,
+                )
             out_of_memory = result[2] == "error" and result[3].type == "MemoryError"
             _worker_state.hold_result(data, number == len(items) or out_of_memory)
             if out_of_memory:
@@ -487,10 +519,12 @@ def _exit_text(status: int) -> str:
             name = signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        why = {"SIGSEGV": ": a crash in C code (through ctypes, say)",
-               "SIGBUS": ": a crash in C code",
-               "SIGABRT": ": aborted, often an allocation that failed past the memory limit",
-               "SIGKILL": ": killed from outside (the system may have run out of memory)"}.get(name, "")
+        why = {
+            "SIGSEGV": ": a crash in C code (through ctypes, say)",
+            "SIGBUS": ": a crash in C code",
+            "SIGABRT": ": aborted, often an allocation that failed past the memory limit",
+            "SIGKILL": ": killed from outside (the system may have run out of memory)",
+        }.get(name, "")
         return f"the handler's process was killed by signal {number} ({name}){why}"
     if os.WIFEXITED(status):
         return f"the handler's process exited with code {os.WEXITSTATUS(status)}"
@@ -508,8 +542,13 @@ class _Zygote:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the caller's imports, from the start
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL, start_new_session=True, env=env, cwd=os.getcwd())
+            [sys.executable, "-c", code, str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+            cwd=os.getcwd(),
+        )
         theirs.close()
         self.control = mine
         self.lock = threading.Lock()
@@ -561,7 +600,7 @@ def _zygote_preload() -> None:
 
     import cloudpickle  # noqa: F401
 
-    from . import queue, mail, alb  # noqa: F401  - their context classes and the content API
+    from . import alb, mail, queue  # noqa: F401  - their context classes and the content API
     from .mail import _content  # noqa: F401
 
 
@@ -804,8 +843,9 @@ def _handler_blob(handler: Callable, by_value: bool = False) -> bytes:
             f"the handler {name} cannot be sent to a worker process ({_short(exc)}). It refers, through its "
             "closure or the globals it uses, to something that cannot be copied to another process (a lock, "
             "an open file or socket, a generator, a running thread...). Define the handler at the top level "
-            "of a cell or module and create such objects inside it; or call with isolation=\"thread\" "
-            "(no hard stop) to run it in this process.") from None
+            'of a cell or module and create such objects inside it; or call with isolation="thread" '
+            "(no hard stop) to run it in this process."
+        ) from None
 
 
 _by_value_lock = threading.Lock()
@@ -857,9 +897,11 @@ def _dumps_message(message: tuple) -> bytes:
         try:
             return cloudpickle.dumps(message, _PROTOCOL)
         except Exception as exc:  # noqa: BLE001
-            raise NotMovable(f"the event or the context cannot be sent to a worker process ({_short(exc)}); "
-                             "give JSON-like values (dicts, lists, strings, numbers), or call with "
-                             "isolation=\"thread\".") from None
+            raise NotMovable(
+                f"the event or the context cannot be sent to a worker process ({_short(exc)}); "
+                "give JSON-like values (dicts, lists, strings, numbers), or call with "
+                'isolation="thread".'
+            ) from None
 
 
 def _log_levels() -> dict:
@@ -878,7 +920,9 @@ def _sync_for(worker: _Worker, memory_mb: int | None) -> dict:
     wanted = {"sys_path": list(sys.path), "cwd": _cwd(), "levels": _log_levels(), "memory_mb": memory_mb}
     sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
     worker.synced.update(sync)
-    raw = getattr(os.environ, "_data", None)  # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
+    raw = getattr(
+        os.environ, "_data", None
+    )  # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
     raw = dict(raw) if isinstance(raw, dict) else dict(os.environ)
     if worker.synced.get("environ_raw", _UNSET) != raw:
         worker.synced["environ_raw"] = raw
@@ -902,8 +946,18 @@ def _cwd() -> str:
 class _Item:
     """One event of a call or a batch: what goes out, and what came back."""
 
-    __slots__ = ("call_id", "event", "context", "timeout_s", "services", "message", "result", "logs",
-                 "log_size", "started")
+    __slots__ = (
+        "call_id",
+        "context",
+        "event",
+        "log_size",
+        "logs",
+        "message",
+        "result",
+        "services",
+        "started",
+        "timeout_s",
+    )
 
     def __init__(self, call_id: int, event: Any, context: Context, timeout_s: float | None) -> None:
         self.call_id = call_id
@@ -926,7 +980,9 @@ class _Item:
     def log_text(self) -> str:
         text = "".join(self.logs)
         if self.log_size > MAX_LOG_CHARS:
-            text += f"\n[fnkit: output cut after {MAX_LOG_CHARS:,} characters; {self.log_size - MAX_LOG_CHARS:,} more]\n"
+            text += (
+                f"\n[fnkit: output cut after {MAX_LOG_CHARS:,} characters; {self.log_size - MAX_LOG_CHARS:,} more]\n"
+            )
         return text
 
 
@@ -940,8 +996,9 @@ def _next_call_id() -> int:
 
 
 def _error_invocation(item: _Item, kind: str, message: str, duration_ms: float = 0.0) -> Invocation:
-    return Invocation(error=HandlerError(kind, message, ""), duration_ms=duration_ms, logs=item.log_text(),
-                      timeout_s=item.timeout_s)
+    return Invocation(
+        error=HandlerError(kind, message, ""), duration_ms=duration_ms, logs=item.log_text(), timeout_s=item.timeout_s
+    )
 
 
 def _finish(item: _Item, message: tuple) -> Invocation:
@@ -959,8 +1016,15 @@ def _finish(item: _Item, message: tuple) -> Invocation:
         return Invocation(error=payload, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
     blob, shown, type_name, text, why = payload
     returned = _loads_or(blob, None) if blob is not None else _unsendable(type_name, shown)
-    return Invocation(returned=returned, response_text=text, duration_ms=duration_ms, logs=logs,
-                      timeout_s=timeout_s, encode_error=why, reports=reports)
+    return Invocation(
+        returned=returned,
+        response_text=text,
+        duration_ms=duration_ms,
+        logs=logs,
+        timeout_s=timeout_s,
+        encode_error=why,
+        reports=reports,
+    )
 
 
 def _loads_or(blob: bytes, default: Any) -> Any:
@@ -1035,8 +1099,9 @@ def _run_items(handler: Callable, items: list[_Item], memory_mb: int | None) -> 
             _pool.give_back(worker)
 
 
-def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], start: int,
-              memory_mb: int | None) -> tuple[int, str, str]:
+def _exchange(
+    worker: _Worker, key: bytes, blob: bytes, items: list[_Item], start: int, memory_mb: int | None
+) -> tuple[int, str, str]:
     """Send items[start:] to one worker; collect results until done or the worker is lost.
 
     Returns (index of the first item without a result, "ok" | "lost" | "reload", why it must reload).
@@ -1050,8 +1115,14 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
                 evict.append(worker.handlers.popitem(last=False)[0])
         else:
             worker.handlers.move_to_end(key)
-        message = ("batch" if len(items) - start > 1 else "call", key, blob if send_blob else None,
-                   _sync_for(worker, memory_mb), evict, [item.message for item in items[start:]])
+        message = (
+            "batch" if len(items) - start > 1 else "call",
+            key,
+            blob if send_blob else None,
+            _sync_for(worker, memory_mb),
+            evict,
+            [item.message for item in items[start:]],
+        )
         try:
             data = _dumps_message(message)
         except NotMovable as exc:
@@ -1068,8 +1139,11 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
         if reply is None:
             worker.kill()
             for item in items[start:]:
-                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, f"the handler's module did not load within "
-                                                f"{LOAD_TIMEOUT_S:g} s in the worker process")
+                item.result = _error_invocation(
+                    item,
+                    ERROR_NOT_MOVABLE,
+                    f"the handler's module did not load within {LOAD_TIMEOUT_S:g} s in the worker process",
+                )
             return len(items), "lost", ""
         if reply[0] != "loaded":  # it ended while loading (the module's own code exited, say)
             if worker.stopped:
@@ -1082,8 +1156,10 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
             return len(items), "lost", ""
         if not reply[1]:
             worker.handlers.pop(key, None)
-            why = (f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a module the "
-                   "worker can import, or in the notebook itself; or call with isolation=\"thread\".")
+            why = (
+                f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a module the "
+                'worker can import, or in the notebook itself; or call with isolation="thread".'
+            )
             if reply[3]:
                 return start, "reload", why
             for item in items[start:]:
@@ -1093,14 +1169,21 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
     items[index].started = time.perf_counter()
     while index < len(items):
         item = items[index]
-        deadline = None if item.timeout_s is None else time.monotonic() + item.timeout_s + GRACE_S - (
-            time.perf_counter() - item.started)
+        deadline = (
+            None
+            if item.timeout_s is None
+            else time.monotonic() + item.timeout_s + GRACE_S - (time.perf_counter() - item.started)
+        )
         message = _wait(worker, deadline)
         if message is None:  # past the timeout: a hard stop
             worker.kill()
             elapsed = (time.perf_counter() - item.started) * 1000.0
-            item.result = Invocation(timed_out=True, duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
-                                     logs=item.log_text(), timeout_s=item.timeout_s)
+            item.result = Invocation(
+                timed_out=True,
+                duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
+                logs=item.log_text(),
+                timeout_s=item.timeout_s,
+            )
             return index + 1, "lost", ""
         if message[0] == "ended":
             return _lost(worker, items, index, item.started), "lost", ""
@@ -1162,8 +1245,9 @@ def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> in
 # --- the entry points ----------------------------------------------------------------------------
 
 
-def call(handler: Callable, event: Any, context: Context, timeout_s: float | None,
-         memory_mb: int | None = None) -> Invocation:
+def call(
+    handler: Callable, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
+) -> Invocation:
     """Run `handler(event, context)` in a worker process; an `Invocation`, whatever happens."""
     item = _Item(_next_call_id(), event, context, timeout_s)
     _run_items(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
@@ -1171,8 +1255,9 @@ def call(handler: Callable, event: Any, context: Context, timeout_s: float | Non
     return item.result
 
 
-def call_many(handler: Callable, events: list, contexts: list[Context], timeout_s: float | None,
-              memory_mb: int | None = None) -> list[Invocation]:
+def call_many(
+    handler: Callable, events: list, contexts: list[Context], timeout_s: float | None, memory_mb: int | None = None
+) -> list[Invocation]:
     """Run the handler on each event in turn, in worker processes, one message per chunk of events.
 
     Each event keeps its own timeout, enforced here: a handler that hangs is killed, that

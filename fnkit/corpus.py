@@ -39,26 +39,30 @@ def _queue_event(rng: random.Random, n: int) -> dict:
     for i in range(size):
         r = rng.random()
         if r < 0.08:
-            bodies.append("{not json")                       # a poison message
+            bodies.append("{not json")  # a poison message
         elif r < 0.12:
-            bodies.append("")                                # empty body
+            bodies.append("")  # empty body
         elif r < 0.18:
             bodies.append(json.dumps({"note": "ünïcødé ✓ " + rng.choice(_WORDS)}, ensure_ascii=False))
         else:
-            bodies.append(json.dumps({"type": rng.choice(_WORDS), "id": n * 100 + i, "amount": round(rng.uniform(-5, 500), 2)}))
+            bodies.append(
+                json.dumps({"type": rng.choice(_WORDS), "id": n * 100 + i, "amount": round(rng.uniform(-5, 500), 2)})
+            )
     dialect = "aws" if rng.random() < 0.3 else "provider"
     if kind < 0.25:
         groups = [rng.choice(["g1", "g2", "g3"]) for _ in bodies]
         event = queue.build_event(bodies, fifo=True, group_ids=groups, dialect=dialect, seed=n)
     elif kind < 0.35:
-        attrs = {"Priority": {"dataType": "Number", "stringValue": str(rng.randint(1, 5))},
-                 "Origin": {"dataType": "String", "stringValue": rng.choice(_WORDS)}}
+        attrs = {
+            "Priority": {"dataType": "Number", "stringValue": str(rng.randint(1, 5))},
+            "Origin": {"dataType": "String", "stringValue": rng.choice(_WORDS)},
+        }
         event = queue.build_event(bodies, message_attributes=attrs, dialect=dialect, seed=n)
     else:
         counts = [rng.choice([1, 1, 1, 2, 3]) for _ in bodies]
         event = queue.build_event(bodies, receive_counts=counts, dialect=dialect, seed=n)
     if rng.random() < 0.02:
-        event["Records"][0]["md5OfBody"] = "0" * 32            # a corrupted record: the event is invalid
+        event["Records"][0]["md5OfBody"] = "0" * 32  # a corrupted record: the event is invalid
     return event
 
 
@@ -72,14 +76,28 @@ def _mail_event(rng: random.Random, n: int) -> dict:
     outbound = rng.random() < 0.3
     count = rng.choice([1, 1, 2, 3, 5, 8, 20, 60])
     recipients = sorted({_address(rng, "example.com" if not outbound else None) for _ in range(count)})
-    subject = rng.choice([
-        "Quarterly report", "Invoice attached", "URGENT: password reset", "Re: lunch?", "holiday photos",
-        "payload.exe for you", "Weekly digest " + "#" * rng.randint(1, 5), "ünïcødé subject ✓",
-        "long subject " + "x" * 300,
-    ])
+    subject = rng.choice(
+        [
+            "Quarterly report",
+            "Invoice attached",
+            "URGENT: password reset",
+            "Re: lunch?",
+            "holiday photos",
+            "payload.exe for you",
+            "Weekly digest " + "#" * rng.randint(1, 5),
+            "ünïcødé subject ✓",
+            "long subject " + "x" * 300,
+        ]
+    )
     sender = _address(rng, "example.com" if outbound else None)
-    return mail.build_event(mail_from=sender, recipients=recipients, subject=subject,
-                            flow_direction="OUTBOUND" if outbound else "INBOUND", seed=n, store=_NullStore())
+    return mail.build_event(
+        mail_from=sender,
+        recipients=recipients,
+        subject=subject,
+        flow_direction="OUTBOUND" if outbound else "INBOUND",
+        seed=n,
+        store=_NullStore(),
+    )
 
 
 class _NullStore:
@@ -97,8 +115,10 @@ def _alb_event(rng: random.Random, n: int) -> dict:
     dialect = "aws" if rng.random() < 0.3 else "provider"
     if r < 0.08:
         return alb.health_check_event(multi_value=multi, dialect=dialect)
-    headers: list[tuple[str, str]] = [("user-agent", rng.choice(["curl/8.5.0", "Mozilla/5.0", "python-httpx/0.28"])),
-                                      ("accept", "*/*")]
+    headers: list[tuple[str, str]] = [
+        ("user-agent", rng.choice(["curl/8.5.0", "Mozilla/5.0", "python-httpx/0.28"])),
+        ("accept", "*/*"),
+    ]
     if rng.random() < 0.3:
         headers += [("cookie", "session=abc"), ("cookie", "theme=dark")]
     if rng.random() < 0.2:
@@ -111,8 +131,15 @@ def _alb_event(rng: random.Random, n: int) -> dict:
     if r < 0.85:
         body = json.dumps({"id": n, "item": rng.choice(_WORDS), "qty": rng.randint(1, 9)}).encode()
         headers.append(("content-type", "application/json"))
-        return alb.build_event(rng.choice(["POST", "PUT", "PATCH"]), "/items", headers=headers, body=body,
-                               multi_value=multi, dialect=dialect, seed=n)
+        return alb.build_event(
+            rng.choice(["POST", "PUT", "PATCH"]),
+            "/items",
+            headers=headers,
+            body=body,
+            multi_value=multi,
+            dialect=dialect,
+            seed=n,
+        )
     body = bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 64)))
     headers.append(("content-type", rng.choice(["application/octet-stream", "image/png"])))
     return alb.build_event("POST", "/upload", headers=headers, body=body, multi_value=multi, dialect=dialect, seed=n)
@@ -130,7 +157,9 @@ def write(path: str | Path = DEFAULT_PATH, seed: int = 0, n: int = DEFAULT_SIZE)
     """Write the corpus as gzip-compressed JSON Lines (no timestamp in the gzip header: reproducible bytes)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False, sort_keys=False) + "\n" for e in generate(seed, n))
+    text = "".join(
+        json.dumps(e, separators=(",", ":"), ensure_ascii=False, sort_keys=False) + "\n" for e in generate(seed, n)
+    )
     buffer = io.BytesIO()
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=9) as gz:
         gz.write(text.encode("utf-8"))
@@ -154,7 +183,9 @@ def load(path: str | Path = DEFAULT_PATH) -> list[Any]:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m fnkit.corpus", description="Write the deterministic replay corpus.")
+    parser = argparse.ArgumentParser(
+        prog="python -m fnkit.corpus", description="Write the deterministic replay corpus."
+    )
     parser.add_argument("--out", default=str(DEFAULT_PATH))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-n", type=int, default=DEFAULT_SIZE)

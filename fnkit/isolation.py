@@ -31,9 +31,9 @@ class Stopper:
 
     ```
     stopper = Stopper()
-    with stopper:                      # in the thread that calls (invoke, any source's run, a simulator)
+    with stopper:  # in the thread that calls (invoke, any source's run, a simulator)
         outcome = queue.run(handler, event, timeout_s=30)
-    stopper.stop()                     # from another thread (a Stop button): the worker is killed at once
+    stopper.stop()  # from another thread (a Stop button): the worker is killed at once
     ```
 
     A call it stopped returns an `Invocation` whose error type is `fnkit.Stopped`; calls
@@ -48,14 +48,14 @@ class Stopper:
         self._tokens = threading.local()
         self.stopped = False
 
-    def __enter__(self) -> "Stopper":
+    def __enter__(self) -> Stopper:
         stack = getattr(self._tokens, "stack", None)
         if stack is None:
             stack = self._tokens.stack = []
         stack.append(_STOPPER.set(self))
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _STOPPER.reset(self._tokens.stack.pop())
 
     def stop(self) -> bool:
@@ -109,5 +109,15 @@ def shutdown() -> None:
         isolate.shutdown()
 
 
-__all__ = ["DEFAULT_MEMORY_LIMIT_MB", "ISOLATIONS", "STOPPED_ERROR", "Stopper", "current_stopper", "invoke", "invoke_many",
-           "report", "shutdown", "stats"]
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT_MB",
+    "ISOLATIONS",
+    "STOPPED_ERROR",
+    "Stopper",
+    "current_stopper",
+    "invoke",
+    "invoke_many",
+    "report",
+    "shutdown",
+    "stats",
+]

@@ -52,8 +52,10 @@ CELL_TIMEOUT_S = 120
 
 # text that only this machine would show, and the text stand-ins of widgets
 _MACHINE_TEXT = re.compile(r"/tmp/|/home/|/root/|/Users/|site-packages|ipykernel_\d+|fnkit-environment|0x[0-9a-f]{8,}")
-_WIDGET_TEXT = re.compile(r"^(?:EventBuilder|HandlerRunner|ResponseExplorer)\(|"
-                          r"^[A-Z][A-Za-z]*\((?:value|children|description|layout|options)=")
+_WIDGET_TEXT = re.compile(
+    r"^(?:EventBuilder|HandlerRunner|ResponseExplorer)\(|"
+    r"^[A-Z][A-Za-z]*\((?:value|children|description|layout|options)="
+)
 _BLOCK_START = re.compile(r"^(?P<indent>\s*)# answer(?::\s*(?P<hint>.*?))?\s*$")
 _BLOCK_END = re.compile(r"^\s*# end answer\s*$")
 _INLINE = re.compile(r"^(?P<indent>\s*)(?P<code>\S.*?)\s+# answer(?::\s*(?P<hint>.*?))?\s*$")
@@ -208,8 +210,10 @@ def exercise_of(solution: dict, path: Path) -> dict:
 
 def has_answers(solution: dict) -> bool:
     """True when a solution marks at least one answer."""
-    return any(cell.get("cell_type") == "code" and strip_answers(_source(cell)) != _source(cell)
-               for cell in solution.get("cells", []))
+    return any(
+        cell.get("cell_type") == "code" and strip_answers(_source(cell)) != _source(cell)
+        for cell in solution.get("cells", [])
+    )
 
 
 def write_exercises(names: list[str] | None = None) -> list[Path]:
@@ -244,8 +248,10 @@ def twins() -> list[str]:
             out.append(f"solutions/{exc}")
             continue
         if wanted != (ex_dir / name).read_text(encoding="utf-8"):
-            out.append(f"exercises/{name} is not solutions/{name} minus its marked answers "
-                       f"(run: .venv/bin/python tools/notebooks.py exercises {name})")
+            out.append(
+                f"exercises/{name} is not solutions/{name} minus its marked answers "
+                f"(run: .venv/bin/python tools/notebooks.py exercises {name})"
+            )
     return out
 
 
@@ -277,8 +283,13 @@ def execute(path: Path) -> float:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     started = time.monotonic()
-    client = NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT_S, record_timing=False,
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=CELL_TIMEOUT_S,
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     client.execute()
     taken = time.monotonic() - started
     errors = [c for c in nb.cells if c.cell_type == "code" and any(o.get("output_type") == "error" for o in c.outputs)]
@@ -296,17 +307,24 @@ def problems(path: Path) -> list[str]:
     if render(normalise(nb, path)) != text:
         out.append("not normalised (run: .venv/bin/python tools/notebooks.py clean)")
     if not is_exercise(path):
-        unrun = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c.get("execution_count") is None
-                 and _source(c).strip()]
+        unrun = [
+            i
+            for i, c in enumerate(nb["cells"])
+            if c["cell_type"] == "code" and c.get("execution_count") is None and _source(c).strip()
+        ]
         if unrun:
-            out.append(f"code cell(s) {unrun} never executed: nbval would not compare them "
-                       f"(run: .venv/bin/python tools/notebooks.py run {path.name})")
+            out.append(
+                f"code cell(s) {unrun} never executed: nbval would not compare them "
+                f"(run: .venv/bin/python tools/notebooks.py run {path.name})"
+            )
     for i, cell in enumerate(nb["cells"]):
         for output in cell.get("outputs", []):
             why = _misleading(output)
             if why:
-                out.append(f"cell {i} holds {why}: clear it and tag the cell {IGNORE_TAG} "
-                           f"(run: .venv/bin/python tools/notebooks.py run {path.name})")
+                out.append(
+                    f"cell {i} holds {why}: clear it and tag the cell {IGNORE_TAG} "
+                    f"(run: .venv/bin/python tools/notebooks.py run {path.name})"
+                )
                 break
     return out
 
@@ -359,7 +377,7 @@ def main(argv: list[str]) -> int:
         return 1 if found else 0
     if command in ("run", "exercises"):
         # exercises first come from their solutions, so a run executes what learners get
-        for path in write_exercises(names if names else None):
+        for path in write_exercises(names or None):
             print(f"{path.relative_to(ROOT)}: written from solutions/{path.name}")
         if command == "exercises":
             return 0

@@ -40,7 +40,7 @@ EXTRAS = ("testing",)  # what the examples need besides the core: pytest and hyp
 WHEELHOUSE = Path(sys.prefix) / "fnkit-wheelhouse"  # inside .venv: made again with it
 
 # Runs inside the fresh venv, from the temporary folder: nothing of the checkout is importable.
-SMOKE = r'''
+SMOKE = r"""
 import subprocess, sys, sysconfig
 from pathlib import Path
 
@@ -81,7 +81,7 @@ cli = subprocess.run([str(Path(sys.executable).parent / "fnkit"), "--help"], cap
 assert cli.returncode == 0 and "validate" in cli.stdout, (cli.returncode, cli.stdout, cli.stderr)
 print(f"smoke: fnkit {fnkit.__version__} from {package}: 3 sources validated, "
       f"{len(frame):,} rows replayed from the bundled corpus, fnkit --help works")
-'''
+"""
 
 
 def say(line: str) -> None:
@@ -94,8 +94,9 @@ def run(argv: list, **kwargs) -> subprocess.CompletedProcess:
     if done.returncode != 0:
         sys.stdout.write(done.stdout)
         sys.stderr.write(done.stderr)
-        print(f"wheel_smoke: command failed with exit code {done.returncode}: {' '.join(map(str, argv))}",
-              file=sys.stderr)
+        print(
+            f"wheel_smoke: command failed with exit code {done.returncode}: {' '.join(map(str, argv))}", file=sys.stderr
+        )
         sys.exit(done.returncode or 1)
     return done
 
@@ -141,8 +142,22 @@ def fill_wheelhouse(wanted: list[str], env: dict) -> bool:
     if listing.exists() and listing.read_text(encoding="utf-8") == text:
         return False
     shutil.rmtree(WHEELHOUSE, ignore_errors=True)
-    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "--dest", WHEELHOUSE,
-         *wanted], env=env)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--dest",
+            WHEELHOUSE,
+            *wanted,
+        ],
+        env=env,
+    )
     listing.write_text(text, encoding="utf-8")
     return True
 
@@ -169,12 +184,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if fill_wheelhouse([*build_requirements(), *deps], env):
             lap("fetch (once per lock)")
-        run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *offline, "--wheel-dir", work / "dist", ROOT],
-            env=env)
+        run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *offline, "--wheel-dir", work / "dist", ROOT],
+            env=env,
+        )
         wheel = next((work / "dist").glob("fnkit-*.whl"))
         lap("build")
         venv.EnvBuilder(with_pip=False).create(work / "venv")
-        python = work / "venv" / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+        python = (
+            work / "venv" / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+        )
         pip = [sys.executable, "-m", "pip", "--python", python]
         run([*pip, "install", "-q", "--no-deps", "--no-compile", *offline, wheel, *deps], env=env)
         run([*pip, "check"], env=env)
@@ -192,8 +211,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     spent = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items())
-    say(f"{wheel.name} with {len(deps)} dependencies works outside the checkout "
-        f"({time.monotonic() - started:.1f} s: {spent})")
+    say(
+        f"{wheel.name} with {len(deps)} dependencies works outside the checkout "
+        f"({time.monotonic() - started:.1f} s: {spent})"
+    )
     return 0
 
 

@@ -138,8 +138,10 @@ MIN_FIELDS = [f.name for f in FIELDS].index("trace_id") + 1
 
 _TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|([^ "]+)')
 _UNESCAPE = re.compile(r"\\(.)")
-_URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[^\]]*\]|[^/:?#]*)(?::(?P<port>\d+))?"
-                  r"(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?$")
+_URL = re.compile(
+    r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[^\]]*\]|[^/:?#]*)(?::(?P<port>\d+))?"
+    r"(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?$"
+)
 _METHOD = re.compile(r"^[A-Z]+$")
 _DEFAULT_PORT = {"http": 80, "ws": 80, "https": 443, "wss": 443, "h2": 443, "grpcs": 443}
 _PROTO = {"http": "http", "ws": "http", "https": "https", "wss": "https"}
@@ -174,8 +176,9 @@ def parse_line(line: str) -> dict[str, Any]:
     except _Bad as exc:
         raise ValueError(f"The entry cannot be split into fields: expected {exc}.") from None
     if len(tokens) < MIN_FIELDS:
-        raise ValueError(f"The entry has {len(tokens)} field(s); an access-log entry has at least {MIN_FIELDS} "
-                         f"(type … trace_id).")
+        raise ValueError(
+            f"The entry has {len(tokens)} field(s); an access-log entry has at least {MIN_FIELDS} (type … trace_id)."
+        )
     log: dict[str, Any] = {}
     for number, (field, (text, quoted)) in enumerate(zip(FIELDS, tokens), 1):
         if quoted != field.quoted:
@@ -185,9 +188,9 @@ def parse_line(line: str) -> dict[str, Any]:
             log[field.name] = field.read(text)
         except _Bad as exc:
             raise ValueError(f"Field {number} ({field.name}) is {_show(text, quoted)}: expected {exc}.") from None
-    for field in FIELDS[len(tokens):]:
+    for field in FIELDS[len(tokens) :]:
         log[field.name] = None
-    log["extra"] = tuple(text for text, _ in tokens[len(FIELDS):])
+    log["extra"] = tuple(text for text, _ in tokens[len(FIELDS) :])
     return log
 
 
@@ -218,7 +221,7 @@ def parse_request(request: str, entry_type: str) -> Request | None:
     if method == "-":
         return None
     if not _METHOD.match(method):
-        raise ValueError(f'The request method {method!r} is not an HTTP method.')
+        raise ValueError(f"The request method {method!r} is not an HTTP method.")
     match = _URL.match(url)
     if match is None:
         raise ValueError(f"The request URL {url!r} is not scheme://host:port/path.")
@@ -226,7 +229,11 @@ def parse_request(request: str, entry_type: str) -> Request | None:
     path = match.group("path") or "/"
     if not path.startswith("/"):
         raise ValueError(f"The request URL {url!r} has a path that does not start with '/'.")
-    port = int(match.group("port")) if match.group("port") else _DEFAULT_PORT.get(scheme, _DEFAULT_PORT.get(entry_type, 80))
+    port = (
+        int(match.group("port"))
+        if match.group("port")
+        else _DEFAULT_PORT.get(scheme, _DEFAULT_PORT.get(entry_type, 80))
+    )
     return Request(method, scheme, match.group("host"), port, path, match.group("query") or "", version)
 
 
@@ -246,8 +253,16 @@ class LoggedRequest:
     where: str
     body_known: bool = False
 
-    REPLAY_COLUMNS = ("line", "logged_time", "logged_status", "logged_target_status", "logged_error_reason",
-                      "logged_target_ms", "body_known", "agrees")
+    REPLAY_COLUMNS = (
+        "line",
+        "logged_time",
+        "logged_status",
+        "logged_target_status",
+        "logged_error_reason",
+        "logged_target_ms",
+        "body_known",
+        "agrees",
+    )
 
     @property
     def status(self) -> int | None:
@@ -300,15 +315,25 @@ def request_event(log: dict, *, multi_value: bool = False, seed: int = 0) -> dic
     arn = log["target_group_arn"]
     dialect = _dialect(arn)
     return request_to_event(
-        request.method, request.path, request.query, headers, b"", multi_value,
-        target_group_arn=arn, dialect=dialect, trace=log["trace_id"] or seeded_trace_id(seed),
-        client_ip=client[0] if client else DEFAULT_CLIENT_IP, port=request.port,
-        proto=_PROTO.get(request.scheme, "https" if request.port == 443 else "http"), host=request.host,
+        request.method,
+        request.path,
+        request.query,
+        headers,
+        b"",
+        multi_value,
+        target_group_arn=arn,
+        dialect=dialect,
+        trace=log["trace_id"] or seeded_trace_id(seed),
+        client_ip=client[0] if client else DEFAULT_CLIENT_IP,
+        port=request.port,
+        proto=_PROTO.get(request.scheme, "https" if request.port == 443 else "http"),
+        host=request.host,
     )
 
 
-def events_from_access_log(path_or_lines: Any, *, multi_value: bool = False,
-                           progress: bool | None = None) -> ImportStream:
+def events_from_access_log(
+    path_or_lines: Any, *, multi_value: bool = False, progress: bool | None = None
+) -> ImportStream:
     """Stream a load balancer access log as `LoggedRequest`s (event + logged status, error reason, timings).
 
     `path_or_lines`: a log file (plain or .gz), a folder of them (read in name order), a text
@@ -318,8 +343,11 @@ def events_from_access_log(path_or_lines: Any, *, multi_value: bool = False,
     skipped silently and never raised. `multi_value`: build events as a target group with
     multi-value headers on would. `progress`: a tqdm bar (None: only in a notebook).
     """
-    if not isinstance(path_or_lines, (str, bytes)) and not hasattr(path_or_lines, "__iter__") \
-            and not hasattr(path_or_lines, "__fspath__"):
+    if (
+        not isinstance(path_or_lines, (str, bytes))
+        and not hasattr(path_or_lines, "__iter__")
+        and not hasattr(path_or_lines, "__fspath__")
+    ):
         raise TypeError(f"events_from_access_log reads a path, a text or lines, not {type(path_or_lines).__name__}")
     if hasattr(path_or_lines, "__fspath__") or (isinstance(path_or_lines, str) and "\n" not in path_or_lines):
         from .._import import files_of
@@ -334,8 +362,13 @@ def events_from_access_log(path_or_lines: Any, *, multi_value: bool = False,
             name, number, line = entry
             where = f"{name}:{number}"
             if not line.strip():
-                yield unreadable(where, "The line is blank: an access log has one entry per line.", SOURCE,
-                                 severity="warning", code="blank")
+                yield unreadable(
+                    where,
+                    "The line is blank: an access log has one entry per line.",
+                    SOURCE,
+                    severity="warning",
+                    code="blank",
+                )
                 continue
             try:
                 log = parse_line(line)
@@ -346,16 +379,36 @@ def events_from_access_log(path_or_lines: Any, *, multi_value: bool = False,
             if event is None:
                 status = log["elb_status_code"]
                 answered = f"it answered {status} itself" if status is not None else "it sent no answer"
-                yield unreadable(where, f"The load balancer logged no complete request here ({answered}, "
-                                 "without a target), so there is nothing to replay.", SOURCE,
-                                 severity="warning", code="incomplete")
+                yield unreadable(
+                    where,
+                    f"The load balancer logged no complete request here ({answered}, "
+                    "without a target), so there is nothing to replay.",
+                    SOURCE,
+                    severity="warning",
+                    code="incomplete",
+                )
                 continue
             yield LoggedRequest(event, log, where)
 
     described = path_or_lines if isinstance(path_or_lines, str) and "\n" not in path_or_lines else None
-    return ImportStream(produce, source=SOURCE, what="access log", unit="line", item="request",
-                        progress=progress, description=str(described) if described else "access log")
+    return ImportStream(
+        produce,
+        source=SOURCE,
+        what="access log",
+        unit="line",
+        item="request",
+        progress=progress,
+        description=str(described) if described else "access log",
+    )
 
 
-__all__ = ["FIELDS", "LogField", "LoggedRequest", "Request", "events_from_access_log", "parse_line",
-           "parse_request", "request_event"]
+__all__ = [
+    "FIELDS",
+    "LogField",
+    "LoggedRequest",
+    "Request",
+    "events_from_access_log",
+    "parse_line",
+    "parse_request",
+    "request_event",
+]

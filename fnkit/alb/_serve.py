@@ -14,8 +14,9 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .._invoke import Context, Invocation, _check_isolation, invoke
 from ._http import (
@@ -33,8 +34,21 @@ if TYPE_CHECKING:  # the server's own imports wait until a server starts
     import concurrent.futures
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-LOG_COLUMNS = ["time", "kind", "method", "path", "query", "status", "reason", "rule", "invoked", "duration_ms",
-               "handler_ms", "client", "explanation"]
+LOG_COLUMNS = [
+    "time",
+    "kind",
+    "method",
+    "path",
+    "query",
+    "status",
+    "reason",
+    "rule",
+    "invoked",
+    "duration_ms",
+    "handler_ms",
+    "client",
+    "explanation",
+]
 HEALTH_CHECK_TIMEOUT_S = 30.0  # the load balancer's default health check timeout for a function target
 MAX_RECORDS = 10_000  # the log keeps the most recent requests: a server that runs for days stays small
 
@@ -85,7 +99,7 @@ class _Workers:
 class _App:
     """The ASGI application: one HTTP request in, the load balancer's answer out."""
 
-    def __init__(self, server: "AlbServer") -> None:
+    def __init__(self, server: AlbServer) -> None:
         self.server = server
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
@@ -122,8 +136,12 @@ class _App:
             if gone:
                 return  # the client left before sending its body
             if over:
-                found = Refusal(413, "A1", f"The request body is over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): "
-                                           "413, the function is not invoked (reading stopped at the limit).")
+                found = Refusal(
+                    413,
+                    "A1",
+                    f"The request body is over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): "
+                    "413, the function is not invoked (reading stopped at the limit).",
+                )
         if found is not None:
             result = answered_by_balancer(found, method, path, srv.multi_value)
             srv._record("request", result, started, raw_query, scope, None)  # logged before the client hears
@@ -133,9 +151,18 @@ class _App:
         client = scope.get("client") or ("127.0.0.1", 0)
         server_addr = scope.get("server") or (srv.host, srv.port)
         event = request_to_event(
-            method, raw_path, raw_query, raw_headers, body, srv.multi_value,
-            target_group_arn=srv.target_group_arn, dialect=srv.dialect, trace=trace_id(),
-            client_ip=str(client[0]), port=int(server_addr[1] or srv.port), proto=scope.get("scheme", "http"),
+            method,
+            raw_path,
+            raw_query,
+            raw_headers,
+            body,
+            srv.multi_value,
+            target_group_arn=srv.target_group_arn,
+            dialect=srv.dialect,
+            trace=trace_id(),
+            client_ip=str(client[0]),
+            port=int(server_addr[1] or srv.port),
+            proto=scope.get("scheme", "http"),
         )
         invocation = await asyncio.wrap_future(srv._workers.submit(lambda: srv._invoke(event)))
         result = outcome(event, invocation, multi_value=srv.multi_value)
@@ -223,7 +250,7 @@ class AlbServer:
         try:
             import uvicorn  # an edge dependency: only the server needs it
         except ImportError:
-            raise ImportError("fnkit.alb.serve needs uvicorn: pip install \"fnkit[serve]\" (or uvicorn)") from None
+            raise ImportError('fnkit.alb.serve needs uvicorn: pip install "fnkit[serve]" (or uvicorn)') from None
 
         self.handler = handler
         self.multi_value = bool(multi_value)
@@ -237,18 +264,29 @@ class AlbServer:
         self._workers = _Workers()
         self._stopped = threading.Event()
         if host not in LOOPBACK:
-            print(f"fnkit: warning: serving on {host}, so other machines can reach this handler; "
-                  "the default, 127.0.0.1, keeps it on this machine.", file=sys.stderr, flush=True)
+            print(
+                f"fnkit: warning: serving on {host}, so other machines can reach this handler; "
+                "the default, 127.0.0.1, keeps it on this machine.",
+                file=sys.stderr,
+                flush=True,
+            )
         self._socket = _listen(host, port)
         self.host = host
         self.port = self._socket.getsockname()[1]
         config = uvicorn.Config(
-            _App(self), log_level="error", access_log=False, lifespan="off", ws="none",
-            server_header=False, timeout_graceful_shutdown=1, timeout_keep_alive=5,
+            _App(self),
+            log_level="error",
+            access_log=False,
+            lifespan="off",
+            ws="none",
+            server_header=False,
+            timeout_graceful_shutdown=1,
+            timeout_keep_alive=5,
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
-                                        name="fnkit-alb-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, name="fnkit-alb-server", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:
@@ -287,10 +325,10 @@ class AlbServer:
             self._health_thread.join(5)
         self._socket.close()
 
-    def __enter__(self) -> "AlbServer":
+    def __enter__(self) -> AlbServer:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:
@@ -301,11 +339,23 @@ class AlbServer:
     # -- inside ----------------------------------------------------------------------------
 
     def _invoke(self, event: dict) -> Invocation:
-        return invoke(self.handler, event, timeout_s=self.timeout_s, context=Context(timeout_s=self.timeout_s),
-                      isolation=self.isolation)
+        return invoke(
+            self.handler,
+            event,
+            timeout_s=self.timeout_s,
+            context=Context(timeout_s=self.timeout_s),
+            isolation=self.isolation,
+        )
 
-    def _record(self, kind: str, result: HttpOutcome, started: float, raw_query: bytes, scope: dict | None,
-                invocation: Invocation | None) -> None:
+    def _record(
+        self,
+        kind: str,
+        result: HttpOutcome,
+        started: float,
+        raw_query: bytes,
+        scope: dict | None,
+        invocation: Invocation | None,
+    ) -> None:
         client = (scope or {}).get("client")
         row = {
             "time": time.time(),
@@ -333,11 +383,13 @@ class AlbServer:
         """A11: the health check event every interval, logged like a request."""
         while not self._stopped.wait(self.health_check_interval_s):
             started = time.perf_counter()
-            event = health_check_event(multi_value=self.multi_value, target_group_arn=self.target_group_arn,
-                                       dialect=self.dialect)
+            event = health_check_event(
+                multi_value=self.multi_value, target_group_arn=self.target_group_arn, dialect=self.dialect
+            )
             timeout = self.timeout_s if self.timeout_s is not None else HEALTH_CHECK_TIMEOUT_S
-            invocation = invoke(self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout),
-                                isolation=self.isolation)
+            invocation = invoke(
+                self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout), isolation=self.isolation
+            )
             result = outcome(event, invocation, multi_value=self.multi_value)
             if self._stopped.is_set():
                 return
@@ -366,15 +418,24 @@ def serve(
     hang never reaches the server; "thread"; "none"; see `fnkit.invoke`). The newest
     `max_records` requests are in `.log` (and `.records`, a ring buffer).
     """
-    return AlbServer(handler, host=host, port=port, multi_value=multi_value, timeout_s=timeout_s,
-                     health_check_interval_s=health_check_interval_s, target_group_arn=target_group_arn,
-                     dialect=dialect, isolation=isolation, max_records=max_records)
+    return AlbServer(
+        handler,
+        host=host,
+        port=port,
+        multi_value=multi_value,
+        timeout_s=timeout_s,
+        health_check_interval_s=health_check_interval_s,
+        target_group_arn=target_group_arn,
+        dialect=dialect,
+        isolation=isolation,
+        max_records=max_records,
+    )
 
 
 # --- the command line -------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:  # noqa: F821
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of `fnkit serve-alb` (for the main command line's sub-parser)."""
     parser.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, e.g. app:handler or app.py:handler")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -382,8 +443,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:  
     parser.add_argument("--multi-value", action="store_true", help="multi-value headers on")
     parser.add_argument("--timeout", type=float, default=None, help="function timeout in seconds (past it: 502)")
     parser.add_argument("--health-check-interval", type=float, default=None, help="send a health check every N s")
-    parser.add_argument("--isolation", choices=("process", "thread", "none"), default="process",
-                        help="where the handler runs (default: a worker process, killed past the timeout)")
+    parser.add_argument(
+        "--isolation",
+        choices=("process", "thread", "none"),
+        default="process",
+        help="where the handler runs (default: a worker process, killed past the timeout)",
+    )
     return parser
 
 
@@ -412,8 +477,10 @@ def _print_record(row: dict) -> None:
     who = "health check" if row["kind"] == "health-check" else f"{row['method']} {row['path']}"
     query = f"?{row['query']}" if row["query"] else ""
     invoked = "" if row["invoked"] else ", not invoked"
-    print(f"{who}{query} -> {row['status']} {row['reason']} [rule {row['rule']}{invoked}] {row['duration_ms']:.1f} ms",
-          flush=True)
+    print(
+        f"{who}{query} -> {row['status']} {row['reason']} [rule {row['rule']}{invoked}] {row['duration_ms']:.1f} ms",
+        flush=True,
+    )
 
 
 def _stop_on_sigterm() -> Callable[[], None]:
@@ -441,13 +508,21 @@ def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> in
         args = add_arguments(argparse.ArgumentParser(prog="fnkit serve-alb")).parse_args(list(args))
     if handler is None:
         handler = load_handler(args.handler)
-    server = AlbServer(handler, host=args.host, port=args.port, multi_value=getattr(args, "multi_value", False),
-                       timeout_s=getattr(args, "timeout", None),
-                       health_check_interval_s=getattr(args, "health_check_interval", None),
-                       on_record=_print_record, isolation=getattr(args, "isolation", "process"))
+    server = AlbServer(
+        handler,
+        host=args.host,
+        port=args.port,
+        multi_value=getattr(args, "multi_value", False),
+        timeout_s=getattr(args, "timeout", None),
+        health_check_interval_s=getattr(args, "health_check_interval", None),
+        on_record=_print_record,
+        isolation=getattr(args, "isolation", "process"),
+    )
     mode = "on" if server.multi_value else "off"
-    print(f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",
-          flush=True)
+    print(
+        f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",
+        flush=True,
+    )
     restore = _stop_on_sigterm()
     try:
         while server._thread.is_alive():
@@ -466,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     return cli_serve(sys.argv[1:] if argv is None else argv)
 
 
-__all__ = ["AlbServer", "serve", "cli_serve", "add_arguments", "load_handler", "main"]
+__all__ = ["AlbServer", "add_arguments", "cli_serve", "load_handler", "main", "serve"]
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ class InvalidContentError(MessageContentError):
 
 _FATAL_DEFECTS = {
     "MissingHeaderBodySeparatorDefect": "a line of the header section is not a header "
-                                        "(the headers and the body must be separated by an empty line)",
+    "(the headers and the body must be separated by an empty line)",
     "FirstHeaderLineIsContinuationDefect": "the first header line starts with a space (a continuation of nothing)",
     "NoBoundaryInMultipartDefect": "a multipart part has no boundary parameter",
     "StartBoundaryNotFoundDefect": "a multipart part never uses its boundary",
@@ -94,8 +94,10 @@ def mime_problems(content: Any) -> list[str]:
     problems = []
     for number, line in enumerate(content.splitlines(), 1):
         if len(line) > MAX_LINE_CHARS:
-            problems.append(f"line {number} has {len(line):,} characters; at most {MAX_LINE_CHARS} are allowed "
-                            "before the line break (1,000 with CRLF): encode long lines as quoted-printable or base64")
+            problems.append(
+                f"line {number} has {len(line):,} characters; at most {MAX_LINE_CHARS} are allowed "
+                "before the line break (1,000 with CRLF): encode long lines as quoted-printable or base64"
+            )
             break
     head = content.replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
     try:
@@ -146,8 +148,9 @@ def message_fields(message: Any) -> tuple[bytes, dict]:
     elif isinstance(message, str):
         raw = message.encode("utf-8")
     else:
-        raise TypeError(f"message must be an email.message.EmailMessage or raw RFC 5322 bytes, "
-                        f"not {type(message).__name__}")
+        raise TypeError(
+            f"message must be an email.message.EmailMessage or raw RFC 5322 bytes, not {type(message).__name__}"
+        )
     parsed = BytesParser(policy=policy.default).parsebytes(raw)
 
     def addresses(*names: str) -> list[str]:
@@ -281,7 +284,8 @@ class MessageStore:
         if age > self.retention_s:
             raise MessageNotFoundError(
                 f"Message {message_id!r} arrived {age / 3600:.1f} h ago; raw content is kept only "
-                f"{self.retention_s / 3600:g} h (M9).")
+                f"{self.retention_s / 3600:g} h (M9)."
+            )
         return stored
 
     def get_raw_message_content(self, message_id: str) -> bytes:
@@ -295,7 +299,8 @@ class MessageStore:
         with self._lock:
             if not self._open_sync.get(message_id):
                 raise MessageFrozenError(
-                    f"Message {message_id!r} can be replaced only during a synchronous invocation for it (M9).")
+                    f"Message {message_id!r} can be replaced only during a synchronous invocation for it (M9)."
+                )
             stored.content = data
 
     def restore(self, message_id: str) -> None:
@@ -309,7 +314,7 @@ class MessageStore:
         return self.message(message_id).original
 
     @contextmanager
-    def invocation(self, message_id: str, *, mode: str = "sync", at_s: float | None = None) -> Iterator["MessageContent"]:
+    def invocation(self, message_id: str, *, mode: str = "sync", at_s: float | None = None) -> Iterator[MessageContent]:
         """Open the content API for one invocation; yields the handler's `MessageContent`."""
         client = MessageContent(self, message_id, mode=mode, time_s=self.now_s if at_s is None else at_s)
         if mode == "sync":
@@ -364,8 +369,9 @@ class MessageContent:
         self._check_open()
         return self.store.get_raw_message_content(_one_id(message_id, messageId))
 
-    def put_raw_message_content(self, message_id: str | None = None, content: bytes | None = None, *,
-                                messageId: str | None = None) -> None:  # noqa: N803
+    def put_raw_message_content(
+        self, message_id: str | None = None, content: bytes | None = None, *, messageId: str | None = None
+    ) -> None:  # noqa: N803
         """Replace the raw message; counts only in a synchronous invocation for this message."""
         target = _one_id(message_id, messageId)
         with self._lock:
@@ -375,10 +381,12 @@ class MessageContent:
             if target != self.message_id:
                 raise MessageFrozenError(
                     f"This invocation is for message {self.message_id!r}; a replacement takes effect only "
-                    f"during a synchronous invocation for that message, not {target!r} (M9).")
+                    f"during a synchronous invocation for that message, not {target!r} (M9)."
+                )
             if self.mode != "sync":
-                self.replacements.append(Replacement(target, self.time_s, data, False,
-                                                     "during an asynchronous invocation"))
+                self.replacements.append(
+                    Replacement(target, self.time_s, data, False, "during an asynchronous invocation")
+                )
                 return
             self.store.put_raw_message_content(target, data)
             self.replacements.append(Replacement(target, self.time_s, data, True))

@@ -56,10 +56,16 @@ class Attempt:
 
     def row(self) -> dict:
         """The attempt as a table row."""
-        return {"source": "mail", "attempt": self.number, "time_s": self.time_s, "invocation_id": self.invocation_id,
-                "result": self.result, "duration_s": self.duration_s,
-                "error": str(self.invocation.error) if self.invocation.error else None,
-                "issues": "; ".join(str(i) for i in self.issues.errors)}
+        return {
+            "source": "mail",
+            "attempt": self.number,
+            "time_s": self.time_s,
+            "invocation_id": self.invocation_id,
+            "result": self.result,
+            "duration_s": self.duration_s,
+            "error": str(self.invocation.error) if self.invocation.error else None,
+            "issues": "; ".join(str(i) for i in self.issues.errors),
+        }
 
 
 @dataclass(frozen=True)
@@ -107,10 +113,15 @@ class MailRun:
     def _repr_html_(self) -> str:
         from html import escape
 
-        rows = "".join(f"<tr><td>{a.number}</td><td>{a.time_s:g}</td><td>{escape(a.result)}</td>"
-                       f"<td>{escape(a.invocation_id)}</td></tr>" for a in self.attempts)
-        return (f"<table><tr><th>attempt</th><th>time (s)</th><th>result</th><th>invocationId</th></tr>{rows}</table>"
-                + self.outcome._repr_html_())
+        rows = "".join(
+            f"<tr><td>{a.number}</td><td>{a.time_s:g}</td><td>{escape(a.result)}</td>"
+            f"<td>{escape(a.invocation_id)}</td></tr>"
+            for a in self.attempts
+        )
+        return (
+            f"<table><tr><th>attempt</th><th>time (s)</th><th>result</th><th>invocationId</th></tr>{rows}</table>"
+            + self.outcome._repr_html_()
+        )
 
 
 class MailRule:
@@ -133,15 +144,25 @@ class MailRule:
         recipients_limit: int = 500,
         store=None,
     ) -> None:
-        check_config(mode=mode, fallback_action=fallback_action, conflict_policy=conflict_policy,
-                     response_timeout_s=response_timeout_s)
-        if (isinstance(rule_timeout_minutes, bool) or not isinstance(rule_timeout_minutes, (int, float))
-                or not 0 <= rule_timeout_minutes <= RULE_TIMEOUT_MAX_MINUTES):
-            raise ValueError(f"rule_timeout_minutes must be between 0 and {RULE_TIMEOUT_MAX_MINUTES}, "
-                             f"not {rule_timeout_minutes!r} (M2).")
+        check_config(
+            mode=mode,
+            fallback_action=fallback_action,
+            conflict_policy=conflict_policy,
+            response_timeout_s=response_timeout_s,
+        )
+        if (
+            isinstance(rule_timeout_minutes, bool)
+            or not isinstance(rule_timeout_minutes, (int, float))
+            or not 0 <= rule_timeout_minutes <= RULE_TIMEOUT_MAX_MINUTES
+        ):
+            raise ValueError(
+                f"rule_timeout_minutes must be between 0 and {RULE_TIMEOUT_MAX_MINUTES}, "
+                f"not {rule_timeout_minutes!r} (M2)."
+            )
         if not backoff_initial_s > 0 or not backoff_factor >= 1 or not backoff_max_s >= backoff_initial_s:
-            raise ValueError("the backoff needs backoff_initial_s > 0, backoff_factor >= 1 and "
-                             "backoff_max_s >= backoff_initial_s.")
+            raise ValueError(
+                "the backoff needs backoff_initial_s > 0, backoff_factor >= 1 and backoff_max_s >= backoff_initial_s."
+            )
         if not 0 <= jitter < 1:
             raise ValueError(f"jitter is a fraction in [0, 1), not {jitter!r}.")
         self.mode = mode
@@ -159,8 +180,10 @@ class MailRule:
         self.store = store
 
     def __repr__(self) -> str:
-        return (f"MailRule(mode={self.mode!r}, fallback_action={self.fallback_action!r}, "
-                f"rule_timeout_minutes={self.rule_timeout_minutes!r}, response_timeout_s={self.response_timeout_s!r})")
+        return (
+            f"MailRule(mode={self.mode!r}, fallback_action={self.fallback_action!r}, "
+            f"rule_timeout_minutes={self.rule_timeout_minutes!r}, response_timeout_s={self.response_timeout_s!r})"
+        )
 
     @property
     def rule_timeout_s(self) -> float:
@@ -168,9 +191,14 @@ class MailRule:
         return self.rule_timeout_minutes * 60.0
 
     def _outcome_keywords(self) -> dict:
-        return {"mode": self.mode, "fallback_action": self.fallback_action,
-                "response_timeout_s": self.response_timeout_s, "conflict_policy": self.conflict_policy,
-                "extensions": self.extensions, "recipients_limit": self.recipients_limit}
+        return {
+            "mode": self.mode,
+            "fallback_action": self.fallback_action,
+            "response_timeout_s": self.response_timeout_s,
+            "conflict_policy": self.conflict_policy,
+            "extensions": self.extensions,
+            "recipients_limit": self.recipients_limit,
+        }
 
     def backoff_s(self, retry: int, rng: random.Random | None = None) -> float:
         """The wait before retry number `retry` (1 = the first retry)."""
@@ -208,8 +236,9 @@ class MailRule:
         final = with_content(final, clients, store, value["messageId"])
         return MailRun(tuple(attempts), final, self.rule_timeout_s)
 
-    def _attempts(self, handler, event: dict, store, base: float,
-                  isolation: str) -> tuple[list[Attempt], list, MailOutcome]:
+    def _attempts(
+        self, handler, event: dict, store, base: float, isolation: str
+    ) -> tuple[list[Attempt], list, MailOutcome]:
         """Invoke until an attempt counts or the rule timeout leaves no room (virtual clock from `base`)."""
         keywords = self._outcome_keywords()
         rng = random.Random(self.seed)
@@ -218,14 +247,24 @@ class MailRule:
         t = 0.0
         while True:
             store.now_s = base + t
-            invocation, client = call_handler(handler, event, store=store, mode=self.mode,
-                                              timeout_s=self.response_timeout_s, attempt=len(attempts) + 1, at_s=t,
-                                              isolation=isolation)
+            invocation, client = call_handler(
+                handler,
+                event,
+                store=store,
+                mode=self.mode,
+                timeout_s=self.response_timeout_s,
+                attempt=len(attempts) + 1,
+                at_s=t,
+                isolation=isolation,
+            )
             clients.append(client)
             result_outcome = outcome(event, invocation, **keywords)
             result, duration = self._result(invocation, result_outcome)
-            attempts.append(Attempt(len(attempts) + 1, t, event["invocationId"], result, invocation,
-                                    result_outcome.issues, duration))
+            attempts.append(
+                Attempt(
+                    len(attempts) + 1, t, event["invocationId"], result, invocation, result_outcome.issues, duration
+                )
+            )
             if result in ("applied", "ignored") or self.mode == "async":
                 return attempts, clients, self._finish_applied(result_outcome, attempts)
             next_t = t + duration + self.backoff_s(len(attempts), rng)
@@ -249,16 +288,26 @@ class MailRule:
         if len(attempts) == 1:
             return result_outcome
         last = attempts[-1]
-        prefix = (f"After {_n(len(attempts) - 1, 'failed attempt')} (same invocationId), attempt {last.number} "
-                  f"at {last.time_s:g} s succeeded. ")
+        prefix = (
+            f"After {_n(len(attempts) - 1, 'failed attempt')} (same invocationId), attempt {last.number} "
+            f"at {last.time_s:g} s succeeded. "
+        )
         return replace(result_outcome, reason=prefix + result_outcome.reason)
 
     def _finish_fallback(self, event: dict, last: MailOutcome, attempts: list[Attempt]) -> MailOutcome:
         if self.rule_timeout_s == 0:
             when = "with a rule timeout of 0 there are no retries"
         else:
-            when = (f"the rule timeout of {self.rule_timeout_minutes:g} min leaves no time for another attempt "
-                    f"(next wait {self.backoff_s(len(attempts)):g} s)")
+            when = (
+                f"the rule timeout of {self.rule_timeout_minutes:g} min leaves no time for another attempt "
+                f"(next wait {self.backoff_s(len(attempts)):g} s)"
+            )
         why = f"{_n(len(attempts), 'attempt')} failed (the last: {last.cause}); {when}"
-        return fallback_outcome(envelope_recipients(event), self.fallback_action, why, list(last.issues),
-                                inferred=last.inferred_reading, invocation=attempts[-1].invocation)
+        return fallback_outcome(
+            envelope_recipients(event),
+            self.fallback_action,
+            why,
+            list(last.issues),
+            inferred=last.inferred_reading,
+            invocation=attempts[-1].invocation,
+        )

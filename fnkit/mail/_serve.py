@@ -80,8 +80,23 @@ DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_RECIPIENTS = 1000  # inbound, per message; RFC 5321 asks for at least 100
 BOUNCE_SUBJECT = "Undelivered Mail Returned to Sender"
 DEFAULT_BOUNCE_TEXT = "The message was refused by a mail-flow rule."
-LOG_COLUMNS = ["message_id", "invocation_id", "sender", "recipient", "subject", "action", "via", "rule",
-               "outcome", "attempts", "status", "delivered_to", "replaced", "note", "reason"]
+LOG_COLUMNS = [
+    "message_id",
+    "invocation_id",
+    "sender",
+    "recipient",
+    "subject",
+    "action",
+    "via",
+    "rule",
+    "outcome",
+    "attempts",
+    "status",
+    "delivered_to",
+    "replaced",
+    "note",
+    "reason",
+]
 _PRUNE_EVERY_S = 60.0
 MAX_RECORDS = 10_000  # log rows kept (a ring buffer): a server that runs for days stays small
 
@@ -113,8 +128,10 @@ def _domains(domains: Any) -> frozenset[str]:
         raise TypeError(f"domains must be a domain or a list of domains, not {type(domains).__name__}") from None
     found = frozenset(d for d in found if d)
     if not found:
-        raise ValueError("serve needs at least one organisation domain (domains=[...]); without one every "
-                         "recipient is refused, and accepting all would make an open relay.")
+        raise ValueError(
+            "serve needs at least one organisation domain (domains=[...]); without one every "
+            "recipient is refused, and accepting all would make an open relay."
+        )
     return found
 
 
@@ -189,11 +206,23 @@ class _SmtpHooks:
 class MailServer:
     """A running SMTP front end (see `serve`); a context manager that stops it on exit."""
 
-    def __init__(self, handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None,
-                 host: str = "127.0.0.1", port: int = 0, outbound: bool = False,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, max_recipients: int | None = None,
-                 workers: int = 8, on_record: Callable[[dict], Any] | None = None, isolation: str = "process",
-                 max_records: int = MAX_RECORDS) -> None:
+    def __init__(
+        self,
+        handler: Callable,
+        *,
+        domains: Any,
+        rule: Any = None,
+        maildir: Any = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        outbound: bool = False,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_recipients: int | None = None,
+        workers: int = 8,
+        on_record: Callable[[dict], Any] | None = None,
+        isolation: str = "process",
+        max_records: int = MAX_RECORDS,
+    ) -> None:
         from .._invoke import _check_isolation
         from ._rule import MailRule
 
@@ -253,12 +282,22 @@ class MailServer:
                 super()._trigger_server()
 
         if not _is_loopback(self.host):
-            warnings.warn(f"fnkit.mail.serve binds {self.host!r}: the server is reachable from other machines. "
-                          "It only accepts mail for its domains, but it is a development tool; bind 127.0.0.1 "
-                          "unless you mean it.", UserWarning, stacklevel=3)
+            warnings.warn(
+                f"fnkit.mail.serve binds {self.host!r}: the server is reachable from other machines. "
+                "It only accepts mail for its domains, but it is a development tool; bind 127.0.0.1 "
+                "unless you mean it.",
+                UserWarning,
+                stacklevel=3,
+            )
         self._controller = _Controller(
-            _SmtpHooks(self), hostname=self.host, port=self.port, data_size_limit=self.max_message_bytes,
-            enable_SMTPUTF8=True, ident="fnkit mail-flow gateway", server_hostname="fnkit.localhost")
+            _SmtpHooks(self),
+            hostname=self.host,
+            port=self.port,
+            data_size_limit=self.max_message_bytes,
+            enable_SMTPUTF8=True,
+            ident="fnkit mail-flow gateway",
+            server_hostname="fnkit.localhost",
+        )
         try:
             self._controller.start()
         except BaseException:
@@ -294,8 +333,10 @@ class MailServer:
 
     def __repr__(self) -> str:
         state = "listening" if self.running else "stopped"
-        return (f"<MailServer {self.url} {state}: {self.flow_direction.lower()} for "
-                f"{', '.join(sorted(self.domains))}, {len(self.records)} recipient row(s)>")
+        return (
+            f"<MailServer {self.url} {state}: {self.flow_direction.lower()} for "
+            f"{', '.join(sorted(self.domains))}, {len(self.records)} recipient row(s)>"
+        )
 
     def drain(self, timeout: float | None = 10.0) -> bool:
         """Wait until no message and no asynchronous invocation is in flight; False on timeout."""
@@ -345,8 +386,9 @@ class MailServer:
             return "451 4.3.0 The message could not be summarised; try again later"
         try:
             if self.rule.mode == "async":
-                rows = self._carry_out(message, event, async_outcome(envelope_recipients(event), []).decisions,
-                                       "ignored", 0, None, note)
+                rows = self._carry_out(
+                    message, event, async_outcome(envelope_recipients(event), []).decisions, "ignored", 0, None, note
+                )
                 self._busy(+1)
                 try:
                     future = self._executor.submit(self._invoke_async, event, rows)
@@ -356,8 +398,9 @@ class MailServer:
                     future.add_done_callback(lambda f: f.cancelled() and self._busy(-1))
             else:
                 run = self.rule.run(self.handler, event, isolation=self.isolation)
-                rows = self._carry_out(message, event, run.outcome.decisions, run.outcome.status,
-                                       len(run.attempts), run, note)
+                rows = self._carry_out(
+                    message, event, run.outcome.decisions, run.outcome.status, len(run.attempts), run, note
+                )
         except Exception as exc:  # noqa: BLE001
             self._record_all(message, event, "deferred", f"fnkit failed: {type(exc).__name__}: {exc}")
             return "451 4.3.0 Internal error; try again later"
@@ -373,8 +416,13 @@ class MailServer:
         if now - self._pruned > _PRUNE_EVERY_S:
             self._pruned = now
             _forget_expired(self.store)
-        keywords = {"mail_from": message.mail_from, "recipients": list(message.recipients),
-                    "flow_direction": self.flow_direction, "store": self.store, "seed": next(self._sequence)}
+        keywords = {
+            "mail_from": message.mail_from,
+            "recipients": list(message.recipients),
+            "flow_direction": self.flow_direction,
+            "store": self.store,
+            "seed": next(self._sequence),
+        }
         headers = event_headers(message.raw)
         try:
             event, note = build_event(message=headers, **keywords), ""
@@ -388,8 +436,16 @@ class MailServer:
         self.store.add(event["messageId"], message.raw)  # the content API serves the whole message (M9)
         return event, note
 
-    def _carry_out(self, message: _Message, event: dict, decisions: dict[str, Decision], status: str,
-                   attempts: int, run: Any, note: str) -> list[dict]:
+    def _carry_out(
+        self,
+        message: _Message,
+        event: dict,
+        decisions: dict[str, Decision],
+        status: str,
+        attempts: int,
+        run: Any,
+        note: str,
+    ) -> list[dict]:
         """Deliver, drop or bounce for every recipient; one log row each."""
         content = (run.delivered_content if run is not None else None) or message.raw
         by_key = {r.lower(): (r, d) for r, d in decisions.items()}
@@ -400,24 +456,53 @@ class MailServer:
             if found is not None:
                 plan.append((address, found[1], ""))
             elif run is None:  # cut from a truncated event (M1); asynchronous: delivery unaffected (M8)
-                plan.append((address, Decision("DEFAULT", "allRecipients", None, "M8",
-                                               "not in the event (recipients cut past 128 KB); asynchronous "
-                                               "rule: delivered as usual"), ""))
+                plan.append(
+                    (
+                        address,
+                        Decision(
+                            "DEFAULT",
+                            "allRecipients",
+                            None,
+                            "M8",
+                            "not in the event (recipients cut past 128 KB); asynchronous rule: delivered as usual",
+                        ),
+                        "",
+                    )
+                )
             else:  # cut from a truncated event (M1): fnkit's reading
-                plan.append((address, Decision(self.rule.fallback_action, "fallback", None, "M1",
-                                               "not in the event (recipients cut past 128 KB): the fallback "
-                                               "action applies (inferred)"), ""))
+                plan.append(
+                    (
+                        address,
+                        Decision(
+                            self.rule.fallback_action,
+                            "fallback",
+                            None,
+                            "M1",
+                            "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
+                        ),
+                        "",
+                    )
+                )
         for key, (address, decision) in by_key.items():
             if key not in in_envelope:
                 plan.append((address, decision, "added by the response (BCC)"))
         rows, bounced = [], []
         for address, decision, extra in plan:
             row = {
-                "message_id": event["messageId"], "invocation_id": event["invocationId"],
-                "sender": message.mail_from, "recipient": address, "subject": event["subject"],
-                "action": decision.action, "via": decision.via, "rule": decision.rule, "outcome": status,
-                "attempts": attempts, "status": None, "delivered_to": None,
-                "replaced": content is not message.raw, "note": _joined(note, extra),
+                "message_id": event["messageId"],
+                "invocation_id": event["invocationId"],
+                "sender": message.mail_from,
+                "recipient": address,
+                "subject": event["subject"],
+                "action": decision.action,
+                "via": decision.via,
+                "rule": decision.rule,
+                "outcome": status,
+                "attempts": attempts,
+                "status": None,
+                "delivered_to": None,
+                "replaced": content is not message.raw,
+                "note": _joined(note, extra),
                 "reason": _reason(decision, run),
             }
             try:
@@ -432,13 +517,13 @@ class MailServer:
             self._record(row)
         return rows
 
-    def _dispose(self, row: dict, address: str, decision: Decision, content: bytes, added: bool,
-                 bounced: list) -> None:
+    def _dispose(self, row: dict, address: str, decision: Decision, content: bytes, added: bool, bounced: list) -> None:
         action = decision.action
         if added and not self.outbound and _domain(address) not in self.domains:
             row["status"] = "not delivered"
-            row["note"] = _joined(row["note"], "not an organisation address: on inbound mail the platform adds "
-                                  "only its own (M5)")
+            row["note"] = _joined(
+                row["note"], "not an organisation address: on inbound mail the platform adds only its own (M5)"
+            )
         elif action in ("DEFAULT", "BYPASS_SPAM_CHECK"):
             row["delivered_to"] = self._deliver(address, content)
             row["status"] = "delivered"
@@ -488,8 +573,10 @@ class MailServer:
                 row["note"] = _joined(row["note"], "bounce not delivered (remote sender)")
             return
         try:
-            path = self._deliver(sender, make_bounce(message, event, [(r["recipient"], t) for r, t in bounced],
-                                                     self._reporting_domain(sender)))
+            path = self._deliver(
+                sender,
+                make_bounce(message, event, [(r["recipient"], t) for r, t in bounced], self._reporting_domain(sender)),
+            )
         except Exception as exc:  # noqa: BLE001
             for row, _ in bounced:
                 row["status"] = "failed"
@@ -529,13 +616,25 @@ class MailServer:
     def _record_all(self, message: _Message, event: dict | None, status: str, note: str) -> None:
         """One row per recipient of a message that could not be handled (the client retries)."""
         for address in message.recipients:
-            self._record({
-                "message_id": event["messageId"] if event else None,
-                "invocation_id": event["invocationId"] if event else None,
-                "sender": message.mail_from, "recipient": address, "subject": event["subject"] if event else None,
-                "action": None, "via": None, "rule": None, "outcome": None, "attempts": 0, "status": status,
-                "delivered_to": None, "replaced": False, "note": note, "reason": "",
-            })
+            self._record(
+                {
+                    "message_id": event["messageId"] if event else None,
+                    "invocation_id": event["invocationId"] if event else None,
+                    "sender": message.mail_from,
+                    "recipient": address,
+                    "subject": event["subject"] if event else None,
+                    "action": None,
+                    "via": None,
+                    "rule": None,
+                    "outcome": None,
+                    "attempts": 0,
+                    "status": status,
+                    "delivered_to": None,
+                    "replaced": False,
+                    "note": note,
+                    "reason": "",
+                }
+            )
 
 
 #: The headers an event takes from a message whose envelope gives mail_from and recipients.
@@ -599,11 +698,21 @@ def make_bounce(message: _Message, event: dict, bounced: list[tuple[str, str]], 
     ]
     for recipient, text in bounced:
         lines += [f"<{recipient}>: {text}"]
-    lines += ["", "--- Delivery report ---", f"Reporting-MTA: dns; {domain}",
-              f"Original-Envelope-Id: {event['messageId']}", ""]
+    lines += [
+        "",
+        "--- Delivery report ---",
+        f"Reporting-MTA: dns; {domain}",
+        f"Original-Envelope-Id: {event['messageId']}",
+        "",
+    ]
     for recipient, text in bounced:
-        lines += [f"Final-Recipient: rfc822; {recipient}", "Action: failed", "Status: 5.7.1",
-                  f"Diagnostic-Code: smtp; 550 5.7.1 {' '.join(text.split())}", ""]
+        lines += [
+            f"Final-Recipient: rfc822; {recipient}",
+            "Action: failed",
+            "Status: 5.7.1",
+            f"Diagnostic-Code: smtp; 550 5.7.1 {' '.join(text.split())}",
+            "",
+        ]
     lines += ["--- Subject of the original message ---", event["subject"] or "(no subject)"]
     bounce = EmailMessage(policy=policy.SMTP)
     bounce["From"] = f"Mail Delivery System <MAILER-DAEMON@{domain}>"
@@ -631,11 +740,22 @@ def _forget_expired(store: MessageStore) -> None:
             del messages[key]
 
 
-def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None, host: str = "127.0.0.1",
-          port: int = 0, outbound: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-          max_recipients: int | None = None, workers: int = 8,
-          on_record: Callable[[dict], Any] | None = None, isolation: str = "process",
-          max_records: int = MAX_RECORDS) -> MailServer:
+def serve(
+    handler: Callable,
+    *,
+    domains: Any,
+    rule: Any = None,
+    maildir: Any = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    outbound: bool = False,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_recipients: int | None = None,
+    workers: int = 8,
+    on_record: Callable[[dict], Any] | None = None,
+    isolation: str = "process",
+    max_records: int = MAX_RECORDS,
+) -> MailServer:
     """Serve `handler` as a mail-flow rule behind a real SMTP server; returns the running `MailServer`.
 
     `domains`: the organisation's domains (inbound: the only recipients accepted;
@@ -650,17 +770,32 @@ def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = N
     never reaches the server; "thread"; "none"; see `fnkit.invoke`). `.log` keeps the
     newest `max_records` rows.
     """
-    server = MailServer(handler, domains=domains, rule=rule, maildir=maildir, host=host, port=port,
-                        outbound=outbound, max_message_bytes=max_message_bytes, max_recipients=max_recipients,
-                        workers=workers, on_record=on_record, isolation=isolation, max_records=max_records)
+    server = MailServer(
+        handler,
+        domains=domains,
+        rule=rule,
+        maildir=maildir,
+        host=host,
+        port=port,
+        outbound=outbound,
+        max_message_bytes=max_message_bytes,
+        max_recipients=max_recipients,
+        workers=workers,
+        on_record=on_record,
+        isolation=isolation,
+        max_records=max_records,
+    )
     return server.start()
 
 
 def _print_row(row: dict) -> None:
     where = row["status"] or "?"
     extra = f" ({row['note']})" if row.get("note") else ""
-    print(f"{row['message_id'] or '-'} {row['sender']} -> {row['recipient']}: {row['action'] or '-'} via "
-          f"{row['via'] or '-'} [{row['rule'] or '-'}] {where}{extra}", flush=True)
+    print(
+        f"{row['message_id'] or '-'} {row['sender']} -> {row['recipient']}: {row['action'] or '-'} via "
+        f"{row['via'] or '-'} [{row['rule'] or '-'}] {where}{extra}",
+        flush=True,
+    )
 
 
 def cli_serve(args: Any, handler: Callable) -> int:
@@ -670,17 +805,24 @@ def cli_serve(args: Any, handler: Callable) -> int:
     from ._rule import MailRule
 
     try:
-        rule = MailRule(mode=args.mode, fallback_action=args.fallback,
-                        rule_timeout_minutes=args.rule_timeout_minutes)
+        rule = MailRule(mode=args.mode, fallback_action=args.fallback, rule_timeout_minutes=args.rule_timeout_minutes)
     except ValueError as exc:
         print(f"fnkit serve-mail: {exc}", file=sys.stderr)
         return 2
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            server = serve(handler, domains=args.domains, rule=rule, maildir=args.maildir, host=args.host,
-                           port=args.port, outbound=args.outbound, on_record=_print_row,
-                           isolation=getattr(args, "isolation", "process"))
+            server = serve(
+                handler,
+                domains=args.domains,
+                rule=rule,
+                maildir=args.maildir,
+                host=args.host,
+                port=args.port,
+                outbound=args.outbound,
+                on_record=_print_row,
+                isolation=getattr(args, "isolation", "process"),
+            )
         for warning in caught:
             print(f"fnkit serve-mail: warning: {warning.message}", file=sys.stderr)
     except (ValueError, TypeError) as exc:
@@ -690,9 +832,12 @@ def cli_serve(args: Any, handler: Callable) -> int:
         print(f"fnkit serve-mail: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     flow = "outbound (senders of" if server.outbound else "inbound (recipients of"
-    print(f"fnkit serve-mail: listening on {server.url}, {flow} {', '.join(sorted(server.domains))}); "
-          f"{rule.mode} rule, fallback {rule.fallback_action}, rule timeout {rule.rule_timeout_minutes:g} min; "
-          f"Maildirs under {server.maildir.resolve()}. Ctrl-C stops.", flush=True)
+    print(
+        f"fnkit serve-mail: listening on {server.url}, {flow} {', '.join(sorted(server.domains))}); "
+        f"{rule.mode} rule, fallback {rule.fallback_action}, rule timeout {rule.rule_timeout_minutes:g} min; "
+        f"Maildirs under {server.maildir.resolve()}. Ctrl-C stops.",
+        flush=True,
+    )
     stopping = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -707,6 +852,5 @@ def cli_serve(args: Any, handler: Callable) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     messages = len({r["message_id"] for r in server.records})
-    print(f"fnkit serve-mail: stopped after {messages} message(s), {len(server.records)} recipient row(s).",
-          flush=True)
+    print(f"fnkit serve-mail: stopped after {messages} message(s), {len(server.records)} recipient row(s).", flush=True)
     return 0

@@ -27,6 +27,8 @@ from ._event import (
     MAX_BATCH_STANDARD,
     md5_of_body,
     md5_of_message_attributes,
+)
+from ._event import (
     queue_arn as make_queue_arn,
 )
 
@@ -56,15 +58,16 @@ def message_attributes_to_event(attributes: dict) -> dict:
         else:
             entry["stringValue"] = attr.get("StringValue")
         entry["stringListValues"] = list(attr.get("StringListValues") or [])
-        entry["binaryListValues"] = [base64.b64encode(bytes(v)).decode("ascii") if isinstance(v, (bytes, bytearray)) else v
-                                     for v in attr.get("BinaryListValues") or []]
+        entry["binaryListValues"] = [
+            base64.b64encode(bytes(v)).decode("ascii") if isinstance(v, (bytes, bytearray)) else v
+            for v in attr.get("BinaryListValues") or []
+        ]
         entry["dataType"] = dtype
         out[name] = entry
     return out
 
 
-def _record(message: dict, arn: str, region: str, dialect: str, where: str, label: str,
-            stream: ImportStream) -> dict:
+def _record(message: dict, arn: str, region: str, dialect: str, where: str, label: str, stream: ImportStream) -> dict:
     """One record in the event's spelling; what does not agree is reported on `stream`, and kept as it was."""
     body = message["Body"]
     record: dict[str, Any] = {
@@ -76,8 +79,12 @@ def _record(message: dict, arn: str, region: str, dialect: str, where: str, labe
     }
     missing = [a for a in RECORD_ATTRIBUTES if a not in record["attributes"]]
     if missing:
-        stream.note(where, f"{label} lacks the attribute(s) {', '.join(missing)} that every record carries "
-                    "(receive with AttributeNames=All); the record will not validate (QS3).", code="missing")
+        stream.note(
+            where,
+            f"{label} lacks the attribute(s) {', '.join(missing)} that every record carries "
+            "(receive with AttributeNames=All); the record will not validate (QS3).",
+            code="missing",
+        )
     raw_attrs = message.get("MessageAttributes") or {}
     try:
         attrs = message_attributes_to_event(raw_attrs)
@@ -92,25 +99,44 @@ def _record(message: dict, arn: str, region: str, dialect: str, where: str, labe
         except (ValueError, KeyError, TypeError):
             expected = None
         if given_attrs_md5 is None:
-            stream.note(where, f"{label} has message attributes but no MD5OfMessageAttributes; "
-                        f"the record carries the computed one ({expected}).", severity="warning", code="missing")
+            stream.note(
+                where,
+                f"{label} has message attributes but no MD5OfMessageAttributes; "
+                f"the record carries the computed one ({expected}).",
+                severity="warning",
+                code="missing",
+            )
             given_attrs_md5 = expected
         elif expected is not None and given_attrs_md5 != expected:
-            stream.note(where, f"{label}: MD5OfMessageAttributes is '{given_attrs_md5}' but the MD5 of its message "
-                        f"attributes is '{expected}'; the record keeps the given one and will not validate (Q13).")
+            stream.note(
+                where,
+                f"{label}: MD5OfMessageAttributes is '{given_attrs_md5}' but the MD5 of its message "
+                f"attributes is '{expected}'; the record keeps the given one and will not validate (Q13).",
+            )
         record["md5OfMessageAttributes"] = given_attrs_md5
     elif given_attrs_md5 is not None:
-        stream.note(where, f"{label} has MD5OfMessageAttributes but no message attributes.", severity="warning",
-                    code="unexpected")
+        stream.note(
+            where,
+            f"{label} has MD5OfMessageAttributes but no message attributes.",
+            severity="warning",
+            code="unexpected",
+        )
     given = message.get("MD5OfBody")
     expected_body = md5_of_body(body)
     if given is None:
-        stream.note(where, f"{label} has no MD5OfBody; the record carries the MD5 of its body ({expected_body}).",
-                    severity="warning", code="missing")
+        stream.note(
+            where,
+            f"{label} has no MD5OfBody; the record carries the MD5 of its body ({expected_body}).",
+            severity="warning",
+            code="missing",
+        )
         given = expected_body
     elif given != expected_body:
-        stream.note(where, f"{label}: MD5OfBody is '{given}' but the MD5 of its Body is '{expected_body}'; the "
-                    "record keeps the given one and will not validate (Q13).")
+        stream.note(
+            where,
+            f"{label}: MD5OfBody is '{given}' but the MD5 of its Body is '{expected_body}'; the "
+            "record keeps the given one and will not validate (Q13).",
+        )
     record["md5OfBody"] = given
     record["eventSource"] = EVENT_SOURCE[dialect]
     record["eventSourceARN"] = arn
@@ -205,6 +231,7 @@ def _messages_of(value: Any, base: str) -> Iterator[tuple[str, Any]] | None:
     if isinstance(value, dict) and "MessageId" in value:
         return iter([(base, value)])
     if isinstance(value, list):
+
         def walk() -> Iterator[tuple[str, Any]]:
             for j, item in enumerate(value):
                 inner = _messages_of(item, f"{base}[{j}]") if isinstance(item, dict) and "Messages" in item else None
@@ -212,11 +239,14 @@ def _messages_of(value: Any, base: str) -> Iterator[tuple[str, Any]] | None:
                     yield from inner
                 else:
                     yield f"{base}[{j}]", item
+
         return walk()
     return None
 
 
-def _document(text: str, name: str, stream: ImportStream, line_offset: int = 0) -> Iterator[tuple[str, str, Any] | Unreadable]:
+def _document(
+    text: str, name: str, stream: ImportStream, line_offset: int = 0
+) -> Iterator[tuple[str, str, Any] | Unreadable]:
     """(where, label, message) for each message of one JSON document, located by line."""
     try:
         value = json.loads(text)
@@ -228,8 +258,12 @@ def _document(text: str, name: str, stream: ImportStream, line_offset: int = 0) 
     found = _messages_of(value, "$")
     if found is None:
         stream.count()
-        yield unreadable(f"{name}:{line_offset + 1}", "This is not ReceiveMessage output: expected "
-                         '{"Messages": [...]}, a list of such answers, or a list of messages.', SOURCE)
+        yield unreadable(
+            f"{name}:{line_offset + 1}",
+            "This is not ReceiveMessage output: expected "
+            '{"Messages": [...]}, a list of such answers, or a list of messages.',
+            SOURCE,
+        )
         return
     found = list(found)
     try:
@@ -247,10 +281,12 @@ def _entries(source: Any, stream: ImportStream) -> Iterator[tuple[str, str, Any]
     if isinstance(source, (str, Path)) and not (isinstance(source, str) and source.lstrip()[:1] in ("{", "[")):
         for path in files_of(source):
             head = head_bytes(path).lstrip()
-            if head[:1] == b"[" or (head[:1] == b"{" and b"\n" in head and not head.split(b"\n", 1)[0].rstrip().endswith(b"}")):
-                yield from _whole_file(path, stream)   # one document (pretty-printed or a list)
+            if head[:1] == b"[" or (
+                head[:1] == b"{" and b"\n" in head and not head.split(b"\n", 1)[0].rstrip().endswith(b"}")
+            ):
+                yield from _whole_file(path, stream)  # one document (pretty-printed or a list)
             else:
-                yield from _json_lines(path, stream)   # one answer per line
+                yield from _json_lines(path, stream)  # one answer per line
         return
     if isinstance(source, str):
         yield from _document(source, "<text>", stream)
@@ -258,8 +294,12 @@ def _entries(source: Any, stream: ImportStream) -> Iterator[tuple[str, str, Any]
     found = _messages_of(source, "$")
     if found is None:
         stream.count()
-        yield unreadable("$", "This is not ReceiveMessage output: expected {\"Messages\": [...]}, a list of such "
-                         "answers, or a list of messages.", SOURCE)
+        yield unreadable(
+            "$",
+            'This is not ReceiveMessage output: expected {"Messages": [...]}, a list of such '
+            "answers, or a list of messages.",
+            SOURCE,
+        )
         return
     for path, message in found:
         stream.count()
@@ -294,8 +334,14 @@ def _json_lines(path: Path, stream: ImportStream) -> Iterator[Any]:
         yield from _document(text, name, stream, line_offset=number - 1)
 
 
-def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batch_size: int = DEFAULT_BATCH,
-                         dialect: str = "aws", progress: bool | None = None) -> ImportStream:
+def events_from_messages(
+    obj_or_path: Any,
+    *,
+    queue_arn: str | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    dialect: str = "aws",
+    progress: bool | None = None,
+) -> ImportStream:
     """Stream ReceiveMessage output as queue batch events of up to `batch_size` records, in the event's spelling.
 
     `obj_or_path`: a response (`{"Messages": [...]}`), a list of responses or of messages, JSON
@@ -311,7 +357,9 @@ def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batc
         raise ValueError(f"batch_size is at least 1, not {batch_size}")
     if dialect not in EVENT_SOURCE:
         raise ValueError(f"dialect must be 'provider' or 'aws', not {dialect!r}")
-    if isinstance(obj_or_path, (str, Path)) and not (isinstance(obj_or_path, str) and obj_or_path.lstrip()[:1] in ("{", "[")):
+    if isinstance(obj_or_path, (str, Path)) and not (
+        isinstance(obj_or_path, str) and obj_or_path.lstrip()[:1] in ("{", "[")
+    ):
         files_of(obj_or_path)  # a missing path fails now, not on first use
     arn_match = _ARN.match(queue_arn) if queue_arn else None
     if queue_arn is not None and arn_match is None:
@@ -339,8 +387,12 @@ def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batc
                 arn = make_queue_arn(fifo=fifo, dialect=dialect)
             elif fifo != fifo_seen:
                 kind = "a FIFO queue's (it has a MessageGroupId)" if fifo else "a standard queue's (no MessageGroupId)"
-                stream.note(where, f"{label} is {kind}, unlike the messages before it; the record will not validate "
-                            "in this queue's event (QS5).", code="conflict")
+                stream.note(
+                    where,
+                    f"{label} is {kind}, unlike the messages before it; the record will not validate "
+                    "in this queue's event (QS5).",
+                    code="conflict",
+                )
             if fifo_seen:
                 limit = min(batch_size, MAX_BATCH_FIFO)
             limit = min(limit, MAX_BATCH_STANDARD)
@@ -352,9 +404,20 @@ def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batc
         if batch:
             yield {"Records": batch}
 
-    described = obj_or_path if isinstance(obj_or_path, (str, Path)) and not str(obj_or_path).lstrip()[:1] in ("{", "[") else None
-    return ImportStream(produce, source=SOURCE, what="queue messages", unit="message", item="event",
-                        progress=progress, description=str(described) if described else "queue messages")
+    described = (
+        obj_or_path
+        if isinstance(obj_or_path, (str, Path)) and str(obj_or_path).lstrip()[:1] not in ("{", "[")
+        else None
+    )
+    return ImportStream(
+        produce,
+        source=SOURCE,
+        what="queue messages",
+        unit="message",
+        item="event",
+        progress=progress,
+        description=str(described) if described else "queue messages",
+    )
 
 
-__all__ = ["events_from_messages", "message_attributes_to_event", "RECORD_ATTRIBUTES"]
+__all__ = ["RECORD_ATTRIBUTES", "events_from_messages", "message_attributes_to_event"]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import email
 import email.policy
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..isolation import report
 
@@ -32,11 +33,13 @@ class Watched:
     parked: list = field(default_factory=list)
 
     @classmethod
-    def of(cls, invocation: Any) -> "Watched":
+    def of(cls, invocation: Any) -> Watched:
         """Read from what `process_order` and `park` reported during the invocation (`Invocation.reports`)."""
         reports = getattr(invocation, "reports", None) or ()
-        return cls([value for topic, value in reports if topic == PROCESSED],
-                   [value for topic, value in reports if topic == PARKED])
+        return cls(
+            [value for topic, value in reports if topic == PROCESSED],
+            [value for topic, value in reports if topic == PARKED],
+        )
 
 
 def _parse_order(body: Any) -> dict:
@@ -83,17 +86,37 @@ def park(record: dict) -> None:
 EXECUTABLE_EXTENSIONS = (".exe", ".bat", ".cmd", ".com", ".js", ".vbs", ".scr", ".msi", ".ps1", ".jar")
 DISCLAIMER = "This email was checked by the workshop's mail filter."
 FIXED_DATE = "Thu, 01 Jan 2026 09:00:00 +0000"
-FORMER_STAFF = frozenset({"dan.old@example.org", "eve.gone@example.org", "walt.retired@example.org",
-                          "zoe.left@example.org"})
-_ATTACHMENT_BYTES = {".exe": b"MZ\x90\x00 a program", ".pdf": b"%PDF-1.4 a document", ".zip": b"PK\x03\x04 an archive",
-                     ".js": b"console.log('hi')", ".txt": b"plain text"}
-_MEDIA_TYPES = {".pdf": "application/pdf", ".zip": "application/zip", ".txt": "text/plain", ".png": "image/png",
-                ".jpg": "image/jpeg", ".csv": "text/csv", ".html": "text/html", ".docx": "application/octet-stream"}
+FORMER_STAFF = frozenset(
+    {"dan.old@example.org", "eve.gone@example.org", "walt.retired@example.org", "zoe.left@example.org"}
+)
+_ATTACHMENT_BYTES = {
+    ".exe": b"MZ\x90\x00 a program",
+    ".pdf": b"%PDF-1.4 a document",
+    ".zip": b"PK\x03\x04 an archive",
+    ".js": b"console.log('hi')",
+    ".txt": b"plain text",
+}
+_MEDIA_TYPES = {
+    ".pdf": "application/pdf",
+    ".zip": "application/zip",
+    ".txt": "text/plain",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".csv": "text/csv",
+    ".html": "text/html",
+    ".docx": "application/octet-stream",
+}
 
 
-def email_message(*, mail_from: str = "ada@example.com", to: Iterable[str] = ("bob@example.org",),
-                  subject: str = "Hello", body: str = "Hello,\nsee you soon.\n", attachments: Iterable[str] = (),
-                  cc: Iterable[str] = ()) -> Any:
+def email_message(
+    *,
+    mail_from: str = "ada@example.com",
+    to: Iterable[str] = ("bob@example.org",),
+    subject: str = "Hello",
+    body: str = "Hello,\nsee you soon.\n",
+    attachments: Iterable[str] = (),
+    cc: Iterable[str] = (),
+) -> Any:
     """A small, deterministic email (an `EmailMessage`) with made-up attachments named `attachments`.
 
     Deterministic: a fixed Date and MIME boundary, so the event built from it (and its

@@ -6,8 +6,9 @@ import ast
 import inspect
 import textwrap
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .._table import shorten
 
@@ -57,7 +58,9 @@ def _in_function(fn: Callable) -> list[Placeholder]:
         if code is None:
             return []
         # no source (code typed at a plain prompt): a body of only `...` still counts
-        trivial = set(code.co_consts) <= {None, Ellipsis, fn.__doc__} and not code.co_names and Ellipsis in code.co_consts
+        trivial = (
+            set(code.co_consts) <= {None, Ellipsis, fn.__doc__} and not code.co_names and Ellipsis in code.co_consts
+        )
         return [Placeholder(name, code.co_firstlineno, _cell_of(code), "...")] if trivial else []
     try:
         tree = ast.parse(textwrap.dedent("".join(lines)))
@@ -89,8 +92,12 @@ def _helpers_of(fn: Callable) -> list[Callable]:
     for name in dict.fromkeys(names):
         other = space.get(name)
         other_code = getattr(other, "__code__", None)
-        if isinstance(other, types.FunctionType) and other is not fn and other_code is not None \
-                and other_code.co_filename == code.co_filename:
+        if (
+            isinstance(other, types.FunctionType)
+            and other is not fn
+            and other_code is not None
+            and other_code.co_filename == code.co_filename
+        ):
             out.append(other)
     return out
 
