@@ -28,11 +28,15 @@ import threading
 import time
 import traceback as _tb
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from ._report import Raw, loads_strict
+
+#: A handler as the platform calls it: `handler(event, context)`.
+Handler = Callable[[Any, Any], Any]
 
 _counter = itertools.count(1)
 
@@ -41,7 +45,7 @@ def _request_id(function_name: str) -> str:
     # deterministic within a process run, so notebooks compare equal under nbval
     n = next(_counter)
     tag = zlib.crc32(function_name.encode()) & 0xFFFFFFFF
-    return "%08x-%04x-4%03x-8%03x-%012x" % (tag, n >> 32 & 0xFFFF, n >> 20 & 0xFFF, n >> 8 & 0xFFF, n & 0xFFFFFFFFFFFF)
+    return f"{tag:08x}-{n >> 32 & 0xFFFF:04x}-4{n >> 20 & 0xFFF:03x}-8{n >> 8 & 0xFFF:03x}-{n & 0xFFFFFFFFFFFF:012x}"
 
 
 class Context:
@@ -111,7 +115,7 @@ class Invocation:
     logs: str = ""
     timeout_s: float | None = None
     encode_error: str | None = field(default=None)
-    reports: tuple = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
+    reports: tuple[tuple[str, Any], ...] = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
 
     @property
     def succeeded(self) -> bool:
@@ -184,7 +188,7 @@ class _Capture:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.size = 0
-        self.reports: list[tuple] = []
+        self.reports: list[tuple[str, Any]] = []
 
     def write(self, text: str) -> int:
         if self.size < MAX_LOG_CHARS:
@@ -205,10 +209,10 @@ _current: contextvars.ContextVar[_Capture | None] = contextvars.ContextVar("fnki
 class _Router(io.TextIOBase):
     """Stands in for sys.stdout/err for good: a write goes to the invocation running in its context, else on."""
 
-    def __init__(self, original: Any) -> None:
+    def __init__(self, original: TextIO) -> None:
         self.original = original
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         capture = _current.get()
         if capture is not None:
             return capture.write(s)
@@ -259,15 +263,11 @@ def _ensure_capture() -> None:
             root.addHandler(_log_handler)
 
 
-class capturing:
+@contextmanager
+def capturing() -> Iterator[None]:
     """Make sure output capture is installed (it then stays: nothing is swapped per call)."""
-
-    def __enter__(self) -> capturing:
-        _ensure_capture()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+    _ensure_capture()
+    yield
 
 
 def report(topic: str, value: Any = None) -> bool:
@@ -288,7 +288,7 @@ def report(topic: str, value: Any = None) -> bool:
 # --- calling ----------------------------------------------------------------------------------
 
 
-def _call_handler(handler: Callable[[Any, Any], Any], event: Any, context: Any) -> tuple[str, Any, float]:
+def _call_handler(handler: Handler, event: Any, context: Any) -> tuple[str, Any, float]:
     """("returned", value, ms) or ("error", HandlerError, ms): the handler's own run, however it ends."""
     start = time.perf_counter()
     try:
@@ -323,7 +323,7 @@ def _invocation(status: str, value: Any, duration_ms: float, capture: _Capture, 
     )
 
 
-def _run_inline(handler: Callable, event: Any, context: Any, timeout_s: float | None) -> Invocation:
+def _run_inline(handler: Handler, event: Any, context: Any, timeout_s: float | None) -> Invocation:
     _ensure_capture()
     capture = _Capture()
     token = _current.set(capture)
@@ -368,7 +368,7 @@ _threads_lock = threading.Lock()
 THREAD_STATS = {"abandoned_threads_running": 0, "abandoned_threads_total": 0}
 
 
-def _run_on_thread(handler: Callable, event: Any, context: Any, timeout_s: float) -> Invocation:
+def _run_on_thread(handler: Handler, event: Any, context: Any, timeout_s: float) -> Invocation:
     """Run the handler on a handler thread; past the timeout, stop waiting and leave the thread to end on its own."""
     _ensure_capture()
     with _threads_lock:
@@ -376,7 +376,7 @@ def _run_on_thread(handler: Callable, event: Any, context: Any, timeout_s: float
     if worker is None:
         worker = _HandlerThread()
     capture = _Capture()
-    box: list = []
+    box: list[tuple[str, Any, float]] = []
     done = threading.Event()
 
     def task() -> None:
@@ -456,7 +456,7 @@ def _internal_error(exc: BaseException, timeout_s: float | None) -> Invocation:
 
 
 def invoke(
-    handler: Callable[[Any, Any], Any],
+    handler: Handler,
     event: Any,
     *,
     timeout_s: float | None = None,
@@ -489,7 +489,7 @@ def invoke(
 
 
 def invoke_many(
-    handler: Callable[[Any, Any], Any],
+    handler: Handler,
     events: Any,
     *,
     timeout_s: float | None = None,
@@ -510,7 +510,8 @@ def invoke_many(
         raise ValueError(f"give one context per event: {len(events)} event(s), {len(contexts)} context(s)")
     if isolation != "process":
         return [
-            invoke(handler, e, timeout_s=timeout_s, context=c, isolation=isolation) for e, c in zip(events, contexts)
+            invoke(handler, e, timeout_s=timeout_s, context=c, isolation=isolation)
+            for e, c in zip(events, contexts, strict=True)
         ]
     prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
     try:

@@ -34,7 +34,6 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 from ._invoke import (
@@ -42,6 +41,7 @@ from ._invoke import (
     GRACE_S,
     MAX_LOG_CHARS,
     Context,
+    Handler,
     HandlerError,
     Invocation,
     Unsendable,
@@ -50,6 +50,19 @@ from ._invoke import (
     encode_response,
 )
 from .isolation import STOPPED_ERROR, current_stopper
+
+# The messages on a worker's socket are pickled tuples whose first item names them:
+#   caller -> worker  ("call" | "batch", key, handler blob | None, sync, evicted keys, [CallMessage, ...]),
+#                     ("exit",); and the reply to an "rpc": (ok, value or exception)
+#   worker -> caller  ("loaded", ok, why, is_import_error), ("out", call_id, text),
+#                     ("rpc", call_id, slot, method, args, kwargs), a ResultMessage,
+#                     ("results", [pickled ResultMessage, ...]) for results held back and sent together
+# and ("ended",) is the caller's own word for a worker whose socket closed.
+Message = tuple[Any, ...]
+# (call_id, event, context class, context state, seconds left, timeout_s)
+CallMessage = tuple[int, Any, "type[Context]", dict[str, Any], float | None, float | None]
+# ("result", call_id, "returned" | "error" | ..., payload, duration_ms, context changes, pickled reports, timeout_s)
+ResultMessage = tuple[str, int, str, Any, float, dict[str, Any], tuple[bytes, ...], float | None]
 
 LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
 MAX_IDLE_WORKERS = 8
@@ -125,7 +138,8 @@ class _WorkerState:
         self.held = threading.Event()  # results are held back: the flusher sends them within a few ms
         self.flusher: threading.Thread | None = None
 
-    def send(self, message: tuple) -> None:
+    def send(self, message: Message) -> None:
+        """Send one message to the caller, after any results held back."""
         data = pickle.dumps(message, _PROTOCOL)
         with self.send_lock:
             self._send_results()  # results held back go first: the caller reads in order
@@ -162,7 +176,8 @@ class _WorkerState:
             self.conn.send_bytes(pickle.dumps(("results", data), _PROTOCOL))
         self.results_since = time.perf_counter()
 
-    def call_back(self, call_id: int, slot: int, method: str, args: tuple, kwargs: dict) -> Any:
+    def call_back(self, call_id: int, slot: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call `method` of the caller's service `slot` for the running call; its value, or raise what it raised."""
         with self.call_lock:
             if self.call_id is None or self.call_id != call_id:
                 from .mail._content import MessageFrozenError
@@ -176,6 +191,7 @@ class _WorkerState:
         raise value
 
     def write(self, text: str) -> None:
+        """Output of the running call: sent on by the line."""
         if self.call_id is None:
             return  # a thread the handler left behind, printing between calls: nobody reads it
         self.pending += text
@@ -183,6 +199,7 @@ class _WorkerState:
             self.flush()
 
     def flush(self) -> None:
+        """Send the running call's output written so far."""
         if self.pending and self.call_id is not None:
             text, self.pending = self.pending, ""
             self.send(("out", self.call_id, text))
@@ -236,8 +253,8 @@ def _worker_setup() -> None:
     from ._invoke import _LogCapture
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its handler, not the terminal's Ctrl-C
-    sys.stdout = sys.stderr = _WorkerStream()  # type: ignore[assignment]
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file
+    sys.stdout = sys.stderr = _WorkerStream()
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file (open for its life)
     logging.getLogger().addHandler(_LogCapture())
 
 
@@ -253,7 +270,7 @@ def _set_memory_limit(mb: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _apply_sync(sync: dict) -> None:
+def _apply_sync(sync: dict[str, Any]) -> None:
     import logging
 
     if "environ" in sync:  # the caller's environment now (a handler reads its configuration there)
@@ -278,7 +295,7 @@ def _apply_sync(sync: dict) -> None:
         _set_memory_limit(sync["memory_mb"])
 
 
-def _rebuild_context(cls: type, state: dict, remaining_s: float | None, call_id: int) -> Context:
+def _rebuild_context(cls: type[Context], state: dict[str, Any], remaining_s: float | None, call_id: int) -> Context:
     context = cls.__new__(cls)
     for key, value in state.items():
         if isinstance(value, _RemoteSpec):
@@ -289,7 +306,7 @@ def _rebuild_context(cls: type, state: dict, remaining_s: float | None, call_id:
     return context
 
 
-def _context_changes(context: Any, state: dict) -> dict:
+def _context_changes(context: Any, state: dict[str, Any]) -> dict[str, Any]:
     """What the handler changed on its context (a virtual `sleep`, say), as far as it can travel back."""
     changes = {}
     for key, value in vars(context).items():
@@ -319,14 +336,14 @@ def _sendable(value: Any) -> tuple[bytes | None, str]:
 
 
 def _run_one(
-    handler: Callable,
+    handler: Handler,
     call_id: int,
     event: Any,
-    ctx_cls: type,
-    ctx_state: dict,
+    ctx_cls: type[Context],
+    ctx_state: dict[str, Any],
     remaining_s: float | None,
     timeout_s: float | None,
-) -> tuple:
+) -> ResultMessage:
     """Run the handler once in this worker; the result message."""
     from ._invoke import _call_handler
 
@@ -378,7 +395,7 @@ def _worker_loop(conn: Any) -> None:
     """Serve calls on `conn` until it closes."""
     _worker_state.conn = conn
     _worker_setup()
-    handlers: dict[bytes, Callable] = {}
+    handlers: dict[bytes, Handler] = {}
     while True:
         try:
             message = pickle.loads(conn.recv_bytes())
@@ -538,7 +555,10 @@ class _Zygote:
         import subprocess
 
         mine, theirs = socket.socketpair()
-        code = "import sys; from fnkit._isolate import _zygote_preload, _zygote_main; _zygote_preload(); _zygote_main(int(sys.argv[1]))"
+        code = (
+            "import sys; from fnkit._isolate import _zygote_preload, _zygote_main; "
+            "_zygote_preload(); _zygote_main(int(sys.argv[1]))"
+        )
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the caller's imports, from the start
         self.process = subprocess.Popen(
@@ -554,9 +574,11 @@ class _Zygote:
         self.lock = threading.Lock()
 
     def alive(self) -> bool:
+        """Whether the zygote process still runs."""
         return self.process.poll() is None
 
     def fork(self) -> tuple[int, socket.socket]:
+        """A new worker: its pid and the caller's end of its socket."""
         mine, theirs = socket.socketpair()
         try:
             with self.lock:
@@ -570,12 +592,14 @@ class _Zygote:
         return int.from_bytes(reply[1:], "little"), mine
 
     def reap(self, pid: int) -> int:
+        """Wait for worker `pid` to end; its exit status (-1 when unknown)."""
         with self.lock:
             self.control.sendall(b"W" + pid.to_bytes(8, "little"))
             reply = _recv_exact(self.control, 9)
         return int.from_bytes(reply[1:], "little", signed=True)
 
     def close(self) -> None:
+        """Close the control socket: the zygote leaves, and takes its workers with it."""
         try:
             self.control.close()
         except OSError:
@@ -655,7 +679,7 @@ class _Worker:
             self.conn = mine
         STATS["workers_started"] += 1
         self.handlers: OrderedDict[bytes, None] = OrderedDict()
-        self.synced: dict = {}
+        self.synced: dict[str, Any] = {}
         self.backlog: list[bytes] = []
         self.dead = False
         self.status: int | None = None
@@ -681,7 +705,8 @@ class _Worker:
             except (OSError, AttributeError):
                 pass
 
-    def send(self, message: tuple) -> None:
+    def send(self, message: Message) -> None:
+        """Send one message to the worker."""
         self.conn.send_bytes(pickle.dumps(message, _PROTOCOL))
 
     def kill(self) -> None:
@@ -745,6 +770,7 @@ class _Pool:
         self.lock = threading.Lock()
 
     def take(self) -> _Worker:
+        """An idle worker, or a new one."""
         with self.lock:
             while self.idle:
                 worker = self.idle.pop()
@@ -753,6 +779,7 @@ class _Pool:
         return _Worker()
 
     def give_back(self, worker: _Worker) -> None:
+        """Keep a worker for the next call (or retire it when enough are idle, or reap it when stopped)."""
         if worker.stopped:  # a Stopper killed it just as its call ended: reap it, never hand it out again
             worker.kill()
         if worker.dead:
@@ -764,6 +791,7 @@ class _Pool:
         worker.retire()
 
     def shutdown(self) -> None:
+        """Retire every idle worker."""
         with self.lock:
             workers, self.idle = self.idle, []
         for worker in workers:
@@ -817,7 +845,7 @@ class NotMovable(Exception):
     """The handler, the event or the context cannot be sent to a worker process."""
 
 
-def _handler_blob(handler: Callable, by_value: bool = False) -> bytes:
+def _handler_blob(handler: Handler, by_value: bool = False) -> bytes:
     import cloudpickle
 
     try:
@@ -859,15 +887,15 @@ def _short(exc: BaseException) -> str:
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
-def _export_context(context: Context) -> tuple[type, dict, list, float | None]:
+def _export_context(context: Context) -> tuple[type[Context], dict[str, Any], list[Any], float | None]:
     """The context as the worker rebuilds it: its class, its plain state, its services, the time left."""
     try:
         context.aws_request_id  # noqa: B018 - a lazy context (a simulator's) makes its names now
     except AttributeError:
         pass
-    state: dict = {}
-    services: list = []
-    local_only = type(context)._local_only if isinstance(context, Context) else ()
+    state: dict[str, Any] = {}
+    services: list[Any] = []
+    local_only = type(context)._local_only
     for key, value in vars(context).items():
         if type(value) in _PLAIN:
             state[key] = value
@@ -888,7 +916,7 @@ def _export_context(context: Context) -> tuple[type, dict, list, float | None]:
     return type(context), state, services, remaining
 
 
-def _dumps_message(message: tuple) -> bytes:
+def _dumps_message(message: Message) -> bytes:
     try:
         return pickle.dumps(message, _PROTOCOL)
     except Exception:  # noqa: BLE001 - an event or context of classes only cloudpickle can move
@@ -904,7 +932,7 @@ def _dumps_message(message: tuple) -> bytes:
             ) from None
 
 
-def _log_levels() -> dict:
+def _log_levels() -> dict[str, int]:
     import logging
 
     levels = {"": logging.getLogger().level}
@@ -914,16 +942,20 @@ def _log_levels() -> dict:
     return levels
 
 
-def _sync_for(worker: _Worker, memory_mb: int | None) -> dict:
+def _sync_for(worker: _Worker, memory_mb: int | None) -> dict[str, Any]:
     """What the worker must change to be like the caller now: environment, imports path, directory, logging
     levels, memory limit."""
-    wanted = {"sys_path": list(sys.path), "cwd": _cwd(), "levels": _log_levels(), "memory_mb": memory_mb}
+    wanted: dict[str, Any] = {
+        "sys_path": list(sys.path),
+        "cwd": _cwd(),
+        "levels": _log_levels(),
+        "memory_mb": memory_mb,
+    }
     sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
     worker.synced.update(sync)
-    raw = getattr(
-        os.environ, "_data", None
-    )  # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
-    raw = dict(raw) if isinstance(raw, dict) else dict(os.environ)
+    # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
+    encoded = getattr(os.environ, "_data", None)
+    raw: dict[Any, Any] = dict(encoded) if isinstance(encoded, dict) else dict(os.environ)
     if worker.synced.get("environ_raw", _UNSET) != raw:
         worker.synced["environ_raw"] = raw
         sync["environ"] = dict(os.environ)
@@ -970,14 +1002,16 @@ class _Item:
         self.started = 0.0
         cls, state, services, remaining = _export_context(context)
         self.services = services
-        self.message = (call_id, event, cls, state, remaining, timeout_s)
+        self.message: CallMessage = (call_id, event, cls, state, remaining, timeout_s)
 
     def add_log(self, text: str) -> None:
+        """Keep a piece of the call's output (up to MAX_LOG_CHARS; the rest is counted)."""
         if self.log_size < MAX_LOG_CHARS:
             self.logs.append(text[: MAX_LOG_CHARS - self.log_size])
         self.log_size += len(text)
 
     def log_text(self) -> str:
+        """The call's output, with a note of what was cut."""
         text = "".join(self.logs)
         if self.log_size > MAX_LOG_CHARS:
             text += (
@@ -1001,17 +1035,17 @@ def _error_invocation(item: _Item, kind: str, message: str, duration_ms: float =
     )
 
 
-def _finish(item: _Item, message: tuple) -> Invocation:
-    _, _, status, payload, duration_ms, changes, reports, timeout_s = message
+def _finish(item: _Item, message: ResultMessage) -> Invocation:
+    _, _, status, payload, duration_ms, changes, blobs, timeout_s = message
     for key, value in changes.items():
         try:
             setattr(item.context, key, value)
         except Exception:  # noqa: BLE001 - a read-only attribute stays as it was
             pass
     logs = item.log_text()
+    reports = tuple(_loads_or(blob, None) for blob in blobs)
     if timeout_s is not None and duration_ms > timeout_s * 1000.0:
         return Invocation(timed_out=True, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
-    reports = tuple(_loads_or(blob, None) for blob in reports)
     if status == "error":
         return Invocation(error=payload, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
     blob, shown, type_name, text, why = payload
@@ -1040,11 +1074,11 @@ def _unsendable(type_name: str, text: str) -> Unsendable:
     return value
 
 
-def _serve_call_back(worker: _Worker, item: _Item, message: tuple) -> None:
-    _, call_id, slot, method, args, kwargs = message
+def _serve_call_back(worker: _Worker, item: _Item, message: Message) -> None:
+    _, _call_id, slot, method, args, kwargs = message
     try:
         value = getattr(item.services[slot], method)(*args, **kwargs)
-        reply: tuple = (True, value)
+        reply: tuple[bool, Any] = (True, value)
     except Exception as exc:  # noqa: BLE001 - raised again in the handler, as the service raised it
         reply = (False, exc)
     try:
@@ -1054,7 +1088,7 @@ def _serve_call_back(worker: _Worker, item: _Item, message: tuple) -> None:
     worker.conn.send_bytes(data)
 
 
-def _run_items(handler: Callable, items: list[_Item], memory_mb: int | None) -> None:
+def _run_items(handler: Handler, items: list[_Item], memory_mb: int | None) -> None:
     """Run every item in worker processes; each item's `.result` is set. Never raises (but KeyboardInterrupt)."""
     try:
         blob = _handler_blob(handler)
@@ -1107,7 +1141,7 @@ def _exchange(
     Returns (index of the first item without a result, "ok" | "lost" | "reload", why it must reload).
     """
     try:
-        evict = []
+        evict: list[bytes] = []
         send_blob = key not in worker.handlers
         if send_blob:
             worker.handlers[key] = None
@@ -1115,7 +1149,7 @@ def _exchange(
                 evict.append(worker.handlers.popitem(last=False)[0])
         else:
             worker.handlers.move_to_end(key)
-        message = (
+        outgoing: Message = (
             "batch" if len(items) - start > 1 else "call",
             key,
             blob if send_blob else None,
@@ -1124,7 +1158,7 @@ def _exchange(
             [item.message for item in items[start:]],
         )
         try:
-            data = _dumps_message(message)
+            data = _dumps_message(outgoing)
         except NotMovable as exc:
             worker.handlers.pop(key, None)
             for item in items[start:]:
@@ -1134,8 +1168,7 @@ def _exchange(
     except OSError:
         return _lost(worker, items, start, time.perf_counter()), "lost", ""
     if send_blob:
-        deadline = time.monotonic() + LOAD_TIMEOUT_S
-        reply = _wait(worker, deadline)
+        reply = _wait(worker, time.monotonic() + LOAD_TIMEOUT_S)
         if reply is None:
             worker.kill()
             for item in items[start:]:
@@ -1208,11 +1241,13 @@ def _exchange(
     return index, "ok", ""
 
 
-def _wait(worker: _Worker, deadline: float | None) -> tuple | None:
+def _wait(worker: _Worker, deadline: float | None) -> Message | None:
     """The next message from the worker; None past the deadline; ("ended",) when it is gone."""
+    message: Message
     try:
         if worker.backlog:
-            return pickle.loads(worker.backlog.pop())
+            message = pickle.loads(worker.backlog.pop())
+            return message
         while True:
             timeout = None if deadline is None else deadline - time.monotonic()
             if timeout is not None and timeout <= 0:
@@ -1222,7 +1257,8 @@ def _wait(worker: _Worker, deadline: float | None) -> tuple | None:
                 if message[0] != "results":
                     return message
                 worker.backlog = message[1][::-1]  # results held back by the worker, oldest last
-                return pickle.loads(worker.backlog.pop())
+                message = pickle.loads(worker.backlog.pop())
+                return message
     except (EOFError, OSError):
         return ("ended",)
     except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
@@ -1246,7 +1282,7 @@ def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> in
 
 
 def call(
-    handler: Callable, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
+    handler: Handler, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
 ) -> Invocation:
     """Run `handler(event, context)` in a worker process; an `Invocation`, whatever happens."""
     item = _Item(_next_call_id(), event, context, timeout_s)
@@ -1256,13 +1292,13 @@ def call(
 
 
 def call_many(
-    handler: Callable, events: list, contexts: list[Context], timeout_s: float | None, memory_mb: int | None = None
+    handler: Handler, events: list[Any], contexts: list[Context], timeout_s: float | None, memory_mb: int | None = None
 ) -> list[Invocation]:
     """Run the handler on each event in turn, in worker processes, one message per chunk of events.
 
     Each event keeps its own timeout, enforced here: a handler that hangs is killed, that
     event times out, and the rest go on in a fresh worker.
     """
-    items = [_Item(_next_call_id(), e, c, timeout_s) for e, c in zip(events, contexts)]
+    items = [_Item(_next_call_id(), e, c, timeout_s) for e, c in zip(events, contexts, strict=True)]
     _run_items(handler, items, memory_limit_mb() if memory_mb is None else memory_mb)
     return [item.result for item in items]  # type: ignore[misc]

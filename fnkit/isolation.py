@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from typing import Any
+from typing import Protocol, Self
 
 from ._invoke import DEFAULT_MEMORY_LIMIT_MB, ISOLATIONS, THREAD_STATS, invoke, invoke_many, report
 
 STOPPED_ERROR = "fnkit.Stopped"  # the error type of a call a Stopper stopped
+
+
+class _Stoppable(Protocol):
+    """What a stopper kills: a worker process running a call (fnkit._isolate's `_Worker`)."""
+
+    def stop_from_outside(self) -> None: ...
 
 
 class Stopper:
@@ -44,11 +50,11 @@ class Stopper:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._workers: set = set()
+        self._workers: set[_Stoppable] = set()
         self._tokens = threading.local()
         self.stopped = False
 
-    def __enter__(self) -> Stopper:
+    def __enter__(self) -> Self:
         stack = getattr(self._tokens, "stack", None)
         if stack is None:
             stack = self._tokens.stack = []
@@ -67,7 +73,7 @@ class Stopper:
             worker.stop_from_outside()
         return bool(workers)
 
-    def _attach(self, worker: Any) -> bool:
+    def _attach(self, worker: _Stoppable) -> bool:
         """A call under this stopper is about to use `worker` (False: stopped already, do not start)."""
         with self._lock:
             if self.stopped:
@@ -75,7 +81,8 @@ class Stopper:
             self._workers.add(worker)
             return True
 
-    def _detach(self, worker: Any) -> None:
+    def _detach(self, worker: _Stoppable) -> None:
+        """The call using `worker` is over."""
         with self._lock:
             self._workers.discard(worker)
 
@@ -88,7 +95,7 @@ def current_stopper() -> Stopper | None:
     return _STOPPER.get()
 
 
-def stats() -> dict:
+def stats() -> dict[str, int]:
     """Counts of this process: workers started/killed/crashed, calls, abandoned handler threads."""
     import sys
 
