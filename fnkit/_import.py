@@ -10,15 +10,19 @@ them as rows. Files may be gzip-compressed; a folder means every file in it, in 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import re
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
 
 from ._report import Issue, Report, error, warning
 
@@ -59,13 +63,17 @@ def in_notebook() -> bool:
     if shell is None or "ipykernel" not in sys.modules:
         return False
     try:
-        ip = shell.get_ipython()  # type: ignore[attr-defined]
+        ip = shell.get_ipython()
     except Exception:  # noqa: BLE001 - no shell, no notebook
         return False
     return ip is not None and hasattr(ip, "kernel")
 
 
-class ImportStream(Iterator):
+#: What an importer's producer is: a generator of items and `Unreadable` markers (closed early by `close`).
+Producer = Generator[Any, None, None]
+
+
+class ImportStream(Iterator[Any]):
     """One pass over an importer's output: items as they are read, problems as they are met.
 
     `read` counts the lines (or entries) read, `yielded` the items handed out, `issues` the
@@ -76,7 +84,7 @@ class ImportStream(Iterator):
 
     def __init__(
         self,
-        produce: Callable[[ImportStream], Iterator[Any]],
+        produce: Callable[[ImportStream], Producer],
         *,
         source: str | None,
         what: str,
@@ -163,7 +171,8 @@ class ImportStream(Iterator):
         return f"<ImportStream {self.summary()}>"
 
 
-def _progress_bar(progress: bool | None, description: str, unit: str):
+def _progress_bar(progress: bool | None, description: str, unit: str) -> tqdm[Any] | None:
+    """A tqdm bar when `progress` asks for one (None: only inside a notebook)."""
     if progress is None:
         progress = in_notebook()
     if not progress:
@@ -193,7 +202,7 @@ def files_of(path: str | Path) -> list[Path]:
 
 
 @contextmanager
-def _open_binary(path: Path) -> Iterator[Any]:
+def _open_binary(path: Path) -> Iterator[io.BufferedIOBase]:
     """A file opened for reading bytes, decompressed on the fly when it is gzip."""
     with path.open("rb") as fh:
         if fh.peek(2)[:2] == GZIP_MAGIC:
@@ -252,7 +261,7 @@ def _file_lines(path: Path, stream: ImportStream) -> Iterator[tuple[str, int, st
             yield unreadable(
                 f"{name}:{number + 1}",
                 f"The file cannot be read past line {number}: "
-                f"{exc.__class__.__name__}: {exc or 'the compressed data ends early'}.",
+                f"{exc.__class__.__name__}: {str(exc) or 'the compressed data ends early'}.",
                 stream.source,
             )
 
@@ -280,7 +289,10 @@ def kind_of(path: str | Path) -> str:
 
 
 def open_events(path: str | Path, *, progress: bool | None = False, **options: Any) -> ImportStream:
-    """The right importer for a file or folder: an access log, a queue message dump, or events (JSON Lines or a JSON list)."""
+    """The right importer for a file or folder: an access log, a queue message dump, or events.
+
+    Events are JSON Lines or a JSON list.
+    """
     kind = kind_of(path)
     if kind == "access-log":
         from .alb._access_log import events_from_access_log
@@ -302,7 +314,7 @@ def events_from_file(path: str | Path, *, progress: bool | None = False) -> Impo
     """
     files_of(path)  # a missing path fails now, not on first use
 
-    def produce(stream: ImportStream) -> Iterator[Any]:
+    def produce(stream: ImportStream) -> Producer:
         for path_ in files_of(path):
             if head_bytes(path_).lstrip()[:1] == b"[":
                 yield from _json_list(path_, stream)

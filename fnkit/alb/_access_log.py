@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._import import ImportStream, Unreadable, iter_lines, unreadable
+from .._import import ImportStream, Producer, Unreadable, iter_lines, unreadable
 from ._http import DEFAULT_CLIENT_IP, request_to_event, seeded_trace_id
 
 SOURCE = "alb"
@@ -180,7 +180,8 @@ def parse_line(line: str) -> dict[str, Any]:
             f"The entry has {len(tokens)} field(s); an access-log entry has at least {MIN_FIELDS} (type … trace_id)."
         )
     log: dict[str, Any] = {}
-    for number, (field, (text, quoted)) in enumerate(zip(FIELDS, tokens), 1):
+    # fields past the documented ones (a newer log format) are left out
+    for number, (field, (text, quoted)) in enumerate(zip(FIELDS, tokens, strict=False), 1):
         if quoted != field.quoted:
             how = "in double quotes" if field.quoted else "without quotes"
             raise ValueError(f"Field {number} ({field.name}) is {_show(text, quoted)}: it is written {how}.")
@@ -248,8 +249,8 @@ class LoggedRequest:
     handler would do can be compared with what the log says happened.
     """
 
-    event: dict
-    log: dict
+    event: dict[str, Any]
+    log: dict[str, Any]
     where: str
     body_known: bool = False
 
@@ -267,14 +268,16 @@ class LoggedRequest:
     @property
     def status(self) -> int | None:
         """The status the load balancer sent the client (elb_status_code), None when it sent none."""
-        return self.log["elb_status_code"]
+        status: int | None = self.log["elb_status_code"]
+        return status
 
     @property
     def error_reason(self) -> str | None:
         """The logged error reason (LambdaUnhandled, LambdaInvalidResponse, ...), or None."""
-        return self.log["error_reason"]
+        reason: str | None = self.log["error_reason"]
+        return reason
 
-    def replay_columns(self, row: dict) -> dict:
+    def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
         """The columns a replay adds to this request's row: the logged facts, and whether the replay agrees."""
         target = self.log["target_processing_time"]
         status = row.get("status")
@@ -298,7 +301,7 @@ def _dialect(arn: str | None) -> str:
     return "provider" if isinstance(arn, str) and arn.startswith("arn:provider:") else "aws"
 
 
-def request_event(log: dict, *, multi_value: bool = False, seed: int = 0) -> dict | None:
+def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int = 0) -> dict[str, Any] | None:
     """The event the load balancer sent the function for a parsed entry; None when no complete request was logged."""
     request = parse_request(log["request"], log["type"])
     if request is None:
@@ -354,7 +357,7 @@ def events_from_access_log(
 
         files_of(path_or_lines)  # a missing path fails now, not on first use
 
-    def produce(stream: ImportStream) -> Iterator[Any]:
+    def produce(stream: ImportStream) -> Producer:
         for entry in iter_lines(path_or_lines, stream):
             if isinstance(entry, Unreadable):
                 yield entry

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._import import ImportStream, Unreadable, files_of, head_bytes, iter_lines, unreadable
+from .._import import ImportStream, Producer, Unreadable, files_of, head_bytes, iter_lines, unreadable
 from ._event import (
     DEFAULT_BATCH,
     EVENT_SOURCE,
@@ -40,9 +40,9 @@ _ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):[^:]*:(.+)$")
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-def message_attributes_to_event(attributes: dict) -> dict:
+def message_attributes_to_event(attributes: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """MessageAttributes in the API's spelling (StringValue, BinaryValue, DataType) in the event's spelling."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, attr in attributes.items():
         if not isinstance(attr, dict):
             raise ValueError(f"message attribute {name!r} is not an object")
@@ -67,7 +67,9 @@ def message_attributes_to_event(attributes: dict) -> dict:
     return out
 
 
-def _record(message: dict, arn: str, region: str, dialect: str, where: str, label: str, stream: ImportStream) -> dict:
+def _record(
+    message: dict[str, Any], arn: str, region: str, dialect: str, where: str, label: str, stream: ImportStream
+) -> dict[str, Any]:
     """One record in the event's spelling; what does not agree is reported on `stream`, and kept as it was."""
     body = message["Body"]
     record: dict[str, Any] = {
@@ -169,7 +171,8 @@ def _message_starts(text: str) -> list[int]:
     starts: list[int] = []
 
     def skip(pos: int) -> int:
-        return _WS.match(text, pos).end()
+        blank = _WS.match(text, pos)  # it matches anywhere (zero or more blanks)
+        return blank.end() if blank is not None else pos
 
     def response(pos: int) -> int:  # at '{'
         pos = skip(pos + 1)
@@ -265,14 +268,14 @@ def _document(
             SOURCE,
         )
         return
-    found = list(found)
+    messages = list(found)
     try:
         lines = _line_numbers(text, _message_starts(text))
     except (ValueError, IndexError):
         lines = []
-    if len(lines) != len(found):
-        lines = [1] * len(found)
-    for (path, message), line in zip(found, lines):
+    if len(lines) != len(messages):
+        lines = [1] * len(messages)
+    for (path, message), line in zip(messages, lines, strict=True):
         stream.count()
         yield f"{name}:{line_offset + line}", path.replace("$.", "", 1).replace("$", "message", 1) or "message", message
 
@@ -301,10 +304,10 @@ def _entries(source: Any, stream: ImportStream) -> Iterator[tuple[str, str, Any]
             SOURCE,
         )
         return
-    for path, message in found:
+    for json_path, message in found:
         stream.count()
-        label = path.replace("$.", "", 1).replace("$", "message", 1) or "message"
-        yield path, label, message
+        label = json_path.replace("$.", "", 1).replace("$", "message", 1) or "message"
+        yield json_path, label, message
 
 
 def _whole_file(path: Path, stream: ImportStream) -> Iterator[Any]:
@@ -320,9 +323,14 @@ def _whole_file(path: Path, stream: ImportStream) -> Iterator[Any]:
     yield from _document(text, str(path), stream)
 
 
+def _no_items(stream: ImportStream) -> Producer:
+    """A producer of nothing: for a stream that only counts."""
+    yield from ()
+
+
 def _json_lines(path: Path, stream: ImportStream) -> Iterator[Any]:
     # a line is one ReceiveMessage answer; iter_lines counts lines, _document counts messages: count messages only
-    counter = ImportStream(lambda s: iter(()), source=SOURCE, what="", unit="line", item="", progress=False)
+    counter = ImportStream(_no_items, source=SOURCE, what="", unit="line", item="", progress=False)
     for entry in iter_lines(path, counter):
         if isinstance(entry, Unreadable):
             stream.count()
@@ -365,8 +373,8 @@ def events_from_messages(
     if queue_arn is not None and arn_match is None:
         raise ValueError(f"queue_arn {queue_arn!r} is not a queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)")
 
-    def produce(stream: ImportStream) -> Iterator[Any]:
-        batch: list[dict] = []
+    def produce(stream: ImportStream) -> Producer:
+        batch: list[dict[str, Any]] = []
         ids: set[str] = set()
         fifo_seen: bool | None = None if queue_arn is None else queue_arn.endswith(".fifo")
         limit = batch_size
@@ -382,7 +390,7 @@ def events_from_messages(
                 yield unreadable(where, f"{label} cannot be a record: {why}.", SOURCE)
                 continue
             fifo = "MessageGroupId" in (message.get("Attributes") or {})
-            if fifo_seen is None:
+            if fifo_seen is None or arn is None:  # the first message: (when no queue_arn was given)
                 fifo_seen = fifo
                 arn = make_queue_arn(fifo=fifo, dialect=dialect)
             elif fifo != fifo_seen:
