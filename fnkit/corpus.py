@@ -30,7 +30,7 @@ _DOMAINS = ["example.com", "example.org", "corp.example.net"]
 _NAMES = ["ana", "ben", "chen", "dara", "eli", "fatima", "goran", "hana", "ivan", "jules", "kofi", "lena"]
 
 
-def _queue_event(rng: random.Random, n: int) -> dict:
+def _queue_event(rng: random.Random, n: int) -> dict[str, Any]:
     from . import queue
 
     kind = rng.random()
@@ -70,7 +70,7 @@ def _address(rng: random.Random, domain: str | None = None) -> str:
     return f"{rng.choice(_NAMES)}{rng.randint(1, 99)}@{domain or rng.choice(_DOMAINS)}"
 
 
-def _mail_event(rng: random.Random, n: int) -> dict:
+def _mail_event(rng: random.Random, n: int) -> dict[str, Any]:
     from . import mail
 
     outbound = rng.random() < 0.3
@@ -107,7 +107,7 @@ class _NullStore:
         return None
 
 
-def _alb_event(rng: random.Random, n: int) -> dict:
+def _alb_event(rng: random.Random, n: int) -> dict[str, Any]:
     from . import alb
 
     r = rng.random()
@@ -145,7 +145,7 @@ def _alb_event(rng: random.Random, n: int) -> dict:
     return alb.build_event("POST", "/upload", headers=headers, body=body, multi_value=multi, dialect=dialect, seed=n)
 
 
-def generate(seed: int = 0, n: int = DEFAULT_SIZE) -> Iterator[dict]:
+def generate(seed: int = 0, n: int = DEFAULT_SIZE) -> Iterator[dict[str, Any]]:
     """`n` events across the three sources (about 40% queue, 30% mail, 30% load balancer), deterministic per seed."""
     rng = random.Random(seed)
     makers = [_queue_event] * 4 + [_mail_event] * 3 + [_alb_event] * 3
@@ -176,11 +176,13 @@ def load(path: str | Path = DEFAULT_PATH) -> list[Any]:
     text = raw.decode("utf-8")
     stripped = text.lstrip()
     if stripped.startswith("["):
-        return json.loads(text)
+        events: list[Any] = json.loads(text)
+        return events
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m fnkit.corpus [--out PATH] [--seed N] [-n N]`: write the corpus."""
     import argparse
 
     parser = argparse.ArgumentParser(

@@ -16,9 +16,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
-from .._invoke import Context, Invocation, _check_isolation, invoke
+from .._invoke import Context, Handler, Invocation, _check_isolation, invoke
 from ._http import (
     MAX_REQUEST_BODY,
     Refusal,
@@ -32,6 +32,9 @@ from ._outcome import HttpOutcome, answered_by_balancer, outcome
 if TYPE_CHECKING:  # the server's own imports wait until a server starts
     import argparse
     import concurrent.futures
+    import socket
+
+    import pandas as pd
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 LOG_COLUMNS = [
@@ -57,15 +60,16 @@ class _Workers:
     """Threads that run handlers. One more starts whenever none is idle, so a hung handler never blocks others."""
 
     def __init__(self, idle_timeout_s: float = 30.0) -> None:
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._idle_timeout_s = idle_timeout_s
 
-    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
+    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """Run `fn` on an idle worker thread, or a new one; its future."""
         from concurrent.futures import Future
 
-        future: Future = Future()
+        future: Future[Any] = Future()
         with self._lock:
             if self._idle:
                 self._idle -= 1  # an idle worker will take it
@@ -102,7 +106,7 @@ class _App:
     def __init__(self, server: AlbServer) -> None:
         self.server = server
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         if scope["type"] == "lifespan":
             while True:
                 message = await receive()
@@ -115,7 +119,7 @@ class _App:
             return  # uvicorn runs with ws="none": WebSocket upgrades arrive as plain HTTP requests
         await self.http(scope, receive, send)
 
-    async def http(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def http(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         import asyncio
 
         srv = self.server
@@ -171,7 +175,7 @@ class _App:
         await _send(send, result)
 
 
-def _listen(host: str, port: int):
+def _listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket. Its protocol is named, so that asyncio turns Nagle off on each connection
     (else every response waits for the client's delayed ACK: 40 ms)."""
     import socket
@@ -198,7 +202,7 @@ def _content_length(headers: list[tuple[str, str]]) -> int | None:
     return None
 
 
-async def _read_body(receive: Callable, limit: int) -> tuple[bytes, bool, bool]:
+async def _read_body(receive: Callable[..., Any], limit: int) -> tuple[bytes, bool, bool]:
     """The request body, or (b"", True, _) as soon as it is past `limit` (the rest is never read)."""
     chunks: list[bytes] = []
     size = 0
@@ -222,7 +226,7 @@ def _header_bytes(text: str) -> bytes:
         return text.encode("utf-8")
 
 
-async def _send(send: Callable, result: HttpOutcome) -> None:
+async def _send(send: Callable[..., Any], result: HttpOutcome) -> None:
     headers = [(_header_bytes(name), _header_bytes(value.strip(" \t"))) for name, value in result.headers]
     await send({"type": "http.response.start", "status": result.status, "headers": headers})
     await send({"type": "http.response.body", "body": result.body, "more_body": False})
@@ -233,7 +237,7 @@ class AlbServer:
 
     def __init__(
         self,
-        handler: Callable[[Any, Any], Any],
+        handler: Handler,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -242,7 +246,7 @@ class AlbServer:
         health_check_interval_s: float | None = None,
         target_group_arn: str | None = None,
         dialect: str = "provider",
-        on_record: Callable[[dict], Any] | None = None,
+        on_record: Callable[[dict[str, Any]], Any] | None = None,
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
     ) -> None:
@@ -259,7 +263,7 @@ class AlbServer:
         self.target_group_arn = target_group_arn
         self.dialect = dialect
         self.isolation = isolation
-        self.records: deque[dict] = deque(maxlen=max_records)  # a ring buffer: the newest `max_records` rows
+        self.records: deque[dict[str, Any]] = deque(maxlen=max_records)  # a ring buffer: the newest `max_records` rows
         self._on_record = on_record
         self._workers = _Workers()
         self._stopped = threading.Event()
@@ -308,8 +312,11 @@ class AlbServer:
         return f"http://{host}:{self.port}"
 
     @property
-    def log(self):
-        """One row per request (and per health check), the newest `max_records`: method, path, status, rule, … (a DataFrame)."""
+    def log(self) -> pd.DataFrame:
+        """One row per request (and per health check), the newest `max_records`, as a DataFrame.
+
+        Its columns: method, path, status, rule, … (`LOG_COLUMNS`).
+        """
         import pandas as pd
 
         return pd.DataFrame(list(self.records), columns=LOG_COLUMNS)
@@ -325,7 +332,7 @@ class AlbServer:
             self._health_thread.join(5)
         self._socket.close()
 
-    def __enter__(self) -> AlbServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -338,7 +345,7 @@ class AlbServer:
 
     # -- inside ----------------------------------------------------------------------------
 
-    def _invoke(self, event: dict) -> Invocation:
+    def _invoke(self, event: dict[str, Any]) -> Invocation:
         return invoke(
             self.handler,
             event,
@@ -353,7 +360,7 @@ class AlbServer:
         result: HttpOutcome,
         started: float,
         raw_query: bytes,
-        scope: dict | None,
+        scope: dict[str, Any] | None,
         invocation: Invocation | None,
     ) -> None:
         client = (scope or {}).get("client")
@@ -397,7 +404,7 @@ class AlbServer:
 
 
 def serve(
-    handler: Callable[[Any, Any], Any],
+    handler: Handler,
     *,
     host: str = "127.0.0.1",
     port: int = 0,
@@ -452,7 +459,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def load_handler(spec: str) -> Callable[[Any, Any], Any]:
+def load_handler(spec: str) -> Handler:
     """`module:function` or `path/to/file.py:function` → the function (the current directory is importable)."""
     target, _, name = spec.rpartition(":")
     if not target or not name:
@@ -467,13 +474,13 @@ def load_handler(spec: str) -> Callable[[Any, Any], Any]:
         module = importlib.import_module(target)
     except ImportError as exc:
         raise SystemExit(f"fnkit: cannot import {target!r}: {exc}") from None
-    handler = getattr(module, name, None)
+    handler: Handler | None = getattr(module, name, None)
     if not callable(handler):
         raise SystemExit(f"fnkit: {target!r} has no function {name!r}")
     return handler
 
 
-def _print_record(row: dict) -> None:
+def _print_record(row: dict[str, Any]) -> None:
     who = "health check" if row["kind"] == "health-check" else f"{row['method']} {row['path']}"
     query = f"?{row['query']}" if row["query"] else ""
     invoked = "" if row["invoked"] else ", not invoked"
@@ -494,10 +501,14 @@ def _stop_on_sigterm() -> Callable[[], None]:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def undo() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return undo
 
 
-def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> int:
+def cli_serve(args: Any, handler: Handler | None = None) -> int:
     """`fnkit serve-alb MODULE:FUNCTION [--host] [--port] [--multi-value] [--timeout]`: serve in the foreground.
 
     `args`: the parsed options (an argparse Namespace) or the argument list. Ctrl-C stops.

@@ -56,7 +56,7 @@ class InvalidContentError(MessageContentError):
         self.problems = problems
         super().__init__("The replacement is not valid MIME (M9): " + "; ".join(problems))
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         # raised in the caller's process and again in the handler's worker process: travel with its problems
         return (type(self), (self.problems,))
 
@@ -71,7 +71,9 @@ _FATAL_DEFECTS = {
     "StartBoundaryNotFoundDefect": "a multipart part never uses its boundary",
     "CloseBoundaryNotFoundDefect": "a multipart part has no closing boundary",
     "MultipartInvariantViolationDefect": "a part says multipart but holds no parts",
-    "InvalidMultipartContentTransferEncodingDefect": "a multipart part has a transfer encoding other than 7bit, 8bit or binary",
+    "InvalidMultipartContentTransferEncodingDefect": (
+        "a multipart part has a transfer encoding other than 7bit, 8bit or binary"
+    ),
     "InvalidBase64CharactersDefect": "a base64 part holds characters that are not base64",
     "InvalidBase64PaddingDefect": "a base64 part is badly padded",
     "InvalidBase64LengthDefect": "a base64 part has an impossible length",
@@ -108,18 +110,20 @@ def mime_problems(content: Any) -> list[str]:
     from email.parser import BytesParser
 
     message = BytesParser(policy=policy.SMTP).parsebytes(content)
-    for name in ("From", "Date"):
-        if name not in message:
-            problems.append(f"the {name} header is missing (RFC 5322 requires From and Date)")
-    seen = set()
+    problems.extend(
+        f"the {name} header is missing (RFC 5322 requires From and Date)"
+        for name in ("From", "Date")
+        if name not in message
+    )
+    reasons: dict[str, None] = {}  # each once, in the order met
     for part in message.walk():
         if not part.is_multipart():
             part.get_payload(decode=True)  # decoding records base64 defects
         for defect in part.defects:
             reason = _FATAL_DEFECTS.get(type(defect).__name__)
-            if reason and reason not in seen:
-                seen.add(reason)
-                problems.append(reason)
+            if reason:
+                reasons[reason] = None
+    problems.extend(reasons)
     return problems
 
 
@@ -134,7 +138,7 @@ def check_mime(content: Any) -> bytes:
 # --- messages in and out -----------------------------------------------------------
 
 
-def message_fields(message: Any) -> tuple[bytes, dict]:
+def message_fields(message: Any) -> tuple[bytes, dict[str, Any]]:
     """The raw bytes of `message` (EmailMessage, bytes or text) and what an event takes from it."""
     from email import policy
     from email.message import Message
@@ -142,7 +146,7 @@ def message_fields(message: Any) -> tuple[bytes, dict]:
     from email.utils import parseaddr
 
     if isinstance(message, Message):
-        raw = message.as_bytes(policy=(message.policy or policy.default).clone(linesep="\r\n"))
+        raw = message.as_bytes(policy=message.policy.clone(linesep="\r\n"))
     elif isinstance(message, (bytes, bytearray, memoryview)):
         raw = bytes(message)
     elif isinstance(message, str):
@@ -182,7 +186,7 @@ def message_fields(message: Any) -> tuple[bytes, dict]:
     }
 
 
-def minimal_message(event: dict) -> bytes:
+def minimal_message(event: Any) -> bytes:
     """A small valid message matching a mail event (for events built without one)."""
     try:
         return _message_for(event)
@@ -191,7 +195,7 @@ def minimal_message(event: dict) -> bytes:
         return _message_for({"messageId": event.get("messageId") if isinstance(event, dict) else None})
 
 
-def _message_for(event: dict) -> bytes:
+def _message_for(event: dict[str, Any]) -> bytes:
     from email import policy
     from email.message import EmailMessage
 
@@ -364,14 +368,14 @@ class MessageContent:
         if not self._open:
             raise MessageFrozenError("This invocation is over; its message content API is closed (M9).")
 
-    def get_raw_message_content(self, message_id: str | None = None, *, messageId: str | None = None) -> bytes:  # noqa: N803
+    def get_raw_message_content(self, message_id: str | None = None, *, messageId: str | None = None) -> bytes:
         """The raw message (RFC 5322 bytes) of a message in flight."""
         self._check_open()
         return self.store.get_raw_message_content(_one_id(message_id, messageId))
 
     def put_raw_message_content(
         self, message_id: str | None = None, content: bytes | None = None, *, messageId: str | None = None
-    ) -> None:  # noqa: N803
+    ) -> None:
         """Replace the raw message; counts only in a synchronous invocation for this message."""
         target = _one_id(message_id, messageId)
         with self._lock:
@@ -392,12 +396,13 @@ class MessageContent:
             self.replacements.append(Replacement(target, self.time_s, data, True))
 
 
-def _one_id(message_id: str | None, messageId: str | None) -> str:  # noqa: N803
-    if message_id is None and messageId is None:
-        raise TypeError("give the message id (message_id or messageId)")
+def _one_id(message_id: str | None, messageId: str | None) -> str:
     if message_id is not None and messageId is not None and message_id != messageId:
         raise TypeError("give the message id once")
-    return message_id if message_id is not None else messageId  # type: ignore[return-value]
+    found = message_id if message_id is not None else messageId
+    if found is None:
+        raise TypeError("give the message id (message_id or messageId)")
+    return found
 
 
 _default = MessageStore()

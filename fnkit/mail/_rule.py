@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
-from .._invoke import Invocation
+from .._invoke import Handler, Invocation
 from .._report import Report
+from ._content import MessageStore
 from ._event import decode_event
 from ._outcome import (
     RESPONSE_TIMEOUT_S,
@@ -37,6 +39,9 @@ from ._outcome import (
     outcome,
     with_content,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RULE_TIMEOUT_MAX_MINUTES = 240  # M2
 RESULTS = ("applied", "error", "timeout", "invalid", "ignored")
@@ -54,7 +59,7 @@ class Attempt:
     issues: Report
     duration_s: float
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         """The attempt as a table row."""
         return {
             "source": "mail",
@@ -86,21 +91,21 @@ class MailRun:
         """The invocationId every attempt carried."""
         return self.attempts[0].invocation_id
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """One dict per recipient (the outcome's rows), with the number of attempts."""
         return [{**row, "attempts": len(self.attempts)} for row in self.outcome.rows()]
 
-    def attempt_rows(self) -> list[dict]:
+    def attempt_rows(self) -> list[dict[str, Any]]:
         """One dict per attempt."""
         return [a.row() for a in self.attempts]
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """The recipients' rows as a pandas DataFrame."""
         import pandas as pd
 
         return pd.DataFrame(self.rows())
 
-    def attempts_frame(self):
+    def attempts_frame(self) -> pd.DataFrame:
         """The attempts as a pandas DataFrame."""
         import pandas as pd
 
@@ -124,6 +129,11 @@ class MailRun:
         )
 
 
+def _is_number(value: object) -> bool:
+    """An int or a float, not a bool (a setting given as True is a mistake, not 1)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 class MailRule:
     """A mail-flow rule invoking a function: synchronous or asynchronous, fallback, rule timeout (M2)."""
 
@@ -142,7 +152,7 @@ class MailRule:
         conflict_policy: str = "most-restrictive",
         extensions: bool = False,
         recipients_limit: int = 500,
-        store=None,
+        store: MessageStore | None = None,
     ) -> None:
         check_config(
             mode=mode,
@@ -150,11 +160,7 @@ class MailRule:
             conflict_policy=conflict_policy,
             response_timeout_s=response_timeout_s,
         )
-        if (
-            isinstance(rule_timeout_minutes, bool)
-            or not isinstance(rule_timeout_minutes, (int, float))
-            or not 0 <= rule_timeout_minutes <= RULE_TIMEOUT_MAX_MINUTES
-        ):
+        if not _is_number(rule_timeout_minutes) or not 0 <= rule_timeout_minutes <= RULE_TIMEOUT_MAX_MINUTES:
             raise ValueError(
                 f"rule_timeout_minutes must be between 0 and {RULE_TIMEOUT_MAX_MINUTES}, "
                 f"not {rule_timeout_minutes!r} (M2)."
@@ -190,7 +196,7 @@ class MailRule:
         """The rule timeout in seconds."""
         return self.rule_timeout_minutes * 60.0
 
-    def _outcome_keywords(self) -> dict:
+    def _outcome_keywords(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
             "fallback_action": self.fallback_action,
@@ -218,7 +224,7 @@ class MailRule:
             times.append(t)
         return times
 
-    def run(self, handler, event, *, isolation: str = "process") -> MailRun:
+    def run(self, handler: Handler, event: Any, *, isolation: str = "process") -> MailRun:
         """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3).
 
         `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`).
@@ -237,13 +243,13 @@ class MailRule:
         return MailRun(tuple(attempts), final, self.rule_timeout_s)
 
     def _attempts(
-        self, handler, event: dict, store, base: float, isolation: str
-    ) -> tuple[list[Attempt], list, MailOutcome]:
+        self, handler: Handler, event: dict[str, Any], store: MessageStore, base: float, isolation: str
+    ) -> tuple[list[Attempt], list[Any], MailOutcome]:
         """Invoke until an attempt counts or the rule timeout leaves no room (virtual clock from `base`)."""
         keywords = self._outcome_keywords()
         rng = random.Random(self.seed)
         attempts: list[Attempt] = []
-        clients = []
+        clients: list[Any] = []  # each attempt's message content API (what it replaced)
         t = 0.0
         while True:
             store.now_s = base + t
@@ -294,7 +300,7 @@ class MailRule:
         )
         return replace(result_outcome, reason=prefix + result_outcome.reason)
 
-    def _finish_fallback(self, event: dict, last: MailOutcome, attempts: list[Attempt]) -> MailOutcome:
+    def _finish_fallback(self, event: dict[str, Any], last: MailOutcome, attempts: list[Attempt]) -> MailOutcome:
         if self.rule_timeout_s == 0:
             when = "with a rule timeout of 0 there are no retries"
         else:
@@ -303,7 +309,7 @@ class MailRule:
                 f"(next wait {self.backoff_s(len(attempts)):g} s)"
             )
         why = f"{_n(len(attempts), 'attempt')} failed (the last: {last.cause}); {when}"
-        return fallback_outcome(
+        fallen: MailOutcome = fallback_outcome(
             envelope_recipients(event),
             self.fallback_action,
             why,
@@ -311,3 +317,4 @@ class MailRule:
             inferred=last.inferred_reading,
             invocation=attempts[-1].invocation,
         )
+        return fallen

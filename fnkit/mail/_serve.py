@@ -68,13 +68,21 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self, cast
 from urllib.parse import quote
 
+from .._invoke import Handler
 from ._address import is_address
 from ._content import MessageStore
 from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event
 from ._outcome import Decision, async_outcome, envelope_recipients
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    import pandas as pd
+
+    from ._rule import MailRun
 
 DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_RECIPIENTS = 1000  # inbound, per message; RFC 5321 asks for at least 100
@@ -110,6 +118,11 @@ def maildir_name(address: str) -> str:
     return quote(address.lower(), safe="@.+-_=!#$&'*^`{|}~")
 
 
+def _positive_int(value: object) -> bool:
+    """A whole number above 0 (what a size limit must be)."""
+    return isinstance(value, int) and value > 0
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -135,7 +148,7 @@ def _domains(domains: Any) -> frozenset[str]:
     return found
 
 
-def _plain_handler(handler: Callable) -> Callable:
+def _plain_handler(handler: Handler) -> Handler:
     """`handler`, with an `async def` handler run to completion on the invoking thread."""
     if not inspect.iscoroutinefunction(handler):
         return handler
@@ -162,14 +175,14 @@ class _SmtpHooks:
     def __init__(self, server: MailServer) -> None:
         self.server = server
 
-    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, mail_options: list) -> str:
+    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, mail_options: list[Any]) -> str:
         if not is_address(address):
             return "553 5.1.7 The sender address is not a valid address (local@domain)"
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
         return "250 OK"
 
-    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list) -> str:
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[Any]) -> str:
         gateway = self.server
         if not is_address(address):
             return "553 5.1.3 The recipient address is not a valid address (local@domain)"
@@ -208,7 +221,7 @@ class MailServer:
 
     def __init__(
         self,
-        handler: Callable,
+        handler: Handler,
         *,
         domains: Any,
         rule: Any = None,
@@ -219,7 +232,7 @@ class MailServer:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_recipients: int | None = None,
         workers: int = 8,
-        on_record: Callable[[dict], Any] | None = None,
+        on_record: Callable[[dict[str, Any]], Any] | None = None,
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
     ) -> None:
@@ -246,7 +259,7 @@ class MailServer:
         self.flow_direction = "OUTBOUND" if self.outbound else "INBOUND"
         limit = OUTBOUND_RECIPIENTS_LIMIT if self.outbound else DEFAULT_MAX_RECIPIENTS
         self.max_recipients = min(limit, max_recipients) if max_recipients else limit
-        if not (isinstance(max_message_bytes, int) and max_message_bytes > 0):
+        if not _positive_int(max_message_bytes):
             raise ValueError(f"max_message_bytes must be a positive number of bytes, not {max_message_bytes!r}")
         self.max_message_bytes = max_message_bytes
         self.maildir = Path(maildir) if maildir is not None else Path(tempfile.mkdtemp(prefix="fnkit-maildir-"))
@@ -254,7 +267,7 @@ class MailServer:
         self.host = host
         self.port = port
         self.on_record = on_record
-        self.records: deque[dict] = deque(maxlen=max_records)  # the newest rows
+        self.records: deque[dict[str, Any]] = deque(maxlen=max_records)  # the newest rows
         self._records_lock = threading.Lock()
         self._deliver_lock = threading.Lock()
         self._mailboxes: dict[tuple[str, str | None], tuple[mailbox.Maildir, str]] = {}
@@ -278,8 +291,9 @@ class MailServer:
         class _Controller(Controller):
             def _trigger_server(self) -> None:
                 if self.port == 0 and self.server is not None:  # port 0: learn the port the OS chose
-                    self.port = self.server.sockets[0].getsockname()[1]
-                super()._trigger_server()
+                    # aiosmtpd says AbstractServer; loop.create_server made an asyncio.Server
+                    self.port = cast("asyncio.Server", self.server).sockets[0].getsockname()[1]
+                super()._trigger_server()  # type: ignore[no-untyped-call]  # aiosmtpd leaves it unannotated
 
         if not _is_loopback(self.host):
             warnings.warn(
@@ -314,7 +328,7 @@ class MailServer:
             controller.stop()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def __enter__(self) -> MailServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -349,10 +363,15 @@ class MailServer:
             if self._in_flight == 0:
                 self._idle.notify_all()
 
+    def _release_if_cancelled(self, future: Future[None]) -> None:
+        """A task cancelled before it ran (the server stopping) is no longer in flight."""
+        if future.cancelled():
+            self._busy(-1)
+
     # --- reading what happened -------------------------------------------------------
 
     @property
-    def log(self):
+    def log(self) -> pd.DataFrame:
         """One row per recipient of every message handled: what was decided and carried out (DataFrame)."""
         import pandas as pd
 
@@ -395,7 +414,7 @@ class MailServer:
                 except RuntimeError:  # the server is stopping: nothing will run it
                     self._busy(-1)
                 else:
-                    future.add_done_callback(lambda f: f.cancelled() and self._busy(-1))
+                    future.add_done_callback(self._release_if_cancelled)
             else:
                 run = self.rule.run(self.handler, event, isolation=self.isolation)
                 rows = self._carry_out(
@@ -409,7 +428,7 @@ class MailServer:
             return f"451 4.3.0 Delivery to {len(failed)} recipient(s) failed; try again later"
         return f"250 2.0.0 OK {event['messageId']}"
 
-    def _event(self, message: _Message) -> tuple[dict, str]:
+    def _event(self, message: _Message) -> tuple[dict[str, Any], str]:
         """The summary event of a message (M1) and a note when its headers were unusable."""
         now = time.monotonic()
         self.store.now_s = max(self.store.now_s, now - self._started)  # real seconds: M9's 24 hours are real
@@ -439,13 +458,13 @@ class MailServer:
     def _carry_out(
         self,
         message: _Message,
-        event: dict,
+        event: dict[str, Any],
         decisions: dict[str, Decision],
         status: str,
         attempts: int,
-        run: Any,
+        run: MailRun | None,
         note: str,
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """Deliver, drop or bounce for every recipient; one log row each."""
         content = (run.delivered_content if run is not None else None) or message.raw
         by_key = {r.lower(): (r, d) for r, d in decisions.items()}
@@ -486,7 +505,8 @@ class MailServer:
         for key, (address, decision) in by_key.items():
             if key not in in_envelope:
                 plan.append((address, decision, "added by the response (BCC)"))
-        rows, bounced = [], []
+        rows: list[dict[str, Any]] = []
+        bounced: list[tuple[dict[str, Any], str]] = []
         for address, decision, extra in plan:
             row = {
                 "message_id": event["messageId"],
@@ -517,7 +537,9 @@ class MailServer:
             self._record(row)
         return rows
 
-    def _dispose(self, row: dict, address: str, decision: Decision, content: bytes, added: bool, bounced: list) -> None:
+    def _dispose(
+        self, row: dict[str, Any], address: str, decision: Decision, content: bytes, added: bool, bounced: list[Any]
+    ) -> None:
         action = decision.action
         if added and not self.outbound and _domain(address) not in self.domains:
             row["status"] = "not delivered"
@@ -565,7 +587,7 @@ class MailServer:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _bounce(self, message: _Message, event: dict, bounced: list[tuple[dict, str]]) -> None:
+    def _bounce(self, message: _Message, event: dict[str, Any], bounced: list[tuple[dict[str, Any], str]]) -> None:
         """One bounce message to the sender, listing every bounced recipient with its text."""
         sender = message.mail_from
         if _domain(sender) not in self.domains:
@@ -590,7 +612,7 @@ class MailServer:
         domain = _domain(sender)
         return domain if domain in self.domains else min(self.domains)
 
-    def _invoke_async(self, event: dict, rows: list[dict]) -> None:
+    def _invoke_async(self, event: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         """An asynchronous rule's invocation, after delivery (M8): fill in what came of it."""
         try:
             run = self.rule.run(self.handler, event, isolation=self.isolation)
@@ -606,14 +628,14 @@ class MailServer:
                 row["note"] = _joined(row["note"], extra, issues)
         self._busy(-1)
 
-    def _record(self, row: dict) -> None:
+    def _record(self, row: dict[str, Any]) -> None:
         with self._records_lock:
             self.records.append(row)
         if self.on_record is not None:
             with contextlib.suppress(Exception):  # a broken listener must not break delivery
                 self.on_record(dict(row))
 
-    def _record_all(self, message: _Message, event: dict | None, status: str, note: str) -> None:
+    def _record_all(self, message: _Message, event: dict[str, Any] | None, status: str, note: str) -> None:
         """One row per recipient of a message that could not be handled (the client retries)."""
         for address in message.recipients:
             self._record(
@@ -652,7 +674,8 @@ def event_headers(raw: bytes) -> bytes:
     neither a header nor a continuation (tests/mail/test_serve.py holds the two to the same
     answers).
     """
-    from email.feedparser import headerRE
+    # typeshed leaves out headerRE, the pattern the stdlib parser ends the header section with
+    from email.feedparser import headerRE  # type: ignore[attr-defined]
 
     kept: list[bytes] = []
     keep = False
@@ -676,14 +699,14 @@ def _joined(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-def _reason(decision: Decision, run: Any) -> str:
+def _reason(decision: Decision, run: MailRun | None) -> str:
     """Why a recipient got its action: the decision's words, and the whole story after a failure."""
     if run is None or run.outcome.status != "fallback" or decision.rule == "M1":
         return decision.reason or (run.outcome.reason if run is not None else "")
     return run.outcome.reason
 
 
-def make_bounce(message: _Message, event: dict, bounced: list[tuple[str, str]], domain: str) -> bytes:
+def make_bounce(message: _Message, event: dict[str, Any], bounced: list[tuple[str, str]], domain: str) -> bytes:
     """A bounce (RFC 3464-like, plain text) telling the sender which recipients refused the message."""
     from datetime import UTC, datetime
     from email import policy
@@ -741,7 +764,7 @@ def _forget_expired(store: MessageStore) -> None:
 
 
 def serve(
-    handler: Callable,
+    handler: Handler,
     *,
     domains: Any,
     rule: Any = None,
@@ -752,7 +775,7 @@ def serve(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     max_recipients: int | None = None,
     workers: int = 8,
-    on_record: Callable[[dict], Any] | None = None,
+    on_record: Callable[[dict[str, Any]], Any] | None = None,
     isolation: str = "process",
     max_records: int = MAX_RECORDS,
 ) -> MailServer:
@@ -788,7 +811,7 @@ def serve(
     return server.start()
 
 
-def _print_row(row: dict) -> None:
+def _print_row(row: dict[str, Any]) -> None:
     where = row["status"] or "?"
     extra = f" ({row['note']})" if row.get("note") else ""
     print(
@@ -798,7 +821,7 @@ def _print_row(row: dict) -> None:
     )
 
 
-def cli_serve(args: Any, handler: Callable) -> int:
+def cli_serve(args: Any, handler: Callable[..., Any]) -> int:
     """`fnkit serve-mail`: serve in the foreground until Ctrl-C; the exit code."""
     import signal
 
