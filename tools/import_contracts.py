@@ -17,12 +17,14 @@ from __future__ import annotations
 import ast
 import importlib.util
 from collections import deque
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from grimp import ImportGraph
 from importlinter import Contract, ContractCheck, fields, output
+from importlinter.domain.imports import Module
 
 _TYPE_CHECKING_NAMES = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
 
@@ -67,6 +69,12 @@ def _import_time_lines_of(module: str) -> frozenset[int]:
     return frozenset(import_time_lines(Path(spec.origin).read_text(encoding="utf-8")))
 
 
+def _names(field_value: object) -> set[str]:
+    """The module names of a parsed `SetField(ModuleField())` option (import-linter sets the parsed value on
+    the contract where the class declares the field, so its type is the field's)."""
+    return {module.name for module in cast("Iterable[Module] | None", field_value) or ()}
+
+
 def _parents(module: str) -> list[str]:
     parts = module.split(".")
     return [".".join(parts[:n]) for n in range(1, len(parts))]
@@ -92,11 +100,11 @@ class ImportTimeForbiddenContract(Contract):
 
     def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
         """Walk the import-time edges from each source module; report each chain to a forbidden one."""
-        forbidden = {module.name for module in self.forbidden_modules}  # type: ignore[attr-defined]
-        exempt = {module.name for module in self.exempt_modules or ()}  # type: ignore[attr-defined]
+        forbidden = _names(self.forbidden_modules)
+        exempt = _names(self.exempt_modules)
         sources: set[str] = set()
-        for module in self.source_modules:  # type: ignore[attr-defined]
-            sources |= {module.name} | graph.find_descendants(module.name)
+        for name in _names(self.source_modules):
+            sources |= {name} | graph.find_descendants(name)
         sources -= exempt
 
         def import_time_edges(importer: str) -> list[tuple[str, int | None]]:

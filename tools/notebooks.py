@@ -72,12 +72,12 @@ def is_exercise(path: Path) -> bool:
     return path.parent.name == "exercises"
 
 
-def _cell_id(path: Path, index: int, cell: dict) -> str:
+def _cell_id(path: Path, index: int, cell: dict[str, Any]) -> str:
     digest = hashlib.sha1(f"{path.name}:{index}:{cell.get('cell_type')}".encode()).hexdigest()[:8]
     return f"c{index:02d}-{digest}"
 
 
-def varies(output: dict) -> str | None:
+def varies(output: dict[str, Any]) -> str | None:
     """Why an output must not be committed (a live widget, or marked as machine-dependent), or None."""
     data = output.get("data")
     if isinstance(data, dict) and WIDGET_VIEW in data:
@@ -88,11 +88,11 @@ def varies(output: dict) -> str | None:
     return None
 
 
-def _tags(cell: dict) -> list[str]:
+def _tags(cell: dict[str, Any]) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
-def normalise(nb: dict, path: Path) -> dict:
+def normalise(nb: dict[str, Any], path: Path) -> dict[str, Any]:
     """The clean form of a notebook (a new dict; the input is not changed)."""
     nb = json.loads(json.dumps(nb))
     exercise = is_exercise(path)
@@ -131,7 +131,7 @@ def normalise(nb: dict, path: Path) -> dict:
     return nb
 
 
-def _clean_output(out: dict) -> dict:
+def _clean_output(out: dict[str, Any]) -> dict[str, Any]:
     data = out.get("data")
     if isinstance(data, dict):
         for mime, value in list(data.items()):
@@ -198,7 +198,7 @@ def strip_answers(source: str, where: str = "") -> str:
     return "\n".join(out)
 
 
-def exercise_of(solution: dict, path: Path) -> dict:
+def exercise_of(solution: dict[str, Any], path: Path) -> dict[str, Any]:
     """The exercise notebook for a solution notebook (normalised, as committed)."""
     nb = json.loads(json.dumps(solution))
     for n, cell in enumerate(nb.get("cells", [])):
@@ -208,7 +208,7 @@ def exercise_of(solution: dict, path: Path) -> dict:
     return normalise(nb, NOTEBOOKS / "exercises" / path.name)
 
 
-def has_answers(solution: dict) -> bool:
+def has_answers(solution: dict[str, Any]) -> bool:
     """True when a solution marks at least one answer."""
     return any(
         cell.get("cell_type") == "code" and strip_answers(_source(cell)) != _source(cell)
@@ -258,18 +258,18 @@ def twins() -> list[str]:
 # --- reading, writing, executing ----------------------------------------------------------------
 
 
-def _read(path: Path) -> dict:
+def _read(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def render(nb: dict) -> str:
+def render(nb: dict[str, Any]) -> str:
     """The notebook's text as Jupyter itself writes it (sorted keys, sources split in lines)."""
     import nbformat
 
     return nbformat.writes(nbformat.from_dict(nb), version=4) + "\n"
 
 
-def _write(path: Path, nb: dict) -> None:
+def _write(path: Path, nb: dict[str, Any]) -> None:
     path.write_text(render(nb), encoding="utf-8")
 
 
@@ -329,7 +329,7 @@ def problems(path: Path) -> list[str]:
     return out
 
 
-def _misleading(output: dict) -> str | None:
+def _misleading(output: dict[str, Any]) -> str | None:
     """What in a committed output would mislead a learner before anything runs, or None."""
     why = varies(output)
     if why:
@@ -350,7 +350,7 @@ def _misleading(output: dict) -> str | None:
     return None
 
 
-def _source(cell: dict) -> str:
+def _source(cell: dict[str, Any]) -> str:
     source = cell.get("source", "")
     return source if isinstance(source, str) else "".join(source)
 

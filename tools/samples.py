@@ -214,10 +214,10 @@ def _message(
     *,
     sent_ms: int,
     receive_count: int = 1,
-    attributes: dict | None = None,
+    attributes: dict[str, Any] | None = None,
     trace: str | None = None,
     dead_letter_from: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     attrs = {}
     if trace:
         attrs["AWSTraceHeader"] = trace

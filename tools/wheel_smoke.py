@@ -88,7 +88,7 @@ def say(line: str) -> None:
     print(f"== wheel: {line}", flush=True)
 
 
-def run(argv: list, **kwargs) -> subprocess.CompletedProcess:
+def run(argv: list[Any], **kwargs) -> subprocess.CompletedProcess:
     """Run a command; on failure print its output and stop with its exit code."""
     done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kwargs)
     if done.returncode != 0:
@@ -135,7 +135,7 @@ def build_requirements() -> list[str]:
         return list(tomllib.load(f)["build-system"]["requires"])
 
 
-def fill_wheelhouse(wanted: list[str], env: dict) -> bool:
+def fill_wheelhouse(wanted: list[str], env: dict[str, Any]) -> bool:
     """Fetch the wheels of `wanted` (through pip's cache) unless the wheelhouse already holds exactly them."""
     listing = WHEELHOUSE / "wanted.txt"
     text = "\n".join(wanted) + "\n"

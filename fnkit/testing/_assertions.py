@@ -58,11 +58,8 @@ def _response_report(value: Any, source: str | None, event: Any, keywords: dict[
     *_, name, report = min(reports)
     if len(claimed) == 1:
         return f"{_NAMES[name]} response", report
-    return (
-        f"{_NAMES[name]} response (read as the closest of the {len(reports)} contracts; "
-        "pass event= or source= to choose)",
-        report,
-    )
+    how = f"read as the closest of the {len(reports)} contracts; pass event= or source= to choose"
+    return f"{_NAMES[name]} response ({how})", report
 
 
 def assert_valid(
@@ -79,6 +76,7 @@ def assert_valid(
     """
     __tracebackhide__ = True
     detected = detect_source(value) if event is None and not response_keywords else None
+    report: Report
     if detected is not None:  # an event: of its own source, or validated as `source=` says
         name = source or detected
         what, report = f"{_NAMES[name]} event", source_module(name).validate_event(value)
@@ -118,7 +116,8 @@ def _differs(name: str, want: Any, result: Any) -> str | None:
             values = result.header_values(header)
             if (values if isinstance(value, list) else values[:1]) != (value if isinstance(value, list) else [value]):
                 wrong.append(
-                    f"{header}: expected {value!r}, got {values if isinstance(value, list) else result.header(header)!r}"
+                    f"{header}: expected {value!r}, "
+                    f"got {values if isinstance(value, list) else result.header(header)!r}"
                 )
         return None if not wrong else "headers: " + "; ".join(wrong)
     got = getattr(result, name)
@@ -126,7 +125,10 @@ def _differs(name: str, want: Any, result: Any) -> str | None:
 
 
 def describe_outcome(result: Any) -> str:
-    """The outcome as text: what happened and the deciding rule, its table, its issues, the handler's error and output."""
+    """The outcome as text.
+
+    What happened and the deciding rule, its table, its issues, the handler's error and output.
+    """
     import fnkit
 
     headline = getattr(result, "kind", None) or getattr(result, "status", "")
@@ -198,7 +200,8 @@ def assert_outcome(
         result = source_module(source).run(handler, event, **run_keywords)
     except ContractError as exc:
         raise AssertionError(
-            f"fnkit.testing.assert_outcome: the {_NAMES[source]} event is not valid, so the platform would never send it "
+            f"fnkit.testing.assert_outcome: the {_NAMES[source]} event is not valid, "
+            "so the platform would never send it "
             f"({_counts(exc.report)}):\n" + "\n".join(_issue_lines(exc.report))
         ) from None
     inapplicable = [name for name in expected if not hasattr(result, name)]

@@ -70,7 +70,7 @@ def queue_events(
     dialect: str | st.SearchStrategy | None = None,
     message_attributes: bool = True,
     receive_counts: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Valid queue batch events: 1-10 records, standard or FIFO (groups g1-g3), either dialect.
 
     `bodies`: a strategy of one body (default: JSON objects and any text). `fifo`, `dialect`:
@@ -95,7 +95,7 @@ def queue_events(
 
 
 @st.composite
-def queue_responses(draw: Any, event: dict) -> Any:
+def queue_responses(draw: Any, event: dict[str, Any]) -> Any:
     """Valid responses to this batch: null, no failures, or some of its messageIds as batchItemFailures."""
     ids = [record["messageId"] for record in event["Records"]]
     failed = draw(st.lists(st.sampled_from(ids), unique=True, max_size=len(ids))) if ids else []
@@ -115,7 +115,7 @@ def mail_events(
     flow_direction: str | st.SearchStrategy | None = None,
     subject: st.SearchStrategy | None = None,
     addresses: st.SearchStrategy | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Valid mail-flow events: 1-10 distinct recipients, inbound or outbound, any subject text.
 
     `addresses`: a strategy of one address (default: plain addresses at example domains).
@@ -134,11 +134,11 @@ def mail_events(
 
 
 @st.composite
-def mail_responses(draw: Any, event: dict) -> dict:
+def mail_responses(draw: Any, event: dict[str, Any]) -> dict[str, Any]:
     """Valid synchronous responses to this event: one action for all recipients, or one per recipient."""
     recipients = [r["address"] for r in event["envelope"]["recipients"]]
 
-    def action(kind: str) -> dict:
+    def action(kind: str) -> dict[str, Any]:
         if kind == "BOUNCE" and draw(st.booleans()):
             return {"type": kind, "parameters": {"bounceMessage": draw(st.text(min_size=1, max_size=40))}}
         return {"type": kind}
@@ -157,7 +157,7 @@ def alb_events(
     multi_value: bool | st.SearchStrategy | None = None,
     dialect: str | st.SearchStrategy | None = None,
     bodies: st.SearchStrategy | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Valid load balancer events: any method, path, query and headers, text or binary bodies, both header modes.
 
     `bodies`: a strategy of request bodies (bytes or text; default: JSON, text or binary);
@@ -199,7 +199,9 @@ def alb_events(
 
 
 @st.composite
-def alb_responses(draw: Any, *, multi_value: bool | None = False, event: dict | None = None) -> dict:
+def alb_responses(
+    draw: Any, *, multi_value: bool | None = False, event: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Valid load balancer responses: a status, headers, and a text or base64 body.
 
     `event`: answer in its header mode (`multiValueHeaders` when the event has them);

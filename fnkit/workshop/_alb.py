@@ -19,23 +19,23 @@ from ._registry import (
 )
 
 
-def _alb_event(seed: int, **kwargs: Any) -> dict:
+def _alb_event(seed: int, **kwargs: Any) -> dict[str, Any]:
     from .. import alb
 
     return alb.build_event(seed=seed, **kwargs)
 
 
-def _run(handler: Callable, case: Case) -> Any:
+def _run(handler: Callable[..., Any], case: Case) -> Any:
     from .. import alb
 
     return alb.run(handler, case.event, timeout_s=CASE_TIMEOUT_S)
 
 
-def _multi(event: dict) -> bool:
+def _multi(event: dict[str, Any]) -> bool:
     return "multiValueHeaders" in event
 
 
-def _mode(event: dict) -> str:
+def _mode(event: dict[str, Any]) -> str:
     return "multi-value headers on" if _multi(event) else "multi-value headers off"
 
 
@@ -53,10 +53,16 @@ def _bad_gateway(case: Case, result: Any) -> str | None:
             f'your handler returns None (is a return missing?), {gateway}: return {{"statusCode": 200, "body": ...}}.'
         )
     if not isinstance(value, dict):
-        return f'your handler returns {kind_of(value)}, not an object, {gateway}: return {{"statusCode": ..., "body": ...}}.'
+        return (
+            f"your handler returns {kind_of(value)}, not an object, {gateway}: "
+            'return {"statusCode": ..., "body": ...}.'
+        )
     status = value.get("statusCode")
     if isinstance(status, str):
-        return f"statusCode is text ('{shorten(status, 12)}'), {gateway}: write a number, {status.strip() or 200} without quotes."
+        return (
+            f"statusCode is text ('{shorten(status, 12)}'), {gateway}: "
+            f"write a number, {status.strip() or 200} without quotes."
+        )
     if "statusCode" not in value:
         return f'your response has no statusCode, {gateway}: add "statusCode": 200.'
     multi = value.get("multiValueHeaders") if _multi(case.event) else None
@@ -112,7 +118,7 @@ def _cases_cookies() -> list[Case]:
     ]
 
 
-def _judge_cookies(handler: Callable, case: Case) -> str | None:
+def _judge_cookies(handler: Callable[..., Any], case: Case) -> str | None:
     result = _run(handler, case)
     problem = _bad_gateway(case, result) or _ignored_headers(case, result)
     if problem:
@@ -207,7 +213,7 @@ def _greeting_raised(case: Case, result: Any) -> str | None:
     return raised_sentence(error, hint, "so the client gets 502 Bad Gateway")
 
 
-def _judge_greeting(handler: Callable, case: Case) -> str | None:
+def _judge_greeting(handler: Callable[..., Any], case: Case) -> str | None:
     result = _run(handler, case)
     problem = _greeting_raised(case, result) or _bad_gateway(case, result) or _ignored_headers(case, result)
     if problem:
@@ -282,7 +288,7 @@ def _cases_upper() -> list[Case]:
     ]
 
 
-def _judge_upper(handler: Callable, case: Case) -> str | None:
+def _judge_upper(handler: Callable[..., Any], case: Case) -> str | None:
     result = _run(handler, case)
     error = getattr(result.invocation, "error", None)
     if (

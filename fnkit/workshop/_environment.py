@@ -77,7 +77,7 @@ class EnvironmentReport:
     def __repr__(self) -> str:
         return str(self)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
         # the metadata says the output differs from machine to machine: tools/notebooks.py never commits it
         return (
             {"text/plain": str(self), "text/html": self._repr_html_()},
@@ -114,7 +114,8 @@ def _project_name(pyproject: Path) -> str | None:
     import tomllib
 
     try:
-        return tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("name")
+        name: str | None = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("name")
+        return name
     except (OSError, ValueError):
         return None
 
@@ -153,8 +154,11 @@ def _satisfies(version: str, spec: Any) -> bool:
         return False
 
 
-def _requirements(pyproject: dict, extra: str, seen: frozenset = frozenset()) -> list[Any]:
-    """The requirements (`packaging.requirements.Requirement`) of the project, or of one extra, with fnkit[...] expanded."""
+def _requirements(pyproject: dict[str, Any], extra: str, seen: frozenset[str] = frozenset()) -> list[Any]:
+    """The requirements (`packaging.requirements.Requirement`) of the project, or of one extra.
+
+    fnkit[...] in them is expanded.
+    """
     from packaging.requirements import InvalidRequirement, Requirement
 
     project = pyproject.get("project", {})

@@ -29,8 +29,8 @@ class BadOrder(ValueError):
 class Watched:
     """What a handler did during one invocation: bodies processed and messages parked, in order."""
 
-    processed: list = field(default_factory=list)
-    parked: list = field(default_factory=list)
+    processed: list[Any] = field(default_factory=list)
+    parked: list[Any] = field(default_factory=list)
 
     @classmethod
     def of(cls, invocation: Any) -> Watched:
@@ -42,7 +42,7 @@ class Watched:
         )
 
 
-def _parse_order(body: Any) -> dict:
+def _parse_order(body: Any) -> dict[str, Any]:
     try:
         order = json.loads(body)
     except (TypeError, ValueError):
@@ -55,7 +55,7 @@ def _parse_order(body: Any) -> dict:
     return order
 
 
-def process_order(body: str) -> dict:
+def process_order(body: str) -> dict[str, Any]:
     """Process one order (a message body such as '{"order": 7, "qty": 2}'); raises BadOrder when it is bad.
 
     An order is bad when the body is not JSON, not an object, or its qty is not a whole
@@ -74,8 +74,8 @@ def is_good_order(body: Any) -> bool:
         return False
 
 
-def park(record: dict) -> None:
-    """Set a message aside for a person to look at (it will not be retried)."""
+def park(record: object) -> None:
+    """Set a message aside for a person to look at (it will not be retried); `record` is the queue record."""
     mid = record.get("messageId") if isinstance(record, dict) else None
     report(PARKED, mid)
     print(f"parked message {mid}")
@@ -177,6 +177,6 @@ def has_disclaimer(raw: bytes | None, text: str = DISCLAIMER) -> bool:
     return part is not None and text in part.get_content()
 
 
-def mailbox_full(address: str) -> bool:
+def mailbox_full(address: object) -> bool:
     """True when the recipient's mailbox is full (in this workshop: addresses starting with 'full')."""
     return isinstance(address, str) and address.lower().startswith("full")

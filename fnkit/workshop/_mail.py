@@ -9,13 +9,13 @@ from ._helpers import FORMER_STAFF, email_message, has_disclaimer, mailbox_full
 from ._registry import CASE_TIMEOUT_S, Case, Exercise, Finding, invocation_problem, kind_of, register, returned
 
 
-def _mail_event(seed: int, to: list[str], **message: Any) -> dict:
+def _mail_event(seed: int, to: list[str], **message: Any) -> dict[str, Any]:
     from .. import mail
 
     return mail.build_event(message=email_message(to=to, **message), seed=seed)
 
 
-def _run(handler: Callable, case: Case) -> Any:
+def _run(handler: Callable[..., Any], case: Case) -> Any:
     from .. import mail
 
     return mail.run(handler, case.event, timeout_s=CASE_TIMEOUT_S)
@@ -68,7 +68,7 @@ def _cases_executables() -> list[Case]:
     ]
 
 
-def _judge_executables(handler: Callable, case: Case) -> str | None:
+def _judge_executables(handler: Callable[..., Any], case: Case) -> str | None:
     result = _run(handler, case)
     problem = _falls_back(result)
     if problem:
@@ -128,7 +128,7 @@ def _cases_former_staff() -> list[Case]:
     return [Case(name, _mail_event(101 + n, to, subject=name)) for n, (name, to) in enumerate(cases)]
 
 
-def _judge_former_staff(handler: Callable, case: Case) -> str | None:
+def _judge_former_staff(handler: Callable[..., Any], case: Case) -> str | None:
     result = _run(handler, case)
     problem = _falls_back(result)
     if problem:
@@ -176,7 +176,7 @@ def _cases_full() -> list[Case]:
     return [Case(name, _mail_event(111 + n, to, subject=name)) for n, (name, to) in enumerate(cases)]
 
 
-def _judge_full(handler: Callable, case: Case) -> str | None:
+def _judge_full(handler: Callable[..., Any], case: Case) -> str | None:
     result = _run(handler, case)
     problem = _falls_back(result)
     if problem:

@@ -15,7 +15,10 @@ from .._table import shorten
 
 @dataclass(frozen=True)
 class Placeholder:
-    """One `...` left in the code: the function holding it, its line (within its cell or file), the cell, the line's text."""
+    """One `...` left in the code.
+
+    The function holding it, its line (within its cell or file), the cell, the line's text.
+    """
 
     function: str
     line: int
@@ -46,10 +49,11 @@ def _cell_of(code: types.CodeType) -> str | None:
         return None
     if not label:
         return None
-    return "cell " + label[1].removeprefix("In")
+    prompt: str = label[1]
+    return "cell " + prompt.removeprefix("In")
 
 
-def _in_function(fn: Callable) -> list[Placeholder]:
+def _in_function(fn: Callable[..., Any]) -> list[Placeholder]:
     name = getattr(fn, "__name__", "your handler")
     code = getattr(fn, "__code__", None)
     try:
@@ -76,7 +80,7 @@ def _in_function(fn: Callable) -> list[Placeholder]:
     return [found[line] for line in sorted(found)]
 
 
-def _helpers_of(fn: Callable) -> list[Callable]:
+def _helpers_of(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
     """Functions `fn` calls by name that were written in the same cell (or file) as `fn`."""
     code = getattr(fn, "__code__", None)
     space = getattr(fn, "__globals__", None)
@@ -88,7 +92,7 @@ def _helpers_of(fn: Callable) -> list[Callable]:
         current = stack.pop()
         names.extend(current.co_names)
         stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    out = []
+    out: list[Callable[..., Any]] = []
     for name in dict.fromkeys(names):
         other = space.get(name)
         other_code = getattr(other, "__code__", None)
@@ -112,7 +116,7 @@ def placeholders(fn: Any) -> list[Placeholder]:
     return found
 
 
-def placeholder_line(fn: Callable) -> int | None:
+def placeholder_line(fn: Callable[..., Any]) -> int | None:
     """The line (within its cell or file) of the first `...` left in `fn`, or None when there is none."""
     found = placeholders(fn)
     return found[0].line if found else None

@@ -17,13 +17,13 @@ def _order(n: int, qty: Any) -> str:
     return json.dumps({"order": n, "qty": qty})
 
 
-def _queue_event(bodies: list[str], seed: int, **kwargs: Any) -> dict:
+def _queue_event(bodies: list[str], seed: int, **kwargs: Any) -> dict[str, Any]:
     from .. import queue
 
     return queue.build_event(bodies, seed=seed, **kwargs)
 
 
-def _run(handler: Callable, case: Case) -> tuple[Any, Watched]:
+def _run(handler: Callable[..., Any], case: Case) -> tuple[Any, Watched]:
     """Run a queue case in a worker process; (outcome, what the handler processed and parked, as it reported)."""
     from .. import queue
 
@@ -31,7 +31,7 @@ def _run(handler: Callable, case: Case) -> tuple[Any, Watched]:
     return result, Watched.of(result.invocation)
 
 
-def _describe(event: dict, mid: str) -> str:
+def _describe(event: dict[str, Any], mid: str) -> str:
     """'message 2 of 3 (body {"order": 2, "qty": 0})'."""
     recs = event["Records"]
     for i, r in enumerate(recs):
@@ -40,7 +40,7 @@ def _describe(event: dict, mid: str) -> str:
     return f"'{short_id(mid)}'"
 
 
-def _record_holding(event: dict, value: Any) -> tuple[int, str] | None:
+def _record_holding(event: dict[str, Any], value: Any) -> tuple[int, str] | None:
     """(index, field) of the record whose receiptHandle or body is `value`, if any."""
     for i, r in enumerate(event["Records"]):
         for name in ("receiptHandle", "body", "md5OfBody"):
@@ -100,7 +100,7 @@ def _response_problem(case: Case, result: Any) -> str | None:
     return None
 
 
-def _returned_nothing(result: Any, expected: list[str], event: dict) -> str | None:
+def _returned_nothing(result: Any, expected: list[str], event: dict[str, Any]) -> str | None:
     if expected and returned(result.invocation) is None:
         return Finding(
             f"your handler returns None (is a return missing?), which the platform reads as complete "
@@ -134,7 +134,7 @@ def _raised(result: Any, catch: str) -> str | None:
     )
 
 
-def _lost(event: dict, mid: str) -> Finding:
+def _lost(event: dict[str, Any], mid: str) -> Finding:
     return Finding(
         f"{_describe(event, mid)} failed, but your response does not list it, so the platform deletes it "
         "and that order is lost.",
@@ -142,7 +142,7 @@ def _lost(event: dict, mid: str) -> Finding:
     )
 
 
-def _twice(event: dict, mid: str) -> Finding:
+def _twice(event: dict[str, Any], mid: str) -> Finding:
     return Finding(
         f"{_describe(event, mid)} was processed fine, but your response lists it, so it comes back and is "
         "processed twice.",
@@ -173,7 +173,7 @@ def _cases_partial() -> list[Case]:
     return out
 
 
-def _judge_partial(handler: Callable, case: Case) -> str | None:
+def _judge_partial(handler: Callable[..., Any], case: Case) -> str | None:
     result, _ = _run(handler, case)
     problem = _raised(result, _CATCH)
     if problem:
@@ -226,7 +226,7 @@ def _cases_fifo() -> list[Case]:
     ]
 
 
-def _judge_fifo(handler: Callable, case: Case) -> str | None:
+def _judge_fifo(handler: Callable[..., Any], case: Case) -> str | None:
     result, seen = _run(handler, case)
     problem = _raised(
         result,
@@ -304,14 +304,15 @@ def _cases_poison() -> list[Case]:
     ]
 
 
-def _judge_poison(handler: Callable, case: Case) -> str | None:
+def _judge_poison(handler: Callable[..., Any], case: Case) -> str | None:
     result, seen = _run(handler, case)
     parked = seen.parked
     problem = _raised(result, f"catch BadOrder: park the message from its {PARK_FROM}rd receive on, list it before.")
     if problem:
         return problem
     recs = case.event["Records"]
-    to_list, to_park = [], []
+    to_list: list[str] = []
+    to_park: list[str] = []
     for r in recs:
         if is_good_order(r["body"]):
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import Any, Self
 
 from .._table import short_ids_in, shorten
 from ._placeholders import placeholders
@@ -54,17 +54,17 @@ class Case:
     """One hidden case: a name a learner understands, the event, and what the check needs."""
 
     name: str
-    event: dict
+    event: dict[str, Any]
     expect: Any = None
-    config: dict = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
 
 
-class Finding(str):
+class Finding(str):  # noqa: SLOT000 - it holds its `key`; a str subclass cannot have slots for it
     """One sentence a judge found, with the `key` of its kind: cases with the same key are one finding, said once."""
 
     key: str
 
-    def __new__(cls, sentence: str, key: str | None = None) -> Finding:
+    def __new__(cls, sentence: str, key: str | None = None) -> Self:
         self = super().__new__(cls, sentence)
         self.key = key if key is not None else getattr(sentence, "key", sentence)
         return self
@@ -96,7 +96,10 @@ def _findings(failures: list[tuple[str, Finding]]) -> list[str]:
 
 
 def not_done(label: str, handler: Any) -> CheckResult | None:
-    """'not done yet' (naming every `...` left, with its cell and line) or 'failed' for a non-function; None when runnable."""
+    """'not done yet' (naming every `...` left, with its cell and line) or 'failed' for a non-function.
+
+    None when the handler is runnable.
+    """
     if handler is None or handler is Ellipsis:
         return CheckResult(
             label, "not done yet", "not done yet: write your handler in the cell above, then run this cell again."
@@ -129,7 +132,7 @@ class Exercise:
     source: str
     title: str
     cases: Callable[[], list[Case]]
-    judge: Callable[[Callable, Case], str | None]  # None when the case passes, else one sentence
+    judge: Callable[[Callable[..., Any], Case], str | None]  # None when the case passes, else one sentence
 
     def check(self, handler: Any) -> CheckResult:
         unfinished = not_done(self.id, handler)
@@ -280,7 +283,10 @@ def invocation_problem(invocation: Any, hint: str = "", consequence: str = "") -
 
 
 def returned(invocation: Any) -> Any:
-    """The value the handler returned, as the platform reads it (decoded JSON; the Python value when JSON cannot encode it)."""
+    """The value the handler returned, as the platform reads it.
+
+    Decoded JSON; the Python value when JSON cannot encode it.
+    """
     if invocation is None:
         return None
     if getattr(invocation, "encode_error", None):
