@@ -353,7 +353,12 @@ GATES = (
         re.compile(r"^\S.*?:\d+:\d+: [A-Z]+\d+ "),
         fix=("ruff", "check", "--fix"),
     ),
-    Gate("ruff format", ("ruff", "format", "--check"), re.compile(r"^Would reformat: "), fix=("ruff", "format")),
+    Gate(
+        "ruff format",
+        ("ruff", "format", "--check", "--output-format", "concise"),
+        re.compile(r"^\S.*?:\d+:\d+: unformatted: "),
+        fix=("ruff", "format"),
+    ),
     Gate("mypy", ("mypy",), re.compile(r"^\S.*?:\d+: error: ")),
     Gate("import-linter", ("lint-imports", "--no-cache"), re.compile(r" BROKEN$")),
 )

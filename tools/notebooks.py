@@ -42,6 +42,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -118,9 +119,8 @@ def normalise(nb: dict[str, Any], path: Path) -> dict[str, Any]:
         tags = _tags(cell)
         if exercise:
             cell["execution_count"] = None
-        if exercise or any(varies(out) for out in cell.get("outputs", [])):
-            if IGNORE_TAG not in tags:
-                tags.append(IGNORE_TAG)
+        if (exercise or any(varies(out) for out in cell.get("outputs", []))) and IGNORE_TAG not in tags:
+            tags.append(IGNORE_TAG)
         if IGNORE_TAG in tags:
             cell["outputs"] = []  # never compared, so never committed: it could only mislead
         if tags:
@@ -231,12 +231,11 @@ def write_exercises(names: list[str] | None = None) -> list[Path]:
 
 def twins() -> list[str]:
     """Every exercise is its solution twin minus the marked answers (and every solution marks some)."""
-    out = []
+    out: list[str] = []
     ex_dir, sol_dir = NOTEBOOKS / "exercises", NOTEBOOKS / "solutions"
     ex = {p.name for p in ex_dir.glob("*.ipynb")}
     sol = {p.name for p in sol_dir.glob("*.ipynb")}
-    for name in sorted(ex ^ sol):
-        out.append(f"{name}: only in {'exercises' if name in ex else 'solutions'}/")
+    out.extend(f"{name}: only in {'exercises' if name in ex else 'solutions'}/" for name in sorted(ex ^ sol))
     for name in sorted(ex & sol):
         solution = _read(sol_dir / name)
         if not has_answers(solution):
@@ -259,14 +258,16 @@ def twins() -> list[str]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    notebook: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return notebook
 
 
 def render(nb: dict[str, Any]) -> str:
     """The notebook's text as Jupyter itself writes it (sorted keys, sources split in lines)."""
     import nbformat
 
-    return nbformat.writes(nbformat.from_dict(nb), version=4) + "\n"
+    text: str = nbformat.writes(nbformat.from_dict(nb), version=4)
+    return text + "\n"
 
 
 def _write(path: Path, nb: dict[str, Any]) -> None:
@@ -366,6 +367,7 @@ def _select(names: list[str]) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
+    """`python tools/notebooks.py run|clean|check|exercises [names]` (the usage above)."""
     if not argv or argv[0] not in ("run", "clean", "check", "exercises"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ import random
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -43,7 +44,10 @@ HOST = "shop.example.com"
 START = 1_767_607_200  # 2026-01-05T10:00:00Z
 AGENTS = [
     "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
-    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+    (
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Version/18.1 Safari/605.1.15"
+    ),
     "curl/8.11.1",
     "python-httpx/0.28.1",
     "ShopApp/3.2 (iPhone; iOS 18.2)",
@@ -52,7 +56,7 @@ AGENTS = [
 
 def _iso(seconds: float) -> str:
     whole = int(seconds)
-    micros = int(round((seconds - whole) * 1_000_000))
+    micros = round((seconds - whole) * 1_000_000)
     import datetime as dt
 
     stamp = dt.datetime.fromtimestamp(whole, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
@@ -199,7 +203,8 @@ def access_logs() -> dict[str, bytes]:
         if end.endswith("1010Z"):
             # damaged on purpose: the entry stops after its status codes
             lines[17] = " ".join(lines[17].split(" ")[:10])
-        name = f"{ACCOUNT}_elasticloadbalancing_{REGION}_app.shop-lb.50dc6c495c0c9188_{end}_203.0.113.10_{rng.getrandbits(32):08x}.log.gz"
+        balancer = "app.shop-lb.50dc6c495c0c9188"
+        name = f"{ACCOUNT}_elasticloadbalancing_{REGION}_{balancer}_{end}_203.0.113.10_{rng.getrandbits(32):08x}.log.gz"
         files[name] = _gzip("\n".join(lines) + "\n")
         first += count
     return files
@@ -231,7 +236,7 @@ def _message(
     )
     if dead_letter_from:
         attrs["DeadLetterQueueSourceArn"] = dead_letter_from
-    message = {
+    message: dict[str, Any] = {
         "MessageId": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
         "ReceiptHandle": "AQEB" + base64.b64encode(rng.getrandbits(8 * 120).to_bytes(120, "big")).decode("ascii"),
         "MD5OfBody": md5_of_body(body),
@@ -339,6 +344,7 @@ def write(root: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
+    """`python tools/samples.py [--out FOLDER]`: write the samples (default: data/)."""
     root = Path(argv[argv.index("--out") + 1]) if "--out" in argv else ROOT / "data"
     for path in write(root):
         print(f"wrote {path.relative_to(root)} ({path.stat().st_size:,} bytes)")

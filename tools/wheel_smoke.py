@@ -31,6 +31,7 @@ import tomllib
 import venv
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -85,12 +86,13 @@ print(f"smoke: fnkit {fnkit.__version__} from {package}: 3 sources validated, "
 
 
 def say(line: str) -> None:
+    """One short progress line."""
     print(f"== wheel: {line}", flush=True)
 
 
-def run(argv: list[Any], **kwargs) -> subprocess.CompletedProcess:
+def run(argv: list[Any], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """Run a command; on failure print its output and stop with its exit code."""
-    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kwargs)
+    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False, **kwargs)
     if done.returncode != 0:
         sys.stdout.write(done.stdout)
         sys.stderr.write(done.stderr)
@@ -163,6 +165,7 @@ def fill_wheelhouse(wanted: list[str], env: dict[str, Any]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Build, install, try; 0 when every step passed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and say where it is")
     args = parser.parse_args(argv)

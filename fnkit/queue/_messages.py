@@ -390,7 +390,7 @@ def events_from_messages(
                 yield unreadable(where, f"{label} cannot be a record: {why}.", SOURCE)
                 continue
             fifo = "MessageGroupId" in (message.get("Attributes") or {})
-            if fifo_seen is None or arn is None:  # the first message: (when no queue_arn was given)
+            if fifo_seen is None or arn is None:  # the first message, when no queue_arn was given
                 fifo_seen = fifo
                 arn = make_queue_arn(fifo=fifo, dialect=dialect)
             elif fifo != fifo_seen:
