@@ -30,9 +30,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -336,8 +335,7 @@ def smoke_test_wheel() -> None:
 # pyproject.toml; kit.py only runs them and counts what they find.
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(NamedTuple):
     """One quality gate: the command that runs it and how to count its findings in its output."""
 
     name: str
