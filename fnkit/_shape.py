@@ -25,6 +25,7 @@ from functools import partial
 from operator import is_not
 import keyword
 import re
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Optional, Union
@@ -72,14 +73,19 @@ class Text(Scalar):
     #: optional: a faster test of a whole column against `pattern`, True only when every value
     #: surely matches (False: unsure, the pattern decides value by value); tests hold it to the pattern
     column_test: Any = None
+    #: False for values that rarely repeat (timestamps, sequence numbers): they are tested every time,
+    #: not remembered; values that do repeat (ARNs, regions, header names) are tested once (see `accepted`)
+    repeats: bool = True
 
     def broken(self, value: str) -> bool:
         """True when the string breaks the constraint (the pattern must match the whole string)."""
-        if self.min_len is not None and len(value) < self.min_len:
-            return True
-        if self.max_len is not None and len(value) > self.max_len:
-            return True
-        return self.pattern is not None and _compiled(self.pattern)(value) is None
+        return not _meets(self.pattern, self.min_len, self.max_len, self.repeats)(value)
+
+    @property
+    def meets(self) -> Callable[[str], bool]:
+        """The compiled test of one string: True when it meets the constraint (bounds, then the pattern;
+        a string already known to meet it is one look-up in the constraint's bounded memo)."""
+        return _meets(self.pattern, self.min_len, self.max_len, self.repeats)
 
     def all_ok(self, values: Any) -> bool:
         """True when every string of `values` meets the constraint (a column at once, at C speed where it can)."""
@@ -115,7 +121,8 @@ DIGITS = r"^[0-9]+$"
 def all_digits(values: Any) -> bool:
     """True when every string of `values` is ASCII digits, at least one (the pattern DIGITS)."""
     joined = "".join(values)
-    return joined.isascii() and joined.isdigit() and all(values)
+    # (bytes.isdigit reads ASCII digits a byte at a time, many times faster than str.isdigit's Unicode look-ups)
+    return joined.isascii() and joined.encode().isdigit() and all(values)
 
 _PATTERNS: dict[str, Callable[[str], Any]] = {}
 
@@ -126,6 +133,53 @@ def _compiled(pattern: str) -> Callable[[str], Any]:
     if found is None:
         found = _PATTERNS[pattern] = re.compile(pattern).fullmatch
     return found
+
+
+#: how many accepted strings each constraint remembers (values that repeat, such as ARNs, regions,
+#: header names and data types, are then tested once; a full memo stops growing)
+MEMO_LIMIT = 4096
+_ACCEPTED: dict[tuple, set] = {}
+_MEETS: dict[tuple, Callable[[str], bool]] = {}
+
+
+def accepted(t: Text) -> set:
+    """The bounded memo of strings known to meet the Text's constraint (one per constraint)."""
+    key = (t.pattern, t.min_len, t.max_len)
+    found = _ACCEPTED.get(key)
+    if found is None:
+        found = _ACCEPTED[key] = set()
+    return found
+
+
+def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeats: bool) -> Callable[[str], bool]:
+    key = (pattern, min_len, max_len)
+    found = _MEETS.get((*key, repeats))
+    if found is not None:
+        return found
+    low = min_len if min_len is not None else 0
+    high = max_len if max_len is not None else float("inf")
+    if pattern is None:
+        def meets(s: str) -> bool:
+            return low <= len(s) <= high
+    elif not repeats:
+        whole = _compiled(pattern)
+
+        def meets(s: str) -> bool:
+            return low <= len(s) <= high and whole(s) is not None
+    else:
+        ok = _ACCEPTED.setdefault(key, set())
+        whole = _compiled(pattern)
+
+        def meets(s: str) -> bool:
+            if s in ok:
+                return True
+            if not low <= len(s) <= high or whole(s) is None:
+                return False
+            if len(ok) < MEMO_LIMIT:
+                ok.add(s)
+            return True
+    _MEETS[(*key, repeats)] = meets
+    return meets
 
 
 STR = Scalar("str")
@@ -215,6 +269,7 @@ class Shape:
     doc: str = ""
     _struct: type | None = field(default=None, repr=False)
     _post_ok: Any = field(default=None, repr=False)
+    _compiled_parts: Any = field(default=None, repr=False)
 
     def label(self) -> str:
         return "an object"
@@ -272,8 +327,43 @@ class Shape:
         """The generated check of what msgspec leaves to fnkit, over a typed value: one spelling per
         field (a required one present in one), and every Text pattern and length bound."""
         if self._post_ok is None:
-            self._post_ok = _post_checker(self) or _always
+            post, tables = self.post_check, self.tables
+
+            def post_ok(typed: Any) -> bool:
+                return post(typed, tables(typed))
+
+            post_ok.source = getattr(post, "source", "")  # type: ignore[attr-defined]
+            self._post_ok = post_ok
         return self._post_ok
+
+    @property
+    def table_specs(self) -> tuple[TableSpec, ...]:
+        """The lists of objects of the shape that are read as columns (see TableSpec)."""
+        if self._compiled_parts is None:
+            self._compile_parts()
+        return self._compiled_parts[0]
+
+    @property
+    def tables(self) -> Callable[[Any], dict]:
+        """The generated reading of a compiled typed value's tables: {name: {"at": positions, column: values}}."""
+        if self._compiled_parts is None:
+            self._compile_parts()
+        return self._compiled_parts[1]
+
+    @property
+    def post_check(self) -> Callable[[Any, dict], bool]:
+        """`post_ok` over a typed value and its tables (read once, shared with the semantic checks)."""
+        if self._compiled_parts is None:
+            self._compile_parts()
+        return self._compiled_parts[2]
+
+    def lenient_tables(self, typed: Any) -> dict:
+        """The tables of a leniently built value: the rows that are objects of their shape, raw values in the columns."""
+        return lenient_tables(self.table_specs, typed)
+
+    def _compile_parts(self) -> None:
+        specs = _find_tables(self)
+        self._compiled_parts = (specs, _tables_builder(specs), _post_checker(self, specs) or _always)
 
     def parse(self, value: Any) -> Any:
         """The typed value (assumes `value` has been validated; a broken value is built leniently)."""
@@ -416,7 +506,137 @@ def _first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
     return read
 
 
-def _always(value: Any) -> bool:
+# --- tables: the lists of objects read as columns, once per value -------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class TableSpec:
+    """A list of objects of a shape, read as columns: one tuple per field (each spelling of an
+    aliased field its own), and `at`, each row's position in the list.
+
+    `name` is the attribute path (`records`, `envelope.recipients`); an object field of a
+    table's rows is a table of its own (`records.attributes`), read from its parent's column.
+    Rows that are None (a nullable object) are left out, and so, on the lenient path, are
+    rows that are not objects of the shape (the walk said what is wrong with them).
+    """
+
+    name: str
+    shape: Shape
+    steps: tuple  # root tables: ((Shape, attr), ...) from the root value to the list; else ()
+    parent: str | None  # nested tables: the parent table, whose column `column` holds the objects
+    column: str | None
+    names: tuple[str, ...]  # the columns, in the Struct's field order
+    nullable: bool = False  # rows may be None (a nullable object, or an absent optional one)
+
+
+def _struct_names(shape: Shape) -> tuple[str, ...]:
+    names: list[str] = []
+    for f in shape.fields:
+        names.extend(spelling_attr(f, k) for k in shape.keys_of(f)) if f.aliases else names.append(attr_name(f))
+    return tuple(names)
+
+
+def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
+    found: list[TableSpec] = []
+
+    def nested(parent: TableSpec) -> None:
+        for f in parent.shape.fields:
+            inner = _strip_null(f.type)
+            if isinstance(inner, Shape) and not f.aliases:
+                spec = TableSpec(f"{parent.name}.{attr_name(f)}", inner, (), parent.name, attr_name(f),
+                                 _struct_names(inner), f.required is not True or isinstance(f.type, Nullable))
+                found.append(spec)
+                nested(spec)
+
+    def visit(s: Shape, prefix: str, steps: tuple) -> None:
+        for f in s.fields:
+            if f.aliases:
+                continue
+            inner = _strip_null(f.type)
+            step = steps + ((s, attr_name(f)),)
+            if isinstance(inner, ListOf) and isinstance(_strip_null(inner.item), Shape):
+                row = _strip_null(inner.item)
+                spec = TableSpec(prefix + attr_name(f), row, step, None, None, _struct_names(row),
+                                 isinstance(inner.item, Nullable))
+                found.append(spec)
+                nested(spec)
+            elif isinstance(inner, Shape):
+                visit(inner, f"{prefix}{attr_name(f)}.", step)
+
+    visit(shape, "", ())
+    return tuple(found)
+
+
+_FEW_COLUMNS = 3  # up to this many columns, a comprehension per column beats astuple and zip
+
+
+def _tables_builder(specs: tuple[TableSpec, ...]) -> Callable[[Any], dict]:
+    """The generated reading of a compiled typed value's tables: one C-level pass per list of
+    objects (msgspec's astuple, then zip into columns)."""
+    from msgspec.structs import astuple
+
+    lines = ["def tables(v0):"]
+    consts: dict[str, Any] = {"ASTUPLE": astuple, "EMPTY_AT": range(0)}
+    index = {spec.name: k for k, spec in enumerate(specs)}
+    for k, spec in enumerate(specs):
+        consts[f"E{k}"] = [()] * len(spec.names)
+        if spec.parent is None:
+            lines.append(f"    r = v0.{spec.steps[0][1]}")
+            for _, attr in spec.steps[1:]:  # (an object on the way may be absent)
+                lines.append(f"    r = r.{attr} if r is not None else None")
+            lines.append(f"    at{k} = range(len(r)) if r else EMPTY_AT")
+        else:
+            parent = index[spec.parent]
+            lines.append(f"    r = c{parent}[{specs[parent].names.index(spec.column)}]")
+            lines.append(f"    at{k} = at{parent}")
+        if spec.nullable:  # objects that are None (nullable, or an absent optional object) are left out
+            lines.append("    if r and None in r:")
+            lines.append("        keep = [i for i, x in enumerate(r) if x is not None]")
+            lines.append(f"        at{k} = [at{k}[i] for i in keep]")
+            lines.append("        r = [r[i] for i in keep]")
+        if len(spec.names) <= _FEW_COLUMNS:  # a few columns: one comprehension each
+            lines.append(f"    c{k} = [{', '.join(f'[x.{name} for x in r]' for name in spec.names)}] if r else E{k}")
+        else:  # many: every row as a tuple (C-level), then zip into columns
+            lines.append(f"    c{k} = [*zip(*map(ASTUPLE, r))] if r else E{k}")
+    tables = ", ".join(
+        f"{spec.name!r}: {{'at': at{k}, {', '.join(f'{name!r}: c{k}[{i}]' for i, name in enumerate(spec.names))}}}"
+        for k, spec in enumerate(specs))
+    lines.append(f"    return {{{tables}}}")
+    namespace = dict(consts)
+    exec(compile("\n".join(lines), "<fnkit tables>", "exec"), namespace)
+    fn = namespace["tables"]
+    fn.source = "\n".join(lines)
+    return fn
+
+
+def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> dict:
+    """The tables of a leniently built value: only rows that are objects of their shape (raw values in their columns)."""
+    from msgspec.structs import astuple
+
+    out: dict[str, dict] = {}
+    for spec in specs:
+        if spec.parent is None:
+            node = typed
+            for shape, attr in spec.steps:
+                node = getattr(node, attr) if type(node) is shape.struct else None
+            rows = node if type(node) is tuple else ()
+            at: Any = range(len(rows))
+        else:
+            parent = out[spec.parent]
+            rows, at = parent[spec.column], parent["at"]
+        struct = spec.shape.struct
+        keep = [i for i, x in enumerate(rows) if type(x) is struct]
+        if len(keep) != len(rows):
+            at = [at[i] for i in keep]
+            rows = [rows[i] for i in keep]
+        columns = [*zip(*map(astuple, rows))] if rows else [()] * len(spec.names)
+        out[spec.name] = {"at": at, **dict(zip(spec.names, columns))}
+    return out
+
+
+# --- the generated post-check -----------------------------------------------------------
+
+def _always(value: Any, tables: Any = None) -> bool:
     return True
 
 
@@ -435,17 +655,20 @@ def _needs_post(t: Any) -> bool:
 
 
 class _PostGen:
-    """Generates the check of what msgspec leaves to fnkit, over a typed value: one spelling per field
-    (a required one in one of them), every Text pattern and length bound.
+    """Generates the check of what msgspec leaves to fnkit, over a typed value and its tables: one
+    spelling per field (a required one in one of them), every Text pattern and length bound.
 
-    A list of objects is checked a column at a time (attrgetter, chain, join: C-level passes),
-    so that a batch of records costs a few passes, not a Python loop per record.
+    A list of objects is checked a column at a time, from the tables (read once per value and
+    shared with the semantic checks); each Text column is first looked up in the constraint's
+    memo of accepted strings (`set.issuperset`: one C-level pass), and only what is new is tested,
+    a column at once (the Text's column test, else its pattern over the distinct values).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, specs: tuple[TableSpec, ...]) -> None:
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {}
         self.n = 0
+        self.specs = {spec.name: spec for spec in specs}
 
     def var(self) -> str:
         self.n += 1
@@ -460,59 +683,126 @@ class _PostGen:
         self.lines.append("    " * depth + line)
 
     # -- one value -------------------------------------------------------------
-    def one(self, t: Any, x: str, depth: int) -> None:
-        """Check the typed value in variable `x` (never None here) of type `t`."""
+    def one(self, t: Any, x: str, depth: int, prefix: str) -> None:
+        """Check the typed value in variable `x` (never None here) of type `t` (`prefix`: its attribute path)."""
         t = _strip_null(t)
         if isinstance(t, Text):
             self.single(t, x, depth)
         elif isinstance(t, ListOf):
             self.many(t.item, x, depth)
         elif isinstance(t, MapOf):
-            if t.keys is not None and _needs_post(t.keys):
-                y = self.var()
-                self.emit(depth, f"{y} = [*{x}]")
-                self.column(t.keys, y, depth)
-            if _needs_post(t.value):
-                y = self.var()
-                self.emit(depth, f"{y} = [*{x}.values()]")
-                self.many(t.value, y, depth)
+            self.map_of(t, f"({x},)", depth, one=x)
         elif isinstance(t, Shape):
-            self.shape(t, x, depth)
+            self.shape(t, x, depth, prefix)
 
     def single(self, t: Text, x: str, depth: int) -> None:
-        """One string meets the Text's bounds and pattern."""
+        """One string meets the Text's bounds and pattern (a string the memo knows: one look-up)."""
+        if t.pattern is None:  # bounds alone: cheaper than any look-up
+            if t.min_len is not None:
+                self.emit(depth, f"if len({x}) < {t.min_len}: return False")
+            if t.max_len is not None:
+                self.emit(depth, f"if len({x}) > {t.max_len}: return False")
+            return
+        if t.repeats:
+            ok = self.const(accepted(t))
+            self.emit(depth, f"if {x} not in {ok}:")
+            depth += 1
         if t.min_len is not None:
             self.emit(depth, f"if len({x}) < {t.min_len}: return False")
         if t.max_len is not None:
             self.emit(depth, f"if len({x}) > {t.max_len}: return False")
-        if t.pattern is not None:
-            whole = self.const(_compiled(t.pattern))
-            if t.column_test is not None:  # often faster than the regular expression, even for one value
-                self.emit(depth, f"if not {self.const(t.column_test)}(({x},)) and {whole}({x}) is None: return False")
-            else:
-                self.emit(depth, f"if {whole}({x}) is None: return False")
+        whole = self.const(_compiled(t.pattern))
+        if t.column_test is not None:  # often faster than the regular expression, even for one value
+            self.emit(depth, f"if not {self.const(t.column_test)}(({x},)) and {whole}({x}) is None: return False")
+        else:
+            self.emit(depth, f"if {whole}({x}) is None: return False")
+        if t.repeats:
+            self.emit(depth, f"if len({ok}) < {MEMO_LIMIT}: {ok}.add({x})")
 
-    def shape(self, t: Shape, x: str, depth: int) -> None:
+    def shape(self, t: Shape, x: str, depth: int, prefix: str) -> None:
         for f in t.fields:
+            name = prefix + attr_name(f)
             if f.aliases:
                 self.spellings(t, f, f"({x},)", depth)
                 if _needs_post(f.type):
                     y = self.var()
                     self.emit(depth, f"{y} = {x}.{attr_name(f)}")
                     self.emit(depth, f"if {y} is not None:")
-                    self.one(f.type, y, depth + 1)
+                    self.one(f.type, y, depth + 1, name + ".")
                 continue
             if not _needs_post(f.type):
+                continue
+            inner = _strip_null(f.type)
+            if isinstance(inner, ListOf) and name in self.specs:
+                self.table(self.specs[name], depth)
                 continue
             y = self.var()
             self.emit(depth, f"{y} = {x}.{attr_name(f)}")
             if f.required is True and not isinstance(f.type, Nullable):
-                self.one(f.type, y, depth)
+                self.one(f.type, y, depth, name + ".")
             else:
                 self.emit(depth, f"if {y} is not None:")
-                self.one(f.type, y, depth + 1)
+                self.one(f.type, y, depth + 1, name + ".")
 
-    # -- a column of values (a list or tuple, None already dropped) -------------------
+    # -- a table's columns (read once per value) --------------------------------------
+    def table(self, spec: TableSpec, depth: int) -> None:
+        tv = self.var()
+        self.emit(depth, f"{tv} = T[{spec.name!r}]")
+        same: dict[tuple, list] = defaultdict(list)
+        for f in spec.shape.fields:
+            if f.aliases:
+                slots = [spelling_attr(f, key) for key in spec.shape.keys_of(f)]
+                self.column_spellings(f, [f"{tv}[{s!r}]" for s in slots], f"len({tv}['at'])", depth)
+                if _needs_post(f.type):
+                    y = self.var()
+                    cols = ", ".join(f"{tv}[{s!r}]" for s in slots)
+                    self.emit(depth, f"{y} = [z for c in ({cols},) for z in c if z is not UNSET and z is not None]")
+                    self.many(_strip_null(f.type), y, depth)
+                continue
+            sub = f"{spec.name}.{attr_name(f)}"
+            if sub in self.specs:
+                if _needs_post(f.type):
+                    self.table(self.specs[sub], depth)
+                continue
+            if not _needs_post(f.type):
+                continue
+            y = self.var()
+            if f.required is True and not isinstance(f.type, Nullable):
+                self.emit(depth, f"{y} = {tv}[{attr_name(f)!r}]")
+            else:  # absent optional fields read as None (a column of them all, or of none: no copy)
+                col = f"{tv}[{attr_name(f)!r}]"
+                self.emit(depth, f"{y} = {col}")
+                self.emit(depth, f"if {y}.count(None) == len({y}): {y} = ()")
+                self.emit(depth, f"elif None in {y}: {y} = [*filter(NOT_NONE, {y})]")
+            inner = _strip_null(f.type)
+            if isinstance(inner, Text):  # tested below, with the other columns of the same constraint
+                same[(inner.pattern, inner.min_len, inner.max_len, inner.column_test, inner.repeats)].append((inner, y))
+            else:
+                self.many(inner, y, depth)
+        # columns of one constraint (SentTimestamp and ApproximateFirstReceiveTimestamp, say) are one column
+        for group in same.values():
+            if len(group) == 1:
+                self.column(group[0][0], group[0][1], depth)
+            else:
+                y = self.var()
+                self.emit(depth, f"{y} = [{', '.join(f'*{col}' for _, col in group)}]")
+                self.column(group[0][0], y, depth)
+
+    def column_spellings(self, f: F, cols: list[str], n: str, depth: int) -> None:
+        """At most one spelling of the field in each row (a required field: exactly one), from the columns."""
+        unset = [f"{c}.count(UNSET)" for c in cols]
+        if f.required is True:  # the usual case first: one spelling in every row, the others in none
+            usual = " or ".join(f"({u} == 0 and {' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n})"
+                                for u in unset)
+            test = "!= 1"
+        else:  # the usual case first: every spelling but one absent from every row
+            usual = " or ".join(f"{' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n}" for u in unset)
+            test = "> 1"
+        count = " + ".join(f"(x{i} is not UNSET)" for i in range(len(cols)))
+        names = ", ".join(f"x{i}" for i in range(len(cols)))
+        self.emit(depth, f"if not ({usual}) and any([{count} {test} for {names} in zip({', '.join(cols)})]): return False")
+
+    # -- a column of values (a list, tuple or dict view, None already dropped) -------------
     def many(self, t: Any, col: str, depth: int) -> None:
         """Check every value of the column `col` (values may be None where `t` is nullable)."""
         if isinstance(t, Nullable):
@@ -551,33 +841,51 @@ class _PostGen:
                     self.emit(depth + 1, f"{y} = [*filter(NOT_NONE, {columns}[{k}])]")
                 self.many(_strip_null(f.type), y, depth + 1)
 
-    def map_of(self, t: MapOf, col: str, depth: int) -> None:
-        self.emit(depth, f"if any({col}):")  # most objects of a column are often empty: nothing to flatten
+    def map_of(self, t: MapOf, col: str, depth: int, one: str | None = None) -> None:
+        """Every key and value of the objects of `col` (`one`: the one object, when there is one)."""
+        if one is not None:
+            self.emit(depth, f"if {one}:")
+            keys, values = one, f"{one}.values()"
+        else:
+            self.emit(depth, f"if any({col}):")  # most objects of a column are often empty: nothing to flatten
+            keys, values = self.var(), self.var()
+            self.emit(depth + 1, f"{keys} = [*chain.from_iterable({col})]")
+            self.emit(depth + 1, f"{values} = [*chain.from_iterable(map(dict.values, {col}))]")
         if t.keys is not None and _needs_post(t.keys):
-            y = self.var()
-            self.emit(depth + 1, f"{y} = [*chain.from_iterable({col})]")
-            self.column(t.keys, y, depth + 1)
+            self.column(t.keys, keys, depth + 1)
         if _needs_post(t.value):
-            y = self.var()
-            self.emit(depth + 1, f"{y} = [*chain.from_iterable(map(dict.values, {col}))]")
-            self.many(t.value, y, depth + 1)
+            self.many(t.value, values, depth + 1)
+        if not (t.keys is not None and _needs_post(t.keys)) and not _needs_post(t.value):
+            self.emit(depth + 1, "pass")
 
     def column(self, t: Text, col: str, depth: int) -> None:
-        """Every string of `col` meets the Text's bounds and pattern."""
-        self.emit(depth, f"if {col}:")
+        """Every string of `col` meets the Text's bounds and pattern (strings the memo knows: one C-level pass)."""
+        if t.pattern is None:  # bounds alone: cheaper than any look-up
+            self.emit(depth, f"if {col}:")
+            if t.min_len is not None:
+                self.emit(depth + 1, f"if min(map(len, {col})) < {t.min_len}: return False")
+            if t.max_len is not None:
+                self.emit(depth + 1, f"if max(map(len, {col})) > {t.max_len}: return False")
+            if t.min_len is None and t.max_len is None:
+                self.emit(depth + 1, "pass")
+            return
+        if t.repeats:
+            ok = self.const(accepted(t))
+            self.emit(depth, f"if {col} and not {ok}.issuperset({col}):")
+        else:
+            self.emit(depth, f"if {col}:")
         if t.min_len is not None:
             self.emit(depth + 1, f"if min(map(len, {col})) < {t.min_len}: return False")
         if t.max_len is not None:
             self.emit(depth + 1, f"if max(map(len, {col})) > {t.max_len}: return False")
-        if t.pattern is not None:
-            whole = self.const(_compiled(t.pattern))
-            if t.column_test is not None:
-                test = self.const(t.column_test)
-                self.emit(depth + 1, f"if not {test}({col}) and not all(map({whole}, set({col}))): return False")
-            else:
-                self.emit(depth + 1, f"if not all(map({whole}, set({col}))): return False")
-        if t.min_len is None and t.max_len is None and t.pattern is None:
-            self.emit(depth + 1, "pass")
+        whole = self.const(_compiled(t.pattern))
+        if t.column_test is not None:
+            test = self.const(t.column_test)
+            self.emit(depth + 1, f"if not {test}({col}) and not all(map({whole}, set({col}))): return False")
+        else:
+            self.emit(depth + 1, f"if not all(map({whole}, set({col}))): return False")
+        if t.repeats:
+            self.emit(depth + 1, f"if len({ok}) < {MEMO_LIMIT}: {ok}.update({col})")
 
     def spellings(self, t: Shape, f: F, col: str, depth: int) -> None:
         """At most one spelling of the field in each object of `col`; a required one in exactly one."""
@@ -587,21 +895,19 @@ class _PostGen:
         self.emit(depth, f"if any([{count} {test} for x in {col}]): return False")
 
 
-def _post_checker(shape: Shape) -> Callable[[Any], bool] | None:
-    """The generated check (see _PostGen) of a typed value of `shape`; None when there is nothing to check."""
+def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> Callable[[Any, dict], bool] | None:
+    """The generated check (see _PostGen) of a typed value of `shape` and its tables; None when there is nothing to check."""
     import msgspec
-    from itertools import chain, repeat
-    from operator import and_, or_
+    from itertools import chain
 
     if not _needs_post(shape):
         return None
-    gen = _PostGen()
-    gen.emit(0, "def post_ok(v0):")
-    gen.shape(shape, "v0", 1)
+    gen = _PostGen(specs)
+    gen.emit(0, "def post_ok(v0, T):")
+    gen.shape(shape, "v0", 1, "")
     gen.emit(1, "return True")
     src = "\n".join(gen.lines)
-    namespace: dict[str, Any] = {"NOT_NONE": _NOT_NONE, "chain": chain, "repeat": repeat, "and_": and_, "or_": or_,
-                                 "is_not": is_not, "UNSET": msgspec.UNSET, **gen.consts}
+    namespace: dict[str, Any] = {"NOT_NONE": _NOT_NONE, "chain": chain, "UNSET": msgspec.UNSET, **gen.consts}
     exec(compile(src, f"<fnkit post check: {shape.name}>", "exec"), namespace)
     fn = namespace["post_ok"]
     fn.source = src

@@ -7,70 +7,93 @@
 2. Only when the compiled check rejects the value does the located walker run; it names
    every problem. The typed classes are then built leniently (raw values where types are
    wrong, None where keys are missing), so that
-3. the semantic rules (small generators `def check_x(value, seen) -> Iterator[Issue]`)
-   run once, over the typed value, on both paths. On the lenient path a field may hold
+3. the semantic rules (`def check_x(value, seen) -> list[Issue]`, empty when fine) run
+   once, over the typed value, on both paths. On the lenient path a field may hold
    anything, so a check guards with isinstance where a wrong type is possible.
+`seen.tables` holds the columns of the value's lists of objects, read once per call and
+shared by the generated post-check and every check (`seen.tables["records"]["body"]`);
 `seen.saw("aws"|"provider")` records which dialect spelling a check met; `seen.options`
 carries validator keywords.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
 from ._shape import Shape
 
-Check = Callable[[Any, "Seen"], Iterator[Issue]]
+Check = Callable[[Any, "Seen"], Iterable[Issue]]
 _TEXT = (str, bytes, bytearray, memoryview)
 
 
 class Seen:
-    """What the checks noticed while walking: which dialect spellings, and options."""
+    """What one call's checks share: the options, whether the value is typed, its tables, and the
+    dialect spellings the checks met.
 
-    __slots__ = ("dialects", "options", "typed")
+    `tables` holds the columns of the value's lists of objects, read once for all checks
+    (`seen.tables["records"]["body"]`, with `["at"]` the rows' positions; see `Shape.tables`).
+    """
 
-    def __init__(self, options: dict | None = None, typed: bool = False) -> None:
-        self.dialects: set[str] = set()
-        self.options = options or {}
+    __slots__ = ("dialects", "options", "typed", "tables")
+
+    def __init__(self, options: dict | None = None, typed: bool = False, tables: dict | None = None) -> None:
+        self.options = options if options is not None else _NO_OPTIONS
         # True when the value passed the compiled check: every field has its declared type
         self.typed = typed
+        self.tables = tables if tables is not None else _NO_TABLES
+        self.dialects: set[str] | None = None  # made when a check first sees a spelling
 
     def saw(self, dialect: str) -> None:
-        self.dialects.add(dialect)
+        if self.dialects is None:
+            self.dialects = {dialect}
+        else:
+            self.dialects.add(dialect)
 
     def dialect(self) -> str | None:
-        if len(self.dialects) == 1:
-            return next(iter(self.dialects))
-        if not self.dialects:
+        """The one dialect the checks saw, None when they saw none, "mixed" when they saw both."""
+        dialects = self.dialects
+        if not dialects:
             return None
-        return "mixed"
+        return next(iter(dialects)) if len(dialects) == 1 else "mixed"
+
+
+_NO_OPTIONS: dict = {}
+_NO_TABLES: dict = {}
 
 
 class Contract:
-    """A shape compiled once, with the semantic checks that run over its typed values."""
+    """A shape compiled once, with the semantic checks that run over its typed values.
 
-    __slots__ = ("shape", "checks", "source", "subject", "plain", "_decoder", "_struct", "_post_ok", "_clean")
+    A check is `def check_x(value, seen) -> list[Issue]`: it returns the issues it finds, an
+    empty tuple or list when the value is fine (any iterable of issues works; a generator too).
+    """
+
+    __slots__ = ("shape", "checks", "source", "subject", "plain", "_decoder", "_struct", "_post", "_tables",
+                 "_convert", "_rejected", "_undecodable", "_clean")
 
     def __init__(self, shape: Shape, checks: list[Check], *, source: str, subject: str = "event",
                  plain: bool = False) -> None:
         """`plain`: the checks read the decoded JSON value (dicts and lists), not the typed one."""
         self.shape = shape
         self.plain = plain
-        self.checks = list(checks)
+        self.checks = tuple(checks)
         self.source = source
         self.subject = subject
         self._decoder = None
-        self._struct = None
-        self._post_ok = None
         self._clean: dict[str | None, Report] = {}
 
     def _compile(self) -> None:
         import msgspec
 
         self._struct = self.shape.struct
-        self._post_ok = self.shape.post_ok
+        self._post = self.shape.post_check
+        self._tables = self.shape.tables
+        self._convert = msgspec.convert
+        # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError)
+        self._rejected = (msgspec.ValidationError, UnicodeEncodeError)
+        self._undecodable = (msgspec.DecodeError, TypeError, UnicodeEncodeError)
         self._decoder = msgspec.json.Decoder(self._struct)
 
     def check(self, value: Any, options: dict | None = None) -> tuple[Report, Any]:
@@ -114,57 +137,65 @@ class Contract:
             return self.check(value, options)[0]
 
     def _check(self, value: Any, options: dict | None, compiled: bool = True) -> tuple[Report, Any]:
-        import msgspec
-
         if self._decoder is None:
             self._compile()
         typed = None
-        notes: list[Issue] = []  # what decoding the text said (a byte-order mark skipped, G0)
+        notes: Any = ()  # what decoding the text said (a byte-order mark skipped, G0)
         if not compiled or self.plain:
             # the located way, or checks that read the plain value: decode the text once, with json
             value, notes = decode_json(value, "G0")
             if value is MISSING:
                 return Report(notes, self.source, None, self.subject), None
+        elif type(value) is dict:
+            try:  # checked and typed in one pass
+                typed = self._convert(value, self._struct, strict=True)
+            except self._rejected:
+                pass
         elif isinstance(value, _TEXT) or isinstance(value, Raw):
             data, bom = strip_bom(value.data if isinstance(value, Raw) else value)
             if bom:
                 notes = [bom_warning()]
             try:  # decoded and checked in one pass
                 typed = self._decoder.decode(data)
-            except (msgspec.DecodeError, TypeError, UnicodeEncodeError):  # (a str with a lone surrogate)
+            except self._undecodable:  # (a str with a lone surrogate)
                 # not JSON, or JSON of another shape: the standard decoder says which, and where
                 value, notes = decode_json(value, "G0")
                 if value is MISSING:
                     return Report(notes, self.source, None, self.subject), None
-        if compiled and typed is None and type(value) is dict:
-            try:  # checked and typed in one pass
-                typed = msgspec.convert(value, self._struct, strict=True)
-            except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
+        if compiled and typed is None and type(value) is dict and self.plain:
+            try:
+                typed = self._convert(value, self._struct, strict=True)
+            except self._rejected:
                 pass
-        seen = Seen(options)
-        if typed is not None and self._post_ok(typed):
-            seen.typed = True
-            issues = []
-            read = value if self.plain else typed
-            for check in self.checks:
-                try:  # free in CPython 3.11 until something raises
-                    issues.extend(check(read, seen))
-                except Exception as exc:  # noqa: BLE001
-                    issues.append(_unchecked(exc))
-        else:
+        seen = None
+        if typed is not None:
+            tables = self._tables(typed)
+            try:
+                ok = self._post(typed, tables)
+            except Exception:  # noqa: BLE001 - an odd value (a str subclass that cannot be hashed): the walk says
+                ok = False
+            if ok:
+                seen = Seen(options, True, tables)
+                issues: list[Issue] = []
+                read = value if self.plain else typed
+        if seen is None:
             if typed is not None:  # decoded, but a spelling or a Text constraint is wrong: walk the plain value
                 value, _ = decode_json(value, "G0")
             issues = self.shape.walk(value)
             typed = self.shape.lenient(value)
             read = value if self.plain else typed
-            for check in self.checks:
-                try:
-                    issues.extend(check(read, seen))
-                except Exception as exc:  # noqa: BLE001
-                    issues.append(_unchecked(exc))
+            seen = Seen(options, False, None if self.plain else self.shape.lenient_tables(typed))
+        for check in self.checks:
+            try:  # free in CPython 3.11 until something raises
+                found = check(read, seen)
+                if found:
+                    issues += found
+            except Exception as exc:  # noqa: BLE001
+                issues.append(_unchecked(exc))
         if notes:
-            issues[:0] = notes
-        dialect = seen.dialect()
+            issues[:0] = list(notes)
+        dialects = seen.dialects
+        dialect = None if dialects is None else next(iter(dialects)) if len(dialects) == 1 else "mixed"
         if dialect == "mixed":
             issues.append(warning("$", "dialect", "The event mixes the spec's 'provider' spellings with the real "
                                                   "platform's 'aws' ones.", "G2"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._report import DIALECTS, ContractError, Issue, Report, child_path, error, warning
@@ -108,23 +108,24 @@ def _query_value_sentence(value: str) -> str:
 def all_raw_url_text(values: Any) -> bool:
     """True when every string of `values` holds only what a raw URL carries (the column test of RAW_URL_TEXT)."""
     joined = "".join(values)
-    return joined.isascii() and joined.isprintable() and " " not in joined and "#" not in joined
+    # ASCII only, then delete every allowed byte (C-level): nothing may be left
+    return joined.isascii() and not joined.encode().translate(None, _RAW_URL_BYTES)
 
 
-_UPPER = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_RAW_URL_BYTES = bytes([0x21, 0x22, *range(0x24, 0x7F)])
 
 
 def all_without_capitals(values: Any) -> bool:
     """True when no string of `values` holds an ASCII capital letter (the column test of ^[^A-Z]*$)."""
-    joined = "".join(values)
-    return len(joined.translate(_UPPER)) == len(joined)
+    data = "".join(values).encode("utf-8", "surrogatepass")
+    return data.lower() == data  # bytes.lower changes ASCII capitals only (UTF-8 sequences are bytes >= 0x80)
 
 
 _QUERY_KEY = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning", message=_query_key_sentence,
                   doc="as in the raw URL: no space, '#', control or non-ASCII character",
                   column_test=all_raw_url_text)
 _QUERY_VALUE = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning",
-                    message=_query_value_sentence, column_test=all_raw_url_text,
+                    message=_query_value_sentence, column_test=all_raw_url_text, repeats=False,
                     doc="as in the raw URL: no space, '#', control or non-ASCII character")
 _HEADER_NAME = Text(pattern=r"^[^A-Z]*$", rule="A2", column_test=all_without_capitals,
                     message=lambda name: (f"The header name '{name}' is not lower-case; the load balancer lower-cases "
@@ -143,7 +144,7 @@ EVENT_SHAPE = Shape("LoadBalancerEvent", [
     F("requestContext", _REQUEST_CONTEXT, doc="Holds elb.targetGroupArn."),
     F("targetGroupArn", _ARN_TEXT, required=False, doc="Also listed by the spec as a top-level field (the same ARN)."),
     F("httpMethod", STR, enum=METHODS, doc="The request method."),
-    F("path", Text(pattern=r"^/[\s\S]*$", rule="AS1",
+    F("path", Text(pattern=r"^/[\s\S]*$", rule="AS1", repeats=False,
                    message="The path {json} does not start with '/'; the load balancer passes the client's request "
                            "path, which always does."),
       doc="The request path, exactly as in the URL (starts with '/')."),
@@ -250,38 +251,43 @@ def _forms(event: Any) -> tuple[list[str], list[str]]:
 @rule("A3", "alb", "doc", "Multi-value headers off: a repeated header or query key keeps its last value; on: "
       "multiValueHeaders and multiValueQueryStringParameters with all values, never both forms.",
       severity="error or warning")
-def check_forms(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_forms(event: Any, seen: Seen) -> list[Issue]:
     """A3: the single-value forms or the multi-value forms, never both."""
-    if _typed(event) is None:
-        return
+    out: list[Issue] = []
+    if type(event) is not LoadBalancerEvent:
+        return out
     expected = seen.options.get("multi_value")
     if event.multi_value_headers is None and event.multi_value_query_string_parameters is None and expected is not True:
-        return  # single-value forms only, and nothing says they should not be
+        return out  # single-value forms only, and nothing says they should not be
     singles, multis = _forms(event)
     for single, multi in (_HEADER_FIELDS, _QUERY_FIELDS):
         if single in singles and multi in multis:
-            yield error(child_path("$", multi), "conflict",
-                        f"The event carries both '{single}' and '{multi}'; the load balancer sends one form only "
-                        "(the multi-value one exactly when multi-value headers are on).", "A3")
+            out.append(error(child_path("$", multi), "conflict",
+                             f"The event carries both '{single}' and '{multi}'; the load balancer sends one form only "
+                             "(the multi-value one exactly when multi-value headers are on).", "A3"))
     if len(multis) == 1 and not singles:
         missing = "multiValueQueryStringParameters" if multis[0] == "multiValueHeaders" else "multiValueHeaders"
-        yield warning(child_path("$", missing), "missing",
-                      f"The event carries {multis[0]} but no {missing}: with multi-value headers on, the load balancer "
-                      "sends both multi-value forms (an empty query as {}), never one alone.", "A3")
+        out.append(warning(child_path("$", missing), "missing",
+                           f"The event carries {multis[0]} but no {missing}: with multi-value headers on, the load balancer "
+                           "sends both multi-value forms (an empty query as {}), never one alone.", "A3"))
     if singles and multis and not (len(singles) == 2 and len(multis) == 2):
-        yield warning("$", "conflict",
-                      f"The event mixes forms ({', '.join(singles)} with {', '.join(multis)}); with multi-value "
-                      "headers on both headers and query are multi-value, with them off both are single-value.", "A3")
+        out.append(warning("$", "conflict",
+                           f"The event mixes forms ({', '.join(singles)} with {', '.join(multis)}); with multi-value "
+                           "headers on both headers and query are multi-value, with them off both are single-value.", "A3"))
     if expected is True and singles and not multis:
-        yield warning("$", "mode", f"Multi-value headers are on, so the event should carry multiValueHeaders and "
-                                   f"multiValueQueryStringParameters, not {' and '.join(singles)}.", "A3")
+        out.append(warning("$", "mode", f"Multi-value headers are on, so the event should carry multiValueHeaders and "
+                                        f"multiValueQueryStringParameters, not {' and '.join(singles)}.", "A3"))
     elif expected is False and multis and not singles:
-        yield warning("$", "mode", f"Multi-value headers are off, so the event should carry headers and "
-                                   f"queryStringParameters, not {' and '.join(multis)}.", "A3")
+        out.append(warning("$", "mode", f"Multi-value headers are off, so the event should carry headers and "
+                                        f"queryStringParameters, not {' and '.join(multis)}.", "A3"))
+    return out
 
 
-def _has_trace_header(maps: list[tuple[str, dict]]) -> bool:
-    return any(_PROVIDER_TRACE in mapping or _AWS_TRACE in mapping for _, mapping in maps)
+def _has_trace_header(maps: tuple[tuple[str, dict], ...]) -> bool:
+    for _, mapping in maps:
+        if _PROVIDER_TRACE in mapping or _AWS_TRACE in mapping:
+            return True
+    return False
 
 
 def _shaped_like_health_check(event: Any, maps: tuple[tuple[str, dict], ...]) -> bool:
@@ -295,8 +301,9 @@ def _shaped_like_health_check(event: Any, maps: tuple[tuple[str, dict], ...]) ->
 
 @rule("AS3", "alb", "contract", "The trace header (x-provider-trace-id) holds the correlation id.", origin="spec",
       severity="warning")
-def check_trace_header(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_trace_header(event: Any, seen: Seen) -> list[Issue]:
     """AS3: the trace header (x-provider-trace-id, x-amzn-trace-id) is present; it tells the dialect."""
+    out: list[Issue] = []
     maps = _header_maps(event)
     found = False
     for _, mapping in maps:
@@ -305,13 +312,14 @@ def check_trace_header(event: Any, seen: Seen) -> Iterator[Issue]:
                 seen.saw(dialect)
                 found = True
     if found or not maps:
-        return
+        return out
     if any(is_health_check(mapping) for _, mapping in maps) or _shaped_like_health_check(event, maps):
-        return  # A11: health checks carry no trace header (check_health_check says what else it takes)
+        return out  # A11: health checks carry no trace header (check_health_check says what else it takes)
     key = maps[0][0]
-    yield warning(child_path(child_path("$", key), _PROVIDER_TRACE), "missing",
-                  "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform); "
-                  "the load balancer adds it to every request and it is the request's correlation id.", "AS3")
+    out.append(warning(child_path(child_path("$", key), _PROVIDER_TRACE), "missing",
+                       "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform); "
+                       "the load balancer adds it to every request and it is the request's correlation id.", "AS3"))
+    return out
 
 
 # the parts of a target group ARN as the platform writes them (ELB's naming rules; ids as seen in real ARNs)
@@ -343,11 +351,12 @@ def unusual_arn_parts(arn: str) -> list[str]:
       "no region name, an account that is not 12 digits, a name outside 1-32 letters, digits and hyphens, an id that "
       "is not 16 hex digits) comes from a sample or a placeholder: a warning, never an error.", origin="kit",
       severity="warning")
-def check_target_group(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_target_group(event: Any, seen: Seen) -> list[Issue]:
     """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group (the ARN's
     form is declared). A15: the parts of an ARN of that form, as the platform writes them."""
-    if _typed(event) is None:
-        return
+    out: list[Issue] = []
+    if type(event) is not LoadBalancerEvent:
+        return out
     context = event.request_context
     elb = context.elb if type(context) is RequestContext else None
     inner = elb.target_group_arn if type(elb) is ElbContext else None
@@ -363,14 +372,15 @@ def check_target_group(event: Any, seen: Seen) -> Iterator[Issue]:
         if dialect is not None:
             seen.saw(dialect)
         if unusual and not (path == "$.targetGroupArn" and arn == inner):  # the same ARN twice: said once
-            yield warning(path, "unusual",
-                          f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
-                          f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
-                          "defines only the form.", "A15")
+            out.append(warning(path, "unusual",
+                               f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
+                               f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
+                               "defines only the form.", "A15"))
     if type(inner) is str and type(top) is str and inner != top:
-        yield warning("$.targetGroupArn", "mismatch",
-                      "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
-                      "one target group of the function.", "AS1")
+        out.append(warning("$.targetGroupArn", "mismatch",
+                           "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
+                           "one target group of the function.", "AS1"))
+    return out
 
 
 _ARN_READINGS: dict[str, tuple[str | None, tuple[str, ...]]] = {}
@@ -390,54 +400,57 @@ def _arn_reading(arn: str) -> tuple[str | None, tuple[str, ...]]:
 @rule("A4", "alb", "doc", "Request body: with content-encoding, base64; text/*, application/json, "
       "application/javascript, application/xml as text; anything else base64; empty body \"\".",
       severity="error or warning")
-def check_body(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_body(event: Any, seen: Seen) -> list[Issue]:
     """A4 and A2: base64 exactly when the platform would use it; a GET has an empty body."""
-    if _typed(event) is None:
-        return
+    out: list[Issue] = []
+    if type(event) is not LoadBalancerEvent:
+        return out
     body = event.body
     encoded = event.is_base64_encoded
     if type(body) is not str or not body:
-        return
+        return out
     if encoded is True and not is_strict_base64(body):
-        yield error("$.body", "format", "isBase64Encoded is true but the body is not strict base64 (standard "
-                                        "alphabet, '=' padding, no spaces or line breaks).", "A4")
+        out.append(error("$.body", "format", "isBase64Encoded is true but the body is not strict base64 (standard "
+                                             "alphabet, '=' padding, no spaces or line breaks).", "A4"))
     if event.http_method == "GET":
-        yield warning("$.body", "format", "A GET request reaches the function with body \"\"; this one has a body.",
-                      "A2")
+        out.append(warning("$.body", "format", "A GET request reaches the function with body \"\"; this one has a body.",
+                           "A2"))
     if encoded is False:
         if _header_value(event, "content-encoding") is not None:
-            yield warning("$.isBase64Encoded", "format",
-                          "The request has a content-encoding header, so the load balancer sends the body "
-                          "base64-encoded with isBase64Encoded true.", "A4")
+            out.append(warning("$.isBase64Encoded", "format",
+                               "The request has a content-encoding header, so the load balancer sends the body "
+                               "base64-encoded with isBase64Encoded true.", "A4"))
         elif not is_text_body(_header_value(event, "content-type")):
             kind = _header_value(event, "content-type")
             what = f"the content type '{kind}'" if kind else "no content type"
-            yield warning("$.isBase64Encoded", "format",
-                          f"With {what} the load balancer sends the body base64-encoded (isBase64Encoded true); "
-                          "only text/*, application/json, application/javascript and application/xml go as text.",
-                          "A4")
+            out.append(warning("$.isBase64Encoded", "format",
+                               f"With {what} the load balancer sends the body base64-encoded (isBase64Encoded true); "
+                               "only text/*, application/json, application/javascript and application/xml go as text.",
+                               "A4"))
+    return out
 
 
 @rule("A11", "alb", "doc", "Health check event: GET /, queryStringParameters {}, headers {user-agent: "
       "ELB-HealthChecker/2.0}, body \"\", isBase64Encoded false.", severity="warning")
-def check_health_check(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_health_check(event: Any, seen: Seen) -> list[Issue]:
     """A11: an event from the health checker (its user-agent, no trace header) is GET / with no query or body.
 
     A request with a trace header came from a client, whatever user-agent it claims.
     """
+    out: list[Issue] = []
     maps = _header_maps(event)
     if not maps or _has_trace_header(maps):
-        return
+        return out
     if not any(is_health_check(mapping) for _, mapping in maps):
         if _shaped_like_health_check(event, maps):
             agent = _header_value(event, "user-agent")
             said = f"its user-agent is '{agent}'" if agent is not None else "it has no user-agent header"
-            yield warning(child_path(child_path("$", maps[0][0]), _PROVIDER_TRACE), "missing",
-                          "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform), "
-                          "and only the load balancer's health checks come without one. This GET with no query, no "
-                          f"body and no header but a user-agent looks like a health check, but {said}, not "
-                          "ELB-HealthChecker/2.0.", "A11")
-        return
+            out.append(warning(child_path(child_path("$", maps[0][0]), _PROVIDER_TRACE), "missing",
+                               "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform), "
+                               "and only the load balancer's health checks come without one. This GET with no query, no "
+                               f"body and no header but a user-agent looks like a health check, but {said}, not "
+                               "ELB-HealthChecker/2.0.", "A11"))
+        return out
     odd = []
     if event.http_method != "GET":
         odd.append("the method is not GET")
@@ -448,28 +461,33 @@ def check_health_check(event: Any, seen: Seen) -> Iterator[Issue]:
     if any(type(q) is dict and q for q in (event.query_string_parameters, event.multi_value_query_string_parameters)):
         odd.append("there is a query")
     if odd:
-        yield warning("$", "format", "The user-agent says ELB-HealthChecker and there is no trace header, but a "
-                                     f"health check event is GET / with no query and body \"\": {', '.join(odd)}.",
-                      "A11")
+        out.append(warning("$", "format", "The user-agent says ELB-HealthChecker and there is no trace header, but a "
+                                          f"health check event is GET / with no query and body \"\": {', '.join(odd)}.",
+                           "A11"))
+    return out
 
 
 @rule("A1", "alb", "contract", "Before invoking: a WebSocket upgrade gets 400; a body over 1 MB gets 413; the function "
       "is not invoked.")
-def check_never_forwarded(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_never_forwarded(event: Any, seen: Seen) -> list[Issue]:
     """A1: a WebSocket upgrade or a body over 1 MB never reaches the function."""
+    out: list[Issue] = []
     for key, mapping in _header_maps(event):
         upgrade = mapping.get("upgrade")
+        if upgrade is None:
+            continue
         values = upgrade if isinstance(upgrade, tuple) else [upgrade]
         if any(isinstance(v, str) and "websocket" in v.lower() for v in values):
-            yield error(child_path(child_path("$", key), "upgrade"), "refused",
-                        "A WebSocket upgrade request is answered 400 by the load balancer itself; "
-                        "no function ever receives this event.", "A1")
+            out.append(error(child_path(child_path("$", key), "upgrade"), "refused",
+                             "A WebSocket upgrade request is answered 400 by the load balancer itself; "
+                             "no function ever receives this event.", "A1"))
             break
-    if _typed(event) is not None and type(event.body) is str and len(event.body) > MAX_REQUEST_BODY // 4:
+    if type(event) is LoadBalancerEvent and type(event.body) is str and len(event.body) > MAX_REQUEST_BODY // 4:
         size = _body_size(event.body, event.is_base64_encoded)  # a text this short is under 1 MB in UTF-8
         if size is not None and size > MAX_REQUEST_BODY:
-            yield error("$.body", "limit", f"The body is {size:,} bytes, over the 1 MB limit ({MAX_REQUEST_BODY:,}); "
-                                           "the load balancer answers 413 and no function receives this event.", "A1")
+            out.append(error("$.body", "limit", f"The body is {size:,} bytes, over the 1 MB limit ({MAX_REQUEST_BODY:,}); "
+                                                "the load balancer answers 413 and no function receives this event.", "A1"))
+    return out
 
 
 EVENT_CHECKS = [

@@ -7,7 +7,6 @@ import hashlib
 import json
 import random
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -121,49 +120,58 @@ def _recipients(event: Any) -> tuple | None:
 
 
 @rule("MS3", "mail", "contract", "Addresses are email addresses.", origin="spec", severity="error or warning")
-def check_null_sender(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
     """MS3: an empty envelope sender is the null sender of bounces (the form of addresses is declared)."""
     envelope = event.envelope if type(event) is MailEvent else None
     mail_from = envelope.mail_from if type(envelope) is MailEnvelope else None
     if type(mail_from) is MailFrom and mail_from.address == "":
-        yield warning("$.envelope.mailFrom.address", "format",
-                      "The envelope sender is empty: that is the null sender of bounces and delivery "
-                      "reports (RFC 5321), not an ordinary message.", "MS3")
+        return [warning("$.envelope.mailFrom.address", "format",
+                        "The envelope sender is empty: that is the null sender of bounces and delivery "
+                        "reports (RFC 5321), not an ordinary message.", "MS3")]
+    return []
+
+
+# The checks read the recipients' addresses from the event's table (seen.tables["envelope.recipients"],
+# read once per call): "address" is the column, "at" each row's position in the list.
 
 
 @rule("MS5", "mail", "inferred", "envelope.recipients names at least one recipient (SMTP needs one RCPT TO) and each "
       "address once; a repeated address is delivered once.", origin="kit", severity="error or warning")
-def check_recipients_listed_once(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
-    recipients = _recipients(event)
-    if not recipients:
-        return
+    table = seen.tables["envelope.recipients"]
+    addresses = table["address"]
     if seen.typed:  # addresses hold no line break (their pattern says so): lower-case them all at once
-        keys = "\n".join([r.address for r in recipients]).lower().split("\n")
+        joined = "\n".join(addresses)
+        lower = joined.lower()
+        keys = addresses if lower == joined else lower.split("\n")  # (no capitals: each address is its own key)
     else:
-        keys = [r.address.lower() if type(r) is MailAddress and type(r.address) is str else None for r in recipients]
-    if len(set(keys)) + (None in keys) >= len(keys):
-        return  # every address once (an entry without a string address has nothing to repeat)
+        keys = [a.lower() if type(a) is str else None for a in addresses]
+    if len(set(keys)) + (not seen.typed and None in keys) >= len(keys):
+        return []  # every address once (an entry without a string address has nothing to repeat)
+    out = []
     first: dict[str, int] = {}
-    for i, key in enumerate(keys):
+    for i, address, key in zip(table["at"], addresses, keys):
         if key is None:
             continue
         if key in first:
-            yield warning(f"$.envelope.recipients[{i}].address", "duplicate",
-                          f"{json.dumps(recipients[i].address)} is already recipient {first[key]} (addresses are "
-                          "compared without regard to case); the message is delivered to it once.", "MS5")
+            out.append(warning(f"$.envelope.recipients[{i}].address", "duplicate",
+                               f"{json.dumps(address)} is already recipient {first[key]} (addresses are "
+                               "compared without regard to case); the message is delivered to it once.", "MS5"))
         else:
             first[key] = i
+    return out
 
 
 @rule("MS4", "mail", "contract", "Outbound rules handle up to 500 recipients.", origin="spec")
-def check_outbound_limit(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_outbound_limit(event: Any, seen: Seen) -> list[Issue]:
     """MS4: an outbound rule handles up to 500 recipients."""
     recipients = _recipients(event)
     if recipients is not None and event.flow_direction == "OUTBOUND" and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
-        yield error("$.envelope.recipients", "limit",
-                    f"An outbound message reaches a function with at most {OUTBOUND_RECIPIENTS_LIMIT} recipients; "
-                    f"this one has {len(recipients)}.", "MS4")
+        return [error("$.envelope.recipients", "limit",
+                      f"An outbound message reaches a function with at most {OUTBOUND_RECIPIENTS_LIMIT} recipients; "
+                      f"this one has {len(recipients)}.", "MS4")]
+    return []
 
 
 def event_size(event: Any) -> int | None:
@@ -184,35 +192,36 @@ def event_size(event: Any) -> int | None:
 _FIXED_BYTES, _BYTES_PER_RECIPIENT, _BYTES_PER_CHAR = 256, 16, 6
 
 
-def _size_bound(event: Any) -> int:
+def _size_bound(event: Any, addresses: tuple) -> int:
     """An upper bound of the typed event's JSON size, without encoding it."""
-    recipients = event.envelope.recipients
-    chars = (len("".join([r.address for r in recipients])) + len(event.envelope.mail_from.address)
+    chars = (len("".join(addresses)) + len(event.envelope.mail_from.address)
              + len(event.sender.address) + len(event.subject) + len(event.summary_version) + len(event.message_id)
              + len(event.invocation_id) + len(event.flow_direction))
-    return _FIXED_BYTES + _BYTES_PER_RECIPIENT * len(recipients) + _BYTES_PER_CHAR * chars
+    return _FIXED_BYTES + _BYTES_PER_RECIPIENT * len(addresses) + _BYTES_PER_CHAR * chars
 
 
 @rule("M1", "mail", "doc", "Event: summaryVersion is a date-style string; subject keeps its first 256 characters; "
       "over 128 KB, recipients are cut from the end and truncated is true; one invocationId per message and rule.",
       severity="error or warning")
-def check_size(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_size(event: Any, seen: Seen) -> list[Issue]:
     """M1: over 128 KB the platform cuts recipients and sets truncated; so a real event is never larger."""
     if type(event) is not MailEvent or type(event.truncated) is not bool:
-        return
-    if seen.typed and not event.truncated and _size_bound(event) <= EVENT_SIZE_LIMIT:
-        return  # even at its largest, the event's JSON is within the limit: no need to encode it
+        return []
+    if seen.typed and not event.truncated and \
+            _size_bound(event, seen.tables["envelope.recipients"]["address"]) <= EVENT_SIZE_LIMIT:
+        return []  # even at its largest, the event's JSON is within the limit: no need to encode it
     size = event_size(event)
     if size is None:
-        return
+        return []
     if size > EVENT_SIZE_LIMIT:
-        yield error("$", "limit",
-                    f"The event is {size:,} bytes of JSON; above {EVENT_SIZE_LIMIT:,} bytes (128 KB) the platform "
-                    "cuts recipients from the end and sets truncated to true, so a real event never is.", "M1")
-    elif event.truncated and size < EVENT_SIZE_LIMIT - TRUNCATED_SLACK:
-        yield warning("$.truncated", "limit",
-                      f"truncated is true but the event is only {size:,} bytes; the platform cuts recipients only "
-                      f"to stay under {EVENT_SIZE_LIMIT:,} bytes, so a truncated event is close to that size.", "M1")
+        return [error("$", "limit",
+                      f"The event is {size:,} bytes of JSON; above {EVENT_SIZE_LIMIT:,} bytes (128 KB) the platform "
+                      "cuts recipients from the end and sets truncated to true, so a real event never is.", "M1")]
+    if event.truncated and size < EVENT_SIZE_LIMIT - TRUNCATED_SLACK:
+        return [warning("$.truncated", "limit",
+                        f"truncated is true but the event is only {size:,} bytes; the platform cuts recipients only "
+                        f"to stay under {EVENT_SIZE_LIMIT:,} bytes, so a truncated event is close to that size.", "M1")]
+    return []
 
 
 EVENT_CHECKS = [

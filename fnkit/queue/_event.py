@@ -16,7 +16,7 @@ import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
-from operator import itemgetter
+from operator import itemgetter, lt
 from typing import Any
 
 import msgspec
@@ -65,7 +65,7 @@ def _arn_sentence(arn: str) -> str:
 
 
 def _timestamp(key: str) -> Text:
-    return Text(pattern=_DIGITS_PATTERN, rule="QS3", column_test=all_digits,
+    return Text(pattern=_DIGITS_PATTERN, rule="QS3", column_test=all_digits, repeats=False,
                 message=key + " is '{value}'; it is epoch milliseconds as a string of digits.")
 
 
@@ -107,7 +107,7 @@ ATTRIBUTES = Shape(
         F("SenderId", STR, doc="The user ID or role ID of the sender.", rule="QS3"),
         F("ApproximateFirstReceiveTimestamp", _timestamp("ApproximateFirstReceiveTimestamp"),
           doc="When the message was first received, epoch milliseconds.", rule="QS3"),
-        F("SequenceNumber", Text(pattern=_DIGITS_PATTERN, rule="QS5", column_test=all_digits,
+        F("SequenceNumber", Text(pattern=_DIGITS_PATTERN, rule="QS5", column_test=all_digits, repeats=False,
                                  message="SequenceNumber is '{value}'; it is a large number written as digits."),
           required="FIFO only", doc="Large, non-consecutive number per message (FIFO).", rule="QS5"),
         F("MessageGroupId", STR, required="FIFO only", doc="The message group (FIFO).", rule="QS5"),
@@ -242,126 +242,158 @@ def is_fifo(event: Any) -> bool:
 
 @rule("Q1", "queue", "doc", "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
       "(>= 1 s) above 10; no window for FIFO; at most 6 MB per invocation payload.", severity="error or warning")
-def check_batch(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_batch(event: Any, seen: Seen) -> list[Issue]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
     if type(event) is not QueueEvent or type(event.records) is not tuple:
-        return
+        return []
     n = len(event.records)
     if n == 0:
-        yield error("$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1")
-        return
-    fifo = n > MAX_BATCH_FIFO and _typed_fifo(event.records)  # only a long batch asks
+        return [error("$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1")]
     limit = seen.options.get("batch_size")
+    if n <= (DEFAULT_BATCH if limit is None else min(limit, DEFAULT_BATCH)):
+        return []  # within every limit there is
+    fifo = n > MAX_BATCH_FIFO and _typed_fifo(event.records)  # only a long batch asks
     if fifo and n > MAX_BATCH_FIFO:
-        yield error("$.Records", "limit", f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.", "Q1")
-    elif n > MAX_BATCH_STANDARD:
-        yield error("$.Records", "limit", f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.", "Q1")
-    elif limit is not None and n > limit:
-        yield error("$.Records", "limit", f"The batch has {n} records, more than the configured batch size {limit}.", "Q1")
-    elif limit is None and n > DEFAULT_BATCH:
-        yield warning("$.Records", "limit",
-                      f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger configured batch size and a batching window (Q1).", "Q1")
+        return [error("$.Records", "limit", f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.", "Q1")]
+    if n > MAX_BATCH_STANDARD:
+        return [error("$.Records", "limit", f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.", "Q1")]
+    if limit is not None and n > limit:
+        return [error("$.Records", "limit", f"The batch has {n} records, more than the configured batch size {limit}.", "Q1")]
+    if limit is None and n > DEFAULT_BATCH:
+        return [warning("$.Records", "limit",
+                        f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger configured batch size and a batching window (Q1).", "Q1")]
+    return []
 
 
-def _typed_records(event: Any, seen: Seen) -> tuple[Any, Any]:
-    """(positions in the batch, records): the entries that are typed records (all of them when the event
-    passed the compiled check; on the lenient path, their fields may still hold anything)."""
-    recs = _records(event)
-    if seen.typed:
-        return range(len(recs)), recs
-    positions = [i for i, r in enumerate(recs) if type(r) is QueueRecord]
-    return positions, [recs[i] for i in positions]
+# The checks read the event's tables (seen.tables, read once per call): "records" holds a column per
+# record field, "records.attributes" one per attribute; "at" is each row's position in the batch. On
+# the compiled path every record is typed and every column value has its declared type; on the
+# lenient path the tables hold the typed records only, and their columns whatever the event had.
 
 
 @rule("QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.",
       origin="spec")
-def check_unique_ids(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
     """QS7: no messageId twice in one batch."""
-    positions, recs = _typed_records(event, seen)
-    ids = [r.message_id for r in recs]
+    table = seen.tables["records"]
+    ids = table["message_id"]
     if len(set(ids if seen.typed else [m for m in ids if type(m) is str])) == len(ids):
-        return
+        return []
+    out = []
     first: dict[str, int] = {}
-    for i, mid in zip(positions, ids):
+    for i, mid in zip(table["at"], ids):
         if type(mid) is not str:
             continue
         if mid in first:
-            yield error(_rpath(i, "messageId"), "conflict",
-                        f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one message twice.", "QS7")
+            out.append(error(_rpath(i, "messageId"), "conflict",
+                             f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one message twice.", "QS7"))
         else:
             first[mid] = i
+    return out
 
 
-def check_event_source(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_event_source(event: Any, seen: Seen) -> list[Issue]:
     """QS4: eventSource's spelling tells the dialect (a value of neither spelling is the walk's enum error)."""
-    for value in {r.event_source for r in _typed_records(event, seen)[1] if type(r.event_source) is str}:
+    sources = seen.tables["records"]["event_source"]
+    for value in set(sources) if seen.typed else {v for v in sources if type(v) is str}:
         dialect = _SOURCE_DIALECT.get(value)
         if dialect is not None:
             seen.saw(dialect)
-    return
-    yield
+    return []
+
+
+_ARN_READINGS: dict[str, tuple[str, str] | None] = {}
+
+
+def _arn_reading(arn: str) -> tuple[str, str] | None:
+    """(partition, region) of a queue ARN of the declared form, else None; a batch's records, and a function's
+    batches, name one queue, so each ARN is read once (a bounded memo)."""
+    found = _ARN_READINGS.get(arn, _UNREAD)
+    if found is _UNREAD:
+        m = _ARN.match(arn)
+        found = (m.group(1), m.group(3)) if m is not None else None
+        if len(_ARN_READINGS) < 1024:
+            _ARN_READINGS[arn] = found
+    return found
+
+
+_UNREAD = object()
 
 
 @rule("Q12", "queue", "doc", "Record keys include md5OfMessageAttributes when there are message attributes; a message "
       "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
       "of the ARN.", severity="error or warning")
-def check_arn_region(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
-    positions, recs = _typed_records(event, seen)
-    pairs = [(r.event_source_arn, r.aws_region) for r in recs]
+    table = seen.tables["records"]
+    arns, regions = table["event_source_arn"], table["aws_region"]
+    if not seen.typed:
+        distinct = {(a, r) for a, r in zip(arns, regions) if type(a) is str and type(r) is str}
+    elif arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
+        distinct = {(arns[0], regions[0])}
+    else:
+        distinct = set(zip(arns, regions))
     queues: set[str] = set()
     wrong: dict[tuple, str] = {}
-    for arn, region in set(pairs if seen.typed else [p for p in pairs if type(p[0]) is str and type(p[1]) is str]):
-        m = _ARN.match(arn)
-        if m is None:
+    for arn, region in distinct:
+        reading = _arn_reading(arn)
+        if reading is None:
             continue  # the walk reported the ARN's form
-        partition, arn_region = m.group(1), m.group(3)
+        partition, arn_region = reading
         if partition in EVENT_SOURCE:
             seen.saw(partition)
         queues.add(arn)
         if arn_region and region != arn_region:
             wrong[arn, region] = arn_region
+    out = []
     if wrong:
-        for i, pair in zip(positions, pairs):
+        for i, pair in zip(table["at"], zip(arns, regions)):
             if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
-                yield error(_rpath(i, "awsRegion"), "mismatch",
-                            f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.", "Q12")
+                out.append(error(_rpath(i, "awsRegion"), "mismatch",
+                                 f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.", "Q12"))
     if len(queues) > 1:
-        yield warning("$.Records", "conflict",
-                      f"The records come from {len(queues)} different queues; a batch comes from one queue.", "QS1")
-
-
-def _typed_attributes(event: Any, seen: Seen) -> tuple[Any, list]:
-    """(positions in the batch, the attributes objects of the typed records)."""
-    positions, recs = _typed_records(event, seen)
-    attrs = [r.attributes for r in recs]
-    if seen.typed:
-        return positions, attrs
-    keep = [k for k, a in enumerate(attrs) if type(a) is QueueRecordAttributes]
-    return [positions[k] for k in keep], [attrs[k] for k in keep]
+        out.append(warning("$.Records", "conflict",
+                           f"The records come from {len(queues)} different queues; a batch comes from one queue.", "QS1"))
+    return out
 
 
 def _as_int(text: Any) -> int | None:
     return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
 
 
-def check_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
+def _holds(column: tuple, absent: Any, typed: bool) -> bool:
+    """True when some value of the column is not `absent` (None, or UNSET for a spelling not used)."""
+    if typed:  # declared types only: a C-level count
+        return column.count(absent) != len(column)
+    return any([x is not absent for x in column])
+
+
+def check_attributes(event: Any, seen: Seen) -> list[Issue]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
-    positions, attrs = _typed_attributes(event, seen)
-    for provider, aws in {(a.trace_header__0 is not _UNSET, a.trace_header__1 is not _UNSET) for a in attrs}:
-        if provider:
-            seen.saw("provider")  # ProviderTraceHeader
-        if aws:
-            seen.saw("aws")  # AWSTraceHeader
-    times = [(a.sent_timestamp, a.approximate_first_receive_timestamp) for a in attrs]
-    # compiled path: the timestamps are digit strings (their declared pattern held), so int() reads them
-    if seen.typed and not any([int(first) < int(sent) for sent, first in times]):
-        return
-    for i, (sent, first) in zip(positions, times):
-        sent, first = _as_int(sent), _as_int(first)
-        if sent is not None and first is not None and first < sent:
-            yield warning(_rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"), "order",
-                          "The message was first received before it was sent.", "QS3")
+    table = seen.tables["records.attributes"]
+    typed = seen.typed
+    if typed:  # declared types only: C-level counts
+        n = len(table["at"])
+        provider, aws = table["trace_header__0"].count(_UNSET) != n, table["trace_header__1"].count(_UNSET) != n
+    else:
+        provider, aws = _holds(table["trace_header__0"], _UNSET, False), _holds(table["trace_header__1"], _UNSET, False)
+    if provider:
+        seen.saw("provider")  # ProviderTraceHeader
+    if aws:
+        seen.saw("aws")  # AWSTraceHeader
+    sent, first = table["sent_timestamp"], table["approximate_first_receive_timestamp"]
+    # compiled path: the timestamps are digit strings (their declared pattern held); two of one length
+    # compare as their numbers do (C-level), else int() reads them
+    if typed and not (any(map(lt, first, sent)) if [*map(len, first)] == [*map(len, sent)]
+                      else any(map(lt, map(int, first), map(int, sent)))):
+        return []
+    out = []
+    for i, sent_at, first_at in zip(table["at"], sent, first):
+        sent_at, first_at = _as_int(sent_at), _as_int(first_at)
+        if sent_at is not None and first_at is not None and first_at < sent_at:
+            out.append(warning(_rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"), "order",
+                               "The message was first received before it was sent.", "QS3"))
+    return out
 
 
 _FIFO_SLOTS = tuple((key, snake(key)) for key in FIFO_ATTRIBUTES)
@@ -372,29 +404,36 @@ _FIFO_SLOTS = tuple((key, snake(key)) for key in FIFO_ATTRIBUTES)
       "warning for the batch, and the records are checked as FIFO.", origin="kit", severity="warning")
 @rule("QS5", "queue", "contract", "SequenceNumber, MessageGroupId and MessageDeduplicationId appear in records of "
       "ordered (FIFO) queues and are absent for standard queues.", origin="spec")
-def check_fifo_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_fifo_attributes(event: Any, seen: Seen) -> list[Issue]:
     """QS5: FIFO attributes are present exactly in records of ordered queues. Q15: a batch read as FIFO from its
     attributes whose ARN lacks .fifo is said once, then checked as FIFO."""
     recs = _records(event)
     fifo, inferred_at = _fifo_kind(recs)
+    out = []
     if inferred_at is not None:
-        yield warning(_rpath(inferred_at, "eventSourceARN"), "fifo",
-                      f"eventSourceARN '{recs[inferred_at].event_source_arn}' does not end in .fifo, yet the records "
-                      "carry MessageGroupId and SequenceNumber, which only FIFO queues send, and every FIFO queue's "
-                      "name ends in .fifo: the ARN looks like a placeholder. fnkit checks the batch as FIFO.", "Q15")
-    positions, attrs = _typed_attributes(event, seen)
-    present = [(a.sequence_number is not None, a.message_group_id is not None, a.message_deduplication_id is not None)
-               for a in attrs]
-    if set(present) <= {(fifo, fifo, fifo)}:
-        return
-    for i, flags in zip(positions, present):
-        for (key, _), here in zip(_FIFO_SLOTS, flags):
+        out.append(warning(_rpath(inferred_at, "eventSourceARN"), "fifo",
+                           f"eventSourceARN '{recs[inferred_at].event_source_arn}' does not end in .fifo, yet the records "
+                           "carry MessageGroupId and SequenceNumber, which only FIFO queues send, and every FIFO queue's "
+                           "name ends in .fifo: the ARN looks like a placeholder. fnkit checks the batch as FIFO.", "Q15"))
+    table = seen.tables["records.attributes"]
+    columns = [table["sequence_number"], table["message_group_id"], table["message_deduplication_id"]]
+    # every record as the queue kind says: all three present (FIFO), or all three absent (standard)
+    if seen.typed:
+        if (None not in columns[0] and None not in columns[1] and None not in columns[2]) if fifo else \
+                (columns[0].count(None) == columns[1].count(None) == columns[2].count(None) == len(columns[0])):
+            return out
+    elif set(zip(*[[x is not None for x in c] for c in columns])) <= {(fifo, fifo, fifo)}:
+        return out
+    for i, *values in zip(table["at"], *columns):
+        for (key, _), value in zip(_FIFO_SLOTS, values):
+            here = value is not None
             if fifo and not here:
-                yield error(_rpath(i, "attributes", key), "missing",
-                            f"Records of a FIFO queue carry {key}; it is missing.", "QS5")
+                out.append(error(_rpath(i, "attributes", key), "missing",
+                                 f"Records of a FIFO queue carry {key}; it is missing.", "QS5"))
             elif not fifo and here:
-                yield error(_rpath(i, "attributes", key), "unexpected",
-                            f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue is standard.", "QS5")
+                out.append(error(_rpath(i, "attributes", key), "unexpected",
+                                 f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue is standard.", "QS5"))
+    return out
 
 
 def md5_of_body(body: str) -> str:
@@ -404,17 +443,22 @@ def md5_of_body(body: str) -> str:
 
 @rule("Q13", "queue", "doc", "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
       "attributes encoded by name order, lengths and transport bytes.")
-def check_md5_of_body(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_md5_of_body(event: Any, seen: Seen) -> list[Issue]:
     """Q13: md5OfBody matches the body."""
-    positions, recs = _typed_records(event, seen)
-    expected = [_md5(r.body.encode("utf-8", "surrogatepass")).hexdigest() if type(r.body) is str else None for r in recs]
-    digests = [r.md5_of_body for r in recs]
-    if expected == digests:
-        return
-    for i, want, digest in zip(positions, expected, digests):
-        if want is not None and type(digest) is str and digest != want:
-            yield error(_rpath(i, "md5OfBody"), "mismatch",
-                        f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13")
+    table = seen.tables["records"]
+    bodies, digests = table["body"], table["md5_of_body"]
+    if seen.typed:
+        try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
+            expected = [_md5(body.encode()).hexdigest() for body in bodies]
+        except UnicodeEncodeError:  # a lone surrogate: its bytes as the platform would hash them
+            expected = [_md5(body.encode("utf-8", "surrogatepass")).hexdigest() for body in bodies]
+        if expected == [*digests]:
+            return []
+    else:
+        expected = [_md5(b.encode("utf-8", "surrogatepass")).hexdigest() if type(b) is str else None for b in bodies]
+    return [error(_rpath(i, "md5OfBody"), "mismatch", f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13")
+            for i, want, digest in zip(table["at"], expected, digests)
+            if want is not None and type(digest) is str and digest != want]
 
 
 def _attr_value_bytes(dtype: Any, string_value: Any, binary_value: Any) -> bytes | None:
@@ -457,13 +501,18 @@ def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
 
 @rule("Q14", "queue", "doc", "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
       "or double dots; data type String, Number or Binary with an optional .suffix.")
-def check_message_attributes(event: Any, seen: Seen) -> Iterator[Issue]:
+def check_message_attributes(event: Any, seen: Seen) -> list[Issue]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
-    positions, recs = _typed_records(event, seen)
-    if not any([r.message_attributes or r.md5_of_message_attributes is not None for r in recs]):
-        return  # no attributes and no digest anywhere: nothing to check
-    for i, rec in zip(positions, recs):
-        attrs, digest = rec.message_attributes, rec.md5_of_message_attributes
+    table = seen.tables["records"]
+    attributes, digests = table["message_attributes"], table["md5_of_message_attributes"]
+    if not any(attributes) and not _holds(digests, None, seen.typed) if seen.typed else \
+            not any([a or d is not None for a, d in zip(attributes, digests)]):
+        return []  # no attributes and no digest anywhere: nothing to check
+    return [*_message_attribute_issues(table["at"], attributes, digests)]
+
+
+def _message_attribute_issues(positions: Any, attributes: tuple, digests: tuple) -> Iterator[Issue]:
+    for i, attrs, digest in zip(positions, attributes, digests):
         if not attrs and digest is None:
             continue  # no attributes and no digest: nothing to check
         if type(attrs) is not dict:

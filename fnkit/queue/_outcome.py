@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from itertools import filterfalse
+from typing import Any, Callable, ClassVar, Optional
 
 import msgspec
 
@@ -16,22 +17,21 @@ from ._response import QueueResponse, iter_group_order, read_response
 _EMPTY = Report((), "queue", None, "response")
 
 
-class BatchOutcome:
-    """What happens to each message of a batch: `kind`, `failed_ids`, `deleted_ids`, `rule`, `reason`."""
+class BatchOutcome(msgspec.Struct):
+    """What happens to each message of a batch: `kind`, `failed_ids`, `deleted_ids`, `rule`, `reason`.
 
-    __slots__ = ("kind", "failed_ids", "deleted_ids", "rule", "reason", "issues", "invocation", "event_ids")
-    source = "queue"
+    (A msgspec Struct: made in C, which a simulation of millions of batches notices.)
+    """
 
-    def __init__(self, kind: str, failed_ids: tuple, deleted_ids: tuple, rule: str, reason: str,
-                 issues: Report = _EMPTY, invocation: Invocation | None = None, event_ids: tuple = ()) -> None:
-        self.kind = kind
-        self.failed_ids = failed_ids
-        self.deleted_ids = deleted_ids
-        self.rule = rule
-        self.reason = reason
-        self.issues = issues
-        self.invocation = invocation
-        self.event_ids = event_ids
+    kind: str
+    failed_ids: tuple
+    deleted_ids: tuple
+    rule: str
+    reason: str
+    issues: Report = _EMPTY
+    invocation: Optional[Invocation] = None
+    event_ids: tuple = ()
+    source: ClassVar[str] = "queue"
 
     @property
     def inferred(self) -> bool:
@@ -43,7 +43,7 @@ class BatchOutcome:
         return self.issues.warnings
 
     def _replace(self, **changes: Any) -> "BatchOutcome":
-        values = {k: getattr(self, k) for k in self.__slots__}
+        values = {k: getattr(self, k) for k in self.__struct_fields__}
         values.update(changes)
         return BatchOutcome(**values)
 
@@ -187,7 +187,7 @@ def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) ->
     fset = set(failed)
     if isinstance(event, dict) and _has_groups(event):
         issues.extend(iter_group_order(event["Records"], fset))
-    deleted = tuple([i for i in all_ids if i not in fset])
+    deleted = tuple(filterfalse(fset.__contains__, all_ids))
     ordered = tuple(failed) if len(failed) == 1 else tuple([i for i in all_ids if i in fset])  # batch order
     reason = _partial_reason(len(failed), len(deleted))
     if issues and any(i.rule == "Q10" for i in issues):

@@ -34,6 +34,7 @@ rule("QS6", "queue", "contract", "The response is an object with `batchItemFailu
      "`itemIdentifier` (a messageId of the batch), or empty/null.", origin="spec")(RESPONSE_SHAPE)
 
 QueueResponse = RESPONSE_SHAPE.struct
+_ITEM_OK = ITEM_IDENTIFIER.meets
 _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "failures", "itemfailures"}
 
 
@@ -41,8 +42,7 @@ _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "f
 def _identifier_issue(ident: Any, index: int, known: Any, listed: set) -> Issue | None:
     """Q8/Q8a/Q8c: what is wrong with the itemIdentifier of entry `index` (None: it names a message of the
     batch, the first time). `known`: the batch's ids (a set or tuple), or None to match no batch."""
-    if type(ident) is str and not ITEM_IDENTIFIER.broken(ident) and (known is None or ident in known) \
-            and ident not in listed:
+    if type(ident) is str and _ITEM_OK(ident) and (known is None or ident in known) and ident not in listed:
         return None
     path = f"$.batchItemFailures[{index}].itemIdentifier"
     if ident is None:

@@ -7,7 +7,9 @@ import heapq
 import json
 import random
 from collections import deque
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional
+
+import msgspec
 
 from .._invoke import Context, Invocation, _check_isolation, invoke
 from .._report import Report
@@ -18,7 +20,57 @@ from ._outcome import BatchOutcome, decide
 EPOCH_MS = 1_767_225_600_000  # virtual time 0 = 2026-01-01T00:00:00Z
 MAX_PAYLOAD = 6 * 1024 * 1024
 DEDUP_WINDOW_S = 300.0
+_KNOWN_COUNTS = 64
+_COUNTS = tuple(str(n) for n in range(_KNOWN_COUNTS))  # ApproximateReceiveCount texts, made once (shared by every record)
 _ENVELOPE = len('{"Records":[]}')
+
+
+def _records(texts: tuple, messages: tuple, counts: tuple, time_s: float) -> list[dict]:
+    """The records of one batch: each message at its receive count, received at `time_s` (virtual);
+    `texts`: the queue's (eventSource, eventSourceARN, awsRegion, SenderId)."""
+    source, arn, region, sender = texts
+    now_text = str(EPOCH_MS + int(time_s * 1000))  # the messages first received now share it
+    out = []
+    for m, count in zip(messages, counts):
+        first = m.first_receive_s
+        first_text = now_text if first is None or first == time_s else str(EPOCH_MS + int(first * 1000))
+        attributes = {
+            "ApproximateReceiveCount": _COUNTS[count] if count < _KNOWN_COUNTS else str(count),
+            "SentTimestamp": str(m._sent_ms),
+            "SenderId": sender,
+            "ApproximateFirstReceiveTimestamp": first_text,
+        }
+        if m.group_id is not None:
+            attributes["SequenceNumber"] = m.sequence_number
+            attributes["MessageGroupId"] = m.group_id
+            attributes["MessageDeduplicationId"] = m.dedup_id
+        mid = m.message_id
+        if m.md5_attributes is None:
+            out.append({
+                "messageId": mid,
+                "receiptHandle": "AQEB%s/%d" % (mid, count),
+                "body": m.body,
+                "attributes": attributes,
+                "messageAttributes": {},
+                "md5OfBody": m._md5.hex(),
+                "eventSource": source,
+                "eventSourceARN": arn,
+                "awsRegion": region,
+            })
+        else:
+            out.append({
+                "messageId": mid,
+                "receiptHandle": "AQEB%s/%d" % (mid, count),
+                "body": m.body,
+                "attributes": attributes,
+                "messageAttributes": m.message_attributes,
+                "md5OfMessageAttributes": m.md5_attributes,
+                "md5OfBody": m._md5.hex(),
+                "eventSource": source,
+                "eventSourceARN": arn,
+                "awsRegion": region,
+            })
+    return out
 
 
 class SimContext(Context):
@@ -59,31 +111,33 @@ class SimContext(Context):
         return max(0, int((self.function_timeout_s - self.slept_s) * 1000))
 
 
-class Message:
+def _record_size(body: str) -> int:
+    """A conservative estimate of a record's JSON size without message attributes, for Q1's 6 MB."""
+    return 700 + (len(body) if body.isascii() else 2 * len(body.encode("utf-8", "surrogatepass")))
+
+
+class Message(msgspec.Struct, gc=False, eq=False):
     """One message's life in the simulated queue."""
 
-    # Runs hold millions of these: what a record needs is kept compact (the MD5 as 16 bytes, the
-    # send time as an int) and written out as text only when a record is built.
-    __slots__ = ("message_id", "body", "group_id", "dedup_id", "sequence_number", "message_attributes",
-                 "_md5", "md5_attributes", "_sent_ms", "first_receive_s",
-                 "receive_count", "state", "index", "deleted_s", "_extra_size")
-
-    def __init__(self, message_id: str, body: str, index: int, sent_s: float) -> None:
-        self.message_id = message_id
-        self.body = body
-        self.index = index
-        self._sent_ms = EPOCH_MS + int(sent_s * 1000)
-        self.group_id: str | None = None
-        self.dedup_id: str | None = None
-        self.sequence_number: str | None = None
-        self.message_attributes: dict | None = None
-        self._md5 = _md5(body.encode("utf-8", "surrogatepass")).digest()
-        self.md5_attributes: str | None = None
-        self.first_receive_s: float | None = None
-        self.receive_count = 0
-        self.state = "queued"  # queued | in-flight | deleted | dead-lettered
-        self.deleted_s: float | None = None
-        self._extra_size = 0  # the message attributes' share of the record's size
+    # Runs hold millions of these: a Struct (made in C, and left out of the garbage collector's
+    # passes: a message refers to no container that could lead back to it), with what a record
+    # needs kept compact (the MD5 as 16 bytes, the send time as an int) and written out as text
+    # only when a record is built.
+    message_id: str
+    body: str
+    index: int
+    _sent_ms: int
+    _md5: bytes
+    _size: int  # the record's estimated JSON size (message attributes add theirs), for Q1's 6 MB
+    group_id: Optional[str] = None
+    dedup_id: Optional[str] = None
+    sequence_number: Optional[str] = None
+    message_attributes: Optional[dict] = None
+    md5_attributes: Optional[str] = None
+    first_receive_s: Optional[float] = None
+    receive_count: int = 0
+    state: str = "queued"  # queued | in-flight | deleted | dead-lettered
+    deleted_s: Optional[float] = None
 
     @property
     def md5_body(self) -> str:
@@ -98,8 +152,7 @@ class Message:
     @property
     def size(self) -> int:
         """A conservative estimate of the record's JSON size, for the 6 MB payload limit (Q1)."""
-        body = self.body
-        return 700 + self._extra_size + (len(body) if body.isascii() else 2 * len(body.encode("utf-8", "surrogatepass")))
+        return self._size
 
     @property
     def sent_s(self) -> float:
@@ -141,20 +194,19 @@ class Delivery(tuple):
         return self[1]
 
 
-class SimInvocation:
+class SimInvocation(msgspec.Struct, gc=False, eq=False):
     """One batch handed to the function: when, which records, and what the poller did."""
 
-    __slots__ = ("index", "time_s", "_messages", "_counts", "outcome", "duration_s", "_sim")
-
-    def __init__(self, index: int, time_s: float, messages: tuple, counts: tuple, sim: "QueueSim") -> None:
-        self.index = index
-        self.time_s = time_s
-        # the messages and their receive counts at this receive, side by side: cheap for runs of millions
-        self._messages = messages
-        self._counts = counts
-        self.outcome: BatchOutcome | None = None
-        self.duration_s = 0.0
-        self._sim = sim
+    # Runs hold a hundred thousand of these: a Struct left out of the garbage collector's passes (it
+    # refers to no container that leads back to it: the queue's record texts, not the simulator)
+    index: int
+    time_s: float
+    # the messages and their receive counts at this receive, side by side: cheap for runs of millions
+    _messages: tuple
+    _counts: tuple
+    _texts: tuple  # (eventSource, eventSourceARN, awsRegion, SenderId) of the queue, to rebuild the event
+    outcome: Optional[BatchOutcome] = None
+    duration_s: float = 0.0
 
     @property
     def _deliveries(self) -> list[tuple]:
@@ -168,7 +220,7 @@ class SimInvocation:
     @property
     def event(self) -> dict:
         """The event the function received (rebuilt on demand: runs of millions stay small)."""
-        return self._sim._event(self._deliveries, self.time_s)
+        return {"Records": _records(self._texts, self._messages, self._counts, self.time_s)}
 
     @property
     def message_ids(self) -> list[str]:
@@ -339,6 +391,7 @@ class QueueSim:
         self._sequence = 18_000_000_000_000_000_000 + self._rng.randrange(10**17)
         self.deduplicated = 0
         self._sender_id = "AIDA" + "".join(self._rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") for _ in range(17))
+        self._texts = (self._event_source, self.arn, self.region, self._sender_id)  # what every record repeats
         self._invocations: list[SimInvocation] = []
 
     # -- sending ------------------------------------------------------------
@@ -366,12 +419,13 @@ class QueueSim:
         index = len(self._messages)
         # ids are seeded and unique: a per-queue random stem and a scrambled counter
         mid = "%s%012x" % (self._id_stem, (index * 0x9E3779B97F4A7C15 + self._id_salt) & 0xFFFFFFFFFFFF)
-        msg = Message(mid, body, index, self.now)
+        msg = Message(mid, body, index, EPOCH_MS + int(self.now * 1000),
+                      _md5(body.encode("utf-8", "surrogatepass")).digest(), _record_size(body))
         if message_attributes:
             attrs = normalize_message_attributes(message_attributes)
             msg.message_attributes = attrs
             msg.md5_attributes = md5_of_message_attributes(attrs)
-            msg._extra_size = len(json.dumps(attrs))
+            msg._size += len(json.dumps(attrs))
         if self.fifo:
             msg.group_id = group_id
             msg.dedup_id = dedup_id
@@ -388,46 +442,9 @@ class QueueSim:
         return [self.send(b, **kwargs) for b in bodies]
 
     # -- the event --------------------------------------------------------------
-    def _record(self, d: tuple, time_s: float) -> dict:
-        m, count = d
-        first = m.first_receive_s
-        attributes = {
-            "ApproximateReceiveCount": str(count),
-            "SentTimestamp": str(m._sent_ms),
-            "SenderId": self._sender_id,
-            "ApproximateFirstReceiveTimestamp": str(EPOCH_MS + int((first if first is not None else time_s) * 1000)),
-        }
-        if m.group_id is not None:
-            attributes["SequenceNumber"] = m.sequence_number
-            attributes["MessageGroupId"] = m.group_id
-            attributes["MessageDeduplicationId"] = m.dedup_id
-        if m.md5_attributes is None:
-            return {
-                "messageId": m.message_id,
-                "receiptHandle": "AQEB%s/%d" % (m.message_id, count),
-                "body": m.body,
-                "attributes": attributes,
-                "messageAttributes": {},
-                "md5OfBody": m._md5.hex(),
-                "eventSource": self._event_source,
-                "eventSourceARN": self.arn,
-                "awsRegion": self.region,
-            }
-        return {
-            "messageId": m.message_id,
-            "receiptHandle": "AQEB%s/%d" % (m.message_id, count),
-            "body": m.body,
-            "attributes": attributes,
-            "messageAttributes": m.message_attributes,
-            "md5OfMessageAttributes": m.md5_attributes,
-            "md5OfBody": m._md5.hex(),
-            "eventSource": self._event_source,
-            "eventSourceARN": self.arn,
-            "awsRegion": self.region,
-        }
-
-    def _event(self, deliveries: list[Delivery], time_s: float) -> dict:
-        return {"Records": [self._record(d, time_s) for d in deliveries]}
+    def _event(self, deliveries: list[tuple], time_s: float) -> dict:
+        messages, counts = zip(*deliveries) if deliveries else ((), ())
+        return {"Records": _records(self._texts, messages, counts, time_s)}
 
     # -- the poller -------------------------------------------------------------
     def _wake(self) -> None:
@@ -465,7 +482,7 @@ class QueueSim:
                     if self._dead_letter(m):
                         queue.popleft()
                         continue
-                    size += m.size
+                    size += m._size
                     if batch and size > MAX_PAYLOAD:
                         return batch
                     batch.append(m)
@@ -480,7 +497,7 @@ class QueueSim:
             if self._dead_letter(m):
                 ready.popleft()
                 continue
-            size += m.size
+            size += m._size
             if batch and size > MAX_PAYLOAD:
                 break
             batch.append(ready.popleft())
@@ -546,18 +563,21 @@ class QueueSim:
 
     def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message], isolation: str) -> None:
         now = self.now
+        busy = self._group_busy
+        counts = []
         for m in batch:
-            m.receive_count += 1
+            m.receive_count = count = m.receive_count + 1
+            counts.append(count)
             if m.first_receive_s is None:
                 m.first_receive_s = now
             m.state = "in-flight"
             if m.group_id is not None:
-                self._group_busy[m.group_id] = self._group_busy.get(m.group_id, 0) + 1
+                busy[m.group_id] = busy.get(m.group_id, 0) + 1
         messages = tuple(batch)
-        counts = tuple([m.receive_count for m in messages])
-        inv = SimInvocation(len(self._invocations), now, messages, counts, self)
+        counts = tuple(counts)
+        inv = SimInvocation(len(self._invocations), now, messages, counts, self._texts)
         self._invocations.append(inv)
-        event = {"Records": [self._record(d, now) for d in zip(messages, counts)]}
+        event = {"Records": _records(self._texts, messages, counts, now)}
         ctx = SimContext(self)
         invocation = invoke(handler, event, timeout_s=self.real_timeout_s, context=ctx, isolation=isolation)
         duration = self.invocation_s + ctx.slept_s
@@ -571,17 +591,19 @@ class QueueSim:
         result = decide(event, ids, invocation, self.report_batch_item_failures)
         inv.outcome = result
         inv.duration_s = duration
-        self.now = now + duration
+        self.now = end = now + duration
         failed = set(result.failed_ids)
+        hidden = self._hidden
+        visible_at = now + self.visibility_timeout_s
         for m in batch:
-            if m.message_id in failed:
+            if failed and m.message_id in failed:
                 # stays hidden until the visibility timeout passes, counted from the receive (Q4, Q6)
-                heapq.heappush(self._hidden, (now + self.visibility_timeout_s, m.index, m))
+                heapq.heappush(hidden, (visible_at, m.index, m))
             else:
                 m.state = "deleted"
-                m.deleted_s = self.now
+                m.deleted_s = end
                 if m.group_id is not None:
-                    self._group_busy[m.group_id] -= 1
+                    busy[m.group_id] -= 1
         if self.fifo:
             self._requeue_failed_fifo(batch, failed)
 
