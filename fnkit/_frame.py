@@ -21,5 +21,6 @@ class Table(pd.DataFrame):
         flat = not isinstance(self.index, pd.MultiIndex) and not isinstance(self.columns, pd.MultiIndex)
         if not flat:  # pivots keep pandas' own layout
             return super()._repr_html_()
-        return frame_html(self, max_rows=pd.get_option("display.max_rows") or 60,
-                          shown_rows=pd.get_option("display.min_rows") or 10)
+        return frame_html(
+            self, max_rows=pd.get_option("display.max_rows") or 60, shown_rows=pd.get_option("display.min_rows") or 10
+        )

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from functools import partial
-from operator import is_not
 import keyword
 import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Optional, Union
+from functools import partial
+from operator import is_not
+from typing import Annotated, Any, Literal
 
 from ._report import Issue, child_path, describe, error, warning
 from .rules import rule
@@ -43,7 +43,9 @@ class Scalar:
     kind: str
 
     def label(self) -> str:
-        return {"str": "a string", "int": "an integer", "bool": "a boolean", "number": "a number", "any": "any value"}[self.kind]
+        return {"str": "a string", "int": "an integer", "bool": "a boolean", "number": "a number", "any": "any value"}[
+            self.kind
+        ]
 
     def type_name(self) -> str:
         return {"str": "String", "int": "Integer", "bool": "Boolean", "number": "Number", "any": "Any"}[self.kind]
@@ -124,6 +126,7 @@ def all_digits(values: Any) -> bool:
     # (bytes.isdigit reads ASCII digits a byte at a time, many times faster than str.isdigit's Unicode look-ups)
     return joined.isascii() and joined.encode().isdigit() and all(values)
 
+
 _PATTERNS: dict[str, Callable[[str], Any]] = {}
 
 
@@ -159,6 +162,7 @@ def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeat
     low = min_len if min_len is not None else 0
     high = max_len if max_len is not None else float("inf")
     if pattern is None:
+
         def meets(s: str) -> bool:
             return low <= len(s) <= high
     elif not repeats:
@@ -178,6 +182,7 @@ def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeat
             if len(ok) < MEMO_LIMIT:
                 ok.add(s)
             return True
+
     _MEETS[(*key, repeats)] = meets
     return meets
 
@@ -279,7 +284,7 @@ class Shape:
 
     # -- keys ---------------------------------------------------------------
     def keys_of(self, f: F) -> tuple[str, ...]:
-        return (f.key,) + tuple(k for _, k in f.aliases)
+        return (f.key, *(k for _, k in f.aliases))
 
     def allowed(self) -> frozenset[str]:
         return frozenset(k for f in self.fields for k in self.keys_of(f))
@@ -358,7 +363,7 @@ class Shape:
         return self._compiled_parts[2]
 
     def lenient_tables(self, typed: Any) -> dict:
-        """The tables of a leniently built value: the rows that are objects of their shape, raw values in the columns."""
+        """The tables of a leniently built value: the rows that are objects of their shape, raw values in columns."""
         return lenient_tables(self.table_specs, typed)
 
     def _compile_parts(self) -> None:
@@ -371,7 +376,7 @@ class Shape:
         return typed if typed is not None else self.lenient(value)
 
     def lenient(self, value: Any) -> Any:
-        """The typed classes holding whatever `value` has: raw values where types are wrong, None where keys are missing."""
+        """The typed classes holding whatever `value` has: raw values where types are wrong, None for missing keys."""
         return _lenient(self, value)
 
     # -- documentation ------------------------------------------------------
@@ -422,7 +427,7 @@ def attr_name(f: F) -> str:
 
 def spelling_attr(f: F, key: str) -> str:
     """The Struct attribute that holds one spelling of an aliased field (`trace_header__1`: the second)."""
-    keys = (f.key,) + tuple(k for _, k in f.aliases)
+    keys = (f.key, *(k for _, k in f.aliases))
     return f"{attr_name(f)}__{keys.index(key)}"
 
 
@@ -444,11 +449,11 @@ def _annotation(t: Any, enum: tuple | None = None) -> Any:
     import msgspec
 
     if isinstance(t, Nullable):
-        return Optional[_annotation(t.inner, enum)]
+        return _annotation(t.inner, enum) | None
     if enum is not None:
         return Literal[tuple(enum)]  # type: ignore[valid-type]
     if isinstance(t, Scalar):  # a Text's pattern and bounds are checked a column at a time (_post_checker)
-        return {"str": str, "int": int, "bool": bool, "number": Union[int, float], "any": Any}[t.kind]
+        return {"str": str, "int": int, "bool": bool, "number": int | float, "any": Any}[t.kind]
     if isinstance(t, ListOf):
         meta = {k: v for k, v in (("min_length", t.min_len), ("max_length", t.max_len)) if v is not None}
         inner = tuple[_annotation(t.item), ...]  # type: ignore[misc]
@@ -464,8 +469,11 @@ def _make_struct(shape: Shape) -> type:
     specs: list[tuple] = []
     rename: dict[str, str] = {}
     public: list[str] = []
-    namespace: dict[str, Any] = {"__doc__": shape.doc or f"Typed {shape.name}.",
-                                 "__setattr__": _frozen, "__delattr__": _frozen}
+    namespace: dict[str, Any] = {
+        "__doc__": shape.doc or f"Typed {shape.name}.",
+        "__setattr__": _frozen,
+        "__delattr__": _frozen,
+    }
     for f in shape.fields:
         annotation = _annotation(f.type, f.enum)
         name = attr_name(f)
@@ -479,16 +487,24 @@ def _make_struct(shape: Shape) -> type:
         for key in shape.keys_of(f):
             slot = spelling_attr(f, key)
             rename[slot] = key
-            specs.append((slot, Union[annotation, msgspec.UnsetType], msgspec.UNSET))
+            specs.append((slot, annotation | msgspec.UnsetType, msgspec.UNSET))
             slots.append(slot)
         namespace[name] = property(_first_spelling(tuple(slots)), doc=f.doc or None)
     # the dataclass protocol: fields() lists the snake_case names, is_dataclass() is True
-    protocol = dataclasses.make_dataclass(shape.name, [(n, Any, dataclasses.field(default=None)) for n in public],
-                                          frozen=True)
+    protocol = dataclasses.make_dataclass(
+        shape.name, [(n, Any, dataclasses.field(default=None)) for n in public], frozen=True
+    )
     namespace["__dataclass_fields__"] = protocol.__dataclass_fields__
-    return msgspec.defstruct(shape.name, specs, kw_only=True, rename=rename, gc=False,
-                             forbid_unknown_fields=shape.unknown == "warn", namespace=namespace,
-                             module=__name__)
+    return msgspec.defstruct(
+        shape.name,
+        specs,
+        kw_only=True,
+        rename=rename,
+        gc=False,
+        forbid_unknown_fields=shape.unknown == "warn",
+        namespace=namespace,
+        module=__name__,
+    )
 
 
 def _first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
@@ -543,8 +559,15 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
         for f in parent.shape.fields:
             inner = _strip_null(f.type)
             if isinstance(inner, Shape) and not f.aliases:
-                spec = TableSpec(f"{parent.name}.{attr_name(f)}", inner, (), parent.name, attr_name(f),
-                                 _struct_names(inner), f.required is not True or isinstance(f.type, Nullable))
+                spec = TableSpec(
+                    f"{parent.name}.{attr_name(f)}",
+                    inner,
+                    (),
+                    parent.name,
+                    attr_name(f),
+                    _struct_names(inner),
+                    f.required is not True or isinstance(f.type, Nullable),
+                )
                 found.append(spec)
                 nested(spec)
 
@@ -553,11 +576,12 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
             if f.aliases:
                 continue
             inner = _strip_null(f.type)
-            step = steps + ((s, attr_name(f)),)
+            step = (*steps, (s, attr_name(f)))
             if isinstance(inner, ListOf) and isinstance(_strip_null(inner.item), Shape):
                 row = _strip_null(inner.item)
-                spec = TableSpec(prefix + attr_name(f), row, step, None, None, _struct_names(row),
-                                 isinstance(inner.item, Nullable))
+                spec = TableSpec(
+                    prefix + attr_name(f), row, step, None, None, _struct_names(row), isinstance(inner.item, Nullable)
+                )
                 found.append(spec)
                 nested(spec)
             elif isinstance(inner, Shape):
@@ -600,7 +624,8 @@ def _tables_builder(specs: tuple[TableSpec, ...]) -> Callable[[Any], dict]:
             lines.append(f"    c{k} = [*zip(*map(ASTUPLE, r))] if r else E{k}")
     tables = ", ".join(
         f"{spec.name!r}: {{'at': at{k}, {', '.join(f'{name!r}: c{k}[{i}]' for i, name in enumerate(spec.names))}}}"
-        for k, spec in enumerate(specs))
+        for k, spec in enumerate(specs)
+    )
     lines.append(f"    return {{{tables}}}")
     namespace = dict(consts)
     exec(compile("\n".join(lines), "<fnkit tables>", "exec"), namespace)
@@ -610,7 +635,7 @@ def _tables_builder(specs: tuple[TableSpec, ...]) -> Callable[[Any], dict]:
 
 
 def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> dict:
-    """The tables of a leniently built value: only rows that are objects of their shape (raw values in their columns)."""
+    """The tables of a leniently built value: only rows that are objects of their shape (raw values in columns)."""
     from msgspec.structs import astuple
 
     out: dict[str, dict] = {}
@@ -629,12 +654,13 @@ def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> dict:
         if len(keep) != len(rows):
             at = [at[i] for i in keep]
             rows = [rows[i] for i in keep]
-        columns = [*zip(*map(astuple, rows))] if rows else [()] * len(spec.names)
-        out[spec.name] = {"at": at, **dict(zip(spec.names, columns))}
+        columns = [*zip(*map(astuple, rows), strict=True)] if rows else [()] * len(spec.names)
+        out[spec.name] = {"at": at, **dict(zip(spec.names, columns, strict=True))}
     return out
 
 
 # --- the generated post-check -----------------------------------------------------------
+
 
 def _always(value: Any, tables: Any = None) -> bool:
     return True
@@ -648,7 +674,7 @@ def _needs_post(t: Any) -> bool:
     if isinstance(t, ListOf):
         return _needs_post(t.item)
     if isinstance(t, MapOf):
-        return t.keys is not None and _needs_post(t.keys) or _needs_post(t.value)
+        return (t.keys is not None and _needs_post(t.keys)) or _needs_post(t.value)
     if isinstance(t, Shape):
         return any(f.aliases or _needs_post(f.type) for f in t.fields)
     return False
@@ -792,15 +818,18 @@ class _PostGen:
         """At most one spelling of the field in each row (a required field: exactly one), from the columns."""
         unset = [f"{c}.count(UNSET)" for c in cols]
         if f.required is True:  # the usual case first: one spelling in every row, the others in none
-            usual = " or ".join(f"({u} == 0 and {' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n})"
-                                for u in unset)
+            usual = " or ".join(
+                f"({u} == 0 and {' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n})" for u in unset
+            )
             test = "!= 1"
         else:  # the usual case first: every spelling but one absent from every row
             usual = " or ".join(f"{' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n}" for u in unset)
             test = "> 1"
         count = " + ".join(f"(x{i} is not UNSET)" for i in range(len(cols)))
         names = ", ".join(f"x{i}" for i in range(len(cols)))
-        self.emit(depth, f"if not ({usual}) and any([{count} {test} for {names} in zip({', '.join(cols)})]): return False")
+        self.emit(
+            depth, f"if not ({usual}) and any([{count} {test} for {names} in zip({', '.join(cols)})]): return False"
+        )
 
     # -- a column of values (a list, tuple or dict view, None already dropped) -------------
     def many(self, t: Any, col: str, depth: int) -> None:
@@ -896,9 +925,10 @@ class _PostGen:
 
 
 def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> Callable[[Any, dict], bool] | None:
-    """The generated check (see _PostGen) of a typed value of `shape` and its tables; None when there is nothing to check."""
-    import msgspec
+    """The generated check (see _PostGen) of a typed value of `shape` and its tables; None when nothing is to check."""
     from itertools import chain
+
+    import msgspec
 
     if not _needs_post(shape):
         return None
@@ -948,7 +978,6 @@ def schema_pattern(pattern: str) -> str:
     return _ANCHOR.sub(lambda m: "$(?!\\n)", pattern)
 
 
-
 def _schema(t: Any, enum: tuple | None = None) -> dict:
     if isinstance(t, Nullable):
         if enum is not None:
@@ -969,8 +998,13 @@ def _schema(t: Any, enum: tuple | None = None) -> dict:
             s["description"] = f"Warned about (not an error): {t.doc}"
         return s
     if isinstance(t, Scalar):
-        return {"str": {"type": "string"}, "int": {"type": "integer"}, "bool": {"type": "boolean"},
-                "number": {"type": "number"}, "any": {}}[t.kind]
+        return {
+            "str": {"type": "string"},
+            "int": {"type": "integer"},
+            "bool": {"type": "boolean"},
+            "number": {"type": "number"},
+            "any": {},
+        }[t.kind]
     if isinstance(t, ListOf):
         s = {"type": "array", "items": _schema(t.item)}
         if t.min_len is not None:
@@ -996,7 +1030,7 @@ def _schema(t: Any, enum: tuple | None = None) -> dict:
         for k in keys:
             props[k] = s
         if len(keys) > 1:
-            conditions += [{"not": {"required": [a, b]}} for i, a in enumerate(keys) for b in keys[i + 1:]]
+            conditions += [{"not": {"required": [a, b]}} for i, a in enumerate(keys) for b in keys[i + 1 :]]
             if f.required is True:
                 conditions.append({"anyOf": [{"required": [k]} for k in keys]})
     out: dict[str, Any] = {"type": "object", "properties": props}
@@ -1080,7 +1114,9 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
         frule = f.rule or shape.rule
         if not present:
             if f.required is True:
-                out.append(error(child_path(path, f.key), "missing", f"The required field '{f.key}' is missing.", frule))
+                out.append(
+                    error(child_path(path, f.key), "missing", f"The required field '{f.key}' is missing.", frule)
+                )
             continue
         if len(present) > 1:
             out.append(_spellings(path, present))
@@ -1102,21 +1138,36 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
                 out.append(error(p, "enum", message, frule))
     if shape.unknown == "warn":
         allowed = shape.allowed()
-        for k in v:
-            if k not in allowed:
-                out.append(_unknown(shape, path, k))
+        out.extend(_unknown(shape, path, k) for k in v if k not in allowed)
 
 
-@rule("G2", "any", "inferred", "Each field has one spelling per dialect ('provider' as in the spec, 'aws' as on the "
-      "real platform); an event should not mix them.", origin="kit", severity="error or warning")
+@rule(
+    "G2",
+    "any",
+    "inferred",
+    "Each field has one spelling per dialect ('provider' as in the spec, 'aws' as on the "
+    "real platform); an event should not mix them.",
+    origin="kit",
+    severity="error or warning",
+)
 def _spellings(path: str, present: list[str]) -> Issue:
     """G2: two spellings of one field in one object."""
-    return error(child_path(path, present[1]), "conflict",
-                 f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.", "G2")
+    return error(
+        child_path(path, present[1]),
+        "conflict",
+        f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.",
+        "G2",
+    )
 
 
-@rule("G1", "any", "inferred", "A field the contract does not know is ignored by the platform; fnkit warns, since it "
-      "is often a misspelling.", origin="kit", severity="warning")
+@rule(
+    "G1",
+    "any",
+    "inferred",
+    "A field the contract does not know is ignored by the platform; fnkit warns, since it is often a misspelling.",
+    origin="kit",
+    severity="warning",
+)
 def _unknown(shape: Shape, path: str, key: Any) -> Issue:
     """G1: a key the shape does not know."""
     hint = ""
@@ -1125,5 +1176,6 @@ def _unknown(shape: Shape, path: str, key: Any) -> Issue:
             if known.lower() == key.lower():
                 hint = f" Did you mean '{known}'? Names are case-sensitive."
                 break
-    return warning(child_path(path, key), "unknown",
-                   f"'{key}' is not a field of {shape.name}; it is ignored.{hint}", "G1")
+    return warning(
+        child_path(path, key), "unknown", f"'{key}' is not a field of {shape.name}; it is ignored.{hint}", "G1"
+    )

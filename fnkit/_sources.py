@@ -49,15 +49,19 @@ _QUEUE_RECORD_KEYS = ("messageId", "receiptHandle", "md5OfBody")
 
 def _record_of(service: str, key: str) -> Callable[[dict], list[str]]:
     """The landmarks of a Records[] event of another service: the record's `key` object, or its eventSource."""
+
     def landmarks(value: dict) -> list[str]:
         record = _first_record(value)
         if record is None or any(k in record for k in _QUEUE_RECORD_KEYS):
             return []
         found = [f"Records[0].{key}"] if isinstance(record.get(key), dict) else []
-        for source_key in ("eventSource", "EventSource"):
-            if record.get(source_key) == service:
-                found.append(f"Records[0].{source_key} '{service}'")
+        found.extend(
+            f"Records[0].{source_key} '{service}'"
+            for source_key in ("eventSource", "EventSource")
+            if record.get(source_key) == service
+        )
         return found
+
     return landmarks
 
 
@@ -113,6 +117,7 @@ def _response_of(keys: tuple[str, ...]) -> Callable[[dict], list[str]]:
         if any(k in value for k in _EVENT_KEYS):
             return []
         return _keys(value, keys)
+
     return landmarks
 
 
@@ -128,37 +133,94 @@ class Lookalike:
 
 
 LOOKALIKES: tuple[Lookalike, ...] = (
-    Lookalike("an API Gateway proxy event", _NAMES["alb"], _rest_api,
-              "a load balancer event carries requestContext.elb.targetGroupArn and no resource, pathParameters or "
-              "stageVariables", "REST API, payload format 1.0"),
-    Lookalike("an API Gateway proxy event", _NAMES["alb"], _http_api,
-              "a load balancer event has httpMethod and path at the top and requestContext.elb",
-              "HTTP API or function URL, payload format 2.0"),
-    Lookalike("an API Gateway WebSocket event", _NAMES["alb"], _websocket_api,
-              "the load balancer never forwards WebSocket traffic to a function (A1)"),
-    Lookalike("an SNS notification event", _NAMES["queue"], _record_of("aws:sns", "Sns"),
-              "a queue record has messageId, receiptHandle, body and eventSource 'provider:queue' ('aws:sqs')"),
-    Lookalike("an S3 event notification", _NAMES["queue"], _record_of("aws:s3", "s3"),
-              "when S3 notifies a queue, this JSON is the body of a queue record, not the event"),
-    Lookalike("an SES receipt-rule event", _NAMES["mail"], _record_of("aws:ses", "ses"),
-              "a mail-flow event has summaryVersion, envelope, sender, subject, invocationId and flowDirection"),
-    Lookalike("a Kinesis stream event", _NAMES["queue"], _record_of("aws:kinesis", "kinesis"),
-              "a queue record has messageId, receiptHandle and body"),
-    Lookalike("a DynamoDB stream event", _NAMES["queue"], _record_of("aws:dynamodb", "dynamodb"),
-              "a queue record has messageId, receiptHandle and body"),
-    Lookalike("an EventBridge event", _ANY, _eventbridge,
-              "when EventBridge targets a queue, this JSON is the body of a queue record"),
-    Lookalike("a ReceiveMessage response of the queue's API", _NAMES["queue"], _receive_message,
-              "the poller hands a function {\"Records\": [...]} with camelCase keys (messageId, receiptHandle, body); "
-              "fnkit.queue.events_from_messages turns a dump like this into events"),
-    Lookalike("a single queue record", _NAMES["queue"], _lone_record,
-              "a queue event wraps its records: {\"Records\": [record, ...]}"),
-    Lookalike("a queue response", "an event", _response_of(("batchItemFailures",)),
-              "validate a response with `fnkit validate --response` (fnkit.validate_response)"),
-    Lookalike("a load balancer response", "an event", _response_of(("statusCode",)),
-              "validate a response with `fnkit validate --response` (fnkit.validate_response)"),
-    Lookalike("a mail-flow response", "an event", _response_of(("actions",)),
-              "validate a response with `fnkit validate --response` (fnkit.validate_response)"),
+    Lookalike(
+        "an API Gateway proxy event",
+        _NAMES["alb"],
+        _rest_api,
+        "a load balancer event carries requestContext.elb.targetGroupArn and no resource, pathParameters or "
+        "stageVariables",
+        "REST API, payload format 1.0",
+    ),
+    Lookalike(
+        "an API Gateway proxy event",
+        _NAMES["alb"],
+        _http_api,
+        "a load balancer event has httpMethod and path at the top and requestContext.elb",
+        "HTTP API or function URL, payload format 2.0",
+    ),
+    Lookalike(
+        "an API Gateway WebSocket event",
+        _NAMES["alb"],
+        _websocket_api,
+        "the load balancer never forwards WebSocket traffic to a function (A1)",
+    ),
+    Lookalike(
+        "an SNS notification event",
+        _NAMES["queue"],
+        _record_of("aws:sns", "Sns"),
+        "a queue record has messageId, receiptHandle, body and eventSource 'provider:queue' ('aws:sqs')",
+    ),
+    Lookalike(
+        "an S3 event notification",
+        _NAMES["queue"],
+        _record_of("aws:s3", "s3"),
+        "when S3 notifies a queue, this JSON is the body of a queue record, not the event",
+    ),
+    Lookalike(
+        "an SES receipt-rule event",
+        _NAMES["mail"],
+        _record_of("aws:ses", "ses"),
+        "a mail-flow event has summaryVersion, envelope, sender, subject, invocationId and flowDirection",
+    ),
+    Lookalike(
+        "a Kinesis stream event",
+        _NAMES["queue"],
+        _record_of("aws:kinesis", "kinesis"),
+        "a queue record has messageId, receiptHandle and body",
+    ),
+    Lookalike(
+        "a DynamoDB stream event",
+        _NAMES["queue"],
+        _record_of("aws:dynamodb", "dynamodb"),
+        "a queue record has messageId, receiptHandle and body",
+    ),
+    Lookalike(
+        "an EventBridge event",
+        _ANY,
+        _eventbridge,
+        "when EventBridge targets a queue, this JSON is the body of a queue record",
+    ),
+    Lookalike(
+        "a ReceiveMessage response of the queue's API",
+        _NAMES["queue"],
+        _receive_message,
+        'the poller hands a function {"Records": [...]} with camelCase keys (messageId, receiptHandle, body); '
+        "fnkit.queue.events_from_messages turns a dump like this into events",
+    ),
+    Lookalike(
+        "a single queue record",
+        _NAMES["queue"],
+        _lone_record,
+        'a queue event wraps its records: {"Records": [record, ...]}',
+    ),
+    Lookalike(
+        "a queue response",
+        "an event",
+        _response_of(("batchItemFailures",)),
+        "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+    ),
+    Lookalike(
+        "a load balancer response",
+        "an event",
+        _response_of(("statusCode",)),
+        "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+    ),
+    Lookalike(
+        "a mail-flow response",
+        "an event",
+        _response_of(("actions",)),
+        "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+    ),
 )
 
 
@@ -188,10 +250,16 @@ def lookalike_issue(value: Any, severity: str = "error") -> Issue | None:
     return (warning if severity == "warning" else error)("$", "other-source", message, "G3")
 
 
-@rule("G3", "any", "inferred", "The source of an event is recognised from its shape: Records (queue), envelope and "
-      "summaryVersion (mail), httpMethod and requestContext.elb (load balancer); event types users mistake for them "
-      "(API Gateway, SNS, S3, SES, Kinesis, DynamoDB, EventBridge, the queue API's messages, a lone record, a "
-      "response) are named as what they are.", origin="kit")
+@rule(
+    "G3",
+    "any",
+    "inferred",
+    "The source of an event is recognised from its shape: Records (queue), envelope and "
+    "summaryVersion (mail), httpMethod and requestContext.elb (load balancer); event types users mistake for them "
+    "(API Gateway, SNS, S3, SES, Kinesis, DynamoDB, EventBridge, the queue API's messages, a lone record, a "
+    "response) are named as what they are.",
+    origin="kit",
+)
 def detect_source(event: Any) -> str | None:
     """'queue', 'mail' or 'alb' from the event's shape (JSON text and bytes are decoded); None when unknown,
     or when the value is an event of another kind users mistake for one of them (see `LOOKALIKES`)."""
@@ -217,9 +285,13 @@ def validate(event: Any) -> Report:
         issue = lookalike_issue(value)
         if issue is None:
             what = describe(value)
-            issue = error("$", "unknown",
-                          f"This is {what}, not an event of a known source: a queue event has Records, a mail event has envelope and summaryVersion, a load balancer event has httpMethod and requestContext.elb.",
-                          "G3")
+            issue = error(
+                "$",
+                "unknown",
+                f"This is {what}, not an event of a known source: a queue event has Records, a mail event has "
+                "envelope and summaryVersion, a load balancer event has httpMethod and requestContext.elb.",
+                "G3",
+            )
         return Report([*notes, issue], None, None)
     report = source_module(source).validate_event(value)
     return Report([*notes, *report], report.source, report.dialect, report.subject) if notes else report
@@ -243,8 +315,14 @@ def detect_response_source(response: Any) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def validate_response(response: Any, *, source: str | None = None, event: Any = None,
-                      multi_value: bool | None = None, mode: str | None = None) -> Report:
+def validate_response(
+    response: Any,
+    *,
+    source: str | None = None,
+    event: Any = None,
+    multi_value: bool | None = None,
+    mode: str | None = None,
+) -> Report:
     """Every problem of a handler's response, whatever its source; never raises for any response.
 
     `source`: skip detection. `event`: the event the response answers; it gives the source when the response
@@ -260,18 +338,36 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
     if source is None and event is not None:
         source = detect_source(event)  # the event says who reads the response, whatever it looks like
         if source is not None and shown is not None and shown != source:
-            notes.append(warning("$", "other-source", f"This response has the shape of {_RESPONSES[shown]}, but "
-                                                      f"the event is {_NAMES[source]}: it is read as "
-                                                      f"{_RESPONSES[source]}.", "G3"))
+            notes.append(
+                warning(
+                    "$",
+                    "other-source",
+                    f"This response has the shape of {_RESPONSES[shown]}, but "
+                    f"the event is {_NAMES[source]}: it is read as "
+                    f"{_RESPONSES[source]}.",
+                    "G3",
+                )
+            )
     source = source or shown
     if source is None:
         if value is MISSING:
             return Report(decoded, None, None, "response")
-        return Report([*decoded, error("$", "unknown",
-                                     f"This response ({describe(value)}) does not show its source: a queue response "
-                                     "has batchItemFailures, a load balancer response statusCode, a mail-flow "
-                                     "response actions. Name the source (--source) or give the event (--event).",
-                                     "G3")], None, None, "response")
+        return Report(
+            [
+                *decoded,
+                error(
+                    "$",
+                    "unknown",
+                    f"This response ({describe(value)}) does not show its source: a queue response "
+                    "has batchItemFailures, a load balancer response statusCode, a mail-flow "
+                    "response actions. Name the source (--source) or give the event (--event).",
+                    "G3",
+                ),
+            ],
+            None,
+            None,
+            "response",
+        )
     module = source_module(source)
     if source == "queue":
         report = module.validate_response(response, event=event)
@@ -283,8 +379,9 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
         report = module.validate_response(response, multi_value=bool(multi_value))
     else:
         flow = event.get("flowDirection") if isinstance(event, dict) else None
-        report = module.validate_response(response, flow_direction=flow if isinstance(flow, str) else None,
-                                          mode=mode or "sync")
+        report = module.validate_response(
+            response, flow_direction=flow if isinstance(flow, str) else None, mode=mode or "sync"
+        )
     return Report([*notes, *report], report.source, report.dialect, report.subject) if notes else report
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -233,7 +234,10 @@ def test_the_load_balancer_runner_shows_what_the_client_receives():
     assert runner.rows[-1] == {"part": "body", "name": "20 bytes", "value": "Hello, Ada Lovelace!"}
     builder.set(path="/cookies", multi_value=True)
     runner.run()
-    assert [r["value"] for r in runner.rows if r["name"].lower() == "set-cookie"] == ["session=abc123; HttpOnly", "theme=dark"]
+    assert [r["value"] for r in runner.rows if r["name"].lower() == "set-cookie"] == [
+        "session=abc123; HttpOnly",
+        "theme=dark",
+    ]
     builder.set(path="/boom")
     runner.run()
     assert runner.summary == "502 Bad Gateway" and runner.view.rule == "A5"
@@ -256,7 +260,7 @@ def never_returns(event, context):
     while True:
         try:
             time.sleep(1)
-        except BaseException:  # the learner's mistake: every exception swallowed, an interrupt too
+        except BaseException:  # noqa: BLE001 - the learner's mistake: every exception swallowed, an interrupt too
             pass
 
 
@@ -295,8 +299,9 @@ def test_the_run_button_starts_the_handler_without_waiting_and_stop_kills_it():
     assert not runner.stopped and runner.summary == "success"
 
 
-@pytest.mark.parametrize(("source", "word", "rule"), [("alb", "502 Bad Gateway", "A5"),
-                                                      ("mail", "fallback: 2 DEFAULT", "M3")])
+@pytest.mark.parametrize(
+    ("source", "word", "rule"), [("alb", "502 Bad Gateway", "A5"), ("mail", "fallback: 2 DEFAULT", "M3")]
+)
 def test_a_stopped_run_says_what_the_platform_does_with_a_handler_that_never_returns(source, word, rule):
     runner = HandlerRunner(builder=EventBuilder(source), handler=never_returns, timeout_s=30)
     assert runner.start()
@@ -370,18 +375,34 @@ def test_every_queue_form_of_the_spec_is_one_press_away_and_decided():
 
 
 def test_form_labels_say_what_the_platform_does():
-    effects = ("all deleted", "retried", "whole batch retried", "failure lost", "delivered", "bounced", "dropped",
-               "fallback", "502", "200", "404", "cookies set", "ignored", "stricter action wins")
+    effects = (
+        "all deleted",
+        "retried",
+        "whole batch retried",
+        "failure lost",
+        "delivered",
+        "bounced",
+        "dropped",
+        "fallback",
+        "502",
+        "200",
+        "404",
+        "cookies set",
+        "ignored",
+        "stricter action wins",
+    )
     for source in ("queue", "mail", "alb"):
         for label in widgets.forms(source):
             assert label.startswith(effects) or any(e in label.split(" · ")[0] for e in effects), label
-    assert "fnkit-form-wrong-key-name" in classes(ResponseExplorer(source="queue").form_buttons["whole batch retried · id under 'id'"])
+    assert "fnkit-form-wrong-key-name" in classes(
+        ResponseExplorer(source="queue").form_buttons["whole batch retried · id under 'id'"]
+    )
 
 
 def test_the_explorer_decides_live_and_locates_invalid_json():
     event = fnkit.queue.build_event(GOOD, seed=1)
     explorer = ResponseExplorer(event, source="queue")
-    explorer.set_text('{"batchItemFailures": [{"itemIdentifier": "%s"}]}' % event["Records"][1]["messageId"])
+    explorer.set_text(json.dumps({"batchItemFailures": [{"itemIdentifier": event["Records"][1]["messageId"]}]}))
     assert explorer.summary == "partial"
     explorer.set_text('{"batchItemFailures": [\n  {"itemIdentifier": "x"},\n]}')
     assert explorer.summary == "failure"
@@ -390,7 +411,7 @@ def test_the_explorer_decides_live_and_locates_invalid_json():
     assert "empty" in explorer.issues[0].message
     explorer.set(report_batch_item_failures=False).set_text('{"batchItemFailures": [{"itemIdentifier": "x"}]}')
     assert explorer.outcome.rule == "Q7"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no form 'no such form'; forms: "):
         explorer.press("no such form")
 
 
@@ -407,17 +428,35 @@ def test_the_explorer_follows_a_builder():
     assert explorer.summary == "no event"
 
 
-@pytest.mark.parametrize("label,status", [("200 text", 200), ("status only", 200), ("status as a string", 502),
-                                          ("no statusCode", 502), ("body null", 502), ("bad base64", 502),
-                                          ("not an object", 502), ("invalid JSON", 502)])
+@pytest.mark.parametrize(
+    ("label", "status"),
+    [
+        ("200 text", 200),
+        ("status only", 200),
+        ("status as a string", 502),
+        ("no statusCode", 502),
+        ("body null", 502),
+        ("bad base64", 502),
+        ("not an object", 502),
+        ("invalid JSON", 502),
+    ],
+)
 def test_load_balancer_forms(label, status):
     explorer = ResponseExplorer(source="alb").press(label)
     assert explorer.outcome.status == status
 
 
-@pytest.mark.parametrize("label,status", [("deliver to all", "applied"), ("conflict", "applied"),
-                                          ("no actions", "fallback"), ("unknown type", "fallback"),
-                                          ("null", "fallback"), ("invalid JSON", "fallback")])
+@pytest.mark.parametrize(
+    ("label", "status"),
+    [
+        ("deliver to all", "applied"),
+        ("conflict", "applied"),
+        ("no actions", "fallback"),
+        ("unknown type", "fallback"),
+        ("null", "fallback"),
+        ("invalid JSON", "fallback"),
+    ],
+)
 def test_mail_forms(label, status):
     explorer = ResponseExplorer(source="mail", fallback_action="BOUNCE").press(label)
     assert explorer.outcome.status == status
@@ -426,8 +465,10 @@ def test_mail_forms(label, status):
 
 
 def test_importing_fnkit_loads_neither_pandas_nor_ipywidgets():
-    code = ("import sys, fnkit, fnkit.queue, fnkit.mail, fnkit.alb; "
-            "print('pandas' in sys.modules, 'ipywidgets' in sys.modules)")
+    code = (
+        "import sys, fnkit, fnkit.queue, fnkit.mail, fnkit.alb; "
+        "print('pandas' in sys.modules, 'ipywidgets' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
     code = "import sys, fnkit.widgets, fnkit.workshop; print('pandas' in sys.modules)"

@@ -16,5 +16,11 @@ def event() -> dict:
 @pytest.fixture
 def multi_event() -> dict:
     """A valid GET event with multi-value headers on."""
-    return alb.build_event("GET", "/items", query="tag=a&tag=b", headers=[("accept", "text/html"), ("accept", "*/*")],
-                           multi_value=True, seed=2)
+    return alb.build_event(
+        "GET",
+        "/items",
+        query="tag=a&tag=b",
+        headers=[("accept", "text/html"), ("accept", "*/*")],
+        multi_value=True,
+        seed=2,
+    )

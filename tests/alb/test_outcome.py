@@ -45,8 +45,19 @@ def test_cookie_keys_differing_in_case_are_kept_apart(event):
 
 
 def test_hop_by_hop_dropped_and_length_recomputed(event):
-    out = alb.outcome(event, {"statusCode": 200, "body": "abc", "headers": {
-        "Connection": "close", "Keep-Alive": "timeout=5", "Transfer-Encoding": "chunked", "Content-Length": "1"}})
+    out = alb.outcome(
+        event,
+        {
+            "statusCode": 200,
+            "body": "abc",
+            "headers": {
+                "Connection": "close",
+                "Keep-Alive": "timeout=5",
+                "Transfer-Encoding": "chunked",
+                "Content-Length": "1",
+            },
+        },
+    )
     assert out.headers == [("content-length", "3")] and out.body == b"abc"
 
 
@@ -74,13 +85,24 @@ def test_a13_header_injection_is_a_502(event):
     assert (out.status, out.rule) == (502, "A13")
 
 
-@pytest.mark.parametrize("response", [
-    [], {"statusCode": "200"}, {"statusCode": True}, {}, {"statusCode": 200, "body": None},
-    {"statusCode": 200, "isBase64Encoded": 1}, {"statusCode": 200, "statusDescription": ["OK"]},
-    {"statusCode": 200, "headers": None}, {"statusCode": 200, "headers": {"a": 1}},
-    {"statusCode": 200, "isBase64Encoded": True, "body": "a b"},
-    Raw("{not json"), Raw(b"\xff\xfe"), {"statusCode": 200, "body": {1, 2}},
-])
+@pytest.mark.parametrize(
+    "response",
+    [
+        [],
+        {"statusCode": "200"},
+        {"statusCode": True},
+        {},
+        {"statusCode": 200, "body": None},
+        {"statusCode": 200, "isBase64Encoded": 1},
+        {"statusCode": 200, "statusDescription": ["OK"]},
+        {"statusCode": 200, "headers": None},
+        {"statusCode": 200, "headers": {"a": 1}},
+        {"statusCode": 200, "isBase64Encoded": True, "body": "a b"},
+        Raw("{not json"),
+        Raw(b"\xff\xfe"),
+        {"statusCode": 200, "body": {1, 2}},
+    ],
+)
 def test_every_invalid_response_is_a_502(event, response):
     out = alb.outcome(event, response)
     assert (out.status, out.reason, out.rule, out.invoked) == (502, "Bad Gateway", "A6", True)
@@ -167,7 +189,13 @@ def test_rows_and_html(event):
     out = alb.outcome(event, {"statusCode": 404, "body": "<nope>"})
     (row,) = out.rows()
     assert {k: row[k] for k in ("method", "path", "status", "reason", "rule", "invoked")} == {
-        "method": "GET", "path": "/items", "status": 404, "reason": "Not Found", "rule": "AS4", "invoked": True}
+        "method": "GET",
+        "path": "/items",
+        "status": 404,
+        "reason": "Not Found",
+        "rule": "AS4",
+        "invoked": True,
+    }
     html = out._repr_html_()
     assert "404" in html and "&lt;nope&gt;" in html
 

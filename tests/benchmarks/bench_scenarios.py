@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests import scenarios  # noqa: E402
+from tests import scenarios
 
 QUICK = "--quick" in sys.argv
 COUNT = 100 if QUICK else 1_000

@@ -23,7 +23,13 @@ REQUESTS = 400 if "--quick" in sys.argv else 2000
 
 
 def handler(event, context):
-    return {"statusCode": 200, "statusDescription": "200 OK", "headers": {"content-type": "text/plain"}, "body": "hello", "isBase64Encoded": False}
+    return {
+        "statusCode": 200,
+        "statusDescription": "200 OK",
+        "headers": {"content-type": "text/plain"},
+        "body": "hello",
+        "isBase64Encoded": False,
+    }
 
 
 async def bare_app(scope, receive, send):

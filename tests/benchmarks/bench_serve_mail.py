@@ -133,8 +133,11 @@ def main() -> int:
     parser.add_argument("--connections", default="1,4", help="comma-separated client counts (default 1,4)")
     parser.add_argument("--rounds", type=int, default=7, help="rounds per client count (default 7)")
     parser.add_argument("--quick", action="store_true", help="100 messages, 2 rounds")
-    parser.add_argument("--no-fsync", action="store_true",
-                        help="diagnostic: stub os.fsync for both servers, leaving only CPU and loopback costs")
+    parser.add_argument(
+        "--no-fsync",
+        action="store_true",
+        help="diagnostic: stub os.fsync for both servers, leaving only CPU and loopback costs",
+    )
     args = parser.parse_args()
     if args.no_fsync:
         os.fsync = lambda fd: None
@@ -165,21 +168,29 @@ def main() -> int:
         assert stored_bare == sent and stored_fnkit == sent, (stored_bare, stored_fnkit, sent)
         assert len(log) == sent and set(log["status"]) == {"delivered"}, log["status"].value_counts()
 
-    print(f"{messages} messages per round, one recipient each, {rounds} round(s) per server; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)"
-          + ("; os.fsync stubbed (--no-fsync)" if args.no_fsync else ""))
+    print(
+        f"{messages} messages per round, one recipient each, {rounds} round(s) per server; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)"
+        + ("; os.fsync stubbed (--no-fsync)" if args.no_fsync else "")
+    )
     passed = True
     for connections, bare_rates, fnkit_rates in results:
         best_bare, best_fnkit = max(bare_rates), max(fnkit_rates)
-        paired = statistics.median(f / b for f, b in zip(fnkit_rates, bare_rates))
+        paired = statistics.median(f / b for f, b in zip(fnkit_rates, bare_rates, strict=True))
         passed = passed and paired >= TARGET
         print(f"\n{connections} connection(s):")
-        print(f"  bare aiosmtpd + Maildir : median {statistics.median(bare_rates):6.0f}  best {best_bare:6.0f} msgs/s"
-              f"  (rounds: {_list(bare_rates)})")
-        print(f"  fnkit.mail.serve (sync) : median {statistics.median(fnkit_rates):6.0f}  best {best_fnkit:6.0f} msgs/s"
-              f"  (rounds: {_list(fnkit_rates)})")
-        print(f"  ratio fnkit / bare      : {paired:.2f} (median of back-to-back rounds; best/best "
-              f"{best_fnkit / best_bare:.2f})  target >= {TARGET}: {'PASS' if paired >= TARGET else 'MISS'}")
+        print(
+            f"  bare aiosmtpd + Maildir : median {statistics.median(bare_rates):6.0f}  best {best_bare:6.0f} msgs/s"
+            f"  (rounds: {_list(bare_rates)})"
+        )
+        print(
+            f"  fnkit.mail.serve (sync) : median {statistics.median(fnkit_rates):6.0f}  best {best_fnkit:6.0f} msgs/s"
+            f"  (rounds: {_list(fnkit_rates)})"
+        )
+        print(
+            f"  ratio fnkit / bare      : {paired:.2f} (median of back-to-back rounds; best/best "
+            f"{best_fnkit / best_bare:.2f})  target >= {TARGET}: {'PASS' if paired >= TARGET else 'MISS'}"
+        )
     return 0 if passed else 1
 
 

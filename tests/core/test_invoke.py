@@ -11,6 +11,7 @@ import math
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -35,8 +36,12 @@ def _in_a_thread(fn):
 
 
 def describe_call(event, context):
-    return {"event": event, "context_is_a_Context": isinstance(context, fnkit.Context),
-            "function_name": context.function_name, "request_id": context.aws_request_id}
+    return {
+        "event": event,
+        "context_is_a_Context": isinstance(context, fnkit.Context),
+        "function_name": context.function_name,
+        "request_id": context.aws_request_id,
+    }
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -67,8 +72,9 @@ def test_unicode_survives_the_json_text(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_the_given_context_is_handed_over(mode):
     ctx = fnkit.Context(function_name="orders", aws_request_id="req-1")
-    inv = fnkit.invoke(lambda e, c: [c.function_name, c.aws_request_id, c.invoked_function_arn], {}, context=ctx,
-                       isolation=mode)
+    inv = fnkit.invoke(
+        lambda e, c: [c.function_name, c.aws_request_id, c.invoked_function_arn], {}, context=ctx, isolation=mode
+    )
     assert inv.returned == ["orders", "req-1", "arn:aws:lambda:us-east-1:123456789012:function:orders"]
 
 
@@ -149,7 +155,7 @@ class Unprintable(Exception):
 @pytest.mark.parametrize("mode", MODES)
 def test_an_exception_that_cannot_be_printed_is_still_an_error(mode):
     def handler(e, c):
-        raise Unprintable()
+        raise Unprintable
 
     inv = fnkit.invoke(handler, {}, isolation=mode)
     assert inv.error.type == "Unprintable" and "cannot be printed" in inv.error.message
@@ -299,8 +305,11 @@ def test_a_returned_nan_or_infinity_is_not_json(value, mode):
     assert isinstance(inv.response(), fnkit.Raw)
 
 
-@pytest.mark.parametrize("value", [b"bytes", object(), {(1, 2): "tuple key"}, 10 ** 5000],
-                         ids=["bytes", "object", "tuple-key", "int-of-5001-digits"])
+@pytest.mark.parametrize(
+    "value",
+    [b"bytes", object(), {(1, 2): "tuple key"}, 10**5000],
+    ids=["bytes", "object", "tuple-key", "int-of-5001-digits"],
+)
 @pytest.mark.parametrize("mode", MODES)
 def test_other_values_json_cannot_encode(value, mode):
     inv = fnkit.invoke(lambda e, c: value, {}, isolation=mode)
@@ -439,8 +448,9 @@ def test_tabulate_shows_an_invocation_as_one_row():
 @pytest.mark.parametrize("mode", MODES)
 def test_a_tiny_timeout_never_makes_invoke_raise(mode):
     # bug 3 of issue 10: the alarm escaped as _Deadline when armed before the try
-    statuses = {fnkit.invoke(lambda e, c: sum(range(1000)), {}, timeout_s=1e-6, isolation=mode).status
-                for _ in range(200)}
+    statuses = {
+        fnkit.invoke(lambda e, c: sum(range(1000)), {}, timeout_s=1e-6, isolation=mode).status for _ in range(200)
+    }
     assert statuses <= {"timeout", "returned"}
 
 
@@ -469,7 +479,10 @@ def test_thread_mode_abandons_an_overrunning_handler_counts_it_and_stays_prompt(
     assert fnkit.invoke(lambda e, c: {"ok": True}, {}, timeout_s=2, isolation="thread").returned == {"ok": True}
     assert time.perf_counter() - started < 1.0
     deadline = time.monotonic() + 5
-    while isolation.stats()["abandoned_threads_running"] > before["abandoned_threads_running"] and time.monotonic() < deadline:
+    while (
+        isolation.stats()["abandoned_threads_running"] > before["abandoned_threads_running"]
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     assert isolation.stats()["abandoned_threads_running"] == before["abandoned_threads_running"]  # it ended by itself
 
@@ -484,7 +497,7 @@ def test_thread_mode_reuses_its_threads():
 def test_no_exception_is_ever_injected_into_a_thread():
     import fnkit._invoke as invoke_module
 
-    source = open(invoke_module.__file__, encoding="utf-8").read()
+    source = Path(invoke_module.__file__).read_text(encoding="utf-8")
     assert "SetAsyncExc" not in source and "setitimer" not in source and "SIGALRM" not in source
 
 
@@ -504,8 +517,12 @@ def test_invoke_many_keeps_order_and_times_out_only_the_hanging_event(mode):
     started = time.monotonic()
     invocations = fnkit.invoke_many(slow_on_hang, events, timeout_s=0.5, isolation=mode)
     assert time.monotonic() - started < 5
-    assert [i.status for i in invocations] == ["returned", "timeout" if mode == "process" else "returned",
-                                               "returned", "returned"]
+    assert [i.status for i in invocations] == [
+        "returned",
+        "timeout" if mode == "process" else "returned",
+        "returned",
+        "returned",
+    ]
     assert [i.returned for i in invocations][2:] == [4, 6]
     assert [i.logs for i in invocations] == [f"event {n}\n" for n in range(4)]
 
@@ -527,8 +544,9 @@ def test_invoke_many_keeps_the_answers_a_worker_held_back_before_a_hang():
 
 def test_invoke_many_gives_each_event_its_own_context_and_clock():
     contexts = [fnkit.Context(function_name=f"f{n}") for n in range(3)]
-    invocations = fnkit.invoke_many(lambda e, c: [c.function_name, c.get_remaining_time_in_millis()],
-                                    [{}, {}, {}], contexts=contexts, timeout_s=2)
+    invocations = fnkit.invoke_many(
+        lambda e, c: [c.function_name, c.get_remaining_time_in_millis()], [{}, {}, {}], contexts=contexts, timeout_s=2
+    )
     assert [i.returned[0] for i in invocations] == ["f0", "f1", "f2"]
     assert all(1500 < i.returned[1] <= 2000 for i in invocations)
 

@@ -198,8 +198,15 @@ def test_an_event_that_cannot_be_moved_says_so():
 
 
 def _run_script(code: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO_ROOT, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
 
 
 def test_a_handler_defined_in_main_runs_in_a_worker():
@@ -220,7 +227,8 @@ def test_a_handler_defined_in_main_runs_in_a_worker():
 
 
 def test_the_spawn_start_method_works_too():
-    done = _run_script("""
+    done = _run_script(
+        """
         import json, os, fnkit
         def handler(event, context):
             return os.getpid()
@@ -229,10 +237,15 @@ def test_the_spawn_start_method_works_too():
         a = fnkit.invoke(handler, {}, timeout_s=20)
         b = fnkit.invoke(leave, {}, timeout_s=20)
         print(json.dumps([a.status, a.returned != os.getpid(), str(b.error)]))
-    """, env={"FNKIT_ISOLATION_START": "spawn"})
+    """,
+        env={"FNKIT_ISOLATION_START": "spawn"},
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [
-        "returned", True, "Runtime.ExitError: the handler's process exited with code 4"]
+        "returned",
+        True,
+        "Runtime.ExitError: the handler's process exited with code 4",
+    ]
 
 
 def test_a_module_the_worker_cannot_import_is_sent_by_value(tmp_path):

@@ -1,4 +1,5 @@
 """The message content API (M9): MessageStore and context.message_content (fnkit/mail/_content.py)."""
+
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -30,19 +31,27 @@ def test_a_plain_message_and_a_multipart_one_are_valid():
     assert mail.mime_problems(with_attachment().as_bytes()) == []
 
 
-@pytest.mark.parametrize("content,words", [
-    (VALID.replace(b"Hello", b"x" * 999), "998"),
-    (b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nthis line is no header\r\n\r\nbody", "empty line"),
-    (b"Subject: no originator\r\n\r\nbody", "From header is missing"),
-    (b"From: a@example.com\r\n\r\nbody", "Date header is missing"),
-    (b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!!\r\n",
-     "base64"),
-    (b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n"
-     b"--XX\r\n\r\npart without end\r\n", "closing boundary"),
-    (b"From: caf\xe9@example.com\r\nDate: " + DATE.encode() + b"\r\n\r\nbody", "neither ASCII nor UTF-8"),
-    (b"", "empty"),
-    ("From: a@example.com\r\n\r\ntext", "must be bytes"),
-])
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (VALID.replace(b"Hello", b"x" * 999), "998"),
+        (b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nthis line is no header\r\n\r\nbody", "empty line"),
+        (b"Subject: no originator\r\n\r\nbody", "From header is missing"),
+        (b"From: a@example.com\r\n\r\nbody", "Date header is missing"),
+        (
+            b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!!\r\n",
+            "base64",
+        ),
+        (
+            b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n"
+            b"--XX\r\n\r\npart without end\r\n",
+            "closing boundary",
+        ),
+        (b"From: caf\xe9@example.com\r\nDate: " + DATE.encode() + b"\r\n\r\nbody", "neither ASCII nor UTF-8"),
+        (b"", "empty"),
+        ("From: a@example.com\r\n\r\ntext", "must be bytes"),
+    ],
+)
 def test_invalid_mime_is_explained(content, words):
     problems = mail.mime_problems(content)
     assert problems and any(words in p for p in problems), problems
@@ -171,7 +180,9 @@ def test_a_replacement_in_a_failed_attempt_stands_for_the_retry():
             raise RuntimeError("crash after the replacement")
         return ACCEPT
 
-    run = mail.MailRule(rule_timeout_minutes=5, response_timeout_s=2, store=store).run(handler, event, isolation="thread")
+    run = mail.MailRule(rule_timeout_minutes=5, response_timeout_s=2, store=store).run(
+        handler, event, isolation="thread"
+    )
     assert seen == [False, True] and [a.result for a in run.attempts] == ["error", "applied"]
     assert b"scanned" in run.delivered_content
 

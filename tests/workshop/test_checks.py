@@ -54,7 +54,7 @@ def test_every_solution_passes_its_checks(name):
 
 @pytest.mark.parametrize("name", notebook_pairs())
 def test_every_learner_version_runs_and_names_each_placeholder(name):
-    namespace, results = run_notebook_code(NOTEBOOKS / "exercises" / name)
+    _, results = run_notebook_code(NOTEBOOKS / "exercises" / name)
     assert results
     for result in results:
         assert result.status == "not done yet", str(result)
@@ -75,23 +75,24 @@ def test_at_least_three_exercises_per_source_each_checked_in_a_notebook():
 
 
 def test_every_placeholder_is_named_with_its_line():
-    def half_done(event, context):
+    def half_done(event, context):  # a learner's cell, half written
         failures = []
-        for record in event["Records"]:
-            failures = ...
+        for record in event["Records"]:  # noqa: B007 - not read yet
+            failures += ...
         return ...
 
     result = workshop.check("queue-partial", half_done)
     assert result.status == "not done yet" and not result.passed
     assert result.message.startswith("not done yet: half_done still holds 2 placeholders (...); replace each")
     first_line = half_done.__code__.co_firstlineno
-    assert result.problems == [f"line {first_line + 3} (in half_done): failures = ...",
-                               f"line {first_line + 4} (in half_done): return ..."]
+    assert result.problems == [
+        f"line {first_line + 3} (in half_done): failures += ...",
+        f"line {first_line + 4} (in half_done): return ...",
+    ]
 
 
 def test_one_placeholder_is_it():
-    def untouched(event, context):
-        ...
+    def untouched(event, context): ...
 
     result = workshop.check("queue-partial", untouched)
     assert "holds a placeholder (...); replace it with your code" in result.message
@@ -122,7 +123,7 @@ def swallows_everything(event, context):
     while True:
         try:
             time.sleep(1)
-        except BaseException:  # the learner's mistake: even a stop request is swallowed
+        except BaseException:  # noqa: BLE001 - the learner's mistake: even a stop request is swallowed
             pass
 
 
@@ -132,8 +133,9 @@ def test_a_handler_that_swallows_every_exception_is_killed_in_its_worker_process
     result = workshop.check(exercise, swallows_everything)
     after = fnkit.isolation.stats()
     assert result.status == "failed" and len(result.problems) == 1
-    assert result.problems[0].endswith("so it was stopped and the other cases were not run: look for a loop that "
-                                       "never ends.")
+    assert result.problems[0].endswith(
+        "so it was stopped and the other cases were not run: look for a loop that never ends."
+    )
     assert result.problems[0].count(". ") == 0  # one sentence
     assert after["workers_killed"] == before["workers_killed"] + 1  # a hard stop of its worker process
     assert after["abandoned_threads_total"] == before["abandoned_threads_total"]  # no thread of ours left spinning

@@ -1,4 +1,4 @@
-"""Every `...` left in a handler is found, with its line, and with its cell in a notebook (fnkit/workshop/_placeholders.py)."""
+"""Every `...` left in a handler is found, with its line and notebook cell (fnkit/workshop/_placeholders.py)."""
 
 from __future__ import annotations
 
