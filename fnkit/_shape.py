@@ -24,14 +24,23 @@ import json
 import keyword
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from operator import is_not
-from typing import Annotated, Any, Literal
+from types import GenericAlias
+from typing import Annotated, Any, Literal, TypeVar
 
-from ._report import Issue, child_path, describe, error, warning
+from ._report import Issue, Severity, child_path, describe, error, warning
 from .rules import rule
+
+#: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
+Tables = dict[str, dict[str, Any]]
+#: the generated reading of a typed value's tables, and the generated check over a typed value and them
+TablesReader = Callable[[Any], Tables]
+PostCheck = Callable[[Any, Tables], bool]
+#: a Text's constraint as its memos key it: (pattern, min_len, max_len)
+ConstraintKey = tuple[str | None, int | None, int | None]
 
 # --- type vocabulary ---------------------------------------------------------
 
@@ -69,12 +78,12 @@ class Text(Scalar):
     max_len: int | None = None
     rule: str | None = None
     code: str = "format"
-    severity: str = "error"
-    message: Any = None
+    severity: Severity = "error"
+    message: str | Callable[[str], str] | None = None
     doc: str = ""
     #: optional: a faster test of a whole column against `pattern`, True only when every value
     #: surely matches (False: unsure, the pattern decides value by value); tests hold it to the pattern
-    column_test: Any = None
+    column_test: Callable[[Sequence[str]], bool] | None = None
     #: False for values that rarely repeat (timestamps, sequence numbers): they are tested every time,
     #: not remembered; values that do repeat (ARNs, regions, header names) are tested once (see `accepted`)
     repeats: bool = True
@@ -141,13 +150,13 @@ def _compiled(pattern: str) -> Callable[[str], Any]:
 #: how many accepted strings each constraint remembers (values that repeat, such as ARNs, regions,
 #: header names and data types, are then tested once; a full memo stops growing)
 MEMO_LIMIT = 4096
-_ACCEPTED: dict[tuple, set] = {}
-_MEETS: dict[tuple, Callable[[str], bool]] = {}
+_ACCEPTED: dict[ConstraintKey, set[str]] = {}
+_MEETS: dict[tuple[str | None, int | None, int | None, bool], Callable[[str], bool]] = {}
 
 
-def accepted(t: Text) -> set:
+def accepted(t: Text) -> set[str]:
     """The bounded memo of strings known to meet the Text's constraint (one per constraint)."""
-    key = (t.pattern, t.min_len, t.max_len)
+    key: ConstraintKey = (t.pattern, t.min_len, t.max_len)
     found = _ACCEPTED.get(key)
     if found is None:
         found = _ACCEPTED[key] = set()
@@ -155,7 +164,7 @@ def accepted(t: Text) -> set:
 
 
 def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeats: bool) -> Callable[[str], bool]:
-    key = (pattern, min_len, max_len)
+    key: ConstraintKey = (pattern, min_len, max_len)
     found = _MEETS.get((*key, repeats))
     if found is not None:
         return found
@@ -253,10 +262,19 @@ class F:
     required: bool | str = True
     doc: str = ""
     rule: str | None = None
-    enum: tuple | None = None
+    enum: tuple[Any, ...] | None = None
     aliases: tuple[tuple[str, str], ...] = ()
     attr: str | None = None  # snake_case name in the typed parse
     message: str | None = None
+
+
+C = TypeVar("C", bound=Callable[..., Any])
+
+
+def _generated(fn: C, source: str) -> C:
+    """`fn` with the Python source fnkit generated it from, as `fn.source` (to read what a shape compiles to)."""
+    fn.__dict__["source"] = source
+    return fn
 
 
 def _frozen(self: Any, name: str, value: Any = None) -> None:
@@ -272,9 +290,9 @@ class Shape:
     rule: str
     unknown: str = "warn"  # "warn": unknown keys are warnings; "allow": silently kept
     doc: str = ""
-    _struct: type | None = field(default=None, repr=False)
-    _post_ok: Any = field(default=None, repr=False)
-    _compiled_parts: Any = field(default=None, repr=False)
+    _struct: type[Any] | None = field(default=None, repr=False)
+    _post_ok: Callable[[Any], bool] | None = field(default=None, repr=False)
+    _compiled_parts: tuple[tuple[TableSpec, ...], TablesReader, PostCheck] | None = field(default=None, repr=False)
 
     def label(self) -> str:
         return "an object"
@@ -304,7 +322,7 @@ class Shape:
 
     # -- the compiled check and the typed value ------------------------------
     @property
-    def struct(self) -> type:
+    def struct(self) -> type[Any]:
         """The msgspec Struct generated from this declaration (the typed parse's class)."""
         if self._struct is None:
             self._struct = _make_struct(self)
@@ -318,7 +336,7 @@ class Shape:
         import msgspec
 
         try:
-            typed = msgspec.convert(value, self.struct, strict=True)
+            typed: Any = msgspec.convert(value, self.struct, strict=True)
         except (msgspec.ValidationError, RecursionError, UnicodeEncodeError):
             return None
         return typed if self.post_ok(typed) else None
@@ -337,38 +355,33 @@ class Shape:
             def post_ok(typed: Any) -> bool:
                 return post(typed, tables(typed))
 
-            post_ok.source = getattr(post, "source", "")  # type: ignore[attr-defined]
-            self._post_ok = post_ok
+            self._post_ok = _generated(post_ok, getattr(post, "source", ""))
         return self._post_ok
 
     @property
     def table_specs(self) -> tuple[TableSpec, ...]:
         """The lists of objects of the shape that are read as columns (see TableSpec)."""
-        if self._compiled_parts is None:
-            self._compile_parts()
-        return self._compiled_parts[0]
+        return (self._compiled_parts or self._compile_parts())[0]
 
     @property
-    def tables(self) -> Callable[[Any], dict]:
+    def tables(self) -> TablesReader:
         """The generated reading of a compiled typed value's tables: {name: {"at": positions, column: values}}."""
-        if self._compiled_parts is None:
-            self._compile_parts()
-        return self._compiled_parts[1]
+        return (self._compiled_parts or self._compile_parts())[1]
 
     @property
-    def post_check(self) -> Callable[[Any, dict], bool]:
+    def post_check(self) -> PostCheck:
         """`post_ok` over a typed value and its tables (read once, shared with the semantic checks)."""
-        if self._compiled_parts is None:
-            self._compile_parts()
-        return self._compiled_parts[2]
+        return (self._compiled_parts or self._compile_parts())[2]
 
-    def lenient_tables(self, typed: Any) -> dict:
+    def lenient_tables(self, typed: Any) -> Tables:
         """The tables of a leniently built value: the rows that are objects of their shape, raw values in columns."""
         return lenient_tables(self.table_specs, typed)
 
-    def _compile_parts(self) -> None:
+    def _compile_parts(self) -> tuple[tuple[TableSpec, ...], TablesReader, PostCheck]:
         specs = _find_tables(self)
-        self._compiled_parts = (specs, _tables_builder(specs), _post_checker(self, specs) or _always)
+        parts = (specs, _tables_builder(specs), _post_checker(self, specs) or _always)
+        self._compiled_parts = parts
+        return parts
 
     def parse(self, value: Any) -> Any:
         """The typed value (assumes `value` has been validated; a broken value is built leniently)."""
@@ -380,9 +393,9 @@ class Shape:
         return _lenient(self, value)
 
     # -- documentation ------------------------------------------------------
-    def fields_table(self, prefix: str = "") -> list[dict]:
+    def fields_table(self, prefix: str = "") -> list[dict[str, str]]:
         """One row per field (nested shapes flattened with dotted names)."""
-        rows = []
+        rows: list[dict[str, str]] = []
         for f in self.fields:
             name = prefix + f.key
             req = f.required if isinstance(f.required, str) else ("yes" if f.required else "no")
@@ -403,7 +416,7 @@ class Shape:
                 rows.extend(inner.fields_table(name + sep))
         return rows
 
-    def json_schema(self, *, description: str | None = None) -> dict:
+    def json_schema(self, *, description: str | None = None) -> dict[str, Any]:
         """A JSON Schema (draft 2020-12) of the shape: every structural check the compiled layer makes."""
         out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": self.name, **_schema(self)}
         if description:
@@ -445,28 +458,29 @@ def _unwrap(t: Any) -> Any:
 # --- compiling a shape to msgspec Structs ---------------------------------------------
 
 
-def _annotation(t: Any, enum: tuple | None = None) -> Any:
+def _annotation(t: Any, enum: tuple[Any, ...] | None = None) -> Any:
     import msgspec
 
     if isinstance(t, Nullable):
         return _annotation(t.inner, enum) | None
     if enum is not None:
-        return Literal[tuple(enum)]  # type: ignore[valid-type]
+        return Literal[tuple(enum)]
     if isinstance(t, Scalar):  # a Text's pattern and bounds are checked a column at a time (_post_checker)
         return {"str": str, "int": int, "bool": bool, "number": int | float, "any": Any}[t.kind]
     if isinstance(t, ListOf):
-        meta = {k: v for k, v in (("min_length", t.min_len), ("max_length", t.max_len)) if v is not None}
-        inner = tuple[_annotation(t.item), ...]  # type: ignore[misc]
-        return Annotated[inner, msgspec.Meta(**meta)] if meta else inner
+        inner = GenericAlias(tuple, (_annotation(t.item), ...))  # tuple[item, ...], made at run time
+        if t.min_len is None and t.max_len is None:
+            return inner
+        return Annotated[inner, msgspec.Meta(min_length=t.min_len, max_length=t.max_len)]
     if isinstance(t, MapOf):
-        return dict[_annotation(t.keys) if t.keys is not None else str, _annotation(t.value)]  # type: ignore[misc]
+        return GenericAlias(dict, (_annotation(t.keys) if t.keys is not None else str, _annotation(t.value)))
     return t.struct
 
 
-def _make_struct(shape: Shape) -> type:
+def _make_struct(shape: Shape) -> type[Any]:
     import msgspec
 
-    specs: list[tuple] = []
+    specs: list[tuple[Any, ...]] = []
     rename: dict[str, str] = {}
     public: list[str] = []
     namespace: dict[str, Any] = {
@@ -494,7 +508,7 @@ def _make_struct(shape: Shape) -> type:
     protocol = dataclasses.make_dataclass(
         shape.name, [(n, Any, dataclasses.field(default=None)) for n in public], frozen=True
     )
-    namespace["__dataclass_fields__"] = protocol.__dataclass_fields__
+    namespace["__dataclass_fields__"] = vars(protocol)["__dataclass_fields__"]
     return msgspec.defstruct(
         shape.name,
         specs,
@@ -538,7 +552,7 @@ class TableSpec:
 
     name: str
     shape: Shape
-    steps: tuple  # root tables: ((Shape, attr), ...) from the root value to the list; else ()
+    steps: tuple[tuple[Shape, str], ...]  # root tables: ((Shape, attr), ...) from the root value to the list; else ()
     parent: str | None  # nested tables: the parent table, whose column `column` holds the objects
     column: str | None
     names: tuple[str, ...]  # the columns, in the Struct's field order
@@ -571,7 +585,7 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
                 found.append(spec)
                 nested(spec)
 
-    def visit(s: Shape, prefix: str, steps: tuple) -> None:
+    def visit(s: Shape, prefix: str, steps: tuple[tuple[Shape, str], ...]) -> None:
         for f in s.fields:
             if f.aliases:
                 continue
@@ -594,7 +608,7 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
 _FEW_COLUMNS = 3  # up to this many columns, a comprehension per column beats astuple and zip
 
 
-def _tables_builder(specs: tuple[TableSpec, ...]) -> Callable[[Any], dict]:
+def _tables_builder(specs: tuple[TableSpec, ...]) -> TablesReader:
     """The generated reading of a compiled typed value's tables: one C-level pass per list of
     objects (msgspec's astuple, then zip into columns)."""
     from msgspec.structs import astuple
@@ -629,17 +643,17 @@ def _tables_builder(specs: tuple[TableSpec, ...]) -> Callable[[Any], dict]:
     lines.append(f"    return {{{tables}}}")
     namespace = dict(consts)
     exec(compile("\n".join(lines), "<fnkit tables>", "exec"), namespace)
-    fn = namespace["tables"]
-    fn.source = "\n".join(lines)
-    return fn
+    reader: TablesReader = namespace["tables"]
+    return _generated(reader, "\n".join(lines))
 
 
-def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> dict:
+def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> Tables:
     """The tables of a leniently built value: only rows that are objects of their shape (raw values in columns)."""
     from msgspec.structs import astuple
 
-    out: dict[str, dict] = {}
+    out: Tables = {}
     for spec in specs:
+        rows: Sequence[Any]
         if spec.parent is None:
             node = typed
             for shape, attr in spec.steps:
@@ -647,6 +661,7 @@ def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> dict:
             rows = node if type(node) is tuple else ()
             at: Any = range(len(rows))
         else:
+            assert spec.column is not None  # a nested table reads a column of its parent
             parent = out[spec.parent]
             rows, at = parent[spec.column], parent["at"]
         struct = spec.shape.struct
@@ -729,8 +744,8 @@ class _PostGen:
             if t.max_len is not None:
                 self.emit(depth, f"if len({x}) > {t.max_len}: return False")
             return
+        ok = self.const(accepted(t)) if t.repeats else ""
         if t.repeats:
-            ok = self.const(accepted(t))
             self.emit(depth, f"if {x} not in {ok}:")
             depth += 1
         if t.min_len is not None:
@@ -774,7 +789,7 @@ class _PostGen:
     def table(self, spec: TableSpec, depth: int) -> None:
         tv = self.var()
         self.emit(depth, f"{tv} = T[{spec.name!r}]")
-        same: dict[tuple, list] = defaultdict(list)
+        same: dict[tuple[Any, ...], list[tuple[Text, str]]] = defaultdict(list)
         for f in spec.shape.fields:
             if f.aliases:
                 slots = [spelling_attr(f, key) for key in spec.shape.keys_of(f)]
@@ -898,8 +913,8 @@ class _PostGen:
             if t.min_len is None and t.max_len is None:
                 self.emit(depth + 1, "pass")
             return
+        ok = self.const(accepted(t)) if t.repeats else ""
         if t.repeats:
-            ok = self.const(accepted(t))
             self.emit(depth, f"if {col} and not {ok}.issuperset({col}):")
         else:
             self.emit(depth, f"if {col}:")
@@ -924,7 +939,7 @@ class _PostGen:
         self.emit(depth, f"if any([{count} {test} for x in {col}]): return False")
 
 
-def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> Callable[[Any, dict], bool] | None:
+def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> PostCheck | None:
     """The generated check (see _PostGen) of a typed value of `shape` and its tables; None when nothing is to check."""
     from itertools import chain
 
@@ -939,9 +954,8 @@ def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> Callable[[Any, 
     src = "\n".join(gen.lines)
     namespace: dict[str, Any] = {"NOT_NONE": _NOT_NONE, "chain": chain, "UNSET": msgspec.UNSET, **gen.consts}
     exec(compile(src, f"<fnkit post check: {shape.name}>", "exec"), namespace)
-    fn = namespace["post_ok"]
-    fn.source = src
-    return fn
+    post_ok: PostCheck = namespace["post_ok"]
+    return _generated(post_ok, src)
 
 
 _NOT_NONE = partial(is_not, None)  # filter(_NOT_NONE, xs): the values that are not None, at C speed
@@ -978,7 +992,7 @@ def schema_pattern(pattern: str) -> str:
     return _ANCHOR.sub(lambda m: "$(?!\\n)", pattern)
 
 
-def _schema(t: Any, enum: tuple | None = None) -> dict:
+def _schema(t: Any, enum: tuple[Any, ...] | None = None) -> dict[str, Any]:
     if isinstance(t, Nullable):
         if enum is not None:
             return {"enum": [*enum, None]}
@@ -1020,8 +1034,8 @@ def _schema(t: Any, enum: tuple | None = None) -> dict:
             if names:
                 s["propertyNames"] = names
         return s
-    props = {}
-    conditions: list[dict] = []
+    props: dict[str, Any] = {}
+    conditions: list[dict[str, Any]] = []
     for f in t.fields:
         s = _schema(f.type, f.enum)
         if f.doc:

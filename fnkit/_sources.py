@@ -33,11 +33,11 @@ def source_module(name: str) -> Any:
 # --- what users mistake for the three sources ----------------------------------------
 
 
-def _keys(value: dict, keys: tuple[str, ...], where: str = "") -> list[str]:
+def _keys(value: dict[str, Any], keys: tuple[str, ...], where: str = "") -> list[str]:
     return [where + k for k in keys if k in value]
 
 
-def _first_record(value: dict) -> dict | None:
+def _first_record(value: dict[str, Any]) -> dict[str, Any] | None:
     records = value.get("Records")
     if isinstance(records, list) and records and isinstance(records[0], dict):
         return records[0]
@@ -47,10 +47,10 @@ def _first_record(value: dict) -> dict | None:
 _QUEUE_RECORD_KEYS = ("messageId", "receiptHandle", "md5OfBody")
 
 
-def _record_of(service: str, key: str) -> Callable[[dict], list[str]]:
+def _record_of(service: str, key: str) -> Callable[[dict[str, Any]], list[str]]:
     """The landmarks of a Records[] event of another service: the record's `key` object, or its eventSource."""
 
-    def landmarks(value: dict) -> list[str]:
+    def landmarks(value: dict[str, Any]) -> list[str]:
         record = _first_record(value)
         if record is None or any(k in record for k in _QUEUE_RECORD_KEYS):
             return []
@@ -65,7 +65,7 @@ def _record_of(service: str, key: str) -> Callable[[dict], list[str]]:
     return landmarks
 
 
-def _rest_api(value: dict) -> list[str]:
+def _rest_api(value: dict[str, Any]) -> list[str]:
     context = value.get("requestContext")
     if "httpMethod" not in value or not isinstance(context, dict) or "elb" in context:
         return []
@@ -74,27 +74,27 @@ def _rest_api(value: dict) -> list[str]:
     return ["requestContext without elb", *found] if found else []
 
 
-def _http_api(value: dict) -> list[str]:
+def _http_api(value: dict[str, Any]) -> list[str]:
     if value.get("version") != "2.0":
         return []
     found = _keys(value, ("rawPath", "routeKey", "rawQueryString"))
     return ["version '2.0'", *found] if found else []
 
 
-def _websocket_api(value: dict) -> list[str]:
+def _websocket_api(value: dict[str, Any]) -> list[str]:
     context = value.get("requestContext")
     if not isinstance(context, dict) or "elb" in context or "httpMethod" in value or "connectionId" not in context:
         return []
     return ["requestContext.connectionId", *_keys(context, ("routeKey", "eventType"), "requestContext.")]
 
 
-def _eventbridge(value: dict) -> list[str]:
+def _eventbridge(value: dict[str, Any]) -> list[str]:
     if "detail-type" not in value or "detail" not in value or "Records" in value:
         return []
     return [f"detail-type '{value['detail-type']}'", *_keys(value, ("source", "detail"))]
 
 
-def _receive_message(value: dict) -> list[str]:
+def _receive_message(value: dict[str, Any]) -> list[str]:
     messages = value.get("Messages")
     if "Records" in value or not isinstance(messages, list) or not messages or not isinstance(messages[0], dict):
         return []
@@ -102,7 +102,7 @@ def _receive_message(value: dict) -> list[str]:
     return found if len(found) >= 2 else []
 
 
-def _lone_record(value: dict) -> list[str]:
+def _lone_record(value: dict[str, Any]) -> list[str]:
     if "Records" in value:
         return []
     found = _keys(value, ("messageId", "receiptHandle", "md5OfBody"))
@@ -112,8 +112,8 @@ def _lone_record(value: dict) -> list[str]:
 _EVENT_KEYS = ("Records", "httpMethod", "envelope", "requestContext")
 
 
-def _response_of(keys: tuple[str, ...]) -> Callable[[dict], list[str]]:
-    def landmarks(value: dict) -> list[str]:
+def _response_of(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], list[str]]:
+    def landmarks(value: dict[str, Any]) -> list[str]:
         if any(k in value for k in _EVENT_KEYS):
             return []
         return _keys(value, keys)
@@ -127,7 +127,7 @@ class Lookalike:
 
     name: str  # what the value is: "an API Gateway proxy event"
     instead: str  # what it is not: "a load balancer event"
-    landmarks: Callable[[dict], list[str]]  # the keys that give it away ([] when the value is not one)
+    landmarks: Callable[[dict[str, Any]], list[str]]  # the keys that give it away ([] when the value is not one)
     advice: str = ""  # a sentence: how the source it is not differs, or what to do
     kind: str = ""  # which variant, when the name covers several: "REST API, payload format 1.0"
 
@@ -391,4 +391,5 @@ def correlation_ids(event: Any) -> list[str]:
     source = detect_source(value) if value is not MISSING else None
     if source is None:
         return []
-    return source_module(source).correlation_ids(value)
+    ids: list[str] = source_module(source).correlation_ids(value)
+    return ids

@@ -134,9 +134,9 @@ def encode_query(pairs: Iterable[tuple[Any, Any]]) -> str:
     return "&".join(f"{quote(str(k), safe='')}={quote(str(v), safe='')}" for k, v in pairs)
 
 
-def query_parameters(raw_query: str, multi_value: bool) -> dict:
+def query_parameters(raw_query: str, multi_value: bool) -> dict[str, Any]:
     """`queryStringParameters` (last value wins) or `multiValueQueryStringParameters` (all, in order) (A2, A3)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     if multi_value:
         for key, value in split_query(raw_query):
             out.setdefault(key, []).append(value)
@@ -145,9 +145,9 @@ def query_parameters(raw_query: str, multi_value: bool) -> dict:
     return out
 
 
-def header_parameters(pairs: Iterable[tuple[str, str]], multi_value: bool) -> dict:
+def header_parameters(pairs: Iterable[tuple[str, str]], multi_value: bool) -> dict[str, Any]:
     """`headers` (lower-case names, last value wins) or `multiValueHeaders` (all values, in order) (A2, A3)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     if multi_value:
         for name, value in pairs:
             out.setdefault(name.lower(), []).append(value)
@@ -201,7 +201,7 @@ def request_to_event(
     port: int = 80,
     proto: str = "http",
     host: str = DEFAULT_HOST,
-) -> dict:
+) -> dict[str, Any]:
     """The event the load balancer sends for one HTTP request (A2, A3, A4).
 
     The path and query are kept exactly as in the raw URL (never percent-decoded); header
@@ -226,7 +226,7 @@ def request_to_event(
     )
     query = as_text(raw_query or b"")
     query = query.removeprefix("?")
-    event: dict = {
+    event: dict[str, Any] = {
         "requestContext": {"elb": {"targetGroupArn": target_group_arn or make_target_group_arn(dialect)}},
         "httpMethod": method.upper(),
         "path": as_text(raw_path) or "/",
@@ -244,9 +244,9 @@ def request_to_event(
 
 def health_check_event(
     *, multi_value: bool = False, target_group_arn: str | None = None, dialect: str = "provider"
-) -> dict:
+) -> dict[str, Any]:
     """The event of a load balancer health check (A11): GET /, no query, only a user-agent header."""
-    event: dict = {
+    event: dict[str, Any] = {
         "requestContext": {"elb": {"targetGroupArn": target_group_arn or make_target_group_arn(dialect)}},
         "httpMethod": "GET",
         "path": "/",
@@ -284,7 +284,7 @@ class Refusal:
     why: str
 
 
-def is_websocket_upgrade(header_pairs: Iterable[tuple[str, str]]) -> bool:
+def is_websocket_upgrade(header_pairs: Iterable[tuple[object, object]]) -> bool:
     """True when an `Upgrade` header asks for websocket (with or without `Connection: upgrade`)."""
     for name, value in header_pairs:
         if (
@@ -351,7 +351,7 @@ class HttpParts:
 
     status: int
     reason: str
-    headers: list
+    headers: list[tuple[str, str]]
     body: bytes
     described: bool  # the function gave statusDescription
     rules: tuple[str, ...]
@@ -361,7 +361,7 @@ class HttpParts:
 @rule(
     "A8", "alb", "doc", "isBase64Encoded true: the body is decoded before it reaches the client.", severity="behaviour"
 )
-def response_body_bytes(response: Mapping) -> bytes:
+def response_body_bytes(response: Mapping[str, Any]) -> bytes:
     """The body the client receives: base64-decoded when `isBase64Encoded` is true (A8), else UTF-8."""
     body = response.get("body")
     if not isinstance(body, str) or not body:
@@ -371,7 +371,7 @@ def response_body_bytes(response: Mapping) -> bytes:
     return body.encode("utf-8", "replace")
 
 
-def response_header_pairs(response: Mapping, multi_value: bool) -> list[tuple[str, str]]:
+def response_header_pairs(response: Mapping[str, Any], multi_value: bool) -> list[tuple[str, str]]:
     """Name/value pairs of the active header field (A7), repeats kept, names as the function wrote them."""
     if multi_value:
         field = response.get("multiValueHeaders")
@@ -405,7 +405,7 @@ def description_reason(description: str, status: int) -> str:
     "HEAD reaches the function as httpMethod HEAD; the client gets the headers and no body.",
     severity="behaviour",
 )
-def response_to_http(response: Mapping, *, method: str = "GET", multi_value: bool = False) -> HttpParts:
+def response_to_http(response: Mapping[str, Any], *, method: str = "GET", multi_value: bool = False) -> HttpParts:
     """A valid response object as the client receives it (A7, A8, A9, A10, A13)."""
     status = response["statusCode"]
     rules: list[str] = ["AS4"]

@@ -348,7 +348,7 @@ def validate_response(response: Any, *, multi_value: bool = False, _size: int | 
     return report
 
 
-def json_schema(kind: str = "event", *, multi_value: bool = False) -> dict:
+def json_schema(kind: str = "event", *, multi_value: bool = False) -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the load balancer event (`kind="event"`) or response (`"response"`, as
     read with multi-value headers off or on), from the declarations fnkit validates with; what a schema
     cannot express is listed in its description."""

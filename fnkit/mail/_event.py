@@ -161,9 +161,9 @@ MailFrom = MAIL_FROM.struct
 # anything, so each check tests types before it reads.
 
 
-def _recipients(event: Any) -> tuple | None:
+def _recipients(event: Any) -> tuple[Any, ...] | None:
     """The envelope's recipients (typed), or None when the value has none to check."""
-    envelope = event.envelope if type(event) is MailEvent else None
+    envelope: Any = event.envelope if type(event) is MailEvent else None
     recipients = envelope.recipients if type(envelope) is MailEnvelope else None
     return recipients if type(recipients) is tuple else None
 
@@ -171,8 +171,8 @@ def _recipients(event: Any) -> tuple | None:
 @rule("MS3", "mail", "contract", "Addresses are email addresses.", origin="spec", severity="error or warning")
 def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
     """MS3: an empty envelope sender is the null sender of bounces (the form of addresses is declared)."""
-    envelope = event.envelope if type(event) is MailEvent else None
-    mail_from = envelope.mail_from if type(envelope) is MailEnvelope else None
+    envelope: Any = event.envelope if type(event) is MailEvent else None
+    mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
     if type(mail_from) is MailFrom and mail_from.address == "":
         return [
             warning(
@@ -266,7 +266,7 @@ def event_size(event: Any) -> int | None:
 _FIXED_BYTES, _BYTES_PER_RECIPIENT, _BYTES_PER_CHAR = 256, 16, 6
 
 
-def _size_bound(event: Any, addresses: tuple) -> int:
+def _size_bound(event: Any, addresses: tuple[str, ...]) -> int:
     """An upper bound of the typed event's JSON size, without encoding it."""
     chars = (
         len("".join(addresses))
@@ -342,7 +342,7 @@ def validate_event(event: Any) -> Report:
     return EVENT_CONTRACT.check(event)[0]
 
 
-def decode_event(event: Any) -> tuple[dict, Report]:
+def decode_event(event: Any) -> tuple[dict[str, Any], Report]:
     """The event as a dict and its report; raises ContractError when it is not a valid event."""
     value, issues = decode_json(event, "G0")
     if value is MISSING:
@@ -413,7 +413,7 @@ def build_event(
     seed: int = 0,
     store: Any = None,
     **more: Any,
-) -> dict:
+) -> dict[str, Any]:
     """A valid mail-flow event, deterministic for a `seed` (same arguments, same event).
 
     `message` (an `email.message.EmailMessage`, or raw RFC 5322 bytes or text) supplies
@@ -465,7 +465,7 @@ def build_event(
         json.dumps([mail_from, recipients, subject, sender, flow_direction]).encode("utf-8") + (raw or b"")
     ).digest()
     invocation_id, message_id = _ids(seed, fingerprint)
-    event = {
+    event: dict[str, Any] = {
         "summaryVersion": summary_version or DEFAULT_SUMMARY_VERSION,
         "envelope": {
             "mailFrom": {"address": mail_from},
@@ -490,7 +490,7 @@ def build_event(
     return event
 
 
-def _cut_to_size(event: dict) -> None:
+def _cut_to_size(event: dict[str, Any]) -> None:
     """M1: over 128 KB, cut recipients from the end (keeping one) and set truncated."""
     size = event_size(event)
     if size is None or size <= EVENT_SIZE_LIMIT:
@@ -505,5 +505,6 @@ def _cut_to_size(event: dict) -> None:
         size -= entry_sizes[keep]
     del recipients[keep:]
     event["truncated"] = True
-    if event_size(event) > EVENT_SIZE_LIMIT:
+    size = event_size(event)
+    if size is not None and size > EVENT_SIZE_LIMIT:
         raise ValueError("build_event: the event exceeds 128 KB even with a single recipient (M1).")
