@@ -42,34 +42,34 @@ json_values = st.recursive(
 )
 
 
-class ExplodingDict(dict):
+class ExplodingDict(dict[str, Any]):
     """A dict subclass whose items() raises: a hostile Python object."""
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         raise RuntimeError("items() exploded")
 
-    def keys(self):  # type: ignore[override]
+    def keys(self):
         raise RuntimeError("keys() exploded")
 
     def _repr_pretty_(self, printer, cycle):  # how hypothesis shows it, without calling items()
         printer.text("ExplodingDict(...)")
 
 
-def deep_list(depth: int = 10_000) -> list:
-    root: list = []
+def deep_list(depth: int = 10_000) -> list[Any]:
+    root: list[Any] = []
     cur = root
     for _ in range(depth):
-        nxt: list = []
+        nxt: list[Any] = []
         cur.append(nxt)
         cur = nxt
     return root
 
 
-def deep_dict(depth: int = 10_000, key: str = "Records") -> dict:
-    root: dict = {}
+def deep_dict(depth: int = 10_000, key: str = "Records") -> dict[str, Any]:
+    root: dict[str, Any] = {}
     cur = root
     for _ in range(depth):
-        nxt: dict = {}
+        nxt: dict[str, Any] = {}
         cur[key] = [nxt]
         cur = nxt
     return root
@@ -160,7 +160,7 @@ def built_responses(source: str) -> st.SearchStrategy:
     )
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = [prefix]
     if isinstance(value, dict):
         for k, v in list(dict.items(value))[:20]:
@@ -280,7 +280,7 @@ def _parse(module: Any) -> Callable[[Any], Any]:
             return module.parse_event(value)
         except ContractError as exc:
             report = exc.report
-        assert isinstance(report, fnkit.Report) and not report.ok
+        assert not report.ok
         return report
 
     return parse

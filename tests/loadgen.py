@@ -26,7 +26,7 @@ from typing import Any
 HANDLER_TIMEOUT_S = 0.5
 
 
-def handler(event: dict, context: Any) -> Any:
+def handler(event: dict[str, Any], context: Any) -> Any:
     """The function behind the load balancer under load: what it does depends on the path."""
     path = event.get("path", "/")
     if path == "/raise":
@@ -118,15 +118,17 @@ def http_request(host: str, port: int, kind: str, n: int, timeout: float = 20.0)
     return _status_of(reply)
 
 
-def alb_load(host: str, port: int, requests: int, concurrency: int, seed: int = 0, deadline_s: float = 600.0) -> dict:
+def alb_load(
+    host: str, port: int, requests: int, concurrency: int, seed: int = 0, deadline_s: float = 600.0
+) -> dict[str, Any]:
     """`requests` mixed requests, `concurrency` at a time; counts of (kind, status) and the mismatches."""
     rng = random.Random(seed)
     names = list(KINDS)
     weights = [KINDS[k][0] for k in names]
     plan = rng.choices(names, weights, k=requests)
     lock = threading.Lock()
-    counts: Counter = Counter()
-    wrong: list = []
+    counts: Counter[Any] = Counter()
+    wrong: list[Any] = []
     next_index = [0]
     stop_at = time.monotonic() + deadline_s
 
@@ -138,6 +140,7 @@ def alb_load(host: str, port: int, requests: int, concurrency: int, seed: int = 
             if i >= len(plan):
                 return
             kind = plan[i]
+            status: int | str | None
             try:
                 status = http_request(host, port, kind, i)
             except OSError as exc:
@@ -168,7 +171,7 @@ def rss_kb(pid: int) -> int:
 # --- SMTP ---------------------------------------------------------------------------------------------
 
 
-def mail_handler(event: dict, context: Any) -> Any:
+def mail_handler(event: dict[str, Any], context: Any) -> Any:
     """A mail-flow function under load: bounces what says "bounce", drops "drop", crashes on "crash"."""
     subject = event.get("subject", "")
     if "crash" in subject:
@@ -210,7 +213,7 @@ SMTP_KINDS = [
 ]
 
 
-def smtp_case(host: str, port: int, kind: str, n: int) -> dict:
+def smtp_case(host: str, port: int, kind: str, n: int) -> dict[str, Any]:
     """Send one case; what the client saw: accepted recipients (250) and refusals."""
     local = [f"user{n % 7}@example.com"]
     raw = message(f"{kind} {n}")
@@ -227,7 +230,7 @@ def smtp_case(host: str, port: int, kind: str, n: int) -> dict:
         local = [f"r{i}@example.com" for i in range(1000)]
     elif kind == "relay":
         local = ["victim@elsewhere.example"]
-    result = {"kind": kind, "accepted": [], "refused": {}, "error": None}
+    result: dict[str, Any] = {"kind": kind, "accepted": [], "refused": {}, "error": None}
     with smtplib.SMTP(host, port, timeout=60) as client:
         if kind == "drop-mid-data":
             client.ehlo()
@@ -252,14 +255,14 @@ def smtp_case(host: str, port: int, kind: str, n: int) -> dict:
     return result
 
 
-def check_smtp_results(server: Any, results: list[dict]) -> dict:
+def check_smtp_results(server: Any, results: list[dict[str, Any]]) -> dict[str, Any]:
     """Every 250 is delivered or bounced (a row with that status), none lost; relays refused."""
     rows = list(server.log.to_dict("records"))
-    by_recipient: Counter = Counter()
+    by_recipient: Counter[Any] = Counter()
     for row in rows:
         if row["status"] in ("delivered", "junk", "bounced", "dropped"):
             by_recipient[row["recipient"]] += 1
-    accepted: Counter = Counter()
+    accepted: Counter[Any] = Counter()
     for r in results:
         for address in r["accepted"]:
             accepted[address] += 1

@@ -29,7 +29,7 @@ BEHAVIOURS = [
 ]
 
 
-def queue_handler(event: dict, context: Any) -> Any:
+def queue_handler(event: dict[str, Any], context: Any) -> Any:
     """Behaves as the scenario says (in the event's bodies): deterministic, and movable to a worker."""
     records = event["Records"]
     rng = random.Random(records[0]["messageId"] + records[0]["attributes"]["ApproximateReceiveCount"])
@@ -53,7 +53,7 @@ def queue_handler(event: dict, context: Any) -> Any:
     return {"batchItemFailures": [{"itemIdentifier": i} for i in failing]}
 
 
-def queue_scenario(seed: int, isolation: str) -> dict:
+def queue_scenario(seed: int, isolation: str) -> dict[str, Any]:
     """Run one random QueueSim scenario; check its invariants (AssertionError says which); its summary."""
     rng = random.Random(seed)
     fifo = rng.random() < 0.5
@@ -107,7 +107,7 @@ def check_queue_run(run: Any, sent: list[str], fifo: bool) -> None:
             deleted_at[mid] = inv.time_s
         assert set(inv.outcome.failed_ids) | set(inv.outcome.deleted_ids) == set(ids), "a record without a fate"
     if fifo:
-        by_group: dict[str, list] = {}
+        by_group: dict[str | None, list[Any]] = {}
         for m in run.messages:  # in send order
             by_group.setdefault(m.group_id, []).append(m)
         for group, members in by_group.items():
@@ -129,7 +129,7 @@ ACTIONS = ["DEFAULT", "DROP", "BOUNCE", "MOVE_TO_JUNK", "BYPASS_SPAM_CHECK"]
 MAIL_BEHAVIOURS = ["per-recipient", "all", "raise", "invalid", "empty", "unknown-recipient", "not-json", "mixed"]
 
 
-def mail_handler(event: dict, context: Any) -> Any:
+def mail_handler(event: dict[str, Any], context: Any) -> Any:
     rng = random.Random(event["invocationId"] + context.aws_request_id)
     behaviour = rng.choice(MAIL_BEHAVIOURS)
     recipients = [r["address"] for r in event["envelope"]["recipients"]]
@@ -143,7 +143,7 @@ def mail_handler(event: dict, context: Any) -> Any:
         return fnkit.Raw("{actions")
     if behaviour == "all":
         return {"actions": [{"action": {"type": rng.choice(ACTIONS)}, "allRecipients": True}]}
-    actions = [
+    actions: list[dict[str, Any]] = [
         {"action": {"type": rng.choice(ACTIONS)}, "recipients": [address]}
         for address in recipients
         if rng.random() < 0.7
@@ -155,7 +155,7 @@ def mail_handler(event: dict, context: Any) -> Any:
     return {"actions": actions}
 
 
-def mail_scenario(seed: int, isolation: str) -> dict:
+def mail_scenario(seed: int, isolation: str) -> dict[str, Any]:
     """Run one random MailRule; every recipient must get exactly one disposition."""
     rng = random.Random(seed)
     outbound = rng.random() < 0.3

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ LOCATED = re.compile(
 )
 
 
-def fnkit_cli(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+def fnkit_cli(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     """`python -m fnkit ARGS` in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
@@ -63,7 +64,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     return out
 
 
-def _located(lines: list[str]) -> list[dict]:
+def _located(lines: list[str]) -> list[dict[str, Any]]:
     return [m.groupdict() for m in map(LOCATED.match, lines) if m]
 
 

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _kit():
     spec = importlib.util.spec_from_file_location("fnkit_kit", ROOT / "kit.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -37,7 +38,7 @@ def _notebook(text: str) -> str:
 
 
 @pytest.fixture
-def course(tmp_path) -> Path:
+def course(tmp_path: Path) -> Path:
     """A repository in miniature: kit.py and a few pristine notebooks."""
     shutil.copy(ROOT / "kit.py", tmp_path / "kit.py")
     for rel in ["00_start_here.ipynb", "01_queue_batch.ipynb", "exercises/01_queue.ipynb", "solutions/01_queue.ipynb"]:
@@ -97,7 +98,7 @@ def test_reset_puts_the_pristine_copy_back_and_keeps_the_learners(course):
     assert kit.notebooks_in(work) == kit.notebooks_in(pristine)  # backups are not notebooks of the course
 
 
-def _kit_cli(course: Path, *args: str) -> subprocess.CompletedProcess:
+def _kit_cli(course: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(course / "kit.py"), *args], capture_output=True, text=True, cwd=course, check=False
     )

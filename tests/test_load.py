@@ -120,12 +120,12 @@ def test_printing_handlers_and_a_printing_log_under_concurrency(isolation, capsy
     from fnkit import alb
 
     streams = set()
-    server = alb.AlbServer(
-        chatty,
-        isolation=isolation,
-        timeout_s=5,
-        on_record=lambda row: (streams.add(id(sys.stdout)), print("logged", row["status"])),
-    )
+
+    def on_record(row):
+        streams.add(id(sys.stdout))
+        print("logged", row["status"])
+
+    server = alb.AlbServer(chatty, isolation=isolation, timeout_s=5, on_record=on_record)
     try:
         with ThreadPoolExecutor(50) as pool:
             statuses = list(pool.map(lambda n: loadgen.http_request(server.host, server.port, "ok", n), range(500)))

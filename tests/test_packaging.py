@@ -7,6 +7,7 @@ import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
@@ -34,16 +35,17 @@ PIP_LINE.add_argument("-r", "--requirement")
 PIP_LINE.add_argument("target", nargs="?")
 
 
-def load_pyproject(path: Path = REPO_ROOT / "pyproject.toml") -> dict:
+def load_pyproject(path: Path = REPO_ROOT / "pyproject.toml") -> dict[str, Any]:
     """pyproject.toml as a dict."""
     with path.open("rb") as f:
         return tomllib.load(f)
 
 
-def load_environment(path: Path = REPO_ROOT / "environment.yml") -> dict:
+def load_environment(path: Path = REPO_ROOT / "environment.yml") -> dict[str, Any]:
     """environment.yml as a dict."""
     with path.open(encoding="utf-8") as f:
-        return yaml.safe_load(f)
+        environment: dict[str, Any] = yaml.safe_load(f)
+        return environment
 
 
 def _minimum_python(spec: str) -> tuple[int, int] | None:
@@ -84,7 +86,7 @@ def project_extras(line: str) -> set[str] | None:
     return set(Requirement(f"{PROJECT}{bracket}{extras}").extras)
 
 
-def _requirements(pyproject: dict) -> dict[str, list[Requirement]]:
+def _requirements(pyproject: dict[str, Any]) -> dict[str, list[Requirement]]:
     """Runtime dependencies under the key '' and each extra under its own name."""
     project = pyproject.get("project", {})
     groups = {"": project.get("dependencies", [])}
@@ -92,7 +94,7 @@ def _requirements(pyproject: dict) -> dict[str, list[Requirement]]:
     return {name: [Requirement(r) for r in reqs] for name, reqs in groups.items()}
 
 
-def _expanded_names(pyproject: dict, extra: str, seen: frozenset = frozenset()) -> set[str]:
+def _expanded_names(pyproject: dict[str, Any], extra: str, seen: frozenset[str] = frozenset()) -> set[str]:
     """Names an extra installs, following fnkit[...] references to other extras."""
     names: set[str] = set()
     for req in _requirements(pyproject).get(extra, []):
@@ -104,7 +106,7 @@ def _expanded_names(pyproject: dict, extra: str, seen: frozenset = frozenset()) 
     return names
 
 
-def packaging_drift(pyproject: dict, environment: dict, lock: str | None = LOCK) -> list[str]:
+def packaging_drift(pyproject: dict[str, Any], environment: dict[str, Any], lock: str | None = LOCK) -> list[str]:
     """Every way environment.yml disagrees with pyproject.toml, one sentence each."""
     problems: list[str] = []
     groups = _requirements(pyproject)
@@ -174,7 +176,7 @@ def packaging_drift(pyproject: dict, environment: dict, lock: str | None = LOCK)
     return problems
 
 
-def dev_extra_gaps(pyproject: dict) -> list[str]:
+def dev_extra_gaps(pyproject: dict[str, Any]) -> list[str]:
     """What the 'dev' extra misses of 'lab', 'serve' and 'testing', or refers to indirectly."""
     groups = _requirements(pyproject)
     if "dev" not in groups:
@@ -235,7 +237,7 @@ def _extra_requirements(req: Requirement) -> list[Requirement]:
     return added
 
 
-def lock_gaps(pyproject: dict, lock_text: str, extra_requirements=_extra_requirements) -> list[str]:
+def lock_gaps(pyproject: dict[str, Any], lock_text: str, extra_requirements=_extra_requirements) -> list[str]:
     """Each requirement of pyproject.toml (and of the extras it draws in) the lock leaves out or pins off range."""
     pins, problems = read_lock(lock_text)
     for group, reqs in _requirements(pyproject).items():
@@ -283,9 +285,11 @@ def installed_drift(lock_text: str, installed: dict[str, str]) -> list[str]:
 def _dev_closure() -> dict[str, str]:
     """Every distribution fnkit[dev] installs, with its installed version (tools/wheel_smoke.py walks the metadata)."""
     spec = importlib.util.spec_from_file_location("fnkit_wheel_smoke", REPO_ROOT / "tools" / "wheel_smoke.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.closure(("dev",))
+    closure: dict[str, str] = module.closure(("dev",))
+    return closure
 
 
 # --- the project's own files -------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import distributed  # the dev extra installs it (fnkit[dask] for users)
 import pandas as pd
@@ -42,7 +43,7 @@ def client():
         yield c
 
 
-def events(n: int) -> list:
+def events(n: int) -> list[Any]:
     base = corpus.load()
     return [base[i % len(base)] for i in range(n)]
 

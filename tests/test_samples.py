@@ -16,6 +16,7 @@ DATA = ROOT / "data"
 
 def _tool():
     spec = importlib.util.spec_from_file_location("fnkit_samples_tool", ROOT / "tools" / "samples.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -71,7 +72,7 @@ def handler(event, context):
 """
 
 
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "shop.py").write_text(HANDLER)
     return subprocess.run(
         [sys.executable, "-m", "fnkit", "replay", "shop:handler", *args],

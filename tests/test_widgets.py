@@ -39,6 +39,7 @@ def test_a_fresh_builder_holds_a_valid_event_of_its_source(source):
 def test_setting_fields_rebuilds_the_event_and_the_preview():
     builder = EventBuilder("queue", seed=0)
     builder.set(bodies=["a", "b"], fifo=True, group_ids=["g1", "g2"])
+    assert builder.event is not None
     records = builder.event["Records"]
     assert [r["body"] for r in records] == ["a", "b"]
     assert [r["attributes"]["MessageGroupId"] for r in records] == ["g1", "g2"]
@@ -49,8 +50,11 @@ def test_setting_fields_rebuilds_the_event_and_the_preview():
 
 def test_the_event_is_a_copy_the_caller_may_change():
     builder = EventBuilder("queue")
-    builder.event["Records"].clear()
-    assert len(builder.event["Records"]) == 3
+    mine = builder.event
+    assert mine is not None
+    mine["Records"].clear()
+    again = builder.event
+    assert again is not None and len(again["Records"]) == 3
 
 
 def test_a_form_value_that_makes_no_sense_is_shown_at_its_field_in_words():
@@ -66,7 +70,7 @@ def test_a_form_value_that_makes_no_sense_is_shown_at_its_field_in_words():
     assert all(e.layout.display == "none" for name, e in builder.field_errors.items() if name != "group_ids")
     assert builder.issue_list.value == "" and "Group ids" in builder.status.value
     builder.set(group_ids=["a", "a", "b"])
-    assert builder.report.ok and error.layout.display == "none"
+    assert (builder.report.ok, error.layout.display) == (True, "none")
 
 
 def test_labels_fit_their_text():
@@ -91,13 +95,14 @@ def test_invalid_json_typed_into_the_preview_is_located_and_reset_brings_the_for
     assert "line 3, column" in message and "not valid JSON" in message
     assert builder.reset_button.layout.display == ""
     builder.reset()
-    assert not builder.edited and builder.report.ok
+    assert (builder.edited, builder.report.ok) == (False, True)
     assert builder.reset_button.layout.display == "none"
 
 
 def test_a_hand_edited_event_is_validated_live():
     builder = EventBuilder("queue")
     event = builder.event
+    assert event is not None
     event["Records"][0]["md5OfBody"] = "0" * 32
     import json
 
@@ -285,7 +290,7 @@ def test_the_run_button_starts_the_handler_without_waiting_and_stop_kills_it():
     with pytest.raises(TimeoutError):
         runner.wait(0.1)
     runner.stop_button.click()  # returns once "stopped" is shown
-    assert not runner.running and runner.stopped and runner.outcome is None
+    assert (runner.running, runner.stopped, runner.outcome) == (False, True, None)
     assert fnkit.isolation.stats()["workers_killed"] == killed + 1
     assert runner.summary == "stopped" and "stopped" in runner.view.badge.value
     assert runner.message.startswith("You stopped the handler after ")
@@ -318,6 +323,7 @@ def test_run_from_code_waits_and_jupyters_interrupt_stops_it():
 
     runner = HandlerRunner(builder=EventBuilder("queue"), handler=never_returns, timeout_s=30)
     main = threading.main_thread().ident
+    assert main is not None
     seen = []
 
     def interrupt():  # what the runner shows while a cell waits, then Kernel -> Interrupt

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from fnkit.alb._event import EVENT_CONTRACT
 TRACE = re.compile(r"Root=1-[0-9a-f]{8}-[0-9a-f]{24}")
 
 
-def rules_of(report) -> set:
+def rules_of(report) -> set[Any]:
     return {i.rule for i in report}
 
 

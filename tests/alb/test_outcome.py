@@ -127,17 +127,20 @@ def test_a5_raised_timed_out_or_oversized_is_a_502(event):
 
 def test_a1_websocket_upgrade_refused_without_invoking():
     out = alb.refusal(HttpRequest("GET", "/chat", headers=(("Upgrade", "websocket"), ("Connection", "Upgrade"))))
+    assert out is not None
     assert (out.status, out.rule, out.invoked) == (400, "A1", False)
 
 
 def test_a1_body_limit_edges():
     assert alb.refusal(HttpRequest("POST", "/", body=b"x" * alb.MAX_REQUEST_BODY)) is None
     out = alb.refusal(HttpRequest("POST", "/", body=b"x" * (alb.MAX_REQUEST_BODY + 1)))
+    assert out is not None
     assert (out.status, out.rule, out.invoked) == (413, "A1", False) and "1,048,577" in out.explanation
 
 
 def test_a14_unsupported_method_refused():
     out = alb.refusal(HttpRequest("TRACE", "/"))
+    assert out is not None
     assert (out.status, out.rule, out.invoked) == (405, "A14", False) and out.inferred
 
 
@@ -149,10 +152,15 @@ def test_outcome_on_a_refused_event_ignores_the_response(event):
 
 def test_run_refuses_before_invoking(event):
     calls = []
+
+    def handler(e, c):
+        calls.append(e)
+        return {"statusCode": 200}
+
     event["headers"]["upgrade"] = "websocket"
-    out = alb.run(lambda e, c: calls.append(e) or {"statusCode": 200}, event)
+    out = alb.run(handler, event)
     assert out.status == 400 and not out.invoked and calls == [] and out.invocation is None
-    assert "A1" in {i.rule for i in out.event_issues}
+    assert out.event_issues is not None and "A1" in {i.rule for i in out.event_issues}
 
 
 def test_run_invokes_and_keeps_the_invocation(event):
@@ -161,6 +169,7 @@ def test_run_invokes_and_keeps_the_invocation(event):
         return {"statusCode": 200, "body": e["queryStringParameters"]["page"]}
 
     out = alb.run(handler, event)
+    assert out.invocation is not None
     assert out.body == b"2" and out.invocation.status == "returned" and "hello" in out.invocation.logs
     assert out.rows()[0]["duration_ms"] is not None
 
@@ -176,6 +185,7 @@ def test_run_handler_gets_its_own_copy(event):
 def test_run_timeout_is_a_502_and_does_not_wait(event):
     started = time.perf_counter()
     out = alb.run(lambda e, c: time.sleep(2), event, timeout_s=0.1)
+    assert out.invocation is not None
     assert (out.status, out.rule) == (502, "A5") and out.invocation.timed_out
     assert time.perf_counter() - started < 1.5
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -197,7 +198,7 @@ TEXTS = [
     "Root=1-00000000-000000000000000000000000",
 ]
 # per field: values close to the edges the rules draw, and now and then anything at all
-EDGE_VALUES = {
+EDGE_VALUES: dict[str, list[Any]] = {
     "httpMethod": ["GET", "HEAD", "POST", "get", "TRACE", 1, None],
     "path": ["/", "/x", "x", "", 5, ["/"]],
     "body": ["", "x", "aGk=", "aGk", "a b", None, 1, b""],
@@ -250,7 +251,7 @@ mutation = st.one_of(
 )
 
 
-def _mutate(event: dict, change: tuple) -> None:
+def _mutate(event: dict[str, Any], change: tuple[Any, ...]) -> None:
     kind, key, value = change
     if kind == "set":
         event[key] = value

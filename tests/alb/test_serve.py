@@ -343,9 +343,11 @@ def test_command_line_serves_in_the_foreground(tmp_path):
         text=True,
     )
     try:
+        assert proc.stdout is not None
         first = proc.stdout.readline()
         url = first.split(" at ")[1].split()[0]
         assert httpx.get(url + "/cli").text == "from the command line GET"
+        assert proc.stdout is not None
         assert "GET /cli -> 200 OK" in proc.stdout.readline()
     finally:
         proc.send_signal(signal.SIGINT)  # Ctrl-C

@@ -31,7 +31,7 @@ REQUESTS = 1_000 if QUICK else 10_000
 MESSAGES = 200 if QUICK else 2_000
 
 
-def serve_alb(log_path: Path) -> tuple[subprocess.Popen, int]:
+def serve_alb(log_path: Path) -> tuple[subprocess.Popen[bytes], int]:
     log = log_path.open("w")
     process = subprocess.Popen(
         [
@@ -68,7 +68,7 @@ def alb_rounds() -> bool:
             for round_number in (1, 2):
                 result = loadgen.alb_load("127.0.0.1", port, REQUESTS, 50, seed=round_number, deadline_s=1200)
                 rss.append(loadgen.rss_kb(process.pid))
-                by_kind = Counter()
+                by_kind: Counter[str] = Counter()
                 for (kind, _), n in result["counts"].items():
                     by_kind[kind] += n
                 good = result["sent"] == REQUESTS and not result["wrong"] and process.poll() is None

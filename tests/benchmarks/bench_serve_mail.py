@@ -19,6 +19,7 @@ Target (issue "Real front ends", SMTP): (a) / (b) >= 0.5.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import mailbox
 import os
 import smtplib
@@ -29,6 +30,7 @@ import time
 from email import policy
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 from aiosmtpd.controller import Controller
 
@@ -65,6 +67,7 @@ class BareMaildir:
 class _FreePortController(Controller):
     def _trigger_server(self):
         if self.port == 0:
+            assert isinstance(self.server, asyncio.Server)  # what loop.create_server made
             self.port = self.server.sockets[0].getsockname()[1]
         super()._trigger_server()
 
@@ -116,9 +119,12 @@ def count_files(root: Path) -> int:
     return sum(1 for _ in root.glob("*/new/*"))
 
 
-def compare(bare: Controller, gateway, messages: int, connections: int, rounds: int) -> tuple[list, list]:
+def compare(
+    bare: Controller, gateway: Any, messages: int, connections: int, rounds: int
+) -> tuple[list[float], list[float]]:
     """Rates (msgs/s) of each server, round by round, the order alternating so drift hits both alike."""
-    bare_rates, fnkit_rates = [], []
+    bare_rates: list[float] = []
+    fnkit_rates: list[float] = []
     for i in range(rounds):
         runs = [("bare", bare.hostname, bare.port), ("fnkit", gateway.host, gateway.port)]
         for name, host, port in runs if i % 2 == 0 else reversed(runs):
@@ -146,8 +152,8 @@ def main() -> int:
     counts = [int(c) for c in args.connections.split(",")]
 
     results = []
-    with tempfile.TemporaryDirectory(prefix="bench-mail-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="bench-mail-") as tmp_name:
+        tmp = Path(tmp_name)
         bare = _FreePortController(BareMaildir(tmp / "bare"), hostname="127.0.0.1", port=0)
         bare.start()
         gateway = mail.serve(handler, domains=[DOMAIN], maildir=tmp / "fnkit")

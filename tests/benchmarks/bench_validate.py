@@ -88,7 +88,7 @@ class Table:
         note: str = "",
     ) -> None:
         value, fn_us, base_us = r
-        if faster:  # "at least N times faster than base": base/fnkit >= N
+        if faster and target is not None:  # "at least N times faster than base": base/fnkit >= N
             speed = 1 / value
             self.add(
                 case,
@@ -142,11 +142,12 @@ BROWSER_HEADERS = [
 ]
 
 
-def alb_get_with(alb: Any, total_headers: int) -> dict:
+def alb_get_with(alb: Any, total_headers: int) -> dict[str, Any]:
     """A GET whose event carries `total_headers` headers (the builder adds host, trace and x-forwarded-*)."""
     added = len(alb.build_event("GET", "/path", dialect="aws")["headers"])
     extra = BROWSER_HEADERS[: max(0, total_headers - added)]
-    return alb.build_event("GET", "/path", query="page=2&sort=price", headers=extra, dialect="aws")
+    event: dict[str, Any] = alb.build_event("GET", "/path", query="page=2&sort=price", headers=extra, dialect="aws")
+    return event
 
 
 IMPORT_PROBE = """

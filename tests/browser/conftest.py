@@ -42,6 +42,7 @@ SETTINGS = {
 def kit_module():
     """kit.py, imported from the repository (it is a script, not a package)."""
     spec = importlib.util.spec_from_file_location("fnkit_kit_browser", ROOT / "kit.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -50,10 +51,11 @@ def kit_module():
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def _wait_ready(url: str, process: subprocess.Popen, log: Path, timeout_s: float = 60) -> None:
+def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page
 
 pytestmark = pytest.mark.browser
 
@@ -41,12 +42,12 @@ def open_page(browser, lab, name: str):
     return page
 
 
-def run_all(page) -> None:
+def run_all(page: Page) -> None:
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(ALL_CELLS_RAN, timeout=90_000)
 
 
-def close(page) -> None:
+def close(page: Page) -> None:
     """Shut the kernels down (the lab is shared by the tests), then close the page."""
     try:
         page.evaluate("window.jupyterapp.serviceManager.sessions.shutdownAll()")
@@ -60,11 +61,11 @@ def _open_and_run_all(browser, lab, name: str):
     return page
 
 
-def _outcome(page, runner: str) -> str:
+def _outcome(page: Page, runner: str) -> str:
     return page.locator(f"{runner} .fnkit-outcome").first.inner_text().strip()
 
 
-def _run_and_expect(page, runner: str, expected: str) -> None:
+def _run_and_expect(page: Page, runner: str, expected: str) -> None:
     page.locator(f"{runner} button.fnkit-run").first.click()
     page.wait_for_function(
         "([sel, want]) => { const e = document.querySelector(sel); return e && e.textContent.trim() === want; }",
@@ -74,7 +75,7 @@ def _run_and_expect(page, runner: str, expected: str) -> None:
     assert _outcome(page, runner) == expected
 
 
-def _shot(page, selector: str, name: str) -> None:
+def _shot(page: Page, selector: str, name: str) -> None:
     SHOTS.mkdir(exist_ok=True)
     element = page.locator(selector).first
     element.scroll_into_view_if_needed()

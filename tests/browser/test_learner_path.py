@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Locator, Page
 
 from .test_lab import KERNEL_IDLE, close, open_page, run_all
 
@@ -55,17 +56,18 @@ def stuck(event, context):
 HandlerRunner(builder=EventBuilder("queue"), handler=stuck, timeout_s=30)"""
 
 
-def cells(page):
+def cells(page: Page) -> Locator:
     return page.locator(f"{PANEL} .jp-Notebook .jp-Cell")
 
 
-def source_of(page, index: int) -> str:
-    return page.evaluate(
+def source_of(page: Page, index: int) -> str:
+    source: str = page.evaluate(
         f"window.jupyterapp.shell.currentWidget.content.widgets[{index}].model.sharedModel.getSource()"
     )
+    return source
 
 
-def write_cell(page, index: int, text: str) -> None:
+def write_cell(page: Page, index: int, text: str) -> None:
     """Replace a cell's code the way a learner does: click into it, select everything, type."""
     editor = cells(page).nth(index).locator(".cm-content").first
     editor.scroll_into_view_if_needed()
@@ -80,7 +82,7 @@ def write_cell(page, index: int, text: str) -> None:
     )
 
 
-def run_cell(page, index: int) -> None:
+def run_cell(page: Page, index: int) -> None:
     """Run one cell (as Shift+Enter does) and wait until its prompt shows a number again."""
     page.evaluate(
         f"(() => {{ const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = {index};"
@@ -92,9 +94,9 @@ def run_cell(page, index: int) -> None:
     )
 
 
-def add_cell(page, text: str) -> int:
+def add_cell(page: Page, text: str) -> int:
     """A new cell at the end of the notebook holding `text`; its index."""
-    index = page.evaluate(
+    index: int = page.evaluate(
         "(() => { const nb = window.jupyterapp.shell.currentWidget.content;"
         " nb.activeCellIndex = nb.widgets.length - 1;"
         " return window.jupyterapp.commands.execute('notebook:insert-cell-below')"
@@ -104,17 +106,18 @@ def add_cell(page, text: str) -> int:
     return index
 
 
-def output_text(page, index: int) -> str:
+def output_text(page: Page, index: int) -> str:
     return cells(page).nth(index).locator(".jp-OutputArea").first.inner_text()
 
 
-def shot(page, first: int, last: int, name: str) -> None:
+def shot(page: Page, first: int, last: int, name: str) -> None:
     """A screenshot of cells first..last (code and output), as the learner sees them."""
     DOCS.mkdir(parents=True, exist_ok=True)
     top_cell, bottom_cell = cells(page).nth(first), cells(page).nth(last)
     top_cell.evaluate("e => e.scrollIntoView({block: 'start'})")
     top, bottom = top_cell.bounding_box(), bottom_cell.bounding_box()
     visible = page.locator(f"{PANEL} .jp-Notebook").first.bounding_box()  # the notebook's scrolling area
+    assert top is not None and bottom is not None and visible is not None  # all three are on the page
     height = min(bottom["y"] + bottom["height"], visible["y"] + visible["height"]) - top["y"]
     page.screenshot(path=str(DOCS / name), clip={"x": top["x"], "y": top["y"], "width": top["width"], "height": height})
 
@@ -183,7 +186,7 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         meanwhile = add_cell(page, 'print("the kernel answers while the handler runs:", 6 * 7)')
         run_cell(page, meanwhile)
         assert "the kernel answers while the handler runs: 42" in output_text(page, meanwhile)
-        assert "fnkit-running" in runner.get_attribute("class")  # still running: nothing waited for it
+        assert "fnkit-running" in (runner.get_attribute("class") or "")  # still running: nothing waited for it
         shot(page, runner_cell, meanwhile, "4-handler-running.png")
         stop_pressed = time.monotonic()
         runner.locator("button.fnkit-stop").click()

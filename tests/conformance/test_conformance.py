@@ -68,7 +68,7 @@ CLASSES = {
 }
 
 
-def _argv(case: dict) -> list[str]:
+def _argv(case: dict[str, Any]) -> list[str]:
     file = str(FIXTURES / case["file"])
     args = case.get("args", [])
     event = ["--event", str(FIXTURES / case["event"])] if "event" in case else []
@@ -80,7 +80,7 @@ def _argv(case: dict) -> list[str]:
     return ["outcome", "--format", "json", *event, "--response", file, *args]
 
 
-def _run(case: dict, capsys) -> tuple[int, list[dict]]:
+def _run(case: dict[str, Any], capsys) -> tuple[int, list[dict[str, Any]]]:
     code = main(_argv(case))
     out = capsys.readouterr().out
     return code, [json.loads(line) for line in out.splitlines()]
@@ -106,16 +106,17 @@ def _steps(path: str) -> list[Any]:
 
 def _resolve(doc: Any, steps: list[Any]) -> Any:
     for step in steps:
-        if (isinstance(step, int) and isinstance(doc, list) and 0 <= step < len(doc)) or (
-            isinstance(step, str) and isinstance(doc, dict) and step in doc
-        ):
+        if isinstance(step, int) and isinstance(doc, list) and 0 <= step < len(doc):
             doc = doc[step]
-        else:
-            return _ABSENT
+            continue
+        if isinstance(step, str) and isinstance(doc, dict) and step in doc:
+            doc = doc[step]
+            continue
+        return _ABSENT
     return doc
 
 
-def _document(case: dict, line: int | None) -> Any:
+def _document(case: dict[str, Any], line: int | None) -> Any:
     data = (FIXTURES / case["file"]).read_bytes()
     if line is not None:
         data = data.splitlines()[line - 1]
@@ -125,7 +126,7 @@ def _document(case: dict, line: int | None) -> Any:
         return _ABSENT
 
 
-def _assert_located(case: dict, doc: dict) -> None:
+def _assert_located(case: dict[str, Any], doc: dict[str, Any]) -> None:
     """Each issue names what the file shows: a path that is there, or a missing key below one that is."""
     value = _document(case, doc.get("line"))
     for issue in doc["issues"]:
@@ -140,7 +141,7 @@ def _assert_located(case: dict, doc: dict) -> None:
             assert _resolve(value, steps) is not _ABSENT, f"{case['file']}: {issue['path']} is not in the file"
 
 
-def _check_verdict(case: dict, doc: dict, expect: dict) -> None:
+def _check_verdict(case: dict[str, Any], doc: dict[str, Any], expect: dict[str, Any]) -> None:
     issues = doc["issues"]
     assert doc["ok"] is expect["ok"], (case["file"], issues)
     errors = sorted({i["rule"] for i in issues if i["severity"] == "error"})
@@ -185,7 +186,7 @@ def test_case(case, capsys):
 # --- what the suite covers -------------------------------------------------------------------
 
 
-def _cited(case: dict) -> set[str]:
+def _cited(case: dict[str, Any]) -> set[str]:
     expect = case["expect"]
     found = ({expect["rule"]} | set(expect.get("cites", ()))) if "rule" in expect else set()
     for want in expect.get("lines", [expect]):

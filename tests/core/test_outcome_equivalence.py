@@ -50,6 +50,7 @@ SOURCES = {
 def _forms(value):
     """The equivalent ways of giving the platform one answer."""
     text, _ = encode_response(value)
+    assert text is not None
     forms = [value, Raw(text), Raw(text.encode("utf-8")), Invocation(returned=value, response_text=text)]
     return forms
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import jsonschema
 import pytest
@@ -44,7 +45,8 @@ def text_values(t: Text) -> st.SearchStrategy:
     if t.pattern is not None:
         good = st.from_regex(t.pattern, fullmatch=True)
         if t.max_len is not None:
-            good = good.filter(lambda s: len(s) <= t.max_len)
+            limit = t.max_len
+            good = good.filter(lambda s: len(s) <= limit)
         options += [good, good, good.map(lambda s: s + "\n"), good.map(lambda s: " " + s)]
     if t.max_len is not None:
         options += [st.text(min_size=t.max_len - 1, max_size=t.max_len + 2)]
@@ -78,7 +80,7 @@ def near(t, depth: int = 0) -> st.SearchStrategy:
 
 @st.composite
 def near_object(draw, shape: Shape, depth: int = 0):
-    out: dict = {}
+    out: dict[str, Any] = {}
     for f in shape.fields:
         keys = shape.keys_of(f)
         if not draw(st.integers(0, 9)) if f.required is True else draw(st.booleans()):
@@ -176,7 +178,7 @@ def test_built_values_are_valid_under_their_schema(source, kind, value):
 
 
 # One mutation per structural rule the compiled layer checks: the schema must reject each.
-MUTATIONS = [
+MUTATIONS: list[tuple[str, str, list[str | int], Any]] = [
     ("queue", "event", ["Records", 0, "eventSource"], "aws:sns"),  # enum (QS4)
     ("queue", "event", ["Records", 0, "attributes", "ApproximateReceiveCount"], "0"),  # pattern (Q4)
     ("queue", "event", ["Records", 0, "attributes", "SentTimestamp"], "12a"),  # pattern (QS3)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 import pytest
@@ -40,7 +41,7 @@ def record_handler(record: SQSRecord) -> None:
         raise ValueError(f"order {order['id']} has no quantity")
 
 
-def batch_handler(event: dict, context) -> PartialItemFailureResponse:
+def batch_handler(event: dict[str, Any], context) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
 
 
@@ -48,17 +49,18 @@ model_processor = BatchProcessor(event_type=EventType.SQS, model=SqsRecordModel)
 
 
 def model_record_handler(record: SqsRecordModel) -> None:
+    assert isinstance(record.body, str)  # (a body model would parse it; this model has none)
     json.loads(record.body)
 
 
-def model_batch_handler(event: dict, context) -> PartialItemFailureResponse:
+def model_batch_handler(event: dict[str, Any], context) -> PartialItemFailureResponse:
     return process_partial_response(
         event=event, record_handler=model_record_handler, processor=model_processor, context=context
     )
 
 
 @event_parser(model=SqsModel)
-def parsed_sqs_handler(event: SqsModel, context) -> dict:
+def parsed_sqs_handler(event: SqsModel, context) -> dict[str, Any]:
     return {"batchItemFailures": [{"itemIdentifier": r.messageId} for r in event.Records if r.body == "poison"]}
 
 
@@ -72,7 +74,7 @@ def fifo_record_handler(record: SQSRecord) -> None:
 
 
 def make_fifo_handler(processor: SqsFifoPartialProcessor):
-    def fifo_handler(event: dict, context) -> PartialItemFailureResponse:
+    def fifo_handler(event: dict[str, Any], context) -> PartialItemFailureResponse:
         return process_partial_response(
             event=event, record_handler=fifo_record_handler, processor=processor, context=context
         )
@@ -80,7 +82,7 @@ def make_fifo_handler(processor: SqsFifoPartialProcessor):
     return fifo_handler
 
 
-def naive_fifo_handler(event: dict, context) -> PartialItemFailureResponse:
+def naive_fifo_handler(event: dict[str, Any], context) -> PartialItemFailureResponse:
     # the plain processor on a FIFO queue: it lists only the failed record, not the ones after it
     return process_partial_response(
         event=event, record_handler=fifo_record_handler, processor=processor, context=context
@@ -88,7 +90,7 @@ def naive_fifo_handler(event: dict, context) -> PartialItemFailureResponse:
 
 
 @event_parser(model=AlbModel)
-def alb_handler(event: AlbModel, context) -> dict:
+def alb_handler(event: AlbModel, context) -> dict[str, Any]:
     body = {
         "method": event.httpMethod,
         "path": event.path,
@@ -147,6 +149,8 @@ def test_event_parser_with_sqs_model_rejects_the_provider_spelling():
     provider = queue.build_event(["ok", "poison"], seed=4)
     assert_valid(provider)  # a valid event by the contract ...
     result = queue.run(parsed_sqs_handler, provider)  # ... that SqsModel rejects before the handler runs
+    assert result.invocation is not None
+    assert result.invocation.error is not None
     assert result.kind == "failure" and result.invocation.error.type == "ValidationError"
     assert "aws:sqs" in result.invocation.error.message
     aws = queue.build_event(["ok", "poison"], dialect="aws", seed=4)
@@ -160,11 +164,11 @@ class ProviderSqsRecordModel(SqsRecordModel):
 
 
 class ProviderSqsModel(SqsModel):
-    Records: Sequence[ProviderSqsRecordModel]  # type: ignore[assignment]
+    Records: Sequence[ProviderSqsRecordModel]
 
 
 @event_parser(model=ProviderSqsModel)
-def provider_sqs_handler(event: ProviderSqsModel, context) -> dict:
+def provider_sqs_handler(event: ProviderSqsModel, context) -> dict[str, Any]:
     return {"batchItemFailures": [{"itemIdentifier": r.messageId} for r in event.Records if r.body == "poison"]}
 
 
@@ -251,7 +255,7 @@ class AlbMultiValueModel(AlbModel):
 
 
 @event_parser(model=AlbMultiValueModel)
-def multi_value_handler(event: AlbMultiValueModel, context) -> dict:
+def multi_value_handler(event: AlbMultiValueModel, context) -> dict[str, Any]:
     return {
         "statusCode": 200,
         "isBase64Encoded": False,

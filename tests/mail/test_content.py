@@ -92,6 +92,7 @@ def add_disclaimer(event, context):
     raw = context.message_content.get_raw_message_content(event["messageId"])
     message = BytesParser(policy=policy.SMTP).parsebytes(raw)
     body = message.get_body(("plain",))
+    assert body is not None
     body.set_content(body.get_content() + "\n-- \nThis message was scanned.\n")
     context.message_content.put_raw_message_content(event["messageId"], message.as_bytes())
     return ACCEPT
@@ -101,7 +102,7 @@ def test_a_synchronous_handler_adds_a_disclaimer():
     store = mail.MessageStore()
     event = mail.build_event(mail_from=ALICE, recipients=[BOB], subject="Hi", store=store)
     result = mail.run(add_disclaimer, event, store=store, response_timeout_s=2)
-    assert result.status == "applied"
+    assert result.status == "applied" and result.delivered_content is not None
     assert b"This message was scanned." in result.delivered_content
     assert b"This message was scanned." not in store.original_content(event["messageId"])
 
@@ -119,6 +120,7 @@ def test_a_handler_removes_an_attachment():
 
     run = mail.MailRule(response_timeout_s=2, store=store).run(strip_attachments, event)
     assert b"secret.pdf" in store.original_content(event["messageId"])
+    assert run.delivered_content is not None
     assert b"secret.pdf" not in run.delivered_content and b"See the attachment." in run.delivered_content
 
 
@@ -141,6 +143,8 @@ def test_an_invalid_replacement_makes_the_attempt_fail(event):
         return ACCEPT
 
     result = mail.run(long_line, event, response_timeout_s=2, fallback_action="DROP")
+    assert result.invocation is not None
+    assert result.invocation.error is not None
     assert result.status == "fallback" and result.invocation.error.type == "InvalidContentError"
     assert "998" in result.invocation.error.message and result.delivered_content is None
 
@@ -162,7 +166,12 @@ def test_only_the_invocations_own_message_can_be_replaced(event):
 
 def test_the_content_api_closes_when_the_invocation_ends(event):
     kept = []
-    mail.run(lambda e, c: kept.append(c.message_content) or ACCEPT, event, response_timeout_s=2, isolation="thread")
+
+    def handler(e, c):
+        kept.append(c.message_content)
+        return ACCEPT
+
+    mail.run(handler, event, response_timeout_s=2, isolation="thread")
     with pytest.raises(mail.MessageFrozenError, match="over"):
         kept[0].put_raw_message_content(event["messageId"], VALID)
 
@@ -184,7 +193,7 @@ def test_a_replacement_in_a_failed_attempt_stands_for_the_retry():
         handler, event, isolation="thread"
     )
     assert seen == [False, True] and [a.result for a in run.attempts] == ["error", "applied"]
-    assert b"scanned" in run.delivered_content
+    assert run.delivered_content is not None and b"scanned" in run.delivered_content
 
 
 def test_each_run_starts_from_the_original_message():
@@ -193,6 +202,7 @@ def test_each_run_starts_from_the_original_message():
     first = mail.run(add_disclaimer, event, store=store, response_timeout_s=2)
     second = mail.run(add_disclaimer, event, store=store, response_timeout_s=2)
     assert first.delivered_content == second.delivered_content
+    assert second.delivered_content is not None
     assert second.delivered_content.count(b"scanned") == 1
 
 

@@ -225,10 +225,13 @@ def test_run_gives_a_hanging_handler_only_the_response_time(event):
     start = time.perf_counter()
     result = mail.run(lambda e, c: time.sleep(3), event, response_timeout_s=0.2)
     assert time.perf_counter() - start < 1.5
+    assert result.invocation is not None
     assert result.status == "fallback" and result.invocation.timed_out
     shorter = mail.run(lambda e, c: time.sleep(3), event, timeout_s=0.1, response_timeout_s=0.3)
+    assert shorter.invocation is not None
     assert shorter.invocation.timeout_s == pytest.approx(0.1)
     longer = mail.run(lambda e, c: time.sleep(3), event, timeout_s=9, response_timeout_s=0.1)
+    assert longer.invocation is not None
     assert longer.invocation.timeout_s == pytest.approx(0.1)
 
 
@@ -242,7 +245,12 @@ def test_run_refuses_an_invalid_event_without_calling_the_handler(event):
 
 def test_run_in_async_mode_still_calls_the_handler(event):
     calls = []
-    result = mail.run(lambda e, c: calls.append(1) or respond(("DROP", True)), event, mode="async", isolation="thread")
+
+    def handler(e, c):
+        calls.append(1)
+        return respond(("DROP", True))
+
+    result = mail.run(handler, event, mode="async", isolation="thread")
     assert calls == [1] and result.status == "ignored" and result.actions[ALICE] == "DEFAULT"
 
 

@@ -19,17 +19,17 @@ def failing(error=RuntimeError):
     return handler
 
 
-def succeeding_on(attempt, answer=ACCEPT):
-    calls = []
+class succeeding_on:  # noqa: N801 - used as a function: succeeding_on(3) is a handler
+    """A handler that raises until its `attempt`-th call, then answers; `calls` holds each call's invocationId."""
 
-    def handler(event, context):
-        calls.append(event["invocationId"])
-        if len(calls) < attempt:
-            raise RuntimeError(f"attempt {len(calls)} fails")
-        return answer
+    def __init__(self, attempt, answer=ACCEPT):
+        self.attempt, self.answer, self.calls = attempt, answer, []
 
-    handler.calls = calls
-    return handler
+    def __call__(self, event, context):
+        self.calls.append(event["invocationId"])
+        if len(self.calls) < self.attempt:
+            raise RuntimeError(f"attempt {len(self.calls)} fails")
+        return self.answer
 
 
 @pytest.mark.parametrize(

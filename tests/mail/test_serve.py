@@ -591,7 +591,9 @@ def test_every_accepted_recipient_gets_exactly_one_disposition(start, seed):
 
     def decide(event, context):
         names = [r["address"] for r in event["envelope"]["recipients"]]
-        entries = [(rng.choice(["DEFAULT", "DROP", "BOUNCE"]), [n]) for n in names if rng.random() < 0.7]
+        entries: list[tuple[str, list[str] | bool]] = [
+            (rng.choice(["DEFAULT", "DROP", "BOUNCE"]), [n]) for n in names if rng.random() < 0.7
+        ]
         if rng.random() < 0.5:
             entries.append((rng.choice(["DEFAULT", "DROP"]), True))
         if rng.random() < 0.15:
@@ -656,14 +658,17 @@ def test_cli_serve_mail(tmp_path):
         text=True,
     )
     try:
+        assert process.stdout is not None
         line = process.stdout.readline()
         found = re.search(r"listening on smtp://127\.0\.0\.1:(\d+)", line)
+        assert process.stderr is not None
         assert found, line + process.stderr.read()
         port = int(found.group(1))
         with smtplib.SMTP("127.0.0.1", port, timeout=10) as client:
             assert client.sendmail(OUTSIDER, [ALICE], make_message()) == {}
             with pytest.raises(smtplib.SMTPRecipientsRefused):
                 client.sendmail(OUTSIDER, ["x@example.net"], make_message())
+        assert process.stdout is not None
         row_line = process.stdout.readline()
         assert ALICE in row_line and "DEFAULT" in row_line and "delivered" in row_line
         process.send_signal(signal.SIGINT)

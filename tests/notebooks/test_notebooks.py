@@ -11,6 +11,7 @@ import importlib.util
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ NOTEBOOKS = ROOT / "notebooks"
 
 def _tool():
     spec = importlib.util.spec_from_file_location("fnkit_notebook_tool", ROOT / "tools" / "notebooks.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -68,11 +70,11 @@ def test_no_output_holds_a_varying_value(path):
 # --- what a committed notebook may show ----------------------------------------------------------------
 
 
-def _nb(*cells: dict) -> dict:
+def _nb(*cells: dict[str, Any]) -> dict[str, Any]:
     return {"cells": list(cells), "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
-def _code(source: str, *outputs: dict, count: int = 1, tags: list | None = None) -> dict:
+def _code(source: str, *outputs: dict[str, Any], count: int = 1, tags: list[Any] | None = None) -> dict[str, Any]:
     return {
         "cell_type": "code",
         "source": source,
@@ -82,7 +84,7 @@ def _code(source: str, *outputs: dict, count: int = 1, tags: list | None = None)
     }
 
 
-def _result(data: dict, metadata: dict | None = None) -> dict:
+def _result(data: dict[str, Any], metadata: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"output_type": "execute_result", "execution_count": 1, "data": data, "metadata": metadata or {}}
 
 

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 import math
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ def _fires(report, rule: str, path: str | None = None, severity: str = "error") 
     assert hits, f"expected a {severity} citing {rule}{' at ' + path if path else ''}, got {list(report)}"
 
 
-def _with_record(event: dict, n: int) -> dict:
+def _with_record(event: dict[str, Any], n: int) -> dict[str, Any]:
     """The event grown to n records by copying the first with fresh ids."""
     out = copy.deepcopy(event)
     first = out["Records"][0]
@@ -627,7 +628,7 @@ def test_queue_arn_helper():
 
 def test_parse_gives_frozen_dataclasses_with_snake_case_fields(fifo_event):
     parsed = queue.parse_event(fifo_event)
-    assert dataclasses.is_dataclass(parsed) and type(parsed).__name__ == "QueueEvent"
+    assert type(parsed).__name__ == "QueueEvent"
     record = parsed.records[1]
     assert record.message_id == fifo_event["Records"][1]["messageId"]
     assert record.receipt_handle.startswith("AQEB")
@@ -650,6 +651,7 @@ def test_parse_gives_frozen_dataclasses_with_snake_case_fields(fifo_event):
         record.body = "x"
     with pytest.raises(dataclasses.FrozenInstanceError):
         parsed.records = ()
+    assert dataclasses.is_dataclass(parsed)
 
 
 def test_parse_message_attributes():
@@ -741,7 +743,7 @@ def test_qs2_an_arn_of_another_account_form_is_accepted(event):
     assert len(queue.validate_event(event)) == 0
 
 
-def _placeholder_fifo(n: int = 3) -> dict:
+def _placeholder_fifo(n: int = 3) -> dict[str, Any]:
     event = queue.build_event([f"m{i}" for i in range(n)], fifo=True, group_ids=["g"] * n, seed=5)
     for record in event["Records"]:
         record["eventSourceARN"] = "arn:provider:sqs:us-east-1:123456789012:orders"

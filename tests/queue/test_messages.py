@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from fnkit.queue import md5_of_body
 ARN = "arn:aws:sqs:eu-west-1:123456789012:orders"
 
 
-def message(n: int, body: str | None = None, **extra) -> dict:
+def message(n: int, body: str | None = None, **extra) -> dict[str, Any]:
     body = body if body is not None else json.dumps({"order": n})
     out = {
         "MessageId": f"00000000-0000-4000-8000-{n:012d}",

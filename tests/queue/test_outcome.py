@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ def _assert_all_failed(result, ids, rule="Q8"):
 
 # --- Q8: the four complete-success forms ----------------------------------------------------------
 
-SUCCESS_FORMS = [None, {}, {"batchItemFailures": None}, {"batchItemFailures": []}]
+SUCCESS_FORMS: list[dict[str, Any] | None] = [None, {}, {"batchItemFailures": None}, {"batchItemFailures": []}]
 SUCCESS_IDS = ["null", "empty-object", "null-list", "empty-list"]
 
 
@@ -264,6 +265,7 @@ def test_q6_a_raising_handler_fails_the_whole_batch(event, ids):
     result = queue.run(handler, event)
     _assert_all_failed(result, ids, rule="Q6")
     assert "RuntimeError" in result.reason
+    assert result.invocation is not None
     assert result.invocation.status == "error"
     assert [i.rule for i in result.issues.errors] == ["H3"]
 
@@ -278,6 +280,7 @@ def test_q6_a_timed_out_handler_fails_the_whole_batch_quickly(event, ids):
     assert time.monotonic() - started < 2.0
     _assert_all_failed(result, ids, rule="Q6")
     assert "timed out" in result.reason
+    assert result.invocation is not None
     assert result.invocation.timed_out
     assert [i.rule for i in result.issues.errors] == ["H4"]
 
@@ -300,6 +303,7 @@ def test_run_partial_failure_from_a_real_handler(event, ids):
 
     result = queue.run(handler, event)
     assert result.kind == "partial" and result.failed_ids == (ids[1],)
+    assert result.invocation is not None
     assert result.invocation.status == "returned"
     assert "failed: [" in result.invocation.logs
 
@@ -410,4 +414,5 @@ def test_every_outcome_rule_is_in_the_catalogue(event, ids, fifo_event):
             result = queue.outcome(event, response, report_batch_item_failures=reporting)
             fnkit.rules.get(result.rule)
             for issue in result.issues:
+                assert issue.rule is not None
                 fnkit.rules.get(issue.rule)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import fnkit
 from fnkit import queue
 
 
-def _rules(report) -> list:
+def _rules(report) -> list[Any]:
     return [i.rule for i in report]
 
 
@@ -201,7 +203,7 @@ def test_odd_values_give_a_report(response):
 
 
 def test_deeply_nested_response_gives_a_report():
-    deep: list = []
+    deep: list[Any] = []
     cur = deep
     for _ in range(5000):
         cur.append([])

@@ -19,7 +19,7 @@ def run_python(code: str) -> str:
     return done.stdout.strip()
 
 
-def run_pytest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def run_pytest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         capture_output=True,

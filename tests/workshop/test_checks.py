@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import linecache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
 
-def run_notebook_code(path: Path) -> tuple[dict, list]:
+def run_notebook_code(path: Path) -> tuple[dict[str, Any], list[Any]]:
     """Execute a notebook's code cells in one namespace (each cell a 'file' inspect can read); the check results."""
     results = []
     real_check = workshop.check
@@ -26,7 +27,7 @@ def run_notebook_code(path: Path) -> tuple[dict, list]:
         results.append(result)
         return result
 
-    namespace: dict = {"__name__": "__notebook__"}
+    namespace: dict[str, Any] = {"__name__": "__notebook__"}
     cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
     workshop.check = recording_check
     try:
@@ -76,7 +77,7 @@ def test_at_least_three_exercises_per_source_each_checked_in_a_notebook():
 
 def test_every_placeholder_is_named_with_its_line():
     def half_done(event, context):  # a learner's cell, half written
-        failures = []
+        failures: Any = []
         for record in event["Records"]:  # noqa: B007 - not read yet
             failures += ...
         return ...

@@ -10,7 +10,7 @@ from fnkit.workshop import placeholder_line, placeholders
 def test_every_placeholder_in_order_with_its_code():
     def handler(event, context):
         name = ...
-        if name:
+        if name is not None:
             ...  # answer here
         return {"x": [...]}
 

@@ -11,6 +11,8 @@ import base64
 import json
 import re
 import urllib.parse
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -26,8 +28,8 @@ from fnkit.workshop import (
     process_order,
 )
 
-WRONG: list[tuple[str, object, list[str]]] = []  # (exercise id, handler, words the first finding must hold)
-RIGHT: list[tuple[str, object]] = []
+WRONG: list[tuple[str, Callable[..., Any], list[str]]] = []  # (exercise id, handler, words the first finding must hold)
+RIGHT: list[tuple[str, Callable[..., Any]]] = []
 
 
 def wrong(exercise_id: str, *words: str):
@@ -190,7 +192,7 @@ def misspells_the_group_attribute(event, context):
 
 @right("queue-fifo")
 def stops_the_whole_batch_at_the_first_failure(event, context):
-    failures = []
+    failures: list[dict[str, str]] = []
     for record in event["Records"]:
         if failures:
             failures.append({"itemIdentifier": record["messageId"]})
@@ -252,7 +254,7 @@ def parks_and_lists(event, context):
 
 def _answer(event, status=200, body="welcome", pairs=()):
     if "multiValueHeaders" in event:
-        multi = {}
+        multi: dict[str, list[str]] = {}
         for n, v in pairs:
             multi.setdefault(n, []).append(v)
         return {"statusCode": status, "body": body, "multiValueHeaders": multi}
