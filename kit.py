@@ -3,7 +3,8 @@
 
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/)
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
-    python3 kit.py test [pytest args...]        set up .venv and Chromium, run every test (with coverage)
+    python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test (with coverage)
+    python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
     python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
 
@@ -17,16 +18,20 @@ git) the first time, and any notebook added to notebooks/ later; it never
 overwrites one you have. `reset` puts the pristine notebook back and keeps
 yours in work/.backup/. Instructors edit notebooks/ (`lab --pristine` opens it).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -49,20 +54,20 @@ def say(line: str) -> None:
     print(f"== {line}", flush=True)
 
 
-def run(argv: list, **kwargs) -> None:
+def run(argv: Sequence[str | Path], **kwargs: Any) -> None:
     """Run a command; stop kit.py with its exit code when it fails."""
     code = subprocess.call([str(a) for a in argv], **kwargs)
     if code != 0:
-        print(f"kit.py: command failed with exit code {code}: {' '.join(map(str, argv))}",
-              file=sys.stderr)
+        print(f"kit.py: command failed with exit code {code}: {' '.join(map(str, argv))}", file=sys.stderr)
         sys.exit(code)
 
 
 def is_root() -> bool:
+    """Whether kit.py runs as root (it may then install Chromium with apt-get)."""
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def venv_env() -> dict:
+def venv_env() -> dict[str, str]:
     """The environment of a shell with .venv activated."""
     env = dict(os.environ)
     env["VIRTUAL_ENV"] = str(VENV)
@@ -72,14 +77,17 @@ def venv_env() -> dict:
     return env
 
 
-def read_stamp() -> dict:
+def read_stamp() -> dict[str, Any]:
+    """What the last install recorded in .venv (empty when there is none or it is unreadable)."""
     try:
-        return json.loads(STAMP.read_text(encoding="utf-8"))
+        stamp = json.loads(STAMP.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return stamp if isinstance(stamp, dict) else {}
 
 
 def venv_works() -> bool:
+    """Whether .venv's Python starts."""
     if not PYTHON.exists():
         return False
     return subprocess.call([str(PYTHON), "-c", "import sys"], stderr=subprocess.DEVNULL) == 0
@@ -100,8 +108,10 @@ def ensure_venv() -> None:
 
 
 def pip_version() -> tuple[int, ...]:
-    out = subprocess.run([str(PYTHON), "-m", "pip", "--version"], capture_output=True,
-                         text=True, env=venv_env()).stdout
+    """The (major, minor) of .venv's pip, (0,) when it cannot tell."""
+    out = subprocess.run(
+        [str(PYTHON), "-m", "pip", "--version"], capture_output=True, text=True, env=venv_env(), check=False
+    ).stdout
     try:
         return tuple(int(part) for part in out.split()[1].split(".")[:2])
     except (IndexError, ValueError):
@@ -116,7 +126,7 @@ def install_digest() -> str:
     return digest.hexdigest()
 
 
-def lock_arguments() -> list:
+def lock_arguments() -> list[str | Path]:
     """pip's arguments that hold the install to the lock (none when there is no lock)."""
     return ["-c", LOCK] if LOCK.exists() else []
 
@@ -135,13 +145,16 @@ def ensure_installed(extras: list[str]) -> None:
         say("upgrading pip in .venv (too old for editable pyproject installs)")
         run([PYTHON, "-m", "pip", "install", "-q", "--upgrade", "pip"], env=env)
     wanted = sorted(set(extras) | (set(stamp.get("extras", [])) if same else set()))
-    say(f"installing fnkit[{','.join(wanted)}] into .venv (editable, versions from {LOCK.name}; "
-        "takes a few minutes the first time)")
+    say(
+        f"installing fnkit[{','.join(wanted)}] into .venv (editable, versions from {LOCK.name}; "
+        "takes a few minutes the first time)"
+    )
     started = time.monotonic()
     STAMP.unlink(missing_ok=True)
     run([PYTHON, "-m", "pip", "install", "-q", *lock_arguments(), "-e", f".[{','.join(wanted)}]"], cwd=ROOT, env=env)
-    STAMP.write_text(json.dumps({"root": str(ROOT), "pyproject_sha256": digest,
-                                 "extras": wanted}, indent=1) + "\n", encoding="utf-8")
+    STAMP.write_text(
+        json.dumps({"root": str(ROOT), "pyproject_sha256": digest, "extras": wanted}, indent=1) + "\n", encoding="utf-8"
+    )
     say(f"installed in {time.monotonic() - started:.0f} s")
 
 
@@ -151,9 +164,12 @@ def ensure_chromium() -> None:
         return
     apt = ["apt-get", "install", "-y", "-q", "chromium"]
     if not is_root() or shutil.which("apt-get") is None:
-        print(f"kit.py: the browser tests need Chromium at {CHROMIUM}, which is missing.\n"
-              f"Install it, then run this command again:\n"
-              f"    sudo apt-get update && sudo {' '.join(apt)}", file=sys.stderr)
+        print(
+            f"kit.py: the browser tests need Chromium at {CHROMIUM}, which is missing.\n"
+            f"Install it, then run this command again:\n"
+            f"    sudo apt-get update && sudo {' '.join(apt)}",
+            file=sys.stderr,
+        )
         sys.exit(1)
     say("installing Chromium for the browser tests (apt-get)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -161,18 +177,19 @@ def ensure_chromium() -> None:
     run(apt, env=env, stdout=subprocess.DEVNULL)
 
 
-def replace_with(argv: list) -> None:
+def replace_with(argv: Sequence[str | Path]) -> None:
     """Become the command (its exit code is ours), run from the repo root inside .venv."""
-    argv = [str(a) for a in argv]
-    say("running: " + " ".join([os.path.relpath(argv[0], ROOT), *argv[1:]]))
+    words = [str(a) for a in argv]
+    say("running: " + " ".join([os.path.relpath(words[0], ROOT), *words[1:]]))
     sys.stdout.flush()
     os.chdir(ROOT)
     if os.name == "nt":
-        sys.exit(subprocess.call(argv, env=venv_env()))
-    os.execve(argv[0], argv, venv_env())
+        sys.exit(subprocess.call(words, env=venv_env()))
+    os.execve(words[0], words, venv_env())
 
 
 def has_notebooks() -> bool:
+    """Whether notebooks/ holds any notebook (nbval then runs them)."""
     return any(".ipynb_checkpoints" not in p.parts for p in (ROOT / "notebooks").rglob("*.ipynb"))
 
 
@@ -216,11 +233,13 @@ def match_notebooks(pristine: Path, names: list[str]) -> list[Path]:
         partial = [p for p in known if wanted in p.with_suffix("").as_posix()]
         found = exact or by_name or partial
         if not found:
-            raise ValueError(f"no notebook is called {name!r}; the notebooks are: "
-                             + ", ".join(p.as_posix() for p in known))
+            raise ValueError(
+                f"no notebook is called {name!r}; the notebooks are: " + ", ".join(p.as_posix() for p in known)
+            )
         if len(found) > 1:
-            raise ValueError(f"{name!r} could be any of " + ", ".join(p.as_posix() for p in found)
-                             + ": name one of them")
+            raise ValueError(
+                f"{name!r} could be any of " + ", ".join(p.as_posix() for p in found) + ": name one of them"
+            )
         chosen.extend(p for p in found if p not in chosen)
     return chosen
 
@@ -260,13 +279,16 @@ def prepare_work_copy() -> None:
     first = not WORK.exists()
     copied = copy_new_notebooks(PRISTINE, WORK)
     if first:
-        say(f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; "
-            "python3 kit.py reset NOTEBOOK gives you a fresh copy)")
+        say(
+            f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; "
+            "python3 kit.py reset NOTEBOOK gives you a fresh copy)"
+        )
     elif copied:
         say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
 
 
 def cmd_lab(args: list[str]) -> None:
+    """Set up, copy the notebooks the learner lacks into work/, open JupyterLab there."""
     pristine = "--pristine" in args
     args = [a for a in args if a != "--pristine"]
     ensure_installed(["dev"])
@@ -279,6 +301,7 @@ def cmd_lab(args: list[str]) -> None:
 
 
 def cmd_reset(args: list[str]) -> None:
+    """Put the pristine copy of the named notebooks (all: no name) into work/, keeping the learner's."""
     if any(a.startswith("-") for a in args):
         print("usage: python3 kit.py reset [NOTEBOOK...]   (no name: every notebook)", file=sys.stderr)
         sys.exit(0 if args[0] in ("-h", "--help") else 2)
@@ -292,9 +315,14 @@ def cmd_reset(args: list[str]) -> None:
         if kept is None:
             say(f"work/{rel.as_posix()}: a fresh copy (there was none)")
         else:
-            say(f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}")
-    print("If a notebook you reset is open in JupyterLab, close it without saving (or choose Revert when "
-          "JupyterLab says the file changed on disk).", flush=True)
+            say(
+                f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}"
+            )
+    print(
+        "If a notebook you reset is open in JupyterLab, close it without saving (or choose Revert when "
+        "JupyterLab says the file changed on disk).",
+        flush=True,
+    )
 
 
 def smoke_test_wheel() -> None:
@@ -302,11 +330,102 @@ def smoke_test_wheel() -> None:
     run([PYTHON, ROOT / "tools" / "wheel_smoke.py"], cwd=ROOT, env=venv_env())
 
 
-def cmd_test(args: list[str]) -> None:
+# --- the gates ----------------------------------------------------------------------
+# Each gate reads its settings (and, in the first pass, which files it holds) from
+# pyproject.toml; kit.py only runs them and counts what they find.
+
+
+class Gate(NamedTuple):
+    """One quality gate: the command that runs it and how to count its findings in its output."""
+
+    name: str
+    argv: tuple[str, ...]
+    finding: re.Pattern[str]  # a line of the output that is one finding
+    fix: tuple[str, ...] = ()  # the command that fixes what it can (`kit.py lint --fix`)
+
+
+GATES = (
+    Gate(
+        "ruff check",
+        ("ruff", "check", "--output-format", "concise", "--no-fix"),
+        re.compile(r"^\S.*?:\d+:\d+: [A-Z]+\d+ "),
+        fix=("ruff", "check", "--fix"),
+    ),
+    Gate(
+        "ruff format",
+        ("ruff", "format", "--check", "--output-format", "concise"),
+        re.compile(r"^\S.*?:\d+:\d+: unformatted: "),
+        fix=("ruff", "format"),
+    ),
+    Gate("mypy", ("mypy",), re.compile(r"^\S.*?:\d+: error: ")),
+    Gate("import-linter", ("lint-imports", "--no-cache"), re.compile(r" BROKEN$")),
+)
+
+
+def run_gate(gate: Gate) -> tuple[int, str]:
+    """Run one gate in .venv from the repo root: (findings, output). A gate that fails without a finding counts one."""
+    try:
+        done = subprocess.run(
+            [str(BIN / gate.argv[0]), *gate.argv[1:]],
+            cwd=ROOT,
+            env=venv_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError as exc:  # not installed in .venv
+        return 1, f"kit.py: cannot run {gate.name}: {exc}"
+    output = done.stdout + done.stderr
+    findings = sum(1 for line in output.splitlines() if gate.finding.search(line))
+    if done.returncode != 0 and findings == 0:
+        findings = 1  # it failed to run (a bad setting, a crash): that is a finding too
+    return findings, output
+
+
+def run_gates(fix: bool = False) -> int:
+    """Run every gate, show the output of those with findings, say each count; the total."""
+    if fix:
+        for gate in GATES:
+            if gate.fix:
+                subprocess.call([str(BIN / gate.fix[0]), *gate.fix[1:]], cwd=ROOT, env=venv_env())
+    counts = []
+    for gate in GATES:
+        started = time.monotonic()
+        findings, output = run_gate(gate)
+        if findings:
+            print(output.rstrip(), flush=True)
+        counts.append(findings)
+        say(f"{gate.name}: {findings} finding(s) ({time.monotonic() - started:.1f} s)")
+    total = sum(counts)
+    say(
+        "gates: "
+        + ", ".join(f"{gate.name} {n}" for gate, n in zip(GATES, counts, strict=True))
+        + (" - all clear" if total == 0 else f" - {total} finding(s) to fix (`python3 kit.py lint --fix` fixes some)")
+    )
+    return total
+
+
+def cmd_lint(args: list[str]) -> None:
+    """Run the gates; exit 1 on any finding."""
+    if any(a != "--fix" for a in args):
+        print(
+            "usage: python3 kit.py lint [--fix]   (--fix: let ruff fix and format what it can first)", file=sys.stderr
+        )
+        sys.exit(0 if args[0] in ("-h", "--help") else 2)
     ensure_installed(["dev"])
+    if run_gates(fix="--fix" in args):
+        sys.exit(1)
+
+
+def cmd_test(args: list[str]) -> None:
+    """The README's test command: set-up, the gates, the wheel smoke test, then pytest and nbval."""
+    ensure_installed(["dev"])
+    if run_gates():
+        print("kit.py test: the gates found something to fix (above); no test ran", file=sys.stderr)
+        sys.exit(1)
     ensure_chromium()
     smoke_test_wheel()
-    argv = [PYTHON, "-m", "pytest", "tests"]
+    argv: list[str | Path] = [PYTHON, "-m", "pytest", "tests"]
     if has_notebooks():
         argv += ["notebooks", "--nbval", "--nbval-current-env"]
         if (ROOT / "notebooks" / "sanitize.cfg").exists():
@@ -321,12 +440,13 @@ def cmd_test(args: list[str]) -> None:
 
 
 def cmd_bench(args: list[str]) -> None:
+    """Run every tests/benchmarks/bench_*.py script; exit 1 when any fails."""
     scripts = sorted((ROOT / "tests" / "benchmarks").glob("bench_*.py"))
     if not scripts:
         print("kit.py: no benchmarks found (tests/benchmarks/bench_*.py)", file=sys.stderr)
         sys.exit(1)
     ensure_installed(["dev", "bench"])
-    failed = []
+    failed: list[str] = []
     for script in scripts:
         name = script.relative_to(ROOT)
         say(f"{name}")
@@ -350,20 +470,45 @@ def cmd_lock(args: list[str]) -> None:
     # --universal: one lock for every platform and Python the project supports (markers say
     # which pin applies where); pins already in constraints.txt are kept unless they must move
     # (pass --upgrade to move them all, or --upgrade-package NAME for one).
-    run([uv, "pip", "compile", "pyproject.toml", "--all-extras", "--universal",
-         "--python-version", ".".join(map(str, MIN_PYTHON)), "--quiet",
-         "--custom-compile-command", "python3 kit.py lock", "--output-file", LOCK.name, *args],
-        cwd=ROOT, env=venv_env())
+    run(
+        [
+            uv,
+            "pip",
+            "compile",
+            "pyproject.toml",
+            "--all-extras",
+            "--universal",
+            "--python-version",
+            ".".join(map(str, MIN_PYTHON)),
+            "--quiet",
+            "--custom-compile-command",
+            "python3 kit.py lock",
+            "--output-file",
+            LOCK.name,
+            *args,
+        ],
+        cwd=ROOT,
+        env=venv_env(),
+    )
     say(f"wrote {LOCK.name}: the next `python3 kit.py test` or `lab` installs from it")
 
 
-COMMANDS = {"lab": cmd_lab, "test": cmd_test, "bench": cmd_bench, "lock": cmd_lock, "reset": cmd_reset}
+COMMANDS = {
+    "lab": cmd_lab,
+    "test": cmd_test,
+    "lint": cmd_lint,
+    "bench": cmd_bench,
+    "lock": cmd_lock,
+    "reset": cmd_reset,
+}
 
 
 def main(argv: list[str]) -> None:
+    """Run the command named first; the usage when there is none."""
     if sys.version_info < MIN_PYTHON:
-        sys.exit(f"kit.py: fnkit needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; "
-                 f"this is {sys.version.split()[0]}")
+        sys.exit(
+            f"kit.py: fnkit needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; this is {sys.version.split()[0]}"
+        )
     if not argv or argv[0] not in COMMANDS:
         print(f"usage:\n{USAGE}", file=sys.stderr)
         sys.exit(0 if argv and argv[0] in ("-h", "--help", "help") else 2)

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
-ORDERS: dict[str, dict] = {"42": {"id": "42", "item": "parcel", "qty": 2}}
+Event = dict[str, Any]  # an event as the platform sends it: decoded JSON
+Response = dict[str, Any]
+
+ORDERS: dict[str, dict[str, Any]] = {"42": {"id": "42", "item": "parcel", "qty": 2}}
 
 
-def process_orders(event, context):
+def process_orders(event: Event, context: object) -> Response:
     """Store each order of the batch; list the records that are not valid orders."""
-    failures = []
+    failures: list[dict[str, str]] = []
     for record in event["Records"]:
         try:
             order = json.loads(record["body"])
@@ -31,10 +35,10 @@ def process_orders(event, context):
     return {"batchItemFailures": failures}
 
 
-def _answer(event, status, payload):
+def _answer(event: Event, status: int, payload: object) -> Response:
     """A JSON response in the event's header mode."""
     headers = {"content-type": "application/json"}
-    response = {"statusCode": status, "body": json.dumps(payload), "isBase64Encoded": False}
+    response: Response = {"statusCode": status, "body": json.dumps(payload), "isBase64Encoded": False}
     if "multiValueHeaders" in event:
         response["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
     else:
@@ -42,7 +46,7 @@ def _answer(event, status, payload):
     return response
 
 
-def orders_api(event, context):
+def orders_api(event: Event, context: object) -> Response:
     """GET /orders/ID reads an order; POST /orders stores one; anything else is 404."""
     method, path = event["httpMethod"], event["path"]
     if method == "GET" and path.startswith("/orders/"):
@@ -59,7 +63,7 @@ def orders_api(event, context):
     return _answer(event, 404, {"error": f"no route for {method} {path}"})
 
 
-def screen_mail(event, context):
+def screen_mail(event: Event, context: object) -> Response:
     """Bounce mail whose subject announces an executable; deliver the rest."""
     if ".exe" in event["subject"].lower():
         bounce = {"type": "BOUNCE", "parameters": {"bounceMessage": "Executables are not accepted."}}

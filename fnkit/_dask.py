@@ -13,15 +13,23 @@ import os
 import pickle
 from collections import deque
 from collections.abc import Iterable, Iterator
-from typing import Any, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
+from ._invoke import Handler
 from ._replay import _INSTALL_DASK, _finish, _order, _partition_frame, pack, partitions, replay_partition
 
-_SESSION: dict[str, Any] = {}      # the LocalCluster made for this session, and clients by scheduler address
-_HANDLERS: dict[str, Callable] = {}  # in a worker: handlers already unpickled, by digest
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client, Future
+
+_SESSION: dict[str, Any] = {}  # the LocalCluster made for this session, and clients by scheduler address
+_HANDLERS: dict[str, Handler] = {}  # in a worker: handlers already unpickled, by digest
 
 
-def _distributed():
+def _distributed() -> ModuleType:
+    """dask.distributed, or an ImportError that says how to install it."""
     try:
         import distributed
     except ImportError as exc:
@@ -29,22 +37,31 @@ def _distributed():
     return distributed
 
 
-def get_client(client: Any = None):
-    """A dask.distributed Client: the one given, one for a scheduler address, the current one, or a session LocalCluster."""
+def get_client(client: Any = None) -> Client:
+    """A dask.distributed Client: the one given, one for a scheduler address, the current one, or a session cluster.
+
+    The session cluster is a LocalCluster made on first use.
+    """
     distributed = _distributed()
+    found: Client
     if isinstance(client, distributed.Client):
-        return client
+        found = client
+        return found
     if isinstance(client, str):
         if client not in _SESSION:
             _SESSION[client] = distributed.Client(client)
-        return _SESSION[client]
+        found = _SESSION[client]
+        return found
     if client is not None and hasattr(client, "scheduler_address"):  # a cluster object
-        return distributed.Client(client)
+        found = distributed.Client(client)
+        return found
     if client is not None:
-        raise TypeError(f"client is a dask.distributed Client, a cluster, or a scheduler address, not "
-                        f"{type(client).__name__}")
+        raise TypeError(
+            f"client is a dask.distributed Client, a cluster, or a scheduler address, not {type(client).__name__}"
+        )
     try:
-        return distributed.default_client()
+        found = distributed.default_client()
+        return found
     except ValueError:
         pass
     if "local" not in _SESSION:
@@ -54,17 +71,18 @@ def get_client(client: Any = None):
                                            # second cluster then warns that the port is taken
                                            dashboard_address="127.0.0.1:0")
         _SESSION["local"] = distributed.Client(cluster)
-    return _SESSION["local"]
+    found = _SESSION["local"]
+    return found
 
 
-def handler_blob(handler: Callable) -> bytes:
+def handler_blob(handler: Handler) -> bytes:
     """The handler as bytes for the workers (cloudpickle, by value when defined in a notebook or script)."""
     import cloudpickle
 
     name = getattr(handler, "__qualname__", None) or type(handler).__name__
     try:
         return cloudpickle.dumps(handler)
-    except Exception as exc:  # noqa: BLE001 - whatever cloudpickle raises, the sentence says it
+    except Exception as exc:
         raise TypeError(
             f"The handler {name!r} cannot be sent to the Dask workers: cloudpickle cannot serialise it "
             f"({exc.__class__.__name__}: {exc}). Define it at the top level of a module or a notebook cell, and "
@@ -72,28 +90,32 @@ def handler_blob(handler: Callable) -> bytes:
         ) from exc
 
 
-def _handler(blob: bytes) -> Callable:
+def _handler(blob: bytes) -> Handler:
+    """In a worker: the handler `blob` holds, unpickled once per worker."""
     digest = hashlib.sha1(blob).hexdigest()
     handler = _HANDLERS.get(digest)
     if handler is None:
         try:
             handler = pickle.loads(blob)
-        except Exception as exc:  # noqa: BLE001 - say what the worker could not do
-            raise RuntimeError(f"A Dask worker could not load the handler ({exc.__class__.__name__}: {exc}); is the "
-                               "module that defines it importable there?") from exc
+        except Exception as exc:
+            raise RuntimeError(
+                f"A Dask worker could not load the handler ({exc.__class__.__name__}: {exc}); is the "
+                "module that defines it importable there?"
+            ) from exc
         _HANDLERS[digest] = handler
     return handler
 
 
-def run_partition(handler: bytes, blob: bytes, config: dict, start: int):
+def run_partition(handler: bytes, blob: bytes, config: dict[str, Any], start: int) -> pd.DataFrame:
     """In a worker: the object-column frame of one partition's rows."""
-    return _partition_frame(replay_partition(_handler(handler), pickle.loads(blob), config, start))
+    frame: pd.DataFrame = _partition_frame(replay_partition(_handler(handler), pickle.loads(blob), config, start))
+    return frame
 
 
-def describe(frame) -> tuple[list[str], dict, int]:
+def describe(frame: pd.DataFrame) -> tuple[list[str], dict[str, Any], int]:
     """In a worker: a partition's columns, inferred dtypes ("null" for a column with no value) and length."""
     inferred = frame.infer_objects()
-    dtypes = {}
+    dtypes: dict[str, Any] = {}
     for c in inferred.columns:
         column = inferred[c]
         if column.isna().all():  # no value: only None (stays object) or some NaN (float64)
@@ -130,7 +152,7 @@ def common_dtype(found: list[Any]) -> Any:
     return np.dtype(object)
 
 
-def conform(frame, columns: list[str], dtypes: dict, offset: int, label: Any):
+def conform(frame: pd.DataFrame, columns: list[str], dtypes: dict[str, Any], offset: int, label: Any) -> pd.DataFrame:
     """A partition with the result's columns, dtypes and row numbers."""
     import pandas as pd
 
@@ -144,12 +166,16 @@ def conform(frame, columns: list[str], dtypes: dict, offset: int, label: Any):
     return frame
 
 
-def _submit_all(client, handler: Callable, items: Iterable[Any], config: dict, size: int,
-                window: int) -> Iterator[Any]:
-    """Futures of the partitions, in order; at most `window` unfinished at any time (the stream is read as they finish)."""
+def _submit_all(
+    client: Client, handler: Handler, items: Iterable[Any], config: dict[str, Any], size: int, window: int
+) -> Iterator[Future[pd.DataFrame]]:
+    """Futures of the partitions, in order; at most `window` unfinished at any time.
+
+    The stream is read as they finish.
+    """
     distributed = _distributed()
     shared = client.scatter(handler_blob(handler), broadcast=True, hash=False)
-    unfinished: deque = deque()
+    unfinished: deque[Future[pd.DataFrame]] = deque()
     for start, chunk in partitions(items, size):
         future = client.submit(run_partition, shared, pack(chunk, start), config, start, pure=False)
         unfinished.append(future)
@@ -160,54 +186,68 @@ def _submit_all(client, handler: Callable, items: Iterable[Any], config: dict, s
             unfinished = deque(f for f in unfinished if not f.done())
 
 
-def _window(client, window: int | None) -> int:
+def _window(client: Client, window: int | None) -> int:
+    """Partitions in flight: `window`, or twice the cluster's threads."""
     if window is not None:
         if window < 1:
             raise ValueError(f"window is at least 1, not {window}")
         return window
-    return 2 * max(1, sum(client.nthreads().values()))
+    threads: dict[str, int] = client.nthreads()
+    return 2 * max(1, sum(threads.values()))
 
 
-def dask_replay(handler: Callable, items: Iterable[Any], config: dict, *, client: Any, compute: bool,
-                partition_size: int):
+def dask_replay(
+    handler: Handler, items: Iterable[Any], config: dict[str, Any], *, client: Any, compute: bool, partition_size: int
+) -> pd.DataFrame | dd.DataFrame:
     """`replay` on Dask: a Dask DataFrame (or, with `compute`, the local engine's pandas DataFrame)."""
     import dask
     import dask.dataframe as dd
     import pandas as pd
+    from dask.delayed import delayed
 
-    client = get_client(client)
+    cluster = get_client(client)
     handler_blob(handler)  # an unserialisable handler fails before any event is read
-    futures = list(_submit_all(client, handler, items, config, partition_size, _window(client, None)))
+    futures = list(_submit_all(cluster, handler, items, config, partition_size, _window(cluster, None)))
     label = config["label"]
     if compute:
-        return _finish(client.gather(futures), label)
+        frame: pd.DataFrame = _finish(cluster.gather(futures), label)
+        return frame
     if not futures:
-        return dd.from_pandas(_finish([], label), npartitions=1)
-    infos = client.gather(client.map(describe, futures, pure=False))
+        empty: dd.DataFrame = dd.from_pandas(_finish([], label), npartitions=1)
+        return empty
+    infos = cluster.gather(cluster.map(describe, futures, pure=False))
     columns = _order(info[0] for info in infos)
     dtypes = {c: common_dtype([info[1].get(c) for info in infos]) for c in columns}
     parts, offset = [], 0
-    for future, (_, _, length) in zip(futures, infos):
-        parts.append(dask.delayed(conform)(future, columns, dtypes, offset, label))
+    for future, (_, _, length) in zip(futures, infos, strict=True):
+        parts.append(delayed(conform)(future, columns, dtypes, offset, label))
         offset += length
     meta = pd.DataFrame({c: pd.Series(dtype=dtypes[c]) for c in columns})
     if label is not None:
         meta.insert(0, "handler", pd.DataFrame({"handler": [label]})["handler"].iloc[:0])
     # the rows hold mixed values (a status is a number, a queue action a word): never turn them into strings
     with dask.config.set({"dataframe.convert-string": False}):
-        return dd.from_delayed(parts, meta=meta, verify_meta=False)
+        lazy: dd.DataFrame = dd.from_delayed(parts, meta=meta, verify_meta=False)
+        return lazy
 
 
-def dask_partitions(handler: Callable, items: Iterable[Any], config: dict, *, client: Any, partition_size: int,
-                    window: int | None) -> Iterator[Any]:
+def dask_partitions(
+    handler: Handler,
+    items: Iterable[Any],
+    config: dict[str, Any],
+    *,
+    client: Any,
+    partition_size: int,
+    window: int | None,
+) -> Iterator[pd.DataFrame]:
     """`replay_partitions` on Dask: pandas frames in order, at most `window` partitions in flight."""
-    client = get_client(client)
+    cluster = get_client(client)
     handler_blob(handler)  # fail now, not on first use
-    limit = _window(client, window)
+    limit = _window(cluster, window)
 
-    def stream() -> Iterator[Any]:
-        pending: deque = deque()
-        for future in _submit_all(client, handler, items, config, partition_size, limit):
+    def stream() -> Iterator[pd.DataFrame]:
+        pending: deque[Future[pd.DataFrame]] = deque()
+        for future in _submit_all(cluster, handler, items, config, partition_size, limit):
             pending.append(future)
             while pending and (len(pending) >= limit or pending[0].done()):
                 yield _finish([pending.popleft().result()], config["label"])
@@ -217,4 +257,4 @@ def dask_partitions(handler: Callable, items: Iterable[Any], config: dict, *, cl
     return stream()
 
 
-__all__ = ["get_client", "handler_blob", "dask_replay", "dask_partitions", "run_partition", "common_dtype"]
+__all__ = ["common_dtype", "dask_partitions", "dask_replay", "get_client", "handler_blob", "run_partition"]

@@ -14,12 +14,15 @@ class Table(pd.DataFrame):
     """
 
     @property
-    def _constructor(self):
+    def _constructor(self) -> type[Table]:
         return Table
 
     def _repr_html_(self) -> str | None:
         flat = not isinstance(self.index, pd.MultiIndex) and not isinstance(self.columns, pd.MultiIndex)
         if not flat:  # pivots keep pandas' own layout
-            return super()._repr_html_()
-        return frame_html(self, max_rows=pd.get_option("display.max_rows") or 60,
-                          shown_rows=pd.get_option("display.min_rows") or 10)
+            # pandas-stubs leave out DataFrame._repr_html_ (private, but the notebook display hook)
+            html: str | None = super()._repr_html_()  # type: ignore[misc]
+            return html
+        return frame_html(
+            self, max_rows=pd.get_option("display.max_rows") or 60, shown_rows=pd.get_option("display.min_rows") or 10
+        )

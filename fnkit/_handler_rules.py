@@ -10,11 +10,34 @@ from __future__ import annotations
 from . import _invoke
 from .rules import rule
 
-rule("H1", "any", "contract", "The handler is called as handler(event, context); what it returns is serialised to JSON.",
-     origin="kit", severity="behaviour")(_invoke.invoke)
-rule("H2", "any", "inferred", "A returned value that JSON cannot encode (a set, bytes, NaN) is an invalid JSON response.",
-     origin="kit")(_invoke.encode_response)
-rule("H3", "any", "doc", "A handler that raises is an invocation error; its message and traceback are captured.",
-     origin="kit", severity="outcome")(_invoke.HandlerError)
-rule("H4", "any", "doc", "A handler still running at its timeout is a timed-out invocation; the caller is never kept "
-     "waiting.", origin="kit", severity="outcome")(_invoke.Invocation)
+rule(
+    "H1",
+    "any",
+    "contract",
+    "The handler is called as handler(event, context); what it returns is serialised to JSON.",
+    origin="kit",
+    severity="behaviour",
+)(_invoke.invoke)
+rule(
+    "H2",
+    "any",
+    "inferred",
+    "A returned value that JSON cannot encode (a set, bytes, NaN) is an invalid JSON response.",
+    origin="kit",
+)(_invoke.encode_response)
+rule(
+    "H3",
+    "any",
+    "doc",
+    "A handler that raises is an invocation error; its message and traceback are captured.",
+    origin="kit",
+    severity="outcome",
+)(_invoke.HandlerError)
+rule(
+    "H4",
+    "any",
+    "doc",
+    "A handler still running at its timeout is a timed-out invocation; the caller is never kept waiting.",
+    origin="kit",
+    severity="outcome",
+)(_invoke.Invocation)

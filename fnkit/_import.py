@@ -10,15 +10,19 @@ them as rows. Files may be gzip-compressed; a folder means every file in it, in 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import re
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
 
 from ._report import Issue, Report, error, warning
 
@@ -45,8 +49,9 @@ class Unreadable:
         return self.issue.path
 
 
-def unreadable(where: str, message: str, source: str | None = None, *, severity: str = "error",
-               code: str = "format") -> Unreadable:
+def unreadable(
+    where: str, message: str, source: str | None = None, *, severity: str = "error", code: str = "format"
+) -> Unreadable:
     """An `Unreadable` for a line or entry at `where`."""
     make = error if severity == "error" else warning
     return Unreadable(make(where, code, message, None), source)
@@ -58,13 +63,17 @@ def in_notebook() -> bool:
     if shell is None or "ipykernel" not in sys.modules:
         return False
     try:
-        ip = shell.get_ipython()  # type: ignore[attr-defined]
+        ip = shell.get_ipython()
     except Exception:  # noqa: BLE001 - no shell, no notebook
         return False
     return ip is not None and hasattr(ip, "kernel")
 
 
-class ImportStream(Iterator):
+#: What an importer's producer is: a generator of items and `Unreadable` markers (closed early by `close`).
+Producer = Generator[Any, None, None]
+
+
+class ImportStream(Iterator[Any]):
     """One pass over an importer's output: items as they are read, problems as they are met.
 
     `read` counts the lines (or entries) read, `yielded` the items handed out, `issues` the
@@ -73,12 +82,21 @@ class ImportStream(Iterator):
     a widget in a notebook, text elsewhere); None shows one only inside a notebook.
     """
 
-    def __init__(self, produce: Callable[["ImportStream"], Iterator[Any]], *, source: str | None, what: str,
-                 unit: str, item: str, progress: bool | None = None, description: str | None = None) -> None:
+    def __init__(
+        self,
+        produce: Callable[[ImportStream], Producer],
+        *,
+        source: str | None,
+        what: str,
+        unit: str,
+        item: str,
+        progress: bool | None = None,
+        description: str | None = None,
+    ) -> None:
         self.source = source
-        self.what = what            # "access log", "queue messages", "events"
-        self.unit = unit            # what `read` counts: "line", "message"
-        self.item = item            # what is yielded: "request", "event"
+        self.what = what  # "access log", "queue messages", "events"
+        self.unit = unit  # what `read` counts: "line", "message"
+        self.item = item  # what is yielded: "request", "event"
         self.read = 0
         self.yielded = 0
         self.issues: list[Issue] = []
@@ -143,15 +161,18 @@ class ImportStream(Iterator):
 
     def summary(self) -> str:
         """One sentence: lines read, items yielded, lines reported."""
-        return (f"{self.what}: read {self.read} {self.unit}{'s' if self.read != 1 else ''}, "
-                f"yielded {self.yielded} {self.item}{'s' if self.yielded != 1 else ''}, "
-                f"reported {self.reported} {self.unit}{'s' if self.reported != 1 else ''}")
+        return (
+            f"{self.what}: read {self.read} {self.unit}{'s' if self.read != 1 else ''}, "
+            f"yielded {self.yielded} {self.item}{'s' if self.yielded != 1 else ''}, "
+            f"reported {self.reported} {self.unit}{'s' if self.reported != 1 else ''}"
+        )
 
     def __repr__(self) -> str:
         return f"<ImportStream {self.summary()}>"
 
 
-def _progress_bar(progress: bool | None, description: str, unit: str):
+def _progress_bar(progress: bool | None, description: str, unit: str) -> tqdm[Any] | None:
+    """A tqdm bar when `progress` asks for one (None: only inside a notebook)."""
     if progress is None:
         progress = in_notebook()
     if not progress:
@@ -170,15 +191,18 @@ def files_of(path: str | Path) -> list[Path]:
     """The files a path stands for: itself, or every file in a folder (recursively, by name; hidden ones skipped)."""
     path = Path(path)
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file()
-                      and not any(part.startswith(".") for part in p.relative_to(path).parts))
+        return sorted(
+            p
+            for p in path.rglob("*")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
     if not path.exists():
         raise FileNotFoundError(f"no such file or folder: {path}")
     return [path]
 
 
 @contextmanager
-def _open_binary(path: Path) -> Iterator[Any]:
+def _open_binary(path: Path) -> Iterator[io.BufferedIOBase]:
     """A file opened for reading bytes, decompressed on the fly when it is gzip."""
     with path.open("rb") as fh:
         if fh.peek(2)[:2] == GZIP_MAGIC:
@@ -206,8 +230,11 @@ def iter_lines(source: Any, stream: ImportStream) -> Iterator[tuple[str, int, st
             try:
                 line = bytes(line).decode("utf-8")
             except UnicodeDecodeError as exc:
-                yield unreadable(f"<lines>:{number}", f"The line is not UTF-8 text (bad byte at position {exc.start}).",
-                                 stream.source)
+                yield unreadable(
+                    f"<lines>:{number}",
+                    f"The line is not UTF-8 text (bad byte at position {exc.start}).",
+                    stream.source,
+                )
                 continue
         yield "<lines>", number, line.rstrip("\r\n")
 
@@ -222,14 +249,21 @@ def _file_lines(path: Path, stream: ImportStream) -> Iterator[tuple[str, int, st
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    yield unreadable(f"{name}:{number}", f"The line is not UTF-8 text (bad byte at position {exc.start}).",
-                                     stream.source)
+                    yield unreadable(
+                        f"{name}:{number}",
+                        f"The line is not UTF-8 text (bad byte at position {exc.start}).",
+                        stream.source,
+                    )
                     continue
                 yield name, number, text.rstrip("\r\n")
         except (EOFError, OSError, zlib.error) as exc:
             # a gzip file cut short or corrupt: say where reading stopped, keep what came before
-            yield unreadable(f"{name}:{number + 1}", f"The file cannot be read past line {number}: "
-                             f"{exc.__class__.__name__}: {exc or 'the compressed data ends early'}.", stream.source)
+            yield unreadable(
+                f"{name}:{number + 1}",
+                f"The file cannot be read past line {number}: "
+                f"{exc.__class__.__name__}: {str(exc) or 'the compressed data ends early'}.",
+                stream.source,
+            )
 
 
 def head_bytes(path: str | Path) -> bytes:
@@ -255,7 +289,10 @@ def kind_of(path: str | Path) -> str:
 
 
 def open_events(path: str | Path, *, progress: bool | None = False, **options: Any) -> ImportStream:
-    """The right importer for a file or folder: an access log, a queue message dump, or events (JSON Lines or a JSON list)."""
+    """The right importer for a file or folder: an access log, a queue message dump, or events.
+
+    Events are JSON Lines or a JSON list.
+    """
     kind = kind_of(path)
     if kind == "access-log":
         from .alb._access_log import events_from_access_log
@@ -277,7 +314,7 @@ def events_from_file(path: str | Path, *, progress: bool | None = False) -> Impo
     """
     files_of(path)  # a missing path fails now, not on first use
 
-    def produce(stream: ImportStream) -> Iterator[Any]:
+    def produce(stream: ImportStream) -> Producer:
         for path_ in files_of(path):
             if head_bytes(path_).lstrip()[:1] == b"[":
                 yield from _json_list(path_, stream)
@@ -294,8 +331,9 @@ def events_from_file(path: str | Path, *, progress: bool | None = False) -> Impo
                 except ValueError as exc:
                     yield unreadable(f"{name}:{number}", f"The line is not valid JSON: {exc}.")
 
-    return ImportStream(produce, source=None, what="events", unit="line", item="event", progress=progress,
-                        description=Path(path).name)
+    return ImportStream(
+        produce, source=None, what="events", unit="line", item="event", progress=progress, description=Path(path).name
+    )
 
 
 def _json_list(path: Path, stream: ImportStream) -> Iterator[Any]:
@@ -324,5 +362,15 @@ def chain(streams: Iterable[Any]) -> Iterator[Any]:
         yield from (stream.entries() if isinstance(stream, ImportStream) else stream)
 
 
-__all__ = ["ImportStream", "Unreadable", "unreadable", "iter_lines", "files_of", "kind_of", "open_events",
-           "events_from_file", "in_notebook", "chain"]
+__all__ = [
+    "ImportStream",
+    "Unreadable",
+    "chain",
+    "events_from_file",
+    "files_of",
+    "in_notebook",
+    "iter_lines",
+    "kind_of",
+    "open_events",
+    "unreadable",
+]

@@ -28,10 +28,15 @@ import threading
 import time
 import traceback as _tb
 import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, TextIO
 
 from ._report import Raw, loads_strict
+
+#: A handler as the platform calls it: `handler(event, context)`.
+Handler = Callable[[Any, Any], Any]
 
 _counter = itertools.count(1)
 
@@ -40,7 +45,7 @@ def _request_id(function_name: str) -> str:
     # deterministic within a process run, so notebooks compare equal under nbval
     n = next(_counter)
     tag = zlib.crc32(function_name.encode()) & 0xFFFFFFFF
-    return "%08x-%04x-4%03x-8%03x-%012x" % (tag, n >> 32 & 0xFFFF, n >> 20 & 0xFFF, n >> 8 & 0xFFF, n & 0xFFFFFFFFFFFF)
+    return f"{tag:08x}-{n >> 32 & 0xFFFF:04x}-4{n >> 20 & 0xFFF:03x}-8{n >> 8 & 0xFFF:03x}-{n & 0xFFFFFFFFFFFF:012x}"
 
 
 class Context:
@@ -110,7 +115,7 @@ class Invocation:
     logs: str = ""
     timeout_s: float | None = None
     encode_error: str | None = field(default=None)
-    reports: tuple = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
+    reports: tuple[tuple[str, Any], ...] = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
 
     @property
     def succeeded(self) -> bool:
@@ -146,7 +151,6 @@ def encode_response(value: Any) -> tuple[str | None, str | None]:
         return None, f"{type(exc).__name__}: {exc}"
 
 
-
 ISOLATIONS = ("process", "thread", "none")
 DEFAULT_MEMORY_LIMIT_MB = 1024  # a worker process's address space (resource.setrlimit); FNKIT_MEMORY_LIMIT_MB overrides
 MAX_LOG_CHARS = 1_000_000  # per invocation; the rest is counted, not kept (a printing loop stays bounded)
@@ -179,12 +183,12 @@ class Unsendable:
 class _Capture:
     """What one invocation printed and logged (bounded), and what it reported."""
 
-    __slots__ = ("parts", "size", "reports")
+    __slots__ = ("parts", "reports", "size")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.size = 0
-        self.reports: list[tuple] = []
+        self.reports: list[tuple[str, Any]] = []
 
     def write(self, text: str) -> int:
         if self.size < MAX_LOG_CHARS:
@@ -205,10 +209,10 @@ _current: contextvars.ContextVar[_Capture | None] = contextvars.ContextVar("fnki
 class _Router(io.TextIOBase):
     """Stands in for sys.stdout/err for good: a write goes to the invocation running in its context, else on."""
 
-    def __init__(self, original: Any) -> None:
+    def __init__(self, original: TextIO) -> None:
         self.original = original
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         capture = _current.get()
         if capture is not None:
             return capture.write(s)
@@ -241,7 +245,11 @@ _routers: list[_Router] = []  # every router ever installed stays referenced: a 
 
 def _ensure_capture() -> None:
     """Install the router on sys.stdout/err and the logging handler, unless they are there already."""
-    if isinstance(sys.stdout, _Router) and isinstance(sys.stderr, _Router) and _log_handler in logging.getLogger().handlers:
+    if (
+        isinstance(sys.stdout, _Router)
+        and isinstance(sys.stderr, _Router)
+        and _log_handler in logging.getLogger().handlers
+    ):
         return
     with _install_lock:
         for name in ("stdout", "stderr"):
@@ -255,15 +263,11 @@ def _ensure_capture() -> None:
             root.addHandler(_log_handler)
 
 
-class capturing:
+@contextmanager
+def capturing() -> Iterator[None]:
     """Make sure output capture is installed (it then stays: nothing is swapped per call)."""
-
-    def __enter__(self) -> "capturing":
-        _ensure_capture()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
+    _ensure_capture()
+    yield
 
 
 def report(topic: str, value: Any = None) -> bool:
@@ -284,7 +288,7 @@ def report(topic: str, value: Any = None) -> bool:
 # --- calling ----------------------------------------------------------------------------------
 
 
-def _call_handler(handler: Callable[[Any, Any], Any], event: Any, context: Any) -> tuple[str, Any, float]:
+def _call_handler(handler: Handler, event: Any, context: Any) -> tuple[str, Any, float]:
     """("returned", value, ms) or ("error", HandlerError, ms): the handler's own run, however it ends."""
     start = time.perf_counter()
     try:
@@ -308,11 +312,18 @@ def _invocation(status: str, value: Any, duration_ms: float, capture: _Capture, 
     if status == "error":
         return Invocation(error=value, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
     text, why = encode_response(value)
-    return Invocation(returned=value, response_text=text, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s,
-                      encode_error=why, reports=reports)
+    return Invocation(
+        returned=value,
+        response_text=text,
+        duration_ms=duration_ms,
+        logs=logs,
+        timeout_s=timeout_s,
+        encode_error=why,
+        reports=reports,
+    )
 
 
-def _run_inline(handler: Callable, event: Any, context: Any, timeout_s: float | None) -> Invocation:
+def _run_inline(handler: Handler, event: Any, context: Any, timeout_s: float | None) -> Invocation:
     _ensure_capture()
     capture = _Capture()
     token = _current.set(capture)
@@ -320,7 +331,11 @@ def _run_inline(handler: Callable, event: Any, context: Any, timeout_s: float | 
         status, value, duration_ms = _call_handler(handler, event, context)
     finally:
         _current.reset(token)
-    if status == "error" and value.type == "KeyboardInterrupt" and threading.current_thread() is threading.main_thread():
+    if (
+        status == "error"
+        and value.type == "KeyboardInterrupt"
+        and threading.current_thread() is threading.main_thread()
+    ):
         raise KeyboardInterrupt  # the person at the keyboard stops the loop, not the handler
     return _invocation(status, value, duration_ms, capture, timeout_s)
 
@@ -329,7 +344,7 @@ class _HandlerThread:
     """A reusable thread for handlers: starting a thread per call costs more than many handlers do."""
 
     def __init__(self) -> None:
-        self.tasks: "queue_module.SimpleQueue[Callable[[], None] | None]" = queue_module.SimpleQueue()
+        self.tasks: queue_module.SimpleQueue[Callable[[], None] | None] = queue_module.SimpleQueue()
         self.lock = threading.Lock()
         self.abandoned = False
         self.thread = threading.Thread(target=self._loop, name="fnkit-handler", daemon=True)
@@ -353,7 +368,7 @@ _threads_lock = threading.Lock()
 THREAD_STATS = {"abandoned_threads_running": 0, "abandoned_threads_total": 0}
 
 
-def _run_on_thread(handler: Callable, event: Any, context: Any, timeout_s: float) -> Invocation:
+def _run_on_thread(handler: Handler, event: Any, context: Any, timeout_s: float) -> Invocation:
     """Run the handler on a handler thread; past the timeout, stop waiting and leave the thread to end on its own."""
     _ensure_capture()
     with _threads_lock:
@@ -361,7 +376,7 @@ def _run_on_thread(handler: Callable, event: Any, context: Any, timeout_s: float
     if worker is None:
         worker = _HandlerThread()
     capture = _Capture()
-    box: list = []
+    box: list[tuple[str, Any, float]] = []
     done = threading.Event()
 
     def task() -> None:
@@ -381,8 +396,13 @@ def _run_on_thread(handler: Callable, event: Any, context: Any, timeout_s: float
             with _threads_lock:
                 THREAD_STATS["abandoned_threads_running"] += 1
                 THREAD_STATS["abandoned_threads_total"] += 1
-            return Invocation(timed_out=True, duration_ms=(time.perf_counter() - started) * 1000.0,
-                              logs=capture.text(), timeout_s=timeout_s, reports=tuple(capture.reports))
+            return Invocation(
+                timed_out=True,
+                duration_ms=(time.perf_counter() - started) * 1000.0,
+                logs=capture.text(),
+                timeout_s=timeout_s,
+                reports=tuple(capture.reports),
+            )
     with _threads_lock:
         if len(_idle_threads) < 32:
             _idle_threads.append(worker)
@@ -425,13 +445,18 @@ def _check_isolation(isolation: str) -> None:
 
 
 def _internal_error(exc: BaseException, timeout_s: float | None) -> Invocation:
-    return Invocation(error=HandlerError("fnkit.InternalError", f"fnkit could not run the handler: "
-                                         f"{type(exc).__name__}: {exc}", "".join(_tb.format_exception(exc))),
-                      timeout_s=timeout_s)
+    return Invocation(
+        error=HandlerError(
+            "fnkit.InternalError",
+            f"fnkit could not run the handler: {type(exc).__name__}: {exc}",
+            "".join(_tb.format_exception(exc)),
+        ),
+        timeout_s=timeout_s,
+    )
 
 
 def invoke(
-    handler: Callable[[Any, Any], Any],
+    handler: Handler,
     event: Any,
     *,
     timeout_s: float | None = None,
@@ -464,7 +489,7 @@ def invoke(
 
 
 def invoke_many(
-    handler: Callable[[Any, Any], Any],
+    handler: Handler,
     events: Any,
     *,
     timeout_s: float | None = None,
@@ -484,7 +509,10 @@ def invoke_many(
     if len(contexts) != len(events):
         raise ValueError(f"give one context per event: {len(events)} event(s), {len(contexts)} context(s)")
     if isolation != "process":
-        return [invoke(handler, e, timeout_s=timeout_s, context=c, isolation=isolation) for e, c in zip(events, contexts)]
+        return [
+            invoke(handler, e, timeout_s=timeout_s, context=c, isolation=isolation)
+            for e, c in zip(events, contexts, strict=True)
+        ]
     prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
     try:
         from . import _isolate

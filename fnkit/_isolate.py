@@ -34,13 +34,14 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any
 
 from ._invoke import (
     DEFAULT_MEMORY_LIMIT_MB,
     GRACE_S,
     MAX_LOG_CHARS,
     Context,
+    Handler,
     HandlerError,
     Invocation,
     Unsendable,
@@ -49,6 +50,19 @@ from ._invoke import (
     encode_response,
 )
 from .isolation import STOPPED_ERROR, current_stopper
+
+# The messages on a worker's socket are pickled tuples whose first item names them:
+#   caller -> worker  ("call" | "batch", key, handler blob | None, sync, evicted keys, [CallMessage, ...]),
+#                     ("exit",); and the reply to an "rpc": (ok, value or exception)
+#   worker -> caller  ("loaded", ok, why, is_import_error), ("out", call_id, text),
+#                     ("rpc", call_id, slot, method, args, kwargs), a ResultMessage,
+#                     ("results", [pickled ResultMessage, ...]) for results held back and sent together
+# and ("ended",) is the caller's own word for a worker whose socket closed.
+Message = tuple[Any, ...]
+# (call_id, event, context class, context state, seconds left, timeout_s)
+CallMessage = tuple[int, Any, "type[Context]", dict[str, Any], float | None, float | None]
+# ("result", call_id, "returned" | "error" | ..., payload, duration_ms, context changes, pickled reports, timeout_s)
+ResultMessage = tuple[str, int, str, Any, float, dict[str, Any], tuple[bytes, ...], float | None]
 
 LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
 MAX_IDLE_WORKERS = 8
@@ -103,7 +117,7 @@ class _Remote:
 class _RemoteSpec:
     """How a caller's service travels to the worker: its slot, method names and repr."""
 
-    __slots__ = ("slot", "methods", "text")
+    __slots__ = ("methods", "slot", "text")
 
     def __init__(self, slot: int, methods: tuple[str, ...], text: str) -> None:
         self.slot, self.methods, self.text = slot, methods, text
@@ -124,7 +138,8 @@ class _WorkerState:
         self.held = threading.Event()  # results are held back: the flusher sends them within a few ms
         self.flusher: threading.Thread | None = None
 
-    def send(self, message: tuple) -> None:
+    def send(self, message: Message) -> None:
+        """Send one message to the caller, after any results held back."""
         data = pickle.dumps(message, _PROTOCOL)
         with self.send_lock:
             self._send_results()  # results held back go first: the caller reads in order
@@ -161,7 +176,8 @@ class _WorkerState:
             self.conn.send_bytes(pickle.dumps(("results", data), _PROTOCOL))
         self.results_since = time.perf_counter()
 
-    def call_back(self, call_id: int, slot: int, method: str, args: tuple, kwargs: dict) -> Any:
+    def call_back(self, call_id: int, slot: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call `method` of the caller's service `slot` for the running call; its value, or raise what it raised."""
         with self.call_lock:
             if self.call_id is None or self.call_id != call_id:
                 from .mail._content import MessageFrozenError
@@ -175,6 +191,7 @@ class _WorkerState:
         raise value
 
     def write(self, text: str) -> None:
+        """Output of the running call: sent on by the line."""
         if self.call_id is None:
             return  # a thread the handler left behind, printing between calls: nobody reads it
         self.pending += text
@@ -182,6 +199,7 @@ class _WorkerState:
             self.flush()
 
     def flush(self) -> None:
+        """Send the running call's output written so far."""
         if self.pending and self.call_id is not None:
             text, self.pending = self.pending, ""
             self.send(("out", self.call_id, text))
@@ -235,8 +253,8 @@ def _worker_setup() -> None:
     from ._invoke import _LogCapture
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its handler, not the terminal's Ctrl-C
-    sys.stdout = sys.stderr = _WorkerStream()  # type: ignore[assignment]
-    sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file
+    sys.stdout = sys.stderr = _WorkerStream()
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file (open for its life)
     logging.getLogger().addHandler(_LogCapture())
 
 
@@ -252,7 +270,7 @@ def _set_memory_limit(mb: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def _apply_sync(sync: dict) -> None:
+def _apply_sync(sync: dict[str, Any]) -> None:
     import logging
 
     if "environ" in sync:  # the caller's environment now (a handler reads its configuration there)
@@ -277,7 +295,7 @@ def _apply_sync(sync: dict) -> None:
         _set_memory_limit(sync["memory_mb"])
 
 
-def _rebuild_context(cls: type, state: dict, remaining_s: float | None, call_id: int) -> Context:
+def _rebuild_context(cls: type[Context], state: dict[str, Any], remaining_s: float | None, call_id: int) -> Context:
     context = cls.__new__(cls)
     for key, value in state.items():
         if isinstance(value, _RemoteSpec):
@@ -288,7 +306,7 @@ def _rebuild_context(cls: type, state: dict, remaining_s: float | None, call_id:
     return context
 
 
-def _context_changes(context: Any, state: dict) -> dict:
+def _context_changes(context: Any, state: dict[str, Any]) -> dict[str, Any]:
     """What the handler changed on its context (a virtual `sleep`, say), as far as it can travel back."""
     changes = {}
     for key, value in vars(context).items():
@@ -317,8 +335,15 @@ def _sendable(value: Any) -> tuple[bytes | None, str]:
             return None, Unsendable(value).text
 
 
-def _run_one(handler: Callable, call_id: int, event: Any, ctx_cls: type, ctx_state: dict,
-             remaining_s: float | None, timeout_s: float | None) -> tuple:
+def _run_one(
+    handler: Handler,
+    call_id: int,
+    event: Any,
+    ctx_cls: type[Context],
+    ctx_state: dict[str, Any],
+    remaining_s: float | None,
+    timeout_s: float | None,
+) -> ResultMessage:
     """Run the handler once in this worker; the result message."""
     from ._invoke import _call_handler
 
@@ -337,9 +362,13 @@ def _run_one(handler: Callable, call_id: int, event: Any, ctx_cls: type, ctx_sta
             _worker_state.call_id = None
     if status == "error" and value.type == "MemoryError":
         limit = _worker_state.memory_mb
-        value = HandlerError("MemoryError", "the handler needed more memory than the worker's limit"
-                             + (f" ({limit:,} MB)" if limit else "") + (f": {value.message}" if value.message else ""),
-                             value.traceback)
+        value = HandlerError(
+            "MemoryError",
+            "the handler needed more memory than the worker's limit"
+            + (f" ({limit:,} MB)" if limit else "")
+            + (f": {value.message}" if value.message else ""),
+            value.traceback,
+        )
     if status == "returned":
         text, why = encode_response(value)
         blob, shown = _sendable(value)
@@ -350,15 +379,23 @@ def _run_one(handler: Callable, call_id: int, event: Any, ctx_cls: type, ctx_sta
     for topic, fact in capture.reports:
         blob, shown = _sendable((topic, fact))
         reports.append(blob if blob is not None else pickle.dumps((topic, shown), _PROTOCOL))
-    return ("result", call_id, status, payload, duration_ms, _context_changes(context, ctx_state),
-            tuple(reports), timeout_s)
+    return (
+        "result",
+        call_id,
+        status,
+        payload,
+        duration_ms,
+        _context_changes(context, ctx_state),
+        tuple(reports),
+        timeout_s,
+    )
 
 
 def _worker_loop(conn: Any) -> None:
     """Serve calls on `conn` until it closes."""
     _worker_state.conn = conn
     _worker_setup()
-    handlers: dict[bytes, Callable] = {}
+    handlers: dict[bytes, Handler] = {}
     while True:
         try:
             message = pickle.loads(conn.recv_bytes())
@@ -379,8 +416,7 @@ def _worker_loop(conn: Any) -> None:
 
                 handlers[key] = cloudpickle.loads(blob)
             except BaseException as exc:  # noqa: BLE001 - the caller says why the handler cannot load
-                _worker_state.send(("loaded", False, f"{type(exc).__name__}: {exc}",
-                                    isinstance(exc, ImportError)))
+                _worker_state.send(("loaded", False, f"{type(exc).__name__}: {exc}", isinstance(exc, ImportError)))
                 continue
             _worker_state.send(("loaded", True, "", False))
         handler = handlers[key]
@@ -390,10 +426,23 @@ def _worker_loop(conn: Any) -> None:
             try:
                 data = pickle.dumps(result, _PROTOCOL)
             except Exception as exc:  # noqa: BLE001 - a result that cannot travel is an error of the call
-                data = pickle.dumps(("result", call_id, "error",
-                                     HandlerError(ERROR_NOT_MOVABLE, f"the handler's result could not be sent back "
-                                                  f"to the caller: {type(exc).__name__}: {exc}", ""),
-                                     result[4], {}, (), timeout_s), _PROTOCOL)
+                data = pickle.dumps(
+                    (
+                        "result",
+                        call_id,
+                        "error",
+                        HandlerError(
+                            ERROR_NOT_MOVABLE,
+                            f"the handler's result could not be sent back to the caller: {type(exc).__name__}: {exc}",
+                            "",
+                        ),
+                        result[4],
+                        {},
+                        (),
+                        timeout_s,
+                    ),
+                    _PROTOCOL,
+                )
             out_of_memory = result[2] == "error" and result[3].type == "MemoryError"
             _worker_state.hold_result(data, number == len(items) or out_of_memory)
             if out_of_memory:
@@ -487,10 +536,12 @@ def _exit_text(status: int) -> str:
             name = signal.Signals(number).name
         except ValueError:
             name = f"signal {number}"
-        why = {"SIGSEGV": ": a crash in C code (through ctypes, say)",
-               "SIGBUS": ": a crash in C code",
-               "SIGABRT": ": aborted, often an allocation that failed past the memory limit",
-               "SIGKILL": ": killed from outside (the system may have run out of memory)"}.get(name, "")
+        why = {
+            "SIGSEGV": ": a crash in C code (through ctypes, say)",
+            "SIGBUS": ": a crash in C code",
+            "SIGABRT": ": aborted, often an allocation that failed past the memory limit",
+            "SIGKILL": ": killed from outside (the system may have run out of memory)",
+        }.get(name, "")
         return f"the handler's process was killed by signal {number} ({name}){why}"
     if os.WIFEXITED(status):
         return f"the handler's process exited with code {os.WEXITSTATUS(status)}"
@@ -504,20 +555,30 @@ class _Zygote:
         import subprocess
 
         mine, theirs = socket.socketpair()
-        code = "import sys; from fnkit._isolate import _zygote_preload, _zygote_main; _zygote_preload(); _zygote_main(int(sys.argv[1]))"
+        code = (
+            "import sys; from fnkit._isolate import _zygote_preload, _zygote_main; "
+            "_zygote_preload(); _zygote_main(int(sys.argv[1]))"
+        )
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the caller's imports, from the start
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL, start_new_session=True, env=env, cwd=os.getcwd())
+            [sys.executable, "-c", code, str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+            cwd=os.getcwd(),
+        )
         theirs.close()
         self.control = mine
         self.lock = threading.Lock()
 
     def alive(self) -> bool:
+        """Whether the zygote process still runs."""
         return self.process.poll() is None
 
     def fork(self) -> tuple[int, socket.socket]:
+        """A new worker: its pid and the caller's end of its socket."""
         mine, theirs = socket.socketpair()
         try:
             with self.lock:
@@ -531,12 +592,14 @@ class _Zygote:
         return int.from_bytes(reply[1:], "little"), mine
 
     def reap(self, pid: int) -> int:
+        """Wait for worker `pid` to end; its exit status (-1 when unknown)."""
         with self.lock:
             self.control.sendall(b"W" + pid.to_bytes(8, "little"))
             reply = _recv_exact(self.control, 9)
         return int.from_bytes(reply[1:], "little", signed=True)
 
     def close(self) -> None:
+        """Close the control socket: the zygote leaves, and takes its workers with it."""
         try:
             self.control.close()
         except OSError:
@@ -561,7 +624,7 @@ def _zygote_preload() -> None:
 
     import cloudpickle  # noqa: F401
 
-    from . import queue, mail, alb  # noqa: F401  - their context classes and the content API
+    from . import alb, mail, queue  # noqa: F401  - their context classes and the content API
     from .mail import _content  # noqa: F401
 
 
@@ -616,7 +679,7 @@ class _Worker:
             self.conn = mine
         STATS["workers_started"] += 1
         self.handlers: OrderedDict[bytes, None] = OrderedDict()
-        self.synced: dict = {}
+        self.synced: dict[str, Any] = {}
         self.backlog: list[bytes] = []
         self.dead = False
         self.status: int | None = None
@@ -642,7 +705,8 @@ class _Worker:
             except (OSError, AttributeError):
                 pass
 
-    def send(self, message: tuple) -> None:
+    def send(self, message: Message) -> None:
+        """Send one message to the worker."""
         self.conn.send_bytes(pickle.dumps(message, _PROTOCOL))
 
     def kill(self) -> None:
@@ -706,6 +770,7 @@ class _Pool:
         self.lock = threading.Lock()
 
     def take(self) -> _Worker:
+        """An idle worker, or a new one."""
         with self.lock:
             while self.idle:
                 worker = self.idle.pop()
@@ -714,6 +779,7 @@ class _Pool:
         return _Worker()
 
     def give_back(self, worker: _Worker) -> None:
+        """Keep a worker for the next call (or retire it when enough are idle, or reap it when stopped)."""
         if worker.stopped:  # a Stopper killed it just as its call ended: reap it, never hand it out again
             worker.kill()
         if worker.dead:
@@ -725,6 +791,7 @@ class _Pool:
         worker.retire()
 
     def shutdown(self) -> None:
+        """Retire every idle worker."""
         with self.lock:
             workers, self.idle = self.idle, []
         for worker in workers:
@@ -778,7 +845,7 @@ class NotMovable(Exception):
     """The handler, the event or the context cannot be sent to a worker process."""
 
 
-def _handler_blob(handler: Callable, by_value: bool = False) -> bytes:
+def _handler_blob(handler: Handler, by_value: bool = False) -> bytes:
     import cloudpickle
 
     try:
@@ -804,8 +871,9 @@ def _handler_blob(handler: Callable, by_value: bool = False) -> bytes:
             f"the handler {name} cannot be sent to a worker process ({_short(exc)}). It refers, through its "
             "closure or the globals it uses, to something that cannot be copied to another process (a lock, "
             "an open file or socket, a generator, a running thread...). Define the handler at the top level "
-            "of a cell or module and create such objects inside it; or call with isolation=\"thread\" "
-            "(no hard stop) to run it in this process.") from None
+            'of a cell or module and create such objects inside it; or call with isolation="thread" '
+            "(no hard stop) to run it in this process."
+        ) from None
 
 
 _by_value_lock = threading.Lock()
@@ -819,15 +887,15 @@ def _short(exc: BaseException) -> str:
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
-def _export_context(context: Context) -> tuple[type, dict, list, float | None]:
+def _export_context(context: Context) -> tuple[type[Context], dict[str, Any], list[Any], float | None]:
     """The context as the worker rebuilds it: its class, its plain state, its services, the time left."""
     try:
         context.aws_request_id  # noqa: B018 - a lazy context (a simulator's) makes its names now
     except AttributeError:
         pass
-    state: dict = {}
-    services: list = []
-    local_only = type(context)._local_only if isinstance(context, Context) else ()
+    state: dict[str, Any] = {}
+    services: list[Any] = []
+    local_only = type(context)._local_only
     for key, value in vars(context).items():
         if type(value) in _PLAIN:
             state[key] = value
@@ -848,7 +916,7 @@ def _export_context(context: Context) -> tuple[type, dict, list, float | None]:
     return type(context), state, services, remaining
 
 
-def _dumps_message(message: tuple) -> bytes:
+def _dumps_message(message: Message) -> bytes:
     try:
         return pickle.dumps(message, _PROTOCOL)
     except Exception:  # noqa: BLE001 - an event or context of classes only cloudpickle can move
@@ -857,12 +925,14 @@ def _dumps_message(message: tuple) -> bytes:
         try:
             return cloudpickle.dumps(message, _PROTOCOL)
         except Exception as exc:  # noqa: BLE001
-            raise NotMovable(f"the event or the context cannot be sent to a worker process ({_short(exc)}); "
-                             "give JSON-like values (dicts, lists, strings, numbers), or call with "
-                             "isolation=\"thread\".") from None
+            raise NotMovable(
+                f"the event or the context cannot be sent to a worker process ({_short(exc)}); "
+                "give JSON-like values (dicts, lists, strings, numbers), or call with "
+                'isolation="thread".'
+            ) from None
 
 
-def _log_levels() -> dict:
+def _log_levels() -> dict[str, int]:
     import logging
 
     levels = {"": logging.getLogger().level}
@@ -872,14 +942,20 @@ def _log_levels() -> dict:
     return levels
 
 
-def _sync_for(worker: _Worker, memory_mb: int | None) -> dict:
+def _sync_for(worker: _Worker, memory_mb: int | None) -> dict[str, Any]:
     """What the worker must change to be like the caller now: environment, imports path, directory, logging
     levels, memory limit."""
-    wanted = {"sys_path": list(sys.path), "cwd": _cwd(), "levels": _log_levels(), "memory_mb": memory_mb}
+    wanted: dict[str, Any] = {
+        "sys_path": list(sys.path),
+        "cwd": _cwd(),
+        "levels": _log_levels(),
+        "memory_mb": memory_mb,
+    }
     sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
     worker.synced.update(sync)
-    raw = getattr(os.environ, "_data", None)  # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
-    raw = dict(raw) if isinstance(raw, dict) else dict(os.environ)
+    # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
+    encoded = getattr(os.environ, "_data", None)
+    raw: dict[Any, Any] = dict(encoded) if isinstance(encoded, dict) else dict(os.environ)
     if worker.synced.get("environ_raw", _UNSET) != raw:
         worker.synced["environ_raw"] = raw
         sync["environ"] = dict(os.environ)
@@ -902,8 +978,18 @@ def _cwd() -> str:
 class _Item:
     """One event of a call or a batch: what goes out, and what came back."""
 
-    __slots__ = ("call_id", "event", "context", "timeout_s", "services", "message", "result", "logs",
-                 "log_size", "started")
+    __slots__ = (
+        "call_id",
+        "context",
+        "event",
+        "log_size",
+        "logs",
+        "message",
+        "result",
+        "services",
+        "started",
+        "timeout_s",
+    )
 
     def __init__(self, call_id: int, event: Any, context: Context, timeout_s: float | None) -> None:
         self.call_id = call_id
@@ -916,17 +1002,21 @@ class _Item:
         self.started = 0.0
         cls, state, services, remaining = _export_context(context)
         self.services = services
-        self.message = (call_id, event, cls, state, remaining, timeout_s)
+        self.message: CallMessage = (call_id, event, cls, state, remaining, timeout_s)
 
     def add_log(self, text: str) -> None:
+        """Keep a piece of the call's output (up to MAX_LOG_CHARS; the rest is counted)."""
         if self.log_size < MAX_LOG_CHARS:
             self.logs.append(text[: MAX_LOG_CHARS - self.log_size])
         self.log_size += len(text)
 
     def log_text(self) -> str:
+        """The call's output, with a note of what was cut."""
         text = "".join(self.logs)
         if self.log_size > MAX_LOG_CHARS:
-            text += f"\n[fnkit: output cut after {MAX_LOG_CHARS:,} characters; {self.log_size - MAX_LOG_CHARS:,} more]\n"
+            text += (
+                f"\n[fnkit: output cut after {MAX_LOG_CHARS:,} characters; {self.log_size - MAX_LOG_CHARS:,} more]\n"
+            )
         return text
 
 
@@ -940,27 +1030,35 @@ def _next_call_id() -> int:
 
 
 def _error_invocation(item: _Item, kind: str, message: str, duration_ms: float = 0.0) -> Invocation:
-    return Invocation(error=HandlerError(kind, message, ""), duration_ms=duration_ms, logs=item.log_text(),
-                      timeout_s=item.timeout_s)
+    return Invocation(
+        error=HandlerError(kind, message, ""), duration_ms=duration_ms, logs=item.log_text(), timeout_s=item.timeout_s
+    )
 
 
-def _finish(item: _Item, message: tuple) -> Invocation:
-    _, _, status, payload, duration_ms, changes, reports, timeout_s = message
+def _finish(item: _Item, message: ResultMessage) -> Invocation:
+    _, _, status, payload, duration_ms, changes, blobs, timeout_s = message
     for key, value in changes.items():
         try:
             setattr(item.context, key, value)
         except Exception:  # noqa: BLE001 - a read-only attribute stays as it was
             pass
     logs = item.log_text()
+    reports = tuple(_loads_or(blob, None) for blob in blobs)
     if timeout_s is not None and duration_ms > timeout_s * 1000.0:
         return Invocation(timed_out=True, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
-    reports = tuple(_loads_or(blob, None) for blob in reports)
     if status == "error":
         return Invocation(error=payload, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
     blob, shown, type_name, text, why = payload
     returned = _loads_or(blob, None) if blob is not None else _unsendable(type_name, shown)
-    return Invocation(returned=returned, response_text=text, duration_ms=duration_ms, logs=logs,
-                      timeout_s=timeout_s, encode_error=why, reports=reports)
+    return Invocation(
+        returned=returned,
+        response_text=text,
+        duration_ms=duration_ms,
+        logs=logs,
+        timeout_s=timeout_s,
+        encode_error=why,
+        reports=reports,
+    )
 
 
 def _loads_or(blob: bytes, default: Any) -> Any:
@@ -976,11 +1074,11 @@ def _unsendable(type_name: str, text: str) -> Unsendable:
     return value
 
 
-def _serve_call_back(worker: _Worker, item: _Item, message: tuple) -> None:
-    _, call_id, slot, method, args, kwargs = message
+def _serve_call_back(worker: _Worker, item: _Item, message: Message) -> None:
+    _, _call_id, slot, method, args, kwargs = message
     try:
         value = getattr(item.services[slot], method)(*args, **kwargs)
-        reply: tuple = (True, value)
+        reply: tuple[bool, Any] = (True, value)
     except Exception as exc:  # noqa: BLE001 - raised again in the handler, as the service raised it
         reply = (False, exc)
     try:
@@ -990,7 +1088,7 @@ def _serve_call_back(worker: _Worker, item: _Item, message: tuple) -> None:
     worker.conn.send_bytes(data)
 
 
-def _run_items(handler: Callable, items: list[_Item], memory_mb: int | None) -> None:
+def _run_items(handler: Handler, items: list[_Item], memory_mb: int | None) -> None:
     """Run every item in worker processes; each item's `.result` is set. Never raises (but KeyboardInterrupt)."""
     try:
         blob = _handler_blob(handler)
@@ -1035,14 +1133,15 @@ def _run_items(handler: Callable, items: list[_Item], memory_mb: int | None) -> 
             _pool.give_back(worker)
 
 
-def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], start: int,
-              memory_mb: int | None) -> tuple[int, str, str]:
+def _exchange(
+    worker: _Worker, key: bytes, blob: bytes, items: list[_Item], start: int, memory_mb: int | None
+) -> tuple[int, str, str]:
     """Send items[start:] to one worker; collect results until done or the worker is lost.
 
     Returns (index of the first item without a result, "ok" | "lost" | "reload", why it must reload).
     """
     try:
-        evict = []
+        evict: list[bytes] = []
         send_blob = key not in worker.handlers
         if send_blob:
             worker.handlers[key] = None
@@ -1050,10 +1149,16 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
                 evict.append(worker.handlers.popitem(last=False)[0])
         else:
             worker.handlers.move_to_end(key)
-        message = ("batch" if len(items) - start > 1 else "call", key, blob if send_blob else None,
-                   _sync_for(worker, memory_mb), evict, [item.message for item in items[start:]])
+        outgoing: Message = (
+            "batch" if len(items) - start > 1 else "call",
+            key,
+            blob if send_blob else None,
+            _sync_for(worker, memory_mb),
+            evict,
+            [item.message for item in items[start:]],
+        )
         try:
-            data = _dumps_message(message)
+            data = _dumps_message(outgoing)
         except NotMovable as exc:
             worker.handlers.pop(key, None)
             for item in items[start:]:
@@ -1063,13 +1168,15 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
     except OSError:
         return _lost(worker, items, start, time.perf_counter()), "lost", ""
     if send_blob:
-        deadline = time.monotonic() + LOAD_TIMEOUT_S
-        reply = _wait(worker, deadline)
+        reply = _wait(worker, time.monotonic() + LOAD_TIMEOUT_S)
         if reply is None:
             worker.kill()
             for item in items[start:]:
-                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, f"the handler's module did not load within "
-                                                f"{LOAD_TIMEOUT_S:g} s in the worker process")
+                item.result = _error_invocation(
+                    item,
+                    ERROR_NOT_MOVABLE,
+                    f"the handler's module did not load within {LOAD_TIMEOUT_S:g} s in the worker process",
+                )
             return len(items), "lost", ""
         if reply[0] != "loaded":  # it ended while loading (the module's own code exited, say)
             if worker.stopped:
@@ -1082,8 +1189,10 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
             return len(items), "lost", ""
         if not reply[1]:
             worker.handlers.pop(key, None)
-            why = (f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a module the "
-                   "worker can import, or in the notebook itself; or call with isolation=\"thread\".")
+            why = (
+                f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a module the "
+                'worker can import, or in the notebook itself; or call with isolation="thread".'
+            )
             if reply[3]:
                 return start, "reload", why
             for item in items[start:]:
@@ -1093,14 +1202,21 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
     items[index].started = time.perf_counter()
     while index < len(items):
         item = items[index]
-        deadline = None if item.timeout_s is None else time.monotonic() + item.timeout_s + GRACE_S - (
-            time.perf_counter() - item.started)
+        deadline = (
+            None
+            if item.timeout_s is None
+            else time.monotonic() + item.timeout_s + GRACE_S - (time.perf_counter() - item.started)
+        )
         message = _wait(worker, deadline)
         if message is None:  # past the timeout: a hard stop
             worker.kill()
             elapsed = (time.perf_counter() - item.started) * 1000.0
-            item.result = Invocation(timed_out=True, duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
-                                     logs=item.log_text(), timeout_s=item.timeout_s)
+            item.result = Invocation(
+                timed_out=True,
+                duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
+                logs=item.log_text(),
+                timeout_s=item.timeout_s,
+            )
             return index + 1, "lost", ""
         if message[0] == "ended":
             return _lost(worker, items, index, item.started), "lost", ""
@@ -1125,11 +1241,13 @@ def _exchange(worker: _Worker, key: bytes, blob: bytes, items: list[_Item], star
     return index, "ok", ""
 
 
-def _wait(worker: _Worker, deadline: float | None) -> tuple | None:
+def _wait(worker: _Worker, deadline: float | None) -> Message | None:
     """The next message from the worker; None past the deadline; ("ended",) when it is gone."""
+    message: Message
     try:
         if worker.backlog:
-            return pickle.loads(worker.backlog.pop())
+            message = pickle.loads(worker.backlog.pop())
+            return message
         while True:
             timeout = None if deadline is None else deadline - time.monotonic()
             if timeout is not None and timeout <= 0:
@@ -1139,7 +1257,8 @@ def _wait(worker: _Worker, deadline: float | None) -> tuple | None:
                 if message[0] != "results":
                     return message
                 worker.backlog = message[1][::-1]  # results held back by the worker, oldest last
-                return pickle.loads(worker.backlog.pop())
+                message = pickle.loads(worker.backlog.pop())
+                return message
     except (EOFError, OSError):
         return ("ended",)
     except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
@@ -1162,8 +1281,9 @@ def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> in
 # --- the entry points ----------------------------------------------------------------------------
 
 
-def call(handler: Callable, event: Any, context: Context, timeout_s: float | None,
-         memory_mb: int | None = None) -> Invocation:
+def call(
+    handler: Handler, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
+) -> Invocation:
     """Run `handler(event, context)` in a worker process; an `Invocation`, whatever happens."""
     item = _Item(_next_call_id(), event, context, timeout_s)
     _run_items(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
@@ -1171,13 +1291,14 @@ def call(handler: Callable, event: Any, context: Context, timeout_s: float | Non
     return item.result
 
 
-def call_many(handler: Callable, events: list, contexts: list[Context], timeout_s: float | None,
-              memory_mb: int | None = None) -> list[Invocation]:
+def call_many(
+    handler: Handler, events: list[Any], contexts: list[Context], timeout_s: float | None, memory_mb: int | None = None
+) -> list[Invocation]:
     """Run the handler on each event in turn, in worker processes, one message per chunk of events.
 
     Each event keeps its own timeout, enforced here: a handler that hangs is killed, that
     event times out, and the rest go on in a fresh worker.
     """
-    items = [_Item(_next_call_id(), e, c, timeout_s) for e, c in zip(events, contexts)]
+    items = [_Item(_next_call_id(), e, c, timeout_s) for e, c in zip(events, contexts, strict=True)]
     _run_items(handler, items, memory_limit_mb() if memory_mb is None else memory_mb)
     return [item.result for item in items]  # type: ignore[misc]

@@ -21,17 +21,26 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from functools import partial
-from operator import is_not
 import keyword
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Optional, Union
+from functools import partial
+from operator import is_not
+from types import GenericAlias
+from typing import Annotated, Any, Literal, TypeVar
 
-from ._report import Issue, child_path, describe, error, warning
+from ._report import Issue, Severity, child_path, describe, error, warning
 from .rules import rule
+
+#: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
+Tables = dict[str, dict[str, Any]]
+#: the generated reading of a typed value's tables, and the generated check over a typed value and them
+TablesReader = Callable[[Any], Tables]
+PostCheck = Callable[[Any, Tables], bool]
+#: a Text's constraint as its memos key it: (pattern, min_len, max_len)
+ConstraintKey = tuple[str | None, int | None, int | None]
 
 # --- type vocabulary ---------------------------------------------------------
 
@@ -43,7 +52,9 @@ class Scalar:
     kind: str
 
     def label(self) -> str:
-        return {"str": "a string", "int": "an integer", "bool": "a boolean", "number": "a number", "any": "any value"}[self.kind]
+        return {"str": "a string", "int": "an integer", "bool": "a boolean", "number": "a number", "any": "any value"}[
+            self.kind
+        ]
 
     def type_name(self) -> str:
         return {"str": "String", "int": "Integer", "bool": "Boolean", "number": "Number", "any": "Any"}[self.kind]
@@ -67,12 +78,12 @@ class Text(Scalar):
     max_len: int | None = None
     rule: str | None = None
     code: str = "format"
-    severity: str = "error"
-    message: Any = None
+    severity: Severity = "error"
+    message: str | Callable[[str], str] | None = None
     doc: str = ""
     #: optional: a faster test of a whole column against `pattern`, True only when every value
     #: surely matches (False: unsure, the pattern decides value by value); tests hold it to the pattern
-    column_test: Any = None
+    column_test: Callable[[Sequence[str]], bool] | None = None
     #: False for values that rarely repeat (timestamps, sequence numbers): they are tested every time,
     #: not remembered; values that do repeat (ARNs, regions, header names) are tested once (see `accepted`)
     repeats: bool = True
@@ -124,6 +135,7 @@ def all_digits(values: Any) -> bool:
     # (bytes.isdigit reads ASCII digits a byte at a time, many times faster than str.isdigit's Unicode look-ups)
     return joined.isascii() and joined.encode().isdigit() and all(values)
 
+
 _PATTERNS: dict[str, Callable[[str], Any]] = {}
 
 
@@ -138,13 +150,13 @@ def _compiled(pattern: str) -> Callable[[str], Any]:
 #: how many accepted strings each constraint remembers (values that repeat, such as ARNs, regions,
 #: header names and data types, are then tested once; a full memo stops growing)
 MEMO_LIMIT = 4096
-_ACCEPTED: dict[tuple, set] = {}
-_MEETS: dict[tuple, Callable[[str], bool]] = {}
+_ACCEPTED: dict[ConstraintKey, set[str]] = {}
+_MEETS: dict[tuple[str | None, int | None, int | None, bool], Callable[[str], bool]] = {}
 
 
-def accepted(t: Text) -> set:
+def accepted(t: Text) -> set[str]:
     """The bounded memo of strings known to meet the Text's constraint (one per constraint)."""
-    key = (t.pattern, t.min_len, t.max_len)
+    key: ConstraintKey = (t.pattern, t.min_len, t.max_len)
     found = _ACCEPTED.get(key)
     if found is None:
         found = _ACCEPTED[key] = set()
@@ -152,13 +164,14 @@ def accepted(t: Text) -> set:
 
 
 def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeats: bool) -> Callable[[str], bool]:
-    key = (pattern, min_len, max_len)
+    key: ConstraintKey = (pattern, min_len, max_len)
     found = _MEETS.get((*key, repeats))
     if found is not None:
         return found
     low = min_len if min_len is not None else 0
     high = max_len if max_len is not None else float("inf")
     if pattern is None:
+
         def meets(s: str) -> bool:
             return low <= len(s) <= high
     elif not repeats:
@@ -178,6 +191,7 @@ def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeat
             if len(ok) < MEMO_LIMIT:
                 ok.add(s)
             return True
+
     _MEETS[(*key, repeats)] = meets
     return meets
 
@@ -248,10 +262,19 @@ class F:
     required: bool | str = True
     doc: str = ""
     rule: str | None = None
-    enum: tuple | None = None
+    enum: tuple[Any, ...] | None = None
     aliases: tuple[tuple[str, str], ...] = ()
     attr: str | None = None  # snake_case name in the typed parse
     message: str | None = None
+
+
+C = TypeVar("C", bound=Callable[..., Any])
+
+
+def _generated(fn: C, source: str) -> C:
+    """`fn` with the Python source fnkit generated it from, as `fn.source` (to read what a shape compiles to)."""
+    fn.__dict__["source"] = source
+    return fn
 
 
 def _frozen(self: Any, name: str, value: Any = None) -> None:
@@ -267,9 +290,9 @@ class Shape:
     rule: str
     unknown: str = "warn"  # "warn": unknown keys are warnings; "allow": silently kept
     doc: str = ""
-    _struct: type | None = field(default=None, repr=False)
-    _post_ok: Any = field(default=None, repr=False)
-    _compiled_parts: Any = field(default=None, repr=False)
+    _struct: type[Any] | None = field(default=None, repr=False)
+    _post_ok: Callable[[Any], bool] | None = field(default=None, repr=False)
+    _compiled_parts: tuple[tuple[TableSpec, ...], TablesReader, PostCheck] | None = field(default=None, repr=False)
 
     def label(self) -> str:
         return "an object"
@@ -279,7 +302,7 @@ class Shape:
 
     # -- keys ---------------------------------------------------------------
     def keys_of(self, f: F) -> tuple[str, ...]:
-        return (f.key,) + tuple(k for _, k in f.aliases)
+        return (f.key, *(k for _, k in f.aliases))
 
     def allowed(self) -> frozenset[str]:
         return frozenset(k for f in self.fields for k in self.keys_of(f))
@@ -299,7 +322,7 @@ class Shape:
 
     # -- the compiled check and the typed value ------------------------------
     @property
-    def struct(self) -> type:
+    def struct(self) -> type[Any]:
         """The msgspec Struct generated from this declaration (the typed parse's class)."""
         if self._struct is None:
             self._struct = _make_struct(self)
@@ -313,7 +336,7 @@ class Shape:
         import msgspec
 
         try:
-            typed = msgspec.convert(value, self.struct, strict=True)
+            typed: Any = msgspec.convert(value, self.struct, strict=True)
         except (msgspec.ValidationError, RecursionError, UnicodeEncodeError):
             return None
         return typed if self.post_ok(typed) else None
@@ -332,38 +355,33 @@ class Shape:
             def post_ok(typed: Any) -> bool:
                 return post(typed, tables(typed))
 
-            post_ok.source = getattr(post, "source", "")  # type: ignore[attr-defined]
-            self._post_ok = post_ok
+            self._post_ok = _generated(post_ok, getattr(post, "source", ""))
         return self._post_ok
 
     @property
     def table_specs(self) -> tuple[TableSpec, ...]:
         """The lists of objects of the shape that are read as columns (see TableSpec)."""
-        if self._compiled_parts is None:
-            self._compile_parts()
-        return self._compiled_parts[0]
+        return (self._compiled_parts or self._compile_parts())[0]
 
     @property
-    def tables(self) -> Callable[[Any], dict]:
+    def tables(self) -> TablesReader:
         """The generated reading of a compiled typed value's tables: {name: {"at": positions, column: values}}."""
-        if self._compiled_parts is None:
-            self._compile_parts()
-        return self._compiled_parts[1]
+        return (self._compiled_parts or self._compile_parts())[1]
 
     @property
-    def post_check(self) -> Callable[[Any, dict], bool]:
+    def post_check(self) -> PostCheck:
         """`post_ok` over a typed value and its tables (read once, shared with the semantic checks)."""
-        if self._compiled_parts is None:
-            self._compile_parts()
-        return self._compiled_parts[2]
+        return (self._compiled_parts or self._compile_parts())[2]
 
-    def lenient_tables(self, typed: Any) -> dict:
-        """The tables of a leniently built value: the rows that are objects of their shape, raw values in the columns."""
+    def lenient_tables(self, typed: Any) -> Tables:
+        """The tables of a leniently built value: the rows that are objects of their shape, raw values in columns."""
         return lenient_tables(self.table_specs, typed)
 
-    def _compile_parts(self) -> None:
+    def _compile_parts(self) -> tuple[tuple[TableSpec, ...], TablesReader, PostCheck]:
         specs = _find_tables(self)
-        self._compiled_parts = (specs, _tables_builder(specs), _post_checker(self, specs) or _always)
+        parts = (specs, _tables_builder(specs), _post_checker(self, specs) or _always)
+        self._compiled_parts = parts
+        return parts
 
     def parse(self, value: Any) -> Any:
         """The typed value (assumes `value` has been validated; a broken value is built leniently)."""
@@ -371,13 +389,13 @@ class Shape:
         return typed if typed is not None else self.lenient(value)
 
     def lenient(self, value: Any) -> Any:
-        """The typed classes holding whatever `value` has: raw values where types are wrong, None where keys are missing."""
+        """The typed classes holding whatever `value` has: raw values where types are wrong, None for missing keys."""
         return _lenient(self, value)
 
     # -- documentation ------------------------------------------------------
-    def fields_table(self, prefix: str = "") -> list[dict]:
+    def fields_table(self, prefix: str = "") -> list[dict[str, str]]:
         """One row per field (nested shapes flattened with dotted names)."""
-        rows = []
+        rows: list[dict[str, str]] = []
         for f in self.fields:
             name = prefix + f.key
             req = f.required if isinstance(f.required, str) else ("yes" if f.required else "no")
@@ -398,7 +416,7 @@ class Shape:
                 rows.extend(inner.fields_table(name + sep))
         return rows
 
-    def json_schema(self, *, description: str | None = None) -> dict:
+    def json_schema(self, *, description: str | None = None) -> dict[str, Any]:
         """A JSON Schema (draft 2020-12) of the shape: every structural check the compiled layer makes."""
         out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": self.name, **_schema(self)}
         if description:
@@ -422,7 +440,7 @@ def attr_name(f: F) -> str:
 
 def spelling_attr(f: F, key: str) -> str:
     """The Struct attribute that holds one spelling of an aliased field (`trace_header__1`: the second)."""
-    keys = (f.key,) + tuple(k for _, k in f.aliases)
+    keys = (f.key, *(k for _, k in f.aliases))
     return f"{attr_name(f)}__{keys.index(key)}"
 
 
@@ -440,32 +458,36 @@ def _unwrap(t: Any) -> Any:
 # --- compiling a shape to msgspec Structs ---------------------------------------------
 
 
-def _annotation(t: Any, enum: tuple | None = None) -> Any:
+def _annotation(t: Any, enum: tuple[Any, ...] | None = None) -> Any:
     import msgspec
 
     if isinstance(t, Nullable):
-        return Optional[_annotation(t.inner, enum)]
+        return _annotation(t.inner, enum) | None
     if enum is not None:
-        return Literal[tuple(enum)]  # type: ignore[valid-type]
+        return Literal[tuple(enum)]
     if isinstance(t, Scalar):  # a Text's pattern and bounds are checked a column at a time (_post_checker)
-        return {"str": str, "int": int, "bool": bool, "number": Union[int, float], "any": Any}[t.kind]
+        return {"str": str, "int": int, "bool": bool, "number": int | float, "any": Any}[t.kind]
     if isinstance(t, ListOf):
-        meta = {k: v for k, v in (("min_length", t.min_len), ("max_length", t.max_len)) if v is not None}
-        inner = tuple[_annotation(t.item), ...]  # type: ignore[misc]
-        return Annotated[inner, msgspec.Meta(**meta)] if meta else inner
+        inner = GenericAlias(tuple, (_annotation(t.item), ...))  # tuple[item, ...], made at run time
+        if t.min_len is None and t.max_len is None:
+            return inner
+        return Annotated[inner, msgspec.Meta(min_length=t.min_len, max_length=t.max_len)]
     if isinstance(t, MapOf):
-        return dict[_annotation(t.keys) if t.keys is not None else str, _annotation(t.value)]  # type: ignore[misc]
+        return GenericAlias(dict, (_annotation(t.keys) if t.keys is not None else str, _annotation(t.value)))
     return t.struct
 
 
-def _make_struct(shape: Shape) -> type:
+def _make_struct(shape: Shape) -> type[Any]:
     import msgspec
 
-    specs: list[tuple] = []
+    specs: list[tuple[Any, ...]] = []
     rename: dict[str, str] = {}
     public: list[str] = []
-    namespace: dict[str, Any] = {"__doc__": shape.doc or f"Typed {shape.name}.",
-                                 "__setattr__": _frozen, "__delattr__": _frozen}
+    namespace: dict[str, Any] = {
+        "__doc__": shape.doc or f"Typed {shape.name}.",
+        "__setattr__": _frozen,
+        "__delattr__": _frozen,
+    }
     for f in shape.fields:
         annotation = _annotation(f.type, f.enum)
         name = attr_name(f)
@@ -479,16 +501,24 @@ def _make_struct(shape: Shape) -> type:
         for key in shape.keys_of(f):
             slot = spelling_attr(f, key)
             rename[slot] = key
-            specs.append((slot, Union[annotation, msgspec.UnsetType], msgspec.UNSET))
+            specs.append((slot, annotation | msgspec.UnsetType, msgspec.UNSET))
             slots.append(slot)
         namespace[name] = property(_first_spelling(tuple(slots)), doc=f.doc or None)
     # the dataclass protocol: fields() lists the snake_case names, is_dataclass() is True
-    protocol = dataclasses.make_dataclass(shape.name, [(n, Any, dataclasses.field(default=None)) for n in public],
-                                          frozen=True)
-    namespace["__dataclass_fields__"] = protocol.__dataclass_fields__
-    return msgspec.defstruct(shape.name, specs, kw_only=True, rename=rename, gc=False,
-                             forbid_unknown_fields=shape.unknown == "warn", namespace=namespace,
-                             module=__name__)
+    protocol = dataclasses.make_dataclass(
+        shape.name, [(n, Any, dataclasses.field(default=None)) for n in public], frozen=True
+    )
+    namespace["__dataclass_fields__"] = vars(protocol)["__dataclass_fields__"]
+    return msgspec.defstruct(
+        shape.name,
+        specs,
+        kw_only=True,
+        rename=rename,
+        gc=False,
+        forbid_unknown_fields=shape.unknown == "warn",
+        namespace=namespace,
+        module=__name__,
+    )
 
 
 def _first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
@@ -522,7 +552,7 @@ class TableSpec:
 
     name: str
     shape: Shape
-    steps: tuple  # root tables: ((Shape, attr), ...) from the root value to the list; else ()
+    steps: tuple[tuple[Shape, str], ...]  # root tables: ((Shape, attr), ...) from the root value to the list; else ()
     parent: str | None  # nested tables: the parent table, whose column `column` holds the objects
     column: str | None
     names: tuple[str, ...]  # the columns, in the Struct's field order
@@ -543,21 +573,29 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
         for f in parent.shape.fields:
             inner = _strip_null(f.type)
             if isinstance(inner, Shape) and not f.aliases:
-                spec = TableSpec(f"{parent.name}.{attr_name(f)}", inner, (), parent.name, attr_name(f),
-                                 _struct_names(inner), f.required is not True or isinstance(f.type, Nullable))
+                spec = TableSpec(
+                    f"{parent.name}.{attr_name(f)}",
+                    inner,
+                    (),
+                    parent.name,
+                    attr_name(f),
+                    _struct_names(inner),
+                    f.required is not True or isinstance(f.type, Nullable),
+                )
                 found.append(spec)
                 nested(spec)
 
-    def visit(s: Shape, prefix: str, steps: tuple) -> None:
+    def visit(s: Shape, prefix: str, steps: tuple[tuple[Shape, str], ...]) -> None:
         for f in s.fields:
             if f.aliases:
                 continue
             inner = _strip_null(f.type)
-            step = steps + ((s, attr_name(f)),)
+            step = (*steps, (s, attr_name(f)))
             if isinstance(inner, ListOf) and isinstance(_strip_null(inner.item), Shape):
                 row = _strip_null(inner.item)
-                spec = TableSpec(prefix + attr_name(f), row, step, None, None, _struct_names(row),
-                                 isinstance(inner.item, Nullable))
+                spec = TableSpec(
+                    prefix + attr_name(f), row, step, None, None, _struct_names(row), isinstance(inner.item, Nullable)
+                )
                 found.append(spec)
                 nested(spec)
             elif isinstance(inner, Shape):
@@ -570,7 +608,7 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
 _FEW_COLUMNS = 3  # up to this many columns, a comprehension per column beats astuple and zip
 
 
-def _tables_builder(specs: tuple[TableSpec, ...]) -> Callable[[Any], dict]:
+def _tables_builder(specs: tuple[TableSpec, ...]) -> TablesReader:
     """The generated reading of a compiled typed value's tables: one C-level pass per list of
     objects (msgspec's astuple, then zip into columns)."""
     from msgspec.structs import astuple
@@ -600,21 +638,22 @@ def _tables_builder(specs: tuple[TableSpec, ...]) -> Callable[[Any], dict]:
             lines.append(f"    c{k} = [*zip(*map(ASTUPLE, r))] if r else E{k}")
     tables = ", ".join(
         f"{spec.name!r}: {{'at': at{k}, {', '.join(f'{name!r}: c{k}[{i}]' for i, name in enumerate(spec.names))}}}"
-        for k, spec in enumerate(specs))
+        for k, spec in enumerate(specs)
+    )
     lines.append(f"    return {{{tables}}}")
     namespace = dict(consts)
     exec(compile("\n".join(lines), "<fnkit tables>", "exec"), namespace)
-    fn = namespace["tables"]
-    fn.source = "\n".join(lines)
-    return fn
+    reader: TablesReader = namespace["tables"]
+    return _generated(reader, "\n".join(lines))
 
 
-def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> dict:
-    """The tables of a leniently built value: only rows that are objects of their shape (raw values in their columns)."""
+def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> Tables:
+    """The tables of a leniently built value: only rows that are objects of their shape (raw values in columns)."""
     from msgspec.structs import astuple
 
-    out: dict[str, dict] = {}
+    out: Tables = {}
     for spec in specs:
+        rows: Sequence[Any]
         if spec.parent is None:
             node = typed
             for shape, attr in spec.steps:
@@ -622,6 +661,7 @@ def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> dict:
             rows = node if type(node) is tuple else ()
             at: Any = range(len(rows))
         else:
+            assert spec.column is not None  # a nested table reads a column of its parent
             parent = out[spec.parent]
             rows, at = parent[spec.column], parent["at"]
         struct = spec.shape.struct
@@ -629,12 +669,13 @@ def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> dict:
         if len(keep) != len(rows):
             at = [at[i] for i in keep]
             rows = [rows[i] for i in keep]
-        columns = [*zip(*map(astuple, rows))] if rows else [()] * len(spec.names)
-        out[spec.name] = {"at": at, **dict(zip(spec.names, columns))}
+        columns = [*zip(*map(astuple, rows), strict=True)] if rows else [()] * len(spec.names)
+        out[spec.name] = {"at": at, **dict(zip(spec.names, columns, strict=True))}
     return out
 
 
 # --- the generated post-check -----------------------------------------------------------
+
 
 def _always(value: Any, tables: Any = None) -> bool:
     return True
@@ -648,7 +689,7 @@ def _needs_post(t: Any) -> bool:
     if isinstance(t, ListOf):
         return _needs_post(t.item)
     if isinstance(t, MapOf):
-        return t.keys is not None and _needs_post(t.keys) or _needs_post(t.value)
+        return (t.keys is not None and _needs_post(t.keys)) or _needs_post(t.value)
     if isinstance(t, Shape):
         return any(f.aliases or _needs_post(f.type) for f in t.fields)
     return False
@@ -703,8 +744,8 @@ class _PostGen:
             if t.max_len is not None:
                 self.emit(depth, f"if len({x}) > {t.max_len}: return False")
             return
+        ok = self.const(accepted(t)) if t.repeats else ""
         if t.repeats:
-            ok = self.const(accepted(t))
             self.emit(depth, f"if {x} not in {ok}:")
             depth += 1
         if t.min_len is not None:
@@ -748,7 +789,7 @@ class _PostGen:
     def table(self, spec: TableSpec, depth: int) -> None:
         tv = self.var()
         self.emit(depth, f"{tv} = T[{spec.name!r}]")
-        same: dict[tuple, list] = defaultdict(list)
+        same: dict[tuple[Any, ...], list[tuple[Text, str]]] = defaultdict(list)
         for f in spec.shape.fields:
             if f.aliases:
                 slots = [spelling_attr(f, key) for key in spec.shape.keys_of(f)]
@@ -792,15 +833,18 @@ class _PostGen:
         """At most one spelling of the field in each row (a required field: exactly one), from the columns."""
         unset = [f"{c}.count(UNSET)" for c in cols]
         if f.required is True:  # the usual case first: one spelling in every row, the others in none
-            usual = " or ".join(f"({u} == 0 and {' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n})"
-                                for u in unset)
+            usual = " or ".join(
+                f"({u} == 0 and {' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n})" for u in unset
+            )
             test = "!= 1"
         else:  # the usual case first: every spelling but one absent from every row
             usual = " or ".join(f"{' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n}" for u in unset)
             test = "> 1"
         count = " + ".join(f"(x{i} is not UNSET)" for i in range(len(cols)))
         names = ", ".join(f"x{i}" for i in range(len(cols)))
-        self.emit(depth, f"if not ({usual}) and any([{count} {test} for {names} in zip({', '.join(cols)})]): return False")
+        self.emit(
+            depth, f"if not ({usual}) and any([{count} {test} for {names} in zip({', '.join(cols)})]): return False"
+        )
 
     # -- a column of values (a list, tuple or dict view, None already dropped) -------------
     def many(self, t: Any, col: str, depth: int) -> None:
@@ -869,8 +913,8 @@ class _PostGen:
             if t.min_len is None and t.max_len is None:
                 self.emit(depth + 1, "pass")
             return
+        ok = self.const(accepted(t)) if t.repeats else ""
         if t.repeats:
-            ok = self.const(accepted(t))
             self.emit(depth, f"if {col} and not {ok}.issuperset({col}):")
         else:
             self.emit(depth, f"if {col}:")
@@ -895,10 +939,11 @@ class _PostGen:
         self.emit(depth, f"if any([{count} {test} for x in {col}]): return False")
 
 
-def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> Callable[[Any, dict], bool] | None:
-    """The generated check (see _PostGen) of a typed value of `shape` and its tables; None when there is nothing to check."""
-    import msgspec
+def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> PostCheck | None:
+    """The generated check (see _PostGen) of a typed value of `shape` and its tables; None when nothing is to check."""
     from itertools import chain
+
+    import msgspec
 
     if not _needs_post(shape):
         return None
@@ -909,9 +954,8 @@ def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> Callable[[Any, 
     src = "\n".join(gen.lines)
     namespace: dict[str, Any] = {"NOT_NONE": _NOT_NONE, "chain": chain, "UNSET": msgspec.UNSET, **gen.consts}
     exec(compile(src, f"<fnkit post check: {shape.name}>", "exec"), namespace)
-    fn = namespace["post_ok"]
-    fn.source = src
-    return fn
+    post_ok: PostCheck = namespace["post_ok"]
+    return _generated(post_ok, src)
 
 
 _NOT_NONE = partial(is_not, None)  # filter(_NOT_NONE, xs): the values that are not None, at C speed
@@ -948,8 +992,7 @@ def schema_pattern(pattern: str) -> str:
     return _ANCHOR.sub(lambda m: "$(?!\\n)", pattern)
 
 
-
-def _schema(t: Any, enum: tuple | None = None) -> dict:
+def _schema(t: Any, enum: tuple[Any, ...] | None = None) -> dict[str, Any]:
     if isinstance(t, Nullable):
         if enum is not None:
             return {"enum": [*enum, None]}
@@ -969,8 +1012,13 @@ def _schema(t: Any, enum: tuple | None = None) -> dict:
             s["description"] = f"Warned about (not an error): {t.doc}"
         return s
     if isinstance(t, Scalar):
-        return {"str": {"type": "string"}, "int": {"type": "integer"}, "bool": {"type": "boolean"},
-                "number": {"type": "number"}, "any": {}}[t.kind]
+        return {
+            "str": {"type": "string"},
+            "int": {"type": "integer"},
+            "bool": {"type": "boolean"},
+            "number": {"type": "number"},
+            "any": {},
+        }[t.kind]
     if isinstance(t, ListOf):
         s = {"type": "array", "items": _schema(t.item)}
         if t.min_len is not None:
@@ -986,8 +1034,8 @@ def _schema(t: Any, enum: tuple | None = None) -> dict:
             if names:
                 s["propertyNames"] = names
         return s
-    props = {}
-    conditions: list[dict] = []
+    props: dict[str, Any] = {}
+    conditions: list[dict[str, Any]] = []
     for f in t.fields:
         s = _schema(f.type, f.enum)
         if f.doc:
@@ -996,7 +1044,7 @@ def _schema(t: Any, enum: tuple | None = None) -> dict:
         for k in keys:
             props[k] = s
         if len(keys) > 1:
-            conditions += [{"not": {"required": [a, b]}} for i, a in enumerate(keys) for b in keys[i + 1:]]
+            conditions += [{"not": {"required": [a, b]}} for i, a in enumerate(keys) for b in keys[i + 1 :]]
             if f.required is True:
                 conditions.append({"anyOf": [{"required": [k]} for k in keys]})
     out: dict[str, Any] = {"type": "object", "properties": props}
@@ -1080,7 +1128,9 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
         frule = f.rule or shape.rule
         if not present:
             if f.required is True:
-                out.append(error(child_path(path, f.key), "missing", f"The required field '{f.key}' is missing.", frule))
+                out.append(
+                    error(child_path(path, f.key), "missing", f"The required field '{f.key}' is missing.", frule)
+                )
             continue
         if len(present) > 1:
             out.append(_spellings(path, present))
@@ -1102,21 +1152,36 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
                 out.append(error(p, "enum", message, frule))
     if shape.unknown == "warn":
         allowed = shape.allowed()
-        for k in v:
-            if k not in allowed:
-                out.append(_unknown(shape, path, k))
+        out.extend(_unknown(shape, path, k) for k in v if k not in allowed)
 
 
-@rule("G2", "any", "inferred", "Each field has one spelling per dialect ('provider' as in the spec, 'aws' as on the "
-      "real platform); an event should not mix them.", origin="kit", severity="error or warning")
+@rule(
+    "G2",
+    "any",
+    "inferred",
+    "Each field has one spelling per dialect ('provider' as in the spec, 'aws' as on the "
+    "real platform); an event should not mix them.",
+    origin="kit",
+    severity="error or warning",
+)
 def _spellings(path: str, present: list[str]) -> Issue:
     """G2: two spellings of one field in one object."""
-    return error(child_path(path, present[1]), "conflict",
-                 f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.", "G2")
+    return error(
+        child_path(path, present[1]),
+        "conflict",
+        f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.",
+        "G2",
+    )
 
 
-@rule("G1", "any", "inferred", "A field the contract does not know is ignored by the platform; fnkit warns, since it "
-      "is often a misspelling.", origin="kit", severity="warning")
+@rule(
+    "G1",
+    "any",
+    "inferred",
+    "A field the contract does not know is ignored by the platform; fnkit warns, since it is often a misspelling.",
+    origin="kit",
+    severity="warning",
+)
 def _unknown(shape: Shape, path: str, key: Any) -> Issue:
     """G1: a key the shape does not know."""
     hint = ""
@@ -1125,5 +1190,6 @@ def _unknown(shape: Shape, path: str, key: Any) -> Issue:
             if known.lower() == key.lower():
                 hint = f" Did you mean '{known}'? Names are case-sensitive."
                 break
-    return warning(child_path(path, key), "unknown",
-                   f"'{key}' is not a field of {shape.name}; it is ignored.{hint}", "G1")
+    return warning(
+        child_path(path, key), "unknown", f"'{key}' is not a field of {shape.name}; it is ignored.{hint}", "G1"
+    )

@@ -33,11 +33,11 @@ def source_module(name: str) -> Any:
 # --- what users mistake for the three sources ----------------------------------------
 
 
-def _keys(value: dict, keys: tuple[str, ...], where: str = "") -> list[str]:
+def _keys(value: dict[str, Any], keys: tuple[str, ...], where: str = "") -> list[str]:
     return [where + k for k in keys if k in value]
 
 
-def _first_record(value: dict) -> dict | None:
+def _first_record(value: dict[str, Any]) -> dict[str, Any] | None:
     records = value.get("Records")
     if isinstance(records, list) and records and isinstance(records[0], dict):
         return records[0]
@@ -47,21 +47,25 @@ def _first_record(value: dict) -> dict | None:
 _QUEUE_RECORD_KEYS = ("messageId", "receiptHandle", "md5OfBody")
 
 
-def _record_of(service: str, key: str) -> Callable[[dict], list[str]]:
+def _record_of(service: str, key: str) -> Callable[[dict[str, Any]], list[str]]:
     """The landmarks of a Records[] event of another service: the record's `key` object, or its eventSource."""
-    def landmarks(value: dict) -> list[str]:
+
+    def landmarks(value: dict[str, Any]) -> list[str]:
         record = _first_record(value)
         if record is None or any(k in record for k in _QUEUE_RECORD_KEYS):
             return []
         found = [f"Records[0].{key}"] if isinstance(record.get(key), dict) else []
-        for source_key in ("eventSource", "EventSource"):
-            if record.get(source_key) == service:
-                found.append(f"Records[0].{source_key} '{service}'")
+        found.extend(
+            f"Records[0].{source_key} '{service}'"
+            for source_key in ("eventSource", "EventSource")
+            if record.get(source_key) == service
+        )
         return found
+
     return landmarks
 
 
-def _rest_api(value: dict) -> list[str]:
+def _rest_api(value: dict[str, Any]) -> list[str]:
     context = value.get("requestContext")
     if "httpMethod" not in value or not isinstance(context, dict) or "elb" in context:
         return []
@@ -70,27 +74,27 @@ def _rest_api(value: dict) -> list[str]:
     return ["requestContext without elb", *found] if found else []
 
 
-def _http_api(value: dict) -> list[str]:
+def _http_api(value: dict[str, Any]) -> list[str]:
     if value.get("version") != "2.0":
         return []
     found = _keys(value, ("rawPath", "routeKey", "rawQueryString"))
     return ["version '2.0'", *found] if found else []
 
 
-def _websocket_api(value: dict) -> list[str]:
+def _websocket_api(value: dict[str, Any]) -> list[str]:
     context = value.get("requestContext")
     if not isinstance(context, dict) or "elb" in context or "httpMethod" in value or "connectionId" not in context:
         return []
     return ["requestContext.connectionId", *_keys(context, ("routeKey", "eventType"), "requestContext.")]
 
 
-def _eventbridge(value: dict) -> list[str]:
+def _eventbridge(value: dict[str, Any]) -> list[str]:
     if "detail-type" not in value or "detail" not in value or "Records" in value:
         return []
     return [f"detail-type '{value['detail-type']}'", *_keys(value, ("source", "detail"))]
 
 
-def _receive_message(value: dict) -> list[str]:
+def _receive_message(value: dict[str, Any]) -> list[str]:
     messages = value.get("Messages")
     if "Records" in value or not isinstance(messages, list) or not messages or not isinstance(messages[0], dict):
         return []
@@ -98,7 +102,7 @@ def _receive_message(value: dict) -> list[str]:
     return found if len(found) >= 2 else []
 
 
-def _lone_record(value: dict) -> list[str]:
+def _lone_record(value: dict[str, Any]) -> list[str]:
     if "Records" in value:
         return []
     found = _keys(value, ("messageId", "receiptHandle", "md5OfBody"))
@@ -108,11 +112,12 @@ def _lone_record(value: dict) -> list[str]:
 _EVENT_KEYS = ("Records", "httpMethod", "envelope", "requestContext")
 
 
-def _response_of(keys: tuple[str, ...]) -> Callable[[dict], list[str]]:
-    def landmarks(value: dict) -> list[str]:
+def _response_of(keys: tuple[str, ...]) -> Callable[[dict[str, Any]], list[str]]:
+    def landmarks(value: dict[str, Any]) -> list[str]:
         if any(k in value for k in _EVENT_KEYS):
             return []
         return _keys(value, keys)
+
     return landmarks
 
 
@@ -122,43 +127,100 @@ class Lookalike:
 
     name: str  # what the value is: "an API Gateway proxy event"
     instead: str  # what it is not: "a load balancer event"
-    landmarks: Callable[[dict], list[str]]  # the keys that give it away ([] when the value is not one)
+    landmarks: Callable[[dict[str, Any]], list[str]]  # the keys that give it away ([] when the value is not one)
     advice: str = ""  # a sentence: how the source it is not differs, or what to do
     kind: str = ""  # which variant, when the name covers several: "REST API, payload format 1.0"
 
 
 LOOKALIKES: tuple[Lookalike, ...] = (
-    Lookalike("an API Gateway proxy event", _NAMES["alb"], _rest_api,
-              "a load balancer event carries requestContext.elb.targetGroupArn and no resource, pathParameters or "
-              "stageVariables", "REST API, payload format 1.0"),
-    Lookalike("an API Gateway proxy event", _NAMES["alb"], _http_api,
-              "a load balancer event has httpMethod and path at the top and requestContext.elb",
-              "HTTP API or function URL, payload format 2.0"),
-    Lookalike("an API Gateway WebSocket event", _NAMES["alb"], _websocket_api,
-              "the load balancer never forwards WebSocket traffic to a function (A1)"),
-    Lookalike("an SNS notification event", _NAMES["queue"], _record_of("aws:sns", "Sns"),
-              "a queue record has messageId, receiptHandle, body and eventSource 'provider:queue' ('aws:sqs')"),
-    Lookalike("an S3 event notification", _NAMES["queue"], _record_of("aws:s3", "s3"),
-              "when S3 notifies a queue, this JSON is the body of a queue record, not the event"),
-    Lookalike("an SES receipt-rule event", _NAMES["mail"], _record_of("aws:ses", "ses"),
-              "a mail-flow event has summaryVersion, envelope, sender, subject, invocationId and flowDirection"),
-    Lookalike("a Kinesis stream event", _NAMES["queue"], _record_of("aws:kinesis", "kinesis"),
-              "a queue record has messageId, receiptHandle and body"),
-    Lookalike("a DynamoDB stream event", _NAMES["queue"], _record_of("aws:dynamodb", "dynamodb"),
-              "a queue record has messageId, receiptHandle and body"),
-    Lookalike("an EventBridge event", _ANY, _eventbridge,
-              "when EventBridge targets a queue, this JSON is the body of a queue record"),
-    Lookalike("a ReceiveMessage response of the queue's API", _NAMES["queue"], _receive_message,
-              "the poller hands a function {\"Records\": [...]} with camelCase keys (messageId, receiptHandle, body); "
-              "fnkit.queue.events_from_messages turns a dump like this into events"),
-    Lookalike("a single queue record", _NAMES["queue"], _lone_record,
-              "a queue event wraps its records: {\"Records\": [record, ...]}"),
-    Lookalike("a queue response", "an event", _response_of(("batchItemFailures",)),
-              "validate a response with `fnkit validate --response` (fnkit.validate_response)"),
-    Lookalike("a load balancer response", "an event", _response_of(("statusCode",)),
-              "validate a response with `fnkit validate --response` (fnkit.validate_response)"),
-    Lookalike("a mail-flow response", "an event", _response_of(("actions",)),
-              "validate a response with `fnkit validate --response` (fnkit.validate_response)"),
+    Lookalike(
+        "an API Gateway proxy event",
+        _NAMES["alb"],
+        _rest_api,
+        "a load balancer event carries requestContext.elb.targetGroupArn and no resource, pathParameters or "
+        "stageVariables",
+        "REST API, payload format 1.0",
+    ),
+    Lookalike(
+        "an API Gateway proxy event",
+        _NAMES["alb"],
+        _http_api,
+        "a load balancer event has httpMethod and path at the top and requestContext.elb",
+        "HTTP API or function URL, payload format 2.0",
+    ),
+    Lookalike(
+        "an API Gateway WebSocket event",
+        _NAMES["alb"],
+        _websocket_api,
+        "the load balancer never forwards WebSocket traffic to a function (A1)",
+    ),
+    Lookalike(
+        "an SNS notification event",
+        _NAMES["queue"],
+        _record_of("aws:sns", "Sns"),
+        "a queue record has messageId, receiptHandle, body and eventSource 'provider:queue' ('aws:sqs')",
+    ),
+    Lookalike(
+        "an S3 event notification",
+        _NAMES["queue"],
+        _record_of("aws:s3", "s3"),
+        "when S3 notifies a queue, this JSON is the body of a queue record, not the event",
+    ),
+    Lookalike(
+        "an SES receipt-rule event",
+        _NAMES["mail"],
+        _record_of("aws:ses", "ses"),
+        "a mail-flow event has summaryVersion, envelope, sender, subject, invocationId and flowDirection",
+    ),
+    Lookalike(
+        "a Kinesis stream event",
+        _NAMES["queue"],
+        _record_of("aws:kinesis", "kinesis"),
+        "a queue record has messageId, receiptHandle and body",
+    ),
+    Lookalike(
+        "a DynamoDB stream event",
+        _NAMES["queue"],
+        _record_of("aws:dynamodb", "dynamodb"),
+        "a queue record has messageId, receiptHandle and body",
+    ),
+    Lookalike(
+        "an EventBridge event",
+        _ANY,
+        _eventbridge,
+        "when EventBridge targets a queue, this JSON is the body of a queue record",
+    ),
+    Lookalike(
+        "a ReceiveMessage response of the queue's API",
+        _NAMES["queue"],
+        _receive_message,
+        'the poller hands a function {"Records": [...]} with camelCase keys (messageId, receiptHandle, body); '
+        "fnkit.queue.events_from_messages turns a dump like this into events",
+    ),
+    Lookalike(
+        "a single queue record",
+        _NAMES["queue"],
+        _lone_record,
+        'a queue event wraps its records: {"Records": [record, ...]}',
+    ),
+    Lookalike(
+        "a queue response",
+        "an event",
+        _response_of(("batchItemFailures",)),
+        "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+    ),
+    Lookalike(
+        "a load balancer response",
+        "an event",
+        _response_of(("statusCode",)),
+        "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+    ),
+    Lookalike(
+        "a mail-flow response",
+        "an event",
+        _response_of(("actions",)),
+        "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+    ),
 )
 
 
@@ -188,10 +250,16 @@ def lookalike_issue(value: Any, severity: str = "error") -> Issue | None:
     return (warning if severity == "warning" else error)("$", "other-source", message, "G3")
 
 
-@rule("G3", "any", "inferred", "The source of an event is recognised from its shape: Records (queue), envelope and "
-      "summaryVersion (mail), httpMethod and requestContext.elb (load balancer); event types users mistake for them "
-      "(API Gateway, SNS, S3, SES, Kinesis, DynamoDB, EventBridge, the queue API's messages, a lone record, a "
-      "response) are named as what they are.", origin="kit")
+@rule(
+    "G3",
+    "any",
+    "inferred",
+    "The source of an event is recognised from its shape: Records (queue), envelope and "
+    "summaryVersion (mail), httpMethod and requestContext.elb (load balancer); event types users mistake for them "
+    "(API Gateway, SNS, S3, SES, Kinesis, DynamoDB, EventBridge, the queue API's messages, a lone record, a "
+    "response) are named as what they are.",
+    origin="kit",
+)
 def detect_source(event: Any) -> str | None:
     """'queue', 'mail' or 'alb' from the event's shape (JSON text and bytes are decoded); None when unknown,
     or when the value is an event of another kind users mistake for one of them (see `LOOKALIKES`)."""
@@ -217,9 +285,13 @@ def validate(event: Any) -> Report:
         issue = lookalike_issue(value)
         if issue is None:
             what = describe(value)
-            issue = error("$", "unknown",
-                          f"This is {what}, not an event of a known source: a queue event has Records, a mail event has envelope and summaryVersion, a load balancer event has httpMethod and requestContext.elb.",
-                          "G3")
+            issue = error(
+                "$",
+                "unknown",
+                f"This is {what}, not an event of a known source: a queue event has Records, a mail event has "
+                "envelope and summaryVersion, a load balancer event has httpMethod and requestContext.elb.",
+                "G3",
+            )
         return Report([*notes, issue], None, None)
     report = source_module(source).validate_event(value)
     return Report([*notes, *report], report.source, report.dialect, report.subject) if notes else report
@@ -267,18 +339,36 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
     if source is None and event is not None:
         source = detect_source(event)  # the event says who reads the response, whatever it looks like
         if source is not None and shown is not None and shown != source:
-            notes.append(warning("$", "other-source", f"This response has the shape of {_RESPONSES[shown]}, but "
-                                                      f"the event is {_NAMES[source]}: it is read as "
-                                                      f"{_RESPONSES[source]}.", "G3"))
+            notes.append(
+                warning(
+                    "$",
+                    "other-source",
+                    f"This response has the shape of {_RESPONSES[shown]}, but "
+                    f"the event is {_NAMES[source]}: it is read as "
+                    f"{_RESPONSES[source]}.",
+                    "G3",
+                )
+            )
     source = source or shown
     if source is None:
         if value is MISSING:
             return Report(decoded, None, None, "response")
-        return Report([*decoded, error("$", "unknown",
-                                     f"This response ({describe(value)}) does not show its source: a queue response "
-                                     "has batchItemFailures, a load balancer response statusCode, a mail-flow "
-                                     "response actions. Name the source (--source) or give the event (--event).",
-                                     "G3")], None, None, "response")
+        return Report(
+            [
+                *decoded,
+                error(
+                    "$",
+                    "unknown",
+                    f"This response ({describe(value)}) does not show its source: a queue response "
+                    "has batchItemFailures, a load balancer response statusCode, a mail-flow "
+                    "response actions. Name the source (--source) or give the event (--event).",
+                    "G3",
+                ),
+            ],
+            None,
+            None,
+            "response",
+        )
     module = source_module(source)
     own = {k: v for k, v in settings.items() if k in takes[source] and v is not None}  # None: not said
     if source == "queue":
@@ -301,4 +391,5 @@ def correlation_ids(event: Any) -> list[str]:
     source = detect_source(value) if value is not MISSING else None
     if source is None:
         return []
-    return source_module(source).correlation_ids(value)
+    ids: list[str] = source_module(source).correlation_ids(value)
+    return ids

@@ -19,13 +19,16 @@ carries validator keywords.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
-from ._shape import Shape
+from ._shape import Shape, Tables
+
+if TYPE_CHECKING:
+    from msgspec.json import Decoder
 
 Check = Callable[[Any, "Seen"], Iterable[Issue]]
-_TEXT = (str, bytes, bytearray, memoryview)
+_TEXT_OR_RAW = (str, bytes, bytearray, memoryview, Raw)
 
 
 class Seen:
@@ -36,9 +39,11 @@ class Seen:
     (`seen.tables["records"]["body"]`, with `["at"]` the rows' positions; see `Shape.tables`).
     """
 
-    __slots__ = ("dialects", "options", "typed", "tables")
+    __slots__ = ("dialects", "options", "tables", "typed")
 
-    def __init__(self, options: dict | None = None, typed: bool = False, tables: dict | None = None) -> None:
+    def __init__(
+        self, options: dict[str, Any] | None = None, typed: bool = False, tables: Tables | None = None
+    ) -> None:
         self.options = options if options is not None else _NO_OPTIONS
         # True when the value passed the compiled check: every field has its declared type
         self.typed = typed
@@ -59,8 +64,8 @@ class Seen:
         return next(iter(dialects)) if len(dialects) == 1 else "mixed"
 
 
-_NO_OPTIONS: dict = {}
-_NO_TABLES: dict = {}
+_NO_OPTIONS: dict[str, Any] = {}
+_NO_TABLES: Tables = {}
 
 
 class Contract:
@@ -70,21 +75,35 @@ class Contract:
     empty tuple or list when the value is fine (any iterable of issues works; a generator too).
     """
 
-    __slots__ = ("shape", "checks", "source", "subject", "plain", "_decoder", "_struct", "_post", "_tables",
-                 "_convert", "_rejected", "_undecodable", "_clean")
+    __slots__ = (
+        "_clean",
+        "_convert",
+        "_decoder",
+        "_post",
+        "_rejected",
+        "_struct",
+        "_tables",
+        "_undecodable",
+        "checks",
+        "plain",
+        "shape",
+        "source",
+        "subject",
+    )
 
-    def __init__(self, shape: Shape, checks: list[Check], *, source: str, subject: str = "event",
-                 plain: bool = False) -> None:
+    def __init__(
+        self, shape: Shape, checks: list[Check], *, source: str, subject: str = "event", plain: bool = False
+    ) -> None:
         """`plain`: the checks read the decoded JSON value (dicts and lists), not the typed one."""
         self.shape = shape
         self.plain = plain
         self.checks = tuple(checks)
         self.source = source
         self.subject = subject
-        self._decoder = None
+        self._decoder: Decoder[Any] | None = None
         self._clean: dict[str | None, Report] = {}
 
-    def _compile(self) -> None:
+    def _compile(self) -> Decoder[Any]:
         import msgspec
 
         self._struct = self.shape.struct
@@ -94,21 +113,24 @@ class Contract:
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError)
         self._rejected = (msgspec.ValidationError, UnicodeEncodeError)
         self._undecodable = (msgspec.DecodeError, TypeError, UnicodeEncodeError)
-        self._decoder = msgspec.json.Decoder(self._struct)
+        decoder: Decoder[Any] = msgspec.json.Decoder(self._struct)
+        self._decoder = decoder
+        return decoder
 
-    def check(self, value: Any, options: dict | None = None) -> tuple[Report, Any]:
+    def check(self, value: Any, options: dict[str, Any] | None = None) -> tuple[Report, Any]:
         """(the report, the typed value or None when the value is not an object of the shape); never raises."""
         try:
             return self._check(value, options)
         except RecursionError:
-            return Report([error("$", "limit", "The value nests too deeply to check.", "G0")], self.source, None,
-                          self.subject), None
+            return Report(
+                [error("$", "limit", "The value nests too deeply to check.", "G0")], self.source, None, self.subject
+            ), None
 
-    def validate(self, value: Any, options: dict | None = None) -> Report:
+    def validate(self, value: Any, options: dict[str, Any] | None = None) -> Report:
         """Every problem of `value`; never raises."""
         return self.check(value, options)[0]
 
-    def json_schema(self, *, title: str | None = None, also: tuple[str, ...] = ()) -> dict:
+    def json_schema(self, *, title: str | None = None, also: tuple[str, ...] = ()) -> dict[str, Any]:
         """A Draft 2020-12 JSON Schema of the structure the compiled check enforces, both dialects; the
         semantic rules (the checks, and the rule ids in `also`) are listed in its description."""
         from . import rules
@@ -116,17 +138,19 @@ class Contract:
         ids = [r.id for r in rules.catalogue() if r.implementation in self.checks]
         ids += [i for i in also if i not in ids]
         semantic = "; ".join(f"{i}: {rules.get(i).summary.rstrip('.')}" for i in ids)
-        description = (f"{self.shape.doc} Generated by fnkit from the declaration it validates with; both dialects "
-                       "(the spec's 'provider' spellings and the real platform's 'aws' ones) are accepted. Unknown "
-                       "keys are allowed here (fnkit warns about them, rule G1). Integers are written without a "
-                       "fraction (200, not 200.0). Checks this schema cannot express, which fnkit applies: "
-                       f"{semantic or 'none'}.")
+        description = (
+            f"{self.shape.doc} Generated by fnkit from the declaration it validates with; both dialects "
+            "(the spec's 'provider' spellings and the real platform's 'aws' ones) are accepted. Unknown "
+            "keys are allowed here (fnkit warns about them, rule G1). Integers are written without a "
+            "fraction (200, not 200.0). Checks this schema cannot express, which fnkit applies: "
+            f"{semantic or 'none'}."
+        )
         schema = self.shape.json_schema(description=description)
         if title:
             schema["title"] = title
         return schema
 
-    def located(self, value: Any, options: dict | None = None) -> Report:
+    def located(self, value: Any, options: dict[str, Any] | None = None) -> Report:
         """The report of the located way alone (walk, lenient build, checks), whatever the compiled check says.
 
         `check` gives the same report faster; the tests hold the two to that.
@@ -136,10 +160,11 @@ class Contract:
         except RecursionError:
             return self.check(value, options)[0]
 
-    def _check(self, value: Any, options: dict | None, compiled: bool = True) -> tuple[Report, Any]:
-        if self._decoder is None:
-            self._compile()
-        typed = None
+    def _check(self, value: Any, options: dict[str, Any] | None, compiled: bool = True) -> tuple[Report, Any]:
+        decoder = self._decoder
+        if decoder is None:
+            decoder = self._compile()
+        typed: Any = None
         notes: Any = ()  # what decoding the text said (a byte-order mark skipped, G0)
         if not compiled or self.plain:
             # the located way, or checks that read the plain value: decode the text once, with json
@@ -151,12 +176,12 @@ class Contract:
                 typed = self._convert(value, self._struct, strict=True)
             except self._rejected:
                 pass
-        elif isinstance(value, _TEXT) or isinstance(value, Raw):
+        elif isinstance(value, _TEXT_OR_RAW):
             data, bom = strip_bom(value.data if isinstance(value, Raw) else value)
             if bom:
                 notes = [bom_warning()]
             try:  # decoded and checked in one pass
-                typed = self._decoder.decode(data)
+                typed = decoder.decode(data)
             except self._undecodable:  # (a str with a lone surrogate)
                 # not JSON, or JSON of another shape: the standard decoder says which, and where
                 value, notes = decode_json(value, "G0")
@@ -167,18 +192,20 @@ class Contract:
                 typed = self._convert(value, self._struct, strict=True)
             except self._rejected:
                 pass
-        seen = None
+        ok = False
+        tables: Tables | None = None
         if typed is not None:
             tables = self._tables(typed)
             try:
                 ok = self._post(typed, tables)
             except Exception:  # noqa: BLE001 - an odd value (a str subclass that cannot be hashed): the walk says
                 ok = False
-            if ok:
-                seen = Seen(options, True, tables)
-                issues: list[Issue] = []
-                read = value if self.plain else typed
-        if seen is None:
+        issues: list[Issue]
+        if ok:
+            seen = Seen(options, True, tables)
+            issues = []
+            read = value if self.plain else typed
+        else:
             if typed is not None:  # decoded, but a spelling or a Text constraint is wrong: walk the plain value
                 value, _ = decode_json(value, "G0")
             issues = self.shape.walk(value)
@@ -197,8 +224,14 @@ class Contract:
         dialects = seen.dialects
         dialect = None if dialects is None else next(iter(dialects)) if len(dialects) == 1 else "mixed"
         if dialect == "mixed":
-            issues.append(warning("$", "dialect", "The event mixes the spec's 'provider' spellings with the real "
-                                                  "platform's 'aws' ones.", "G2"))
+            issues.append(
+                warning(
+                    "$",
+                    "dialect",
+                    "The event mixes the spec's 'provider' spellings with the real platform's 'aws' ones.",
+                    "G2",
+                )
+            )
             dialect = None
         if not issues:
             report = self._clean.get(dialect)
@@ -212,4 +245,6 @@ class Contract:
 def _unchecked(exc: Exception) -> Issue:
     """A check met a value so odd that its own guards missed it (a dict subclass whose items()
     raises, say): say so, never crash."""
-    return warning("$", "unchecked", f"One rule could not be checked on this value ({type(exc).__name__}: {exc}).", None)
+    return warning(
+        "$", "unchecked", f"One rule could not be checked on this value ({type(exc).__name__}: {exc}).", None
+    )

@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from typing import Any
+from typing import Protocol, Self
 
 from ._invoke import DEFAULT_MEMORY_LIMIT_MB, ISOLATIONS, THREAD_STATS, invoke, invoke_many, report
 
 STOPPED_ERROR = "fnkit.Stopped"  # the error type of a call a Stopper stopped
+
+
+class _Stoppable(Protocol):
+    """What a stopper kills: a worker process running a call (fnkit._isolate's `_Worker`)."""
+
+    def stop_from_outside(self) -> None: ...
 
 
 class Stopper:
@@ -31,9 +37,9 @@ class Stopper:
 
     ```
     stopper = Stopper()
-    with stopper:                      # in the thread that calls (invoke, any source's run, a simulator)
+    with stopper:  # in the thread that calls (invoke, any source's run, a simulator)
         outcome = queue.run(handler, event, timeout_s=30)
-    stopper.stop()                     # from another thread (a Stop button): the worker is killed at once
+    stopper.stop()  # from another thread (a Stop button): the worker is killed at once
     ```
 
     A call it stopped returns an `Invocation` whose error type is `fnkit.Stopped`; calls
@@ -44,18 +50,18 @@ class Stopper:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._workers: set = set()
+        self._workers: set[_Stoppable] = set()
         self._tokens = threading.local()
         self.stopped = False
 
-    def __enter__(self) -> "Stopper":
+    def __enter__(self) -> Self:
         stack = getattr(self._tokens, "stack", None)
         if stack is None:
             stack = self._tokens.stack = []
         stack.append(_STOPPER.set(self))
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         _STOPPER.reset(self._tokens.stack.pop())
 
     def stop(self) -> bool:
@@ -67,7 +73,7 @@ class Stopper:
             worker.stop_from_outside()
         return bool(workers)
 
-    def _attach(self, worker: Any) -> bool:
+    def _attach(self, worker: _Stoppable) -> bool:
         """A call under this stopper is about to use `worker` (False: stopped already, do not start)."""
         with self._lock:
             if self.stopped:
@@ -75,7 +81,8 @@ class Stopper:
             self._workers.add(worker)
             return True
 
-    def _detach(self, worker: Any) -> None:
+    def _detach(self, worker: _Stoppable) -> None:
+        """The call using `worker` is over."""
         with self._lock:
             self._workers.discard(worker)
 
@@ -88,7 +95,7 @@ def current_stopper() -> Stopper | None:
     return _STOPPER.get()
 
 
-def stats() -> dict:
+def stats() -> dict[str, int]:
     """Counts of this process: workers started/killed/crashed, calls, abandoned handler threads."""
     import sys
 
@@ -109,5 +116,15 @@ def shutdown() -> None:
         isolate.shutdown()
 
 
-__all__ = ["DEFAULT_MEMORY_LIMIT_MB", "ISOLATIONS", "STOPPED_ERROR", "Stopper", "current_stopper", "invoke", "invoke_many",
-           "report", "shutdown", "stats"]
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT_MB",
+    "ISOLATIONS",
+    "STOPPED_ERROR",
+    "Stopper",
+    "current_stopper",
+    "invoke",
+    "invoke_many",
+    "report",
+    "shutdown",
+    "stats",
+]

@@ -1,4 +1,5 @@
 """Shared test settings: hypothesis profiles and the path to the shared/ folder."""
+
 import os
 from pathlib import Path
 

@@ -14,7 +14,8 @@ import copy
 import inspect
 import json
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -26,50 +27,55 @@ SOURCES = {"queue": queue, "mail": mail, "alb": alb}
 # --- values ---------------------------------------------------------------------------------------
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=12),
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.one_of(st.lists(children, max_size=5), st.dictionaries(st.text(max_size=10), children, max_size=5)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=5), st.dictionaries(st.text(max_size=10), children, max_size=5)
+    ),
     max_leaves=25,
 )
 
 
-class ExplodingDict(dict):
+class ExplodingDict(dict[str, Any]):
     """A dict subclass whose items() raises: a hostile Python object."""
 
-    def items(self):  # type: ignore[override]
+    def items(self):
         raise RuntimeError("items() exploded")
 
-    def keys(self):  # type: ignore[override]
+    def keys(self):
         raise RuntimeError("keys() exploded")
 
     def _repr_pretty_(self, printer, cycle):  # how hypothesis shows it, without calling items()
         printer.text("ExplodingDict(...)")
 
 
-def deep_list(depth: int = 10_000) -> list:
-    root: list = []
+def deep_list(depth: int = 10_000) -> list[Any]:
+    root: list[Any] = []
     cur = root
     for _ in range(depth):
-        nxt: list = []
+        nxt: list[Any] = []
         cur.append(nxt)
         cur = nxt
     return root
 
 
-def deep_dict(depth: int = 10_000, key: str = "Records") -> dict:
-    root: dict = {}
+def deep_dict(depth: int = 10_000, key: str = "Records") -> dict[str, Any]:
+    root: dict[str, Any] = {}
     cur = root
     for _ in range(depth):
-        nxt: dict = {}
+        nxt: dict[str, Any] = {}
         cur[key] = [nxt]
         cur = nxt
     return root
 
 
-HUGE_INT = 10 ** 5000  # past Python's 4,300-digit limit for int <-> str (hypothesis cannot repr it: built lazily)
+HUGE_INT = 10**5000  # past Python's 4,300-digit limit for int <-> str (hypothesis cannot repr it: built lazily)
 
 
 def huge_int(sign: int = 1) -> int:
@@ -82,16 +88,28 @@ def big_text(unit: str) -> str:
 
 
 strange_scalars = st.one_of(
-    st.just(math.nan), st.just(math.inf), st.just(-math.inf), st.builds(huge_int), st.builds(huge_int, st.just(-1)),
-    st.just("\ud800"), st.just("a\udfffb"), st.just("\ufeff{}"), st.just("\x00"),
+    st.just(math.nan),
+    st.just(math.inf),
+    st.just(-math.inf),
+    st.builds(huge_int),
+    st.builds(huge_int, st.just(-1)),
+    st.just("\ud800"),
+    st.just("a\udfffb"),
+    st.just("\ufeff{}"),
+    st.just("\x00"),
     st.builds(big_text, st.sampled_from(["x", "é\u2028", "\ud800"])),
-    st.binary(max_size=20), st.just(b"\xff\xfe\xfd"),
-    st.builds(object), st.sets(st.integers(), max_size=3), st.just((1, 2)),
+    st.binary(max_size=20),
+    st.just(b"\xff\xfe\xfd"),
+    st.builds(object),
+    st.sets(st.integers(), max_size=3),
+    st.just((1, 2)),
     st.builds(lambda: ExplodingDict(a=1)),
 )
 hostile_values = st.recursive(
     st.one_of(json_scalars, strange_scalars),
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=10), children, max_size=4)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -102,36 +120,54 @@ hostile_values = st.recursive(
 def built_events(source: str) -> st.SearchStrategy:
     seeds = st.integers(0, 10_000)
     if source == "queue":
-        return st.builds(lambda bodies, seed, fifo: queue.build_event(bodies, seed=seed, fifo=fifo,
-                                                                        group_ids=["g"] * len(bodies) if fifo else None),
-                         st.lists(st.text(max_size=20), min_size=1, max_size=4), seeds, st.booleans())
+        return st.builds(
+            lambda bodies, seed, fifo: queue.build_event(
+                bodies, seed=seed, fifo=fifo, group_ids=["g"] * len(bodies) if fifo else None
+            ),
+            st.lists(st.text(max_size=20), min_size=1, max_size=4),
+            seeds,
+            st.booleans(),
+        )
     if source == "mail":
-        return st.builds(lambda seed, n: mail.build_event(mail_from="a@example.org",
-                                                          recipients=[f"r{i}@example.com" for i in range(n)], seed=seed),
-                         seeds, st.integers(1, 4))
-    return st.builds(lambda seed, method, body: alb.build_event(method, "/p", body=body, seed=seed),
-                     seeds, st.sampled_from(["GET", "POST", "PUT"]), st.binary(max_size=40))
+        return st.builds(
+            lambda seed, n: mail.build_event(
+                mail_from="a@example.org", recipients=[f"r{i}@example.com" for i in range(n)], seed=seed
+            ),
+            seeds,
+            st.integers(1, 4),
+        )
+    return st.builds(
+        lambda seed, method, body: alb.build_event(method, "/p", body=body, seed=seed),
+        seeds,
+        st.sampled_from(["GET", "POST", "PUT"]),
+        st.binary(max_size=40),
+    )
 
 
 def built_responses(source: str) -> st.SearchStrategy:
     if source == "queue":
-        return st.builds(lambda ids: {"batchItemFailures": [{"itemIdentifier": i} for i in ids]},
-                         st.lists(st.text(max_size=36), max_size=3))
+        return st.builds(
+            lambda ids: {"batchItemFailures": [{"itemIdentifier": i} for i in ids]},
+            st.lists(st.text(max_size=36), max_size=3),
+        )
     if source == "mail":
         actions = st.sampled_from(["DEFAULT", "DROP", "BOUNCE", "MOVE_TO_JUNK", "BYPASS_SPAM_CHECK", "NOPE"])
         return st.builds(lambda a: {"actions": [{"action": {"type": a}, "allRecipients": True}]}, actions)
-    return st.builds(lambda code, body: {"statusCode": code, "body": body, "headers": {"content-type": "text/plain"}},
-                     st.integers(-5, 700), st.text(max_size=30))
+    return st.builds(
+        lambda code, body: {"statusCode": code, "body": body, "headers": {"content-type": "text/plain"}},
+        st.integers(-5, 700),
+        st.text(max_size=30),
+    )
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = [prefix]
     if isinstance(value, dict):
         for k, v in list(dict.items(value))[:20]:
-            out += _paths(v, prefix + (k,))
+            out += _paths(v, (*prefix, k))
     elif isinstance(value, list):
         for i, v in enumerate(value[:5]):
-            out += _paths(v, prefix + (i,))
+            out += _paths(v, (*prefix, i))
     return out
 
 
@@ -184,10 +220,26 @@ def as_forms(values: st.SearchStrategy) -> st.SearchStrategy:
 
 
 SPECIAL = [
-    deep_list(), deep_dict(), deep_dict(key="actions"), "[" * 10_000 + "]" * 10_000, b"[" * 10_000,
-    HUGE_INT, {"statusCode": HUGE_INT}, {"Records": [{"messageId": HUGE_INT}]}, math.nan, "NaN", "Infinity",
-    "\ufeff{}", b"\xef\xbb\xbf{}", "\ud800", b"\xff", "", b"", ExplodingDict(Records=[]),
-    {"statusCode": 200, "body": "x" * (10 * 1024 * 1024)}, "x" * (10 * 1024 * 1024),
+    deep_list(),
+    deep_dict(),
+    deep_dict(key="actions"),
+    "[" * 10_000 + "]" * 10_000,
+    b"[" * 10_000,
+    HUGE_INT,
+    {"statusCode": HUGE_INT},
+    {"Records": [{"messageId": HUGE_INT}]},
+    math.nan,
+    "NaN",
+    "Infinity",
+    "\ufeff{}",
+    b"\xef\xbb\xbf{}",
+    "\ud800",
+    b"\xff",
+    "",
+    b"",
+    ExplodingDict(Records=[]),
+    {"statusCode": 200, "body": "x" * (10 * 1024 * 1024)},
+    "x" * (10 * 1024 * 1024),
 ]
 
 
@@ -227,8 +279,10 @@ def _parse(module: Any) -> Callable[[Any], Any]:
         try:
             return module.parse_event(value)
         except ContractError as exc:
-            assert isinstance(exc.report, fnkit.Report) and not exc.report.ok
-            return exc.report
+            report = exc.report
+        assert not report.ok
+        return report
+
     return parse
 
 
@@ -236,7 +290,10 @@ def check_result(name: str, result: Any) -> None:
     """What a user may rely on: a Report says ok or lists located issues with a sentence."""
     if isinstance(result, fnkit.Report):
         for issue in result:
-            assert issue.path.startswith("$") and issue.message and issue.severity in ("error", "warning"), (name, issue)
+            assert issue.path.startswith("$") and issue.message and issue.severity in ("error", "warning"), (
+                name,
+                issue,
+            )
             # a rule that could not run is excused only for a container whose own methods raise
             assert issue.code != "unchecked" or "exploded" in issue.message, (name, issue)
         str(result)

@@ -26,7 +26,7 @@ from typing import Any
 HANDLER_TIMEOUT_S = 0.5
 
 
-def handler(event: dict, context: Any) -> Any:
+def handler(event: dict[str, Any], context: Any) -> Any:
     """The function behind the load balancer under load: what it does depends on the path."""
     path = event.get("path", "/")
     if path == "/raise":
@@ -71,11 +71,14 @@ def _request_bytes(kind: str, n: int) -> bytes:
         return b"GET /huge HTTP/1.1\r\nHost: loopback\r\nConnection: close\r\n\r\n"
     if kind == "big-body":
         body = b"b" * (1024 * 1024 + 1)
-        return (f"POST /upload HTTP/1.1\r\nHost: loopback\r\nContent-Length: {len(body)}\r\n"
-                "Connection: close\r\n\r\n").encode() + body
+        return (
+            f"POST /upload HTTP/1.1\r\nHost: loopback\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode() + body
     if kind == "websocket":
-        return (b"GET /chat HTTP/1.1\r\nHost: loopback\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        return (
+            b"GET /chat HTTP/1.1\r\nHost: loopback\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
     if kind == "bad-method":
         return b"BREW /pot HTTP/1.1\r\nHost: loopback\r\nConnection: close\r\n\r\n"
     if kind == "malformed":
@@ -96,7 +99,7 @@ def http_request(host: str, port: int, kind: str, n: int, timeout: float = 20.0)
     with socket.create_connection((host, port), timeout=timeout) as sock:
         if kind == "slow-client":
             for i in range(0, len(data), 8):  # a client that dribbles its request over ~0.2 s
-                sock.sendall(data[i:i + 8])
+                sock.sendall(data[i : i + 8])
                 time.sleep(0.2 * 8 / len(data))
         else:
             try:
@@ -110,21 +113,22 @@ def http_request(host: str, port: int, kind: str, n: int, timeout: float = 20.0)
                 if not chunk:
                     break
                 reply += chunk
-        except (ConnectionResetError, socket.timeout):
+        except (TimeoutError, ConnectionResetError):
             pass
     return _status_of(reply)
 
 
-def alb_load(host: str, port: int, requests: int, concurrency: int, seed: int = 0,
-             deadline_s: float = 600.0) -> dict:
+def alb_load(
+    host: str, port: int, requests: int, concurrency: int, seed: int = 0, deadline_s: float = 600.0
+) -> dict[str, Any]:
     """`requests` mixed requests, `concurrency` at a time; counts of (kind, status) and the mismatches."""
     rng = random.Random(seed)
     names = list(KINDS)
     weights = [KINDS[k][0] for k in names]
     plan = rng.choices(names, weights, k=requests)
     lock = threading.Lock()
-    counts: Counter = Counter()
-    wrong: list = []
+    counts: Counter[Any] = Counter()
+    wrong: list[Any] = []
     next_index = [0]
     stop_at = time.monotonic() + deadline_s
 
@@ -136,6 +140,7 @@ def alb_load(host: str, port: int, requests: int, concurrency: int, seed: int = 
             if i >= len(plan):
                 return
             kind = plan[i]
+            status: int | str | None
             try:
                 status = http_request(host, port, kind, i)
             except OSError as exc:
@@ -166,7 +171,7 @@ def rss_kb(pid: int) -> int:
 # --- SMTP ---------------------------------------------------------------------------------------------
 
 
-def mail_handler(event: dict, context: Any) -> Any:
+def mail_handler(event: dict[str, Any], context: Any) -> Any:
     """A mail-flow function under load: bounces what says "bounce", drops "drop", crashes on "crash"."""
     subject = event.get("subject", "")
     if "crash" in subject:
@@ -174,7 +179,9 @@ def mail_handler(event: dict, context: Any) -> Any:
     if "raise" in subject:
         raise ValueError("the rule's function failed")
     if "bounce" in subject:
-        return {"actions": [{"action": {"type": "BOUNCE", "parameters": {"bounceMessage": "no"}}, "allRecipients": True}]}
+        return {
+            "actions": [{"action": {"type": "BOUNCE", "parameters": {"bounceMessage": "no"}}, "allRecipients": True}]
+        }
     if "drop" in subject:
         return {"actions": [{"action": {"type": "DROP"}, "allRecipients": True}]}
     return {"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}]}
@@ -190,11 +197,23 @@ def message(subject: str, body: str = "Hello.\n", to: str = "a@example.com", sen
     return msg.as_bytes(policy=policy.SMTP)
 
 
-SMTP_KINDS = ["plain", "bounce", "drop", "raise", "crash", "malformed", "8bit", "huge", "too-big", "many-rcpt",
-              "relay", "drop-mid-data"]
+SMTP_KINDS = [
+    "plain",
+    "bounce",
+    "drop",
+    "raise",
+    "crash",
+    "malformed",
+    "8bit",
+    "huge",
+    "too-big",
+    "many-rcpt",
+    "relay",
+    "drop-mid-data",
+]
 
 
-def smtp_case(host: str, port: int, kind: str, n: int) -> dict:
+def smtp_case(host: str, port: int, kind: str, n: int) -> dict[str, Any]:
     """Send one case; what the client saw: accepted recipients (250) and refusals."""
     local = [f"user{n % 7}@example.com"]
     raw = message(f"{kind} {n}")
@@ -211,7 +230,7 @@ def smtp_case(host: str, port: int, kind: str, n: int) -> dict:
         local = [f"r{i}@example.com" for i in range(1000)]
     elif kind == "relay":
         local = ["victim@elsewhere.example"]
-    result = {"kind": kind, "accepted": [], "refused": {}, "error": None}
+    result: dict[str, Any] = {"kind": kind, "accepted": [], "refused": {}, "error": None}
     with smtplib.SMTP(host, port, timeout=60) as client:
         if kind == "drop-mid-data":
             client.ehlo()
@@ -236,14 +255,14 @@ def smtp_case(host: str, port: int, kind: str, n: int) -> dict:
     return result
 
 
-def check_smtp_results(server: Any, results: list[dict]) -> dict:
+def check_smtp_results(server: Any, results: list[dict[str, Any]]) -> dict[str, Any]:
     """Every 250 is delivered or bounced (a row with that status), none lost; relays refused."""
     rows = list(server.log.to_dict("records"))
-    by_recipient: Counter = Counter()
+    by_recipient: Counter[Any] = Counter()
     for row in rows:
         if row["status"] in ("delivered", "junk", "bounced", "dropped"):
             by_recipient[row["recipient"]] += 1
-    accepted: Counter = Counter()
+    accepted: Counter[Any] = Counter()
     for r in results:
         for address in r["accepted"]:
             accepted[address] += 1

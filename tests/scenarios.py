@@ -16,11 +16,20 @@ from typing import Any
 import fnkit
 from fnkit import mail, queue
 
-BEHAVIOURS = ["ok", "fail-some", "raise", "virtual-timeout", "not-json", "wrong-key", "unknown-id", "not-a-dict",
-              "none"]
+BEHAVIOURS = [
+    "ok",
+    "fail-some",
+    "raise",
+    "virtual-timeout",
+    "not-json",
+    "wrong-key",
+    "unknown-id",
+    "not-a-dict",
+    "none",
+]
 
 
-def queue_handler(event: dict, context: Any) -> Any:
+def queue_handler(event: dict[str, Any], context: Any) -> Any:
     """Behaves as the scenario says (in the event's bodies): deterministic, and movable to a worker."""
     records = event["Records"]
     rng = random.Random(records[0]["messageId"] + records[0]["attributes"]["ApproximateReceiveCount"])
@@ -44,16 +53,21 @@ def queue_handler(event: dict, context: Any) -> Any:
     return {"batchItemFailures": [{"itemIdentifier": i} for i in failing]}
 
 
-def queue_scenario(seed: int, isolation: str) -> dict:
+def queue_scenario(seed: int, isolation: str) -> dict[str, Any]:
     """Run one random QueueSim scenario; check its invariants (AssertionError says which); its summary."""
     rng = random.Random(seed)
     fifo = rng.random() < 0.5
     function_timeout = rng.choice([1, 3, 10])
     sim = queue.QueueSim(
-        fifo=fifo, visibility_timeout_s=function_timeout * rng.choice([1, 2, 6]),
-        max_receive_count=rng.choice([None, 1, 2, 3, 5]), batch_size=rng.randint(1, 10),
-        report_batch_item_failures=rng.random() < 0.8, function_timeout_s=function_timeout,
-        content_based_deduplication=fifo and rng.random() < 0.5, seed=seed)
+        fifo=fifo,
+        visibility_timeout_s=function_timeout * rng.choice([1, 2, 6]),
+        max_receive_count=rng.choice([None, 1, 2, 3, 5]),
+        batch_size=rng.randint(1, 10),
+        report_batch_item_failures=rng.random() < 0.8,
+        function_timeout_s=function_timeout,
+        content_based_deduplication=fifo and rng.random() < 0.5,
+        seed=seed,
+    )
     sent: list[str] = []
     groups = [f"g{i}" for i in range(rng.randint(1, 4))]
     for n in range(rng.randint(1, 30)):
@@ -93,13 +107,13 @@ def check_queue_run(run: Any, sent: list[str], fifo: bool) -> None:
             deleted_at[mid] = inv.time_s
         assert set(inv.outcome.failed_ids) | set(inv.outcome.deleted_ids) == set(ids), "a record without a fate"
     if fifo:
-        by_group: dict[str, list] = {}
+        by_group: dict[str | None, list[Any]] = {}
         for m in run.messages:  # in send order
             by_group.setdefault(m.group_id, []).append(m)
         for group, members in by_group.items():
             times = [first_receive[m.message_id] for m in members if m.message_id in first_receive]
             received = [m for m in members if m.message_id in first_receive]
-            assert received == members[:len(received)], f"group {group}: a later message was received first"
+            assert received == members[: len(received)], f"group {group}: a later message was received first"
             assert times == sorted(times), f"group {group}: first receives out of send order"
         for inv in run.invocations:
             seen: dict[str, int] = {}
@@ -115,7 +129,7 @@ ACTIONS = ["DEFAULT", "DROP", "BOUNCE", "MOVE_TO_JUNK", "BYPASS_SPAM_CHECK"]
 MAIL_BEHAVIOURS = ["per-recipient", "all", "raise", "invalid", "empty", "unknown-recipient", "not-json", "mixed"]
 
 
-def mail_handler(event: dict, context: Any) -> Any:
+def mail_handler(event: dict[str, Any], context: Any) -> Any:
     rng = random.Random(event["invocationId"] + context.aws_request_id)
     behaviour = rng.choice(MAIL_BEHAVIOURS)
     recipients = [r["address"] for r in event["envelope"]["recipients"]]
@@ -129,10 +143,11 @@ def mail_handler(event: dict, context: Any) -> Any:
         return fnkit.Raw("{actions")
     if behaviour == "all":
         return {"actions": [{"action": {"type": rng.choice(ACTIONS)}, "allRecipients": True}]}
-    actions = []
-    for address in recipients:
-        if rng.random() < 0.7:
-            actions.append({"action": {"type": rng.choice(ACTIONS)}, "recipients": [address]})
+    actions: list[dict[str, Any]] = [
+        {"action": {"type": rng.choice(ACTIONS)}, "recipients": [address]}
+        for address in recipients
+        if rng.random() < 0.7
+    ]
     if behaviour == "unknown-recipient":
         actions.append({"action": {"type": "DEFAULT"}, "recipients": ["stranger@example.net"]})
     if behaviour == "mixed":
@@ -140,17 +155,26 @@ def mail_handler(event: dict, context: Any) -> Any:
     return {"actions": actions}
 
 
-def mail_scenario(seed: int, isolation: str) -> dict:
+def mail_scenario(seed: int, isolation: str) -> dict[str, Any]:
     """Run one random MailRule; every recipient must get exactly one disposition."""
     rng = random.Random(seed)
     outbound = rng.random() < 0.3
     recipients = [f"user{i}@{'example.net' if outbound else 'example.com'}" for i in range(rng.randint(1, 12))]
-    event = mail.build_event(mail_from="someone@example.com" if outbound else "someone@example.org",
-                             recipients=recipients, flow_direction="OUTBOUND" if outbound else "INBOUND",
-                             subject=f"case {seed}", seed=seed)
-    rule = mail.MailRule(mode=rng.choice(["sync", "sync", "async"]), fallback_action=rng.choice(["DEFAULT", "DROP", "BOUNCE"]),
-                         rule_timeout_minutes=rng.choice([0, 0, 5, 30]), response_timeout_s=5, seed=seed,
-                         store=mail.MessageStore())
+    event = mail.build_event(
+        mail_from="someone@example.com" if outbound else "someone@example.org",
+        recipients=recipients,
+        flow_direction="OUTBOUND" if outbound else "INBOUND",
+        subject=f"case {seed}",
+        seed=seed,
+    )
+    rule = mail.MailRule(
+        mode=rng.choice(["sync", "sync", "async"]),
+        fallback_action=rng.choice(["DEFAULT", "DROP", "BOUNCE"]),
+        rule_timeout_minutes=rng.choice([0, 0, 5, 30]),
+        response_timeout_s=5,
+        seed=seed,
+        store=mail.MessageStore(),
+    )
     run = rule.run(mail_handler, event, isolation=isolation)
     decisions = run.outcome.decisions
     lowered = [k.lower() for k in decisions]

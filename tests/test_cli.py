@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,14 +19,23 @@ from fnkit.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REAL_EVENT = REPO_ROOT / "tests" / "data" / "real" / "sqs_event.json"
-LOCATED = re.compile(r"^(?P<file>[^:]+): (?P<path>\$\S*): (?P<severity>error|warning): (?P<message>.+) \[(?P<rule>[A-Za-z0-9-]+)\]$")
+LOCATED = re.compile(
+    r"^(?P<file>[^:]+): (?P<path>\$\S*): (?P<severity>error|warning): (?P<message>.+) \[(?P<rule>[A-Za-z0-9-]+)\]$"
+)
 
 
-def fnkit_cli(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+def fnkit_cli(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     """`python -m fnkit ARGS` in a fresh interpreter."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-m", "fnkit", *args], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "fnkit", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -54,7 +64,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     return out
 
 
-def _located(lines: list[str]) -> list[dict]:
+def _located(lines: list[str]) -> list[dict[str, Any]]:
     return [m.groupdict() for m in map(LOCATED.match, lines) if m]
 
 
@@ -139,7 +149,10 @@ def test_validate_json_format(files, tmp_path):
     proc = fnkit_cli("validate", "--format", "json", "good.json", "broken.json", cwd=tmp_path)
     assert proc.returncode == 1
     docs = [json.loads(line) for line in proc.stdout.decode().splitlines()]
-    assert [(d["file"], d["ok"], d["source"]) for d in docs] == [("good.json", True, "queue"), ("broken.json", False, "queue")]
+    assert [(d["file"], d["ok"], d["source"]) for d in docs] == [
+        ("good.json", True, "queue"),
+        ("broken.json", False, "queue"),
+    ]
     assert {i["rule"] for i in docs[1]["issues"]} == {"QS4", "Q13"}
 
 
@@ -180,7 +193,9 @@ def test_outcome_marks_inferred_rules(files, tmp_path):
 
 
 def test_outcome_reporting_off(files, tmp_path):
-    proc = fnkit_cli("outcome", "--event", "good.json", "--response", "partial.json", "--no-report-failures", cwd=tmp_path)
+    proc = fnkit_cli(
+        "outcome", "--event", "good.json", "--response", "partial.json", "--no-report-failures", cwd=tmp_path
+    )
     out = proc.stdout.decode()
     assert "rule Q7 (inferred)" in out and "[Q7]" in out
 
@@ -266,7 +281,10 @@ def test_main_outcome_in_process(files, capsys):
 
 
 def test_main_outcome_json_in_process(files, capsys):
-    assert main(["outcome", "--event", str(files["good"]), "--response", str(files["badresponse"]), "--format", "json"]) == 0
+    assert (
+        main(["outcome", "--event", str(files["good"]), "--response", str(files["badresponse"]), "--format", "json"])
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["rule"] == "Q8" and {r["action"] for r in doc["rows"]} == {"retry"}
     assert doc["issues"][0]["rule"] == "Q8"
@@ -308,7 +326,9 @@ def test_main_bad_arguments_exit_two(capsys):
 
 # --- validate: JSON Lines, responses (issue 11) --------------------------------------------------------------
 
-LINE_LOCATED = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+): (?P<path>\$\S*): (?P<severity>error|warning): .+ \[(?P<rule>\S+)\]$")
+LINE_LOCATED = re.compile(
+    r"^(?P<file>[^:]+):(?P<line>\d+): (?P<path>\$\S*): (?P<severity>error|warning): .+ \[(?P<rule>\S+)\]$"
+)
 
 
 def test_main_validate_json_lines_one_verdict_per_line(files, capsys, tmp_path):
@@ -322,7 +342,11 @@ def test_main_validate_json_lines_one_verdict_per_line(files, capsys, tmp_path):
     assert lines[-1].startswith(f"{path}:4: ok")
     assert main(["validate", "--format", "json", str(path)]) == 1
     docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [(d["line"], d["ok"], d["kind"]) for d in docs] == [(1, True, "event"), (3, False, "event"), (4, True, "event")]
+    assert [(d["line"], d["ok"], d["kind"]) for d in docs] == [
+        (1, True, "event"),
+        (3, False, "event"),
+        (4, True, "event"),
+    ]
 
 
 def test_main_validate_a_pretty_printed_file_is_one_event(files, capsys, tmp_path):

@@ -70,7 +70,7 @@ def test_an_int_of_5000_digits_is_described_not_raised():
 def test_an_alb_status_code_of_5000_digits_is_a_located_issue():
     report = alb.validate_response({"statusCode": fuzzing.HUGE_INT})
     assert not report.ok and "4300 digits" in report.errors[0].message
-    report = alb.validate_response({"statusCode": 10 ** 20})
+    report = alb.validate_response({"statusCode": 10**20})
     assert report.errors[0].path == "$.statusCode" and "of 21 digits" in report.errors[0].message
     result = alb.outcome(alb.build_event(seed=1), {"statusCode": fuzzing.HUGE_INT})
     assert result.status == 502

@@ -27,8 +27,21 @@ def serve_alb(tmp_path):
     """`fnkit serve-alb tests.loadgen:handler` on a free loopback port; (host, port, process)."""
     log = (tmp_path / "serve.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "fnkit", "serve-alb", "tests.loadgen:handler", "--port", "0",
-         "--timeout", str(loadgen.HANDLER_TIMEOUT_S)], cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "fnkit",
+            "serve-alb",
+            "tests.loadgen:handler",
+            "--port",
+            "0",
+            "--timeout",
+            str(loadgen.HANDLER_TIMEOUT_S),
+        ],
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 60
         found = None
@@ -68,14 +81,27 @@ def test_smtp_cases_lose_no_accepted_message(tmp_path):
     kinds += ["huge", "too-big", "many-rcpt"]
     with mail.serve(loadgen.mail_handler, domains=["example.com"], maildir=tmp_path / "maildir") as server:
         with ThreadPoolExecutor(8) as pool:
-            results = list(pool.map(lambda a: loadgen.smtp_case(server.host, server.port, *a),
-                                    [(kind, n) for n, kind in enumerate(kinds)]))
+            results = list(
+                pool.map(
+                    lambda a: loadgen.smtp_case(server.host, server.port, *a),
+                    [(kind, n) for n, kind in enumerate(kinds)],
+                )
+            )
         assert server.drain(60)
         summary = loadgen.check_smtp_results(server, results)
         assert summary["accepted"] >= 1000
         with_250 = [r for r in results if r["accepted"]]
-        assert {r["kind"] for r in with_250} >= {"plain", "bounce", "drop", "raise", "crash", "malformed", "8bit",
-                                                 "huge", "many-rcpt"}
+        assert {r["kind"] for r in with_250} >= {
+            "plain",
+            "bounce",
+            "drop",
+            "raise",
+            "crash",
+            "malformed",
+            "8bit",
+            "huge",
+            "many-rcpt",
+        }
         statuses = {row["status"] for row in server.log.to_dict("records")}
         assert {"delivered", "bounced", "dropped"} <= statuses
         assert server.running and loadgen.smtp_case(server.host, server.port, "plain", 999)["accepted"]
@@ -94,8 +120,12 @@ def test_printing_handlers_and_a_printing_log_under_concurrency(isolation, capsy
     from fnkit import alb
 
     streams = set()
-    server = alb.AlbServer(chatty, isolation=isolation, timeout_s=5,
-                           on_record=lambda row: (streams.add(id(sys.stdout)), print("logged", row["status"])))
+
+    def on_record(row):
+        streams.add(id(sys.stdout))
+        print("logged", row["status"])
+
+    server = alb.AlbServer(chatty, isolation=isolation, timeout_s=5, on_record=on_record)
     try:
         with ThreadPoolExecutor(50) as pool:
             statuses = list(pool.map(lambda n: loadgen.http_request(server.host, server.port, "ok", n), range(500)))

@@ -1,4 +1,5 @@
 """pyproject.toml, environment.yml and the lock (constraints.txt) describe one environment: keep them in step."""
+
 import argparse
 import importlib.util
 import shlex
@@ -6,6 +7,7 @@ import sys
 import tomllib
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
@@ -33,23 +35,24 @@ PIP_LINE.add_argument("-r", "--requirement")
 PIP_LINE.add_argument("target", nargs="?")
 
 
-def load_pyproject(path: Path = REPO_ROOT / "pyproject.toml") -> dict:
+def load_pyproject(path: Path = REPO_ROOT / "pyproject.toml") -> dict[str, Any]:
     """pyproject.toml as a dict."""
     with path.open("rb") as f:
         return tomllib.load(f)
 
 
-def load_environment(path: Path = REPO_ROOT / "environment.yml") -> dict:
+def load_environment(path: Path = REPO_ROOT / "environment.yml") -> dict[str, Any]:
     """environment.yml as a dict."""
     with path.open(encoding="utf-8") as f:
-        return yaml.safe_load(f)
+        environment: dict[str, Any] = yaml.safe_load(f)
+        return environment
 
 
 def _minimum_python(spec: str) -> tuple[int, int] | None:
     """The lowest Python 3 major.minor that a PEP 440 specifier set (e.g. '>=3.11', '==3.11.*') admits."""
     from packaging.specifiers import SpecifierSet
 
-    admitted = [minor for minor in range(0, 40) if Version(f"3.{minor}") in SpecifierSet(spec)]
+    admitted = [minor for minor in range(40) if Version(f"3.{minor}") in SpecifierSet(spec)]
     return (3, admitted[0]) if admitted else None
 
 
@@ -72,7 +75,7 @@ def pip_line(line: str) -> argparse.Namespace:
 
 
 def project_extras(line: str) -> set[str] | None:
-    """The extras a pip line installs this project with ('-e .[dev,lab]' -> {'dev', 'lab'}), or None for another line."""
+    """The extras a pip line installs this project with ('-e .[dev,lab]' -> {'dev', 'lab'}); None for another line."""
     options = pip_line(line)
     target = options.editable or options.target
     if target is None:
@@ -83,7 +86,7 @@ def project_extras(line: str) -> set[str] | None:
     return set(Requirement(f"{PROJECT}{bracket}{extras}").extras)
 
 
-def _requirements(pyproject: dict) -> dict[str, list[Requirement]]:
+def _requirements(pyproject: dict[str, Any]) -> dict[str, list[Requirement]]:
     """Runtime dependencies under the key '' and each extra under its own name."""
     project = pyproject.get("project", {})
     groups = {"": project.get("dependencies", [])}
@@ -91,7 +94,7 @@ def _requirements(pyproject: dict) -> dict[str, list[Requirement]]:
     return {name: [Requirement(r) for r in reqs] for name, reqs in groups.items()}
 
 
-def _expanded_names(pyproject: dict, extra: str, seen: frozenset = frozenset()) -> set[str]:
+def _expanded_names(pyproject: dict[str, Any], extra: str, seen: frozenset[str] = frozenset()) -> set[str]:
     """Names an extra installs, following fnkit[...] references to other extras."""
     names: set[str] = set()
     for req in _requirements(pyproject).get(extra, []):
@@ -103,7 +106,7 @@ def _expanded_names(pyproject: dict, extra: str, seen: frozenset = frozenset()) 
     return names
 
 
-def packaging_drift(pyproject: dict, environment: dict, lock: str | None = LOCK) -> list[str]:
+def packaging_drift(pyproject: dict[str, Any], environment: dict[str, Any], lock: str | None = LOCK) -> list[str]:
     """Every way environment.yml disagrees with pyproject.toml, one sentence each."""
     problems: list[str] = []
     groups = _requirements(pyproject)
@@ -155,29 +158,25 @@ def packaging_drift(pyproject: dict, environment: dict, lock: str | None = LOCK)
     project_lines = [extras for line in pip_lines or [] if (extras := project_extras(line)) is not None]
     if not project_lines:
         problems.append(
-            "environment.yml's pip section does not install the project itself "
-            "(expected a line like '-e .[dev,lab]')"
+            "environment.yml's pip section does not install the project itself (expected a line like '-e .[dev,lab]')"
         )
     else:
         extras = set().union(*project_lines)
         if "dev" not in extras:
-            problems.append(
-                "environment.yml's pip section installs the project without its 'dev' extra"
-            )
-        for extra in sorted(extras - set(groups)):
-            problems.append(
-                f"environment.yml asks for extra {extra!r}, which pyproject.toml does not define"
-            )
+            problems.append("environment.yml's pip section installs the project without its 'dev' extra")
+        problems.extend(
+            f"environment.yml asks for extra {extra!r}, which pyproject.toml does not define"
+            for extra in sorted(extras - set(groups))
+        )
     constraints = [pip_line(line).constraint for line in pip_lines or []]
     if lock is not None and lock not in constraints:
         problems.append(
-            f"environment.yml's pip section does not install the locked versions "
-            f"(expected a line '-c {lock}')"
+            f"environment.yml's pip section does not install the locked versions (expected a line '-c {lock}')"
         )
     return problems
 
 
-def dev_extra_gaps(pyproject: dict) -> list[str]:
+def dev_extra_gaps(pyproject: dict[str, Any]) -> list[str]:
     """What the 'dev' extra misses of 'lab', 'serve' and 'testing', or refers to indirectly."""
     groups = _requirements(pyproject)
     if "dev" not in groups:
@@ -188,9 +187,11 @@ def dev_extra_gaps(pyproject: dict) -> list[str]:
         if canonicalize_name(req.name) == PROJECT
     ]
     dev = _expanded_names(pyproject, "dev")
-    for extra in ("lab", "serve", "testing"):
-        for name in sorted(_expanded_names(pyproject, extra) - dev):
-            problems.append(f"the 'dev' extra lacks {name!r}, which the {extra!r} extra installs")
+    problems.extend(
+        f"the 'dev' extra lacks {name!r}, which the {extra!r} extra installs"
+        for extra in ("lab", "serve", "testing")
+        for name in sorted(_expanded_names(pyproject, extra) - dev)
+    )
     return problems
 
 
@@ -209,7 +210,9 @@ def read_lock(text: str) -> tuple[dict[str, list[Requirement]], list[str]]:
             continue
         specifiers = list(req.specifier)
         if req.extras or req.url or len(specifiers) != 1 or specifiers[0].operator != "==":
-            problems.append(f"{LOCK} line {number}: {entry!r} is not a pin like 'name==1.2.3' (pip's constraints allow no more)")
+            problems.append(
+                f"{LOCK} line {number}: {entry!r} is not a pin like 'name==1.2.3' (pip's constraints allow no more)"
+            )
             continue
         pins.setdefault(canonicalize_name(req.name), []).append(req)
     return pins, problems
@@ -225,13 +228,17 @@ def _extra_requirements(req: Requirement) -> list[Requirement]:
     for line in lines:
         inner = Requirement(line)
         marker = inner.marker
-        if marker is not None and any(marker.evaluate({"extra": e}) for e in req.extras) and not marker.evaluate({"extra": ""}):
+        if (
+            marker is not None
+            and any(marker.evaluate({"extra": e}) for e in req.extras)
+            and not marker.evaluate({"extra": ""})
+        ):
             added.append(inner)
     return added
 
 
-def lock_gaps(pyproject: dict, lock_text: str, extra_requirements=_extra_requirements) -> list[str]:
-    """Every requirement of pyproject.toml (and of the extras it asks of others) that the lock does not pin, or pins outside its range."""
+def lock_gaps(pyproject: dict[str, Any], lock_text: str, extra_requirements=_extra_requirements) -> list[str]:
+    """Each requirement of pyproject.toml (and of the extras it draws in) the lock leaves out or pins off range."""
     pins, problems = read_lock(lock_text)
     for group, reqs in _requirements(pyproject).items():
         where = f"pyproject.toml (extra {group!r})" if group else "pyproject.toml (dependencies)"
@@ -239,7 +246,9 @@ def lock_gaps(pyproject: dict, lock_text: str, extra_requirements=_extra_require
             if canonicalize_name(req.name) == PROJECT:
                 continue
             for needed in [req, *(extra_requirements(req) if req.extras else [])]:
-                if needed.marker is not None and not any(needed.marker.evaluate({"extra": e}) for e in ("", *req.extras)):
+                if needed.marker is not None and not any(
+                    needed.marker.evaluate({"extra": e}) for e in ("", *req.extras)
+                ):
                     continue  # needed on other platforms only: the universal lock pins it under a marker
                 name = canonicalize_name(needed.name)
                 via = "" if needed is req else f" (through {req})"
@@ -249,8 +258,9 @@ def lock_gaps(pyproject: dict, lock_text: str, extra_requirements=_extra_require
                 for pin in pins[name]:
                     version = next(iter(pin.specifier)).version
                     if not needed.specifier.contains(version, prereleases=True):
-                        problems.append(f"{where} requires {str(needed)!r}{via}, but {LOCK} pins "
-                                        f"{pin.name}=={version}: {RELOCK}")
+                        problems.append(
+                            f"{where} requires {str(needed)!r}{via}, but {LOCK} pins {pin.name}=={version}: {RELOCK}"
+                        )
     return problems
 
 
@@ -259,20 +269,27 @@ def installed_drift(lock_text: str, installed: dict[str, str]) -> list[str]:
     pins, _ = read_lock(lock_text)
     problems = []
     for name, version in sorted(installed.items()):
-        wanted = [next(iter(p.specifier)).version for p in pins.get(canonicalize_name(name), [])
-                  if p.marker is None or p.marker.evaluate()]
+        wanted = [
+            next(iter(p.specifier)).version
+            for p in pins.get(canonicalize_name(name), [])
+            if p.marker is None or p.marker.evaluate()
+        ]
         if wanted and Version(version) != Version(wanted[0]):
-            problems.append(f"{name} {version} is installed, but {LOCK} pins {wanted[0]}: run `python3 kit.py test` "
-                            "(it reinstalls from the lock) or `pip install -c constraints.txt -e .[dev]`")
+            problems.append(
+                f"{name} {version} is installed, but {LOCK} pins {wanted[0]}: run `python3 kit.py test` "
+                "(it reinstalls from the lock) or `pip install -c constraints.txt -e .[dev]`"
+            )
     return problems
 
 
 def _dev_closure() -> dict[str, str]:
     """Every distribution fnkit[dev] installs, with its installed version (tools/wheel_smoke.py walks the metadata)."""
     spec = importlib.util.spec_from_file_location("fnkit_wheel_smoke", REPO_ROOT / "tools" / "wheel_smoke.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.closure(("dev",))
+    closure: dict[str, str] = module.closure(("dev",))
+    return closure
 
 
 # --- the project's own files -------------------------------------------------------
@@ -305,7 +322,11 @@ def test_console_script_and_minimum_python():
     project = load_pyproject()["project"]
     assert project["scripts"]["fnkit"] == "fnkit.cli:main"
     assert _minimum_python(project["requires-python"]) == (3, 11)
-    assert [canonicalize_name(Requirement(r).name) for r in project["dependencies"]] == ["pandas", "msgspec", "cloudpickle"]
+    assert [canonicalize_name(Requirement(r).name) for r in project["dependencies"]] == [
+        "pandas",
+        "msgspec",
+        "cloudpickle",
+    ]
 
 
 # --- the comparison itself, on pairs made to agree or drift ---------------------------
@@ -362,8 +383,7 @@ def test_every_kind_of_drift_is_reported():
 def test_a_missing_project_line_is_reported():
     env = {"dependencies": ["python=3.11", "pip", {"pip": ["pytest", "--constraint=constraints.txt"]}]}
     assert packaging_drift(GOOD_PYPROJECT, env) == [
-        "environment.yml's pip section does not install the project itself "
-        "(expected a line like '-e .[dev,lab]')"
+        "environment.yml's pip section does not install the project itself (expected a line like '-e .[dev,lab]')"
     ]
 
 
@@ -439,8 +459,12 @@ def test_a_lock_in_step_reports_nothing():
 
 
 def test_a_lock_behind_pyproject_is_reported():
-    pyproject = {"project": {"dependencies": ["pandas>=3", "msgspec>=0.18"],
-                             "optional-dependencies": {"dev": ["dask[distributed]>=2024", "tomli; python_version < '3.11'"]}}}
+    pyproject = {
+        "project": {
+            "dependencies": ["pandas>=3", "msgspec>=0.18"],
+            "optional-dependencies": {"dev": ["dask[distributed]>=2024", "tomli; python_version < '3.11'"]},
+        }
+    }
     lock = GOOD_LOCK + "dask==2024.12.1\n-e .\nnumpy[extra]==2.0\n"
 
     def extras(req):
@@ -450,7 +474,10 @@ def test_a_lock_behind_pyproject_is_reported():
     assert len(problems) == 5
     assert problems[0].startswith("constraints.txt line 11: '-e .' is not a requirement (")
     assert problems[1:] == [
-        "constraints.txt line 12: 'numpy[extra]==2.0' is not a pin like 'name==1.2.3' (pip's constraints allow no more)",
+        (
+            "constraints.txt line 12: 'numpy[extra]==2.0' is not a pin like 'name==1.2.3' "
+            "(pip's constraints allow no more)"
+        ),
         "pyproject.toml (dependencies) requires 'pandas>=3', but constraints.txt pins pandas==2.3.3: " + RELOCK,
         "pyproject.toml (dependencies) requires 'msgspec>=0.18', which constraints.txt does not pin: " + RELOCK,
         "pyproject.toml (extra 'dev') requires 'distributed==2024.12.1; extra == \"distributed\"' "
@@ -461,8 +488,10 @@ def test_a_lock_behind_pyproject_is_reported():
 def test_an_environment_off_the_lock_is_reported():
     installed = {"jupyterlab": "4.4.0", "matplotlib": "3.10.0", "uv": "0.9.0"}
     assert installed_drift(GOOD_LOCK, installed) == [
-        "jupyterlab 4.4.0 is installed, but constraints.txt pins 4.5.0: run `python3 kit.py test` "
-        "(it reinstalls from the lock) or `pip install -c constraints.txt -e .[dev]`"
+        (
+            "jupyterlab 4.4.0 is installed, but constraints.txt pins 4.5.0: run `python3 kit.py test` "
+            "(it reinstalls from the lock) or `pip install -c constraints.txt -e .[dev]`"
+        )
     ]
     # of two pins, the one whose marker holds here counts
     here = "2.3.3" if sys.version_info < (3, 12) else "3.0.1"

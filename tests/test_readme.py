@@ -18,8 +18,8 @@ def test_every_picture_the_readme_shows_is_in_the_repository():
 
 def test_a_stuck_kernel_is_stop_first_then_interrupt_and_restart_last():
     start = README.index("## Learners: start here")
-    section = README[start:README.index("\n## ", start + 1)]
-    advice = section[section.index("**A kernel that seems stuck**"):]
+    section = README[start : README.index("\n## ", start + 1)]
+    advice = section[section.index("**A kernel that seems stuck**") :]
     stop, interrupt, restart = (advice.index(word) for word in ("**Stop**", "Interrupt Kernel", "Restart Kernel"))
     assert stop < interrupt < restart
-    assert "last resort" in advice[restart - 40:restart + 200]
+    assert "last resort" in advice[restart - 40 : restart + 200]

@@ -12,7 +12,9 @@ from fnkit import corpus, queue
 
 def failing_on_poison(event, context):
     if "Records" in event:
-        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] == "poison"]}
+        return {
+            "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] == "poison"]
+        }
     if "envelope" in event:
         return {"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}]}
     return {"statusCode": 200, "body": "ok"}
@@ -48,8 +50,9 @@ def test_replay_survives_handlers_that_raise_or_return_junk():
 
 def test_the_committed_corpus_is_what_the_generator_makes(tmp_path):
     fresh = corpus.write(tmp_path / "c.jsonl.gz")
-    assert fresh.read_bytes() == corpus.DEFAULT_PATH.read_bytes(), \
+    assert fresh.read_bytes() == corpus.DEFAULT_PATH.read_bytes(), (
         "fnkit/data/corpus.jsonl.gz is stale: run `python -m fnkit.corpus` and commit it"
+    )
 
 
 def test_the_bundled_corpus_is_package_data_named_by_corpus_path():
@@ -65,8 +68,8 @@ def test_the_corpus_covers_every_source_and_some_awkward_cases():
     sources = [fnkit.detect_source(e) for e in events]
     assert {s: sources.count(s) > 200 for s in ("queue", "mail", "alb")} == {"queue": True, "mail": True, "alb": True}
     reports = [fnkit.validate(e) for e in events]
-    assert any(not r.ok for r in reports)                   # corrupted records are part of it
-    assert any(queue.is_fifo(e) for e, s in zip(events, sources) if s == "queue")
+    assert any(not r.ok for r in reports)  # corrupted records are part of it
+    assert any(queue.is_fifo(e) for e, s in zip(events, sources, strict=True) if s == "queue")
     assert any(r.dialect == "aws" for r in reports) and any(r.dialect == "provider" for r in reports)
 
 

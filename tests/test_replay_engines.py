@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import distributed  # the dev extra installs it (fnkit[dask] for users)
 import pandas as pd
@@ -18,8 +19,11 @@ TIMING = ["duration_ms"]  # wall-clock time of each invocation: the one column t
 
 def handler(event, context):
     if "Records" in event:
-        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]
-                                      if r["body"] == "{not json"]}
+        return {
+            "batchItemFailures": [
+                {"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] == "{not json"
+            ]
+        }
     if "envelope" in event:
         if "exe" in event["subject"]:
             return {"actions": [{"action": {"type": "BOUNCE"}, "allRecipients": True}]}
@@ -39,7 +43,7 @@ def client():
         yield c
 
 
-def events(n: int) -> list:
+def events(n: int) -> list[Any]:
     base = corpus.load()
     return [base[i % len(base)] for i in range(n)]
 
@@ -65,7 +69,9 @@ def test_a_generator_streams_through_partitions_and_is_never_listed(client):
             taken.append(i)
             yield queue.build_event([f"m{i}"], seed=i)
 
-    stream = fnkit.replay_partitions(handler, generate(1_000), engine="dask", client=client, partition_size=50, window=2)
+    stream = fnkit.replay_partitions(
+        handler, generate(1_000), engine="dask", client=client, partition_size=50, window=2
+    )
     first = next(stream)
     # a window of two partitions: the generator is ahead by at most two partitions, not at its end
     assert len(first) == 50 and len(taken) <= 150
@@ -85,14 +91,18 @@ def test_local_partitions_stream_too_and_partitions_never_list_the_input():
     chunks = partitions(generate(), 4)
     assert next(chunks) == (0, [0, 1, 2, 3]) and seen == [0, 1, 2, 3]
     assert list(chunks) == [(4, [4, 5, 6, 7]), (8, [8, 9])]
-    frames = list(fnkit.replay_partitions(handler, (queue.build_event(["a", "b"], seed=i) for i in range(5)),
-                                          partition_size=2))
+    frames = list(
+        fnkit.replay_partitions(handler, (queue.build_event(["a", "b"], seed=i) for i in range(5)), partition_size=2)
+    )
     assert [len(f) for f in frames] == [4, 4, 2] and list(frames[2]["event"]) == [4, 4]
 
 
 def test_an_access_log_replays_on_dask_with_its_logged_columns_and_unreadable_lines(client):
-    lines = [f'https 2026-01-05T10:00:0{i}.000000Z app/lb/1 203.0.113.9:4000 - 0.001 0.020 0.000 {s} {s} 10 20 '
-             f'"GET https://shop.example.com:443/p{i} HTTP/1.1" "curl/8" - - - "-"' for i, s in enumerate([200, 502])]
+    lines = [
+        f"https 2026-01-05T10:00:0{i}.000000Z app/lb/1 203.0.113.9:4000 - 0.001 0.020 0.000 {s} {s} 10 20 "
+        f'"GET https://shop.example.com:443/p{i} HTTP/1.1" "curl/8" - - - "-"'
+        for i, s in enumerate([200, 502])
+    ]
     lines.insert(1, "garbage")
     local = fnkit.replay(handler, alb.events_from_access_log(lines))
     dask = fnkit.replay(handler, alb.events_from_access_log(lines), engine="dask", client=client, compute=True)
@@ -125,8 +135,7 @@ def test_an_event_that_cannot_be_serialised_becomes_a_row_saying_so(client):
 
 def test_options_reach_the_sources_and_unknown_ones_are_refused(client):
     event = queue.build_event(["{not json", "ok"], seed=3)
-    frame = fnkit.replay(handler, [event], engine="dask", client=client, compute=True,
-                         report_batch_item_failures=False)
+    frame = fnkit.replay(handler, [event], engine="dask", client=client, compute=True, report_batch_item_failures=False)
     assert list(frame["rule"]) == ["Q7", "Q7"]
     with pytest.raises(TypeError, match="no source's run takes: timout_s"):
         fnkit.replay(handler, [event], timout_s=3)
@@ -135,7 +144,15 @@ def test_options_reach_the_sources_and_unknown_ones_are_refused(client):
 
 
 def test_an_empty_input_gives_the_empty_frame_on_both_engines(client):
-    assert list(fnkit.replay(handler, []).columns) == ["event", "source", "item", "result", "rule", "inferred", "reason"]
+    assert list(fnkit.replay(handler, []).columns) == [
+        "event",
+        "source",
+        "item",
+        "result",
+        "rule",
+        "inferred",
+        "reason",
+    ]
     assert len(fnkit.replay(handler, iter([]), engine="dask", client=client).compute()) == 0
 
 

@@ -17,6 +17,7 @@ DATA = ROOT / "data"
 
 def _tool():
     spec = importlib.util.spec_from_file_location("fnkit_samples_tool", ROOT / "tools" / "samples.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -35,7 +36,9 @@ def test_the_access_log_sample_is_read_with_every_line_accounted_for():
     requests = list(stream)
     assert (stream.read, stream.yielded, stream.reported) == (75, 73, 2)
     assert [(i.code, i.path.rsplit("_", 1)[-1]) for i in stream.issues] == [
-        ("incomplete", "f6e9b2b2.log.gz:25"), ("format", "362fb7ee.log.gz:18")]
+        ("incomplete", "f6e9b2b2.log.gz:25"),
+        ("format", "362fb7ee.log.gz:18"),
+    ]
     assert all(alb.validate_event(r.event).ok for r in requests)
     assert {r.status for r in requests} == {200, 201, 404, 502}
 
@@ -48,7 +51,7 @@ def test_the_queue_samples_give_valid_events_and_report_the_edited_body():
     dead = queue.events_from_messages(DATA / "queue" / "dead-letter.jsonl", progress=False)
     events = list(dead)
     assert (dead.read, dead.yielded, dead.reported) == (9, 2, 1)
-    assert [len(e["Records"]) for e in events] == [3, 6]   # the message received twice starts the second batch
+    assert [len(e["Records"]) for e in events] == [3, 6]  # the message received twice starts the second batch
     assert "MD5OfBody is" in dead.issues[0].message and dead.issues[0].path.endswith("dead-letter.jsonl:3")
     assert [queue.validate_event(e).ok for e in events] == [True, False]
 
@@ -60,26 +63,33 @@ def test_inputs_are_recognised_by_their_content():
     assert kind_of(corpus.path()) == "events"
 
 
-HANDLER = '''
+HANDLER = """
 def handler(event, context):
     if "Records" in event:
         return {"batchItemFailures": []}
     if event["path"].startswith("/api/report"):
         return {"statusCode": 200, "body": "report"}
     return {"statusCode": 404 if event["path"] == "/favicon.ico" else 200, "body": "ok"}
-'''
+"""
 
 
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "shop.py").write_text(HANDLER)
-    return subprocess.run([sys.executable, "-m", "fnkit", "replay", "shop:handler", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fnkit", "replay", "shop:handler", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_fnkit_replay_on_the_command_line_reads_logs_and_dumps_and_writes_every_row(tmp_path):
     out = tmp_path / "rows.csv"
-    done = _cli(tmp_path, str(DATA / "alb" / "access-logs"), str(DATA / "queue" / "dead-letter.jsonl"),
-                "--out", str(out))
+    done = _cli(
+        tmp_path, str(DATA / "alb" / "access-logs"), str(DATA / "queue" / "dead-letter.jsonl"), "--out", str(out)
+    )
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert "access log: read 75 lines, yielded 73 requests, reported 2 lines" in text

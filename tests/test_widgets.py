@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -38,6 +39,7 @@ def test_a_fresh_builder_holds_a_valid_event_of_its_source(source):
 def test_setting_fields_rebuilds_the_event_and_the_preview():
     builder = EventBuilder("queue", seed=0)
     builder.set(bodies=["a", "b"], fifo=True, group_ids=["g1", "g2"])
+    assert builder.event is not None
     records = builder.event["Records"]
     assert [r["body"] for r in records] == ["a", "b"]
     assert [r["attributes"]["MessageGroupId"] for r in records] == ["g1", "g2"]
@@ -48,8 +50,11 @@ def test_setting_fields_rebuilds_the_event_and_the_preview():
 
 def test_the_event_is_a_copy_the_caller_may_change():
     builder = EventBuilder("queue")
-    builder.event["Records"].clear()
-    assert len(builder.event["Records"]) == 3
+    mine = builder.event
+    assert mine is not None
+    mine["Records"].clear()
+    again = builder.event
+    assert again is not None and len(again["Records"]) == 3
 
 
 def test_a_form_value_that_makes_no_sense_is_shown_at_its_field_in_words():
@@ -65,7 +70,7 @@ def test_a_form_value_that_makes_no_sense_is_shown_at_its_field_in_words():
     assert all(e.layout.display == "none" for name, e in builder.field_errors.items() if name != "group_ids")
     assert builder.issue_list.value == "" and "Group ids" in builder.status.value
     builder.set(group_ids=["a", "a", "b"])
-    assert builder.report.ok and error.layout.display == "none"
+    assert (builder.report.ok, error.layout.display) == (True, "none")
 
 
 def test_labels_fit_their_text():
@@ -90,13 +95,14 @@ def test_invalid_json_typed_into_the_preview_is_located_and_reset_brings_the_for
     assert "line 3, column" in message and "not valid JSON" in message
     assert builder.reset_button.layout.display == ""
     builder.reset()
-    assert not builder.edited and builder.report.ok
+    assert (builder.edited, builder.report.ok) == (False, True)
     assert builder.reset_button.layout.display == "none"
 
 
 def test_a_hand_edited_event_is_validated_live():
     builder = EventBuilder("queue")
     event = builder.event
+    assert event is not None
     event["Records"][0]["md5OfBody"] = "0" * 32
     import json
 
@@ -233,7 +239,10 @@ def test_the_load_balancer_runner_shows_what_the_client_receives():
     assert runner.rows[-1] == {"part": "body", "name": "20 bytes", "value": "Hello, Ada Lovelace!"}
     builder.set(path="/cookies", multi_value=True)
     runner.run()
-    assert [r["value"] for r in runner.rows if r["name"].lower() == "set-cookie"] == ["session=abc123; HttpOnly", "theme=dark"]
+    assert [r["value"] for r in runner.rows if r["name"].lower() == "set-cookie"] == [
+        "session=abc123; HttpOnly",
+        "theme=dark",
+    ]
     builder.set(path="/boom")
     runner.run()
     assert runner.summary == "502 Bad Gateway" and runner.view.rule == "A5"
@@ -256,7 +265,7 @@ def never_returns(event, context):
     while True:
         try:
             time.sleep(1)
-        except BaseException:  # the learner's mistake: every exception swallowed, an interrupt too
+        except BaseException:  # noqa: BLE001 - the learner's mistake: every exception swallowed, an interrupt too
             pass
 
 
@@ -281,7 +290,7 @@ def test_the_run_button_starts_the_handler_without_waiting_and_stop_kills_it():
     with pytest.raises(TimeoutError):
         runner.wait(0.1)
     runner.stop_button.click()  # returns once "stopped" is shown
-    assert not runner.running and runner.stopped and runner.outcome is None
+    assert (runner.running, runner.stopped, runner.outcome) == (False, True, None)
     assert fnkit.isolation.stats()["workers_killed"] == killed + 1
     assert runner.summary == "stopped" and "stopped" in runner.view.badge.value
     assert runner.message.startswith("You stopped the handler after ")
@@ -295,8 +304,9 @@ def test_the_run_button_starts_the_handler_without_waiting_and_stop_kills_it():
     assert not runner.stopped and runner.summary == "success"
 
 
-@pytest.mark.parametrize(("source", "word", "rule"), [("alb", "502 Bad Gateway", "A5"),
-                                                      ("mail", "fallback: 2 DEFAULT", "M3")])
+@pytest.mark.parametrize(
+    ("source", "word", "rule"), [("alb", "502 Bad Gateway", "A5"), ("mail", "fallback: 2 DEFAULT", "M3")]
+)
 def test_a_stopped_run_says_what_the_platform_does_with_a_handler_that_never_returns(source, word, rule):
     runner = HandlerRunner(builder=EventBuilder(source), handler=never_returns, timeout_s=30)
     assert runner.start()
@@ -313,6 +323,7 @@ def test_run_from_code_waits_and_jupyters_interrupt_stops_it():
 
     runner = HandlerRunner(builder=EventBuilder("queue"), handler=never_returns, timeout_s=30)
     main = threading.main_thread().ident
+    assert main is not None
     seen = []
 
     def interrupt():  # what the runner shows while a cell waits, then Kernel -> Interrupt
@@ -370,18 +381,34 @@ def test_every_queue_form_of_the_spec_is_one_press_away_and_decided():
 
 
 def test_form_labels_say_what_the_platform_does():
-    effects = ("all deleted", "retried", "whole batch retried", "failure lost", "delivered", "bounced", "dropped",
-               "fallback", "502", "200", "404", "cookies set", "ignored", "stricter action wins")
+    effects = (
+        "all deleted",
+        "retried",
+        "whole batch retried",
+        "failure lost",
+        "delivered",
+        "bounced",
+        "dropped",
+        "fallback",
+        "502",
+        "200",
+        "404",
+        "cookies set",
+        "ignored",
+        "stricter action wins",
+    )
     for source in ("queue", "mail", "alb"):
         for label in widgets.forms(source):
             assert label.startswith(effects) or any(e in label.split(" · ")[0] for e in effects), label
-    assert "fnkit-form-wrong-key-name" in classes(ResponseExplorer(source="queue").form_buttons["whole batch retried · id under 'id'"])
+    assert "fnkit-form-wrong-key-name" in classes(
+        ResponseExplorer(source="queue").form_buttons["whole batch retried · id under 'id'"]
+    )
 
 
 def test_the_explorer_decides_live_and_locates_invalid_json():
     event = fnkit.queue.build_event(GOOD, seed=1)
     explorer = ResponseExplorer(event, source="queue")
-    explorer.set_text('{"batchItemFailures": [{"itemIdentifier": "%s"}]}' % event["Records"][1]["messageId"])
+    explorer.set_text(json.dumps({"batchItemFailures": [{"itemIdentifier": event["Records"][1]["messageId"]}]}))
     assert explorer.summary == "partial"
     explorer.set_text('{"batchItemFailures": [\n  {"itemIdentifier": "x"},\n]}')
     assert explorer.summary == "failure"
@@ -390,7 +417,7 @@ def test_the_explorer_decides_live_and_locates_invalid_json():
     assert "empty" in explorer.issues[0].message
     explorer.set(report_batch_item_failures=False).set_text('{"batchItemFailures": [{"itemIdentifier": "x"}]}')
     assert explorer.outcome.rule == "Q7"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no form 'no such form'; forms: "):
         explorer.press("no such form")
 
 
@@ -407,17 +434,35 @@ def test_the_explorer_follows_a_builder():
     assert explorer.summary == "no event"
 
 
-@pytest.mark.parametrize("label,status", [("200 text", 200), ("status only", 200), ("status as a string", 502),
-                                          ("no statusCode", 502), ("body null", 502), ("bad base64", 502),
-                                          ("not an object", 502), ("invalid JSON", 502)])
+@pytest.mark.parametrize(
+    ("label", "status"),
+    [
+        ("200 text", 200),
+        ("status only", 200),
+        ("status as a string", 502),
+        ("no statusCode", 502),
+        ("body null", 502),
+        ("bad base64", 502),
+        ("not an object", 502),
+        ("invalid JSON", 502),
+    ],
+)
 def test_load_balancer_forms(label, status):
     explorer = ResponseExplorer(source="alb").press(label)
     assert explorer.outcome.status == status
 
 
-@pytest.mark.parametrize("label,status", [("deliver to all", "applied"), ("conflict", "applied"),
-                                          ("no actions", "fallback"), ("unknown type", "fallback"),
-                                          ("null", "fallback"), ("invalid JSON", "fallback")])
+@pytest.mark.parametrize(
+    ("label", "status"),
+    [
+        ("deliver to all", "applied"),
+        ("conflict", "applied"),
+        ("no actions", "fallback"),
+        ("unknown type", "fallback"),
+        ("null", "fallback"),
+        ("invalid JSON", "fallback"),
+    ],
+)
 def test_mail_forms(label, status):
     explorer = ResponseExplorer(source="mail", fallback_action="BOUNCE").press(label)
     assert explorer.outcome.status == status
@@ -426,8 +471,10 @@ def test_mail_forms(label, status):
 
 
 def test_importing_fnkit_loads_neither_pandas_nor_ipywidgets():
-    code = ("import sys, fnkit, fnkit.queue, fnkit.mail, fnkit.alb; "
-            "print('pandas' in sys.modules, 'ipywidgets' in sys.modules)")
+    code = (
+        "import sys, fnkit, fnkit.queue, fnkit.mail, fnkit.alb; "
+        "print('pandas' in sys.modules, 'ipywidgets' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
     code = "import sys, fnkit.widgets, fnkit.workshop; print('pandas' in sys.modules)"

@@ -42,6 +42,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -52,8 +53,10 @@ CELL_TIMEOUT_S = 120
 
 # text that only this machine would show, and the text stand-ins of widgets
 _MACHINE_TEXT = re.compile(r"/tmp/|/home/|/root/|/Users/|site-packages|ipykernel_\d+|fnkit-environment|0x[0-9a-f]{8,}")
-_WIDGET_TEXT = re.compile(r"^(?:EventBuilder|HandlerRunner|ResponseExplorer)\(|"
-                          r"^[A-Z][A-Za-z]*\((?:value|children|description|layout|options)=")
+_WIDGET_TEXT = re.compile(
+    r"^(?:EventBuilder|HandlerRunner|ResponseExplorer)\(|"
+    r"^[A-Z][A-Za-z]*\((?:value|children|description|layout|options)="
+)
 _BLOCK_START = re.compile(r"^(?P<indent>\s*)# answer(?::\s*(?P<hint>.*?))?\s*$")
 _BLOCK_END = re.compile(r"^\s*# end answer\s*$")
 _INLINE = re.compile(r"^(?P<indent>\s*)(?P<code>\S.*?)\s+# answer(?::\s*(?P<hint>.*?))?\s*$")
@@ -70,12 +73,12 @@ def is_exercise(path: Path) -> bool:
     return path.parent.name == "exercises"
 
 
-def _cell_id(path: Path, index: int, cell: dict) -> str:
+def _cell_id(path: Path, index: int, cell: dict[str, Any]) -> str:
     digest = hashlib.sha1(f"{path.name}:{index}:{cell.get('cell_type')}".encode()).hexdigest()[:8]
     return f"c{index:02d}-{digest}"
 
 
-def varies(output: dict) -> str | None:
+def varies(output: dict[str, Any]) -> str | None:
     """Why an output must not be committed (a live widget, or marked as machine-dependent), or None."""
     data = output.get("data")
     if isinstance(data, dict) and WIDGET_VIEW in data:
@@ -86,11 +89,11 @@ def varies(output: dict) -> str | None:
     return None
 
 
-def _tags(cell: dict) -> list[str]:
+def _tags(cell: dict[str, Any]) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
-def normalise(nb: dict, path: Path) -> dict:
+def normalise(nb: dict[str, Any], path: Path) -> dict[str, Any]:
     """The clean form of a notebook (a new dict; the input is not changed)."""
     nb = json.loads(json.dumps(nb))
     exercise = is_exercise(path)
@@ -116,9 +119,8 @@ def normalise(nb: dict, path: Path) -> dict:
         tags = _tags(cell)
         if exercise:
             cell["execution_count"] = None
-        if exercise or any(varies(out) for out in cell.get("outputs", [])):
-            if IGNORE_TAG not in tags:
-                tags.append(IGNORE_TAG)
+        if (exercise or any(varies(out) for out in cell.get("outputs", []))) and IGNORE_TAG not in tags:
+            tags.append(IGNORE_TAG)
         if IGNORE_TAG in tags:
             cell["outputs"] = []  # never compared, so never committed: it could only mislead
         if tags:
@@ -129,7 +131,7 @@ def normalise(nb: dict, path: Path) -> dict:
     return nb
 
 
-def _clean_output(out: dict) -> dict:
+def _clean_output(out: dict[str, Any]) -> dict[str, Any]:
     data = out.get("data")
     if isinstance(data, dict):
         for mime, value in list(data.items()):
@@ -196,7 +198,7 @@ def strip_answers(source: str, where: str = "") -> str:
     return "\n".join(out)
 
 
-def exercise_of(solution: dict, path: Path) -> dict:
+def exercise_of(solution: dict[str, Any], path: Path) -> dict[str, Any]:
     """The exercise notebook for a solution notebook (normalised, as committed)."""
     nb = json.loads(json.dumps(solution))
     for n, cell in enumerate(nb.get("cells", [])):
@@ -206,10 +208,12 @@ def exercise_of(solution: dict, path: Path) -> dict:
     return normalise(nb, NOTEBOOKS / "exercises" / path.name)
 
 
-def has_answers(solution: dict) -> bool:
+def has_answers(solution: dict[str, Any]) -> bool:
     """True when a solution marks at least one answer."""
-    return any(cell.get("cell_type") == "code" and strip_answers(_source(cell)) != _source(cell)
-               for cell in solution.get("cells", []))
+    return any(
+        cell.get("cell_type") == "code" and strip_answers(_source(cell)) != _source(cell)
+        for cell in solution.get("cells", [])
+    )
 
 
 def write_exercises(names: list[str] | None = None) -> list[Path]:
@@ -227,12 +231,11 @@ def write_exercises(names: list[str] | None = None) -> list[Path]:
 
 def twins() -> list[str]:
     """Every exercise is its solution twin minus the marked answers (and every solution marks some)."""
-    out = []
+    out: list[str] = []
     ex_dir, sol_dir = NOTEBOOKS / "exercises", NOTEBOOKS / "solutions"
     ex = {p.name for p in ex_dir.glob("*.ipynb")}
     sol = {p.name for p in sol_dir.glob("*.ipynb")}
-    for name in sorted(ex ^ sol):
-        out.append(f"{name}: only in {'exercises' if name in ex else 'solutions'}/")
+    out.extend(f"{name}: only in {'exercises' if name in ex else 'solutions'}/" for name in sorted(ex ^ sol))
     for name in sorted(ex & sol):
         solution = _read(sol_dir / name)
         if not has_answers(solution):
@@ -244,26 +247,30 @@ def twins() -> list[str]:
             out.append(f"solutions/{exc}")
             continue
         if wanted != (ex_dir / name).read_text(encoding="utf-8"):
-            out.append(f"exercises/{name} is not solutions/{name} minus its marked answers "
-                       f"(run: .venv/bin/python tools/notebooks.py exercises {name})")
+            out.append(
+                f"exercises/{name} is not solutions/{name} minus its marked answers "
+                f"(run: .venv/bin/python tools/notebooks.py exercises {name})"
+            )
     return out
 
 
 # --- reading, writing, executing ----------------------------------------------------------------
 
 
-def _read(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+def _read(path: Path) -> dict[str, Any]:
+    notebook: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return notebook
 
 
-def render(nb: dict) -> str:
+def render(nb: dict[str, Any]) -> str:
     """The notebook's text as Jupyter itself writes it (sorted keys, sources split in lines)."""
     import nbformat
 
-    return nbformat.writes(nbformat.from_dict(nb), version=4) + "\n"
+    text: str = nbformat.writes(nbformat.from_dict(nb), version=4)
+    return text + "\n"
 
 
-def _write(path: Path, nb: dict) -> None:
+def _write(path: Path, nb: dict[str, Any]) -> None:
     path.write_text(render(nb), encoding="utf-8")
 
 
@@ -277,8 +284,13 @@ def execute(path: Path) -> float:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     started = time.monotonic()
-    client = NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT_S, record_timing=False,
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=CELL_TIMEOUT_S,
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     client.execute()
     taken = time.monotonic() - started
     errors = [c for c in nb.cells if c.cell_type == "code" and any(o.get("output_type") == "error" for o in c.outputs)]
@@ -296,22 +308,29 @@ def problems(path: Path) -> list[str]:
     if render(normalise(nb, path)) != text:
         out.append("not normalised (run: .venv/bin/python tools/notebooks.py clean)")
     if not is_exercise(path):
-        unrun = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c.get("execution_count") is None
-                 and _source(c).strip()]
+        unrun = [
+            i
+            for i, c in enumerate(nb["cells"])
+            if c["cell_type"] == "code" and c.get("execution_count") is None and _source(c).strip()
+        ]
         if unrun:
-            out.append(f"code cell(s) {unrun} never executed: nbval would not compare them "
-                       f"(run: .venv/bin/python tools/notebooks.py run {path.name})")
+            out.append(
+                f"code cell(s) {unrun} never executed: nbval would not compare them "
+                f"(run: .venv/bin/python tools/notebooks.py run {path.name})"
+            )
     for i, cell in enumerate(nb["cells"]):
         for output in cell.get("outputs", []):
             why = _misleading(output)
             if why:
-                out.append(f"cell {i} holds {why}: clear it and tag the cell {IGNORE_TAG} "
-                           f"(run: .venv/bin/python tools/notebooks.py run {path.name})")
+                out.append(
+                    f"cell {i} holds {why}: clear it and tag the cell {IGNORE_TAG} "
+                    f"(run: .venv/bin/python tools/notebooks.py run {path.name})"
+                )
                 break
     return out
 
 
-def _misleading(output: dict) -> str | None:
+def _misleading(output: dict[str, Any]) -> str | None:
     """What in a committed output would mislead a learner before anything runs, or None."""
     why = varies(output)
     if why:
@@ -332,7 +351,7 @@ def _misleading(output: dict) -> str | None:
     return None
 
 
-def _source(cell: dict) -> str:
+def _source(cell: dict[str, Any]) -> str:
     source = cell.get("source", "")
     return source if isinstance(source, str) else "".join(source)
 
@@ -348,6 +367,7 @@ def _select(names: list[str]) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
+    """`python tools/notebooks.py run|clean|check|exercises [names]` (the usage above)."""
     if not argv or argv[0] not in ("run", "clean", "check", "exercises"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
@@ -359,7 +379,7 @@ def main(argv: list[str]) -> int:
         return 1 if found else 0
     if command in ("run", "exercises"):
         # exercises first come from their solutions, so a run executes what learners get
-        for path in write_exercises(names if names else None):
+        for path in write_exercises(names or None):
             print(f"{path.relative_to(ROOT)}: written from solutions/{path.name}")
         if command == "exercises":
             return 0

@@ -27,6 +27,7 @@ import random
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -43,7 +44,10 @@ HOST = "shop.example.com"
 START = 1_767_607_200  # 2026-01-05T10:00:00Z
 AGENTS = [
     "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0",
-    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15",
+    (
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        "Version/18.1 Safari/605.1.15"
+    ),
     "curl/8.11.1",
     "python-httpx/0.28.1",
     "ShopApp/3.2 (iPhone; iOS 18.2)",
@@ -52,10 +56,10 @@ AGENTS = [
 
 def _iso(seconds: float) -> str:
     whole = int(seconds)
-    micros = int(round((seconds - whole) * 1_000_000))
+    micros = round((seconds - whole) * 1_000_000)
     import datetime as dt
 
-    stamp = dt.datetime.fromtimestamp(whole, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    stamp = dt.datetime.fromtimestamp(whole, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S")
     return f"{stamp}.{micros:06d}Z"
 
 
@@ -76,8 +80,13 @@ def _request(rng: random.Random) -> tuple[str, str, int, str | None, float]:
         month = rng.choice(["2025-11", "2025-12", "2026-01"])
         return "GET", f"/api/report?month={month}", 502, "LambdaUnhandled", rng.lognormvariate(-1.3, 0.2)
     if r < 0.90:
-        return "GET", "/api/search?q=" + rng.choice(["blue%20mug", "tea", "caf%C3%A9", "gift+card"]), 200, None, \
-            rng.lognormvariate(-3.0, 0.4)
+        return (
+            "GET",
+            "/api/search?q=" + rng.choice(["blue%20mug", "tea", "caf%C3%A9", "gift+card"]),
+            200,
+            None,
+            rng.lognormvariate(-3.0, 0.4),
+        )
     if r < 0.95:
         return "HEAD", "/api/items", 200, None, rng.lognormvariate(-4.0, 0.3)
     return "GET", "/favicon.ico", 404, None, rng.lognormvariate(-4.2, 0.2)
@@ -91,7 +100,9 @@ def access_log_lines(rng: random.Random, first: int, count: int, start: float) -
         t += rng.uniform(1.5, 8.0)
         method, target, status, error, target_s = _request(rng)
         request_s, response_s = rng.uniform(0.0004, 0.0021), rng.uniform(0.0, 0.0004)
-        client = f"{rng.choice(['203.0.113', '198.51.100', '192.0.2'])}.{rng.randint(2, 254)}:{rng.randint(1024, 65535)}"
+        client = (
+            f"{rng.choice(['203.0.113', '198.51.100', '192.0.2'])}.{rng.randint(2, 254)}:{rng.randint(1024, 65535)}"
+        )
         created = t - request_s - target_s - response_s
         trace = f"Root=1-{int(created):08x}-{rng.getrandbits(96):024x}"
         agent = rng.choice(AGENTS)
@@ -101,20 +112,76 @@ def access_log_lines(rng: random.Random, first: int, count: int, start: float) -
             sent = 180
         target_status = "-" if status == 502 else str(status)
         fields = [
-            "https", _iso(t), ELB, client, "-", f"{request_s:.3f}", f"{target_s:.3f}", f"{response_s:.3f}",
-            str(status), target_status, str(received), str(sent),
-            f'"{method} https://{HOST}:443{target} HTTP/1.1"', f'"{agent}"', "ECDHE-RSA-AES128-GCM-SHA256", "TLSv1.2",
-            TARGET_GROUP, f'"{trace}"', f'"{HOST}"', f'"{CERT}"', "1", _iso(created), '"forward"', '"-"',
-            f'"{error or "-"}"', '"-"', '"-"', '"-"', '"-"', f"TID_{rng.getrandbits(128):032x}",
+            "https",
+            _iso(t),
+            ELB,
+            client,
+            "-",
+            f"{request_s:.3f}",
+            f"{target_s:.3f}",
+            f"{response_s:.3f}",
+            str(status),
+            target_status,
+            str(received),
+            str(sent),
+            f'"{method} https://{HOST}:443{target} HTTP/1.1"',
+            f'"{agent}"',
+            "ECDHE-RSA-AES128-GCM-SHA256",
+            "TLSv1.2",
+            TARGET_GROUP,
+            f'"{trace}"',
+            f'"{HOST}"',
+            f'"{CERT}"',
+            "1",
+            _iso(created),
+            '"forward"',
+            '"-"',
+            f'"{error or "-"}"',
+            '"-"',
+            '"-"',
+            '"-"',
+            '"-"',
+            f"TID_{rng.getrandbits(128):032x}",
         ]
         lines.append(" ".join(fields))
         if first + i == 23:  # a client that opened a connection and sent half a request line
             t += 0.8
-            lines.append(" ".join([
-                "https", _iso(t), ELB, f"198.51.100.{rng.randint(2, 254)}:{rng.randint(1024, 65535)}", "-",
-                "-1", "-1", "-1", "400", "-", "38", "272", f'"- https://{HOST}:443- -"', '"-"',
-                "ECDHE-RSA-AES128-GCM-SHA256", "TLSv1.2", "-", '"-"', f'"{HOST}"', f'"{CERT}"', "-", _iso(t - 0.001),
-                '"-"', '"-"', '"-"', '"-"', '"-"', '"-"', '"-"', f"TID_{rng.getrandbits(128):032x}"]))
+            lines.append(
+                " ".join(
+                    [
+                        "https",
+                        _iso(t),
+                        ELB,
+                        f"198.51.100.{rng.randint(2, 254)}:{rng.randint(1024, 65535)}",
+                        "-",
+                        "-1",
+                        "-1",
+                        "-1",
+                        "400",
+                        "-",
+                        "38",
+                        "272",
+                        f'"- https://{HOST}:443- -"',
+                        '"-"',
+                        "ECDHE-RSA-AES128-GCM-SHA256",
+                        "TLSv1.2",
+                        "-",
+                        '"-"',
+                        f'"{HOST}"',
+                        f'"{CERT}"',
+                        "-",
+                        _iso(t - 0.001),
+                        '"-"',
+                        '"-"',
+                        '"-"',
+                        '"-"',
+                        '"-"',
+                        '"-"',
+                        '"-"',
+                        f"TID_{rng.getrandbits(128):032x}",
+                    ]
+                )
+            )
     return lines
 
 
@@ -136,7 +203,8 @@ def access_logs() -> dict[str, bytes]:
         if end.endswith("1010Z"):
             # damaged on purpose: the entry stops after its status codes
             lines[17] = " ".join(lines[17].split(" ")[:10])
-        name = f"{ACCOUNT}_elasticloadbalancing_{REGION}_app.shop-lb.50dc6c495c0c9188_{end}_203.0.113.10_{rng.getrandbits(32):08x}.log.gz"
+        balancer = "app.shop-lb.50dc6c495c0c9188"
+        name = f"{ACCOUNT}_elasticloadbalancing_{REGION}_{balancer}_{end}_203.0.113.10_{rng.getrandbits(32):08x}.log.gz"
         files[name] = _gzip("\n".join(lines) + "\n")
         first += count
     return files
@@ -145,20 +213,30 @@ def access_logs() -> dict[str, bytes]:
 # --- queue messages ----------------------------------------------------------------------
 
 
-def _message(rng: random.Random, body: str, *, sent_ms: int, receive_count: int = 1, attributes: dict | None = None,
-             trace: str | None = None, dead_letter_from: str | None = None) -> dict:
+def _message(
+    rng: random.Random,
+    body: str,
+    *,
+    sent_ms: int,
+    receive_count: int = 1,
+    attributes: dict[str, Any] | None = None,
+    trace: str | None = None,
+    dead_letter_from: str | None = None,
+) -> dict[str, Any]:
     attrs = {}
     if trace:
         attrs["AWSTraceHeader"] = trace
-    attrs.update({
-        "SenderId": "AROAX5EXAMPLE7SENDER:orders-api",
-        "ApproximateFirstReceiveTimestamp": str(sent_ms + rng.randint(5, 900)),
-        "ApproximateReceiveCount": str(receive_count),
-        "SentTimestamp": str(sent_ms),
-    })
+    attrs.update(
+        {
+            "SenderId": "AROAX5EXAMPLE7SENDER:orders-api",
+            "ApproximateFirstReceiveTimestamp": str(sent_ms + rng.randint(5, 900)),
+            "ApproximateReceiveCount": str(receive_count),
+            "SentTimestamp": str(sent_ms),
+        }
+    )
     if dead_letter_from:
         attrs["DeadLetterQueueSourceArn"] = dead_letter_from
-    message = {
+    message: dict[str, Any] = {
         "MessageId": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
         "ReceiptHandle": "AQEB" + base64.b64encode(rng.getrandbits(8 * 120).to_bytes(120, "big")).decode("ascii"),
         "MD5OfBody": md5_of_body(body),
@@ -172,10 +250,16 @@ def _message(rng: random.Random, body: str, *, sent_ms: int, receive_count: int 
 
 
 def _order(rng: random.Random, n: int) -> str:
-    return json.dumps({"order": 5100 + n, "customer": f"c-{rng.randint(1000, 9999)}",
-                       "items": [{"sku": f"SKU-{rng.randint(100, 999)}", "qty": rng.randint(1, 4)}
-                                 for _ in range(rng.randint(1, 3))],
-                       "total": round(rng.uniform(4, 240), 2)})
+    return json.dumps(
+        {
+            "order": 5100 + n,
+            "customer": f"c-{rng.randint(1000, 9999)}",
+            "items": [
+                {"sku": f"SKU-{rng.randint(100, 999)}", "qty": rng.randint(1, 4)} for _ in range(rng.randint(1, 3))
+            ],
+            "total": round(rng.uniform(4, 240), 2),
+        }
+    )
 
 
 def receive_message() -> bytes:
@@ -189,20 +273,27 @@ def receive_message() -> bytes:
         attributes = None
         trace = None
         if n == 2:
-            attributes = {"Priority": {"StringValue": "2", "DataType": "Number"},
-                          "Channel": {"StringValue": "web", "DataType": "String"}}
+            attributes = {
+                "Priority": {"StringValue": "2", "DataType": "Number"},
+                "Channel": {"StringValue": "web", "DataType": "String"},
+            }
         if n == 5:
-            attributes = {"Signature": {"BinaryValue": base64.b64encode(hashlib.sha256(body.encode()).digest()[:16]).decode(),
-                                        "DataType": "Binary"},
-                          "Channel": {"StringValue": "app", "DataType": "String.mobile"}}
+            attributes = {
+                "Signature": {
+                    "BinaryValue": base64.b64encode(hashlib.sha256(body.encode()).digest()[:16]).decode(),
+                    "DataType": "Binary",
+                },
+                "Channel": {"StringValue": "app", "DataType": "String.mobile"},
+            }
         if n == 6:
             body = "{not json"  # a poison message
         if n == 8:
             body = "refund request for order 5104: parcel arrived damaged ✉"
         if n in (3, 7):
             trace = f"Root=1-{START:08x}-{rng.getrandbits(96):024x};Parent={rng.getrandbits(64):016x};Sampled=1"
-        messages.append(_message(rng, body, sent_ms=sent, attributes=attributes, trace=trace,
-                                 receive_count=1 if n != 4 else 2))
+        messages.append(
+            _message(rng, body, sent_ms=sent, attributes=attributes, trace=trace, receive_count=1 if n != 4 else 2)
+        )
     return (json.dumps({"Messages": messages}, indent=4, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -218,16 +309,18 @@ def dead_letter() -> bytes:
         for _ in range(size):
             sent += rng.randint(1000, 60000)
             body = rng.choice(["{not json", _order(rng, rng.randint(20, 90)), '{"order": null}'])
-            messages.append(_message(rng, body, sent_ms=sent, receive_count=rng.randint(4, 6),
-                                     dead_letter_from=source))
+            messages.append(_message(rng, body, sent_ms=sent, receive_count=rng.randint(4, 6), dead_letter_from=source))
         answers.append({"Messages": messages})
-    again = json.loads(json.dumps(answers[0]["Messages"][1]))   # visible again: received a second time
+    again = json.loads(json.dumps(answers[0]["Messages"][1]))  # visible again: received a second time
     again["ReceiptHandle"] = "AQEB" + base64.b64encode(rng.getrandbits(8 * 120).to_bytes(120, "big")).decode("ascii")
     again["Attributes"]["ApproximateReceiveCount"] = str(int(again["Attributes"]["ApproximateReceiveCount"]) + 1)
     answers[1]["Messages"].insert(0, again)
     edited = answers[2]["Messages"][2]
-    edited["Body"] = edited["Body"].replace("}", ', "note": "edited by hand"}', 1) if "}" in edited["Body"] \
+    edited["Body"] = (
+        edited["Body"].replace("}", ', "note": "edited by hand"}', 1)
+        if "}" in edited["Body"]
         else edited["Body"] + " (edited)"
+    )
     return "".join(json.dumps(a, separators=(",", ":"), ensure_ascii=False) + "\n" for a in answers).encode("utf-8")
 
 
@@ -251,6 +344,7 @@ def write(root: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
+    """`python tools/samples.py [--out FOLDER]`: write the samples (default: data/)."""
     root = Path(argv[argv.index("--out") + 1]) if "--out" in argv else ROOT / "data"
     for path in write(root):
         print(f"wrote {path.relative_to(root)} ({path.stat().st_size:,} bytes)")

@@ -31,6 +31,7 @@ import tomllib
 import venv
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -40,7 +41,7 @@ EXTRAS = ("testing",)  # what the examples need besides the core: pytest and hyp
 WHEELHOUSE = Path(sys.prefix) / "fnkit-wheelhouse"  # inside .venv: made again with it
 
 # Runs inside the fresh venv, from the temporary folder: nothing of the checkout is importable.
-SMOKE = r'''
+SMOKE = r"""
 import subprocess, sys, sysconfig
 from pathlib import Path
 
@@ -81,21 +82,23 @@ cli = subprocess.run([str(Path(sys.executable).parent / "fnkit"), "--help"], cap
 assert cli.returncode == 0 and "validate" in cli.stdout, (cli.returncode, cli.stdout, cli.stderr)
 print(f"smoke: fnkit {fnkit.__version__} from {package}: 3 sources validated, "
       f"{len(frame):,} rows replayed from the bundled corpus, fnkit --help works")
-'''
+"""
 
 
 def say(line: str) -> None:
+    """One short progress line."""
     print(f"== wheel: {line}", flush=True)
 
 
-def run(argv: list, **kwargs) -> subprocess.CompletedProcess:
+def run(argv: list[Any], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """Run a command; on failure print its output and stop with its exit code."""
-    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kwargs)
+    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False, **kwargs)
     if done.returncode != 0:
         sys.stdout.write(done.stdout)
         sys.stderr.write(done.stderr)
-        print(f"wheel_smoke: command failed with exit code {done.returncode}: {' '.join(map(str, argv))}",
-              file=sys.stderr)
+        print(
+            f"wheel_smoke: command failed with exit code {done.returncode}: {' '.join(map(str, argv))}", file=sys.stderr
+        )
         sys.exit(done.returncode or 1)
     return done
 
@@ -134,20 +137,35 @@ def build_requirements() -> list[str]:
         return list(tomllib.load(f)["build-system"]["requires"])
 
 
-def fill_wheelhouse(wanted: list[str], env: dict) -> bool:
+def fill_wheelhouse(wanted: list[str], env: dict[str, Any]) -> bool:
     """Fetch the wheels of `wanted` (through pip's cache) unless the wheelhouse already holds exactly them."""
     listing = WHEELHOUSE / "wanted.txt"
     text = "\n".join(wanted) + "\n"
     if listing.exists() and listing.read_text(encoding="utf-8") == text:
         return False
     shutil.rmtree(WHEELHOUSE, ignore_errors=True)
-    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "--dest", WHEELHOUSE,
-         *wanted], env=env)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--dest",
+            WHEELHOUSE,
+            *wanted,
+        ],
+        env=env,
+    )
     listing.write_text(text, encoding="utf-8")
     return True
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Build, install, try; 0 when every step passed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and say where it is")
     args = parser.parse_args(argv)
@@ -169,12 +187,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if fill_wheelhouse([*build_requirements(), *deps], env):
             lap("fetch (once per lock)")
-        run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *offline, "--wheel-dir", work / "dist", ROOT],
-            env=env)
+        run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *offline, "--wheel-dir", work / "dist", ROOT],
+            env=env,
+        )
         wheel = next((work / "dist").glob("fnkit-*.whl"))
         lap("build")
         venv.EnvBuilder(with_pip=False).create(work / "venv")
-        python = work / "venv" / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+        python = (
+            work / "venv" / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+        )
         pip = [sys.executable, "-m", "pip", "--python", python]
         run([*pip, "install", "-q", "--no-deps", "--no-compile", *offline, wheel, *deps], env=env)
         run([*pip, "check"], env=env)
@@ -192,8 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
     spent = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items())
-    say(f"{wheel.name} with {len(deps)} dependencies works outside the checkout "
-        f"({time.monotonic() - started:.1f} s: {spent})")
+    say(
+        f"{wheel.name} with {len(deps)} dependencies works outside the checkout "
+        f"({time.monotonic() - started:.1f} s: {spent})"
+    )
     return 0
 
 

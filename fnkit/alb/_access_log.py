@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .._config import with_settings
-from .._import import ImportStream, Unreadable, iter_lines, unreadable
+from .._import import ImportStream, Producer, Unreadable, iter_lines, unreadable
 from ._config import AlbConfig
 from ._http import DEFAULT_CLIENT_IP, request_to_event, seeded_trace_id
 
@@ -140,8 +140,10 @@ MIN_FIELDS = [f.name for f in FIELDS].index("trace_id") + 1
 
 _TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|([^ "]+)')
 _UNESCAPE = re.compile(r"\\(.)")
-_URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[^\]]*\]|[^/:?#]*)(?::(?P<port>\d+))?"
-                  r"(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?$")
+_URL = re.compile(
+    r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[^\]]*\]|[^/:?#]*)(?::(?P<port>\d+))?"
+    r"(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?$"
+)
 _METHOD = re.compile(r"^[A-Z]+$")
 _DEFAULT_PORT = {"http": 80, "ws": 80, "https": 443, "wss": 443, "h2": 443, "grpcs": 443}
 _PROTO = {"http": "http", "ws": "http", "https": "https", "wss": "https"}
@@ -176,10 +178,12 @@ def parse_line(line: str) -> dict[str, Any]:
     except _Bad as exc:
         raise ValueError(f"The entry cannot be split into fields: expected {exc}.") from None
     if len(tokens) < MIN_FIELDS:
-        raise ValueError(f"The entry has {len(tokens)} field(s); an access-log entry has at least {MIN_FIELDS} "
-                         f"(type … trace_id).")
+        raise ValueError(
+            f"The entry has {len(tokens)} field(s); an access-log entry has at least {MIN_FIELDS} (type … trace_id)."
+        )
     log: dict[str, Any] = {}
-    for number, (field, (text, quoted)) in enumerate(zip(FIELDS, tokens), 1):
+    # fields past the documented ones (a newer log format) are left out
+    for number, (field, (text, quoted)) in enumerate(zip(FIELDS, tokens, strict=False), 1):
         if quoted != field.quoted:
             how = "in double quotes" if field.quoted else "without quotes"
             raise ValueError(f"Field {number} ({field.name}) is {_show(text, quoted)}: it is written {how}.")
@@ -187,9 +191,9 @@ def parse_line(line: str) -> dict[str, Any]:
             log[field.name] = field.read(text)
         except _Bad as exc:
             raise ValueError(f"Field {number} ({field.name}) is {_show(text, quoted)}: expected {exc}.") from None
-    for field in FIELDS[len(tokens):]:
+    for field in FIELDS[len(tokens) :]:
         log[field.name] = None
-    log["extra"] = tuple(text for text, _ in tokens[len(FIELDS):])
+    log["extra"] = tuple(text for text, _ in tokens[len(FIELDS) :])
     return log
 
 
@@ -220,7 +224,7 @@ def parse_request(request: str, entry_type: str) -> Request | None:
     if method == "-":
         return None
     if not _METHOD.match(method):
-        raise ValueError(f'The request method {method!r} is not an HTTP method.')
+        raise ValueError(f"The request method {method!r} is not an HTTP method.")
     match = _URL.match(url)
     if match is None:
         raise ValueError(f"The request URL {url!r} is not scheme://host:port/path.")
@@ -228,7 +232,11 @@ def parse_request(request: str, entry_type: str) -> Request | None:
     path = match.group("path") or "/"
     if not path.startswith("/"):
         raise ValueError(f"The request URL {url!r} has a path that does not start with '/'.")
-    port = int(match.group("port")) if match.group("port") else _DEFAULT_PORT.get(scheme, _DEFAULT_PORT.get(entry_type, 80))
+    port = (
+        int(match.group("port"))
+        if match.group("port")
+        else _DEFAULT_PORT.get(scheme, _DEFAULT_PORT.get(entry_type, 80))
+    )
     return Request(method, scheme, match.group("host"), port, path, match.group("query") or "", version)
 
 
@@ -243,25 +251,35 @@ class LoggedRequest:
     handler would do can be compared with what the log says happened.
     """
 
-    event: dict
-    log: dict
+    event: dict[str, Any]
+    log: dict[str, Any]
     where: str
     body_known: bool = False
 
-    REPLAY_COLUMNS = ("line", "logged_time", "logged_status", "logged_target_status", "logged_error_reason",
-                      "logged_target_ms", "body_known", "agrees")
+    REPLAY_COLUMNS = (
+        "line",
+        "logged_time",
+        "logged_status",
+        "logged_target_status",
+        "logged_error_reason",
+        "logged_target_ms",
+        "body_known",
+        "agrees",
+    )
 
     @property
     def status(self) -> int | None:
         """The status the load balancer sent the client (elb_status_code), None when it sent none."""
-        return self.log["elb_status_code"]
+        status: int | None = self.log["elb_status_code"]
+        return status
 
     @property
     def error_reason(self) -> str | None:
         """The logged error reason (LambdaUnhandled, LambdaInvalidResponse, ...), or None."""
-        return self.log["error_reason"]
+        reason: str | None = self.log["error_reason"]
+        return reason
 
-    def replay_columns(self, row: dict) -> dict:
+    def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
         """The columns a replay adds to this request's row: the logged facts, and whether the replay agrees."""
         target = self.log["target_processing_time"]
         status = row.get("status")
@@ -285,7 +303,7 @@ def _dialect(arn: str | None) -> str:
     return "provider" if isinstance(arn, str) and arn.startswith("arn:provider:") else "aws"
 
 
-def request_event(log: dict, *, multi_value: bool = False, seed: int = 0) -> dict | None:
+def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int = 0) -> dict[str, Any] | None:
     """The event the load balancer sent the function for a parsed entry; None when no complete request was logged."""
     request = parse_request(log["request"], log["type"])
     if request is None:
@@ -302,10 +320,19 @@ def request_event(log: dict, *, multi_value: bool = False, seed: int = 0) -> dic
     arn = log["target_group_arn"]
     dialect = _dialect(arn)
     return request_to_event(
-        request.method, request.path, request.query, headers, b"", multi_value,
-        target_group_arn=arn, dialect=dialect, trace=log["trace_id"] or seeded_trace_id(seed),
-        client_ip=client[0] if client else DEFAULT_CLIENT_IP, port=request.port,
-        proto=_PROTO.get(request.scheme, "https" if request.port == 443 else "http"), host=request.host,
+        request.method,
+        request.path,
+        request.query,
+        headers,
+        b"",
+        multi_value,
+        target_group_arn=arn,
+        dialect=dialect,
+        trace=log["trace_id"] or seeded_trace_id(seed),
+        client_ip=client[0] if client else DEFAULT_CLIENT_IP,
+        port=request.port,
+        proto=_PROTO.get(request.scheme, "https" if request.port == 443 else "http"),
+        host=request.host,
     )
 
 
@@ -331,7 +358,7 @@ def events_from_access_log(path_or_lines: Any, *, progress: bool | None = None, 
 
         files_of(path_or_lines)  # a missing path fails now, not on first use
 
-    def produce(stream: ImportStream) -> Iterator[Any]:
+    def produce(stream: ImportStream) -> Producer:
         for entry in iter_lines(path_or_lines, stream):
             if isinstance(entry, Unreadable):
                 yield entry
@@ -339,8 +366,13 @@ def events_from_access_log(path_or_lines: Any, *, progress: bool | None = None, 
             name, number, line = entry
             where = f"{name}:{number}"
             if not line.strip():
-                yield unreadable(where, "The line is blank: an access log has one entry per line.", SOURCE,
-                                 severity="warning", code="blank")
+                yield unreadable(
+                    where,
+                    "The line is blank: an access log has one entry per line.",
+                    SOURCE,
+                    severity="warning",
+                    code="blank",
+                )
                 continue
             try:
                 log = parse_line(line)
@@ -351,16 +383,36 @@ def events_from_access_log(path_or_lines: Any, *, progress: bool | None = None, 
             if event is None:
                 status = log["elb_status_code"]
                 answered = f"it answered {status} itself" if status is not None else "it sent no answer"
-                yield unreadable(where, f"The load balancer logged no complete request here ({answered}, "
-                                 "without a target), so there is nothing to replay.", SOURCE,
-                                 severity="warning", code="incomplete")
+                yield unreadable(
+                    where,
+                    f"The load balancer logged no complete request here ({answered}, "
+                    "without a target), so there is nothing to replay.",
+                    SOURCE,
+                    severity="warning",
+                    code="incomplete",
+                )
                 continue
             yield LoggedRequest(event, log, where)
 
     described = path_or_lines if isinstance(path_or_lines, str) and "\n" not in path_or_lines else None
-    return ImportStream(produce, source=SOURCE, what="access log", unit="line", item="request",
-                        progress=progress, description=str(described) if described else "access log")
+    return ImportStream(
+        produce,
+        source=SOURCE,
+        what="access log",
+        unit="line",
+        item="request",
+        progress=progress,
+        description=str(described) if described else "access log",
+    )
 
 
-__all__ = ["FIELDS", "LogField", "LoggedRequest", "Request", "events_from_access_log", "parse_line",
-           "parse_request", "request_event"]
+__all__ = [
+    "FIELDS",
+    "LogField",
+    "LoggedRequest",
+    "Request",
+    "events_from_access_log",
+    "parse_line",
+    "parse_request",
+    "request_event",
+]

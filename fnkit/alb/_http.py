@@ -37,9 +37,18 @@ DEFAULT_ACCOUNT = "123456789012"
 TEXT_TYPES = frozenset({"application/json", "application/javascript", "application/xml"})
 
 # A7: connection-level headers the load balancer never passes on
-HOP_BY_HOP = frozenset({
-    "connection", "keep-alive", "proxy-connection", "te", "trailer", "trailers", "transfer-encoding", "upgrade",
-})
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
 
 # A13: what HTTP/1.1 can carry in a header (RFC 9110 token; a value without CR, LF, NUL or other controls)
 HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")
@@ -62,8 +71,14 @@ def reason_phrase(status: int) -> str:
         return ""
 
 
-def make_target_group_arn(dialect: str = "provider", *, name: str = "fnkit-targets", region: str = DEFAULT_REGION,
-                     account: str = DEFAULT_ACCOUNT, suffix: str = "49e9d65c45c6791a") -> str:
+def make_target_group_arn(
+    dialect: str = "provider",
+    *,
+    name: str = "fnkit-targets",
+    region: str = DEFAULT_REGION,
+    account: str = DEFAULT_ACCOUNT,
+    suffix: str = "49e9d65c45c6791a",
+) -> str:
     """A well-formed target group ARN in the dialect's spelling (`arn:provider:` or `arn:aws:`)."""
     partition = ARN_PARTITIONS.get(dialect, "provider")
     return f"arn:{partition}:elasticloadbalancing:{region}:{account}:targetgroup/{name}/{suffix}"
@@ -119,21 +134,20 @@ def encode_query(pairs: Iterable[tuple[Any, Any]]) -> str:
     return "&".join(f"{quote(str(k), safe='')}={quote(str(v), safe='')}" for k, v in pairs)
 
 
-def query_parameters(raw_query: str, multi_value: bool) -> dict:
+def query_parameters(raw_query: str, multi_value: bool) -> dict[str, Any]:
     """`queryStringParameters` (last value wins) or `multiValueQueryStringParameters` (all, in order) (A2, A3)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     if multi_value:
         for key, value in split_query(raw_query):
             out.setdefault(key, []).append(value)
     else:
-        for key, value in split_query(raw_query):
-            out[key] = value
+        out.update(split_query(raw_query))
     return out
 
 
-def header_parameters(pairs: Iterable[tuple[str, str]], multi_value: bool) -> dict:
+def header_parameters(pairs: Iterable[tuple[str, str]], multi_value: bool) -> dict[str, Any]:
     """`headers` (lower-case names, last value wins) or `multiValueHeaders` (all values, in order) (A2, A3)."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     if multi_value:
         for name, value in pairs:
             out.setdefault(name.lower(), []).append(value)
@@ -187,7 +201,7 @@ def request_to_event(
     port: int = 80,
     proto: str = "http",
     host: str = DEFAULT_HOST,
-) -> dict:
+) -> dict[str, Any]:
     """The event the load balancer sends for one HTTP request (A2, A3, A4).
 
     The path and query are kept exactly as in the raw URL (never percent-decoded); header
@@ -203,16 +217,16 @@ def request_to_event(
         pairs.insert(0, ("host", host))
     if not names & {"x-provider-trace-id", "x-amzn-trace-id"}:
         pairs.append((TRACE_HEADERS.get(dialect, TRACE_HEADERS["provider"]), trace or trace_id()))
-    pairs.append(("x-forwarded-for", ", ".join(forwarded_for + [client_ip])))
+    pairs.append(("x-forwarded-for", ", ".join([*forwarded_for, client_ip])))
     pairs.append(("x-forwarded-port", str(port)))
     pairs.append(("x-forwarded-proto", proto))
 
-    body, b64 = encode_request_body(bytes(body_bytes or b""), _last(pairs, "content-type"),
-                                    _last(pairs, "content-encoding"))
+    body, b64 = encode_request_body(
+        bytes(body_bytes or b""), _last(pairs, "content-type"), _last(pairs, "content-encoding")
+    )
     query = as_text(raw_query or b"")
-    if query.startswith("?"):
-        query = query[1:]
-    event: dict = {
+    query = query.removeprefix("?")
+    event: dict[str, Any] = {
         "requestContext": {"elb": {"targetGroupArn": target_group_arn or make_target_group_arn(dialect)}},
         "httpMethod": method.upper(),
         "path": as_text(raw_path) or "/",
@@ -228,10 +242,11 @@ def request_to_event(
     return event
 
 
-def health_check_event(*, multi_value: bool = False, target_group_arn: str | None = None,
-                       dialect: str = "provider") -> dict:
+def health_check_event(
+    *, multi_value: bool = False, target_group_arn: str | None = None, dialect: str = "provider"
+) -> dict[str, Any]:
     """The event of a load balancer health check (A11): GET /, no query, only a user-agent header."""
-    event: dict = {
+    event: dict[str, Any] = {
         "requestContext": {"elb": {"targetGroupArn": target_group_arn or make_target_group_arn(dialect)}},
         "httpMethod": "GET",
         "path": "/",
@@ -269,37 +284,61 @@ class Refusal:
     why: str
 
 
-def is_websocket_upgrade(header_pairs: Iterable[tuple[str, str]]) -> bool:
+def is_websocket_upgrade(header_pairs: Iterable[tuple[object, object]]) -> bool:
     """True when an `Upgrade` header asks for websocket (with or without `Connection: upgrade`)."""
     for name, value in header_pairs:
-        if isinstance(name, str) and name.lower() == "upgrade" and isinstance(value, str) \
-                and "websocket" in value.lower():
+        if (
+            isinstance(name, str)
+            and name.lower() == "upgrade"
+            and isinstance(value, str)
+            and "websocket" in value.lower()
+        ):
             return True
     return False
 
 
-@rule("A14", "alb", "inferred", "A request whose method is not DELETE, GET, HEAD, OPTIONS, PATCH, POST or PUT is "
-      "answered 405 by the load balancer; the function is not invoked.", severity="outcome")
+@rule(
+    "A14",
+    "alb",
+    "inferred",
+    "A request whose method is not DELETE, GET, HEAD, OPTIONS, PATCH, POST or PUT is "
+    "answered 405 by the load balancer; the function is not invoked.",
+    severity="outcome",
+)
 def refusal_for(method: Any, header_pairs: Iterable[tuple[str, str]], body_length: int | None) -> Refusal | None:
     """What the load balancer answers without invoking the function, or None when it invokes it."""
     pairs = list(header_pairs)
     if is_websocket_upgrade(pairs):
-        return Refusal(400, "A1", "A WebSocket upgrade request gets 400: the load balancer does not forward "
-                                  "WebSockets to a function, which is not invoked.")
+        return Refusal(
+            400,
+            "A1",
+            "A WebSocket upgrade request gets 400: the load balancer does not forward "
+            "WebSockets to a function, which is not invoked.",
+        )
     if body_length is not None and body_length > MAX_REQUEST_BODY:
-        return Refusal(413, "A1", f"The request body is {body_length:,} bytes, over the 1 MB limit "
-                                  f"({MAX_REQUEST_BODY:,} bytes): 413, the function is not invoked.")
+        return Refusal(
+            413,
+            "A1",
+            f"The request body is {body_length:,} bytes, over the 1 MB limit "
+            f"({MAX_REQUEST_BODY:,} bytes): 413, the function is not invoked.",
+        )
     if isinstance(method, str) and method.upper() not in METHODS:
-        return Refusal(405, "A14", f"The method {method} is not one the load balancer forwards to a function "
-                                   "(DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT): 405, not invoked (inferred).")
+        return Refusal(
+            405,
+            "A14",
+            f"The method {method} is not one the load balancer forwards to a function "
+            "(DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT): 405, not invoked (inferred).",
+        )
     return None
 
 
 def error_page(status: int) -> tuple[list[tuple[str, str]], bytes]:
     """The load balancer's own answer page for `status`: header pairs and body."""
     title = f"{status} {reason_phrase(status)}".strip()
-    body = (f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>\r\n"
-            f"</body>\r\n</html>\r\n").encode("ascii")
+    body = (
+        f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n<center><h1>{title}</h1></center>\r\n"
+        f"</body>\r\n</html>\r\n"
+    ).encode("ascii")
     return [("content-type", "text/html"), ("content-length", str(len(body)))], body
 
 
@@ -312,16 +351,17 @@ class HttpParts:
 
     status: int
     reason: str
-    headers: list
+    headers: list[tuple[str, str]]
     body: bytes
     described: bool  # the function gave statusDescription
     rules: tuple[str, ...]
     notes: tuple[str, ...]
 
 
-@rule("A8", "alb", "doc", "isBase64Encoded true: the body is decoded before it reaches the client.",
-      severity="behaviour")
-def response_body_bytes(response: Mapping) -> bytes:
+@rule(
+    "A8", "alb", "doc", "isBase64Encoded true: the body is decoded before it reaches the client.", severity="behaviour"
+)
+def response_body_bytes(response: Mapping[str, Any]) -> bytes:
     """The body the client receives: base64-decoded when `isBase64Encoded` is true (A8), else UTF-8."""
     body = response.get("body")
     if not isinstance(body, str) or not body:
@@ -331,14 +371,19 @@ def response_body_bytes(response: Mapping) -> bytes:
     return body.encode("utf-8", "replace")
 
 
-def response_header_pairs(response: Mapping, multi_value: bool) -> list[tuple[str, str]]:
+def response_header_pairs(response: Mapping[str, Any], multi_value: bool) -> list[tuple[str, str]]:
     """Name/value pairs of the active header field (A7), repeats kept, names as the function wrote them."""
     if multi_value:
         field = response.get("multiValueHeaders")
         if not isinstance(field, dict):
             return []
-        return [(name, value) for name, values in dict.items(field) if isinstance(values, list)
-                for value in values if isinstance(value, str)]
+        return [
+            (name, value)
+            for name, values in dict.items(field)
+            if isinstance(values, list)
+            for value in values
+            if isinstance(value, str)
+        ]
     field = response.get("headers")
     if not isinstance(field, dict):
         return []
@@ -353,9 +398,14 @@ def description_reason(description: str, status: int) -> str:
     return description.strip()
 
 
-@rule("A10", "alb", "inferred", "HEAD reaches the function as httpMethod HEAD; the client gets the headers and no body.",
-      severity="behaviour")
-def response_to_http(response: Mapping, *, method: str = "GET", multi_value: bool = False) -> HttpParts:
+@rule(
+    "A10",
+    "alb",
+    "inferred",
+    "HEAD reaches the function as httpMethod HEAD; the client gets the headers and no body.",
+    severity="behaviour",
+)
+def response_to_http(response: Mapping[str, Any], *, method: str = "GET", multi_value: bool = False) -> HttpParts:
     """A valid response object as the client receives it (A7, A8, A9, A10, A13)."""
     status = response["statusCode"]
     rules: list[str] = ["AS4"]

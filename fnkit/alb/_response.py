@@ -30,20 +30,50 @@ from ._http import (
 
 SOURCE = "alb"
 
-RESPONSE_SHAPE = Shape("LoadBalancerResponse", [
-    F("statusCode", INT, doc="The HTTP status code, an integer (the string \"200\" is invalid)."),
-    F("statusDescription", STR, required=False, rule="A6",
-      doc="Status code and reason phrase (\"200 OK\"); without it the standard phrase is used (A9, inferred)."),
-    F("isBase64Encoded", BOOL, required=False, doc="True when body is base64; the client gets the decoded bytes (A8)."),
-    F("headers", MapOf(STR), required="multi-value headers off", rule="A6",
-      doc="Response headers (read only when multi-value headers are off)."),
-    F("multiValueHeaders", MapOf(ListOf(STR)), required="multi-value headers on", rule="A6",
-      doc="Each header's list of values (read only when multi-value headers are on); cookies: one key, a list."),
-    F("body", STR, required=False, doc="The response body: text, or base64 when isBase64Encoded is true."),
-], "A6", doc="What a function returns to the load balancer.")
-rule("A6", "alb", "observed", "Invalid response (not an object, statusCode missing or not an integer, bad "
-     "isBase64Encoded, body or statusDescription not a string, header field null, header values not strings, bad "
-     "base64): 502.")(RESPONSE_SHAPE)
+RESPONSE_SHAPE = Shape(
+    "LoadBalancerResponse",
+    [
+        F("statusCode", INT, doc='The HTTP status code, an integer (the string "200" is invalid).'),
+        F(
+            "statusDescription",
+            STR,
+            required=False,
+            rule="A6",
+            doc='Status code and reason phrase ("200 OK"); without it the standard phrase is used (A9, inferred).',
+        ),
+        F(
+            "isBase64Encoded",
+            BOOL,
+            required=False,
+            doc="True when body is base64; the client gets the decoded bytes (A8).",
+        ),
+        F(
+            "headers",
+            MapOf(STR),
+            required="multi-value headers off",
+            rule="A6",
+            doc="Response headers (read only when multi-value headers are off).",
+        ),
+        F(
+            "multiValueHeaders",
+            MapOf(ListOf(STR)),
+            required="multi-value headers on",
+            rule="A6",
+            doc="Each header's list of values (read only when multi-value headers are on); cookies: one key, a list.",
+        ),
+        F("body", STR, required=False, doc="The response body: text, or base64 when isBase64Encoded is true."),
+    ],
+    "A6",
+    doc="What a function returns to the load balancer.",
+)
+rule(
+    "A6",
+    "alb",
+    "observed",
+    "Invalid response (not an object, statusCode missing or not an integer, bad "
+    "isBase64Encoded, body or statusDescription not a string, header field null, header values not strings, bad "
+    "base64): 502.",
+)(RESPONSE_SHAPE)
 
 
 def _mode_shape(multi_value: bool) -> Shape:
@@ -88,8 +118,13 @@ def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
     """A5: the response JSON is at most 1 MB."""
     size = seen.options.get("size")
     if isinstance(size, int) and size > MAX_RESPONSE_JSON:
-        yield error("$", "limit", f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
-                                  "the load balancer answers 502.", "A5")
+        yield error(
+            "$",
+            "limit",
+            f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
+            "the load balancer answers 502.",
+            "A5",
+        )
 
 
 @rule("A12", "alb", "inferred", "statusCode outside 100-599 is an invalid response (502).")
@@ -99,16 +134,31 @@ def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
     if not isinstance(status, int) or isinstance(status, bool):
         return
     if not 100 <= status <= 599:
-        shown = status if abs(status) < 10 ** 12 else f"{'-' if status < 0 else ''}of {len(str(abs(status))) if status.bit_length() < 10_000 else 'thousands of'} digits"
-        yield error("$.statusCode", "limit", f"statusCode {shown} is outside 100-599, so it is no HTTP status: "
-                                             "502 (rule A12, inferred).", "A12")
+        digits = len(str(abs(status))) if status.bit_length() < 10_000 else "thousands of"
+        shown = status if abs(status) < 10**12 else f"{'-' if status < 0 else ''}of {digits} digits"
+        yield error(
+            "$.statusCode",
+            "limit",
+            f"statusCode {shown} is outside 100-599, so it is no HTTP status: 502 (rule A12, inferred).",
+            "A12",
+        )
     elif status < 200:
-        yield error("$.statusCode", "limit", f"statusCode {status} is informational (1xx), which cannot be the final "
-                                             "answer to a request: 502 (rule A13, inferred).", "A13")
+        yield error(
+            "$.statusCode",
+            "limit",
+            f"statusCode {status} is informational (1xx), which cannot be the final "
+            "answer to a request: 502 (rule A13, inferred).",
+            "A13",
+        )
 
 
-@rule("A9", "alb", "inferred", "statusDescription is optional; when absent the standard reason phrase is used.",
-      severity="warning")
+@rule(
+    "A9",
+    "alb",
+    "inferred",
+    "statusDescription is optional; when absent the standard reason phrase is used.",
+    severity="warning",
+)
 def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
     """A9: statusDescription starts with the status code it describes."""
     if not isinstance(response, dict):
@@ -118,9 +168,13 @@ def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
         return
     found = _DESCRIPTION_CODE.match(description)
     if found and int(found.group(1)) != status:
-        yield warning("$.statusDescription", "mismatch",
-                      f"statusDescription says {found.group(1)} but statusCode is {status}; the client gets status "
-                      f"{status} with this text as its reason phrase.", "A9")
+        yield warning(
+            "$.statusDescription",
+            "mismatch",
+            f"statusDescription says {found.group(1)} but statusCode is {status}; the client gets status "
+            f"{status} with this text as its reason phrase.",
+            "A9",
+        )
 
 
 def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
@@ -129,12 +183,23 @@ def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
         return
     body = response.get("body")
     if response.get("isBase64Encoded") is True and isinstance(body, str) and not is_strict_base64(body):
-        yield error("$.body", "format", "isBase64Encoded is true but the body is not strict base64 (standard "
-                                        "alphabet, '=' padding, no spaces or line breaks): 502.", "A6")
+        yield error(
+            "$.body",
+            "format",
+            "isBase64Encoded is true but the body is not strict base64 (standard "
+            "alphabet, '=' padding, no spaces or line breaks): 502.",
+            "A6",
+        )
 
 
-@rule("A7", "alb", "contract", "Multi-value off: only headers is read; on: only multiValueHeaders; cookies as a list "
-      "under one key; hop-by-hop headers dropped, Content-Length recomputed.", severity="warning")
+@rule(
+    "A7",
+    "alb",
+    "contract",
+    "Multi-value off: only headers is read; on: only multiValueHeaders; cookies as a list "
+    "under one key; hop-by-hop headers dropped, Content-Length recomputed.",
+    severity="warning",
+)
 def check_ignored_headers(response: Any, seen: Seen) -> Iterator[Issue]:
     """A7: only the active header field is read; say so when the other one is there."""
     if not isinstance(response, dict):
@@ -143,25 +208,44 @@ def check_ignored_headers(response: Any, seen: Seen) -> Iterator[Issue]:
     ignored = active_field(not multi)
     if ignored in response:
         state = "on" if multi else "off"
-        yield warning(child_path("$", ignored), "ignored",
-                      f"Multi-value headers are {state}, so the load balancer reads only '{active_field(multi)}'; "
-                      f"'{ignored}' is ignored and none of its headers reach the client.", "A7")
+        yield warning(
+            child_path("$", ignored),
+            "ignored",
+            f"Multi-value headers are {state}, so the load balancer reads only '{active_field(multi)}'; "
+            f"'{ignored}' is ignored and none of its headers reach the client.",
+            "A7",
+        )
 
 
-@rule("A13", "alb", "inferred", "What HTTP cannot carry is not sent: a header name that is not a token, a header value "
-      "with a line break or control character, or a 1xx statusCode makes the response invalid (502); a 204 or 304 "
-      "response goes without a body.")
+@rule(
+    "A13",
+    "alb",
+    "inferred",
+    "What HTTP cannot carry is not sent: a header name that is not a token, a header value "
+    "with a line break or control character, or a 1xx statusCode makes the response invalid (502); a 204 or 304 "
+    "response goes without a body.",
+)
 def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
     """A13 (inferred): header names are HTTP tokens and values hold no line break or control character."""
     for path, name, value in _active_pairs(response, seen):
         if not HEADER_NAME.fullmatch(name):
-            yield error(path, "format", f"'{name}' cannot be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ "
-                                        "only): 502 (rule A13, inferred).", "A13")
+            yield error(
+                path,
+                "format",
+                f"'{name}' cannot be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ "
+                "only): 502 (rule A13, inferred).",
+                "A13",
+            )
             continue
         for v in _values(value):
             if BAD_HEADER_VALUE.search(v):
-                yield error(path, "format", f"The value of '{name}' holds a line break or control character, "
-                                            "which an HTTP header cannot carry: 502 (rule A13, inferred).", "A13")
+                yield error(
+                    path,
+                    "format",
+                    f"The value of '{name}' holds a line break or control character, "
+                    "which an HTTP header cannot carry: 502 (rule A13, inferred).",
+                    "A13",
+                )
                 break
 
 
@@ -180,9 +264,13 @@ def check_connection_headers(response: Any, seen: Seen) -> Iterator[Issue]:
                     return  # bad base64: check_body_encoding says so
             given = _values(value)
             if given != [str(length)]:
-                yield warning(path, "recomputed",
-                              f"Content-Length says {', '.join(given) or 'nothing'} but the body is {length} byte(s): "
-                              "the load balancer sends its own Content-Length.", "A7")
+                yield warning(
+                    path,
+                    "recomputed",
+                    f"Content-Length says {', '.join(given) or 'nothing'} but the body is {length} byte(s): "
+                    "the load balancer sends its own Content-Length.",
+                    "A7",
+                )
 
 
 def check_cookies(response: Any, seen: Seen) -> Iterator[Issue]:
@@ -195,8 +283,10 @@ def check_cookies(response: Any, seen: Seen) -> Iterator[Issue]:
     if seen.options.get("multi_value"):
         tip = "put every cookie in one list under a single 'Set-Cookie' key."
     else:
-        tip = ("each is sent as its own Set-Cookie header (keys that differ only in case are kept apart), but the "
-               "contract's way is multi-value headers: one 'Set-Cookie' key with a list of cookies.")
+        tip = (
+            "each is sent as its own Set-Cookie header (keys that differ only in case are kept apart), but the "
+            "contract's way is multi-value headers: one 'Set-Cookie' key with a list of cookies."
+        )
     yield warning(child_path("$", field), "cookies", f"Several cookie keys differ only in case ({listed}): {tip}", "A7")
 
 
@@ -213,8 +303,10 @@ RESPONSE_CHECKS = [
 
 
 # the checks read the decoded response (what becomes the HTTP answer reads the same value)
-_CONTRACTS = {multi: Contract(shape, RESPONSE_CHECKS, source=SOURCE, subject="response", plain=True)
-              for multi, shape in _SHAPES.items()}
+_CONTRACTS = {
+    multi: Contract(shape, RESPONSE_CHECKS, source=SOURCE, subject="response", plain=True)
+    for multi, shape in _SHAPES.items()
+}
 
 
 def json_size(response: Any) -> int | None:
@@ -247,8 +339,14 @@ def validate_response(response: Any, *, config: AlbConfig | None = None, _size: 
         size = None
     if size is None and not isinstance(response, (Raw, str, bytes, bytearray, memoryview)):
         _, why = encode_response(response)
-        extra.append(error("$", "format", f"JSON cannot encode the returned value ({why}): the load balancer "
-                                          "receives no valid response, 502.", "H2"))
+        extra.append(
+            error(
+                "$",
+                "format",
+                f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, 502.",
+                "H2",
+            )
+        )
     report = _CONTRACTS[multi_value].check(response, {"multi_value": multi_value, "size": size})[0]
     if extra:
         return Report(extra + list(report), SOURCE, report.dialect, "response")
@@ -271,4 +369,4 @@ def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **setti
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
 
 
-__all__ = ["RESPONSE_SHAPE", "RESPONSE_CHECKS", "validate_response", "active_field", "json_size", "json_schema"]
+__all__ = ["RESPONSE_CHECKS", "RESPONSE_SHAPE", "active_field", "json_schema", "json_size", "validate_response"]

@@ -14,11 +14,12 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Self
 
 from .._config import with_settings
-from .._invoke import Context, Invocation, _check_isolation, invoke
+from .._invoke import Context, Handler, Invocation, _check_isolation, invoke
 from ._config import AlbConfig
 from ._http import (
     MAX_REQUEST_BODY,
@@ -33,10 +34,26 @@ from ._outcome import HttpOutcome, answered_by_balancer, outcome
 if TYPE_CHECKING:  # the server's own imports wait until a server starts
     import argparse
     import concurrent.futures
+    import socket
+
+    import pandas as pd
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-LOG_COLUMNS = ["time", "kind", "method", "path", "query", "status", "reason", "rule", "invoked", "duration_ms",
-               "handler_ms", "client", "explanation"]
+LOG_COLUMNS = [
+    "time",
+    "kind",
+    "method",
+    "path",
+    "query",
+    "status",
+    "reason",
+    "rule",
+    "invoked",
+    "duration_ms",
+    "handler_ms",
+    "client",
+    "explanation",
+]
 HEALTH_CHECK_TIMEOUT_S = 30.0  # the load balancer's default health check timeout for a function target
 MAX_RECORDS = 10_000  # the log keeps the most recent requests: a server that runs for days stays small
 
@@ -45,15 +62,16 @@ class _Workers:
     """Threads that run handlers. One more starts whenever none is idle, so a hung handler never blocks others."""
 
     def __init__(self, idle_timeout_s: float = 30.0) -> None:
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._idle_timeout_s = idle_timeout_s
 
-    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
+    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """Run `fn` on an idle worker thread, or a new one; its future."""
         from concurrent.futures import Future
 
-        future: Future = Future()
+        future: Future[Any] = Future()
         with self._lock:
             if self._idle:
                 self._idle -= 1  # an idle worker will take it
@@ -87,10 +105,10 @@ class _Workers:
 class _App:
     """The ASGI application: one HTTP request in, the load balancer's answer out."""
 
-    def __init__(self, server: "AlbServer") -> None:
+    def __init__(self, server: AlbServer) -> None:
         self.server = server
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         if scope["type"] == "lifespan":
             while True:
                 message = await receive()
@@ -103,7 +121,7 @@ class _App:
             return  # uvicorn runs with ws="none": WebSocket upgrades arrive as plain HTTP requests
         await self.http(scope, receive, send)
 
-    async def http(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def http(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         import asyncio
 
         srv = self.server
@@ -124,8 +142,12 @@ class _App:
             if gone:
                 return  # the client left before sending its body
             if over:
-                found = Refusal(413, "A1", f"The request body is over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): "
-                                           "413, the function is not invoked (reading stopped at the limit).")
+                found = Refusal(
+                    413,
+                    "A1",
+                    f"The request body is over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): "
+                    "413, the function is not invoked (reading stopped at the limit).",
+                )
         if found is not None:
             result = answered_by_balancer(found, method, path, srv.multi_value)
             srv._record("request", result, started, raw_query, scope, None)  # logged before the client hears
@@ -135,9 +157,18 @@ class _App:
         client = scope.get("client") or ("127.0.0.1", 0)
         server_addr = scope.get("server") or (srv.host, srv.port)
         event = request_to_event(
-            method, raw_path, raw_query, raw_headers, body, srv.multi_value,
-            target_group_arn=srv.target_group_arn, dialect=srv.dialect, trace=trace_id(),
-            client_ip=str(client[0]), port=int(server_addr[1] or srv.port), proto=scope.get("scheme", "http"),
+            method,
+            raw_path,
+            raw_query,
+            raw_headers,
+            body,
+            srv.multi_value,
+            target_group_arn=srv.target_group_arn,
+            dialect=srv.dialect,
+            trace=trace_id(),
+            client_ip=str(client[0]),
+            port=int(server_addr[1] or srv.port),
+            proto=scope.get("scheme", "http"),
         )
         invocation = await asyncio.wrap_future(srv._workers.submit(lambda: srv._invoke(event)))
         result = outcome(event, invocation, config=srv._target)
@@ -146,7 +177,7 @@ class _App:
         await _send(send, result)
 
 
-def _listen(host: str, port: int):
+def _listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket. Its protocol is named, so that asyncio turns Nagle off on each connection
     (else every response waits for the client's delayed ACK: 40 ms)."""
     import socket
@@ -173,7 +204,7 @@ def _content_length(headers: list[tuple[str, str]]) -> int | None:
     return None
 
 
-async def _read_body(receive: Callable, limit: int) -> tuple[bytes, bool, bool]:
+async def _read_body(receive: Callable[..., Any], limit: int) -> tuple[bytes, bool, bool]:
     """The request body, or (b"", True, _) as soon as it is past `limit` (the rest is never read)."""
     chunks: list[bytes] = []
     size = 0
@@ -197,7 +228,7 @@ def _header_bytes(text: str) -> bytes:
         return text.encode("utf-8")
 
 
-async def _send(send: Callable, result: HttpOutcome) -> None:
+async def _send(send: Callable[..., Any], result: HttpOutcome) -> None:
     headers = [(_header_bytes(name), _header_bytes(value.strip(" \t"))) for name, value in result.headers]
     await send({"type": "http.response.start", "status": result.status, "headers": headers})
     await send({"type": "http.response.body", "body": result.body, "more_body": False})
@@ -209,14 +240,14 @@ class AlbServer:
     @with_settings(AlbConfig)
     def __init__(
         self,
-        handler: Callable[[Any, Any], Any],
+        handler: Handler,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
         config: AlbConfig | None = None,
         target_group_arn: str | None = None,
         dialect: str = "provider",
-        on_record: Callable[[dict], Any] | None = None,
+        on_record: Callable[[dict[str, Any]], Any] | None = None,
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
         **settings: Any,
@@ -226,7 +257,7 @@ class AlbServer:
         try:
             import uvicorn  # an edge dependency: only the server needs it
         except ImportError:
-            raise ImportError("fnkit.alb.serve needs uvicorn: pip install \"fnkit[serve]\" (or uvicorn)") from None
+            raise ImportError('fnkit.alb.serve needs uvicorn: pip install "fnkit[serve]" (or uvicorn)') from None
 
         self.handler = handler
         self.config = config
@@ -237,13 +268,17 @@ class AlbServer:
         self.target_group_arn = target_group_arn
         self.dialect = dialect
         self.isolation = isolation
-        self.records: deque[dict] = deque(maxlen=max_records)  # a ring buffer: the newest `max_records` rows
+        self.records: deque[dict[str, Any]] = deque(maxlen=max_records)  # a ring buffer: the newest `max_records` rows
         self._on_record = on_record
         self._workers = _Workers()
         self._stopped = threading.Event()
         if host not in LOOPBACK:
-            print(f"fnkit: warning: serving on {host}, so other machines can reach this handler; "
-                  "the default, 127.0.0.1, keeps it on this machine.", file=sys.stderr, flush=True)
+            print(
+                f"fnkit: warning: serving on {host}, so other machines can reach this handler; "
+                "the default, 127.0.0.1, keeps it on this machine.",
+                file=sys.stderr,
+                flush=True,
+            )
         self._socket = _listen(host, port)
         self.host = host
         self.port = self._socket.getsockname()[1]
@@ -275,8 +310,11 @@ class AlbServer:
         return f"http://{host}:{self.port}"
 
     @property
-    def log(self):
-        """One row per request (and per health check), the newest `max_records`: method, path, status, rule, … (a DataFrame)."""
+    def log(self) -> pd.DataFrame:
+        """One row per request (and per health check), the newest `max_records`, as a DataFrame.
+
+        Its columns: method, path, status, rule, … (`LOG_COLUMNS`).
+        """
         import pandas as pd
 
         return pd.DataFrame(list(self.records), columns=LOG_COLUMNS)
@@ -292,10 +330,10 @@ class AlbServer:
             self._health_thread.join(5)
         self._socket.close()
 
-    def __enter__(self) -> "AlbServer":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:
@@ -305,12 +343,24 @@ class AlbServer:
 
     # -- inside ----------------------------------------------------------------------------
 
-    def _invoke(self, event: dict) -> Invocation:
-        return invoke(self.handler, event, timeout_s=self.timeout_s, context=Context(timeout_s=self.timeout_s),
-                      isolation=self.isolation)
+    def _invoke(self, event: dict[str, Any]) -> Invocation:
+        return invoke(
+            self.handler,
+            event,
+            timeout_s=self.timeout_s,
+            context=Context(timeout_s=self.timeout_s),
+            isolation=self.isolation,
+        )
 
-    def _record(self, kind: str, result: HttpOutcome, started: float, raw_query: bytes, scope: dict | None,
-                invocation: Invocation | None) -> None:
+    def _record(
+        self,
+        kind: str,
+        result: HttpOutcome,
+        started: float,
+        raw_query: bytes,
+        scope: dict[str, Any] | None,
+        invocation: Invocation | None,
+    ) -> None:
         client = (scope or {}).get("client")
         row = {
             "time": time.time(),
@@ -338,8 +388,9 @@ class AlbServer:
         """A11: the health check event every interval, logged like a request."""
         while not self._stopped.wait(self.health_check_interval_s):
             started = time.perf_counter()
-            event = health_check_event(multi_value=self.multi_value, target_group_arn=self.target_group_arn,
-                                       dialect=self.dialect)
+            event = health_check_event(
+                multi_value=self.multi_value, target_group_arn=self.target_group_arn, dialect=self.dialect
+            )
             timeout = self.timeout_s if self.timeout_s is not None else HEALTH_CHECK_TIMEOUT_S
             invocation = invoke(self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout),
                                 isolation=self.isolation)
@@ -351,7 +402,7 @@ class AlbServer:
 
 @with_settings(AlbConfig)
 def serve(
-    handler: Callable[[Any, Any], Any],
+    handler: Handler,
     *,
     host: str = "127.0.0.1",
     port: int = 0,
@@ -380,7 +431,7 @@ def serve(
 # --- the command line -------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:  # noqa: F821
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of `fnkit serve-alb` (for the main command line's sub-parser)."""
     parser.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, e.g. app:handler or app.py:handler")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -391,7 +442,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:  
     return parser
 
 
-def load_handler(spec: str) -> Callable[[Any, Any], Any]:
+def load_handler(spec: str) -> Handler:
     """`module:function` or `path/to/file.py:function` → the function (the current directory is importable)."""
     target, _, name = spec.rpartition(":")
     if not target or not name:
@@ -406,18 +457,20 @@ def load_handler(spec: str) -> Callable[[Any, Any], Any]:
         module = importlib.import_module(target)
     except ImportError as exc:
         raise SystemExit(f"fnkit: cannot import {target!r}: {exc}") from None
-    handler = getattr(module, name, None)
+    handler: Handler | None = getattr(module, name, None)
     if not callable(handler):
         raise SystemExit(f"fnkit: {target!r} has no function {name!r}")
     return handler
 
 
-def _print_record(row: dict) -> None:
+def _print_record(row: dict[str, Any]) -> None:
     who = "health check" if row["kind"] == "health-check" else f"{row['method']} {row['path']}"
     query = f"?{row['query']}" if row["query"] else ""
     invoked = "" if row["invoked"] else ", not invoked"
-    print(f"{who}{query} -> {row['status']} {row['reason']} [rule {row['rule']}{invoked}] {row['duration_ms']:.1f} ms",
-          flush=True)
+    print(
+        f"{who}{query} -> {row['status']} {row['reason']} [rule {row['rule']}{invoked}] {row['duration_ms']:.1f} ms",
+        flush=True,
+    )
 
 
 def _stop_on_sigterm() -> Callable[[], None]:
@@ -431,7 +484,11 @@ def _stop_on_sigterm() -> Callable[[], None]:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def undo() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return undo
 
 
 def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> int:
@@ -448,8 +505,10 @@ def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> in
     server = AlbServer(handler, host=args.host, port=args.port, config=AlbConfig(**AlbConfig.given(args)),
                        on_record=_print_record, isolation=getattr(args, "isolation", "process"))
     mode = "on" if server.multi_value else "off"
-    print(f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",
-          flush=True)
+    print(
+        f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",
+        flush=True,
+    )
     restore = _stop_on_sigterm()
     try:
         while server._thread.is_alive():
@@ -468,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     return cli_serve(sys.argv[1:] if argv is None else argv)
 
 
-__all__ = ["AlbServer", "serve", "cli_serve", "add_arguments", "load_handler", "main"]
+__all__ = ["AlbServer", "add_arguments", "cli_serve", "load_handler", "main", "serve"]
 
 
 if __name__ == "__main__":

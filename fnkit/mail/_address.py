@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any
+from typing import Any, TypeGuard
 
 _ATEXT = string.ascii_letters + string.digits + "!#$%&'*+/=?^_`{|}~-"
 _ATOM_CHAR = rf"(?:[{re.escape(_ATEXT)}]|(?!\s)[^\x00-\x7f])"
@@ -40,7 +40,7 @@ _SEPARATORS_TO_DOT = bytes.maketrans(b"@\n", b"..")
 _EMPTY_ATOM = re.compile(rb"\.\.")
 
 
-def is_address(text: object) -> bool:
+def is_address(text: object) -> TypeGuard[str]:
     """True when `text` is a string that looks like an email address (MS3)."""
     return isinstance(text, str) and _ADDRESS.fullmatch(text) is not None
 

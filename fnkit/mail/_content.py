@@ -56,7 +56,7 @@ class InvalidContentError(MessageContentError):
         self.problems = problems
         super().__init__("The replacement is not valid MIME (M9): " + "; ".join(problems))
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         # raised in the caller's process and again in the handler's worker process: travel with its problems
         return (type(self), (self.problems,))
 
@@ -65,13 +65,15 @@ class InvalidContentError(MessageContentError):
 
 _FATAL_DEFECTS = {
     "MissingHeaderBodySeparatorDefect": "a line of the header section is not a header "
-                                        "(the headers and the body must be separated by an empty line)",
+    "(the headers and the body must be separated by an empty line)",
     "FirstHeaderLineIsContinuationDefect": "the first header line starts with a space (a continuation of nothing)",
     "NoBoundaryInMultipartDefect": "a multipart part has no boundary parameter",
     "StartBoundaryNotFoundDefect": "a multipart part never uses its boundary",
     "CloseBoundaryNotFoundDefect": "a multipart part has no closing boundary",
     "MultipartInvariantViolationDefect": "a part says multipart but holds no parts",
-    "InvalidMultipartContentTransferEncodingDefect": "a multipart part has a transfer encoding other than 7bit, 8bit or binary",
+    "InvalidMultipartContentTransferEncodingDefect": (
+        "a multipart part has a transfer encoding other than 7bit, 8bit or binary"
+    ),
     "InvalidBase64CharactersDefect": "a base64 part holds characters that are not base64",
     "InvalidBase64PaddingDefect": "a base64 part is badly padded",
     "InvalidBase64LengthDefect": "a base64 part has an impossible length",
@@ -94,8 +96,10 @@ def mime_problems(content: Any) -> list[str]:
     problems = []
     for number, line in enumerate(content.splitlines(), 1):
         if len(line) > MAX_LINE_CHARS:
-            problems.append(f"line {number} has {len(line):,} characters; at most {MAX_LINE_CHARS} are allowed "
-                            "before the line break (1,000 with CRLF): encode long lines as quoted-printable or base64")
+            problems.append(
+                f"line {number} has {len(line):,} characters; at most {MAX_LINE_CHARS} are allowed "
+                "before the line break (1,000 with CRLF): encode long lines as quoted-printable or base64"
+            )
             break
     head = content.replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
     try:
@@ -106,18 +110,20 @@ def mime_problems(content: Any) -> list[str]:
     from email.parser import BytesParser
 
     message = BytesParser(policy=policy.SMTP).parsebytes(content)
-    for name in ("From", "Date"):
-        if name not in message:
-            problems.append(f"the {name} header is missing (RFC 5322 requires From and Date)")
-    seen = set()
+    problems.extend(
+        f"the {name} header is missing (RFC 5322 requires From and Date)"
+        for name in ("From", "Date")
+        if name not in message
+    )
+    reasons: dict[str, None] = {}  # each once, in the order met
     for part in message.walk():
         if not part.is_multipart():
             part.get_payload(decode=True)  # decoding records base64 defects
         for defect in part.defects:
             reason = _FATAL_DEFECTS.get(type(defect).__name__)
-            if reason and reason not in seen:
-                seen.add(reason)
-                problems.append(reason)
+            if reason:
+                reasons[reason] = None
+    problems.extend(reasons)
     return problems
 
 
@@ -132,7 +138,7 @@ def check_mime(content: Any) -> bytes:
 # --- messages in and out -----------------------------------------------------------
 
 
-def message_fields(message: Any) -> tuple[bytes, dict]:
+def message_fields(message: Any) -> tuple[bytes, dict[str, Any]]:
     """The raw bytes of `message` (EmailMessage, bytes or text) and what an event takes from it."""
     from email import policy
     from email.message import Message
@@ -140,14 +146,15 @@ def message_fields(message: Any) -> tuple[bytes, dict]:
     from email.utils import parseaddr
 
     if isinstance(message, Message):
-        raw = message.as_bytes(policy=(message.policy or policy.default).clone(linesep="\r\n"))
+        raw = message.as_bytes(policy=message.policy.clone(linesep="\r\n"))
     elif isinstance(message, (bytes, bytearray, memoryview)):
         raw = bytes(message)
     elif isinstance(message, str):
         raw = message.encode("utf-8")
     else:
-        raise TypeError(f"message must be an email.message.EmailMessage or raw RFC 5322 bytes, "
-                        f"not {type(message).__name__}")
+        raise TypeError(
+            f"message must be an email.message.EmailMessage or raw RFC 5322 bytes, not {type(message).__name__}"
+        )
     parsed = BytesParser(policy=policy.default).parsebytes(raw)
 
     def addresses(*names: str) -> list[str]:
@@ -179,7 +186,7 @@ def message_fields(message: Any) -> tuple[bytes, dict]:
     }
 
 
-def minimal_message(event: dict) -> bytes:
+def minimal_message(event: Any) -> bytes:
     """A small valid message matching a mail event (for events built without one)."""
     try:
         return _message_for(event)
@@ -188,7 +195,7 @@ def minimal_message(event: dict) -> bytes:
         return _message_for({"messageId": event.get("messageId") if isinstance(event, dict) else None})
 
 
-def _message_for(event: dict) -> bytes:
+def _message_for(event: dict[str, Any]) -> bytes:
     from email import policy
     from email.message import EmailMessage
 
@@ -281,7 +288,8 @@ class MessageStore:
         if age > self.retention_s:
             raise MessageNotFoundError(
                 f"Message {message_id!r} arrived {age / 3600:.1f} h ago; raw content is kept only "
-                f"{self.retention_s / 3600:g} h (M9).")
+                f"{self.retention_s / 3600:g} h (M9)."
+            )
         return stored
 
     def get_raw_message_content(self, message_id: str) -> bytes:
@@ -295,7 +303,8 @@ class MessageStore:
         with self._lock:
             if not self._open_sync.get(message_id):
                 raise MessageFrozenError(
-                    f"Message {message_id!r} can be replaced only during a synchronous invocation for it (M9).")
+                    f"Message {message_id!r} can be replaced only during a synchronous invocation for it (M9)."
+                )
             stored.content = data
 
     def restore(self, message_id: str) -> None:
@@ -309,7 +318,7 @@ class MessageStore:
         return self.message(message_id).original
 
     @contextmanager
-    def invocation(self, message_id: str, *, mode: str = "sync", at_s: float | None = None) -> Iterator["MessageContent"]:
+    def invocation(self, message_id: str, *, mode: str = "sync", at_s: float | None = None) -> Iterator[MessageContent]:
         """Open the content API for one invocation; yields the handler's `MessageContent`."""
         client = MessageContent(self, message_id, mode=mode, time_s=self.now_s if at_s is None else at_s)
         if mode == "sync":
@@ -359,13 +368,14 @@ class MessageContent:
         if not self._open:
             raise MessageFrozenError("This invocation is over; its message content API is closed (M9).")
 
-    def get_raw_message_content(self, message_id: str | None = None, *, messageId: str | None = None) -> bytes:  # noqa: N803
+    def get_raw_message_content(self, message_id: str | None = None, *, messageId: str | None = None) -> bytes:
         """The raw message (RFC 5322 bytes) of a message in flight."""
         self._check_open()
         return self.store.get_raw_message_content(_one_id(message_id, messageId))
 
-    def put_raw_message_content(self, message_id: str | None = None, content: bytes | None = None, *,
-                                messageId: str | None = None) -> None:  # noqa: N803
+    def put_raw_message_content(
+        self, message_id: str | None = None, content: bytes | None = None, *, messageId: str | None = None
+    ) -> None:
         """Replace the raw message; counts only in a synchronous invocation for this message."""
         target = _one_id(message_id, messageId)
         with self._lock:
@@ -375,21 +385,24 @@ class MessageContent:
             if target != self.message_id:
                 raise MessageFrozenError(
                     f"This invocation is for message {self.message_id!r}; a replacement takes effect only "
-                    f"during a synchronous invocation for that message, not {target!r} (M9).")
+                    f"during a synchronous invocation for that message, not {target!r} (M9)."
+                )
             if self.mode != "sync":
-                self.replacements.append(Replacement(target, self.time_s, data, False,
-                                                     "during an asynchronous invocation"))
+                self.replacements.append(
+                    Replacement(target, self.time_s, data, False, "during an asynchronous invocation")
+                )
                 return
             self.store.put_raw_message_content(target, data)
             self.replacements.append(Replacement(target, self.time_s, data, True))
 
 
-def _one_id(message_id: str | None, messageId: str | None) -> str:  # noqa: N803
-    if message_id is None and messageId is None:
-        raise TypeError("give the message id (message_id or messageId)")
+def _one_id(message_id: str | None, messageId: str | None) -> str:
     if message_id is not None and messageId is not None and message_id != messageId:
         raise TypeError("give the message id once")
-    return message_id if message_id is not None else messageId  # type: ignore[return-value]
+    found = message_id if message_id is not None else messageId
+    if found is None:
+        raise TypeError("give the message id (message_id or messageId)")
+    return found
 
 
 _default = MessageStore()

@@ -38,13 +38,24 @@ TRUNCATED_SLACK = 4 * 1024
 
 # --- the shape, declared once -------------------------------------------------
 
-_NOT_AN_ADDRESS = ("{json} does not look like an email address (local@domain, no spaces, no display name or "
-                   "angle brackets).")
-ADDRESS_TEXT = Text(pattern=ADDRESS_PATTERN, rule="MS3", message=_NOT_AN_ADDRESS, column_test=all_addresses,
-                    doc="local@domain, no spaces, no display name or angle brackets")
+_NOT_AN_ADDRESS = (
+    "{json} does not look like an email address (local@domain, no spaces, no display name or angle brackets)."
+)
+ADDRESS_TEXT = Text(
+    pattern=ADDRESS_PATTERN,
+    rule="MS3",
+    message=_NOT_AN_ADDRESS,
+    column_test=all_addresses,
+    doc="local@domain, no spaces, no display name or angle brackets",
+)
 # the envelope sender may also be empty: the null sender of bounces (a warning, check_null_sender)
-SENDER_TEXT = Text(pattern=f"^$|{ADDRESS_PATTERN}", rule="MS3", message=_NOT_AN_ADDRESS, column_test=all_addresses,
-                   doc="an address, or empty for the null sender")
+SENDER_TEXT = Text(
+    pattern=f"^$|{ADDRESS_PATTERN}",
+    rule="MS3",
+    message=_NOT_AN_ADDRESS,
+    column_test=all_addresses,
+    doc="an address, or empty for the null sender",
+)
 
 ADDRESS = Shape(
     "MailAddress",
@@ -62,9 +73,17 @@ ENVELOPE = Shape(
     "MailEnvelope",
     [
         F("mailFrom", MAIL_FROM, doc="The envelope sender (SMTP MAIL FROM); empty for bounces.", attr="mail_from"),
-        F("recipients", ListOf(ADDRESS, min_len=1, rule="MS5",
-                               message="The envelope has no recipients; every message has at least one (SMTP RCPT TO)."),
-          doc="All recipients (SMTP RCPT TO); inbound: only the organisation's own.", rule="MS1"),
+        F(
+            "recipients",
+            ListOf(
+                ADDRESS,
+                min_len=1,
+                rule="MS5",
+                message="The envelope has no recipients; every message has at least one (SMTP RCPT TO).",
+            ),
+            doc="All recipients (SMTP RCPT TO); inbound: only the organisation's own.",
+            rule="MS1",
+        ),
     ],
     rule="MS1",
     doc="The SMTP envelope: who sent the message and who receives it.",
@@ -72,24 +91,46 @@ ENVELOPE = Shape(
 EVENT_SHAPE = Shape(
     "MailEvent",
     [
-        F("summaryVersion",
-          Text(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$", rule="M1", severity="warning",
-               message="summaryVersion {json} is not a date-style string like \"2018-10-10\"; the platform only ever "
-                       "sends such strings (it is opaque, so this is a warning).",
-               doc="a date-style string (YYYY-MM-DD)"),
-          doc="Version of the message summary format: an opaque date-style string (YYYY-MM-DD), e.g. 2018-10-10.",
-          rule="M1"),
+        F(
+            "summaryVersion",
+            Text(
+                pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$",
+                rule="M1",
+                severity="warning",
+                message='summaryVersion {json} is not a date-style string like "2018-10-10"; the platform only ever '
+                "sends such strings (it is opaque, so this is a warning).",
+                doc="a date-style string (YYYY-MM-DD)",
+            ),
+            doc="Version of the message summary format: an opaque date-style string (YYYY-MM-DD), e.g. 2018-10-10.",
+            rule="M1",
+        ),
         F("envelope", ENVELOPE, doc="Holds mailFrom and recipients."),
         F("sender", ADDRESS, doc="The sender address."),
-        F("subject", Text(max_len=SUBJECT_LIMIT, rule="M1", code="limit",
-                          message="The subject has {length} characters; the platform keeps only the first "
-                                  f"{SUBJECT_LIMIT}, so a real event never holds more."),
-          doc=f"Email subject, truncated to its first {SUBJECT_LIMIT} characters.", rule="M1"),
+        F(
+            "subject",
+            Text(
+                max_len=SUBJECT_LIMIT,
+                rule="M1",
+                code="limit",
+                message="The subject has {length} characters; the platform keeps only the first "
+                f"{SUBJECT_LIMIT}, so a real event never holds more.",
+            ),
+            doc=f"Email subject, truncated to its first {SUBJECT_LIMIT} characters.",
+            rule="M1",
+        ),
         F("messageId", STR, doc="Message id, used to read or replace the raw message (M9)."),
-        F("invocationId", Text(min_len=1, rule="M1", severity="warning",
-                               message="invocationId is empty; handlers use it to recognise a retry of the same "
-                                       "invocation.", doc="not empty"),
-          doc="Id of this invocation: the same on every retry, so handlers can deduplicate.", rule="M1"),
+        F(
+            "invocationId",
+            Text(
+                min_len=1,
+                rule="M1",
+                severity="warning",
+                message="invocationId is empty; handlers use it to recognise a retry of the same invocation.",
+                doc="not empty",
+            ),
+            doc="Id of this invocation: the same on every retry, so handlers can deduplicate.",
+            rule="M1",
+        ),
         F("flowDirection", STR, enum=FLOW_DIRECTIONS, doc="INBOUND or OUTBOUND.", rule="MS2"),
         F("truncated", BOOL, doc="True if recipients were cut to keep the event under 128 KB.", rule="M1"),
     ],
@@ -97,10 +138,18 @@ EVENT_SHAPE = Shape(
     doc="A mail-flow message summary, as a mail-flow rule sends it to a function.",
 )
 
-rule("MS1", "mail", "contract", "The mail event has summaryVersion, envelope.mailFrom.address, "
-     "envelope.recipients[].address, sender.address, subject, messageId, invocationId, flowDirection and truncated, "
-     "each of its type.", origin="spec")(EVENT_SHAPE)
-rule("MS2", "mail", "contract", "flowDirection is INBOUND or OUTBOUND.", origin="spec")(EVENT_SHAPE.field("flowDirection"))
+rule(
+    "MS1",
+    "mail",
+    "contract",
+    "The mail event has summaryVersion, envelope.mailFrom.address, "
+    "envelope.recipients[].address, sender.address, subject, messageId, invocationId, flowDirection and truncated, "
+    "each of its type.",
+    origin="spec",
+)(EVENT_SHAPE)
+rule("MS2", "mail", "contract", "flowDirection is INBOUND or OUTBOUND.", origin="spec")(
+    EVENT_SHAPE.field("flowDirection")
+)
 
 MailEvent = EVENT_SHAPE.struct
 MailEnvelope = ENVELOPE.struct
@@ -112,9 +161,9 @@ MailFrom = MAIL_FROM.struct
 # anything, so each check tests types before it reads.
 
 
-def _recipients(event: Any) -> tuple | None:
+def _recipients(event: Any) -> tuple[Any, ...] | None:
     """The envelope's recipients (typed), or None when the value has none to check."""
-    envelope = event.envelope if type(event) is MailEvent else None
+    envelope: Any = event.envelope if type(event) is MailEvent else None
     recipients = envelope.recipients if type(envelope) is MailEnvelope else None
     return recipients if type(recipients) is tuple else None
 
@@ -122,12 +171,18 @@ def _recipients(event: Any) -> tuple | None:
 @rule("MS3", "mail", "contract", "Addresses are email addresses.", origin="spec", severity="error or warning")
 def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
     """MS3: an empty envelope sender is the null sender of bounces (the form of addresses is declared)."""
-    envelope = event.envelope if type(event) is MailEvent else None
-    mail_from = envelope.mail_from if type(envelope) is MailEnvelope else None
+    envelope: Any = event.envelope if type(event) is MailEvent else None
+    mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
     if type(mail_from) is MailFrom and mail_from.address == "":
-        return [warning("$.envelope.mailFrom.address", "format",
-                        "The envelope sender is empty: that is the null sender of bounces and delivery "
-                        "reports (RFC 5321), not an ordinary message.", "MS3")]
+        return [
+            warning(
+                "$.envelope.mailFrom.address",
+                "format",
+                "The envelope sender is empty: that is the null sender of bounces and delivery "
+                "reports (RFC 5321), not an ordinary message.",
+                "MS3",
+            )
+        ]
     return []
 
 
@@ -135,8 +190,15 @@ def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
 # read once per call): "address" is the column, "at" each row's position in the list.
 
 
-@rule("MS5", "mail", "inferred", "envelope.recipients names at least one recipient (SMTP needs one RCPT TO) and each "
-      "address once; a repeated address is delivered once.", origin="kit", severity="error or warning")
+@rule(
+    "MS5",
+    "mail",
+    "inferred",
+    "envelope.recipients names at least one recipient (SMTP needs one RCPT TO) and each "
+    "address once; a repeated address is delivered once.",
+    origin="kit",
+    severity="error or warning",
+)
 def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
     table = seen.tables["envelope.recipients"]
@@ -151,13 +213,19 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
         return []  # every address once (an entry without a string address has nothing to repeat)
     out = []
     first: dict[str, int] = {}
-    for i, address, key in zip(table["at"], addresses, keys):
+    for i, address, key in zip(table["at"], addresses, keys, strict=True):
         if key is None:
             continue
         if key in first:
-            out.append(warning(f"$.envelope.recipients[{i}].address", "duplicate",
-                               f"{json.dumps(address)} is already recipient {first[key]} (addresses are "
-                               "compared without regard to case); the message is delivered to it once.", "MS5"))
+            out.append(
+                warning(
+                    f"$.envelope.recipients[{i}].address",
+                    "duplicate",
+                    f"{json.dumps(address)} is already recipient {first[key]} (addresses are "
+                    "compared without regard to case); the message is delivered to it once.",
+                    "MS5",
+                )
+            )
         else:
             first[key] = i
     return out
@@ -168,9 +236,15 @@ def check_outbound_limit(event: Any, seen: Seen) -> list[Issue]:
     """MS4: an outbound rule handles up to 500 recipients."""
     recipients = _recipients(event)
     if recipients is not None and event.flow_direction == "OUTBOUND" and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
-        return [error("$.envelope.recipients", "limit",
-                      f"An outbound message reaches a function with at most {OUTBOUND_RECIPIENTS_LIMIT} recipients; "
-                      f"this one has {len(recipients)}.", "MS4")]
+        return [
+            error(
+                "$.envelope.recipients",
+                "limit",
+                f"An outbound message reaches a function with at most {OUTBOUND_RECIPIENTS_LIMIT} recipients; "
+                f"this one has {len(recipients)}.",
+                "MS4",
+            )
+        ]
     return []
 
 
@@ -192,35 +266,62 @@ def event_size(event: Any) -> int | None:
 _FIXED_BYTES, _BYTES_PER_RECIPIENT, _BYTES_PER_CHAR = 256, 16, 6
 
 
-def _size_bound(event: Any, addresses: tuple) -> int:
+def _size_bound(event: Any, addresses: tuple[str, ...]) -> int:
     """An upper bound of the typed event's JSON size, without encoding it."""
-    chars = (len("".join(addresses)) + len(event.envelope.mail_from.address)
-             + len(event.sender.address) + len(event.subject) + len(event.summary_version) + len(event.message_id)
-             + len(event.invocation_id) + len(event.flow_direction))
+    chars = (
+        len("".join(addresses))
+        + len(event.envelope.mail_from.address)
+        + len(event.sender.address)
+        + len(event.subject)
+        + len(event.summary_version)
+        + len(event.message_id)
+        + len(event.invocation_id)
+        + len(event.flow_direction)
+    )
     return _FIXED_BYTES + _BYTES_PER_RECIPIENT * len(addresses) + _BYTES_PER_CHAR * chars
 
 
-@rule("M1", "mail", "doc", "Event: summaryVersion is a date-style string; subject keeps its first 256 characters; "
-      "over 128 KB, recipients are cut from the end and truncated is true; one invocationId per message and rule.",
-      severity="error or warning")
+@rule(
+    "M1",
+    "mail",
+    "doc",
+    "Event: summaryVersion is a date-style string; subject keeps its first 256 characters; "
+    "over 128 KB, recipients are cut from the end and truncated is true; one invocationId per message and rule.",
+    severity="error or warning",
+)
 def check_size(event: Any, seen: Seen) -> list[Issue]:
     """M1: over 128 KB the platform cuts recipients and sets truncated; so a real event is never larger."""
     if type(event) is not MailEvent or type(event.truncated) is not bool:
         return []
-    if seen.typed and not event.truncated and \
-            _size_bound(event, seen.tables["envelope.recipients"]["address"]) <= EVENT_SIZE_LIMIT:
+    if (
+        seen.typed
+        and not event.truncated
+        and _size_bound(event, seen.tables["envelope.recipients"]["address"]) <= EVENT_SIZE_LIMIT
+    ):
         return []  # even at its largest, the event's JSON is within the limit: no need to encode it
     size = event_size(event)
     if size is None:
         return []
     if size > EVENT_SIZE_LIMIT:
-        return [error("$", "limit",
-                      f"The event is {size:,} bytes of JSON; above {EVENT_SIZE_LIMIT:,} bytes (128 KB) the platform "
-                      "cuts recipients from the end and sets truncated to true, so a real event never is.", "M1")]
+        return [
+            error(
+                "$",
+                "limit",
+                f"The event is {size:,} bytes of JSON; above {EVENT_SIZE_LIMIT:,} bytes (128 KB) the platform "
+                "cuts recipients from the end and sets truncated to true, so a real event never is.",
+                "M1",
+            )
+        ]
     if event.truncated and size < EVENT_SIZE_LIMIT - TRUNCATED_SLACK:
-        return [warning("$.truncated", "limit",
-                        f"truncated is true but the event is only {size:,} bytes; the platform cuts recipients only "
-                        f"to stay under {EVENT_SIZE_LIMIT:,} bytes, so a truncated event is close to that size.", "M1")]
+        return [
+            warning(
+                "$.truncated",
+                "limit",
+                f"truncated is true but the event is only {size:,} bytes; the platform cuts recipients only "
+                f"to stay under {EVENT_SIZE_LIMIT:,} bytes, so a truncated event is close to that size.",
+                "M1",
+            )
+        ]
     return []
 
 
@@ -235,12 +336,13 @@ EVENT_CONTRACT = Contract(EVENT_SHAPE, EVENT_CHECKS, source=SOURCE)
 
 # --- the verbs ----------------------------------------------------------------
 
+
 def validate_event(event: Any) -> Report:
     """Every problem of a mail-flow event (a dict, JSON text or bytes); never raises."""
     return EVENT_CONTRACT.check(event)[0]
 
 
-def decode_event(event: Any) -> tuple[dict, Report]:
+def decode_event(event: Any) -> tuple[dict[str, Any], Report]:
     """The event as a dict and its report; raises ContractError when it is not a valid event."""
     value, issues = decode_json(event, "G0")
     if value is MISSING:
@@ -311,7 +413,7 @@ def build_event(
     seed: int = 0,
     store: Any = None,
     **more: Any,
-) -> dict:
+) -> dict[str, Any]:
     """A valid mail-flow event, deterministic for a `seed` (same arguments, same event).
 
     `message` (an `email.message.EmailMessage`, or raw RFC 5322 bytes or text) supplies
@@ -349,8 +451,10 @@ def build_event(
     if not recipients:
         raise ValueError("build_event: a message has at least one recipient (MS5).")
     if flow_direction == "OUTBOUND" and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
-        raise ValueError(f"build_event: an outbound rule handles at most {OUTBOUND_RECIPIENTS_LIMIT} recipients, "
-                         f"not {len(recipients)} (MS4).")
+        raise ValueError(
+            f"build_event: an outbound rule handles at most {OUTBOUND_RECIPIENTS_LIMIT} recipients, "
+            f"not {len(recipients)} (MS4)."
+        )
     if mail_from != "":
         _check_address("mail_from", mail_from)
     sender = _check_address("sender", sender if sender is not None else (mail_from or None))
@@ -361,7 +465,7 @@ def build_event(
         json.dumps([mail_from, recipients, subject, sender, flow_direction]).encode("utf-8") + (raw or b"")
     ).digest()
     invocation_id, message_id = _ids(seed, fingerprint)
-    event = {
+    event: dict[str, Any] = {
         "summaryVersion": summary_version or DEFAULT_SUMMARY_VERSION,
         "envelope": {
             "mailFrom": {"address": mail_from},
@@ -381,23 +485,26 @@ def build_event(
     _cut_to_size(event)
     made = copy.deepcopy(event)  # the message matches the event as built, whatever happens to the dict
     (store if store is not None else default_store()).add(
-        event["messageId"], raw if raw is not None else (lambda: minimal_message(made)))
+        event["messageId"], raw if raw is not None else (lambda: minimal_message(made))
+    )
     return event
 
 
-def _cut_to_size(event: dict) -> None:
+def _cut_to_size(event: dict[str, Any]) -> None:
     """M1: over 128 KB, cut recipients from the end (keeping one) and set truncated."""
     size = event_size(event)
     if size is None or size <= EVENT_SIZE_LIMIT:
         return
     recipients = event["envelope"]["recipients"]
-    entry_sizes = [len(json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8")) + 1
-                   for r in recipients]
+    entry_sizes = [
+        len(json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8")) + 1 for r in recipients
+    ]
     keep = len(recipients)
     while keep > 1 and size > EVENT_SIZE_LIMIT:
         keep -= 1
         size -= entry_sizes[keep]
     del recipients[keep:]
     event["truncated"] = True
-    if event_size(event) > EVENT_SIZE_LIMIT:
+    size = event_size(event)
+    if size is not None and size > EVENT_SIZE_LIMIT:
         raise ValueError("build_event: the event exceeds 128 KB even with a single recipient (M1).")

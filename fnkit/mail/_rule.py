@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._config import with_settings
-from .._invoke import Invocation
+from .._invoke import Handler, Invocation
 from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import Report
 from ._config import MailConfig
+from ._content import MessageStore
+
+if TYPE_CHECKING:
+    import pandas as pd
 from ._event import decode_event
 from ._outcome import (
     MailOutcome,
@@ -55,12 +59,18 @@ class Attempt:
     issues: Report
     duration_s: float
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         """The attempt as a table row."""
-        return {"source": "mail", "attempt": self.number, "time_s": self.time_s, "invocation_id": self.invocation_id,
-                "result": self.result, "duration_s": self.duration_s,
-                "error": str(self.invocation.error) if self.invocation.error else None,
-                "issues": "; ".join(str(i) for i in self.issues.errors)}
+        return {
+            "source": "mail",
+            "attempt": self.number,
+            "time_s": self.time_s,
+            "invocation_id": self.invocation_id,
+            "result": self.result,
+            "duration_s": self.duration_s,
+            "error": str(self.invocation.error) if self.invocation.error else None,
+            "issues": "; ".join(str(i) for i in self.issues.errors),
+        }
 
 
 @dataclass(frozen=True)
@@ -81,21 +91,21 @@ class MailRun:
         """The invocationId every attempt carried."""
         return self.attempts[0].invocation_id
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """One dict per recipient (the outcome's rows), with the number of attempts."""
         return [{**row, "attempts": len(self.attempts)} for row in self.outcome.rows()]
 
-    def attempt_rows(self) -> list[dict]:
+    def attempt_rows(self) -> list[dict[str, Any]]:
         """One dict per attempt."""
         return [a.row() for a in self.attempts]
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """The recipients' rows as a pandas DataFrame."""
         import pandas as pd
 
         return pd.DataFrame(self.rows())
 
-    def attempts_frame(self):
+    def attempts_frame(self) -> pd.DataFrame:
         """The attempts as a pandas DataFrame."""
         import pandas as pd
 
@@ -205,7 +215,7 @@ class MailRule:
             times.append(t)
         return times
 
-    def run(self, handler, event, *, isolation: str = "process") -> MailRun:
+    def run(self, handler: Handler, event: Any, *, isolation: str = "process") -> MailRun:
         """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3).
 
         `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`).
@@ -223,23 +233,34 @@ class MailRule:
         final = with_content(final, clients, store, value["messageId"])
         return MailRun(tuple(attempts), final, self.rule_timeout_s)
 
-    def _attempts(self, handler, event: dict, store, base: float,
-                  isolation: str) -> tuple[list[Attempt], list, MailOutcome]:
+    def _attempts(
+        self, handler: Handler, event: dict[str, Any], store: MessageStore, base: float, isolation: str
+    ) -> tuple[list[Attempt], list[Any], MailOutcome]:
         """Invoke until an attempt counts or the rule timeout leaves no room (virtual clock from `base`)."""
         rng = random.Random(self.seed)
         attempts: list[Attempt] = []
-        clients = []
+        clients: list[Any] = []  # each attempt's message content API (what it replaced)
         t = 0.0
         while True:
             store.now_s = base + t
-            invocation, client = call_handler(handler, event, store=store, mode=self.mode,
-                                              timeout_s=self.response_timeout_s, attempt=len(attempts) + 1, at_s=t,
-                                              isolation=isolation)
+            invocation, client = call_handler(
+                handler,
+                event,
+                store=store,
+                mode=self.mode,
+                timeout_s=self.response_timeout_s,
+                attempt=len(attempts) + 1,
+                at_s=t,
+                isolation=isolation,
+            )
             clients.append(client)
             result_outcome = outcome(event, invocation, config=self.config)
             result, duration = self._result(invocation, result_outcome)
-            attempts.append(Attempt(len(attempts) + 1, t, event["invocationId"], result, invocation,
-                                    result_outcome.issues, duration))
+            attempts.append(
+                Attempt(
+                    len(attempts) + 1, t, event["invocationId"], result, invocation, result_outcome.issues, duration
+                )
+            )
             if result in ("applied", "ignored") or self.mode == "async":
                 return attempts, clients, self._finish_applied(result_outcome, attempts)
             next_t = t + duration + self.backoff_s(len(attempts), rng)
@@ -263,16 +284,27 @@ class MailRule:
         if len(attempts) == 1:
             return result_outcome
         last = attempts[-1]
-        prefix = (f"After {_n(len(attempts) - 1, 'failed attempt')} (same invocationId), attempt {last.number} "
-                  f"at {last.time_s:g} s succeeded. ")
+        prefix = (
+            f"After {_n(len(attempts) - 1, 'failed attempt')} (same invocationId), attempt {last.number} "
+            f"at {last.time_s:g} s succeeded. "
+        )
         return replace(result_outcome, reason=prefix + result_outcome.reason)
 
-    def _finish_fallback(self, event: dict, last: MailOutcome, attempts: list[Attempt]) -> MailOutcome:
+    def _finish_fallback(self, event: dict[str, Any], last: MailOutcome, attempts: list[Attempt]) -> MailOutcome:
         if self.rule_timeout_s == 0:
             when = "with a rule timeout of 0 there are no retries"
         else:
-            when = (f"the rule timeout of {self.rule_timeout_minutes:g} min leaves no time for another attempt "
-                    f"(next wait {self.backoff_s(len(attempts)):g} s)")
+            when = (
+                f"the rule timeout of {self.rule_timeout_minutes:g} min leaves no time for another attempt "
+                f"(next wait {self.backoff_s(len(attempts)):g} s)"
+            )
         why = f"{_n(len(attempts), 'attempt')} failed (the last: {last.cause}); {when}"
-        return fallback_outcome(envelope_recipients(event), self.fallback_action, why, list(last.issues),
-                                inferred=last.inferred_reading, invocation=attempts[-1].invocation)
+        fallen: MailOutcome = fallback_outcome(
+            envelope_recipients(event),
+            self.fallback_action,
+            why,
+            list(last.issues),
+            inferred=last.inferred_reading,
+            invocation=attempts[-1].invocation,
+        )
+        return fallen

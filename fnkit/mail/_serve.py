@@ -68,10 +68,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self, cast
 from urllib.parse import quote
 
 from .._config import with_settings
+from .._invoke import Handler
 from ._address import is_address
 from ._config import MailConfig
 from ._content import MessageStore
@@ -79,12 +80,34 @@ from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event
 from ._outcome import Decision, async_outcome, envelope_recipients
 from ._rule import MailRule
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    import pandas as pd
+
+    from ._rule import MailRun
+
 DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_RECIPIENTS = 1000  # inbound, per message; RFC 5321 asks for at least 100
 BOUNCE_SUBJECT = "Undelivered Mail Returned to Sender"
 DEFAULT_BOUNCE_TEXT = "The message was refused by a mail-flow rule."
-LOG_COLUMNS = ["message_id", "invocation_id", "sender", "recipient", "subject", "action", "via", "rule",
-               "outcome", "attempts", "status", "delivered_to", "replaced", "note", "reason"]
+LOG_COLUMNS = [
+    "message_id",
+    "invocation_id",
+    "sender",
+    "recipient",
+    "subject",
+    "action",
+    "via",
+    "rule",
+    "outcome",
+    "attempts",
+    "status",
+    "delivered_to",
+    "replaced",
+    "note",
+    "reason",
+]
 _PRUNE_EVERY_S = 60.0
 MAX_RECORDS = 10_000  # log rows kept (a ring buffer): a server that runs for days stays small
 
@@ -96,6 +119,11 @@ def _domain(address: str) -> str:
 def maildir_name(address: str) -> str:
     """The folder name of an address's Maildir: the address in lower case, `/` and `%` escaped."""
     return quote(address.lower(), safe="@.+-_=!#$&'*^`{|}~")
+
+
+def _positive_int(value: object) -> bool:
+    """A whole number above 0 (what a size limit must be)."""
+    return isinstance(value, int) and value > 0
 
 
 def _is_loopback(host: str) -> bool:
@@ -116,12 +144,14 @@ def _domains(domains: Any) -> frozenset[str]:
         raise TypeError(f"domains must be a domain or a list of domains, not {type(domains).__name__}") from None
     found = frozenset(d for d in found if d)
     if not found:
-        raise ValueError("serve needs at least one organisation domain (domains=[...]); without one every "
-                         "recipient is refused, and accepting all would make an open relay.")
+        raise ValueError(
+            "serve needs at least one organisation domain (domains=[...]); without one every "
+            "recipient is refused, and accepting all would make an open relay."
+        )
     return found
 
 
-def _plain_handler(handler: Callable) -> Callable:
+def _plain_handler(handler: Handler) -> Handler:
     """`handler`, with an `async def` handler run to completion on the invoking thread."""
     if not inspect.iscoroutinefunction(handler):
         return handler
@@ -148,14 +178,14 @@ class _SmtpHooks:
     def __init__(self, server: MailServer) -> None:
         self.server = server
 
-    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, mail_options: list) -> str:
+    async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, mail_options: list[Any]) -> str:
         if not is_address(address):
             return "553 5.1.7 The sender address is not a valid address (local@domain)"
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
         return "250 OK"
 
-    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list) -> str:
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[Any]) -> str:
         gateway = self.server
         if not is_address(address):
             return "553 5.1.3 The recipient address is not a valid address (local@domain)"
@@ -192,11 +222,23 @@ class _SmtpHooks:
 class MailServer:
     """A running SMTP front end (see `serve`); a context manager that stops it on exit."""
 
-    def __init__(self, handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None,
-                 host: str = "127.0.0.1", port: int = 0, outbound: bool = False,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, max_recipients: int | None = None,
-                 workers: int = 8, on_record: Callable[[dict], Any] | None = None, isolation: str = "process",
-                 max_records: int = MAX_RECORDS) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        domains: Any,
+        rule: Any = None,
+        maildir: Any = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        outbound: bool = False,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_recipients: int | None = None,
+        workers: int = 8,
+        on_record: Callable[[dict[str, Any]], Any] | None = None,
+        isolation: str = "process",
+        max_records: int = MAX_RECORDS,
+    ) -> None:
         from .._invoke import _check_isolation
 
         _check_isolation(isolation)
@@ -219,7 +261,7 @@ class MailServer:
         self.flow_direction = "OUTBOUND" if self.outbound else "INBOUND"
         limit = OUTBOUND_RECIPIENTS_LIMIT if self.outbound else DEFAULT_MAX_RECIPIENTS
         self.max_recipients = min(limit, max_recipients) if max_recipients else limit
-        if not (isinstance(max_message_bytes, int) and max_message_bytes > 0):
+        if not _positive_int(max_message_bytes):
             raise ValueError(f"max_message_bytes must be a positive number of bytes, not {max_message_bytes!r}")
         self.max_message_bytes = max_message_bytes
         self.maildir = Path(maildir) if maildir is not None else Path(tempfile.mkdtemp(prefix="fnkit-maildir-"))
@@ -227,7 +269,7 @@ class MailServer:
         self.host = host
         self.port = port
         self.on_record = on_record
-        self.records: deque[dict] = deque(maxlen=max_records)  # the newest rows
+        self.records: deque[dict[str, Any]] = deque(maxlen=max_records)  # the newest rows
         self._records_lock = threading.Lock()
         self._deliver_lock = threading.Lock()
         self._mailboxes: dict[tuple[str, str | None], tuple[mailbox.Maildir, str]] = {}
@@ -251,16 +293,27 @@ class MailServer:
         class _Controller(Controller):
             def _trigger_server(self) -> None:
                 if self.port == 0 and self.server is not None:  # port 0: learn the port the OS chose
-                    self.port = self.server.sockets[0].getsockname()[1]
-                super()._trigger_server()
+                    # aiosmtpd says AbstractServer; loop.create_server made an asyncio.Server
+                    self.port = cast("asyncio.Server", self.server).sockets[0].getsockname()[1]
+                super()._trigger_server()  # type: ignore[no-untyped-call]  # aiosmtpd leaves it unannotated
 
         if not _is_loopback(self.host):
-            warnings.warn(f"fnkit.mail.serve binds {self.host!r}: the server is reachable from other machines. "
-                          "It only accepts mail for its domains, but it is a development tool; bind 127.0.0.1 "
-                          "unless you mean it.", UserWarning, stacklevel=3)
+            warnings.warn(
+                f"fnkit.mail.serve binds {self.host!r}: the server is reachable from other machines. "
+                "It only accepts mail for its domains, but it is a development tool; bind 127.0.0.1 "
+                "unless you mean it.",
+                UserWarning,
+                stacklevel=3,
+            )
         self._controller = _Controller(
-            _SmtpHooks(self), hostname=self.host, port=self.port, data_size_limit=self.max_message_bytes,
-            enable_SMTPUTF8=True, ident="fnkit mail-flow gateway", server_hostname="fnkit.localhost")
+            _SmtpHooks(self),
+            hostname=self.host,
+            port=self.port,
+            data_size_limit=self.max_message_bytes,
+            enable_SMTPUTF8=True,
+            ident="fnkit mail-flow gateway",
+            server_hostname="fnkit.localhost",
+        )
         try:
             self._controller.start()
         except BaseException:
@@ -277,7 +330,7 @@ class MailServer:
             controller.stop()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def __enter__(self) -> MailServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -296,8 +349,10 @@ class MailServer:
 
     def __repr__(self) -> str:
         state = "listening" if self.running else "stopped"
-        return (f"<MailServer {self.url} {state}: {self.flow_direction.lower()} for "
-                f"{', '.join(sorted(self.domains))}, {len(self.records)} recipient row(s)>")
+        return (
+            f"<MailServer {self.url} {state}: {self.flow_direction.lower()} for "
+            f"{', '.join(sorted(self.domains))}, {len(self.records)} recipient row(s)>"
+        )
 
     def drain(self, timeout: float | None = 10.0) -> bool:
         """Wait until no message and no asynchronous invocation is in flight; False on timeout."""
@@ -310,10 +365,15 @@ class MailServer:
             if self._in_flight == 0:
                 self._idle.notify_all()
 
+    def _release_if_cancelled(self, future: Future[None]) -> None:
+        """A task cancelled before it ran (the server stopping) is no longer in flight."""
+        if future.cancelled():
+            self._busy(-1)
+
     # --- reading what happened -------------------------------------------------------
 
     @property
-    def log(self):
+    def log(self) -> pd.DataFrame:
         """One row per recipient of every message handled: what was decided and carried out (DataFrame)."""
         import pandas as pd
 
@@ -347,19 +407,21 @@ class MailServer:
             return "451 4.3.0 The message could not be summarised; try again later"
         try:
             if self.rule.mode == "async":
-                rows = self._carry_out(message, event, async_outcome(envelope_recipients(event), []).decisions,
-                                       "ignored", 0, None, note)
+                rows = self._carry_out(
+                    message, event, async_outcome(envelope_recipients(event), []).decisions, "ignored", 0, None, note
+                )
                 self._busy(+1)
                 try:
                     future = self._executor.submit(self._invoke_async, event, rows)
                 except RuntimeError:  # the server is stopping: nothing will run it
                     self._busy(-1)
                 else:
-                    future.add_done_callback(lambda f: f.cancelled() and self._busy(-1))
+                    future.add_done_callback(self._release_if_cancelled)
             else:
                 run = self.rule.run(self.handler, event, isolation=self.isolation)
-                rows = self._carry_out(message, event, run.outcome.decisions, run.outcome.status,
-                                       len(run.attempts), run, note)
+                rows = self._carry_out(
+                    message, event, run.outcome.decisions, run.outcome.status, len(run.attempts), run, note
+                )
         except Exception as exc:  # noqa: BLE001
             self._record_all(message, event, "deferred", f"fnkit failed: {type(exc).__name__}: {exc}")
             return "451 4.3.0 Internal error; try again later"
@@ -368,15 +430,20 @@ class MailServer:
             return f"451 4.3.0 Delivery to {len(failed)} recipient(s) failed; try again later"
         return f"250 2.0.0 OK {event['messageId']}"
 
-    def _event(self, message: _Message) -> tuple[dict, str]:
+    def _event(self, message: _Message) -> tuple[dict[str, Any], str]:
         """The summary event of a message (M1) and a note when its headers were unusable."""
         now = time.monotonic()
         self.store.now_s = max(self.store.now_s, now - self._started)  # real seconds: M9's 24 hours are real
         if now - self._pruned > _PRUNE_EVERY_S:
             self._pruned = now
             _forget_expired(self.store)
-        keywords = {"mail_from": message.mail_from, "recipients": list(message.recipients),
-                    "flow_direction": self.flow_direction, "store": self.store, "seed": next(self._sequence)}
+        keywords = {
+            "mail_from": message.mail_from,
+            "recipients": list(message.recipients),
+            "flow_direction": self.flow_direction,
+            "store": self.store,
+            "seed": next(self._sequence),
+        }
         headers = event_headers(message.raw)
         try:
             event, note = build_event(message=headers, **keywords), ""
@@ -390,8 +457,16 @@ class MailServer:
         self.store.add(event["messageId"], message.raw)  # the content API serves the whole message (M9)
         return event, note
 
-    def _carry_out(self, message: _Message, event: dict, decisions: dict[str, Decision], status: str,
-                   attempts: int, run: Any, note: str) -> list[dict]:
+    def _carry_out(
+        self,
+        message: _Message,
+        event: dict[str, Any],
+        decisions: dict[str, Decision],
+        status: str,
+        attempts: int,
+        run: MailRun | None,
+        note: str,
+    ) -> list[dict[str, Any]]:
         """Deliver, drop or bounce for every recipient; one log row each."""
         content = (run.delivered_content if run is not None else None) or message.raw
         by_key = {r.lower(): (r, d) for r, d in decisions.items()}
@@ -402,24 +477,54 @@ class MailServer:
             if found is not None:
                 plan.append((address, found[1], ""))
             elif run is None:  # cut from a truncated event (M1); asynchronous: delivery unaffected (M8)
-                plan.append((address, Decision("DEFAULT", "allRecipients", None, "M8",
-                                               "not in the event (recipients cut past 128 KB); asynchronous "
-                                               "rule: delivered as usual"), ""))
+                plan.append(
+                    (
+                        address,
+                        Decision(
+                            "DEFAULT",
+                            "allRecipients",
+                            None,
+                            "M8",
+                            "not in the event (recipients cut past 128 KB); asynchronous rule: delivered as usual",
+                        ),
+                        "",
+                    )
+                )
             else:  # cut from a truncated event (M1): fnkit's reading
-                plan.append((address, Decision(self.rule.fallback_action, "fallback", None, "M1",
-                                               "not in the event (recipients cut past 128 KB): the fallback "
-                                               "action applies (inferred)"), ""))
+                plan.append(
+                    (
+                        address,
+                        Decision(
+                            self.rule.fallback_action,
+                            "fallback",
+                            None,
+                            "M1",
+                            "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
+                        ),
+                        "",
+                    )
+                )
         for key, (address, decision) in by_key.items():
             if key not in in_envelope:
                 plan.append((address, decision, "added by the response (BCC)"))
-        rows, bounced = [], []
+        rows: list[dict[str, Any]] = []
+        bounced: list[tuple[dict[str, Any], str]] = []
         for address, decision, extra in plan:
             row = {
-                "message_id": event["messageId"], "invocation_id": event["invocationId"],
-                "sender": message.mail_from, "recipient": address, "subject": event["subject"],
-                "action": decision.action, "via": decision.via, "rule": decision.rule, "outcome": status,
-                "attempts": attempts, "status": None, "delivered_to": None,
-                "replaced": content is not message.raw, "note": _joined(note, extra),
+                "message_id": event["messageId"],
+                "invocation_id": event["invocationId"],
+                "sender": message.mail_from,
+                "recipient": address,
+                "subject": event["subject"],
+                "action": decision.action,
+                "via": decision.via,
+                "rule": decision.rule,
+                "outcome": status,
+                "attempts": attempts,
+                "status": None,
+                "delivered_to": None,
+                "replaced": content is not message.raw,
+                "note": _joined(note, extra),
                 "reason": _reason(decision, run),
             }
             try:
@@ -434,13 +539,15 @@ class MailServer:
             self._record(row)
         return rows
 
-    def _dispose(self, row: dict, address: str, decision: Decision, content: bytes, added: bool,
-                 bounced: list) -> None:
+    def _dispose(
+        self, row: dict[str, Any], address: str, decision: Decision, content: bytes, added: bool, bounced: list[Any]
+    ) -> None:
         action = decision.action
         if added and not self.outbound and _domain(address) not in self.domains:
             row["status"] = "not delivered"
-            row["note"] = _joined(row["note"], "not an organisation address: on inbound mail the platform adds "
-                                  "only its own (M5)")
+            row["note"] = _joined(
+                row["note"], "not an organisation address: on inbound mail the platform adds only its own (M5)"
+            )
         elif action in ("DEFAULT", "BYPASS_SPAM_CHECK"):
             row["delivered_to"] = self._deliver(address, content)
             row["status"] = "delivered"
@@ -482,7 +589,7 @@ class MailServer:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _bounce(self, message: _Message, event: dict, bounced: list[tuple[dict, str]]) -> None:
+    def _bounce(self, message: _Message, event: dict[str, Any], bounced: list[tuple[dict[str, Any], str]]) -> None:
         """One bounce message to the sender, listing every bounced recipient with its text."""
         sender = message.mail_from
         if _domain(sender) not in self.domains:
@@ -490,8 +597,10 @@ class MailServer:
                 row["note"] = _joined(row["note"], "bounce not delivered (remote sender)")
             return
         try:
-            path = self._deliver(sender, make_bounce(message, event, [(r["recipient"], t) for r, t in bounced],
-                                                     self._reporting_domain(sender)))
+            path = self._deliver(
+                sender,
+                make_bounce(message, event, [(r["recipient"], t) for r, t in bounced], self._reporting_domain(sender)),
+            )
         except Exception as exc:  # noqa: BLE001
             for row, _ in bounced:
                 row["status"] = "failed"
@@ -505,7 +614,7 @@ class MailServer:
         domain = _domain(sender)
         return domain if domain in self.domains else min(self.domains)
 
-    def _invoke_async(self, event: dict, rows: list[dict]) -> None:
+    def _invoke_async(self, event: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         """An asynchronous rule's invocation, after delivery (M8): fill in what came of it."""
         try:
             run = self.rule.run(self.handler, event, isolation=self.isolation)
@@ -521,23 +630,35 @@ class MailServer:
                 row["note"] = _joined(row["note"], extra, issues)
         self._busy(-1)
 
-    def _record(self, row: dict) -> None:
+    def _record(self, row: dict[str, Any]) -> None:
         with self._records_lock:
             self.records.append(row)
         if self.on_record is not None:
             with contextlib.suppress(Exception):  # a broken listener must not break delivery
                 self.on_record(dict(row))
 
-    def _record_all(self, message: _Message, event: dict | None, status: str, note: str) -> None:
+    def _record_all(self, message: _Message, event: dict[str, Any] | None, status: str, note: str) -> None:
         """One row per recipient of a message that could not be handled (the client retries)."""
         for address in message.recipients:
-            self._record({
-                "message_id": event["messageId"] if event else None,
-                "invocation_id": event["invocationId"] if event else None,
-                "sender": message.mail_from, "recipient": address, "subject": event["subject"] if event else None,
-                "action": None, "via": None, "rule": None, "outcome": None, "attempts": 0, "status": status,
-                "delivered_to": None, "replaced": False, "note": note, "reason": "",
-            })
+            self._record(
+                {
+                    "message_id": event["messageId"] if event else None,
+                    "invocation_id": event["invocationId"] if event else None,
+                    "sender": message.mail_from,
+                    "recipient": address,
+                    "subject": event["subject"] if event else None,
+                    "action": None,
+                    "via": None,
+                    "rule": None,
+                    "outcome": None,
+                    "attempts": 0,
+                    "status": status,
+                    "delivered_to": None,
+                    "replaced": False,
+                    "note": note,
+                    "reason": "",
+                }
+            )
 
 
 #: The headers an event takes from a message whose envelope gives mail_from and recipients.
@@ -555,7 +676,8 @@ def event_headers(raw: bytes) -> bytes:
     neither a header nor a continuation (tests/mail/test_serve.py holds the two to the same
     answers).
     """
-    from email.feedparser import headerRE
+    # typeshed leaves out headerRE, the pattern the stdlib parser ends the header section with
+    from email.feedparser import headerRE  # type: ignore[attr-defined]
 
     kept: list[bytes] = []
     keep = False
@@ -579,14 +701,14 @@ def _joined(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-def _reason(decision: Decision, run: Any) -> str:
+def _reason(decision: Decision, run: MailRun | None) -> str:
     """Why a recipient got its action: the decision's words, and the whole story after a failure."""
     if run is None or run.outcome.status != "fallback" or decision.rule == "M1":
         return decision.reason or (run.outcome.reason if run is not None else "")
     return run.outcome.reason
 
 
-def make_bounce(message: _Message, event: dict, bounced: list[tuple[str, str]], domain: str) -> bytes:
+def make_bounce(message: _Message, event: dict[str, Any], bounced: list[tuple[str, str]], domain: str) -> bytes:
     """A bounce (RFC 3464-like, plain text) telling the sender which recipients refused the message."""
     from datetime import UTC, datetime
     from email import policy
@@ -601,11 +723,21 @@ def make_bounce(message: _Message, event: dict, bounced: list[tuple[str, str]], 
     ]
     for recipient, text in bounced:
         lines += [f"<{recipient}>: {text}"]
-    lines += ["", "--- Delivery report ---", f"Reporting-MTA: dns; {domain}",
-              f"Original-Envelope-Id: {event['messageId']}", ""]
+    lines += [
+        "",
+        "--- Delivery report ---",
+        f"Reporting-MTA: dns; {domain}",
+        f"Original-Envelope-Id: {event['messageId']}",
+        "",
+    ]
     for recipient, text in bounced:
-        lines += [f"Final-Recipient: rfc822; {recipient}", "Action: failed", "Status: 5.7.1",
-                  f"Diagnostic-Code: smtp; 550 5.7.1 {' '.join(text.split())}", ""]
+        lines += [
+            f"Final-Recipient: rfc822; {recipient}",
+            "Action: failed",
+            "Status: 5.7.1",
+            f"Diagnostic-Code: smtp; 550 5.7.1 {' '.join(text.split())}",
+            "",
+        ]
     lines += ["--- Subject of the original message ---", event["subject"] or "(no subject)"]
     bounce = EmailMessage(policy=policy.SMTP)
     bounce["From"] = f"Mail Delivery System <MAILER-DAEMON@{domain}>"
@@ -665,14 +797,17 @@ def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = N
     return server.start()
 
 
-def _print_row(row: dict) -> None:
+def _print_row(row: dict[str, Any]) -> None:
     where = row["status"] or "?"
     extra = f" ({row['note']})" if row.get("note") else ""
-    print(f"{row['message_id'] or '-'} {row['sender']} -> {row['recipient']}: {row['action'] or '-'} via "
-          f"{row['via'] or '-'} [{row['rule'] or '-'}] {where}{extra}", flush=True)
+    print(
+        f"{row['message_id'] or '-'} {row['sender']} -> {row['recipient']}: {row['action'] or '-'} via "
+        f"{row['via'] or '-'} [{row['rule'] or '-'}] {where}{extra}",
+        flush=True,
+    )
 
 
-def cli_serve(args: Any, handler: Callable) -> int:
+def cli_serve(args: Any, handler: Callable[..., Any]) -> int:
     """`fnkit serve-mail`: serve in the foreground until Ctrl-C; the exit code."""
     import signal
 
@@ -684,9 +819,17 @@ def cli_serve(args: Any, handler: Callable) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            server = serve(handler, domains=args.domains, rule=rule, maildir=args.maildir, host=args.host,
-                           port=args.port, outbound=args.outbound, on_record=_print_row,
-                           isolation=getattr(args, "isolation", "process"))
+            server = serve(
+                handler,
+                domains=args.domains,
+                rule=rule,
+                maildir=args.maildir,
+                host=args.host,
+                port=args.port,
+                outbound=args.outbound,
+                on_record=_print_row,
+                isolation=getattr(args, "isolation", "process"),
+            )
         for warning in caught:
             print(f"fnkit serve-mail: warning: {warning.message}", file=sys.stderr)
     except (ValueError, TypeError) as exc:
@@ -696,9 +839,12 @@ def cli_serve(args: Any, handler: Callable) -> int:
         print(f"fnkit serve-mail: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     flow = "outbound (senders of" if server.outbound else "inbound (recipients of"
-    print(f"fnkit serve-mail: listening on {server.url}, {flow} {', '.join(sorted(server.domains))}); "
-          f"{rule.mode} rule, fallback {rule.fallback_action}, rule timeout {rule.rule_timeout_minutes:g} min; "
-          f"Maildirs under {server.maildir.resolve()}. Ctrl-C stops.", flush=True)
+    print(
+        f"fnkit serve-mail: listening on {server.url}, {flow} {', '.join(sorted(server.domains))}); "
+        f"{rule.mode} rule, fallback {rule.fallback_action}, rule timeout {rule.rule_timeout_minutes:g} min; "
+        f"Maildirs under {server.maildir.resolve()}. Ctrl-C stops.",
+        flush=True,
+    )
     stopping = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -713,6 +859,5 @@ def cli_serve(args: Any, handler: Callable) -> int:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     messages = len({r["message_id"] for r in server.records})
-    print(f"fnkit serve-mail: stopped after {messages} message(s), {len(server.records)} recipient row(s).",
-          flush=True)
+    print(f"fnkit serve-mail: stopped after {messages} message(s), {len(server.records)} recipient row(s).", flush=True)
     return 0

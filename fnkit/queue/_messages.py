@@ -19,12 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._import import ImportStream, Unreadable, files_of, head_bytes, iter_lines, unreadable
+from .._import import ImportStream, Producer, Unreadable, files_of, head_bytes, iter_lines, unreadable
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 from ._event import (
     EVENT_SOURCE,
     md5_of_body,
     md5_of_message_attributes,
+)
+from ._event import (
     queue_arn as make_queue_arn,
 )
 
@@ -36,9 +38,9 @@ _ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):[^:]*:(.+)$")
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-def message_attributes_to_event(attributes: dict) -> dict:
+def message_attributes_to_event(attributes: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """MessageAttributes in the API's spelling (StringValue, BinaryValue, DataType) in the event's spelling."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, attr in attributes.items():
         if not isinstance(attr, dict):
             raise ValueError(f"message attribute {name!r} is not an object")
@@ -54,15 +56,18 @@ def message_attributes_to_event(attributes: dict) -> dict:
         else:
             entry["stringValue"] = attr.get("StringValue")
         entry["stringListValues"] = list(attr.get("StringListValues") or [])
-        entry["binaryListValues"] = [base64.b64encode(bytes(v)).decode("ascii") if isinstance(v, (bytes, bytearray)) else v
-                                     for v in attr.get("BinaryListValues") or []]
+        entry["binaryListValues"] = [
+            base64.b64encode(bytes(v)).decode("ascii") if isinstance(v, (bytes, bytearray)) else v
+            for v in attr.get("BinaryListValues") or []
+        ]
         entry["dataType"] = dtype
         out[name] = entry
     return out
 
 
-def _record(message: dict, arn: str, region: str, dialect: str, where: str, label: str,
-            stream: ImportStream) -> dict:
+def _record(
+    message: dict[str, Any], arn: str, region: str, dialect: str, where: str, label: str, stream: ImportStream
+) -> dict[str, Any]:
     """One record in the event's spelling; what does not agree is reported on `stream`, and kept as it was."""
     body = message["Body"]
     record: dict[str, Any] = {
@@ -74,8 +79,12 @@ def _record(message: dict, arn: str, region: str, dialect: str, where: str, labe
     }
     missing = [a for a in RECORD_ATTRIBUTES if a not in record["attributes"]]
     if missing:
-        stream.note(where, f"{label} lacks the attribute(s) {', '.join(missing)} that every record carries "
-                    "(receive with AttributeNames=All); the record will not validate (QS3).", code="missing")
+        stream.note(
+            where,
+            f"{label} lacks the attribute(s) {', '.join(missing)} that every record carries "
+            "(receive with AttributeNames=All); the record will not validate (QS3).",
+            code="missing",
+        )
     raw_attrs = message.get("MessageAttributes") or {}
     try:
         attrs = message_attributes_to_event(raw_attrs)
@@ -90,25 +99,44 @@ def _record(message: dict, arn: str, region: str, dialect: str, where: str, labe
         except (ValueError, KeyError, TypeError):
             expected = None
         if given_attrs_md5 is None:
-            stream.note(where, f"{label} has message attributes but no MD5OfMessageAttributes; "
-                        f"the record carries the computed one ({expected}).", severity="warning", code="missing")
+            stream.note(
+                where,
+                f"{label} has message attributes but no MD5OfMessageAttributes; "
+                f"the record carries the computed one ({expected}).",
+                severity="warning",
+                code="missing",
+            )
             given_attrs_md5 = expected
         elif expected is not None and given_attrs_md5 != expected:
-            stream.note(where, f"{label}: MD5OfMessageAttributes is '{given_attrs_md5}' but the MD5 of its message "
-                        f"attributes is '{expected}'; the record keeps the given one and will not validate (Q13).")
+            stream.note(
+                where,
+                f"{label}: MD5OfMessageAttributes is '{given_attrs_md5}' but the MD5 of its message "
+                f"attributes is '{expected}'; the record keeps the given one and will not validate (Q13).",
+            )
         record["md5OfMessageAttributes"] = given_attrs_md5
     elif given_attrs_md5 is not None:
-        stream.note(where, f"{label} has MD5OfMessageAttributes but no message attributes.", severity="warning",
-                    code="unexpected")
+        stream.note(
+            where,
+            f"{label} has MD5OfMessageAttributes but no message attributes.",
+            severity="warning",
+            code="unexpected",
+        )
     given = message.get("MD5OfBody")
     expected_body = md5_of_body(body)
     if given is None:
-        stream.note(where, f"{label} has no MD5OfBody; the record carries the MD5 of its body ({expected_body}).",
-                    severity="warning", code="missing")
+        stream.note(
+            where,
+            f"{label} has no MD5OfBody; the record carries the MD5 of its body ({expected_body}).",
+            severity="warning",
+            code="missing",
+        )
         given = expected_body
     elif given != expected_body:
-        stream.note(where, f"{label}: MD5OfBody is '{given}' but the MD5 of its Body is '{expected_body}'; the "
-                    "record keeps the given one and will not validate (Q13).")
+        stream.note(
+            where,
+            f"{label}: MD5OfBody is '{given}' but the MD5 of its Body is '{expected_body}'; the "
+            "record keeps the given one and will not validate (Q13).",
+        )
     record["md5OfBody"] = given
     record["eventSource"] = EVENT_SOURCE[dialect]
     record["eventSourceARN"] = arn
@@ -141,7 +169,8 @@ def _message_starts(text: str) -> list[int]:
     starts: list[int] = []
 
     def skip(pos: int) -> int:
-        return _WS.match(text, pos).end()
+        blank = _WS.match(text, pos)  # it matches anywhere (zero or more blanks)
+        return blank.end() if blank is not None else pos
 
     def response(pos: int) -> int:  # at '{'
         pos = skip(pos + 1)
@@ -203,6 +232,7 @@ def _messages_of(value: Any, base: str) -> Iterator[tuple[str, Any]] | None:
     if isinstance(value, dict) and "MessageId" in value:
         return iter([(base, value)])
     if isinstance(value, list):
+
         def walk() -> Iterator[tuple[str, Any]]:
             for j, item in enumerate(value):
                 inner = _messages_of(item, f"{base}[{j}]") if isinstance(item, dict) and "Messages" in item else None
@@ -210,11 +240,14 @@ def _messages_of(value: Any, base: str) -> Iterator[tuple[str, Any]] | None:
                     yield from inner
                 else:
                     yield f"{base}[{j}]", item
+
         return walk()
     return None
 
 
-def _document(text: str, name: str, stream: ImportStream, line_offset: int = 0) -> Iterator[tuple[str, str, Any] | Unreadable]:
+def _document(
+    text: str, name: str, stream: ImportStream, line_offset: int = 0
+) -> Iterator[tuple[str, str, Any] | Unreadable]:
     """(where, label, message) for each message of one JSON document, located by line."""
     try:
         value = json.loads(text)
@@ -226,17 +259,21 @@ def _document(text: str, name: str, stream: ImportStream, line_offset: int = 0) 
     found = _messages_of(value, "$")
     if found is None:
         stream.count()
-        yield unreadable(f"{name}:{line_offset + 1}", "This is not ReceiveMessage output: expected "
-                         '{"Messages": [...]}, a list of such answers, or a list of messages.', SOURCE)
+        yield unreadable(
+            f"{name}:{line_offset + 1}",
+            "This is not ReceiveMessage output: expected "
+            '{"Messages": [...]}, a list of such answers, or a list of messages.',
+            SOURCE,
+        )
         return
-    found = list(found)
+    messages = list(found)
     try:
         lines = _line_numbers(text, _message_starts(text))
     except (ValueError, IndexError):
         lines = []
-    if len(lines) != len(found):
-        lines = [1] * len(found)
-    for (path, message), line in zip(found, lines):
+    if len(lines) != len(messages):
+        lines = [1] * len(messages)
+    for (path, message), line in zip(messages, lines, strict=True):
         stream.count()
         yield f"{name}:{line_offset + line}", path.replace("$.", "", 1).replace("$", "message", 1) or "message", message
 
@@ -245,10 +282,12 @@ def _entries(source: Any, stream: ImportStream) -> Iterator[tuple[str, str, Any]
     if isinstance(source, (str, Path)) and not (isinstance(source, str) and source.lstrip()[:1] in ("{", "[")):
         for path in files_of(source):
             head = head_bytes(path).lstrip()
-            if head[:1] == b"[" or (head[:1] == b"{" and b"\n" in head and not head.split(b"\n", 1)[0].rstrip().endswith(b"}")):
-                yield from _whole_file(path, stream)   # one document (pretty-printed or a list)
+            if head[:1] == b"[" or (
+                head[:1] == b"{" and b"\n" in head and not head.split(b"\n", 1)[0].rstrip().endswith(b"}")
+            ):
+                yield from _whole_file(path, stream)  # one document (pretty-printed or a list)
             else:
-                yield from _json_lines(path, stream)   # one answer per line
+                yield from _json_lines(path, stream)  # one answer per line
         return
     if isinstance(source, str):
         yield from _document(source, "<text>", stream)
@@ -256,13 +295,17 @@ def _entries(source: Any, stream: ImportStream) -> Iterator[tuple[str, str, Any]
     found = _messages_of(source, "$")
     if found is None:
         stream.count()
-        yield unreadable("$", "This is not ReceiveMessage output: expected {\"Messages\": [...]}, a list of such "
-                         "answers, or a list of messages.", SOURCE)
+        yield unreadable(
+            "$",
+            'This is not ReceiveMessage output: expected {"Messages": [...]}, a list of such '
+            "answers, or a list of messages.",
+            SOURCE,
+        )
         return
-    for path, message in found:
+    for json_path, message in found:
         stream.count()
-        label = path.replace("$.", "", 1).replace("$", "message", 1) or "message"
-        yield path, label, message
+        label = json_path.replace("$.", "", 1).replace("$", "message", 1) or "message"
+        yield json_path, label, message
 
 
 def _whole_file(path: Path, stream: ImportStream) -> Iterator[Any]:
@@ -278,9 +321,14 @@ def _whole_file(path: Path, stream: ImportStream) -> Iterator[Any]:
     yield from _document(text, str(path), stream)
 
 
+def _no_items(stream: ImportStream) -> Producer:
+    """A producer of nothing: for a stream that only counts."""
+    yield from ()
+
+
 def _json_lines(path: Path, stream: ImportStream) -> Iterator[Any]:
     # a line is one ReceiveMessage answer; iter_lines counts lines, _document counts messages: count messages only
-    counter = ImportStream(lambda s: iter(()), source=SOURCE, what="", unit="line", item="", progress=False)
+    counter = ImportStream(_no_items, source=SOURCE, what="", unit="line", item="", progress=False)
     for entry in iter_lines(path, counter):
         if isinstance(entry, Unreadable):
             stream.count()
@@ -292,8 +340,14 @@ def _json_lines(path: Path, stream: ImportStream) -> Iterator[Any]:
         yield from _document(text, name, stream, line_offset=number - 1)
 
 
-def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batch_size: int = DEFAULT_BATCH,
-                         dialect: str = "aws", progress: bool | None = None) -> ImportStream:
+def events_from_messages(
+    obj_or_path: Any,
+    *,
+    queue_arn: str | None = None,
+    batch_size: int = DEFAULT_BATCH,
+    dialect: str = "aws",
+    progress: bool | None = None,
+) -> ImportStream:
     """Stream ReceiveMessage output as queue batch events of up to `batch_size` records, in the event's spelling.
 
     `obj_or_path`: a response (`{"Messages": [...]}`), a list of responses or of messages, JSON
@@ -308,14 +362,16 @@ def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batc
     batch_size = QueueConfig.setting("batch_size").check(batch_size)  # 1-10,000 (Q1)
     if dialect not in EVENT_SOURCE:
         raise ValueError(f"dialect must be 'provider' or 'aws', not {dialect!r}")
-    if isinstance(obj_or_path, (str, Path)) and not (isinstance(obj_or_path, str) and obj_or_path.lstrip()[:1] in ("{", "[")):
+    if isinstance(obj_or_path, (str, Path)) and not (
+        isinstance(obj_or_path, str) and obj_or_path.lstrip()[:1] in ("{", "[")
+    ):
         files_of(obj_or_path)  # a missing path fails now, not on first use
     arn_match = _ARN.match(queue_arn) if queue_arn else None
     if queue_arn is not None and arn_match is None:
         raise ValueError(f"queue_arn {queue_arn!r} is not a queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)")
 
-    def produce(stream: ImportStream) -> Iterator[Any]:
-        batch: list[dict] = []
+    def produce(stream: ImportStream) -> Producer:
+        batch: list[dict[str, Any]] = []
         ids: set[str] = set()
         fifo_seen: bool | None = None if queue_arn is None else queue_arn.endswith(".fifo")
         limit = batch_size
@@ -331,13 +387,17 @@ def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batc
                 yield unreadable(where, f"{label} cannot be a record: {why}.", SOURCE)
                 continue
             fifo = "MessageGroupId" in (message.get("Attributes") or {})
-            if fifo_seen is None:
+            if fifo_seen is None or arn is None:  # the first message, when no queue_arn was given
                 fifo_seen = fifo
                 arn = make_queue_arn(fifo=fifo, dialect=dialect)
             elif fifo != fifo_seen:
                 kind = "a FIFO queue's (it has a MessageGroupId)" if fifo else "a standard queue's (no MessageGroupId)"
-                stream.note(where, f"{label} is {kind}, unlike the messages before it; the record will not validate "
-                            "in this queue's event (QS5).", code="conflict")
+                stream.note(
+                    where,
+                    f"{label} is {kind}, unlike the messages before it; the record will not validate "
+                    "in this queue's event (QS5).",
+                    code="conflict",
+                )
             if fifo_seen:
                 limit = min(batch_size, MAX_BATCH_FIFO)
             limit = min(limit, MAX_BATCH_STANDARD)
@@ -349,9 +409,20 @@ def events_from_messages(obj_or_path: Any, *, queue_arn: str | None = None, batc
         if batch:
             yield {"Records": batch}
 
-    described = obj_or_path if isinstance(obj_or_path, (str, Path)) and not str(obj_or_path).lstrip()[:1] in ("{", "[") else None
-    return ImportStream(produce, source=SOURCE, what="queue messages", unit="message", item="event",
-                        progress=progress, description=str(described) if described else "queue messages")
+    described = (
+        obj_or_path
+        if isinstance(obj_or_path, (str, Path)) and str(obj_or_path).lstrip()[:1] not in ("{", "[")
+        else None
+    )
+    return ImportStream(
+        produce,
+        source=SOURCE,
+        what="queue messages",
+        unit="message",
+        item="event",
+        progress=progress,
+        description=str(described) if described else "queue messages",
+    )
 
 
-__all__ = ["events_from_messages", "message_attributes_to_event", "RECORD_ATTRIBUTES"]
+__all__ = ["RECORD_ATTRIBUTES", "events_from_messages", "message_attributes_to_event"]

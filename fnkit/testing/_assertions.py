@@ -40,7 +40,9 @@ def _response_report(value: Any, source: str | None, event: Any, keywords: dict[
     if event is not None:
         source = source or detect_source(event)
         if source is None:
-            raise ValueError("assert_valid: event= is not an event of a known source, so it cannot say whose response this is")
+            raise ValueError(
+                "assert_valid: event= is not an event of a known source, so it cannot say whose response this is"
+            )
     if source is not None:
         options = {**_implied_by(source, event), **keywords}
         return f"{_NAMES[source]} response", source_module(source).validate_response(value, **options)
@@ -57,12 +59,13 @@ def _response_report(value: Any, source: str | None, event: Any, keywords: dict[
     *_, name, report = min(reports)
     if len(claimed) == 1:
         return f"{_NAMES[name]} response", report
-    return (f"{_NAMES[name]} response (read as the closest of the {len(reports)} contracts; "
-            "pass event= or source= to choose)", report)
+    how = f"read as the closest of the {len(reports)} contracts; pass event= or source= to choose"
+    return f"{_NAMES[name]} response ({how})", report
 
 
-def assert_valid(value: Any, *, source: str | None = None, event: Any = None, strict: bool = False,
-                 **response_keywords: Any) -> Report:
+def assert_valid(
+    value: Any, *, source: str | None = None, event: Any = None, strict: bool = False, **response_keywords: Any
+) -> Report:
     """Fail unless `value`, an event or a handler's response, is valid; the message lists every issue.
 
     An event (anything shaped like an event of a known source) is validated as an event, of
@@ -74,6 +77,7 @@ def assert_valid(value: Any, *, source: str | None = None, event: Any = None, st
     """
     __tracebackhide__ = True
     detected = detect_source(value) if event is None and not response_keywords else None
+    report: Report
     if detected is not None:  # an event: of its own source, or validated as `source=` says
         name = source or detected
         what, report = f"{_NAMES[name]} event", source_module(name).validate_event(value)
@@ -94,8 +98,10 @@ def _differs(name: str, want: Any, result: Any) -> str | None:
             return None
         missing = sorted((Counter(want) - Counter(got)).elements())
         unexpected = sorted((Counter(got) - Counter(want)).elements())
-        return (f"{name}: expected {sorted(want)} (in any order), got {got}"
-                f"{f'; missing {missing}' if missing else ''}{f'; not expected {unexpected}' if unexpected else ''}")
+        return (
+            f"{name}: expected {sorted(want)} (in any order), got {got}"
+            f"{f'; missing {missing}' if missing else ''}{f'; not expected {unexpected}' if unexpected else ''}"
+        )
     if name == "actions":
         got = result.actions
         if isinstance(want, str):
@@ -110,7 +116,10 @@ def _differs(name: str, want: Any, result: Any) -> str | None:
         for header, value in dict(want).items():
             values = result.header_values(header)
             if (values if isinstance(value, list) else values[:1]) != (value if isinstance(value, list) else [value]):
-                wrong.append(f"{header}: expected {value!r}, got {values if isinstance(value, list) else result.header(header)!r}")
+                wrong.append(
+                    f"{header}: expected {value!r}, "
+                    f"got {values if isinstance(value, list) else result.header(header)!r}"
+                )
         return None if not wrong else "headers: " + "; ".join(wrong)
     got = getattr(result, name)
     return None if got == want else f"{name}: expected {want!r}, got {got!r}"
@@ -137,9 +146,21 @@ def describe_outcome(result: Outcome) -> str:
     return "\n".join(lines)
 
 
-def assert_outcome(handler: Callable[[Any, Any], Any], event: Any, *, kind: Any = _UNSET, failed_ids: Any = _UNSET,
-                   deleted_ids: Any = _UNSET, status: Any = _UNSET, rule: Any = _UNSET, actions: Any = _UNSET,
-                   body: Any = _UNSET, headers: Any = _UNSET, source: str | None = None, **run_keywords: Any) -> Any:
+def assert_outcome(
+    handler: Callable[[Any, Any], Any],
+    event: Any,
+    *,
+    kind: Any = _UNSET,
+    failed_ids: Any = _UNSET,
+    deleted_ids: Any = _UNSET,
+    status: Any = _UNSET,
+    rule: Any = _UNSET,
+    actions: Any = _UNSET,
+    body: Any = _UNSET,
+    headers: Any = _UNSET,
+    source: str | None = None,
+    **run_keywords: Any,
+) -> Any:
     """Run `handler` on `event` as the platform would (`fnkit.<source>.run`) and fail unless the outcome is as expected.
 
     Expectations, each checked only when given: `kind`, `failed_ids`, `deleted_ids` (queue;
@@ -152,26 +173,49 @@ def assert_outcome(handler: Callable[[Any, Any], Any], event: Any, *, kind: Any 
     Returns the outcome.
     """
     __tracebackhide__ = True
-    expected = {name: want for name, want in (("kind", kind), ("failed_ids", failed_ids), ("deleted_ids", deleted_ids),
-                                              ("status", status), ("rule", rule), ("actions", actions), ("body", body),
-                                              ("headers", headers)) if want is not _UNSET}
+    expected = {
+        name: want
+        for name, want in (
+            ("kind", kind),
+            ("failed_ids", failed_ids),
+            ("deleted_ids", deleted_ids),
+            ("status", status),
+            ("rule", rule),
+            ("actions", actions),
+            ("body", body),
+            ("headers", headers),
+        )
+        if want is not _UNSET
+    }
     source = source or detect_source(event)
     if source is None:
-        raise AssertionError("fnkit.testing.assert_outcome: this is not an event of a known source:\n"
-                             + "\n".join(_issue_lines(validate(event))))
+        raise AssertionError(
+            "fnkit.testing.assert_outcome: this is not an event of a known source:\n"
+            + "\n".join(_issue_lines(validate(event)))
+        )
     try:
         result = source_module(source).run(handler, event, **run_keywords)
     except ContractError as exc:
         raise AssertionError(
-            f"fnkit.testing.assert_outcome: the {_NAMES[source]} event is not valid, so the platform would never send it "
-            f"({_counts(exc.report)}):\n" + "\n".join(_issue_lines(exc.report))) from None
+            f"fnkit.testing.assert_outcome: the {_NAMES[source]} event is not valid, "
+            "so the platform would never send it "
+            f"({_counts(exc.report)}):\n" + "\n".join(_issue_lines(exc.report))
+        ) from None
     inapplicable = [name for name in expected if not hasattr(result, name)]
     if inapplicable:
-        raise TypeError(f"assert_outcome: {', '.join(f'{n}=' for n in inapplicable)} does not apply to a "
-                        f"{_NAMES[source]} outcome ({type(result).__name__})")
+        raise TypeError(
+            f"assert_outcome: {', '.join(f'{n}=' for n in inapplicable)} does not apply to a "
+            f"{_NAMES[source]} outcome ({type(result).__name__})"
+        )
     mismatches = [line for name, want in expected.items() if (line := _differs(name, want, result)) is not None]
     if mismatches:
-        raise AssertionError("\n".join([f"fnkit.testing.assert_outcome: the {_NAMES[source]} outcome is not what the test expects:",
-                                        *(f"  {line}" for line in mismatches), describe_outcome(result)]))
+        raise AssertionError(
+            "\n".join(
+                [
+                    f"fnkit.testing.assert_outcome: the {_NAMES[source]} outcome is not what the test expects:",
+                    *(f"  {line}" for line in mismatches),
+                    describe_outcome(result),
+                ]
+            )
+        )
     return result
-

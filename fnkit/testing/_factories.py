@@ -26,7 +26,7 @@ class EventFactory:
         self._build = source_module(source).build_event
         self._calls = 0
 
-    def __call__(self, *args: Any, **keywords: Any) -> dict:
+    def __call__(self, *args: Any, **keywords: Any) -> dict[str, Any]:
         """A valid event of this source; arguments as `build_event` takes them."""
         if self.source == "queue" and not args and "bodies" not in keywords:
             args = (DEFAULTS["queue"]["bodies"],)
@@ -34,7 +34,8 @@ class EventFactory:
             keywords = {**DEFAULTS[self.source], **keywords}
         keywords.setdefault("seed", self._calls)
         self._calls += 1
-        return self._build(*args, **keywords)
+        event: dict[str, Any] = self._build(*args, **keywords)
+        return event
 
     def __repr__(self) -> str:
         return f"<fnkit.testing.EventFactory {self.source!r}: fnkit.{self.source}.build_event, {self._calls} built>"

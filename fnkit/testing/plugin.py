@@ -36,6 +36,7 @@ def alb_event() -> EventFactory:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    """pytest's header line: the fnkit version its fixtures come from."""
     import fnkit
 
     return f"fnkit {fnkit.__version__}: fixtures queue_event, mail_event, alb_event (fnkit.testing)"

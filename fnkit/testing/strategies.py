@@ -26,8 +26,13 @@ from .._report import DIALECTS
 __all__ = ["alb_events", "alb_responses", "mail_events", "mail_responses", "queue_events", "queue_responses"]
 
 _SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
-_JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
-                          st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20))
+_JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
 _JSON_OBJECTS = st.dictionaries(st.text(min_size=1, max_size=10), _JSON_SCALARS, max_size=5)
 # A message body: usually a JSON object, sometimes any text (a poison message, an empty body, unicode).
 QUEUE_BODIES = st.one_of(_JSON_OBJECTS.map(json.dumps), st.text(max_size=64))
@@ -35,8 +40,9 @@ _NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _ATTRIBUTE_VALUES = st.one_of(st.text(max_size=20), st.integers(), st.binary(min_size=1, max_size=16))
 _LOCAL = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=10)
 _DOMAINS = st.sampled_from(["example.com", "example.org", "mail.example.net"])
-ADDRESSES = st.builds(lambda local, tag, domain: f"{local}{tag}@{domain}", _LOCAL,
-                      st.sampled_from(["", ".x", "+tag", "_1"]), _DOMAINS)
+ADDRESSES = st.builds(
+    lambda local, tag, domain: f"{local}{tag}@{domain}", _LOCAL, st.sampled_from(["", ".x", "+tag", "_1"]), _DOMAINS
+)
 _TOKEN = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
 _HEADER_VALUE = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=30)
 # headers a test draws freely; these few are set by the strategy or change how the body is read
@@ -54,9 +60,17 @@ def _fixed(value: Any, default: st.SearchStrategy) -> st.SearchStrategy:
 
 
 @st.composite
-def queue_events(draw: Any, *, bodies: st.SearchStrategy | None = None, min_records: int = 1, max_records: int = 10,
-                 fifo: bool | st.SearchStrategy | None = None, dialect: str | st.SearchStrategy | None = None,
-                 message_attributes: bool = True, receive_counts: bool = True) -> dict:
+def queue_events(
+    draw: Any,
+    *,
+    bodies: st.SearchStrategy | None = None,
+    min_records: int = 1,
+    max_records: int = 10,
+    fifo: bool | st.SearchStrategy | None = None,
+    dialect: str | st.SearchStrategy | None = None,
+    message_attributes: bool = True,
+    receive_counts: bool = True,
+) -> dict[str, Any]:
     """Valid queue batch events: 1-10 records, standard or FIFO (groups g1-g3), either dialect.
 
     `bodies`: a strategy of one body (default: JSON objects and any text). `fifo`, `dialect`:
@@ -75,22 +89,33 @@ def queue_events(draw: Any, *, bodies: st.SearchStrategy | None = None, min_reco
         options["message_attributes"] = draw(st.dictionaries(_NAME, _ATTRIBUTE_VALUES, min_size=1, max_size=4))
     if receive_counts:
         options["receive_counts"] = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
-    return queue.build_event(chosen, fifo=is_fifo, dialect=draw(_fixed(dialect, st.sampled_from(DIALECTS))),
-                             seed=draw(_SEEDS), **options)
+    return queue.build_event(
+        chosen, fifo=is_fifo, dialect=draw(_fixed(dialect, st.sampled_from(DIALECTS))), seed=draw(_SEEDS), **options
+    )
 
 
 @st.composite
-def queue_responses(draw: Any, event: dict) -> Any:
+def queue_responses(draw: Any, event: dict[str, Any]) -> Any:
     """Valid responses to this batch: null, no failures, or some of its messageIds as batchItemFailures."""
     ids = [record["messageId"] for record in event["Records"]]
     failed = draw(st.lists(st.sampled_from(ids), unique=True, max_size=len(ids))) if ids else []
-    return draw(st.sampled_from([None, {"batchItemFailures": []}, {"batchItemFailures": [{"itemIdentifier": i} for i in failed]}]))
+    return draw(
+        st.sampled_from(
+            [None, {"batchItemFailures": []}, {"batchItemFailures": [{"itemIdentifier": i} for i in failed]}]
+        )
+    )
 
 
 @st.composite
-def mail_events(draw: Any, *, min_recipients: int = 1, max_recipients: int = 10,
-                flow_direction: str | st.SearchStrategy | None = None, subject: st.SearchStrategy | None = None,
-                addresses: st.SearchStrategy | None = None) -> dict:
+def mail_events(
+    draw: Any,
+    *,
+    min_recipients: int = 1,
+    max_recipients: int = 10,
+    flow_direction: str | st.SearchStrategy | None = None,
+    subject: st.SearchStrategy | None = None,
+    addresses: st.SearchStrategy | None = None,
+) -> dict[str, Any]:
     """Valid mail-flow events: 1-10 distinct recipients, inbound or outbound, any subject text.
 
     `addresses`: a strategy of one address (default: plain addresses at example domains).
@@ -99,18 +124,21 @@ def mail_events(draw: Any, *, min_recipients: int = 1, max_recipients: int = 10,
 
     address = addresses if addresses is not None else ADDRESSES
     recipients = draw(st.lists(address, min_size=min_recipients, max_size=max_recipients, unique_by=str.lower))
-    return mail.build_event(mail_from=draw(address), recipients=recipients,
-                            subject=draw(subject if subject is not None else st.text(max_size=120)),
-                            flow_direction=draw(_fixed(flow_direction, st.sampled_from(["INBOUND", "OUTBOUND"]))),
-                            seed=draw(_SEEDS))
+    return mail.build_event(
+        mail_from=draw(address),
+        recipients=recipients,
+        subject=draw(subject if subject is not None else st.text(max_size=120)),
+        flow_direction=draw(_fixed(flow_direction, st.sampled_from(["INBOUND", "OUTBOUND"]))),
+        seed=draw(_SEEDS),
+    )
 
 
 @st.composite
-def mail_responses(draw: Any, event: dict) -> dict:
+def mail_responses(draw: Any, event: dict[str, Any]) -> dict[str, Any]:
     """Valid synchronous responses to this event: one action for all recipients, or one per recipient."""
     recipients = [r["address"] for r in event["envelope"]["recipients"]]
 
-    def action(kind: str) -> dict:
+    def action(kind: str) -> dict[str, Any]:
         if kind == "BOUNCE" and draw(st.booleans()):
             return {"type": kind, "parameters": {"bounceMessage": draw(st.text(min_size=1, max_size=40))}}
         return {"type": kind}
@@ -122,8 +150,14 @@ def mail_responses(draw: Any, event: dict) -> dict:
 
 
 @st.composite
-def alb_events(draw: Any, *, methods: st.SearchStrategy | None = None, multi_value: bool | st.SearchStrategy | None = None,
-               dialect: str | st.SearchStrategy | None = None, bodies: st.SearchStrategy | None = None) -> dict:
+def alb_events(
+    draw: Any,
+    *,
+    methods: st.SearchStrategy | None = None,
+    multi_value: bool | st.SearchStrategy | None = None,
+    dialect: str | st.SearchStrategy | None = None,
+    bodies: st.SearchStrategy | None = None,
+) -> dict[str, Any]:
     """Valid load balancer events: any method, path, query and headers, text or binary bodies, both header modes.
 
     `bodies`: a strategy of request bodies (bytes or text; default: JSON, text or binary);
@@ -131,28 +165,43 @@ def alb_events(draw: Any, *, methods: st.SearchStrategy | None = None, multi_val
     """
     from .. import alb
 
-    method = draw(methods if methods is not None else st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]))
+    method = draw(
+        methods if methods is not None else st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"])
+    )
     path = "/" + "/".join(draw(st.lists(_TOKEN, max_size=3)))
     headers = draw(_HEADERS)
     body: Any = b""
     if method != "GET":
-        drawn = draw(bodies if bodies is not None else st.one_of(
-            _JSON_OBJECTS.map(lambda o: ("application/json", json.dumps(o).encode())),
-            st.text(max_size=40).map(lambda t: ("text/plain; charset=utf-8", t.encode())),
-            st.binary(max_size=40).map(lambda b: ("application/octet-stream", b)),
-        ))
+        drawn = draw(
+            bodies
+            if bodies is not None
+            else st.one_of(
+                _JSON_OBJECTS.map(lambda o: ("application/json", json.dumps(o).encode())),
+                st.text(max_size=40).map(lambda t: ("text/plain; charset=utf-8", t.encode())),
+                st.binary(max_size=40).map(lambda b: ("application/octet-stream", b)),
+            )
+        )
         if isinstance(drawn, tuple):
             content_type, body = drawn
             headers.append(("content-type", content_type))
         else:
             body = drawn
-    return alb.build_event(method, path, query=draw(_QUERY), headers=headers, body=body,
-                           multi_value=draw(_fixed(multi_value, st.booleans())),
-                           dialect=draw(_fixed(dialect, st.sampled_from(DIALECTS))), seed=draw(_SEEDS))
+    return alb.build_event(
+        method,
+        path,
+        query=draw(_QUERY),
+        headers=headers,
+        body=body,
+        multi_value=draw(_fixed(multi_value, st.booleans())),
+        dialect=draw(_fixed(dialect, st.sampled_from(DIALECTS))),
+        seed=draw(_SEEDS),
+    )
 
 
 @st.composite
-def alb_responses(draw: Any, *, multi_value: bool | None = False, event: dict | None = None) -> dict:
+def alb_responses(
+    draw: Any, *, multi_value: bool | None = False, event: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Valid load balancer responses: a status, headers, and a text or base64 body.
 
     `event`: answer in its header mode (`multiValueHeaders` when the event has them);

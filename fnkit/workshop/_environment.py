@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FIX_ALL = ("from the repository's folder run: python3 kit.py lab   "
-           "(it installs everything into .venv and opens JupyterLab with it)")
+FIX_ALL = (
+    "from the repository's folder run: python3 kit.py lab   "
+    "(it installs everything into .venv and opens JupyterLab with it)"
+)
 
 
 @dataclass
@@ -57,11 +59,15 @@ class EnvironmentReport:
         errors = [c for c in self.checks if not c.ok and c.severity == "error"]
         warns = [c for c in self.checks if not c.ok and c.severity != "error"]
         if not errors and not warns:
-            return ("✔ All checks pass: Python, the packages of pyproject.toml and environment.yml, fnkit from this "
-                    "repository, and widgets. Your environment is ready for the workshop.")
+            return (
+                "✔ All checks pass: Python, the packages of pyproject.toml and environment.yml, fnkit from this "
+                "repository, and widgets. Your environment is ready for the workshop."
+            )
         if not errors:
-            return (f"⚠ The notebooks will work; {len(warns)} warning(s) below (things the tests need, or how the "
-                    "notebook is run).")
+            return (
+                f"⚠ The notebooks will work; {len(warns)} warning(s) below (things the tests need, or how the "
+                "notebook is run)."
+            )
         return f"✘ {len(errors)} problem(s) to fix before the workshop; start with the first one."
 
     def __str__(self) -> str:
@@ -70,10 +76,12 @@ class EnvironmentReport:
     def __repr__(self) -> str:
         return str(self)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict, dict]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
         # the metadata says the output differs from machine to machine: tools/notebooks.py never commits it
-        return ({"text/plain": str(self), "text/html": self._repr_html_()},
-                {"fnkit": {"varies": "with the machine it runs on"}})
+        return (
+            {"text/plain": str(self), "text/html": self._repr_html_()},
+            {"fnkit": {"varies": "with the machine it runs on"}},
+        )
 
     def _repr_html_(self) -> str:
         from .._table import panel_html
@@ -90,15 +98,17 @@ class EnvironmentReport:
         """Every check as a pandas DataFrame (what, needed, found, ok, fix)."""
         from .._frame import Table
 
-        return Table([{"what": c.what, "needs": c.needed, "found": c.found, "ok": c.ok, "fix": c.fix}
-                      for c in self.checks])
+        return Table(
+            [{"what": c.what, "needs": c.needed, "found": c.found, "ok": c.ok, "fix": c.fix} for c in self.checks]
+        )
 
 
 def _project_name(pyproject: Path) -> str | None:
     import tomllib
 
     try:
-        return tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("name")
+        name: str | None = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("name")
+        return name
     except (OSError, ValueError):
         return None
 
@@ -137,8 +147,11 @@ def _satisfies(version: str, spec: Any) -> bool:
         return False
 
 
-def _requirements(pyproject: dict, extra: str, seen: frozenset = frozenset()) -> list[Any]:
-    """The requirements (`packaging.requirements.Requirement`) of the project, or of one extra, with fnkit[...] expanded."""
+def _requirements(pyproject: dict[str, Any], extra: str, seen: frozenset[str] = frozenset()) -> list[Any]:
+    """The requirements (`packaging.requirements.Requirement`) of the project, or of one extra.
+
+    fnkit[...] in them is expanded.
+    """
     from packaging.requirements import InvalidRequirement, Requirement
 
     project = pyproject.get("project", {})
@@ -181,7 +194,7 @@ def _read_environment_yml(path: Path, project: str) -> _EnvironmentYml:
         if isinstance(dep, str):
             spec = dep.replace(" ", "")
             if spec.startswith("python") and not spec.startswith("python-"):
-                version = spec[len("python"):]
+                version = spec[len("python") :]
                 # conda's "python=3.11" means "3.11.*"; PEP 440 spells it "==3.11.*"
                 if version.startswith("=") and not version.startswith("=="):
                     version = f"=={version[1:]}.*"
@@ -204,16 +217,30 @@ def check_environment(root: str | Path | None = None) -> EnvironmentReport:
     root = Path(root) if root is not None else find_root()
     checks: list[EnvCheck] = []
     if root is None:
-        checks.append(EnvCheck("project files", "pyproject.toml of fnkit", "not found", False,
-                               "open this notebook from the fnkit repository (its notebooks/ folder, or work/ after "
-                               "python3 kit.py lab)"))
+        checks.append(
+            EnvCheck(
+                "project files",
+                "pyproject.toml of fnkit",
+                "not found",
+                False,
+                "open this notebook from the fnkit repository (its notebooks/ folder, or work/ after "
+                "python3 kit.py lab)",
+            )
+        )
         return EnvironmentReport(checks, None)
     for module, package in (("packaging", "packaging"), ("yaml", "pyyaml")):
         try:
             __import__(module)
         except ImportError:
-            checks.append(EnvCheck(package, "installed (to read the project's requirements)", "not installed", False,
-                                   f"{FIX_ALL}; or, in this environment: pip install {package}"))
+            checks.append(
+                EnvCheck(
+                    package,
+                    "installed (to read the project's requirements)",
+                    "not installed",
+                    False,
+                    f"{FIX_ALL}; or, in this environment: pip install {package}",
+                )
+            )
     if checks:
         return EnvironmentReport(checks, root)
     pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
@@ -223,12 +250,21 @@ def check_environment(root: str | Path | None = None) -> EnvironmentReport:
     needs = pyproject.get("project", {}).get("requires-python", "")
     have = ".".join(map(str, sys.version_info[:3]))
     spec = ",".join(dict.fromkeys(s for s in (needs, env.python) if s))
-    checks.append(EnvCheck("python", f"{spec} (pyproject.toml, environment.yml)", have, _satisfies(have, spec),
-                           f"install Python {needs.lstrip('>=~')} or newer, then {FIX_ALL}"))
+    checks.append(
+        EnvCheck(
+            "python",
+            f"{spec} (pyproject.toml, environment.yml)",
+            have,
+            _satisfies(have, spec),
+            f"install Python {needs.lstrip('>=~')} or newer, then {FIX_ALL}",
+        )
+    )
     # packages: what environment.yml installs (extras of the project line), split by who needs them
     notebook_reqs = _requirements(pyproject, "") + _requirements(pyproject, "lab")
     notebook_names = {r.name.lower() for r in notebook_reqs}
-    other = [r for e in env.extras if e != "lab" for r in _requirements(pyproject, e) if r.name.lower() not in notebook_names]
+    other = [
+        r for e in env.extras if e != "lab" for r in _requirements(pyproject, e) if r.name.lower() not in notebook_names
+    ]
     seen_names: set[str] = set()
     for req, severity in [*((r, "error") for r in notebook_reqs), *((r, "warning") for r in other)]:
         if req.name.lower() in seen_names:
@@ -238,20 +274,41 @@ def check_environment(root: str | Path | None = None) -> EnvironmentReport:
         who = "the notebooks" if severity == "error" else "the tests"
         wanted = str(req.specifier) or "any version"
         if version is None:
-            checks.append(EnvCheck(req.name, f"{wanted} (for {who})", "not installed", False,
-                                   f"{FIX_ALL}; or, in this environment: pip install -e \"{root}[{','.join(env.extras)}]\"",
-                                   severity))
+            checks.append(
+                EnvCheck(
+                    req.name,
+                    f"{wanted} (for {who})",
+                    "not installed",
+                    False,
+                    f'{FIX_ALL}; or, in this environment: pip install -e "{root}[{",".join(env.extras)}]"',
+                    severity,
+                )
+            )
         else:
             ok = _satisfies(version, req.specifier)
-            checks.append(EnvCheck(req.name, f"{wanted} (for {who})", version, ok,
-                                   "" if ok else f"pip install \"{req.name}{req.specifier}\" in this environment, or {FIX_ALL}",
-                                   severity))
+            checks.append(
+                EnvCheck(
+                    req.name,
+                    f"{wanted} (for {who})",
+                    version,
+                    ok,
+                    "" if ok else f'pip install "{req.name}{req.specifier}" in this environment, or {FIX_ALL}',
+                    severity,
+                )
+            )
     # fnkit itself, from this repository
     fnkit_root = Path(__file__).resolve().parents[2]
     same = fnkit_root == root.resolve()
-    checks.append(EnvCheck("fnkit", "the copy in this repository", "the copy in this repository" if same else str(fnkit_root),
-                           same, f"this kernel imports another copy of fnkit ({fnkit_root}); choose the kernel of "
-                                 f"{root.name}/.venv, or {FIX_ALL}"))
+    checks.append(
+        EnvCheck(
+            "fnkit",
+            "the copy in this repository",
+            "the copy in this repository" if same else str(fnkit_root),
+            same,
+            f"this kernel imports another copy of fnkit ({fnkit_root}); choose the kernel of "
+            f"{root.name}/.venv, or {FIX_ALL}",
+        )
+    )
     # widgets: importable, new enough, the lab extension present, and a kernel that can talk to them
     checks.append(_widgets_check())
     return EnvironmentReport(checks, root)
@@ -263,18 +320,33 @@ def _widgets_check() -> EnvCheck:
     try:
         import ipywidgets
     except ImportError:
-        return EnvCheck("widgets", "ipywidgets 8 in this kernel", "not installed", False,
-                        "pip install \"ipywidgets>=8\" in this environment, then restart the kernel")
+        return EnvCheck(
+            "widgets",
+            "ipywidgets 8 in this kernel",
+            "not installed",
+            False,
+            'pip install "ipywidgets>=8" in this environment, then restart the kernel',
+        )
     try:
         major = Version(ipywidgets.__version__).major
     except InvalidVersion:
         major = 0
     if major < 8:
-        return EnvCheck("widgets", "ipywidgets 8 in this kernel", f"ipywidgets {ipywidgets.__version__}", False,
-                        "pip install -U \"ipywidgets>=8\", then restart JupyterLab")
+        return EnvCheck(
+            "widgets",
+            "ipywidgets 8 in this kernel",
+            f"ipywidgets {ipywidgets.__version__}",
+            False,
+            'pip install -U "ipywidgets>=8", then restart JupyterLab',
+        )
     if _installed_version("jupyterlab_widgets") is None:
-        return EnvCheck("widgets", "the JupyterLab widgets extension (jupyterlab_widgets)", "missing", False,
-                        "pip install jupyterlab_widgets in the environment that runs JupyterLab, then restart JupyterLab")
+        return EnvCheck(
+            "widgets",
+            "the JupyterLab widgets extension (jupyterlab_widgets)",
+            "missing",
+            False,
+            "pip install jupyterlab_widgets in the environment that runs JupyterLab, then restart JupyterLab",
+        )
     try:
         from IPython import get_ipython
 
@@ -283,6 +355,12 @@ def _widgets_check() -> EnvCheck:
     except ImportError:
         in_kernel = False
     if not in_kernel:
-        return EnvCheck("widgets", "a Jupyter kernel to show them", "no kernel (plain Python)", False,
-                        "open this notebook in JupyterLab: python3 kit.py lab", "warning")
+        return EnvCheck(
+            "widgets",
+            "a Jupyter kernel to show them",
+            "no kernel (plain Python)",
+            False,
+            "open this notebook in JupyterLab: python3 kit.py lab",
+            "warning",
+        )
     return EnvCheck("widgets", "ipywidgets 8 with its JupyterLab extension", "ready in this kernel", True)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import email
 import email.policy
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..isolation import report
 
@@ -28,18 +29,20 @@ class BadOrder(ValueError):
 class Watched:
     """What a handler did during one invocation: bodies processed and messages parked, in order."""
 
-    processed: list = field(default_factory=list)
-    parked: list = field(default_factory=list)
+    processed: list[Any] = field(default_factory=list)
+    parked: list[Any] = field(default_factory=list)
 
     @classmethod
-    def of(cls, invocation: Any) -> "Watched":
+    def of(cls, invocation: Any) -> Watched:
         """Read from what `process_order` and `park` reported during the invocation (`Invocation.reports`)."""
         reports = getattr(invocation, "reports", None) or ()
-        return cls([value for topic, value in reports if topic == PROCESSED],
-                   [value for topic, value in reports if topic == PARKED])
+        return cls(
+            [value for topic, value in reports if topic == PROCESSED],
+            [value for topic, value in reports if topic == PARKED],
+        )
 
 
-def _parse_order(body: Any) -> dict:
+def _parse_order(body: Any) -> dict[str, Any]:
     try:
         order = json.loads(body)
     except (TypeError, ValueError):
@@ -52,7 +55,7 @@ def _parse_order(body: Any) -> dict:
     return order
 
 
-def process_order(body: str) -> dict:
+def process_order(body: str) -> dict[str, Any]:
     """Process one order (a message body such as '{"order": 7, "qty": 2}'); raises BadOrder when it is bad.
 
     An order is bad when the body is not JSON, not an object, or its qty is not a whole
@@ -71,8 +74,8 @@ def is_good_order(body: Any) -> bool:
         return False
 
 
-def park(record: dict) -> None:
-    """Set a message aside for a person to look at (it will not be retried)."""
+def park(record: object) -> None:
+    """Set a message aside for a person to look at (it will not be retried); `record` is the queue record."""
     mid = record.get("messageId") if isinstance(record, dict) else None
     report(PARKED, mid)
     print(f"parked message {mid}")
@@ -83,17 +86,37 @@ def park(record: dict) -> None:
 EXECUTABLE_EXTENSIONS = (".exe", ".bat", ".cmd", ".com", ".js", ".vbs", ".scr", ".msi", ".ps1", ".jar")
 DISCLAIMER = "This email was checked by the workshop's mail filter."
 FIXED_DATE = "Thu, 01 Jan 2026 09:00:00 +0000"
-FORMER_STAFF = frozenset({"dan.old@example.org", "eve.gone@example.org", "walt.retired@example.org",
-                          "zoe.left@example.org"})
-_ATTACHMENT_BYTES = {".exe": b"MZ\x90\x00 a program", ".pdf": b"%PDF-1.4 a document", ".zip": b"PK\x03\x04 an archive",
-                     ".js": b"console.log('hi')", ".txt": b"plain text"}
-_MEDIA_TYPES = {".pdf": "application/pdf", ".zip": "application/zip", ".txt": "text/plain", ".png": "image/png",
-                ".jpg": "image/jpeg", ".csv": "text/csv", ".html": "text/html", ".docx": "application/octet-stream"}
+FORMER_STAFF = frozenset(
+    {"dan.old@example.org", "eve.gone@example.org", "walt.retired@example.org", "zoe.left@example.org"}
+)
+_ATTACHMENT_BYTES = {
+    ".exe": b"MZ\x90\x00 a program",
+    ".pdf": b"%PDF-1.4 a document",
+    ".zip": b"PK\x03\x04 an archive",
+    ".js": b"console.log('hi')",
+    ".txt": b"plain text",
+}
+_MEDIA_TYPES = {
+    ".pdf": "application/pdf",
+    ".zip": "application/zip",
+    ".txt": "text/plain",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".csv": "text/csv",
+    ".html": "text/html",
+    ".docx": "application/octet-stream",
+}
 
 
-def email_message(*, mail_from: str = "ada@example.com", to: Iterable[str] = ("bob@example.org",),
-                  subject: str = "Hello", body: str = "Hello,\nsee you soon.\n", attachments: Iterable[str] = (),
-                  cc: Iterable[str] = ()) -> Any:
+def email_message(
+    *,
+    mail_from: str = "ada@example.com",
+    to: Iterable[str] = ("bob@example.org",),
+    subject: str = "Hello",
+    body: str = "Hello,\nsee you soon.\n",
+    attachments: Iterable[str] = (),
+    cc: Iterable[str] = (),
+) -> Any:
     """A small, deterministic email (an `EmailMessage`) with made-up attachments named `attachments`.
 
     Deterministic: a fixed Date and MIME boundary, so the event built from it (and its
@@ -154,6 +177,6 @@ def has_disclaimer(raw: bytes | None, text: str = DISCLAIMER) -> bool:
     return part is not None and text in part.get_content()
 
 
-def mailbox_full(address: str) -> bool:
+def mailbox_full(address: object) -> bool:
     """True when the recipient's mailbox is full (in this workshop: addresses starting with 'full')."""
     return isinstance(address, str) and address.lower().startswith("full")

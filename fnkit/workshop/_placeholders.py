@@ -6,15 +6,19 @@ import ast
 import inspect
 import textwrap
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .._table import shorten
 
 
 @dataclass(frozen=True)
 class Placeholder:
-    """One `...` left in the code: the function holding it, its line (within its cell or file), the cell, the line's text."""
+    """One `...` left in the code.
+
+    The function holding it, its line (within its cell or file), the cell, the line's text.
+    """
 
     function: str
     line: int
@@ -45,10 +49,11 @@ def _cell_of(code: types.CodeType) -> str | None:
         return None
     if not label:
         return None
-    return "cell " + label[1].removeprefix("In")
+    prompt: str = label[1]
+    return "cell " + prompt.removeprefix("In")
 
 
-def _in_function(fn: Callable) -> list[Placeholder]:
+def _in_function(fn: Callable[..., Any]) -> list[Placeholder]:
     name = getattr(fn, "__name__", "your handler")
     code = getattr(fn, "__code__", None)
     try:
@@ -57,7 +62,9 @@ def _in_function(fn: Callable) -> list[Placeholder]:
         if code is None:
             return []
         # no source (code typed at a plain prompt): a body of only `...` still counts
-        trivial = set(code.co_consts) <= {None, Ellipsis, fn.__doc__} and not code.co_names and Ellipsis in code.co_consts
+        trivial = (
+            set(code.co_consts) <= {None, Ellipsis, fn.__doc__} and not code.co_names and Ellipsis in code.co_consts
+        )
         return [Placeholder(name, code.co_firstlineno, _cell_of(code), "...")] if trivial else []
     try:
         tree = ast.parse(textwrap.dedent("".join(lines)))
@@ -73,7 +80,7 @@ def _in_function(fn: Callable) -> list[Placeholder]:
     return [found[line] for line in sorted(found)]
 
 
-def _helpers_of(fn: Callable) -> list[Callable]:
+def _helpers_of(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
     """Functions `fn` calls by name that were written in the same cell (or file) as `fn`."""
     code = getattr(fn, "__code__", None)
     space = getattr(fn, "__globals__", None)
@@ -85,12 +92,16 @@ def _helpers_of(fn: Callable) -> list[Callable]:
         current = stack.pop()
         names.extend(current.co_names)
         stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    out = []
+    out: list[Callable[..., Any]] = []
     for name in dict.fromkeys(names):
         other = space.get(name)
         other_code = getattr(other, "__code__", None)
-        if isinstance(other, types.FunctionType) and other is not fn and other_code is not None \
-                and other_code.co_filename == code.co_filename:
+        if (
+            isinstance(other, types.FunctionType)
+            and other is not fn
+            and other_code is not None
+            and other_code.co_filename == code.co_filename
+        ):
             out.append(other)
     return out
 
@@ -105,7 +116,7 @@ def placeholders(fn: Any) -> list[Placeholder]:
     return found
 
 
-def placeholder_line(fn: Callable) -> int | None:
+def placeholder_line(fn: Callable[..., Any]) -> int | None:
     """The line (within its cell or file) of the first `...` left in `fn`, or None when there is none."""
     found = placeholders(fn)
     return found[0].line if found else None

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .._table import short_id, shorten
 from ._helpers import Watched, is_good_order
@@ -16,13 +17,13 @@ def _order(n: int, qty: Any) -> str:
     return json.dumps({"order": n, "qty": qty})
 
 
-def _queue_event(bodies: list[str], seed: int, **kwargs: Any) -> dict:
+def _queue_event(bodies: list[str], seed: int, **kwargs: Any) -> dict[str, Any]:
     from .. import queue
 
     return queue.build_event(bodies, seed=seed, **kwargs)
 
 
-def _run(handler: Callable, case: Case) -> tuple[Any, Watched]:
+def _run(handler: Callable[..., Any], case: Case) -> tuple[Any, Watched]:
     """Run a queue case in a worker process; (outcome, what the handler processed and parked, as it reported)."""
     from .. import queue
 
@@ -30,7 +31,7 @@ def _run(handler: Callable, case: Case) -> tuple[Any, Watched]:
     return result, Watched.of(result.invocation)
 
 
-def _describe(event: dict, mid: str) -> str:
+def _describe(event: dict[str, Any], mid: str) -> str:
     """'message 2 of 3 (body {"order": 2, "qty": 0})'."""
     recs = event["Records"]
     for i, r in enumerate(recs):
@@ -39,7 +40,7 @@ def _describe(event: dict, mid: str) -> str:
     return f"'{short_id(mid)}'"
 
 
-def _record_holding(event: dict, value: Any) -> tuple[int, str] | None:
+def _record_holding(event: dict[str, Any], value: Any) -> tuple[int, str] | None:
     """(index, field) of the record whose receiptHandle or body is `value`, if any."""
     for i, r in enumerate(event["Records"]):
         for name in ("receiptHandle", "body", "md5OfBody"):
@@ -54,12 +55,14 @@ def _response_problem(case: Case, result: Any) -> str | None:
     lost = "so the platform deletes every message and the failures you meant to report are lost"
     whole = "so the platform reads a complete failure and every message comes back, the good ones too"
     if isinstance(value, str):
-        return (f"your handler returns text ({shorten(value, 40)}), not an object, {whole}: return the dict itself "
-                "and the platform encodes it as JSON.")
+        return (
+            f"your handler returns text ({shorten(value, 40)}), not an object, {whole}: return the dict itself "
+            "and the platform encodes it as JSON."
+        )
     if isinstance(value, list):
-        return f"your handler returns a list, {whole}: return an object, {{\"{_KEY}\": [...]}}."
+        return f'your handler returns a list, {whole}: return an object, {{"{_KEY}": [...]}}.'
     if value is not None and not isinstance(value, dict):
-        return f"your handler returns {kind_of(value)}, {whole}: return an object, {{\"{_KEY}\": [...]}}."
+        return f'your handler returns {kind_of(value)}, {whole}: return an object, {{"{_KEY}": [...]}}.'
     if isinstance(value, dict) and _KEY not in value:
         near = [k for k in value if isinstance(k, str) and k.lower() == _KEY.lower()]
         if near:
@@ -71,30 +74,39 @@ def _response_problem(case: Case, result: Any) -> str | None:
     if isinstance(items, list):
         for item in items:
             if isinstance(item, str):
-                return (f"each failure must be an object {{\"itemIdentifier\": <messageId>}}, not a bare string, {whole}.")
+                return f'each failure must be an object {{"itemIdentifier": <messageId>}}, not a bare string, {whole}.'
             if isinstance(item, dict) and "itemIdentifier" not in item:
                 keys = ", ".join(f"'{k}'" for k in item) or "no key at all"
-                return (f"each failure must name its message under the key 'itemIdentifier', but yours has {keys}, "
-                        f"{whole}.")
+                return (
+                    f"each failure must name its message under the key 'itemIdentifier', but yours has {keys}, {whole}."
+                )
             if isinstance(item, dict):
                 held = _record_holding(case.event, item["itemIdentifier"])
                 if held is not None:
                     i, name = held
-                    return Finding(f"you listed the {name} of message {i + 1} ('{short_id(item['itemIdentifier'])}'), "
-                                   f"but the platform matches itemIdentifier against messageId, {whole}: list "
-                                   "record[\"messageId\"] instead.", f"listed {name}")
+                    return Finding(
+                        f"you listed the {name} of message {i + 1} ('{short_id(item['itemIdentifier'])}'), "
+                        f"but the platform matches itemIdentifier against messageId, {whole}: list "
+                        'record["messageId"] instead.',
+                        f"listed {name}",
+                    )
     if result.kind == "failure":
         errors = [i for i in result.issues if i.severity == "error"]
         cause = errors[0].message if errors else result.reason
-        return Finding(f"the platform reads your response as a complete failure, and every message comes back: {cause}",
-                       "complete failure")
+        return Finding(
+            f"the platform reads your response as a complete failure, and every message comes back: {cause}",
+            "complete failure",
+        )
     return None
 
 
-def _returned_nothing(result: Any, expected: list[str], event: dict) -> str | None:
+def _returned_nothing(result: Any, expected: list[str], event: dict[str, Any]) -> str | None:
     if expected and returned(result.invocation) is None:
-        return Finding(f"your handler returns None (is a return missing?), which the platform reads as complete "
-                       f"success: {_describe(event, expected[0])} is deleted and its order is lost.", "returns None")
+        return Finding(
+            f"your handler returns None (is a return missing?), which the platform reads as complete "
+            f"success: {_describe(event, expected[0])} is deleted and its order is lost.",
+            "returns None",
+        )
     return None
 
 
@@ -117,18 +129,25 @@ def _raised(result: Any, catch: str) -> str | None:
         hint = f"a record's keys are {_RECORD_KEYS} (names are case-sensitive)"
     else:
         hint = ""
-    return invocation_problem(result.invocation, hint, "so the whole batch fails and every message comes back, "
-                                                       "the good ones too")
+    return invocation_problem(
+        result.invocation, hint, "so the whole batch fails and every message comes back, the good ones too"
+    )
 
 
-def _lost(event: dict, mid: str) -> Finding:
-    return Finding(f"{_describe(event, mid)} failed, but your response does not list it, so the platform deletes it "
-                   "and that order is lost.", "lost")
+def _lost(event: dict[str, Any], mid: str) -> Finding:
+    return Finding(
+        f"{_describe(event, mid)} failed, but your response does not list it, so the platform deletes it "
+        "and that order is lost.",
+        "lost",
+    )
 
 
-def _twice(event: dict, mid: str) -> Finding:
-    return Finding(f"{_describe(event, mid)} was processed fine, but your response lists it, so it comes back and is "
-                   "processed twice.", "twice")
+def _twice(event: dict[str, Any], mid: str) -> Finding:
+    return Finding(
+        f"{_describe(event, mid)} was processed fine, but your response lists it, so it comes back and is "
+        "processed twice.",
+        "twice",
+    )
 
 
 _CATCH = "catch BadOrder around each record and list that record, so one bad order fails only its own message."
@@ -154,7 +173,7 @@ def _cases_partial() -> list[Case]:
     return out
 
 
-def _judge_partial(handler: Callable, case: Case) -> str | None:
+def _judge_partial(handler: Callable[..., Any], case: Case) -> str | None:
     result, _ = _run(handler, case)
     problem = _raised(result, _CATCH)
     if problem:
@@ -184,20 +203,35 @@ register(Exercise("queue-partial", "queue", "Report partial batch failures", _ca
 def _cases_fifo() -> list[Case]:
     cases = [
         ("one customer, all good", [_order(1, 1), _order(2, 2), _order(3, 3)], ["a", "a", "a"]),
-        ("one customer, second order bad", [_order(1, 1), _order(2, 0), _order(3, 3), _order(4, 1)], ["a", "a", "a", "a"]),
-        ("two customers, a's first order bad", [_order(1, 0), _order(2, 2), _order(3, 3), _order(4, 4)], ["a", "b", "a", "b"]),
-        ("three customers, b goes bad last", [_order(1, 1), _order(2, 2), _order(3, 3), _order(4, 4), _order(5, 0)],
-         ["a", "b", "c", "a", "b"]),
+        (
+            "one customer, second order bad",
+            [_order(1, 1), _order(2, 0), _order(3, 3), _order(4, 1)],
+            ["a", "a", "a", "a"],
+        ),
+        (
+            "two customers, a's first order bad",
+            [_order(1, 0), _order(2, 2), _order(3, 3), _order(4, 4)],
+            ["a", "b", "a", "b"],
+        ),
+        (
+            "three customers, b goes bad last",
+            [_order(1, 1), _order(2, 2), _order(3, 3), _order(4, 4), _order(5, 0)],
+            ["a", "b", "c", "a", "b"],
+        ),
         ("every order bad", ["x", "y"], ["a", "b"]),
     ]
-    return [Case(name, _queue_event(bodies, seed, fifo=True, group_ids=groups))
-            for seed, (name, bodies, groups) in enumerate(cases, start=31)]
+    return [
+        Case(name, _queue_event(bodies, seed, fifo=True, group_ids=groups))
+        for seed, (name, bodies, groups) in enumerate(cases, start=31)
+    ]
 
 
-def _judge_fifo(handler: Callable, case: Case) -> str | None:
+def _judge_fifo(handler: Callable[..., Any], case: Case) -> str | None:
     result, seen = _run(handler, case)
-    problem = _raised(result, "catch BadOrder: a bad order fails its own message and the later ones of its group, "
-                              "not the whole batch.")
+    problem = _raised(
+        result,
+        "catch BadOrder: a bad order fails its own message and the later ones of its group, not the whole batch.",
+    )
     if problem:
         return problem
     recs = case.event["Records"]
@@ -220,22 +254,30 @@ def _judge_fifo(handler: Callable, case: Case) -> str | None:
         mid = r["messageId"]
         if mid in required and mid not in failed:
             if good[i]:
-                return Finding(f"{_describe(case.event, mid)} of customer '{groups[i]}' comes after that customer's "
-                               "failed order but is not listed, so it is deleted and the customer's orders are processed "
-                               "out of order: once a message of a group fails, list every later message of that group.",
-                               "fifo order")
+                return Finding(
+                    f"{_describe(case.event, mid)} of customer '{groups[i]}' comes after that customer's "
+                    "failed order but is not listed, so it is deleted and the customer's orders are processed "
+                    "out of order: once a message of a group fails, list every later message of that group.",
+                    "fifo order",
+                )
             return _lost(case.event, mid)
         if mid not in required and mid in failed and i < first_bad:
-            return Finding(f"{_describe(case.event, mid)} came before any failure and was fine, but your response "
-                           "lists it, so it comes back and is processed twice.", "twice")
+            return Finding(
+                f"{_describe(case.event, mid)} came before any failure and was fine, but your response "
+                "lists it, so it comes back and is processed twice.",
+                "twice",
+            )
     # a message processed after a failure of its group breaks the order even when listed
     for i, r in enumerate(recs):
         if r["messageId"] in required and good[i] and r["body"] in seen.processed:
             before = [j for j in range(i) if groups[j] == groups[i] and not good[j]]
             if before:
-                return Finding(f"your handler processed {_describe(case.event, r['messageId'])} of customer "
-                               f"'{groups[i]}' after that customer's earlier order failed: stop a group at its first "
-                               "failure, and list the rest.", "fifo processed")
+                return Finding(
+                    f"your handler processed {_describe(case.event, r['messageId'])} of customer "
+                    f"'{groups[i]}' after that customer's earlier order failed: stop a group at its first "
+                    "failure, and list the rest.",
+                    "fifo processed",
+                )
     return None
 
 
@@ -256,18 +298,21 @@ def _cases_poison() -> list[Case]:
         ("mixed", [_order(1, 0), _order(2, 0), _order(3, 0), _order(4, 1)], [1, 4, 2, 3]),
         ("a bad order received for the 12th time", [_order(1, 0), _order(2, 3)], [12, 1]),
     ]
-    return [Case(name, _queue_event(bodies, seed, receive_counts=counts))
-            for seed, (name, bodies, counts) in enumerate(cases, start=51)]
+    return [
+        Case(name, _queue_event(bodies, seed, receive_counts=counts))
+        for seed, (name, bodies, counts) in enumerate(cases, start=51)
+    ]
 
 
-def _judge_poison(handler: Callable, case: Case) -> str | None:
+def _judge_poison(handler: Callable[..., Any], case: Case) -> str | None:
     result, seen = _run(handler, case)
     parked = seen.parked
     problem = _raised(result, f"catch BadOrder: park the message from its {PARK_FROM}rd receive on, list it before.")
     if problem:
         return problem
     recs = case.event["Records"]
-    to_list, to_park = [], []
+    to_list: list[str] = []
+    to_park: list[str] = []
     for r in recs:
         if is_good_order(r["body"]):
             continue
@@ -281,23 +326,42 @@ def _judge_poison(handler: Callable, case: Case) -> str | None:
     for r in recs:
         mid, count = r["messageId"], r["attributes"]["ApproximateReceiveCount"]
         if mid in to_park and mid not in parked:
-            hint = ("compare numbers, not texts (as text, '12' comes before '3'): use int(...)" if int(count) >= 10
-                    else f"call park(record) from the {PARK_FROM}rd receive on")
-            return Finding(f"{_describe(case.event, mid)} has been received {count} times and failed again, but your "
-                           f"handler did not park it: {hint}.", f"not parked {int(count) >= 10}")
+            hint = (
+                "compare numbers, not texts (as text, '12' comes before '3'): use int(...)"
+                if int(count) >= 10
+                else f"call park(record) from the {PARK_FROM}rd receive on"
+            )
+            return Finding(
+                f"{_describe(case.event, mid)} has been received {count} times and failed again, but your "
+                f"handler did not park it: {hint}.",
+                f"not parked {int(count) >= 10}",
+            )
         if mid in to_park and mid in failed:
-            return Finding(f"{_describe(case.event, mid)} was parked but is still listed, so it comes back again and "
-                           "again: leave parked messages out of batchItemFailures.", "parked and listed")
+            return Finding(
+                f"{_describe(case.event, mid)} was parked but is still listed, so it comes back again and "
+                "again: leave parked messages out of batchItemFailures.",
+                "parked and listed",
+            )
         if mid in to_list and mid in parked:
-            return Finding(f"{_describe(case.event, mid)} failed on receive {count}, too early to give up: list it so "
-                           f"it is tried again, and park only from the {PARK_FROM}rd receive on.", "parked early")
+            return Finding(
+                f"{_describe(case.event, mid)} failed on receive {count}, too early to give up: list it so "
+                f"it is tried again, and park only from the {PARK_FROM}rd receive on.",
+                "parked early",
+            )
         if mid in to_list and mid not in failed:
-            return Finding(f"{_describe(case.event, mid)} failed on receive {count} but is not listed, so it is "
-                           "deleted and that order is lost.", "lost")
+            return Finding(
+                f"{_describe(case.event, mid)} failed on receive {count} but is not listed, so it is "
+                "deleted and that order is lost.",
+                "lost",
+            )
         if mid not in to_list and mid not in to_park and (mid in failed or mid in parked):
             done = "parked" if mid in parked else "listed"
-            return Finding(f"{_describe(case.event, mid)} was processed fine, but your handler {done} it.", f"good {done}")
+            return Finding(
+                f"{_describe(case.event, mid)} was processed fine, but your handler {done} it.", f"good {done}"
+            )
     return None
 
 
-register(Exercise("queue-poison", "queue", "Give up on a poison message after 3 receives", _cases_poison, _judge_poison))
+register(
+    Exercise("queue-poison", "queue", "Give up on a poison message after 3 receives", _cases_poison, _judge_poison)
+)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Self
 
 from .._table import short_ids_in, shorten
 from ._placeholders import placeholders
@@ -50,17 +51,17 @@ class Case:
     """One hidden case: a name a learner understands, the event, and what the check needs."""
 
     name: str
-    event: dict
+    event: dict[str, Any]
     expect: Any = None
-    config: dict = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
 
 
-class Finding(str):
+class Finding(str):  # noqa: SLOT000 - it holds its `key`; a str subclass cannot have slots for it
     """One sentence a judge found, with the `key` of its kind: cases with the same key are one finding, said once."""
 
     key: str
 
-    def __new__(cls, sentence: str, key: str | None = None) -> "Finding":
+    def __new__(cls, sentence: str, key: str | None = None) -> Self:
         self = super().__new__(cls, sentence)
         self.key = key if key is not None else getattr(sentence, "key", sentence)
         return self
@@ -92,20 +93,32 @@ def _findings(failures: list[tuple[str, Finding]]) -> list[str]:
 
 
 def not_done(label: str, handler: Any) -> CheckResult | None:
-    """'not done yet' (naming every `...` left, with its cell and line) or 'failed' for a non-function; None when runnable."""
+    """'not done yet' (naming every `...` left, with its cell and line) or 'failed' for a non-function.
+
+    None when the handler is runnable.
+    """
     if handler is None or handler is Ellipsis:
-        return CheckResult(label, "not done yet", "not done yet: write your handler in the cell above, then run this cell again.")
+        return CheckResult(
+            label, "not done yet", "not done yet: write your handler in the cell above, then run this cell again."
+        )
     if not callable(handler):
-        return CheckResult(label, "failed",
-                           f"the handler is {type(handler).__name__}, not a function: write def handler(event, context): ...")
+        return CheckResult(
+            label,
+            "failed",
+            f"the handler is {type(handler).__name__}, not a function: write def handler(event, context): ...",
+        )
     left = placeholders(handler)
     if not left:
         return None
     name = getattr(handler, "__name__", "your handler")
     what = "a placeholder (...)" if len(left) == 1 else f"{len(left)} placeholders (...)"
-    return CheckResult(label, "not done yet",
-                       f"not done yet: {name} still holds {what}; replace {'it' if len(left) == 1 else 'each'} "
-                       "with your code, then run this cell again.", [str(p) for p in left])
+    return CheckResult(
+        label,
+        "not done yet",
+        f"not done yet: {name} still holds {what}; replace {'it' if len(left) == 1 else 'each'} "
+        "with your code, then run this cell again.",
+        [str(p) for p in left],
+    )
 
 
 @dataclass
@@ -116,7 +129,7 @@ class Exercise:
     source: str
     title: str
     cases: Callable[[], list[Case]]
-    judge: Callable[[Callable, Case], str | None]  # None when the case passes, else one sentence
+    judge: Callable[[Callable[..., Any], Case], str | None]  # None when the case passes, else one sentence
 
     def check(self, handler: Any) -> CheckResult:
         unfinished = not_done(self.id, handler)
@@ -129,8 +142,14 @@ class Exercise:
             try:
                 problem = self.judge(handler, case)
             except StopCases as stop:
-                return CheckResult(self.id, "failed", f"the check stopped at hidden case {n} of {len(cases)}:",
-                                   [f"case '{case.name}': {stop}"], len(cases), passed)
+                return CheckResult(
+                    self.id,
+                    "failed",
+                    f"the check stopped at hidden case {n} of {len(cases)}:",
+                    [f"case '{case.name}': {stop}"],
+                    len(cases),
+                    passed,
+                )
             except Exception as exc:  # noqa: BLE001 - a check must explain, never crash
                 problem = f"the check itself failed ({type(exc).__name__}: {exc}); tell the workshop's teacher."
             if problem is None:
@@ -143,8 +162,9 @@ class Exercise:
         shown = findings[:SHOWN_FINDINGS]
         if len(findings) > len(shown):
             shown.append(f"… and {len(findings) - len(shown)} more finding(s) once these are fixed.")
-        return CheckResult(self.id, "failed", f"{len(cases) - passed} of {len(cases)} hidden cases fail:", shown,
-                           len(cases), passed)
+        return CheckResult(
+            self.id, "failed", f"{len(cases) - passed} of {len(cases)} hidden cases fail:", shown, len(cases), passed
+        )
 
 
 _EXERCISES: dict[str, Exercise] = {}
@@ -168,7 +188,9 @@ def check(exercise_id: str, handler: Any) -> CheckResult:
     exercise = _EXERCISES.get(exercise_id)
     if exercise is None:
         known = ", ".join(_EXERCISES)
-        return CheckResult(str(exercise_id), "failed", f"there is no exercise '{exercise_id}'; the exercises are: {known}.")
+        return CheckResult(
+            str(exercise_id), "failed", f"there is no exercise '{exercise_id}'; the exercises are: {known}."
+        )
     return exercise.check(handler)
 
 
@@ -194,14 +216,22 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
             return CheckResult("try it", "failed", why)
     source = _sources.detect_source(event)
     if source is None:
-        return CheckResult("try it", "failed", "this is not an event of the queue, the mail flow or the load balancer: "
-                                               "build one with queue.build_event, mail.build_event or alb.build_event.")
+        return CheckResult(
+            "try it",
+            "failed",
+            "this is not an event of the queue, the mail flow or the load balancer: "
+            "build one with queue.build_event, mail.build_event or alb.build_event.",
+        )
     try:
         return _sources.source_module(source).run(handler, event, **config)
     except ContractError as exc:
         issues = list(exc.report)
-        return CheckResult("try it", "failed", f"the platform never sends an event like this {source} event, so the "
-                                               "handler was not run:", [short_ids_in(str(i)) for i in issues[:5]])
+        return CheckResult(
+            "try it",
+            "failed",
+            f"the platform never sends an event like this {source} event, so the handler was not run:",
+            [short_ids_in(str(i)) for i in issues[:5]],
+        )
     except TypeError as exc:  # a keyword this source's run does not take
         return CheckResult("try it", "failed", f"{source}.run does not take these settings: {exc}.")
 
@@ -240,15 +270,20 @@ def invocation_problem(invocation: Any, hint: str = "", consequence: str = "") -
     if invocation is None:
         return None
     if invocation.timed_out:
-        raise StopCases(f"your handler did not return within {CASE_TIMEOUT_S:g} s, so it was stopped and the other "
-                        "cases were not run: look for a loop that never ends.")
+        raise StopCases(
+            f"your handler did not return within {CASE_TIMEOUT_S:g} s, so it was stopped and the other "
+            "cases were not run: look for a loop that never ends."
+        )
     if invocation.error is not None:
         return raised_sentence(invocation.error, _error_hint(invocation.error) or hint, consequence)
     return None
 
 
 def returned(invocation: Any) -> Any:
-    """The value the handler returned, as the platform reads it (decoded JSON; the Python value when JSON cannot encode it)."""
+    """The value the handler returned, as the platform reads it.
+
+    Decoded JSON; the Python value when JSON cannot encode it.
+    """
     if invocation is None:
         return None
     if getattr(invocation, "encode_error", None):

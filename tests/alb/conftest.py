@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from fnkit import alb
 
 
 @pytest.fixture
-def event() -> dict:
+def event() -> dict[str, Any]:
     """A valid GET event, multi-value headers off (provider spelling)."""
     return alb.build_event("GET", "/items", query="page=2&sort=price", headers={"accept": "text/html"}, seed=1)
 
 
 @pytest.fixture
-def multi_event() -> dict:
+def multi_event() -> dict[str, Any]:
     """A valid GET event with multi-value headers on."""
-    return alb.build_event("GET", "/items", query="tag=a&tag=b", headers=[("accept", "text/html"), ("accept", "*/*")],
-                           multi_value=True, seed=2)
+    return alb.build_event(
+        "GET",
+        "/items",
+        query="tag=a&tag=b",
+        headers=[("accept", "text/html"), ("accept", "*/*")],
+        multi_value=True,
+        seed=2,
+    )

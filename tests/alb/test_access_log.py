@@ -12,15 +12,51 @@ from fnkit.alb._access_log import FIELDS, MIN_FIELDS, parse_line
 TG = "arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/shop-fn/73e2d6bc24d8a067"
 
 
-def entry(request='"GET https://shop.example.com:443/api/items?page=2&sort=price%20asc HTTP/1.1"', *,
-          status="200", target_status="200", times=("0.001", "0.045", "0.000"), agent='"curl/8.11.1"',
-          trace='"Root=1-6960f8a1-0123456789abcdef01234567"', error='"-"', kind="https", tail=True) -> str:
-    fields = [kind, "2026-01-05T10:00:01.123456Z", "app/shop-lb/50dc6c495c0c9188", "203.0.113.24:52311", "-",
-              *times, status, target_status, "312", "1290", request, agent, "ECDHE-RSA-AES128-GCM-SHA256", "TLSv1.2",
-              TG, trace]
+def entry(
+    request='"GET https://shop.example.com:443/api/items?page=2&sort=price%20asc HTTP/1.1"',
+    *,
+    status="200",
+    target_status="200",
+    times=("0.001", "0.045", "0.000"),
+    agent='"curl/8.11.1"',
+    trace='"Root=1-6960f8a1-0123456789abcdef01234567"',
+    error='"-"',
+    kind="https",
+    tail=True,
+) -> str:
+    fields = [
+        kind,
+        "2026-01-05T10:00:01.123456Z",
+        "app/shop-lb/50dc6c495c0c9188",
+        "203.0.113.24:52311",
+        "-",
+        *times,
+        status,
+        target_status,
+        "312",
+        "1290",
+        request,
+        agent,
+        "ECDHE-RSA-AES128-GCM-SHA256",
+        "TLSv1.2",
+        TG,
+        trace,
+    ]
     if tail:
-        fields += ['"shop.example.com"', '"-"', "1", "2026-01-05T10:00:01.077000Z", '"forward"', '"-"', error,
-                   '"-"', '"-"', '"-"', '"-"', "TID_1a2b3c"]
+        fields += [
+            '"shop.example.com"',
+            '"-"',
+            "1",
+            "2026-01-05T10:00:01.077000Z",
+            '"forward"',
+            '"-"',
+            error,
+            '"-"',
+            '"-"',
+            '"-"',
+            '"-"',
+            "TID_1a2b3c",
+        ]
     return " ".join(fields)
 
 
@@ -30,7 +66,7 @@ def test_a_documented_entry_becomes_a_valid_event_with_the_request_as_logged():
     event = logged.event
     assert alb.validate_event(event).ok
     assert (event["httpMethod"], event["path"]) == ("GET", "/api/items")
-    assert event["queryStringParameters"] == {"page": "2", "sort": "price%20asc"}   # raw, never decoded (A2)
+    assert event["queryStringParameters"] == {"page": "2", "sort": "price%20asc"}  # raw, never decoded (A2)
     assert event["headers"]["user-agent"] == "curl/8.11.1"
     assert event["headers"]["x-amzn-trace-id"] == "Root=1-6960f8a1-0123456789abcdef01234567"
     assert event["headers"]["host"] == "shop.example.com"
@@ -54,19 +90,25 @@ def test_every_documented_field_is_read_by_its_name_and_later_fields_are_kept_as
     assert MIN_FIELDS == 18
 
 
-@pytest.mark.parametrize("line, says", [
-    (entry(tail=False).rsplit(" ", 3)[0], "has 15 field(s)"),
-    (entry(status="2OO"), "Field 9 (elb_status_code) is '2OO': expected a whole number"),
-    (entry(times=("fast", "0.1", "0")), "Field 6 (request_processing_time) is 'fast'"),
-    (entry(request="GET https://shop.example.com/ HTTP/1.1"), "Field 13 (request) is 'GET': it is written in double quotes"),
-    (entry(agent="curl"), "Field 14 (user_agent) is 'curl': it is written in double quotes"),
-    (entry(request='"GET shop.example.com/x HTTP/1.1"'), "is not scheme://host:port/path"),
-    (entry(request='"get https://shop.example.com:443/ HTTP/1.1"'), "is not an HTTP method"),
-    (entry() + " ", "no trailing space"),
-    (entry().replace(" 312 ", "  312 "), "a single space between fields"),
-    (entry(agent='"unterminated'), "The entry cannot be split into fields"),
-    (entry() + ' "open', "an unmatched double quote"),
-])
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        (entry(tail=False).rsplit(" ", 3)[0], "has 15 field(s)"),
+        (entry(status="2OO"), "Field 9 (elb_status_code) is '2OO': expected a whole number"),
+        (entry(times=("fast", "0.1", "0")), "Field 6 (request_processing_time) is 'fast'"),
+        (
+            entry(request="GET https://shop.example.com/ HTTP/1.1"),
+            "Field 13 (request) is 'GET': it is written in double quotes",
+        ),
+        (entry(agent="curl"), "Field 14 (user_agent) is 'curl': it is written in double quotes"),
+        (entry(request='"GET shop.example.com/x HTTP/1.1"'), "is not scheme://host:port/path"),
+        (entry(request='"get https://shop.example.com:443/ HTTP/1.1"'), "is not an HTTP method"),
+        (entry() + " ", "no trailing space"),
+        (entry().replace(" 312 ", "  312 "), "a single space between fields"),
+        (entry(agent='"unterminated'), "The entry cannot be split into fields"),
+        (entry() + ' "open', "an unmatched double quote"),
+    ],
+)
 def test_a_malformed_line_is_reported_with_its_number_and_why(line, says):
     stream = alb.events_from_access_log([entry(), line, entry()])
     assert len(list(stream)) == 2
@@ -77,8 +119,9 @@ def test_a_malformed_line_is_reported_with_its_number_and_why(line, says):
 
 
 def test_an_incomplete_request_and_a_blank_line_are_reported_as_warnings_in_place():
-    incomplete = entry(request='"- https://shop.example.com:443- -"', status="400", target_status="-",
-                       times=("-1", "-1", "-1"))
+    incomplete = entry(
+        request='"- https://shop.example.com:443- -"', status="400", target_status="-", times=("-1", "-1", "-1")
+    )
     stream = alb.events_from_access_log("\n".join([entry(), "", incomplete, entry()]) + "\n")
     entries = list(stream.entries())
     assert [type(e).__name__ for e in entries] == ["LoggedRequest", "Unreadable", "Unreadable", "LoggedRequest"]
@@ -91,11 +134,16 @@ def test_gzip_files_and_folders_are_read_in_name_order(tmp_path):
     folder = tmp_path / "logs"
     folder.mkdir()
     (folder / "b.log.gz").write_bytes(gzip.compress((entry(status="404", target_status="404") + "\n").encode()))
-    (folder / "a.log").write_text(entry() + "\n" + entry(status="502", target_status="-",
-                                                          error='"LambdaUnhandled"') + "\n")
+    (folder / "a.log").write_text(
+        entry() + "\n" + entry(status="502", target_status="-", error='"LambdaUnhandled"') + "\n"
+    )
     (folder / ".hidden").write_text("not a log\n")
     got = list(alb.events_from_access_log(folder))
-    assert [(r.where.rsplit("/", 1)[-1], r.status) for r in got] == [("a.log:1", 200), ("a.log:2", 502), ("b.log.gz:1", 404)]
+    assert [(r.where.rsplit("/", 1)[-1], r.status) for r in got] == [
+        ("a.log:1", 200),
+        ("a.log:2", 502),
+        ("b.log.gz:1", 404),
+    ]
     assert got[1].error_reason == "LambdaUnhandled"
 
 
@@ -124,9 +172,10 @@ def test_a_missing_path_fails_at_once():
 def test_websocket_requests_and_unforwarded_methods_replay_as_the_load_balancer_answers():
     import fnkit
 
-    lines = [entry(kind="wss", request='"GET wss://shop.example.com:443/live HTTP/1.1"', status="400",
-                   target_status="-"),
-             entry(request='"TRACE https://shop.example.com:443/ HTTP/1.1"', status="405", target_status="-")]
+    lines = [
+        entry(kind="wss", request='"GET wss://shop.example.com:443/live HTTP/1.1"', status="400", target_status="-"),
+        entry(request='"TRACE https://shop.example.com:443/ HTTP/1.1"', status="405", target_status="-"),
+    ]
     frame = fnkit.replay(lambda e, c: {"statusCode": 200}, alb.events_from_access_log(lines))
     assert list(frame["status"]) == [400, 405] and list(frame["rule"]) == ["A1", "A14"]
     assert list(frame["agrees"]) == [True, True]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from fnkit.alb._event import EVENT_CONTRACT
 TRACE = re.compile(r"Root=1-[0-9a-f]{8}-[0-9a-f]{24}")
 
 
-def rules_of(report) -> set:
+def rules_of(report) -> set[Any]:
     return {i.rule for i in report}
 
 
@@ -78,17 +79,20 @@ def test_query_in_path_is_split_off():
     assert e["path"] == "/search" and e["queryStringParameters"] == {"term": "x%2By"}
 
 
-@pytest.mark.parametrize("headers, body, text, encoded", [
-    ({"content-type": "text/plain"}, "héllo".encode(), "héllo", False),
-    ({"content-type": "application/json; charset=utf-8"}, b'{"a":1}', '{"a":1}', False),
-    ({"content-type": "application/xml"}, b"<a/>", "<a/>", False),
-    ({"content-type": "application/javascript"}, b"f()", "f()", False),
-    ({"content-type": "image/png"}, b"\x89PNG", base64.b64encode(b"\x89PNG").decode(), True),
-    ({}, b"raw", base64.b64encode(b"raw").decode(), True),
-    ({"content-type": "text/plain", "content-encoding": "gzip"}, b"zz", base64.b64encode(b"zz").decode(), True),
-    ({"content-type": "text/plain"}, b"\xff\xfe", base64.b64encode(b"\xff\xfe").decode(), True),
-    ({"content-type": "text/plain"}, b"", "", False),
-])
+@pytest.mark.parametrize(
+    ("headers", "body", "text", "encoded"),
+    [
+        ({"content-type": "text/plain"}, "héllo".encode(), "héllo", False),
+        ({"content-type": "application/json; charset=utf-8"}, b'{"a":1}', '{"a":1}', False),
+        ({"content-type": "application/xml"}, b"<a/>", "<a/>", False),
+        ({"content-type": "application/javascript"}, b"f()", "f()", False),
+        ({"content-type": "image/png"}, b"\x89PNG", base64.b64encode(b"\x89PNG").decode(), True),
+        ({}, b"raw", base64.b64encode(b"raw").decode(), True),
+        ({"content-type": "text/plain", "content-encoding": "gzip"}, b"zz", base64.b64encode(b"zz").decode(), True),
+        ({"content-type": "text/plain"}, b"\xff\xfe", base64.b64encode(b"\xff\xfe").decode(), True),
+        ({"content-type": "text/plain"}, b"", "", False),
+    ],
+)
 def test_request_body_is_text_or_base64_by_content_type(headers, body, text, encoded):
     e = alb.build_event("POST", "/", headers=headers, body=body)
     assert e["body"] == text and e["isBase64Encoded"] is encoded  # A4
@@ -178,8 +182,9 @@ def test_a1_websocket_upgrade_never_reaches_a_function(event):
 
 
 def test_a1_body_over_1_mb(event):
-    event.update(httpMethod="POST", body=base64.b64encode(b"x" * (alb.MAX_REQUEST_BODY + 1)).decode(),
-                 isBase64Encoded=True)
+    event.update(
+        httpMethod="POST", body=base64.b64encode(b"x" * (alb.MAX_REQUEST_BODY + 1)).decode(), isBase64Encoded=True
+    )
     errors = alb.validate_event(event).errors
     assert [(i.code, i.rule) for i in errors] == [("limit", "A1")]
 
@@ -235,8 +240,9 @@ def test_a4_base64_flag_with_a_body_that_is_not_base64(event):
     assert [(i.path, i.rule) for i in errors] == [("$.body", "A4")]
 
 
-@pytest.mark.parametrize("headers", [{"content-type": "image/png"}, {}, {"content-type": "text/plain",
-                                                                        "content-encoding": "gzip"}])
+@pytest.mark.parametrize(
+    "headers", [{"content-type": "image/png"}, {}, {"content-type": "text/plain", "content-encoding": "gzip"}]
+)
 def test_a4_text_body_where_the_platform_sends_base64(event, headers):
     event["headers"].update(headers)
     event.update(httpMethod="POST", body="abc", isBase64Encoded=False)
@@ -252,8 +258,9 @@ def test_a11_health_checker_with_an_odd_request():
 
 
 def test_a_client_claiming_to_be_the_health_checker_is_an_ordinary_request():
-    e = alb.build_event("POST", "/status", headers={"user-agent": "ELB-HealthChecker/2.0", "content-type": "text/plain"},
-                        body=b"hi")
+    e = alb.build_event(
+        "POST", "/status", headers={"user-agent": "ELB-HealthChecker/2.0", "content-type": "text/plain"}, body=b"hi"
+    )
     assert len(alb.validate_event(e)) == 0  # it has a trace header: it came through the load balancer
 
 
@@ -305,7 +312,9 @@ def test_parse_event_raises_contract_error_with_the_report(event):
 def test_correlation_ids_are_the_trace_header(event, multi_event):
     assert alb.correlation_ids(event) == [event["headers"]["x-provider-trace-id"]]
     assert alb.correlation_ids(multi_event) == multi_event["multiValueHeaders"]["x-provider-trace-id"]
-    assert alb.correlation_ids(alb.build_event(dialect="aws")) == [alb.build_event(dialect="aws")["headers"]["x-amzn-trace-id"]]
+    assert alb.correlation_ids(alb.build_event(dialect="aws")) == [
+        alb.build_event(dialect="aws")["headers"]["x-amzn-trace-id"]
+    ]
     assert alb.correlation_ids(alb.health_check_event()) == []
     assert alb.correlation_ids("junk") == []
 
@@ -313,7 +322,11 @@ def test_correlation_ids_are_the_trace_header(event, multi_event):
 def test_looks_like(event):
     assert alb.looks_like(event) and alb.looks_like(alb.health_check_event())
     assert alb.looks_like({"httpMethod": "GET", "path": "/", "isBase64Encoded": False})
-    assert not alb.looks_like({"Records": []}) and not alb.looks_like([event]) and not alb.looks_like({"httpMethod": "GET"})
+    assert (
+        not alb.looks_like({"Records": []})
+        and not alb.looks_like([event])
+        and not alb.looks_like({"httpMethod": "GET"})
+    )
 
 
 def test_top_level_detection_finds_the_load_balancer(event):
@@ -334,16 +347,31 @@ def _with_arn(event, arn):
     return alb.validate_event(event)
 
 
-@pytest.mark.parametrize("parts, words", [
-    (dict(p="provider", r="region", a="123456789012", n="my-target-group", i="6d0ecf831eec9f09"), ["region 'region'"]),
-    (dict(p="provider", r="us-east-1", a="12345", n="targets", i="6d0ecf831eec9f09"), ["account '12345'"]),
-    (dict(p="provider", r="us-east-1", a="123456789012", n="my_targets", i="6d0ecf831eec9f09"), ["name 'my_targets'"]),
-    (dict(p="provider", r="us-east-1", a="123456789012", n="-targets", i="6d0ecf831eec9f09"), ["name '-targets'"]),
-    (dict(p="provider", r="us-east-1", a="123456789012", n="t" * 33, i="6d0ecf831eec9f09"), ["name 'ttt"]),
-    (dict(p="provider", r="us-east-1", a="123456789012", n="targets", i="XYZ"), ["id 'XYZ'"]),
-    (dict(p="partition", r="us-east-1", a="123456789012", n="targets", i="6d0ecf831eec9f09"), ["partition 'partition'"]),
-    (dict(p="provider", r="us-east-1", a="ACCOUNT", n="t.v1", i="1"), ["account 'ACCOUNT'", "name 't.v1'", "id '1'"]),
-])
+@pytest.mark.parametrize(
+    ("parts", "words"),
+    [
+        (
+            dict(p="provider", r="region", a="123456789012", n="my-target-group", i="6d0ecf831eec9f09"),
+            ["region 'region'"],
+        ),
+        (dict(p="provider", r="us-east-1", a="12345", n="targets", i="6d0ecf831eec9f09"), ["account '12345'"]),
+        (
+            dict(p="provider", r="us-east-1", a="123456789012", n="my_targets", i="6d0ecf831eec9f09"),
+            ["name 'my_targets'"],
+        ),
+        (dict(p="provider", r="us-east-1", a="123456789012", n="-targets", i="6d0ecf831eec9f09"), ["name '-targets'"]),
+        (dict(p="provider", r="us-east-1", a="123456789012", n="t" * 33, i="6d0ecf831eec9f09"), ["name 'ttt"]),
+        (dict(p="provider", r="us-east-1", a="123456789012", n="targets", i="XYZ"), ["id 'XYZ'"]),
+        (
+            dict(p="partition", r="us-east-1", a="123456789012", n="targets", i="6d0ecf831eec9f09"),
+            ["partition 'partition'"],
+        ),
+        (
+            dict(p="provider", r="us-east-1", a="ACCOUNT", n="t.v1", i="1"),
+            ["account 'ACCOUNT'", "name 't.v1'", "id '1'"],
+        ),
+    ],
+)
 def test_a15_an_unusual_target_group_arn_is_an_inferred_warning_never_an_error(event, parts, words):
     arn = _TG.format(**parts)
     report = _with_arn(event, arn)
@@ -362,7 +390,10 @@ def test_a15_the_dialect_is_read_from_the_partition(event):
     event["headers"]["x-amzn-trace-id"] = event["headers"].pop("x-provider-trace-id")
     for partition in ("aws", "aws-cn", "aws-us-gov"):
         assert _with_arn(event, _TG.format(p=partition, r="us-east-1", a="1", n="t", i="x")).dialect == "aws"
-    assert _with_arn(event, _TG.format(p="aws", r="us-east-1", a="123456789012", n="t", i="6d0ecf831eec9f09")).dialect == "aws"
+    assert (
+        _with_arn(event, _TG.format(p="aws", r="us-east-1", a="123456789012", n="t", i="6d0ecf831eec9f09")).dialect
+        == "aws"
+    )
 
 
 def test_a15_a_top_level_copy_of_the_arn_is_said_once(event):
@@ -371,15 +402,21 @@ def test_a15_a_top_level_copy_of_the_arn_is_said_once(event):
     assert [(i.path, i.rule) for i in _with_arn(event, arn)] == [("$.requestContext.elb.targetGroupArn", "A15")]
 
 
-@pytest.mark.parametrize("arn, words", [
-    ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/my targets/6d0ecf831eec9f09", "a space"),
-    ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/6d0ecf831eec9f09 ", "a space"),
-    ("arn:provider:elasticloadbalancing:us-east-1:targetgroup/t/6d0ecf831eec9f09", "5 colon-separated part(s)"),
-    ("arn:provider:elasticloadbalancing::123456789012:targetgroup/t/6d0ecf831eec9f09", "no region"),
-    ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/t", "targetgroup/<name>/<id>"),
-    ("arn:provider:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/t/6d0ecf831eec9f09", "'loadbalancer'"),
-    ("arn:provider:sqs:us-east-1:123456789012:queue", "the service 'sqs'"),
-])
+@pytest.mark.parametrize(
+    ("arn", "words"),
+    [
+        ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/my targets/6d0ecf831eec9f09", "a space"),
+        ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/6d0ecf831eec9f09 ", "a space"),
+        ("arn:provider:elasticloadbalancing:us-east-1:targetgroup/t/6d0ecf831eec9f09", "5 colon-separated part(s)"),
+        ("arn:provider:elasticloadbalancing::123456789012:targetgroup/t/6d0ecf831eec9f09", "no region"),
+        ("arn:provider:elasticloadbalancing:us-east-1:123456789012:targetgroup/t", "targetgroup/<name>/<id>"),
+        (
+            "arn:provider:elasticloadbalancing:us-east-1:123456789012:loadbalancer/app/t/6d0ecf831eec9f09",
+            "'loadbalancer'",
+        ),
+        ("arn:provider:sqs:us-east-1:123456789012:queue", "the service 'sqs'"),
+    ],
+)
 def test_as1_an_arn_with_whitespace_or_missing_parts_is_an_error(event, arn, words):
     report = _with_arn(event, arn)
     assert [(i.path, i.severity, i.rule) for i in report] == [("$.requestContext.elb.targetGroupArn", "error", "AS1")]
@@ -401,10 +438,13 @@ def test_a3_the_reverse_is_named_too(multi_event):
     assert "multiValueQueryStringParameters but no multiValueHeaders" in report[0].message
 
 
-@pytest.mark.parametrize("headers, said", [
-    ({"user-agent": "kube-probe/1.29"}, "its user-agent is 'kube-probe/1.29'"),
-    ({}, "it has no user-agent header"),
-])
+@pytest.mark.parametrize(
+    ("headers", "said"),
+    [
+        ({"user-agent": "kube-probe/1.29"}, "its user-agent is 'kube-probe/1.29'"),
+        ({}, "it has no user-agent header"),
+    ],
+)
 def test_a11_a_health_check_like_event_without_a_trace_header(headers, said):
     e = alb.health_check_event()
     e["headers"] = headers

@@ -20,8 +20,14 @@ from fnkit.alb._http import (
 
 
 def test_request_to_event_keeps_raw_path_and_query_from_bytes():
-    e = request_to_event("get", b"/a%2Fb/c d", b"x=%41&x=B&y", [(b"Host", b"example.com"), (b"X-Y", b"1")], b"",
-                         trace="Root=1-00000000-000000000000000000000000")
+    e = request_to_event(
+        "get",
+        b"/a%2Fb/c d",
+        b"x=%41&x=B&y",
+        [(b"Host", b"example.com"), (b"X-Y", b"1")],
+        b"",
+        trace="Root=1-00000000-000000000000000000000000",
+    )
     assert e["httpMethod"] == "GET" and e["path"] == "/a%2Fb/c d"
     assert e["queryStringParameters"] == {"x": "B", "y": ""}
     assert e["headers"]["host"] == "example.com" and e["headers"]["x-y"] == "1"
@@ -35,9 +41,20 @@ def test_request_to_event_multi_value_keeps_order():
 
 
 def test_load_balancer_headers_are_added_and_owned():
-    e = request_to_event("GET", "/", "", [("X-Forwarded-For", "10.0.0.1"), ("X-Forwarded-Proto", "https"),
-                                          ("X-Amzn-Trace-Id", "Root=1-11111111-222222222222222222222222")], b"",
-                         client_ip="192.0.2.9", port=8443, proto="http")
+    e = request_to_event(
+        "GET",
+        "/",
+        "",
+        [
+            ("X-Forwarded-For", "10.0.0.1"),
+            ("X-Forwarded-Proto", "https"),
+            ("X-Amzn-Trace-Id", "Root=1-11111111-222222222222222222222222"),
+        ],
+        b"",
+        client_ip="192.0.2.9",
+        port=8443,
+        proto="http",
+    )
     h = e["headers"]
     assert h["x-forwarded-for"] == "10.0.0.1, 192.0.2.9"  # the client is appended
     assert h["x-forwarded-proto"] == "http" and h["x-forwarded-port"] == "8443"  # replaced
@@ -56,10 +73,22 @@ def test_split_and_encode_query():
     assert encode_query([("a b", "c&d"), ("é", "/")]) == "a%20b=c%26d&%C3%A9=%2F"
 
 
-@pytest.mark.parametrize("text, ok", [
-    ("", True), ("aGk=", True), ("aGk", False), ("aGk==", False), ("a Gk=", False), ("aG\nk=", False),
-    ("YWJj", True), ("YQ==", True), ("Y===", False), ("-_==", False), ("=YWJ", False),
-])
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("", True),
+        ("aGk=", True),
+        ("aGk", False),
+        ("aGk==", False),
+        ("a Gk=", False),
+        ("aG\nk=", False),
+        ("YWJj", True),
+        ("YQ==", True),
+        ("Y===", False),
+        ("-_==", False),
+        ("=YWJ", False),
+    ],
+)
 def test_strict_base64(text, ok):
     assert is_strict_base64(text) is ok
 
@@ -84,15 +113,24 @@ def test_reason_phrases():
 
 
 def test_response_to_http_drops_hop_by_hop_and_recomputes_length():
-    parts = response_to_http({"statusCode": 200, "body": "hello", "headers": {
-        "Connection": "keep-alive", "Transfer-Encoding": "chunked", "Content-Length": "99", "X-A": "1"}})
+    parts = response_to_http(
+        {
+            "statusCode": 200,
+            "body": "hello",
+            "headers": {"Connection": "keep-alive", "Transfer-Encoding": "chunked", "Content-Length": "99", "X-A": "1"},
+        }
+    )
     assert parts.headers == [("X-A", "1"), ("content-length", "5")]
     assert parts.body == b"hello" and parts.reason == "OK" and "A9" in parts.rules and "A7" in parts.rules
 
 
 def test_response_to_http_base64_description_and_head():
-    response = {"statusCode": 201, "statusDescription": "201 Created Nicely", "isBase64Encoded": True,
-                "body": base64.b64encode(b"\x00\x01\x02").decode()}
+    response = {
+        "statusCode": 201,
+        "statusDescription": "201 Created Nicely",
+        "isBase64Encoded": True,
+        "body": base64.b64encode(b"\x00\x01\x02").decode(),
+    }
     parts = response_to_http(response)
     assert (parts.status, parts.reason, parts.body) == (201, "Created Nicely", b"\x00\x01\x02")
     head = response_to_http(response, method="HEAD")
@@ -105,6 +143,8 @@ def test_response_to_http_no_body_for_204():
 
 
 def test_multi_value_headers_become_repeated_pairs():
-    parts = response_to_http({"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"]},
-                              "headers": {"X-Ignored": "1"}}, multi_value=True)
+    parts = response_to_http(
+        {"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"]}, "headers": {"X-Ignored": "1"}},
+        multi_value=True,
+    )
     assert parts.headers == [("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"), ("content-length", "0")]

@@ -45,8 +45,19 @@ def test_cookie_keys_differing_in_case_are_kept_apart(event):
 
 
 def test_hop_by_hop_dropped_and_length_recomputed(event):
-    out = alb.outcome(event, {"statusCode": 200, "body": "abc", "headers": {
-        "Connection": "close", "Keep-Alive": "timeout=5", "Transfer-Encoding": "chunked", "Content-Length": "1"}})
+    out = alb.outcome(
+        event,
+        {
+            "statusCode": 200,
+            "body": "abc",
+            "headers": {
+                "Connection": "close",
+                "Keep-Alive": "timeout=5",
+                "Transfer-Encoding": "chunked",
+                "Content-Length": "1",
+            },
+        },
+    )
     assert out.headers == [("content-length", "3")] and out.body == b"abc"
 
 
@@ -74,13 +85,24 @@ def test_a13_header_injection_is_a_502(event):
     assert (out.status, out.rule) == (502, "A13")
 
 
-@pytest.mark.parametrize("response", [
-    [], {"statusCode": "200"}, {"statusCode": True}, {}, {"statusCode": 200, "body": None},
-    {"statusCode": 200, "isBase64Encoded": 1}, {"statusCode": 200, "statusDescription": ["OK"]},
-    {"statusCode": 200, "headers": None}, {"statusCode": 200, "headers": {"a": 1}},
-    {"statusCode": 200, "isBase64Encoded": True, "body": "a b"},
-    Raw("{not json"), Raw(b"\xff\xfe"), {"statusCode": 200, "body": {1, 2}},
-])
+@pytest.mark.parametrize(
+    "response",
+    [
+        [],
+        {"statusCode": "200"},
+        {"statusCode": True},
+        {},
+        {"statusCode": 200, "body": None},
+        {"statusCode": 200, "isBase64Encoded": 1},
+        {"statusCode": 200, "statusDescription": ["OK"]},
+        {"statusCode": 200, "headers": None},
+        {"statusCode": 200, "headers": {"a": 1}},
+        {"statusCode": 200, "isBase64Encoded": True, "body": "a b"},
+        Raw("{not json"),
+        Raw(b"\xff\xfe"),
+        {"statusCode": 200, "body": {1, 2}},
+    ],
+)
 def test_every_invalid_response_is_a_502(event, response):
     out = alb.outcome(event, response)
     assert (out.status, out.reason, out.rule, out.invoked) == (502, "Bad Gateway", "A6", True)
@@ -105,17 +127,20 @@ def test_a5_raised_timed_out_or_oversized_is_a_502(event):
 
 def test_a1_websocket_upgrade_refused_without_invoking():
     out = alb.refusal(HttpRequest("GET", "/chat", headers=(("Upgrade", "websocket"), ("Connection", "Upgrade"))))
+    assert out is not None
     assert (out.status, out.rule, out.invoked) == (400, "A1", False)
 
 
 def test_a1_body_limit_edges():
     assert alb.refusal(HttpRequest("POST", "/", body=b"x" * alb.MAX_REQUEST_BODY)) is None
     out = alb.refusal(HttpRequest("POST", "/", body=b"x" * (alb.MAX_REQUEST_BODY + 1)))
+    assert out is not None
     assert (out.status, out.rule, out.invoked) == (413, "A1", False) and "1,048,577" in out.explanation
 
 
 def test_a14_unsupported_method_refused():
     out = alb.refusal(HttpRequest("TRACE", "/"))
+    assert out is not None
     assert (out.status, out.rule, out.invoked) == (405, "A14", False) and out.inferred
 
 
@@ -127,10 +152,15 @@ def test_outcome_on_a_refused_event_ignores_the_response(event):
 
 def test_run_refuses_before_invoking(event):
     calls = []
+
+    def handler(e, c):
+        calls.append(e)
+        return {"statusCode": 200}
+
     event["headers"]["upgrade"] = "websocket"
-    out = alb.run(lambda e, c: calls.append(e) or {"statusCode": 200}, event)
+    out = alb.run(handler, event)
     assert out.status == 400 and not out.invoked and calls == [] and out.invocation is None
-    assert "A1" in {i.rule for i in out.event_issues}
+    assert out.event_issues is not None and "A1" in {i.rule for i in out.event_issues}
 
 
 def test_run_invokes_and_keeps_the_invocation(event):
@@ -139,6 +169,7 @@ def test_run_invokes_and_keeps_the_invocation(event):
         return {"statusCode": 200, "body": e["queryStringParameters"]["page"]}
 
     out = alb.run(handler, event)
+    assert out.invocation is not None
     assert out.body == b"2" and out.invocation.status == "returned" and "hello" in out.invocation.logs
     assert out.rows()[0]["duration_ms"] is not None
 
@@ -154,6 +185,7 @@ def test_run_handler_gets_its_own_copy(event):
 def test_run_timeout_is_a_502_and_does_not_wait(event):
     started = time.perf_counter()
     out = alb.run(lambda e, c: time.sleep(2), event, timeout_s=0.1)
+    assert out.invocation is not None
     assert (out.status, out.rule) == (502, "A5") and out.invocation.timed_out
     assert time.perf_counter() - started < 1.5
 
@@ -167,7 +199,13 @@ def test_rows_and_html(event):
     out = alb.outcome(event, {"statusCode": 404, "body": "<nope>"})
     (row,) = out.rows()
     assert {k: row[k] for k in ("method", "path", "status", "reason", "rule", "invoked")} == {
-        "method": "GET", "path": "/items", "status": 404, "reason": "Not Found", "rule": "AS4", "invoked": True}
+        "method": "GET",
+        "path": "/items",
+        "status": 404,
+        "reason": "Not Found",
+        "rule": "AS4",
+        "invoked": True,
+    }
     html = out._repr_html_()
     assert "404" in html and "&lt;nope&gt;" in html
 

@@ -19,35 +19,57 @@ def test_status_code_alone_is_valid():
 
 
 def test_full_response_is_valid():
-    assert len(alb.validate_response({"statusCode": 200, "statusDescription": "200 OK", "isBase64Encoded": False,
-                                      "headers": {"Content-Type": "text/plain"}, "body": "hi"})) == 0
+    assert (
+        len(
+            alb.validate_response(
+                {
+                    "statusCode": 200,
+                    "statusDescription": "200 OK",
+                    "isBase64Encoded": False,
+                    "headers": {"Content-Type": "text/plain"},
+                    "body": "hi",
+                }
+            )
+        )
+        == 0
+    )
 
 
-@pytest.mark.parametrize("response, path", [
-    ([], "$"), ('"just text"', "$"), (None, "$"), (200, "$"), (True, "$"),
-    ({}, "$.statusCode"),
-    ({"statusCode": "200"}, "$.statusCode"),
-    ({"statusCode": True}, "$.statusCode"),
-    ({"statusCode": 200.0}, "$.statusCode"),
-    ({"statusCode": 200, "isBase64Encoded": "true"}, "$.isBase64Encoded"),
-    ({"statusCode": 200, "body": None}, "$.body"),
-    ({"statusCode": 200, "body": {"a": 1}}, "$.body"),
-    ({"statusCode": 200, "statusDescription": 200}, "$.statusDescription"),
-    ({"statusCode": 200, "headers": None}, "$.headers"),
-    ({"statusCode": 200, "headers": {"X-A": 1}}, "$.headers['X-A']"),
-    ({"statusCode": 200, "headers": {"X-A": ["1"]}}, "$.headers['X-A']"),
-    ({"statusCode": 200, "isBase64Encoded": True, "body": "not base64"}, "$.body"),
-])
+@pytest.mark.parametrize(
+    ("response", "path"),
+    [
+        ([], "$"),
+        ('"just text"', "$"),
+        (None, "$"),
+        (200, "$"),
+        (True, "$"),
+        ({}, "$.statusCode"),
+        ({"statusCode": "200"}, "$.statusCode"),
+        ({"statusCode": True}, "$.statusCode"),
+        ({"statusCode": 200.0}, "$.statusCode"),
+        ({"statusCode": 200, "isBase64Encoded": "true"}, "$.isBase64Encoded"),
+        ({"statusCode": 200, "body": None}, "$.body"),
+        ({"statusCode": 200, "body": {"a": 1}}, "$.body"),
+        ({"statusCode": 200, "statusDescription": 200}, "$.statusDescription"),
+        ({"statusCode": 200, "headers": None}, "$.headers"),
+        ({"statusCode": 200, "headers": {"X-A": 1}}, "$.headers['X-A']"),
+        ({"statusCode": 200, "headers": {"X-A": ["1"]}}, "$.headers['X-A']"),
+        ({"statusCode": 200, "isBase64Encoded": True, "body": "not base64"}, "$.body"),
+    ],
+)
 def test_every_a6_case_is_an_error(response, path):
     report = alb.validate_response(response)
     assert not report.ok and (path, "A6") in errors(report)
 
 
-@pytest.mark.parametrize("response, path", [
-    ({"statusCode": 200, "multiValueHeaders": None}, "$.multiValueHeaders"),
-    ({"statusCode": 200, "multiValueHeaders": {"X-A": "1"}}, "$.multiValueHeaders['X-A']"),
-    ({"statusCode": 200, "multiValueHeaders": {"X-A": ["1", 2]}}, "$.multiValueHeaders['X-A'][1]"),
-])
+@pytest.mark.parametrize(
+    ("response", "path"),
+    [
+        ({"statusCode": 200, "multiValueHeaders": None}, "$.multiValueHeaders"),
+        ({"statusCode": 200, "multiValueHeaders": {"X-A": "1"}}, "$.multiValueHeaders['X-A']"),
+        ({"statusCode": 200, "multiValueHeaders": {"X-A": ["1", 2]}}, "$.multiValueHeaders['X-A'][1]"),
+    ],
+)
 def test_a6_multi_value_headers_must_be_lists_of_strings(response, path):
     assert (path, "A6") in errors(alb.validate_response(response, multi_value=True))
 
@@ -60,8 +82,12 @@ def test_a12_status_outside_100_599(status):
 
 def test_a13_informational_status_and_unsendable_headers():
     assert errors(alb.validate_response({"statusCode": 101})) == [("$.statusCode", "A13")]
-    assert errors(alb.validate_response({"statusCode": 200, "headers": {"Bad Name": "x"}})) == [("$.headers['Bad Name']", "A13")]
-    assert errors(alb.validate_response({"statusCode": 200, "headers": {"X-A": "a\r\nInjected: 1"}})) == [("$.headers['X-A']", "A13")]
+    assert errors(alb.validate_response({"statusCode": 200, "headers": {"Bad Name": "x"}})) == [
+        ("$.headers['Bad Name']", "A13")
+    ]
+    assert errors(alb.validate_response({"statusCode": 200, "headers": {"X-A": "a\r\nInjected: 1"}})) == [
+        ("$.headers['X-A']", "A13")
+    ]
 
 
 def test_a5_response_over_1_mb():
@@ -86,16 +112,24 @@ def test_a7_inactive_header_field_is_ignored_with_a_warning():
 def test_a7_cookie_keys_differing_in_case_get_a_hint():
     report = alb.validate_response({"statusCode": 200, "headers": {"Set-Cookie": "a=1", "set-cookie": "b=2"}})
     assert report.ok and [(i.code, i.rule) for i in report] == [("cookies", "A7")]
-    report = alb.validate_response({"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["a=1"], "SET-COOKIE": ["b=2"]}},
-                                   multi_value=True)
+    report = alb.validate_response(
+        {"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["a=1"], "SET-COOKIE": ["b=2"]}}, multi_value=True
+    )
     assert [(i.code, i.rule) for i in report] == [("cookies", "A7")] and "one list" in report[0].message
-    assert len(alb.validate_response({"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"]}},
-                                     multi_value=True)) == 0
+    assert (
+        len(
+            alb.validate_response(
+                {"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"]}}, multi_value=True
+            )
+        )
+        == 0
+    )
 
 
 def test_a7_hop_by_hop_and_wrong_content_length_are_warnings():
-    report = alb.validate_response({"statusCode": 200, "body": "abc",
-                                    "headers": {"Connection": "close", "Content-Length": "10"}})
+    report = alb.validate_response(
+        {"statusCode": 200, "body": "abc", "headers": {"Connection": "close", "Content-Length": "10"}}
+    )
     assert report.ok and [(i.code, i.rule) for i in report] == [("dropped", "A7"), ("recomputed", "A7")]
     assert len(alb.validate_response({"statusCode": 200, "body": "abc", "headers": {"Content-Length": "3"}})) == 0
 

@@ -54,16 +54,23 @@ def handler(event, context):
         return {"statusCode": 200, "body": str(size)}
     if path == "/binary":  # the request body back, as base64
         body = event["body"] if event["isBase64Encoded"] else base64.b64encode(event["body"].encode()).decode()
-        return {"statusCode": 200, "isBase64Encoded": True, "body": body,
-                "headers": {"content-type": "application/octet-stream"},
-                "multiValueHeaders": {"content-type": ["application/octet-stream"]}}
+        return {
+            "statusCode": 200,
+            "isBase64Encoded": True,
+            "body": body,
+            "headers": {"content-type": "application/octet-stream"},
+            "multiValueHeaders": {"content-type": ["application/octet-stream"]},
+        }
     if path == "/cookies":
         if multi:
             return {"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"], "X-Many": ["x", "y"]}}
         return {"statusCode": 200, "headers": {"Set-Cookie": "a=1", "set-cookie": "b=2"}}
     if path == "/hop":
-        return {"statusCode": 200, "body": "abc", "headers": {"Connection": "close", "Content-Length": "99",
-                                                              "Keep-Alive": "timeout=1", "X-Kept": "yes"}}
+        return {
+            "statusCode": 200,
+            "body": "abc",
+            "headers": {"Connection": "close", "Content-Length": "99", "Keep-Alive": "timeout=1", "X-Kept": "yes"},
+        }
     if path == "/described":
         return {"statusCode": 418, "statusDescription": "418 Short And Stout", "body": "tea"}
     if path in JUNK:
@@ -128,7 +135,9 @@ def test_no_query_is_an_empty_map(client):
 def test_text_body_by_content_type(client):
     event = client.post("/echo", content='{"a": "é"}'.encode(), headers={"content-type": "application/json"}).json()
     assert event["body"] == '{"a": "é"}' and event["isBase64Encoded"] is False
-    event = client.post("/echo", content=b"abc", headers={"content-type": "text/plain", "content-encoding": "gzip"}).json()
+    event = client.post(
+        "/echo", content=b"abc", headers={"content-type": "text/plain", "content-encoding": "gzip"}
+    ).json()
     assert event["isBase64Encoded"] is True and base64.b64decode(event["body"]) == b"abc"
 
 
@@ -237,8 +246,15 @@ def test_chunked_body_past_the_limit_is_413(client, server):
 
 
 def test_websocket_upgrade_is_400(client, server):
-    r = client.get("/chat", headers={"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
-                                     "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
+    r = client.get(
+        "/chat",
+        headers={
+            "Upgrade": "websocket",
+            "Connection": "Upgrade",
+            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        },
+    )
     assert r.status_code == 400
     assert (last_row(server, "/chat")["rule"], last_row(server, "/chat")["invoked"]) == ("A1", False)
     # an ordinary request still works afterwards
@@ -259,10 +275,10 @@ def test_curl_sees_what_the_load_balancer_sends(server, tmp_path):
     big.write_bytes(b"q" * (ONE_MB + 1))
 
     def curl(*args):
-        out = subprocess.run(["curl", "-s", "-i", *args], capture_output=True, timeout=10)
+        out = subprocess.run(["curl", "-s", "-i", *args], capture_output=True, timeout=10, check=True)
         return out.stdout
 
-    head, _, body = curl(f"{server.url}/cookies").partition(b"\r\n\r\n")
+    head, _, _ = curl(f"{server.url}/cookies").partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200") and head.lower().count(b"set-cookie:") == 2
     assert curl("-X", "POST", "--data-binary", f"@{big}", f"{server.url}/size").startswith(b"HTTP/1.1 413")
     assert curl("-H", "Upgrade: websocket", "-H", "Connection: Upgrade", f"{server.url}/ws").startswith(b"HTTP/1.1 400")
@@ -310,18 +326,28 @@ def test_stopped_server_refuses_connections():
 
 
 def test_command_line_serves_in_the_foreground(tmp_path):
-    (tmp_path / "app.py").write_text(textwrap.dedent("""
+    (tmp_path / "app.py").write_text(
+        textwrap.dedent("""
         def handler(event, context):
             return {"statusCode": 200, "body": "from the command line " + event["httpMethod"]}
-    """))
+    """)
+    )
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
-    proc = subprocess.Popen([sys.executable, "-m", "fnkit.alb._serve", "app:handler", "--port", "0", "--timeout", "2"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fnkit.alb._serve", "app:handler", "--port", "0", "--timeout", "2"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert proc.stdout is not None
         first = proc.stdout.readline()
         url = first.split(" at ")[1].split()[0]
         assert httpx.get(url + "/cli").text == "from the command line GET"
+        assert proc.stdout is not None
         assert "GET /cli -> 200 OK" in proc.stdout.readline()
     finally:
         proc.send_signal(signal.SIGINT)  # Ctrl-C

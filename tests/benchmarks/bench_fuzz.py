@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests import fuzzing  # noqa: E402
+from tests import fuzzing
 
 QUICK = "--quick" in sys.argv
 EXAMPLES = 1_000 if QUICK else 10_000
@@ -85,14 +85,28 @@ def main() -> int:
     targets: list[tuple[Target, object]] = []
     for source in fuzzing.SOURCES:
         for name, call in fuzzing.targets(source).items():
-            targets.append((Target(name, lambda v, c=call, n=name: fuzzing.check_result(n, c(v))),
-                            st.tuples(fuzzing.inputs(source))))
-        targets.append((Target(f"{source}.outcome(built event, any response)",
-                               lambda e, r, s=source: fuzzing.outcome_of(s, e, r)),
-                        st.tuples(fuzzing.built_events(source), fuzzing.inputs(source))))
-        targets.append((Target(f"{source}.outcome(any event, any response)",
-                               lambda e, r, s=source: fuzzing.outcome_of(s, e, r)),
-                        st.tuples(fuzzing.inputs(source), fuzzing.inputs(source))))
+            targets.append(
+                (
+                    Target(name, lambda v, c=call, n=name: fuzzing.check_result(n, c(v))),
+                    st.tuples(fuzzing.inputs(source)),
+                )
+            )
+        targets.append(
+            (
+                Target(
+                    f"{source}.outcome(built event, any response)", lambda e, r, s=source: fuzzing.outcome_of(s, e, r)
+                ),
+                st.tuples(fuzzing.built_events(source), fuzzing.inputs(source)),
+            )
+        )
+        targets.append(
+            (
+                Target(
+                    f"{source}.outcome(any event, any response)", lambda e, r, s=source: fuzzing.outcome_of(s, e, r)
+                ),
+                st.tuples(fuzzing.inputs(source), fuzzing.inputs(source)),
+            )
+        )
     everything = st.one_of(*(fuzzing.inputs(s) for s in fuzzing.SOURCES))
     targets.append((Target("fnkit.validate", fuzzing.validate_any), st.tuples(everything)))
     bad = 0
@@ -102,8 +116,10 @@ def main() -> int:
         soak(target, strategy)
         ok = not target.failures and target.slowest_ms <= LIMIT_MS
         bad += not ok
-        print(f"   {target.name:52s} {target.count:7,} inputs, slowest {target.slowest_ms:6.1f} ms  "
-              f"{'PASS' if ok else 'MISS'}")
+        print(
+            f"   {target.name:52s} {target.count:7,} inputs, slowest {target.slowest_ms:6.1f} ms  "
+            f"{'PASS' if ok else 'MISS'}"
+        )
         for failure in target.failures[:3]:
             print(f"      raised: {failure}")
         if target.slowest_ms > LIMIT_MS:

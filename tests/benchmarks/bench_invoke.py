@@ -50,7 +50,7 @@ def main() -> None:
     verdict = "PASS" if medians["process"] <= 1.0 else "MISS"
     print(f"   target process <= 1 ms: {verdict}")
 
-    import pandas  # noqa: F401 - loading the DataFrame library is not replay's work
+    import pandas as pd  # noqa: F401 - loading the DataFrame library is not replay's work
 
     events = [queue.build_event([f"body {i}-{j}" for j in range(10)], seed=i) for i in range(RECORDS // 10)]
     print(f"== replay of {RECORDS:,} queue records ({len(events):,} events)")
@@ -63,8 +63,10 @@ def main() -> None:
     invocations = fnkit.invoke_many(failing_every_tenth, events, timeout_s=3)
     took = time.perf_counter() - started
     assert all(i.status == "returned" for i in invocations)
-    print(f"   invoke_many (process, chunked) {took:6.2f} s for the invocations alone "
-          f"({len(events) / took:,.0f} events/s)")
+    print(
+        f"   invoke_many (process, chunked) {took:6.2f} s for the invocations alone "
+        f"({len(events) / took:,.0f} events/s)"
+    )
     print(f"   isolation stats: {fnkit.isolation.stats()}")
 
 

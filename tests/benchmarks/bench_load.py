@@ -31,11 +31,24 @@ REQUESTS = 1_000 if QUICK else 10_000
 MESSAGES = 200 if QUICK else 2_000
 
 
-def serve_alb(log_path: Path) -> tuple[subprocess.Popen, int]:
+def serve_alb(log_path: Path) -> tuple[subprocess.Popen[bytes], int]:
     log = log_path.open("w")
-    process = subprocess.Popen([sys.executable, "-m", "fnkit", "serve-alb", "tests.loadgen:handler", "--port", "0",
-                                "--timeout", str(loadgen.HANDLER_TIMEOUT_S)], cwd=ROOT, stdout=log,
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fnkit",
+            "serve-alb",
+            "tests.loadgen:handler",
+            "--port",
+            "0",
+            "--timeout",
+            str(loadgen.HANDLER_TIMEOUT_S),
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         found = re.search(r"at http://127\.0\.0\.1:(\d+)", log_path.read_text())
@@ -55,22 +68,26 @@ def alb_rounds() -> bool:
             for round_number in (1, 2):
                 result = loadgen.alb_load("127.0.0.1", port, REQUESTS, 50, seed=round_number, deadline_s=1200)
                 rss.append(loadgen.rss_kb(process.pid))
-                by_kind = Counter()
+                by_kind: Counter[str] = Counter()
                 for (kind, _), n in result["counts"].items():
                     by_kind[kind] += n
                 good = result["sent"] == REQUESTS and not result["wrong"] and process.poll() is None
                 ok &= good
-                print(f"   round {round_number}: {result['sent']:,} requests in {result['seconds']:.1f} s "
-                      f"({result['sent'] / result['seconds']:,.0f}/s), {len(result['wrong'])} wrong status(es); "
-                      f"server RSS {rss[-1] / 1024:,.0f} MB  {'PASS' if good else 'MISS'}")
+                print(
+                    f"   round {round_number}: {result['sent']:,} requests in {result['seconds']:.1f} s "
+                    f"({result['sent'] / result['seconds']:,.0f}/s), {len(result['wrong'])} wrong status(es); "
+                    f"server RSS {rss[-1] / 1024:,.0f} MB  {'PASS' if good else 'MISS'}"
+                )
                 print("      " + ", ".join(f"{k} {v}" for k, v in sorted(by_kind.items())))
                 for wrong in result["wrong"][:5]:
                     print(f"      wrong: {wrong}")
             growth = rss[2] - rss[1]
             flat = growth <= max(20 * 1024, rss[1] * 0.10)
             ok &= flat
-            print(f"   memory: start {rss[0] / 1024:,.0f} MB, after round 1 {rss[1] / 1024:,.0f} MB, after round 2 "
-                  f"{rss[2] / 1024:,.0f} MB: {'flat, PASS' if flat else 'GROWING, MISS'}")
+            print(
+                f"   memory: start {rss[0] / 1024:,.0f} MB, after round 1 {rss[1] / 1024:,.0f} MB, after round 2 "
+                f"{rss[2] / 1024:,.0f} MB: {'flat, PASS' if flat else 'GROWING, MISS'}"
+            )
             still = loadgen.http_request("127.0.0.1", port, "ok", 0) == 200
             ok &= still
             print(f"   still answering afterwards: {still}")
@@ -85,24 +102,29 @@ def smtp_soak() -> bool:
 
     kinds = loadgen.SMTP_KINDS
     plan = [(kinds[i % len(kinds)], i) for i in range(MESSAGES)]
-    with tempfile.TemporaryDirectory() as tmp:
-        with mail.serve(loadgen.mail_handler, domains=["example.com"], maildir=Path(tmp) / "maildir",
-                        max_records=10_000_000) as server:
-            started = time.monotonic()
-            with ThreadPoolExecutor(16) as pool:
-                results = list(pool.map(lambda a: loadgen.smtp_case(server.host, server.port, *a), plan))
-            server.drain(120)
-            took = time.monotonic() - started
-            try:
-                summary = loadgen.check_smtp_results(server, results)
-                ok = True
-            except AssertionError as exc:
-                summary, ok = {"accepted": "?", "rows": "?"}, False
-                print(f"   MISS: {exc}")
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        mail.serve(
+            loadgen.mail_handler, domains=["example.com"], maildir=Path(tmp) / "maildir", max_records=10_000_000
+        ) as server,
+    ):
+        started = time.monotonic()
+        with ThreadPoolExecutor(16) as pool:
+            results = list(pool.map(lambda a: loadgen.smtp_case(server.host, server.port, *a), plan))
+        server.drain(120)
+        took = time.monotonic() - started
+        try:
+            summary = loadgen.check_smtp_results(server, results)
+            ok = True
+        except AssertionError as exc:
+            summary, ok = {"accepted": "?", "rows": "?"}, False
+            print(f"   MISS: {exc}")
     refused = sum(1 for r in results if r["kind"] == "relay" and r["refused"])
     relays = sum(1 for r in results if r["kind"] == "relay")
-    print(f"   {len(results):,} messages in {took:.1f} s; {summary['accepted']:,} recipient deliveries accepted with "
-          f"250, {summary['rows']:,} log rows; relay attempts refused {refused}/{relays}  {'PASS' if ok else 'MISS'}")
+    print(
+        f"   {len(results):,} messages in {took:.1f} s; {summary['accepted']:,} recipient deliveries accepted with "
+        f"250, {summary['rows']:,} log rows; relay attempts refused {refused}/{relays}  {'PASS' if ok else 'MISS'}"
+    )
     return ok and refused == relays
 
 

@@ -19,19 +19,36 @@ import logging
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
 import fnkit
 from fnkit import alb
 
-TEMPLATES = [alb.build_event(m, p, query=q, headers={"user-agent": "bench/1"}, seed=i)
-             for i, (m, p, q) in enumerate([("GET", "/api/items", "page=2"), ("GET", "/api/items/7", ""),
-                                            ("POST", "/api/orders", ""), ("GET", "/api/report", "month=2026-01"),
-                                            ("HEAD", "/api/items", ""), ("GET", "/favicon.ico", "")])]
+if TYPE_CHECKING:
+    from distributed import Client, LocalCluster
+
+T = TypeVar("T")
+
+TEMPLATES = [
+    alb.build_event(m, p, query=q, headers={"user-agent": "bench/1"}, seed=i)
+    for i, (m, p, q) in enumerate(
+        [
+            ("GET", "/api/items", "page=2"),
+            ("GET", "/api/items/7", ""),
+            ("POST", "/api/orders", ""),
+            ("GET", "/api/report", "month=2026-01"),
+            ("HEAD", "/api/items", ""),
+            ("GET", "/favicon.ico", ""),
+        ]
+    )
+]
 
 
-def handler(event, context):
+def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     path = event["path"]
     if path == "/api/report":
         return {"statusCode": 200, "headers": {"content-type": "application/json"}, "body": "[]"}
@@ -42,7 +59,7 @@ def handler(event, context):
     return {"statusCode": 200, "body": "ok"}
 
 
-def generate(n: int):
+def generate(n: int) -> Iterator[dict[str, Any]]:
     """n events, made one at a time (a fresh dict each: nothing shared, nothing listed)."""
     for i in range(n):
         template = TEMPLATES[i % len(TEMPLATES)]
@@ -51,7 +68,7 @@ def generate(n: int):
         yield event
 
 
-def cluster(workers: int):
+def cluster(workers: int) -> tuple[LocalCluster, Client]:
     from distributed import Client, LocalCluster
 
     c = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
@@ -63,17 +80,30 @@ def rss_mb() -> float:
     """This process's resident memory now (sampled while partitions stream: the peak of the samples is shown)."""
     import psutil
 
-    return psutil.Process().memory_info().rss / 2**20
+    return float(psutil.Process().memory_info().rss / 2**20)
 
 
-def worker_rss_mb(client) -> float:
-    return max(client.run(rss_mb).values())
+def worker_rss_mb(client: Client) -> float:
+    return float(max(client.run(rss_mb).values()))
 
 
-def timed(fn) -> tuple[float, object]:
+def timed(fn: Callable[[], T]) -> tuple[float, T]:
     start = time.perf_counter()
     out = fn()
     return time.perf_counter() - start, out
+
+
+def stream(n: int, client: Client, partition_size: int, counts: Counter[str], peaks: list[float]) -> int:
+    """Replay n events partition by partition, counting results and sampling memory; the rows seen."""
+    rows = 0
+    for i, part in enumerate(
+        fnkit.replay_partitions(handler, generate(n), engine="dask", client=client, partition_size=partition_size)
+    ):
+        counts.update(part["result"].tolist())
+        rows += len(part)
+        if i % 5 == 0:
+            peaks[0], peaks[1] = max(peaks[0], rss_mb()), max(peaks[1], worker_rss_mb(client))
+    return rows
 
 
 def main(argv: list[str]) -> int:
@@ -89,18 +119,30 @@ def main(argv: list[str]) -> int:
     print(f"{'events':>10} {'engine':<16} {'seconds':>8} {'events/s':>10} {'vs local':>8}")
     agreed = None
     for n in sizes:
-        local_s, local = timed(lambda: fnkit.replay(handler, generate(n)))
+        local_s, local = timed(partial(fnkit.replay, handler, generate(n)))
         print(f"{n:>10,} {'local':<16} {local_s:>8.1f} {n / local_s:>10,.0f} {1.0:>8.2f}")
         for workers in (1, 2):
             cl, client = cluster(workers)
             try:
-                dask_s, frame = timed(lambda: fnkit.replay(handler, generate(n), engine="dask", client=client,
-                                                            partition_size=args.partition_size, compute=True))
+                dask_s, frame = timed(
+                    partial(
+                        fnkit.replay,
+                        handler,
+                        generate(n),
+                        engine="dask",
+                        client=client,
+                        partition_size=args.partition_size,
+                        compute=True,
+                    )
+                )
             finally:
                 client.close()
                 cl.close()
-            print(f"{n:>10,} {f'dask, {workers} worker(s)':<16} {dask_s:>8.1f} {n / dask_s:>10,.0f} "
-                  f"{local_s / dask_s:>8.2f}", flush=True)
+            print(
+                f"{n:>10,} {f'dask, {workers} worker(s)':<16} {dask_s:>8.1f} {n / dask_s:>10,.0f} "
+                f"{local_s / dask_s:>8.2f}",
+                flush=True,
+            )
             if agreed is None:
                 pd.testing.assert_frame_equal(local.drop(columns=["duration_ms"]), frame.drop(columns=["duration_ms"]))
                 agreed = n
@@ -110,26 +152,18 @@ def main(argv: list[str]) -> int:
 
     print(f"\nstreaming {args.big:,} events from a generator (replay_partitions, Dask, 2 workers):")
     print(f"{'events':>12} {'seconds':>8} {'events/s':>10} {'client RSS, max':>16} {'worker RSS, max':>16}")
+    counts: Counter[str] = Counter()
     for n in (args.big // 10, args.big):
         cl, client = cluster(2)
         try:
-            counts: Counter = Counter()
+            counts = Counter()
             peaks = [rss_mb(), worker_rss_mb(client)]
-
-            def run() -> int:
-                rows = 0
-                for i, part in enumerate(fnkit.replay_partitions(handler, generate(n), engine="dask", client=client,
-                                                                 partition_size=args.partition_size)):
-                    counts.update(part["result"].tolist())
-                    rows += len(part)
-                    if i % 5 == 0:
-                        peaks[0], peaks[1] = max(peaks[0], rss_mb()), max(peaks[1], worker_rss_mb(client))
-                return rows
-
+            run = partial(stream, n, client, args.partition_size, counts, peaks)
             seconds, rows = timed(run)
             assert rows == n and sum(counts.values()) == n
-            print(f"{n:>12,} {seconds:>8.1f} {n / seconds:>10,.0f} {peaks[0]:>13.0f} MB {peaks[1]:>13.0f} MB",
-                  flush=True)
+            print(
+                f"{n:>12,} {seconds:>8.1f} {n / seconds:>10,.0f} {peaks[0]:>13.0f} MB {peaks[1]:>13.0f} MB", flush=True
+            )
         finally:
             client.close()
             cl.close()

@@ -11,10 +11,11 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests import scenarios  # noqa: E402
+from tests import scenarios
 
 QUICK = "--quick" in sys.argv
 COUNT = 100 if QUICK else 1_000
@@ -22,7 +23,7 @@ COUNT = 100 if QUICK else 1_000
 
 def main() -> int:
     failures = []
-    totals: Counter = Counter()
+    totals: Counter[Any] = Counter()
     started = time.perf_counter()
     for seed in range(COUNT):
         try:
@@ -35,7 +36,7 @@ def main() -> int:
     queue_s = time.perf_counter() - started
     print(f"== {COUNT:,} random QueueSim scenarios (isolation='process') in {queue_s:.1f} s")
     print("   " + ", ".join(f"{k}: {v:,}" for k, v in totals.items()))
-    statuses: Counter = Counter()
+    statuses: Counter[Any] = Counter()
     started = time.perf_counter()
     for seed in range(COUNT):
         try:

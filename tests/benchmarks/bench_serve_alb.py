@@ -23,7 +23,13 @@ REQUESTS = 400 if "--quick" in sys.argv else 2000
 
 
 def handler(event, context):
-    return {"statusCode": 200, "statusDescription": "200 OK", "headers": {"content-type": "text/plain"}, "body": "hello", "isBase64Encoded": False}
+    return {
+        "statusCode": 200,
+        "statusDescription": "200 OK",
+        "headers": {"content-type": "text/plain"},
+        "body": "hello",
+        "isBase64Encoded": False,
+    }
 
 
 async def bare_app(scope, receive, send):
@@ -66,12 +72,13 @@ class BareServer:
 def load(url: str) -> float:
     """Requests per second for CLIENTS keep-alive clients sending REQUESTS requests in all."""
     parts = urlsplit(url)
+    host = parts.hostname or "127.0.0.1"
     per_client = REQUESTS // CLIENTS
     errors: list[str] = []
     start_gate = threading.Barrier(CLIENTS + 1)
 
     def client() -> None:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        conn = http.client.HTTPConnection(host, parts.port, timeout=10)
         start_gate.wait()
         for _ in range(per_client):
             conn.request("GET", "/hello?x=1", headers={"user-agent": "bench"})

@@ -19,6 +19,7 @@ Target (issue "Real front ends", SMTP): (a) / (b) >= 0.5.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import mailbox
 import os
 import smtplib
@@ -29,6 +30,7 @@ import time
 from email import policy
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 from aiosmtpd.controller import Controller
 
@@ -65,6 +67,7 @@ class BareMaildir:
 class _FreePortController(Controller):
     def _trigger_server(self):
         if self.port == 0:
+            assert isinstance(self.server, asyncio.Server)  # what loop.create_server made
             self.port = self.server.sockets[0].getsockname()[1]
         super()._trigger_server()
 
@@ -116,9 +119,12 @@ def count_files(root: Path) -> int:
     return sum(1 for _ in root.glob("*/new/*"))
 
 
-def compare(bare: Controller, gateway, messages: int, connections: int, rounds: int) -> tuple[list, list]:
+def compare(
+    bare: Controller, gateway: Any, messages: int, connections: int, rounds: int
+) -> tuple[list[float], list[float]]:
     """Rates (msgs/s) of each server, round by round, the order alternating so drift hits both alike."""
-    bare_rates, fnkit_rates = [], []
+    bare_rates: list[float] = []
+    fnkit_rates: list[float] = []
     for i in range(rounds):
         runs = [("bare", bare.hostname, bare.port), ("fnkit", gateway.host, gateway.port)]
         for name, host, port in runs if i % 2 == 0 else reversed(runs):
@@ -133,8 +139,11 @@ def main() -> int:
     parser.add_argument("--connections", default="1,4", help="comma-separated client counts (default 1,4)")
     parser.add_argument("--rounds", type=int, default=7, help="rounds per client count (default 7)")
     parser.add_argument("--quick", action="store_true", help="100 messages, 2 rounds")
-    parser.add_argument("--no-fsync", action="store_true",
-                        help="diagnostic: stub os.fsync for both servers, leaving only CPU and loopback costs")
+    parser.add_argument(
+        "--no-fsync",
+        action="store_true",
+        help="diagnostic: stub os.fsync for both servers, leaving only CPU and loopback costs",
+    )
     args = parser.parse_args()
     if args.no_fsync:
         os.fsync = lambda fd: None
@@ -143,8 +152,8 @@ def main() -> int:
     counts = [int(c) for c in args.connections.split(",")]
 
     results = []
-    with tempfile.TemporaryDirectory(prefix="bench-mail-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="bench-mail-") as tmp_name:
+        tmp = Path(tmp_name)
         bare = _FreePortController(BareMaildir(tmp / "bare"), hostname="127.0.0.1", port=0)
         bare.start()
         gateway = mail.serve(handler, domains=[DOMAIN], maildir=tmp / "fnkit")
@@ -165,21 +174,29 @@ def main() -> int:
         assert stored_bare == sent and stored_fnkit == sent, (stored_bare, stored_fnkit, sent)
         assert len(log) == sent and set(log["status"]) == {"delivered"}, log["status"].value_counts()
 
-    print(f"{messages} messages per round, one recipient each, {rounds} round(s) per server; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)"
-          + ("; os.fsync stubbed (--no-fsync)" if args.no_fsync else ""))
+    print(
+        f"{messages} messages per round, one recipient each, {rounds} round(s) per server; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)"
+        + ("; os.fsync stubbed (--no-fsync)" if args.no_fsync else "")
+    )
     passed = True
     for connections, bare_rates, fnkit_rates in results:
         best_bare, best_fnkit = max(bare_rates), max(fnkit_rates)
-        paired = statistics.median(f / b for f, b in zip(fnkit_rates, bare_rates))
+        paired = statistics.median(f / b for f, b in zip(fnkit_rates, bare_rates, strict=True))
         passed = passed and paired >= TARGET
         print(f"\n{connections} connection(s):")
-        print(f"  bare aiosmtpd + Maildir : median {statistics.median(bare_rates):6.0f}  best {best_bare:6.0f} msgs/s"
-              f"  (rounds: {_list(bare_rates)})")
-        print(f"  fnkit.mail.serve (sync) : median {statistics.median(fnkit_rates):6.0f}  best {best_fnkit:6.0f} msgs/s"
-              f"  (rounds: {_list(fnkit_rates)})")
-        print(f"  ratio fnkit / bare      : {paired:.2f} (median of back-to-back rounds; best/best "
-              f"{best_fnkit / best_bare:.2f})  target >= {TARGET}: {'PASS' if paired >= TARGET else 'MISS'}")
+        print(
+            f"  bare aiosmtpd + Maildir : median {statistics.median(bare_rates):6.0f}  best {best_bare:6.0f} msgs/s"
+            f"  (rounds: {_list(bare_rates)})"
+        )
+        print(
+            f"  fnkit.mail.serve (sync) : median {statistics.median(fnkit_rates):6.0f}  best {best_fnkit:6.0f} msgs/s"
+            f"  (rounds: {_list(fnkit_rates)})"
+        )
+        print(
+            f"  ratio fnkit / bare      : {paired:.2f} (median of back-to-back rounds; best/best "
+            f"{best_fnkit / best_bare:.2f})  target >= {TARGET}: {'PASS' if paired >= TARGET else 'MISS'}"
+        )
     return 0 if passed else 1
 
 

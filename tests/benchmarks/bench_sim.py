@@ -42,16 +42,21 @@ def main() -> None:
     started = time.perf_counter()
     sim = queue.QueueSim(max_receive_count=3, seed=0)
     for i in range(N):
-        sim.send("payload %d" % i)
+        sim.send(f"payload {i}")
     sent = time.perf_counter()
     run = sim.run(handler, isolation="none")  # the simulator's own speed; the isolation cost is measured below
     finished = time.perf_counter()
     summary = run.summary()
     total = finished - started
     peak = rss_mb()
-    print(f"   send {sent - started:.2f} s, run {finished - sent:.2f} s, total {total:.2f} s; peak RSS {peak:,.0f} MB (start {before:,.0f} MB)")
-    print(f"   {summary['invocations']:,} invocations, {summary['receives']:,} receives, {summary['deleted']:,} deleted, "
-          f"{summary['dead-lettered']:,} dead-lettered, {summary['queued']:,} queued")
+    print(
+        f"   send {sent - started:.2f} s, run {finished - sent:.2f} s, total {total:.2f} s; "
+        f"peak RSS {peak:,.0f} MB (start {before:,.0f} MB)"
+    )
+    print(
+        f"   {summary['invocations']:,} invocations, {summary['receives']:,} receives, {summary['deleted']:,} deleted, "
+        f"{summary['dead-lettered']:,} dead-lettered, {summary['queued']:,} queued"
+    )
     rate = summary["receives"] / total
 
     # the serialization floor: what a real platform pays just to hand the same events over
@@ -63,13 +68,28 @@ def main() -> None:
         json.loads(json.dumps(event))
     floor_per_record = (time.perf_counter() - t0) / records
     sim_per_record = total / summary["receives"]
-    print(f"   {rate:,.0f} records/s; serialization floor {1 / floor_per_record:,.0f} records/s; "
-          f"simulator cost / floor = {sim_per_record / floor_per_record:.2f}x")
+    print(
+        f"   {rate:,.0f} records/s; serialization floor {1 / floor_per_record:,.0f} records/s; "
+        f"simulator cost / floor = {sim_per_record / floor_per_record:.2f}x"
+    )
     limit_s = 8 if not QUICK else 0.8
-    print(f"   target <= {limit_s} s: {'PASS' if total <= limit_s else 'MISS'};  target <= 800 MB: {'PASS' if peak <= 800 else 'MISS'}")
+    print(
+        f"   target <= {limit_s} s: {'PASS' if total <= limit_s else 'MISS'};  "
+        f"target <= 800 MB: {'PASS' if peak <= 800 else 'MISS'}"
+    )
     if AS_JSON:
-        print(json.dumps({"messages": N, "seconds": total, "peak_mb": peak, "start_mb": before,
-                          "invocations": summary["invocations"], "receives": summary["receives"]}))
+        print(
+            json.dumps(
+                {
+                    "messages": N,
+                    "seconds": total,
+                    "peak_mb": peak,
+                    "start_mb": before,
+                    "invocations": summary["invocations"],
+                    "receives": summary["receives"],
+                }
+            )
+        )
     if SIM_ONLY:
         return
     del run, sim, events
@@ -77,24 +97,29 @@ def main() -> None:
     small = N // 10
     for mode in ("thread", "process"):
         sim = queue.QueueSim(max_receive_count=3, seed=0)
-        sim.send_many("payload %d" % i for i in range(small))
+        sim.send_many(f"payload {i}" for i in range(small))
         t0 = time.perf_counter()
         summary = sim.run(handler, isolation=mode).summary()
         took = time.perf_counter() - t0
-        print(f"   {small:,} messages with isolation={mode!r}: {took:.2f} s, {summary['invocations']:,} invocations "
-              f"({took / summary['invocations'] * 1e6:,.0f} us per invocation)")
+        print(
+            f"   {small:,} messages with isolation={mode!r}: {took:.2f} s, {summary['invocations']:,} invocations "
+            f"({took / summary['invocations'] * 1e6:,.0f} us per invocation)"
+        )
 
     print(f"== replay: {REPLAY_RECORDS:,} queue records (10-record batches) to a DataFrame")
     batches = [queue.build_event([f"body {i}-{j}" for j in range(10)], seed=i) for i in range(REPLAY_RECORDS // 10)]
     t0 = time.perf_counter()
-    import pandas  # noqa: F401  - loading the DataFrame library is not replay's work
+    import pandas as pd  # noqa: F401  - loading the DataFrame library is not replay's work
 
     print(f"   (pandas import {time.perf_counter() - t0:.2f} s, not counted)")
     t0 = time.perf_counter()
     frame = fnkit.replay(handler, batches, isolation="none")  # replay's own speed; per isolation: bench_invoke.py
     took = time.perf_counter() - t0
     limit = 3 if not QUICK else 0.3
-    print(f"   {len(frame):,} rows in {took:.2f} s ({len(frame) / took:,.0f} rows/s); target <= {limit} s: {'PASS' if took <= limit else 'MISS'}")
+    print(
+        f"   {len(frame):,} rows in {took:.2f} s ({len(frame) / took:,.0f} rows/s); "
+        f"target <= {limit} s: {'PASS' if took <= limit else 'MISS'}"
+    )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ import statistics
 import subprocess
 import sys
 import timeit
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # benchmark the working tree
@@ -76,22 +77,40 @@ class Table:
         if ok is False:
             self.misses.append(f"{case}: {measured} (target {target})")
 
-    def ratio_row(self, case: str, r: tuple[float, float, float], target: float | None, *, faster: bool = False,
-                  base: str = "json.loads", note: str = "") -> None:
+    def ratio_row(
+        self,
+        case: str,
+        r: tuple[float, float, float],
+        target: float | None,
+        *,
+        faster: bool = False,
+        base: str = "json.loads",
+        note: str = "",
+    ) -> None:
         value, fn_us, base_us = r
-        if faster:  # "at least N times faster than base": base/fnkit >= N
+        if faster and target is not None:  # "at least N times faster than base": base/fnkit >= N
             speed = 1 / value
-            self.add(case, f"{speed:.2f}× faster than {base}", f"≥{target:.1f}×", speed >= target,
-                     note or f"{fn_us:.2f} µs vs {base_us:.2f} µs")
+            self.add(
+                case,
+                f"{speed:.2f}× faster than {base}",
+                f"≥{target:.1f}×",
+                speed >= target,
+                note or f"{fn_us:.2f} µs vs {base_us:.2f} µs",
+            )
         else:
-            self.add(case, f"{value:.2f}× {base}", "-" if target is None else f"≤{target:.2f}×",
-                     None if target is None else value <= target, note or f"{fn_us:.2f} µs vs {base_us:.2f} µs")
+            self.add(
+                case,
+                f"{value:.2f}× {base}",
+                "-" if target is None else f"≤{target:.2f}×",
+                None if target is None else value <= target,
+                note or f"{fn_us:.2f} µs vs {base_us:.2f} µs",
+            )
 
     def print(self) -> None:
         head = ["case", "measured", "target", "", "note"]
         widths = [max(len(r[i]) for r in [head, *self.rows]) for i in range(len(head))]
         for n, row in enumerate([head, *self.rows]):
-            print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
             if n == 0:
                 print("  ".join("-" * w for w in widths))
 
@@ -123,11 +142,12 @@ BROWSER_HEADERS = [
 ]
 
 
-def alb_get_with(alb: Any, total_headers: int) -> dict:
+def alb_get_with(alb: Any, total_headers: int) -> dict[str, Any]:
     """A GET whose event carries `total_headers` headers (the builder adds host, trace and x-forwarded-*)."""
     added = len(alb.build_event("GET", "/path", dialect="aws")["headers"])
     extra = BROWSER_HEADERS[: max(0, total_headers - added)]
-    return alb.build_event("GET", "/path", query="page=2&sort=price", headers=extra, dialect="aws")
+    event: dict[str, Any] = alb.build_event("GET", "/path", query="page=2&sort=price", headers=extra, dialect="aws")
+    return event
 
 
 IMPORT_PROBE = """
@@ -144,8 +164,14 @@ def import_ms(runs: int = 7) -> tuple[float, list[str]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     best, loaded = float("inf"), set()
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", IMPORT_PROBE.format(heavy=HEAVY_MODULES)], env=env, cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout.splitlines()
+        out = subprocess.run(
+            [sys.executable, "-c", IMPORT_PROBE.format(heavy=HEAVY_MODULES)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
         best = min(best, float(out[0]))
         loaded |= {m for m in (out[1] if len(out) > 1 else "").split(",") if m}
     return best, sorted(loaded)
@@ -167,32 +193,66 @@ def queue_rows(table: Table, rounds: int, sqs_model: Any) -> None:
     data = text.encode()
     _check_ok(queue.validate_event(event), "queue event")
     loads = lambda: json.loads(text)  # noqa: E731
-    table.ratio_row("queue, 10 × 200 B, validate_event(dict)", ratio(lambda: queue.validate_event(event), loads, rounds), 0.8)
-    table.ratio_row("queue, validate_event(bytes), decoding included",
-                    ratio(lambda: queue.validate_event(data), lambda: json.loads(data), rounds), 1.2)
+    table.ratio_row(
+        "queue, 10 × 200 B, validate_event(dict)", ratio(lambda: queue.validate_event(event), loads, rounds), 0.8
+    )
+    table.ratio_row(
+        "queue, validate_event(bytes), decoding included",
+        ratio(lambda: queue.validate_event(data), lambda: json.loads(data), rounds),
+        1.2,
+    )
     table.ratio_row("queue, parse_event(dict)", ratio(lambda: queue.parse_event(event), loads, rounds), 1.0)
     if sqs_model is not None:
         sqs_model.model_validate(event)
-        table.ratio_row("queue validate_event vs Powertools SqsModel (no digest)",
-                        ratio(lambda: queue.validate_event(event), lambda: sqs_model.model_validate(event), rounds),
-                        1.5, faster=True, base="Powertools")
+        table.ratio_row(
+            "queue validate_event vs Powertools SqsModel (no digest)",
+            ratio(lambda: queue.validate_event(event), lambda: sqs_model.model_validate(event), rounds),
+            1.5,
+            faster=True,
+            base="Powertools",
+        )
     else:
         table.add("queue validate_event vs Powertools SqsModel", "not installed", "≥1.5×", None)
     struct = EVENT_SHAPE.struct
     records = event["Records"]
-    table.ratio_row("  floor: MD5 of the 10 bodies", ratio(lambda: [md5_of_body(r["body"]) for r in records], loads, rounds), None)
-    table.ratio_row("  floor: msgspec.convert(dict) alone", ratio(lambda: msgspec.convert(event, struct, strict=True), loads, rounds), None)
+    table.ratio_row(
+        "  floor: MD5 of the 10 bodies", ratio(lambda: [md5_of_body(r["body"]) for r in records], loads, rounds), None
+    )
+    table.ratio_row(
+        "  floor: msgspec.convert(dict) alone",
+        ratio(lambda: msgspec.convert(event, struct, strict=True), loads, rounds),
+        None,
+    )
     decoder = msgspec.json.Decoder(struct)
-    table.ratio_row("  floor: msgspec decode(bytes) alone", ratio(lambda: decoder.decode(data), lambda: json.loads(data), rounds), None)
+    table.ratio_row(
+        "  floor: msgspec decode(bytes) alone",
+        ratio(lambda: decoder.decode(data), lambda: json.loads(data), rounds),
+        None,
+    )
     typed = msgspec.convert(event, struct, strict=True)
     tables = EVENT_SHAPE.tables(typed)
-    table.ratio_row("  floor: reading the tables (columns of records, attributes)",
-                    ratio(lambda: EVENT_SHAPE.tables(typed), loads, rounds), None)
-    table.ratio_row("  floor: generated post-check over the tables (patterns, spellings)",
-                    ratio(lambda: EVENT_SHAPE.post_check(typed, tables), loads, rounds), None)
-    table.ratio_row("  floor: convert + tables + MD5 (what no check can skip)",
-                    ratio(lambda: (EVENT_SHAPE.tables(msgspec.convert(event, struct, strict=True)),
-                                   [md5_of_body(r["body"]) for r in records]), loads, rounds), None)
+    table.ratio_row(
+        "  floor: reading the tables (columns of records, attributes)",
+        ratio(lambda: EVENT_SHAPE.tables(typed), loads, rounds),
+        None,
+    )
+    table.ratio_row(
+        "  floor: generated post-check over the tables (patterns, spellings)",
+        ratio(lambda: EVENT_SHAPE.post_check(typed, tables), loads, rounds),
+        None,
+    )
+    table.ratio_row(
+        "  floor: convert + tables + MD5 (what no check can skip)",
+        ratio(
+            lambda: (
+                EVENT_SHAPE.tables(msgspec.convert(event, struct, strict=True)),
+                [md5_of_body(r["body"]) for r in records],
+            ),
+            loads,
+            rounds,
+        ),
+        None,
+    )
 
 
 def alb_rows(table: Table, rounds: int, alb_model: Any) -> None:
@@ -208,13 +268,20 @@ def alb_rows(table: Table, rounds: int, alb_model: Any) -> None:
     from fnkit.alb._event import EVENT_SHAPE
 
     struct = EVENT_SHAPE.struct
-    table.ratio_row("  floor: msgspec.convert(dict) alone", ratio(lambda: msgspec.convert(event, struct, strict=True),
-                                                                  lambda: json.loads(text), rounds), None)
+    table.ratio_row(
+        "  floor: msgspec.convert(dict) alone",
+        ratio(lambda: msgspec.convert(event, struct, strict=True), lambda: json.loads(text), rounds),
+        None,
+    )
     if alb_model is not None:
         alb_model.model_validate(event)
-        table.ratio_row("alb validate_event vs Powertools AlbModel",
-                        ratio(lambda: alb.validate_event(event), lambda: alb_model.model_validate(event), rounds),
-                        2.0, faster=True, base="Powertools")
+        table.ratio_row(
+            "alb validate_event vs Powertools AlbModel",
+            ratio(lambda: alb.validate_event(event), lambda: alb_model.model_validate(event), rounds),
+            2.0,
+            faster=True,
+            base="Powertools",
+        )
     else:
         table.add("alb validate_event vs Powertools AlbModel", "not installed", "≥2.0×", None)
 
@@ -222,36 +289,57 @@ def alb_rows(table: Table, rounds: int, alb_model: Any) -> None:
 def mail_rows(table: Table, rounds: int) -> None:
     from fnkit import mail
 
-    event = mail.build_event(mail_from="billing@example.com", recipients=[f"user{i:02d}@example.com" for i in range(50)],
-                             subject="Your invoice for March")
+    event = mail.build_event(
+        mail_from="billing@example.com",
+        recipients=[f"user{i:02d}@example.com" for i in range(50)],
+        subject="Your invoice for March",
+    )
     text = json.dumps(event)
     _check_ok(mail.validate_event(event), "mail event")
     loads = lambda: json.loads(text)  # noqa: E731
-    table.ratio_row("mail, 50 recipients, validate_event(dict)", ratio(lambda: mail.validate_event(event), loads, rounds), 0.5)
-    table.ratio_row("mail, 50 recipients, parse_event(dict)", ratio(lambda: mail.parse_event(event), loads, rounds), 1.0)
+    table.ratio_row(
+        "mail, 50 recipients, validate_event(dict)", ratio(lambda: mail.validate_event(event), loads, rounds), 0.5
+    )
+    table.ratio_row(
+        "mail, 50 recipients, parse_event(dict)", ratio(lambda: mail.parse_event(event), loads, rounds), 1.0
+    )
     import msgspec
 
     from fnkit.mail._address import all_addresses
     from fnkit.mail._event import EVENT_SHAPE
 
     struct = EVENT_SHAPE.struct
-    table.ratio_row("  floor: msgspec.convert(dict) alone", ratio(lambda: msgspec.convert(event, struct, strict=True), loads, rounds), None)
+    table.ratio_row(
+        "  floor: msgspec.convert(dict) alone",
+        ratio(lambda: msgspec.convert(event, struct, strict=True), loads, rounds),
+        None,
+    )
     addresses = [r["address"] for r in event["envelope"]["recipients"]]
-    table.ratio_row("  floor: the address column test alone (MS3)", ratio(lambda: all_addresses(addresses), loads, rounds), None)
+    table.ratio_row(
+        "  floor: the address column test alone (MS3)", ratio(lambda: all_addresses(addresses), loads, rounds), None
+    )
     # The rows above validate one event again and again: its addresses are then in the bounded memo of
     # accepted strings (an organisation's own addresses repeat). Events whose addresses were never seen,
     # after the memo is full, cost the column test every time:
     from fnkit._shape import MEMO_LIMIT
 
-    pool = [mail.build_event(mail_from=f"billing{k}@example.com",
-                             recipients=[f"user{k}-{i:02d}@example.com" for i in range(50)], subject="Your invoice")
-            for k in range(MEMO_LIMIT // 50 + 400)]
+    pool = [
+        mail.build_event(
+            mail_from=f"billing{k}@example.com",
+            recipients=[f"user{k}-{i:02d}@example.com" for i in range(50)],
+            subject="Your invoice",
+        )
+        for k in range(MEMO_LIMIT // 50 + 400)
+    ]
     for e in pool[: MEMO_LIMIT // 50 + 2]:
         mail.validate_event(e)  # fills the memo
-    fresh = pool[MEMO_LIMIT // 50 + 2:]
+    fresh = pool[MEMO_LIMIT // 50 + 2 :]
     cursor = iter(range(10**9))
-    table.ratio_row("mail, 50 recipients never seen before, validate_event(dict)",
-                    ratio(lambda: mail.validate_event(fresh[next(cursor) % len(fresh)]), loads, rounds), None)
+    table.ratio_row(
+        "mail, 50 recipients never seen before, validate_event(dict)",
+        ratio(lambda: mail.validate_event(fresh[next(cursor) % len(fresh)]), loads, rounds),
+        None,
+    )
 
 
 def outcome_row(table: Table, rounds: int) -> None:
@@ -263,34 +351,60 @@ def outcome_row(table: Table, rounds: int) -> None:
     result = queue.outcome(event, response)
     assert result.kind == "partial" and result.failed_ids == (ids[4],), result
     us = absolute_us(lambda: queue.outcome(event, response), rounds)
-    table.add("queue outcome, 10 records, one failure", f"{us:.2f} µs", "≤1.50 µs", us <= 1.5,
-              f"{result.kind}, rule {result.rule}")
+    table.add(
+        "queue outcome, 10 records, one failure",
+        f"{us:.2f} µs",
+        "≤1.50 µs",
+        us <= 1.5,
+        f"{result.kind}, rule {result.rule}",
+    )
     import msgspec
 
     from fnkit.queue._outcome import BatchOutcome
     from fnkit.queue._response import QueueResponse
 
     ids_t = tuple(ids)
-    floor = absolute_us(lambda: (queue.correlation_ids(event), msgspec.convert(response, QueueResponse, strict=True),
-                                 BatchOutcome("partial", (ids[4],), ids_t, "Q8", "r", result.issues, None, ids_t)), rounds)
-    table.add("  floor: ids + compiled read + the outcome object", f"{floor:.2f} µs", "", None,
-              "correlation_ids, msgspec.convert of the response, BatchOutcome()")
+    floor = absolute_us(
+        lambda: (
+            queue.correlation_ids(event),
+            msgspec.convert(response, QueueResponse, strict=True),
+            BatchOutcome("partial", (ids[4],), ids_t, "Q8", "r", result.issues, None, ids_t),
+        ),
+        rounds,
+    )
+    table.add(
+        "  floor: ids + compiled read + the outcome object",
+        f"{floor:.2f} µs",
+        "",
+        None,
+        "correlation_ids, msgspec.convert of the response, BatchOutcome()",
+    )
 
 
 def sim_row(table: Table, quick: bool) -> None:
     script = Path(__file__).resolve().parent / "bench_sim.py"
     argv = [sys.executable, str(script), "--sim-only", "--json"] + (["--quick"] if quick else [])
-    out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         table.add("QueueSim", "failed", "", False, out.stderr.strip().splitlines()[-1] if out.stderr else "")
         return
     facts = json.loads(out.stdout.strip().splitlines()[-1])
     limit_s = 0.8 if quick else 8.0
-    table.add(f"QueueSim, {facts['messages']:,} messages: time", f"{facts['seconds']:.2f} s", f"≤{limit_s:g} s",
-              facts["seconds"] <= limit_s, f"{facts['invocations']:,} invocations, {facts['receives']:,} receives")
+    table.add(
+        f"QueueSim, {facts['messages']:,} messages: time",
+        f"{facts['seconds']:.2f} s",
+        f"≤{limit_s:g} s",
+        facts["seconds"] <= limit_s,
+        f"{facts['invocations']:,} invocations, {facts['receives']:,} receives",
+    )
     if not quick:
-        table.add(f"QueueSim, {facts['messages']:,} messages: peak RSS", f"{facts['peak_mb']:,.0f} MB", "≤800 MB",
-                  facts["peak_mb"] <= 800, f"interpreter at start {facts['start_mb']:,.0f} MB")
+        table.add(
+            f"QueueSim, {facts['messages']:,} messages: peak RSS",
+            f"{facts['peak_mb']:,.0f} MB",
+            "≤800 MB",
+            facts["peak_mb"] <= 800,
+            f"interpreter at start {facts['start_mb']:,.0f} MB",
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,11 +417,13 @@ def main(argv: list[str] | None = None) -> int:
 
     import fnkit
 
-    print(f"fnkit {fnkit.__version__} from {Path(fnkit.__file__).parent}; Python {sys.version.split()[0]}; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(
+        f"fnkit {fnkit.__version__} from {Path(fnkit.__file__).parent}; Python {sys.version.split()[0]}; "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     sqs_model, alb_model, pt_missing = load_powertools()
     if pt_missing:
-        print(f"Powertools parser models not installed ({pt_missing}): pip install \"aws-lambda-powertools[parser]\"")
+        print(f'Powertools parser models not installed ({pt_missing}): pip install "aws-lambda-powertools[parser]"')
     print(f"ratios: median of {rounds} interleaved rounds (fnkit time / baseline time, same round)\n")
     table = Table()
     queue_rows(table, rounds, sqs_model)
@@ -316,8 +432,13 @@ def main(argv: list[str] | None = None) -> int:
     outcome_row(table, rounds)
     sim_row(table, args.quick)
     best_ms, heavy = import_ms()
-    table.add("import fnkit (fresh interpreter, best of 7)", f"{best_ms:.1f} ms", "≤40 ms", best_ms <= 40,
-              f"loads {', '.join(heavy)}" if heavy else f"loads none of {', '.join(HEAVY_MODULES)}")
+    table.add(
+        "import fnkit (fresh interpreter, best of 7)",
+        f"{best_ms:.1f} ms",
+        "≤40 ms",
+        best_ms <= 40,
+        f"loads {', '.join(heavy)}" if heavy else f"loads none of {', '.join(HEAVY_MODULES)}",
+    )
     if heavy:
         table.misses.append(f"import fnkit loads {', '.join(heavy)}")
     table.print()

@@ -23,8 +23,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 # user settings for the temporary JupyterLab: every cell in the DOM, no news, no update checks
 SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
@@ -35,6 +42,7 @@ SETTINGS = {
 def kit_module():
     """kit.py, imported from the repository (it is a script, not a package)."""
     spec = importlib.util.spec_from_file_location("fnkit_kit_browser", ROOT / "kit.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -43,10 +51,11 @@ def kit_module():
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def _wait_ready(url: str, process: subprocess.Popen, log: Path, timeout_s: float = 60) -> None:
+def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -64,7 +73,9 @@ def _wait_ready(url: str, process: subprocess.Popen, log: Path, timeout_s: float
 def lab(tmp_path_factory):
     """A JupyterLab on 127.0.0.1 serving a fresh working copy (`work/`, made by kit.py); stopped at the end."""
     if not CHROMIUM.exists():
-        pytest.fail(f"the browser test needs Chromium at {CHROMIUM}: apt-get install chromium (python3 kit.py test does it)")
+        pytest.fail(
+            f"the browser test needs Chromium at {CHROMIUM}: apt-get install chromium (python3 kit.py test does it)"
+        )
     home = tmp_path_factory.mktemp("lab")
     work = home / "work"
     copied = kit_module().copy_new_notebooks(ROOT / "notebooks", work)  # what `kit.py lab` does the first time
@@ -76,15 +87,34 @@ def lab(tmp_path_factory):
         path.write_text(json.dumps(value))
     token = secrets.token_hex(16)
     port = _free_port()
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-               JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
-               PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(home / "config"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
+        PYTHONUNBUFFERED="1",
+    )
     log = home / "lab.log"
-    argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-            f"--ServerApp.token={token}", f"--ServerApp.root_dir={work}", "--ServerApp.port_retries=0",
-            "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--ServerApp.disable_check_xsrf=False"]
+    argv = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--ServerApp.token={token}",
+        f"--ServerApp.root_dir={work}",
+        "--ServerApp.port_retries=0",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=",
+        "--ServerApp.disable_check_xsrf=False",
+    ]
     with log.open("wb") as out:
-        process = subprocess.Popen(argv, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            argv, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(f"{base}/api/status?token={token}", process, log)

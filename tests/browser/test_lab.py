@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page
 
 pytestmark = pytest.mark.browser
 
@@ -22,11 +23,13 @@ ALL_CELLS_RAN = """() => {
     return prompts.length > 0 && prompts.every(t => /^\\[\\d+\\]:?$/.test(t));
 }"""
 
-KERNEL_IDLE = ("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-               " && window.jupyterapp.shell.currentWidget.sessionContext"
-               " && window.jupyterapp.shell.currentWidget.sessionContext.session"
-               " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
-               " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'")
+KERNEL_IDLE = (
+    "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+    " && window.jupyterapp.shell.currentWidget.sessionContext"
+    " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+    " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+    " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'"
+)
 
 
 def open_page(browser, lab, name: str):
@@ -39,12 +42,12 @@ def open_page(browser, lab, name: str):
     return page
 
 
-def run_all(page) -> None:
+def run_all(page: Page) -> None:
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(ALL_CELLS_RAN, timeout=90_000)
 
 
-def close(page) -> None:
+def close(page: Page) -> None:
     """Shut the kernels down (the lab is shared by the tests), then close the page."""
     try:
         page.evaluate("window.jupyterapp.serviceManager.sessions.shutdownAll()")
@@ -58,19 +61,21 @@ def _open_and_run_all(browser, lab, name: str):
     return page
 
 
-def _outcome(page, runner: str) -> str:
+def _outcome(page: Page, runner: str) -> str:
     return page.locator(f"{runner} .fnkit-outcome").first.inner_text().strip()
 
 
-def _run_and_expect(page, runner: str, expected: str) -> None:
+def _run_and_expect(page: Page, runner: str, expected: str) -> None:
     page.locator(f"{runner} button.fnkit-run").first.click()
     page.wait_for_function(
         "([sel, want]) => { const e = document.querySelector(sel); return e && e.textContent.trim() === want; }",
-        arg=[f"{runner} .fnkit-outcome", expected], timeout=20_000)
+        arg=[f"{runner} .fnkit-outcome", expected],
+        timeout=20_000,
+    )
     assert _outcome(page, runner) == expected
 
 
-def _shot(page, selector: str, name: str) -> None:
+def _shot(page: Page, selector: str, name: str) -> None:
     SHOTS.mkdir(exist_ok=True)
     element = page.locator(selector).first
     element.scroll_into_view_if_needed()
@@ -82,9 +87,11 @@ def test_queue_notebook_builder_and_runner_in_a_real_browser(browser, lab):
     try:
         builder, runner = ".fnkit-builder-queue", ".fnkit-runner-queue"
         assert _outcome(page, runner) == "success"  # the notebook ran the runner on three good orders
-        cut = page.evaluate("""(sel) => [...document.querySelectorAll(sel + ' .widget-label')]
+        cut = page.evaluate(
+            """(sel) => [...document.querySelectorAll(sel + ' .widget-label')]
             .filter(e => e.offsetWidth > 0 && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""",
-                            ".fnkit-builder-queue, .fnkit-runner-queue, .fnkit-explorer-queue")
+            ".fnkit-builder-queue, .fnkit-runner-queue, .fnkit-explorer-queue",
+        )
         assert cut == [], f"labels cut off: {cut}"
         # a value that makes no sense is said right under its field
         counts = page.locator(f"{builder} .fnkit-field-receive-counts input").first
@@ -105,15 +112,21 @@ def test_queue_notebook_builder_and_runner_in_a_real_browser(browser, lab):
         _run_and_expect(page, runner, "success")
         # bad input: JSON typed into the preview shows a located issue, and the runner says why it cannot run
         page.locator(f"{builder} .fnkit-preview textarea").first.fill('{"Records": [}')
-        page.wait_for_function("(sel) => document.querySelector(sel).textContent.includes('line 1, column')",
-                               arg=f"{builder} .fnkit-issues", timeout=20_000)
+        page.wait_for_function(
+            "(sel) => document.querySelector(sel).textContent.includes('line 1, column')",
+            arg=f"{builder} .fnkit-issues",
+            timeout=20_000,
+        )
         _run_and_expect(page, runner, "no event")
         page.locator(f"{builder} button.fnkit-reset").first.click()
         _run_and_expect(page, runner, "success")
         explorer = ".fnkit-explorer-queue"
         page.locator(f"{explorer} button.fnkit-form-wrong-key-name").first.click()
-        page.wait_for_function("(sel) => document.querySelector(sel).textContent.trim() === 'failure'",
-                               arg=f"{explorer} .fnkit-outcome", timeout=20_000)
+        page.wait_for_function(
+            "(sel) => document.querySelector(sel).textContent.trim() === 'failure'",
+            arg=f"{explorer} .fnkit-outcome",
+            timeout=20_000,
+        )
         _shot(page, explorer, "queue_response_explorer.png")
     finally:
         close(page)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Locator, Page
 
 from .test_lab import KERNEL_IDLE, close, open_page, run_all
 
@@ -28,18 +29,18 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "learner-path"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
-WRONG = '''def report_failures(event, context):
+WRONG = """def report_failures(event, context):
     failures = []
     for record in event["Records"]:
         try:
             process_order(record["body"])
         except BadOrder:
             failures.append({"itemIdentifier": record["receiptHandle"]})
-    return {"batchItemFailures": failures}'''
+    return {"batchItemFailures": failures}"""
 
 RIGHT = WRONG.replace('record["receiptHandle"]', 'record["messageId"]')
 
-STUCK = '''import time
+STUCK = """import time
 
 from fnkit.widgets import EventBuilder, HandlerRunner
 
@@ -52,18 +53,21 @@ def stuck(event, context):
             pass
 
 
-HandlerRunner(builder=EventBuilder("queue"), handler=stuck, timeout_s=30)'''
+HandlerRunner(builder=EventBuilder("queue"), handler=stuck, timeout_s=30)"""
 
 
-def cells(page):
+def cells(page: Page) -> Locator:
     return page.locator(f"{PANEL} .jp-Notebook .jp-Cell")
 
 
-def source_of(page, index: int) -> str:
-    return page.evaluate(f"window.jupyterapp.shell.currentWidget.content.widgets[{index}].model.sharedModel.getSource()")
+def source_of(page: Page, index: int) -> str:
+    source: str = page.evaluate(
+        f"window.jupyterapp.shell.currentWidget.content.widgets[{index}].model.sharedModel.getSource()"
+    )
+    return source
 
 
-def write_cell(page, index: int, text: str) -> None:
+def write_cell(page: Page, index: int, text: str) -> None:
     """Replace a cell's code the way a learner does: click into it, select everything, type."""
     editor = cells(page).nth(index).locator(".cm-content").first
     editor.scroll_into_view_if_needed()
@@ -71,40 +75,49 @@ def write_cell(page, index: int, text: str) -> None:
     page.keyboard.press("Control+A")
     page.keyboard.insert_text(text)
     page.wait_for_function(
-        "([i, want]) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource() === want",
-        arg=[index, text], timeout=10_000)
+        "([i, want]) => "
+        "window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource() === want",
+        arg=[index, text],
+        timeout=10_000,
+    )
 
 
-def run_cell(page, index: int) -> None:
+def run_cell(page: Page, index: int) -> None:
     """Run one cell (as Shift+Enter does) and wait until its prompt shows a number again."""
-    page.evaluate(f"(() => {{ const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = {index};"
-                  " return window.jupyterapp.commands.execute('notebook:run-cell'); })()")
+    page.evaluate(
+        f"(() => {{ const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = {index};"
+        " return window.jupyterapp.commands.execute('notebook:run-cell'); })()"
+    )
     prompt = cells(page).nth(index).locator(".jp-InputPrompt").first
-    page.wait_for_function("(e) => /^\\[\\d+\\]:?$/.test(e.textContent.trim())", arg=prompt.element_handle(),
-                           timeout=60_000)
+    page.wait_for_function(
+        "(e) => /^\\[\\d+\\]:?$/.test(e.textContent.trim())", arg=prompt.element_handle(), timeout=60_000
+    )
 
 
-def add_cell(page, text: str) -> int:
+def add_cell(page: Page, text: str) -> int:
     """A new cell at the end of the notebook holding `text`; its index."""
-    index = page.evaluate("(() => { const nb = window.jupyterapp.shell.currentWidget.content;"
-                          " nb.activeCellIndex = nb.widgets.length - 1;"
-                          " return window.jupyterapp.commands.execute('notebook:insert-cell-below')"
-                          ".then(() => nb.activeCellIndex); })()")
+    index: int = page.evaluate(
+        "(() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+        " nb.activeCellIndex = nb.widgets.length - 1;"
+        " return window.jupyterapp.commands.execute('notebook:insert-cell-below')"
+        ".then(() => nb.activeCellIndex); })()"
+    )
     write_cell(page, index, text)
     return index
 
 
-def output_text(page, index: int) -> str:
+def output_text(page: Page, index: int) -> str:
     return cells(page).nth(index).locator(".jp-OutputArea").first.inner_text()
 
 
-def shot(page, first: int, last: int, name: str) -> None:
+def shot(page: Page, first: int, last: int, name: str) -> None:
     """A screenshot of cells first..last (code and output), as the learner sees them."""
     DOCS.mkdir(parents=True, exist_ok=True)
     top_cell, bottom_cell = cells(page).nth(first), cells(page).nth(last)
     top_cell.evaluate("e => e.scrollIntoView({block: 'start'})")
     top, bottom = top_cell.bounding_box(), bottom_cell.bounding_box()
     visible = page.locator(f"{PANEL} .jp-Notebook").first.bounding_box()  # the notebook's scrolling area
+    assert top is not None and bottom is not None and visible is not None  # all three are on the page
     height = min(bottom["y"] + bottom["height"], visible["y"] + visible["height"]) - top["y"]
     page.screenshot(path=str(DOCS / name), clip={"x": top["x"], "y": top["y"], "width": top["width"], "height": height})
 
@@ -131,10 +144,14 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
 
         # 2. the first exercise: not done yet, then a wrong answer and its feedback
         page.evaluate("window.jupyterapp.commands.execute('docmanager:open', {path: 'exercises/01_queue.ipynb'})")
-        page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'exercises/01_queue.ipynb'")
+        page.wait_for_function(
+            "() => window.jupyterapp.shell.currentWidget.context.path === 'exercises/01_queue.ipynb'"
+        )
         page.wait_for_function(KERNEL_IDLE, timeout=60_000)
         run_all(page)
-        handler_cell = next(i for i in range(cells(page).count()) if source_of(page, i).startswith("def report_failures"))
+        handler_cell = next(
+            i for i in range(cells(page).count()) if source_of(page, i).startswith("def report_failures")
+        )
         check = handler_cell + 1
         assert "not done yet: report_failures still holds 2 placeholders (...)" in output_text(page, check)
         write_cell(page, handler_cell, WRONG)
@@ -163,17 +180,21 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         runner.locator("button.fnkit-run").click()
         page.wait_for_function("(e) => e.classList.contains('fnkit-running')", arg=runner.element_handle())
         clock = runner.locator(".fnkit-clock").first
-        page.wait_for_function("(e) => /running… [1-9]\\d*\\.\\d s/.test(e.textContent)", arg=clock.element_handle(),
-                               timeout=20_000)
+        page.wait_for_function(
+            "(e) => /running… [1-9]\\d*\\.\\d s/.test(e.textContent)", arg=clock.element_handle(), timeout=20_000
+        )
         meanwhile = add_cell(page, 'print("the kernel answers while the handler runs:", 6 * 7)')
         run_cell(page, meanwhile)
         assert "the kernel answers while the handler runs: 42" in output_text(page, meanwhile)
-        assert "fnkit-running" in runner.get_attribute("class")  # still running: nothing waited for it
+        assert "fnkit-running" in (runner.get_attribute("class") or "")  # still running: nothing waited for it
         shot(page, runner_cell, meanwhile, "4-handler-running.png")
         stop_pressed = time.monotonic()
         runner.locator("button.fnkit-stop").click()
-        page.wait_for_function("(e) => e.textContent.trim() === 'stopped'",
-                               arg=runner.locator(".fnkit-outcome").first.element_handle(), timeout=20_000)
+        page.wait_for_function(
+            "(e) => e.textContent.trim() === 'stopped'",
+            arg=runner.locator(".fnkit-outcome").first.element_handle(),
+            timeout=20_000,
+        )
         stopped_after = time.monotonic() - stop_pressed
         reason = runner.locator(".fnkit-reason").first.inner_text()
         assert reason.startswith("You stopped the handler after ") and "the kernel is free" in reason
@@ -188,5 +209,8 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
     finally:
         close(page)
     with capsys.disabled():
-        print(f"\nlearner path: {wall:.1f} s from opening 00 to the kernel answering after Stop "
-              f"(stopped shown {stopped_after:.2f} s after the click, the kernel answered {answered_after:.2f} s after it)")
+        print(
+            f"\nlearner path: {wall:.1f} s from opening 00 to the kernel answering after Stop "
+            f"(stopped shown {stopped_after:.2f} s after the click, "
+            f"the kernel answered {answered_after:.2f} s after it)"
+        )

@@ -36,22 +36,39 @@ CASES = MANIFEST["cases"]
 #: rules no file can show: what they govern is a configuration, a simulator's clock, or a handler's behaviour
 #: (each has its example in fnkit/data/rule_examples.json and its tests beside its code)
 NOT_FILE_LEVEL = {
-    "H1": "how a handler is called", "H2": "a returned Python value JSON cannot encode", "H3": "a handler that raises",
+    "H1": "how a handler is called",
+    "H2": "a returned Python value JSON cannot encode",
+    "H3": "a handler that raises",
     "H4": "a handler past its timeout",
-    "Q2": "a queue configuration", "Q3": "a queue configuration", "Q5": "the simulator's receive counts over time",
-    "Q6": "a handler that raises or times out", "Q9": "the simulator's FIFO groups over time",
+    "Q2": "a queue configuration",
+    "Q3": "a queue configuration",
+    "Q5": "the simulator's receive counts over time",
+    "Q6": "a handler that raises or times out",
+    "Q9": "the simulator's FIFO groups over time",
     "Q11": "the simulator's deduplication window over time",
-    "M2": "a mail rule configuration", "M9": "the message content API during an invocation",
+    "M2": "a mail rule configuration",
+    "M9": "the message content API during an invocation",
     "A5": "a handler that raises or times out (and a response file over 1 MB)",
     "QS6": "the queue response's declared shape: a response that breaks it is cited by what the poller then does (Q8, "
-           "Q8a)",
+    "Q8a)",
 }
 #: the classes of real-world failure issue 11 names, each with fixtures
-CLASSES = {"target-group-arn", "bom", "list-values", "queue-arn", "fifo-inference", "multi-value-form", "md5-missing",
-           "detection", "health-check", "mail-async", "jsonl"}
+CLASSES = {
+    "target-group-arn",
+    "bom",
+    "list-values",
+    "queue-arn",
+    "fifo-inference",
+    "multi-value-form",
+    "md5-missing",
+    "detection",
+    "health-check",
+    "mail-async",
+    "jsonl",
+}
 
 
-def _argv(case: dict) -> list[str]:
+def _argv(case: dict[str, Any]) -> list[str]:
     file = str(FIXTURES / case["file"])
     args = case.get("args", [])
     event = ["--event", str(FIXTURES / case["event"])] if "event" in case else []
@@ -63,7 +80,7 @@ def _argv(case: dict) -> list[str]:
     return ["outcome", "--format", "json", *event, "--response", file, *args]
 
 
-def _run(case: dict, capsys) -> tuple[int, list[dict]]:
+def _run(case: dict[str, Any], capsys) -> tuple[int, list[dict[str, Any]]]:
     code = main(_argv(case))
     out = capsys.readouterr().out
     return code, [json.loads(line) for line in out.splitlines()]
@@ -91,14 +108,15 @@ def _resolve(doc: Any, steps: list[Any]) -> Any:
     for step in steps:
         if isinstance(step, int) and isinstance(doc, list) and 0 <= step < len(doc):
             doc = doc[step]
-        elif isinstance(step, str) and isinstance(doc, dict) and step in doc:
+            continue
+        if isinstance(step, str) and isinstance(doc, dict) and step in doc:
             doc = doc[step]
-        else:
-            return _ABSENT
+            continue
+        return _ABSENT
     return doc
 
 
-def _document(case: dict, line: int | None) -> Any:
+def _document(case: dict[str, Any], line: int | None) -> Any:
     data = (FIXTURES / case["file"]).read_bytes()
     if line is not None:
         data = data.splitlines()[line - 1]
@@ -108,7 +126,7 @@ def _document(case: dict, line: int | None) -> Any:
         return _ABSENT
 
 
-def _assert_located(case: dict, doc: dict) -> None:
+def _assert_located(case: dict[str, Any], doc: dict[str, Any]) -> None:
     """Each issue names what the file shows: a path that is there, or a missing key below one that is."""
     value = _document(case, doc.get("line"))
     for issue in doc["issues"]:
@@ -123,7 +141,7 @@ def _assert_located(case: dict, doc: dict) -> None:
             assert _resolve(value, steps) is not _ABSENT, f"{case['file']}: {issue['path']} is not in the file"
 
 
-def _check_verdict(case: dict, doc: dict, expect: dict) -> None:
+def _check_verdict(case: dict[str, Any], doc: dict[str, Any], expect: dict[str, Any]) -> None:
     issues = doc["issues"]
     assert doc["ok"] is expect["ok"], (case["file"], issues)
     errors = sorted({i["rule"] for i in issues if i["severity"] == "error"})
@@ -153,9 +171,9 @@ def test_case(case, capsys):
         for cited in expect.get("cites", ()):  # a rule the outcome's sentence says it applied
             assert f"({cited})" in doc["reason"] or f"({cited}," in doc["reason"], doc["reason"]
         return
-    per_document = expect["lines"] if "lines" in expect else [expect]
+    per_document = expect.get("lines", [expect])
     assert len(docs) == len(per_document), docs
-    for doc, want in zip(docs, per_document):
+    for doc, want in zip(docs, per_document, strict=True):
         assert doc["file"] == str(FIXTURES / case["file"])
         assert doc["kind"] == ("response" if case["command"] == "response" else "event")
         _check_verdict(case, doc, want)
@@ -168,7 +186,7 @@ def test_case(case, capsys):
 # --- what the suite covers -------------------------------------------------------------------
 
 
-def _cited(case: dict) -> set[str]:
+def _cited(case: dict[str, Any]) -> set[str]:
     expect = case["expect"]
     found = ({expect["rule"]} | set(expect.get("cites", ()))) if "rule" in expect else set()
     for want in expect.get("lines", [expect]):
@@ -211,9 +229,15 @@ def test_the_fixtures_come_in_every_file_form():
 
 # --- a handful, as a user runs them: a real process ----------------------------------------------
 
-IN_A_PROCESS = ["queue/bom-with-defect.json", "queue/batches.jsonl", "responses/queue/responses.jsonl",
-                "other/apigw-rest.json", "alb/arn-short-account.json", "responses/mail/async-invalid.json",
-                "responses/queue/partial-reporting-off.json"]
+IN_A_PROCESS = [
+    "queue/bom-with-defect.json",
+    "queue/batches.jsonl",
+    "responses/queue/responses.jsonl",
+    "other/apigw-rest.json",
+    "alb/arn-short-account.json",
+    "responses/mail/async-invalid.json",
+    "responses/queue/partial-reporting-off.json",
+]
 
 
 @pytest.mark.parametrize("name", IN_A_PROCESS)
@@ -221,8 +245,14 @@ def test_a_real_process_prints_the_same(name, capsys):
     [case] = [c for c in CASES if c["file"] == name]
     code, docs = _run(case, capsys)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-m", "fnkit", *_argv(case)], cwd=REPO_ROOT, env=env,
-                          capture_output=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fnkit", *_argv(case)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == code, proc.stderr.decode()
     assert [json.loads(line) for line in proc.stdout.decode().splitlines()] == docs
     assert b"Traceback" not in proc.stderr

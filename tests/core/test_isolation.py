@@ -17,6 +17,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,6 +81,7 @@ def _check_hostile(name, handler, status, words):
     assert took < BOUND_S, f"{name}: the caller waited {took:.1f} s"
     assert inv.status == status, (name, inv)
     if words:
+        assert inv.error is not None
         assert words in inv.error.message, (name, inv.error)
     after = fnkit.invoke(lambda e, c: "fresh", {}, timeout_s=5)
     assert after.returned == "fresh", (name, after)
@@ -160,9 +162,11 @@ def test_stats_count_workers_started_killed_and_crashed():
 def test_a_memory_limit_can_be_set_per_call_or_by_environment(monkeypatch):
     grab = lambda e, c: len(bytearray(300 * 1024 * 1024))  # noqa: E731
     assert fnkit.invoke(grab, {}, timeout_s=10, memory_limit_mb=2048).returned == 300 * 1024 * 1024
-    assert fnkit.invoke(grab, {}, timeout_s=10, memory_limit_mb=200).error.type == "MemoryError"
+    capped = fnkit.invoke(grab, {}, timeout_s=10, memory_limit_mb=200)
+    assert capped.error is not None and capped.error.type == "MemoryError"
     monkeypatch.setenv("FNKIT_MEMORY_LIMIT_MB", "200")
-    assert fnkit.invoke(grab, {}, timeout_s=10).error.type == "MemoryError"
+    by_environment = fnkit.invoke(grab, {}, timeout_s=10)
+    assert by_environment.error is not None and by_environment.error.type == "MemoryError"
 
 
 def test_the_handler_sees_the_callers_environment_as_it_is_now(monkeypatch):
@@ -186,6 +190,7 @@ def test_a_handler_that_cannot_be_moved_says_why_and_how_to_fix_it():
             return 1
 
     inv = fnkit.invoke(handler, {})
+    assert inv.error is not None
     assert inv.status == "error" and inv.error.type == "fnkit.IsolationError"
     assert "cannot be sent to a worker process" in inv.error.message and "lock" in inv.error.message
     assert 'isolation="thread"' in inv.error.message
@@ -194,12 +199,20 @@ def test_a_handler_that_cannot_be_moved_says_why_and_how_to_fix_it():
 
 def test_an_event_that_cannot_be_moved_says_so():
     inv = fnkit.invoke(lambda e, c: 1, {"lock": threading.Lock()})
+    assert inv.error is not None
     assert inv.error.type == "fnkit.IsolationError" and "event" in inv.error.message
 
 
-def _run_script(code: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO_ROOT, env={**os.environ, **(env or {})})
+def _run_script(code: str, env: dict[str, Any] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
 
 
 def test_a_handler_defined_in_main_runs_in_a_worker():
@@ -220,7 +233,8 @@ def test_a_handler_defined_in_main_runs_in_a_worker():
 
 
 def test_the_spawn_start_method_works_too():
-    done = _run_script("""
+    done = _run_script(
+        """
         import json, os, fnkit
         def handler(event, context):
             return os.getpid()
@@ -229,10 +243,15 @@ def test_the_spawn_start_method_works_too():
         a = fnkit.invoke(handler, {}, timeout_s=20)
         b = fnkit.invoke(leave, {}, timeout_s=20)
         print(json.dumps([a.status, a.returned != os.getpid(), str(b.error)]))
-    """, env={"FNKIT_ISOLATION_START": "spawn"})
+    """,
+        env={"FNKIT_ISOLATION_START": "spawn"},
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [
-        "returned", True, "Runtime.ExitError: the handler's process exited with code 4"]
+        "returned",
+        True,
+        "Runtime.ExitError: the handler's process exited with code 4",
+    ]
 
 
 def test_a_module_the_worker_cannot_import_is_sent_by_value(tmp_path):
@@ -241,6 +260,7 @@ def test_a_module_the_worker_cannot_import_is_sent_by_value(tmp_path):
     path = tmp_path / "hidden_handlers_module.py"
     path.write_text("def handler(event, context):\n    return 'from a module off sys.path'\n")
     spec = importlib.util.spec_from_file_location("hidden_handlers_module", path)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["hidden_handlers_module"] = module
     try:
@@ -267,6 +287,7 @@ def test_workers_end_when_the_caller_is_killed():
     """)
     caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT)
     try:
+        assert caller.stdout is not None
         zygote_pid = int(caller.stdout.readline())
         deadline = time.monotonic() + 20
         while not (children := _children(zygote_pid)) and time.monotonic() < deadline:
@@ -313,6 +334,7 @@ def test_virtual_sleep_in_a_queue_simulation_comes_back_from_the_worker(mode):
     sim.send("slow")
     run = sim.run(sleepy, isolation=mode)
     first = run.invocations[0]
+    assert first.outcome is not None
     assert first.outcome.rule == "Q6" and first.outcome.kind == "failure"  # 2.5 virtual s > the 2 s timeout
     assert run.summary()["dead-lettered"] == 1
 
@@ -332,10 +354,12 @@ def test_a_handler_rewriting_message_ids_cannot_make_the_simulator_delete_them(m
     ids = sim.send_many(["a", "b"])
     run = sim.run(rewrite_ids, isolation=mode, max_invocations=1)
     outcome = run.invocations[0].outcome
+    assert outcome is not None
     assert outcome.kind == "failure"  # an unknown itemIdentifier fails the whole batch, as queue.run says
     assert set(outcome.failed_ids) == set(ids)
     assert run.invocations[0].event["Records"][0]["messageId"] == ids[0]
     direct = queue.run(rewrite_ids, queue.build_event(["a", "b"], seed=0), isolation=mode)
+    assert direct is not None
     assert direct.kind == outcome.kind == "failure"
 
 
@@ -358,7 +382,7 @@ def replace_with_garbage(event, context):
     return {}
 
 
-KEPT = []
+KEPT: list[Any] = []
 
 
 def keep_the_api(event, context):
@@ -376,9 +400,11 @@ def test_the_content_api_works_from_a_worker_process():
 
     event = mail.build_event(mail_from="a@example.org", recipients=["b@example.com"], seed=3)
     result = mail.run(replace_with_disclaimer, event, response_timeout_s=5)
+    assert result.delivered_content is not None
     assert result.status == "applied" and result.delivered_content.endswith(b"-- checked\r\n")
 
     refused = mail.run(replace_with_garbage, event, response_timeout_s=5)
+    assert refused.invocation is not None
     problems = refused.invocation.returned["problems"]
     assert isinstance(problems, list) and any("From" in p for p in problems)
 
@@ -390,7 +416,9 @@ def test_a_content_api_kept_past_its_invocation_refuses_in_the_worker():
     KEPT.clear()
     mail.run(keep_the_api, event, response_timeout_s=5)
     second = mail.run(keep_the_api, event, response_timeout_s=5)
+    assert second.invocation is not None
     if second.invocation.returned.get("closed"):  # the same worker served both calls
+        assert second.invocation is not None
         assert "over" in second.invocation.returned["closed"]
 
 

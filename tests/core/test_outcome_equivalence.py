@@ -27,8 +27,13 @@ def _queue_view(o):
 
 
 def _mail_view(o):
-    return (o.status, o.rule, o.reason, {r: (d.action, d.via, d.rule, d.bounce_message) for r, d in o.decisions.items()},
-            [(i.path, i.code, i.rule) for i in o.issues])
+    return (
+        o.status,
+        o.rule,
+        o.reason,
+        {r: (d.action, d.via, d.rule, d.bounce_message) for r, d in o.decisions.items()},
+        [(i.path, i.code, i.rule) for i in o.issues],
+    )
 
 
 def _alb_view(o):
@@ -45,6 +50,7 @@ SOURCES = {
 def _forms(value):
     """The equivalent ways of giving the platform one answer."""
     text, _ = encode_response(value)
+    assert text is not None
     forms = [value, Raw(text), Raw(text.encode("utf-8")), Invocation(returned=value, response_text=text)]
     return forms
 
@@ -52,8 +58,10 @@ def _forms(value):
 @pytest.mark.parametrize("source", SOURCES)
 def test_null_is_one_answer_however_it_is_given(source):
     decide, view = SOURCES[source]
-    views = [view(decide(form)) for form in (None, Raw("null"), Raw(b"null"),
-                                             Invocation(returned=None, response_text="null"))]
+    views = [
+        view(decide(form))
+        for form in (None, Raw("null"), Raw(b"null"), Invocation(returned=None, response_text="null"))
+    ]
     assert all(v == views[0] for v in views), views
 
 
@@ -63,31 +71,58 @@ def test_a_null_queue_response_reads_as_no_failures_reported():
     assert result.reason == "Complete success: no failures reported, so every message is deleted."
 
 
-_ids = st.sampled_from(QUEUE_IDS + ["", "nope", "A"])
+_ids = st.sampled_from([*QUEUE_IDS, "", "nope", "A"])
 queue_responses = st.one_of(
-    st.none(), st.just({}), st.just([]), st.integers(), st.text(max_size=4),
-    st.builds(lambda xs: {"batchItemFailures": xs},
-              st.one_of(st.none(), st.lists(st.one_of(st.builds(lambda i: {"itemIdentifier": i}, st.one_of(_ids, st.none(), st.integers())),
-                                                      st.just({"id": "x"}), st.just("x")), max_size=4))),
+    st.none(),
+    st.just({}),
+    st.just([]),
+    st.integers(),
+    st.text(max_size=4),
+    st.builds(
+        lambda xs: {"batchItemFailures": xs},
+        st.one_of(
+            st.none(),
+            st.lists(
+                st.one_of(
+                    st.builds(lambda i: {"itemIdentifier": i}, st.one_of(_ids, st.none(), st.integers())),
+                    st.just({"id": "x"}),
+                    st.just("x"),
+                ),
+                max_size=4,
+            ),
+        ),
+    ),
     st.builds(lambda k, xs: {k: xs}, st.sampled_from(["BatchItemFailures", "other"]), st.just([])),
 )
 mail_responses = st.one_of(
-    st.none(), st.just({}), st.just({"actions": []}), st.text(max_size=3),
-    st.builds(lambda t, who, everyone: {"actions": [{"action": {"type": t}, "recipients": who, "allRecipients": everyone}]},
-              st.sampled_from(["DROP", "BOUNCE", "DEFAULT", "NOPE"]),
-              st.lists(st.sampled_from(["a@example.com", "b@example.com", "c@example.com", "x"]), max_size=2),
-              st.booleans()),
+    st.none(),
+    st.just({}),
+    st.just({"actions": []}),
+    st.text(max_size=3),
+    st.builds(
+        lambda t, who, everyone: {"actions": [{"action": {"type": t}, "recipients": who, "allRecipients": everyone}]},
+        st.sampled_from(["DROP", "BOUNCE", "DEFAULT", "NOPE"]),
+        st.lists(st.sampled_from(["a@example.com", "b@example.com", "c@example.com", "x"]), max_size=2),
+        st.booleans(),
+    ),
 )
 alb_responses = st.one_of(
-    st.none(), st.just({}), st.integers(), st.text(max_size=3),
-    st.builds(lambda code, body, encoded: {"statusCode": code, "body": body, "isBase64Encoded": encoded},
-              st.one_of(st.integers(0, 700), st.just("200")), st.one_of(st.text(max_size=5), st.just("aGk="), st.none()),
-              st.booleans()),
+    st.none(),
+    st.just({}),
+    st.integers(),
+    st.text(max_size=3),
+    st.builds(
+        lambda code, body, encoded: {"statusCode": code, "body": body, "isBase64Encoded": encoded},
+        st.one_of(st.integers(0, 700), st.just("200")),
+        st.one_of(st.text(max_size=5), st.just("aGk="), st.none()),
+        st.booleans(),
+    ),
 )
 
 
-@pytest.mark.parametrize(("source", "responses"), [("queue", queue_responses), ("mail", mail_responses),
-                                                   ("alb", alb_responses)])
+@pytest.mark.parametrize(
+    ("source", "responses"), [("queue", queue_responses), ("mail", mail_responses), ("alb", alb_responses)]
+)
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(data=st.data())
 def test_equivalent_responses_give_identical_outcomes(source, responses, data):

@@ -153,8 +153,17 @@ def test_raw_is_frozen_and_compares_by_value():
 # --- decode_json -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ['{"a": [1, 2]}', b'{"a": [1, 2]}', bytearray(b'{"a": [1, 2]}'),
-                                   memoryview(b'{"a": [1, 2]}'), fnkit.Raw('{"a": [1, 2]}'), fnkit.Raw(b'{"a": [1, 2]}')])
+@pytest.mark.parametrize(
+    "value",
+    [
+        '{"a": [1, 2]}',
+        b'{"a": [1, 2]}',
+        bytearray(b'{"a": [1, 2]}'),
+        memoryview(b'{"a": [1, 2]}'),
+        fnkit.Raw('{"a": [1, 2]}'),
+        fnkit.Raw(b'{"a": [1, 2]}'),
+    ],
+)
 def test_decode_json_reads_text_bytes_and_raw(value):
     assert decode_json(value, "G0") == ({"a": [1, 2]}, [])
 
@@ -249,8 +258,16 @@ def test_issue_round_trips_through_json_for_tools():
     assert json.loads(json.dumps(dataclasses.asdict(issue)))["rule"] == "QS2"
 
 
-@pytest.mark.parametrize("value", ['\ufeff{"a": [1, 2]}', b'\xef\xbb\xbf{"a": [1, 2]}', bytearray(b'\xef\xbb\xbf{"a": [1, 2]}'),
-                                   memoryview(b'\xef\xbb\xbf{"a": [1, 2]}'), Raw(b'\xef\xbb\xbf{"a": [1, 2]}')])
+@pytest.mark.parametrize(
+    "value",
+    [
+        '\ufeff{"a": [1, 2]}',
+        b'\xef\xbb\xbf{"a": [1, 2]}',
+        bytearray(b'\xef\xbb\xbf{"a": [1, 2]}'),
+        memoryview(b'\xef\xbb\xbf{"a": [1, 2]}'),
+        Raw(b'\xef\xbb\xbf{"a": [1, 2]}'),
+    ],
+)
 def test_decode_json_skips_one_byte_order_mark_and_names_it(value):
     decoded, [issue] = decode_json(value, "Q8")
     assert decoded == {"a": [1, 2]}
@@ -262,12 +279,14 @@ def test_decode_json_names_the_bom_beside_a_defect_after_it():
     value, issues = decode_json(b'\xef\xbb\xbf{"a": }', "G0")
     assert value is MISSING
     assert [(i.severity, i.code) for i in issues] == [("warning", "bom"), ("error", "format")]
-    value, [bom, issue] = decode_json("\ufeff\ufeff{}", "G0")
+    value, [_bom, issue] = decode_json("\ufeff\ufeff{}", "G0")
     assert "second byte-order mark" in issue.message
 
 
-@pytest.mark.parametrize("head, words", [(b"\xff\xfe", "UTF-16 little-endian (bytes FF FE)"),
-                                         (b"\xfe\xff", "UTF-16 big-endian (bytes FE FF)")])
+@pytest.mark.parametrize(
+    ("head", "words"),
+    [(b"\xff\xfe", "UTF-16 little-endian (bytes FF FE)"), (b"\xfe\xff", "UTF-16 big-endian (bytes FE FF)")],
+)
 def test_decode_json_names_a_utf16_byte_order_mark(head, words):
     text = '{"a": 1}'.encode("utf-16-le" if head == b"\xff\xfe" else "utf-16-be")
     value, [issue] = decode_json(head + text, "G0")

@@ -35,7 +35,7 @@ def test_rules_are_declared_once():
 
 
 def test_an_implementation_cannot_cite_an_unknown_form_of_id():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="is not of the form"):
         rules.rule("X1", "queue", "doc", "not an id of the catalogue's forms")
 
 

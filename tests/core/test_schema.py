@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import jsonschema
 import pytest
@@ -18,18 +19,22 @@ from hypothesis import strategies as st
 
 import fnkit
 from fnkit import alb, mail, queue
-from fnkit._shape import F, ListOf, MapOf, Nullable, Scalar, Shape, Text
+from fnkit._shape import ListOf, MapOf, Nullable, Scalar, Shape, Text
 
 # JSON values; floats are never whole numbers: JSON Schema counts 200.0 as an integer, fnkit does
 # not (the schema's description says so), and that is the one difference a schema cannot state.
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(),
+    st.none(),
+    st.booleans(),
+    st.integers(),
     st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: not x.is_integer()),
     st.text(max_size=8),
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(st.text(max_size=6), children, max_size=3)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -40,7 +45,8 @@ def text_values(t: Text) -> st.SearchStrategy:
     if t.pattern is not None:
         good = st.from_regex(t.pattern, fullmatch=True)
         if t.max_len is not None:
-            good = good.filter(lambda s: len(s) <= t.max_len)
+            limit = t.max_len
+            good = good.filter(lambda s: len(s) <= limit)
         options += [good, good, good.map(lambda s: s + "\n"), good.map(lambda s: " " + s)]
     if t.max_len is not None:
         options += [st.text(min_size=t.max_len - 1, max_size=t.max_len + 2)]
@@ -54,9 +60,13 @@ def near(t, depth: int = 0) -> st.SearchStrategy:
     elif isinstance(t, Text):
         good = text_values(t)
     elif isinstance(t, Scalar):
-        good = {"str": st.text(max_size=8), "int": st.integers(), "bool": st.booleans(),
-                "number": st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False)),
-                "any": json_values}[t.kind]
+        good = {
+            "str": st.text(max_size=8),
+            "int": st.integers(),
+            "bool": st.booleans(),
+            "number": st.one_of(st.integers(), st.floats(allow_nan=False, allow_infinity=False)),
+            "any": json_values,
+        }[t.kind]
     elif isinstance(t, ListOf):
         lo = max(0, (t.min_len or 0) - 1)
         good = st.lists(near(t.item, depth + 1), min_size=lo, max_size=3)
@@ -70,7 +80,7 @@ def near(t, depth: int = 0) -> st.SearchStrategy:
 
 @st.composite
 def near_object(draw, shape: Shape, depth: int = 0):
-    out: dict = {}
+    out: dict[str, Any] = {}
     for f in shape.fields:
         keys = shape.keys_of(f)
         if not draw(st.integers(0, 9)) if f.required is True else draw(st.booleans()):
@@ -93,16 +103,29 @@ def _structural_ok(shape: Shape):
 
 CASES = [
     pytest.param(queue.EVENT_SHAPE, queue.json_schema("event"), _structural_ok(queue.EVENT_SHAPE), id="queue-event"),
-    pytest.param(queue.RESPONSE_SHAPE, queue.json_schema("response"), lambda v: queue.validate_response(v).ok,
-                 id="queue-response"),
+    pytest.param(
+        queue.RESPONSE_SHAPE,
+        queue.json_schema("response"),
+        lambda v: queue.validate_response(v).ok,
+        id="queue-response",
+    ),
     pytest.param(mail.EVENT_SHAPE, mail.json_schema("event"), _structural_ok(mail.EVENT_SHAPE), id="mail-event"),
-    pytest.param(mail.RESPONSE_SHAPE, mail.json_schema("response"), _structural_ok(mail.RESPONSE_SHAPE),
-                 id="mail-response"),
+    pytest.param(
+        mail.RESPONSE_SHAPE, mail.json_schema("response"), _structural_ok(mail.RESPONSE_SHAPE), id="mail-response"
+    ),
     pytest.param(alb.EVENT_SHAPE, alb.json_schema("event"), _structural_ok(alb.EVENT_SHAPE), id="alb-event"),
-    pytest.param(alb._response._SHAPES[False], alb.json_schema("response"), _structural_ok(alb._response._SHAPES[False]),
-                 id="alb-response"),
-    pytest.param(alb._response._SHAPES[True], alb.json_schema("response", multi_value=True),
-                 _structural_ok(alb._response._SHAPES[True]), id="alb-response-multi-value"),
+    pytest.param(
+        alb._response._SHAPES[False],
+        alb.json_schema("response"),
+        _structural_ok(alb._response._SHAPES[False]),
+        id="alb-response",
+    ),
+    pytest.param(
+        alb._response._SHAPES[True],
+        alb.json_schema("response", multi_value=True),
+        _structural_ok(alb._response._SHAPES[True]),
+        id="alb-response-multi-value",
+    ),
 ]
 
 
@@ -123,14 +146,27 @@ def test_jsonschema_agrees_with_fnkit_on_every_structural_verdict(shape, schema,
 
 
 def _built():
-    yield "queue", "event", queue.build_event(["a", "b"], fifo=True, group_ids=["g", "h"], dialect="aws",
-                                              message_attributes={"k": "v", "n": 3}, trace_header="Root=1-b")
+    yield (
+        "queue",
+        "event",
+        queue.build_event(
+            ["a", "b"],
+            fifo=True,
+            group_ids=["g", "h"],
+            dialect="aws",
+            message_attributes={"k": "v", "n": 3},
+            trace_header="Root=1-b",
+        ),
+    )
     yield "queue", "event", queue.build_event(["x"], trace_header="Root=1-a")
     yield "queue", "response", {"batchItemFailures": [{"itemIdentifier": "m-1"}]}
     yield "queue", "response", None
     yield "mail", "event", mail.build_event(mail_from="a@example.com", recipients=["b@example.com"], subject="hi")
-    yield "mail", "response", {"actions": [{"action": {"type": "BOUNCE", "parameters": {"bounceMessage": "no"}},
-                                            "allRecipients": True}]}
+    yield (
+        "mail",
+        "response",
+        {"actions": [{"action": {"type": "BOUNCE", "parameters": {"bounceMessage": "no"}}, "allRecipients": True}]},
+    )
     yield "alb", "event", alb.build_event("POST", "/x", query="a=1", headers={"content-type": "text/plain"}, body=b"hi")
     yield "alb", "event", alb.build_event("GET", "/", multi_value=True, dialect="aws")
     yield "alb", "response", {"statusCode": 200, "headers": {"content-type": "text/plain"}, "body": "ok"}
@@ -142,25 +178,25 @@ def test_built_values_are_valid_under_their_schema(source, kind, value):
 
 
 # One mutation per structural rule the compiled layer checks: the schema must reject each.
-MUTATIONS = [
-    ("queue", "event", ["Records", 0, "eventSource"], "aws:sns"),                       # enum (QS4)
+MUTATIONS: list[tuple[str, str, list[str | int], Any]] = [
+    ("queue", "event", ["Records", 0, "eventSource"], "aws:sns"),  # enum (QS4)
     ("queue", "event", ["Records", 0, "attributes", "ApproximateReceiveCount"], "0"),  # pattern (Q4)
-    ("queue", "event", ["Records", 0, "attributes", "SentTimestamp"], "12a"),          # pattern (QS3)
-    ("queue", "event", ["Records", 0, "eventSourceARN"], "not-an-arn"),                # pattern (QS2)
+    ("queue", "event", ["Records", 0, "attributes", "SentTimestamp"], "12a"),  # pattern (QS3)
+    ("queue", "event", ["Records", 0, "eventSourceARN"], "not-an-arn"),  # pattern (QS2)
     ("queue", "event", ["Records", 0, "messageAttributes"], {"bad..name": {"dataType": "String", "stringValue": "v"}}),
     ("queue", "event", ["Records", 0, "messageAttributes"], {"k": {"dataType": "Text", "stringValue": "v"}}),
-    ("queue", "event", ["Records", 0, "attributes", "ProviderTraceHeader"], "t"),      # two spellings (G2)
-    ("mail", "event", ["flowDirection"], "SIDEWAYS"),                                  # enum (MS2)
-    ("mail", "event", ["subject"], "s" * 257),                                         # length (M1)
-    ("mail", "event", ["sender", "address"], "not an address"),                        # pattern (MS3)
-    ("mail", "event", ["envelope", "recipients"], []),                                 # minItems (MS5)
-    ("mail", "response", ["actions"], []),                                             # minItems (M4)
-    ("mail", "response", ["actions", 0, "action", "type"], "QUARANTINE"),              # enum (M4)
-    ("alb", "event", ["httpMethod"], "BREW"),                                          # enum (AS1)
-    ("alb", "event", ["path"], "items"),                                               # pattern (AS1)
-    ("alb", "event", ["headers"], {"Host": "x"}),                                      # propertyNames (A2)
-    ("alb", "event", ["requestContext", "elb", "targetGroupArn"], "arn:x"),            # pattern (AS1)
-    ("alb", "response", ["statusCode"], "200"),                                        # type (A6)
+    ("queue", "event", ["Records", 0, "attributes", "ProviderTraceHeader"], "t"),  # two spellings (G2)
+    ("mail", "event", ["flowDirection"], "SIDEWAYS"),  # enum (MS2)
+    ("mail", "event", ["subject"], "s" * 257),  # length (M1)
+    ("mail", "event", ["sender", "address"], "not an address"),  # pattern (MS3)
+    ("mail", "event", ["envelope", "recipients"], []),  # minItems (MS5)
+    ("mail", "response", ["actions"], []),  # minItems (M4)
+    ("mail", "response", ["actions", 0, "action", "type"], "QUARANTINE"),  # enum (M4)
+    ("alb", "event", ["httpMethod"], "BREW"),  # enum (AS1)
+    ("alb", "event", ["path"], "items"),  # pattern (AS1)
+    ("alb", "event", ["headers"], {"Host": "x"}),  # propertyNames (A2)
+    ("alb", "event", ["requestContext", "elb", "targetGroupArn"], "arn:x"),  # pattern (AS1)
+    ("alb", "response", ["statusCode"], "200"),  # type (A6)
 ]
 
 
@@ -171,8 +207,9 @@ def _base(source: str, kind: str):
     raise LookupError((source, kind))
 
 
-@pytest.mark.parametrize(("source", "kind", "path", "value"), MUTATIONS,
-                         ids=[f"{s}-{k}-{'.'.join(map(str, p))}" for s, k, p, _ in MUTATIONS])
+@pytest.mark.parametrize(
+    ("source", "kind", "path", "value"), MUTATIONS, ids=[f"{s}-{k}-{'.'.join(map(str, p))}" for s, k, p, _ in MUTATIONS]
+)
 def test_each_structural_check_is_in_the_schema(source, kind, path, value):
     doc = _base(source, kind)
     target = doc

@@ -1,10 +1,14 @@
-"""Shapes declared once (fnkit/_shape.py): the walker, the compiled check (Structs and the generated post-check), the typed parse, the tables."""
+"""Shapes declared once (fnkit/_shape.py).
+
+The walker, the compiled check (Structs and the generated post-check), the typed parse, the tables.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
 import json
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -44,7 +48,7 @@ EMPTY = Shape("Empty", [], rule="QS6")
 ONE_ALIASED = Shape("OneAliased", [F("x", STR, aliases=(("aws", "X"),))], rule="QS6")
 
 
-def _real_shapes() -> list:
+def _real_shapes() -> list[Any]:
     shapes = [
         pytest.param(queue.EVENT_SHAPE, id="queue-event"),
         pytest.param(queue.RESPONSE_SHAPE, id="queue-response"),
@@ -53,7 +57,9 @@ def _real_shapes() -> list:
         try:
             shape = importlib.import_module(f"fnkit.{name}").EVENT_SHAPE
         except (ImportError, AttributeError):
-            shapes.append(pytest.param(None, id=f"{name}-event", marks=pytest.mark.skip(reason=f"fnkit.{name} not available yet")))
+            shapes.append(
+                pytest.param(None, id=f"{name}-event", marks=pytest.mark.skip(reason=f"fnkit.{name} not available yet"))
+            )
         else:
             shapes.append(pytest.param(shape, id=f"{name}-event"))
     return shapes
@@ -61,17 +67,24 @@ def _real_shapes() -> list:
 
 REAL_SHAPES = _real_shapes()
 SYNTHETIC_SHAPES = [
-    pytest.param(s, id=s.name) for s in (SYNTHETIC, ITEM, OPEN, EMPTY, ONE_ALIASED, queue._event.MESSAGE_ATTRIBUTE, queue._event.ATTRIBUTES)
+    pytest.param(s, id=s.name)
+    for s in (SYNTHETIC, ITEM, OPEN, EMPTY, ONE_ALIASED, queue._event.MESSAGE_ATTRIBUTE, queue._event.ATTRIBUTES)
 ]
 
 # --- strategies ------------------------------------------------------------------------
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=6),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=6),
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=6), children, max_size=4)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -106,7 +119,7 @@ def near(t, depth: int = 0, strict: bool = False) -> st.SearchStrategy:
 
 @st.composite
 def near_object(draw, shape: Shape, depth: int = 0, strict: bool = False):
-    out: dict = {}
+    out: dict[str, Any] = {}
     for f in shape.fields:
         keys = shape.keys_of(f)
         if f.required is True:
@@ -117,8 +130,11 @@ def near_object(draw, shape: Shape, depth: int = 0, strict: bool = False):
             continue
         key = draw(st.sampled_from(keys))
         if f.enum is not None and (strict or draw(st.integers(0, 3)) > 0):
-            out[key] = draw(st.sampled_from(f.enum) if f.required is True or not isinstance(f.type, Nullable)
-                            else st.one_of(st.none(), st.sampled_from(f.enum)))
+            out[key] = draw(
+                st.sampled_from(f.enum)
+                if f.required is True or not isinstance(f.type, Nullable)
+                else st.one_of(st.none(), st.sampled_from(f.enum))
+            )
         else:
             out[key] = draw(near(f.type, depth + 1, strict))
         if not strict and len(keys) > 1 and draw(st.integers(0, 9)) == 0:
@@ -157,10 +173,17 @@ def test_fast_check_agrees_with_walker_on_synthetic_shapes(shape, data):
     _agree(shape, value)
 
 
-@given(seed=st.integers(0, 2**16), n=st.integers(1, 5), fifo=st.booleans(), dialect=st.sampled_from(["provider", "aws"]))
+@given(
+    seed=st.integers(0, 2**16), n=st.integers(1, 5), fifo=st.booleans(), dialect=st.sampled_from(["provider", "aws"])
+)
 def test_fast_check_accepts_every_built_queue_event(seed, n, fifo, dialect):
-    event = queue.build_event([f"body {i}" for i in range(n)], fifo=fifo, dialect=dialect, seed=seed,
-                              message_attributes={"k": "v"} if seed % 2 else None)
+    event = queue.build_event(
+        [f"body {i}" for i in range(n)],
+        fifo=fifo,
+        dialect=dialect,
+        seed=seed,
+        message_attributes={"k": "v"} if seed % 2 else None,
+    )
     assert queue.EVENT_SHAPE.fast(event)
     assert queue.EVENT_SHAPE.walk(event) == []
 
@@ -266,7 +289,6 @@ def test_parse_builds_frozen_dataclasses_with_snake_case_fields():
     event = queue.build_event(["hello"], dialect="aws", trace_header="Root=1-x")
     parsed = queue.EVENT_SHAPE.parse(event)
     record = parsed.records[0]
-    assert dataclasses.is_dataclass(record)
     assert record.body == "hello"
     assert record.event_source_arn.startswith("arn:aws:sqs:")
     assert record.md5_of_body == event["Records"][0]["md5OfBody"]
@@ -275,13 +297,20 @@ def test_parse_builds_frozen_dataclasses_with_snake_case_fields():
     assert isinstance(parsed.records, tuple)
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.body = "changed"
+    assert dataclasses.is_dataclass(record)
 
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("eventSourceARN", "event_source_arn"), ("md5OfBody", "md5_of_body"), ("Records", "records"),
-     ("ApproximateReceiveCount", "approximate_receive_count"), ("x-forwarded-for", "x_forwarded_for"),
-     ("class", "class_"), ("awsRegion", "aws_region")],
+    [
+        ("eventSourceARN", "event_source_arn"),
+        ("md5OfBody", "md5_of_body"),
+        ("Records", "records"),
+        ("ApproximateReceiveCount", "approximate_receive_count"),
+        ("x-forwarded-for", "x_forwarded_for"),
+        ("class", "class_"),
+        ("awsRegion", "aws_region"),
+    ],
 )
 def test_snake(name, expected):
     assert snake(name) == expected
@@ -329,11 +358,11 @@ def test_the_typed_parse_is_the_compiled_struct_with_the_dataclass_protocol():
     parsed = queue.parse_event(queue.build_event(["hi"], fifo=True, group_ids=["g"]))
     record = parsed.records[0]
     assert isinstance(parsed, msgspec.Struct) and isinstance(record, queue.EVENT_SHAPE.fields[0].type.item.struct)
-    assert dataclasses.is_dataclass(record) and dataclasses.is_dataclass(type(record))
     assert dataclasses.replace(record, body="other").body == "other" and record.body == "hi"
     assert dataclasses.asdict(record.attributes)["message_group_id"] == "g"
     with pytest.raises(dataclasses.FrozenInstanceError):
         del record.body
+    assert dataclasses.is_dataclass(record) and dataclasses.is_dataclass(type(record))
 
 
 @pytest.mark.parametrize("dialect", ["provider", "aws"])
@@ -347,9 +376,11 @@ def test_the_aliased_trace_header_reads_the_same_in_both_spellings(dialect):
 
 
 def test_parsing_text_and_parsing_the_dict_give_equal_typed_values():
-    for module, event in ((queue, queue.build_event(["a", "b"], message_attributes={"k": "v"})),
-                          (mail, mail.build_event(mail_from="a@example.com", recipients=["b@example.com"])),
-                          (alb, alb.build_event("POST", "/x", headers={"content-type": "text/plain"}, body=b"hi"))):
+    for module, event in (
+        (queue, queue.build_event(["a", "b"], message_attributes={"k": "v"})),
+        (mail, mail.build_event(mail_from="a@example.com", recipients=["b@example.com"])),
+        (alb, alb.build_event("POST", "/x", headers={"content-type": "text/plain"}, body=b"hi")),
+    ):
         assert module.parse_event(event) == module.parse_event(json.dumps(event).encode())
 
 
@@ -378,8 +409,14 @@ def _declared_texts():
             for f in t.fields:
                 visit(f.type)
 
-    for shape in (queue.EVENT_SHAPE, queue.RESPONSE_SHAPE, mail.EVENT_SHAPE, mail.RESPONSE_SHAPE, alb.EVENT_SHAPE,
-                  alb.RESPONSE_SHAPE):
+    for shape in (
+        queue.EVENT_SHAPE,
+        queue.RESPONSE_SHAPE,
+        mail.EVENT_SHAPE,
+        mail.RESPONSE_SHAPE,
+        alb.EVENT_SHAPE,
+        alb.RESPONSE_SHAPE,
+    ):
         visit(shape)
     return [t for t in out if t.column_test is not None]
 
@@ -398,7 +435,7 @@ def test_the_column_tests_are_found():
 def test_a_column_test_never_accepts_what_its_pattern_rejects(text, data):
     import re
 
-    alphabet = st.sampled_from(list("09az AZ@.-_#/\n\t\x7féÉ%+") + ["\u00a0"])
+    alphabet = st.sampled_from([*list("09az AZ@.-_#/\n\t\x7féÉ%+"), "\xa0"])
     strings = st.one_of(st.text(alphabet, max_size=8), st.from_regex(text.pattern, fullmatch=True), st.text(max_size=6))
     values = data.draw(st.lists(strings, min_size=1, max_size=5))
     matches = all(re.fullmatch(text.pattern, v) for v in values)
@@ -415,4 +452,5 @@ def _exact(text: Text) -> bool:
     from fnkit.queue._event import all_counts
 
     return text.column_test in (all_digits, all_counts, all_raw_url_text, all_without_capitals) or (
-        text.column_test is all_addresses and text.pattern == ADDRESS_PATTERN)
+        text.column_test is all_addresses and text.pattern == ADDRESS_PATTERN
+    )

@@ -36,7 +36,9 @@ def test_detect_a_broken_queue_event_is_still_queue():
     assert fnkit.detect_source({"Records": [{"body": 1}]}) == "queue"
 
 
-@pytest.mark.parametrize("value", [None, 3, "not json", b"\xff", [], [{"Records": []}], {}, {"records": []}, {1, 2}, object()])
+@pytest.mark.parametrize(
+    "value", [None, 3, "not json", b"\xff", [], [{"Records": []}], {}, {"records": []}, {1, 2}, object()]
+)
 def test_detect_unknown(value):
     assert fnkit.detect_source(value) is None
 
@@ -106,22 +108,57 @@ def test_source_module_refuses_unknown_names():
 
 # --- events users mistake for the three sources (issue 11) --------------------------------------------
 
-API_GATEWAY_REST = {"resource": "/items/{id}", "path": "/items/7", "httpMethod": "GET", "headers": {"accept": "*/*"},
-                    "queryStringParameters": None, "pathParameters": {"id": "7"}, "stageVariables": None,
-                    "requestContext": {"apiId": "abc123", "stage": "prod", "resourcePath": "/items/{id}"},
-                    "body": None, "isBase64Encoded": False}
-API_GATEWAY_HTTP = {"version": "2.0", "routeKey": "GET /items/{id}", "rawPath": "/items/7", "rawQueryString": "",
-                    "headers": {}, "requestContext": {"http": {"method": "GET"}}, "isBase64Encoded": False}
+API_GATEWAY_REST = {
+    "resource": "/items/{id}",
+    "path": "/items/7",
+    "httpMethod": "GET",
+    "headers": {"accept": "*/*"},
+    "queryStringParameters": None,
+    "pathParameters": {"id": "7"},
+    "stageVariables": None,
+    "requestContext": {"apiId": "abc123", "stage": "prod", "resourcePath": "/items/{id}"},
+    "body": None,
+    "isBase64Encoded": False,
+}
+API_GATEWAY_HTTP = {
+    "version": "2.0",
+    "routeKey": "GET /items/{id}",
+    "rawPath": "/items/7",
+    "rawQueryString": "",
+    "headers": {},
+    "requestContext": {"http": {"method": "GET"}},
+    "isBase64Encoded": False,
+}
 LOOKALIKES = [
     (API_GATEWAY_REST, "an API Gateway proxy event, not a load balancer event", "pathParameters"),
     (API_GATEWAY_HTTP, "an API Gateway proxy event, not a load balancer event", "rawPath"),
-    ({"requestContext": {"connectionId": "c1", "routeKey": "$connect", "eventType": "CONNECT"}}, "WebSocket", "connectionId"),
-    ({"Records": [{"EventSource": "aws:sns", "Sns": {"Message": "hi"}}]}, "an SNS notification event, not a queue event", "Records[0].Sns"),
-    ({"Records": [{"eventSource": "aws:s3", "s3": {"bucket": {"name": "b"}}}]}, "S3 event notification, not a queue event", "Records[0].s3"),
-    ({"Records": [{"eventSource": "aws:ses", "ses": {"mail": {}}}]}, "SES receipt-rule event, not a mail-flow event", "Records[0].ses"),
+    (
+        {"requestContext": {"connectionId": "c1", "routeKey": "$connect", "eventType": "CONNECT"}},
+        "WebSocket",
+        "connectionId",
+    ),
+    (
+        {"Records": [{"EventSource": "aws:sns", "Sns": {"Message": "hi"}}]},
+        "an SNS notification event, not a queue event",
+        "Records[0].Sns",
+    ),
+    (
+        {"Records": [{"eventSource": "aws:s3", "s3": {"bucket": {"name": "b"}}}]},
+        "S3 event notification, not a queue event",
+        "Records[0].s3",
+    ),
+    (
+        {"Records": [{"eventSource": "aws:ses", "ses": {"mail": {}}}]},
+        "SES receipt-rule event, not a mail-flow event",
+        "Records[0].ses",
+    ),
     ({"Records": [{"eventSource": "aws:kinesis", "kinesis": {"data": "aGk="}}]}, "Kinesis", "Records[0].kinesis"),
     ({"Records": [{"eventSource": "aws:dynamodb", "dynamodb": {}}]}, "DynamoDB", "Records[0].dynamodb"),
-    ({"version": "0", "detail-type": "Order Placed", "source": "shop", "detail": {}}, "EventBridge", "detail-type 'Order Placed'"),
+    (
+        {"version": "0", "detail-type": "Order Placed", "source": "shop", "detail": {}},
+        "EventBridge",
+        "detail-type 'Order Placed'",
+    ),
     ({"Messages": [{"MessageId": "m", "ReceiptHandle": "r", "Body": "b"}]}, "ReceiveMessage", "Messages[0].MessageId"),
     ({"messageId": "m", "receiptHandle": "r", "body": "b"}, "a single queue record", "receiptHandle"),
     ({"batchItemFailures": []}, "a queue response, not an event", "--response"),
@@ -130,7 +167,7 @@ LOOKALIKES = [
 ]
 
 
-@pytest.mark.parametrize("value, what, landmark", LOOKALIKES)
+@pytest.mark.parametrize(("value", "what", "landmark"), LOOKALIKES)
 def test_another_kind_of_event_is_named_as_what_it_is(value, what, landmark):
     assert fnkit.detect_source(value) is None
     assert fnkit.detect_source(json.dumps(value).encode()) is None
@@ -162,11 +199,21 @@ def test_validate_keeps_the_byte_order_mark_warning(event):
 # --- responses ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("response, source", [
-    ({"batchItemFailures": []}, "queue"), ({"BatchItemFailures": []}, "queue"), ({"statusCode": 200}, "alb"),
-    ({"actions": []}, "mail"), ('{"statusCode": 404}', "alb"), (None, None), ({}, None), ([], None),
-    ({"statusCode": 200, "actions": []}, None), ("{nope", None),
-])
+@pytest.mark.parametrize(
+    ("response", "source"),
+    [
+        ({"batchItemFailures": []}, "queue"),
+        ({"BatchItemFailures": []}, "queue"),
+        ({"statusCode": 200}, "alb"),
+        ({"actions": []}, "mail"),
+        ('{"statusCode": 404}', "alb"),
+        (None, None),
+        ({}, None),
+        ([], None),
+        ({"statusCode": 200, "actions": []}, None),
+        ("{nope", None),
+    ],
+)
 def test_detect_response_source(response, source):
     from fnkit._sources import detect_response_source
 

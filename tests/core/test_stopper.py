@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import fnkit
 from fnkit.isolation import STOPPED_ERROR, Stopper, current_stopper, stats
@@ -13,7 +14,7 @@ def swallows_everything(event, context):
     while True:
         try:
             time.sleep(1)
-        except BaseException:  # a stop request sent as an exception would be swallowed here
+        except BaseException:  # noqa: BLE001 - a stop request sent as an exception would be swallowed here
             pass
 
 
@@ -24,7 +25,7 @@ def prints_then_hangs(event, context):
 
 
 def in_background(call):
-    box: list = []
+    box: list[Any] = []
     thread = threading.Thread(target=lambda: box.append(call()), daemon=True)
     thread.start()
     return thread, box
@@ -127,7 +128,12 @@ def test_one_stopper_per_thread_leaves_the_others_running():
             return fnkit.invoke(handler, {}, timeout_s=120)
 
     stopped, stopped_box = in_background(lambda: call(mine, swallows_everything))
-    slow, slow_box = in_background(lambda: call(theirs, lambda e, c: time.sleep(1.5) or "done"))
+
+    def slow_handler(e, c):
+        time.sleep(1.5)
+        return "done"
+
+    slow, slow_box = in_background(lambda: call(theirs, slow_handler))
     time.sleep(0.5)
     mine.stop()
     stopped.join(60)

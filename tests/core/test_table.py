@@ -68,7 +68,9 @@ def test_a_table_is_a_dataframe_that_stays_one_when_sliced():
 
 def test_the_html_is_left_aligned_whole_and_says_absent_with_a_dash():
     long = "a sentence that goes on and on, well past the fifty characters pandas keeps"
-    frame = fnkit.tabulate([{"text": long, "n": 3, "missing": None}, {"text": "short", "n": None, "missing": float("nan")}])
+    frame = fnkit.tabulate(
+        [{"text": long, "n": 3, "missing": None}, {"text": "short", "n": None, "missing": float("nan")}]
+    )
     html = frame._repr_html_()
     assert long in html  # never cut
     assert "text-align:left" in html and "text-align:right" in html  # text left, numbers right

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 import pytest
@@ -24,6 +25,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.parser.models import AlbModel, SqsModel, SqsRecordModel
+from pydantic import Field
 
 from fnkit import alb, queue
 from fnkit.testing import assert_outcome, assert_valid
@@ -39,7 +41,7 @@ def record_handler(record: SQSRecord) -> None:
         raise ValueError(f"order {order['id']} has no quantity")
 
 
-def batch_handler(event: dict, context) -> PartialItemFailureResponse:
+def batch_handler(event: dict[str, Any], context) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
 
 
@@ -47,16 +49,18 @@ model_processor = BatchProcessor(event_type=EventType.SQS, model=SqsRecordModel)
 
 
 def model_record_handler(record: SqsRecordModel) -> None:
+    assert isinstance(record.body, str)  # (a body model would parse it; this model has none)
     json.loads(record.body)
 
 
-def model_batch_handler(event: dict, context) -> PartialItemFailureResponse:
-    return process_partial_response(event=event, record_handler=model_record_handler, processor=model_processor,
-                                    context=context)
+def model_batch_handler(event: dict[str, Any], context) -> PartialItemFailureResponse:
+    return process_partial_response(
+        event=event, record_handler=model_record_handler, processor=model_processor, context=context
+    )
 
 
 @event_parser(model=SqsModel)
-def parsed_sqs_handler(event: SqsModel, context) -> dict:
+def parsed_sqs_handler(event: SqsModel, context) -> dict[str, Any]:
     return {"batchItemFailures": [{"itemIdentifier": r.messageId} for r in event.Records if r.body == "poison"]}
 
 
@@ -70,24 +74,37 @@ def fifo_record_handler(record: SQSRecord) -> None:
 
 
 def make_fifo_handler(processor: SqsFifoPartialProcessor):
-    def fifo_handler(event: dict, context) -> PartialItemFailureResponse:
-        return process_partial_response(event=event, record_handler=fifo_record_handler, processor=processor,
-                                        context=context)
+    def fifo_handler(event: dict[str, Any], context) -> PartialItemFailureResponse:
+        return process_partial_response(
+            event=event, record_handler=fifo_record_handler, processor=processor, context=context
+        )
 
     return fifo_handler
 
 
-def naive_fifo_handler(event: dict, context) -> PartialItemFailureResponse:
+def naive_fifo_handler(event: dict[str, Any], context) -> PartialItemFailureResponse:
     # the plain processor on a FIFO queue: it lists only the failed record, not the ones after it
-    return process_partial_response(event=event, record_handler=fifo_record_handler, processor=processor, context=context)
+    return process_partial_response(
+        event=event, record_handler=fifo_record_handler, processor=processor, context=context
+    )
 
 
 @event_parser(model=AlbModel)
-def alb_handler(event: AlbModel, context) -> dict:
-    body = {"method": event.httpMethod, "path": event.path, "query": event.queryStringParameters,
-            "agent": event.headers.get("user-agent"), "body": event.body}
-    return {"statusCode": 200, "statusDescription": "200 OK", "isBase64Encoded": False,
-            "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
+def alb_handler(event: AlbModel, context) -> dict[str, Any]:
+    body = {
+        "method": event.httpMethod,
+        "path": event.path,
+        "query": event.queryStringParameters,
+        "agent": event.headers.get("user-agent"),
+        "body": event.body,
+    }
+    return {
+        "statusCode": 200,
+        "statusDescription": "200 OK",
+        "isBase64Encoded": False,
+        "headers": {"content-type": "application/json"},
+        "body": json.dumps(body),
+    }
 
 
 # --- BatchProcessor under queue.run ---------------------------------------------------------------------------------
@@ -95,8 +112,16 @@ def alb_handler(event: AlbModel, context) -> dict:
 
 @pytest.mark.parametrize("dialect", ["provider", "aws"])
 def test_batch_processor_reports_exactly_the_bad_records(dialect):
-    event = queue.build_event([json.dumps({"id": 1, "qty": 2}), "{not json", json.dumps({"id": 3, "qty": 0}),
-                               json.dumps({"id": 4, "qty": 1})], dialect=dialect, seed=1)
+    event = queue.build_event(
+        [
+            json.dumps({"id": 1, "qty": 2}),
+            "{not json",
+            json.dumps({"id": 3, "qty": 0}),
+            json.dumps({"id": 4, "qty": 1}),
+        ],
+        dialect=dialect,
+        seed=1,
+    )
     ids = queue.correlation_ids(event)
     result = assert_outcome(batch_handler, event, kind="partial", failed_ids=[ids[1], ids[2]])
     assert result.deleted_ids == (ids[0], ids[3])
@@ -124,6 +149,8 @@ def test_event_parser_with_sqs_model_rejects_the_provider_spelling():
     provider = queue.build_event(["ok", "poison"], seed=4)
     assert_valid(provider)  # a valid event by the contract ...
     result = queue.run(parsed_sqs_handler, provider)  # ... that SqsModel rejects before the handler runs
+    assert result.invocation is not None
+    assert result.invocation.error is not None
     assert result.kind == "failure" and result.invocation.error.type == "ValidationError"
     assert "aws:sqs" in result.invocation.error.message
     aws = queue.build_event(["ok", "poison"], dialect="aws", seed=4)
@@ -137,11 +164,11 @@ class ProviderSqsRecordModel(SqsRecordModel):
 
 
 class ProviderSqsModel(SqsModel):
-    Records: Sequence[ProviderSqsRecordModel]  # type: ignore[assignment]
+    Records: Sequence[ProviderSqsRecordModel]
 
 
 @event_parser(model=ProviderSqsModel)
-def provider_sqs_handler(event: ProviderSqsModel, context) -> dict:
+def provider_sqs_handler(event: ProviderSqsModel, context) -> dict[str, Any]:
     return {"batchItemFailures": [{"itemIdentifier": r.messageId} for r in event.Records if r.body == "poison"]}
 
 
@@ -164,12 +191,15 @@ def _fifo_run(handler):
     return sim.run(handler)
 
 
-@pytest.mark.parametrize("skip_group_on_error, deleted", [
-    # by default the processor stops at the first failure: the rest of the batch, group b too, shares its fate
-    (False, ["a0"]),
-    # skip_group_on_error: only the poison's own group waits behind it
-    (True, ["a0", "b0", "b1", "b2", "b3"]),
-])
+@pytest.mark.parametrize(
+    ("skip_group_on_error", "deleted"),
+    [
+        # by default the processor stops at the first failure: the rest of the batch, group b too, shares its fate
+        (False, ["a0"]),
+        # skip_group_on_error: only the poison's own group waits behind it
+        (True, ["a0", "b0", "b1", "b2", "b3"]),
+    ],
+)
 def test_fifo_processor_keeps_each_group_in_order(skip_group_on_error, deleted):
     run = _fifo_run(make_fifo_handler(SqsFifoPartialProcessor(skip_group_on_error=skip_group_on_error)))
     states = {m.body: m.state for m in run.messages}
@@ -195,8 +225,13 @@ def test_alb_model_handler_answers_real_requests():
     with alb.serve(alb_handler) as server, httpx.Client(base_url=server.url) as client:
         got = client.get("/items", params={"page": "2"}, headers={"user-agent": "fnkit-test"})
         assert got.status_code == 200
-        assert got.json() == {"method": "GET", "path": "/items", "query": {"page": "2"}, "agent": "fnkit-test",
-                              "body": ""}
+        assert got.json() == {
+            "method": "GET",
+            "path": "/items",
+            "query": {"page": "2"},
+            "agent": "fnkit-test",
+            "body": "",
+        }
         posted = client.post("/items", json={"id": 1})
         assert posted.status_code == 200 and json.loads(posted.json()["body"]) == {"id": 1}
         assert [row["status"] for row in server.log.to_dict("records")] == [200, 200]
@@ -213,16 +248,20 @@ def test_alb_model_rejects_multi_value_events_and_the_client_gets_502():
 class AlbMultiValueModel(AlbModel):
     """The workaround for multi-value mode: the single-value maps are absent, the lists are there."""
 
-    headers: dict[str, str] = {}
-    queryStringParameters: dict[str, str] = {}
-    multiValueHeaders: dict[str, list[str]] = {}
-    multiValueQueryStringParameters: dict[str, list[str]] = {}
+    headers: dict[str, str] = Field(default_factory=dict)
+    queryStringParameters: dict[str, str] = Field(default_factory=dict)
+    multiValueHeaders: dict[str, list[str]] = Field(default_factory=dict)
+    multiValueQueryStringParameters: dict[str, list[str]] = Field(default_factory=dict)
 
 
 @event_parser(model=AlbMultiValueModel)
-def multi_value_handler(event: AlbMultiValueModel, context) -> dict:
-    return {"statusCode": 200, "isBase64Encoded": False, "multiValueHeaders": {"content-type": ["application/json"]},
-            "body": json.dumps(event.multiValueQueryStringParameters)}
+def multi_value_handler(event: AlbMultiValueModel, context) -> dict[str, Any]:
+    return {
+        "statusCode": 200,
+        "isBase64Encoded": False,
+        "multiValueHeaders": {"content-type": ["application/json"]},
+        "body": json.dumps(event.multiValueQueryStringParameters),
+    }
 
 
 def test_a_model_with_the_multi_value_fields_serves_multi_value_mode():

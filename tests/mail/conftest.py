@@ -1,4 +1,5 @@
 """Fixtures for the mail tests: small valid events."""
+
 import pytest
 
 from fnkit import mail
@@ -15,5 +16,6 @@ def event():
 @pytest.fixture
 def outbound_event():
     """An outbound event for two outside recipients."""
-    return mail.build_event(mail_from=ALICE, recipients=["x@example.net", "y@example.net"], subject="Out",
-                            flow_direction="OUTBOUND")
+    return mail.build_event(
+        mail_from=ALICE, recipients=["x@example.net", "y@example.net"], subject="Out", flow_direction="OUTBOUND"
+    )

@@ -1,5 +1,7 @@
 """Small builders the mail tests share."""
 
+from typing import Any
+
 ALICE, BOB, CAROL = "alice@example.com", "bob@example.com", "carol@example.com"
 
 
@@ -10,7 +12,7 @@ def respond(*entries):
         action = {"type": kind}
         if rest and rest[0] is not None:
             action["parameters"] = {"bounceMessage": rest[0]}
-        entry = {"action": action}
+        entry: dict[str, Any] = {"action": action}
         if who is True:
             entry["allRecipients"] = True
         else:

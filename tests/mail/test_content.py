@@ -1,4 +1,5 @@
 """The message content API (M9): MessageStore and context.message_content (fnkit/mail/_content.py)."""
+
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -30,19 +31,27 @@ def test_a_plain_message_and_a_multipart_one_are_valid():
     assert mail.mime_problems(with_attachment().as_bytes()) == []
 
 
-@pytest.mark.parametrize("content,words", [
-    (VALID.replace(b"Hello", b"x" * 999), "998"),
-    (b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nthis line is no header\r\n\r\nbody", "empty line"),
-    (b"Subject: no originator\r\n\r\nbody", "From header is missing"),
-    (b"From: a@example.com\r\n\r\nbody", "Date header is missing"),
-    (b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!!\r\n",
-     "base64"),
-    (b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n"
-     b"--XX\r\n\r\npart without end\r\n", "closing boundary"),
-    (b"From: caf\xe9@example.com\r\nDate: " + DATE.encode() + b"\r\n\r\nbody", "neither ASCII nor UTF-8"),
-    (b"", "empty"),
-    ("From: a@example.com\r\n\r\ntext", "must be bytes"),
-])
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (VALID.replace(b"Hello", b"x" * 999), "998"),
+        (b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nthis line is no header\r\n\r\nbody", "empty line"),
+        (b"Subject: no originator\r\n\r\nbody", "From header is missing"),
+        (b"From: a@example.com\r\n\r\nbody", "Date header is missing"),
+        (
+            b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!!\r\n",
+            "base64",
+        ),
+        (
+            b"From: a@example.com\r\nDate: " + DATE.encode() + b"\r\nContent-Type: multipart/mixed; boundary=XX\r\n\r\n"
+            b"--XX\r\n\r\npart without end\r\n",
+            "closing boundary",
+        ),
+        (b"From: caf\xe9@example.com\r\nDate: " + DATE.encode() + b"\r\n\r\nbody", "neither ASCII nor UTF-8"),
+        (b"", "empty"),
+        ("From: a@example.com\r\n\r\ntext", "must be bytes"),
+    ],
+)
 def test_invalid_mime_is_explained(content, words):
     problems = mail.mime_problems(content)
     assert problems and any(words in p for p in problems), problems
@@ -83,6 +92,7 @@ def add_disclaimer(event, context):
     raw = context.message_content.get_raw_message_content(event["messageId"])
     message = BytesParser(policy=policy.SMTP).parsebytes(raw)
     body = message.get_body(("plain",))
+    assert body is not None
     body.set_content(body.get_content() + "\n-- \nThis message was scanned.\n")
     context.message_content.put_raw_message_content(event["messageId"], message.as_bytes())
     return ACCEPT
@@ -92,7 +102,7 @@ def test_a_synchronous_handler_adds_a_disclaimer():
     store = mail.MessageStore()
     event = mail.build_event(mail_from=ALICE, recipients=[BOB], subject="Hi", store=store)
     result = mail.run(add_disclaimer, event, store=store, response_timeout_s=2)
-    assert result.status == "applied"
+    assert result.status == "applied" and result.delivered_content is not None
     assert b"This message was scanned." in result.delivered_content
     assert b"This message was scanned." not in store.original_content(event["messageId"])
 
@@ -110,6 +120,7 @@ def test_a_handler_removes_an_attachment():
 
     run = mail.MailRule(response_timeout_s=2, store=store).run(strip_attachments, event)
     assert b"secret.pdf" in store.original_content(event["messageId"])
+    assert run.delivered_content is not None
     assert b"secret.pdf" not in run.delivered_content and b"See the attachment." in run.delivered_content
 
 
@@ -132,6 +143,8 @@ def test_an_invalid_replacement_makes_the_attempt_fail(event):
         return ACCEPT
 
     result = mail.run(long_line, event, response_timeout_s=2, fallback_action="DROP")
+    assert result.invocation is not None
+    assert result.invocation.error is not None
     assert result.status == "fallback" and result.invocation.error.type == "InvalidContentError"
     assert "998" in result.invocation.error.message and result.delivered_content is None
 
@@ -153,7 +166,12 @@ def test_only_the_invocations_own_message_can_be_replaced(event):
 
 def test_the_content_api_closes_when_the_invocation_ends(event):
     kept = []
-    mail.run(lambda e, c: kept.append(c.message_content) or ACCEPT, event, response_timeout_s=2, isolation="thread")
+
+    def handler(e, c):
+        kept.append(c.message_content)
+        return ACCEPT
+
+    mail.run(handler, event, response_timeout_s=2, isolation="thread")
     with pytest.raises(mail.MessageFrozenError, match="over"):
         kept[0].put_raw_message_content(event["messageId"], VALID)
 
@@ -171,9 +189,11 @@ def test_a_replacement_in_a_failed_attempt_stands_for_the_retry():
             raise RuntimeError("crash after the replacement")
         return ACCEPT
 
-    run = mail.MailRule(rule_timeout_minutes=5, response_timeout_s=2, store=store).run(handler, event, isolation="thread")
+    run = mail.MailRule(rule_timeout_minutes=5, response_timeout_s=2, store=store).run(
+        handler, event, isolation="thread"
+    )
     assert seen == [False, True] and [a.result for a in run.attempts] == ["error", "applied"]
-    assert b"scanned" in run.delivered_content
+    assert run.delivered_content is not None and b"scanned" in run.delivered_content
 
 
 def test_each_run_starts_from_the_original_message():
@@ -182,6 +202,7 @@ def test_each_run_starts_from_the_original_message():
     first = mail.run(add_disclaimer, event, store=store, response_timeout_s=2)
     second = mail.run(add_disclaimer, event, store=store, response_timeout_s=2)
     assert first.delivered_content == second.delivered_content
+    assert second.delivered_content is not None
     assert second.delivered_content.count(b"scanned") == 1
 
 

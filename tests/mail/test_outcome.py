@@ -1,4 +1,5 @@
 """What the mail service does with an answer: outcome and run (fnkit/mail/_outcome.py)."""
+
 import time
 
 import pytest
@@ -20,8 +21,11 @@ def actions(result):
 def test_explicit_recipients_first_then_all_recipients(event):
     result = mail.outcome(event, respond(("BOUNCE", [BOB], "Bob left"), ("DEFAULT", True)))
     assert result.status == "applied" and result.rule == "M5" and not result.inferred
-    assert actions(result) == {ALICE: ("DEFAULT", "allRecipients"), BOB: ("BOUNCE", "recipients"),
-                               CAROL: ("DEFAULT", "allRecipients")}
+    assert actions(result) == {
+        ALICE: ("DEFAULT", "allRecipients"),
+        BOB: ("BOUNCE", "recipients"),
+        CAROL: ("DEFAULT", "allRecipients"),
+    }
     assert result.decisions[BOB].bounce_message == "Bob left"
     assert result.decisions[ALICE].bounce_message is None
     assert len(result.issues) == 0
@@ -29,7 +33,11 @@ def test_explicit_recipients_first_then_all_recipients(event):
 
 def test_recipients_covered_by_nothing_get_the_fallback_action(event):
     result = mail.outcome(event, respond(("DROP", [ALICE])), fallback_action="BOUNCE")
-    assert actions(result) == {ALICE: ("DROP", "recipients"), BOB: ("BOUNCE", "fallback"), CAROL: ("BOUNCE", "fallback")}
+    assert actions(result) == {
+        ALICE: ("DROP", "recipients"),
+        BOB: ("BOUNCE", "fallback"),
+        CAROL: ("BOUNCE", "fallback"),
+    }
     assert result.decisions[BOB].rule == "M5" and result.status == "applied"
     assert "2 recipients covered by no action get the fallback action BOUNCE" in result.reason
 
@@ -41,8 +49,9 @@ def test_recipient_names_match_without_regard_to_case(event):
 
 def test_named_recipients_absent_from_the_envelope_are_added(event, outbound_event):
     result = mail.outcome(event, respond(("DEFAULT", ["archive@example.com"]), ("DEFAULT", True)))
-    assert result.decisions["archive@example.com"] == mail.Decision("DEFAULT", "recipients", None, "M5",
-                                                                   "named by actions[0]")
+    assert result.decisions["archive@example.com"] == mail.Decision(
+        "DEFAULT", "recipients", None, "M5", "named by actions[0]"
+    )
     assert [(i.code, i.rule) for i in result.issues] == [("added", "M5")]  # inbound: organisation only
     assert "added" in result.reason
     out = mail.outcome(outbound_event, respond(("DEFAULT", ["archive@example.com"]), ("DEFAULT", True)))
@@ -54,8 +63,9 @@ def test_named_recipients_absent_from_the_envelope_are_added(event, outbound_eve
 
 def test_only_the_first_ten_unique_actions_count(event):
     entries = [("BOUNCE", [f"u{i}@example.com"], f"reason {i}") for i in range(10)]
-    result = mail.outcome(event, respond(*entries, ("BOUNCE", [CAROL], "eleventh"), ("DROP", [ALICE])),
-                          fallback_action="DEFAULT")
+    result = mail.outcome(
+        event, respond(*entries, ("BOUNCE", [CAROL], "eleventh"), ("DROP", [ALICE])), fallback_action="DEFAULT"
+    )
     carol, alice = result.decisions[CAROL], result.decisions[ALICE]
     assert (carol.action, carol.via, carol.rule) == ("DEFAULT", "fallback", "M6")
     assert (alice.action, alice.via, alice.rule) == ("DEFAULT", "fallback", "M6")
@@ -65,7 +75,9 @@ def test_only_the_first_ten_unique_actions_count(event):
     assert "u9@example.com" in result.decisions
 
 
-@pytest.mark.parametrize("policy,expected", [("most-restrictive", "DROP"), ("first", "DEFAULT"), ("last", "BOUNCE")])
+@pytest.mark.parametrize(
+    ("policy", "expected"), [("most-restrictive", "DROP"), ("first", "DEFAULT"), ("last", "BOUNCE")]
+)
 def test_conflicts_follow_the_policy_and_say_they_are_inferred(event, policy, expected):
     response = respond(("DEFAULT", [ALICE]), ("DROP", [ALICE]), ("BOUNCE", [ALICE, BOB], "no"))
     result = mail.outcome(event, response, conflict_policy=policy)
@@ -77,8 +89,9 @@ def test_conflicts_follow_the_policy_and_say_they_are_inferred(event, policy, ex
 
 
 def test_most_restrictive_order_includes_the_extensions(event):
-    response = respond(("BYPASS_SPAM_CHECK", [ALICE]), ("MOVE_TO_JUNK", [ALICE]), ("DEFAULT", [ALICE]),
-                       ("DEFAULT", True))
+    response = respond(
+        ("BYPASS_SPAM_CHECK", [ALICE]), ("MOVE_TO_JUNK", [ALICE]), ("DEFAULT", [ALICE]), ("DEFAULT", True)
+    )
     result = mail.outcome(event, response, extensions=True)
     assert result.decisions[ALICE].action == "MOVE_TO_JUNK"
 
@@ -87,10 +100,11 @@ def test_most_restrictive_order_includes_the_extensions(event):
 
 
 def test_an_invalid_answer_means_fallback_for_everyone(event):
-    result = mail.outcome(event, {"actions": [{"action": {"type": "REJECT"}, "allRecipients": True}]},
-                          fallback_action="DROP")
+    result = mail.outcome(
+        event, {"actions": [{"action": {"type": "REJECT"}, "allRecipients": True}]}, fallback_action="DROP"
+    )
     assert result.status == "fallback" and result.rule == "M3"
-    assert actions(result) == {r: ("DROP", "fallback") for r in (ALICE, BOB, CAROL)}
+    assert actions(result) == dict.fromkeys((ALICE, BOB, CAROL), ("DROP", "fallback"))
     assert "M4" in rules_of(result.issues) and "REJECT" in result.reason
 
 
@@ -115,11 +129,14 @@ def test_invocations_that_raise_or_time_out_fall_back(event):
 
 
 def test_an_answer_after_the_response_time_limit_falls_back(event):
-    late = Invocation(returned=respond(("DROP", True)), response_text='{"actions":[{"action":{"type":"DROP"},'
-                      '"allRecipients":true}]}', duration_ms=16_000.0)
+    late = Invocation(
+        returned=respond(("DROP", True)),
+        response_text='{"actions":[{"action":{"type":"DROP"},"allRecipients":true}]}',
+        duration_ms=16_000.0,
+    )
     result = mail.outcome(event, late)
     assert result.status == "fallback" and result.rule == "M3" and "16 s" in result.reason
-    assert mail.outcome(event, late, response_timeout_s=20).actions == {r: "DROP" for r in (ALICE, BOB, CAROL)}
+    assert mail.outcome(event, late, response_timeout_s=20).actions == dict.fromkeys((ALICE, BOB, CAROL), "DROP")
 
 
 def test_a_returned_value_json_cannot_encode_falls_back(event):
@@ -133,20 +150,25 @@ def test_a_returned_value_json_cannot_encode_falls_back(event):
 def test_asynchronous_rules_leave_delivery_unaffected(event):
     result = mail.outcome(event, respond(("DROP", True)), mode="async", fallback_action="BOUNCE")
     assert result.status == "ignored" and result.rule == "M8"
-    assert actions(result) == {r: ("DEFAULT", "allRecipients") for r in (ALICE, BOB, CAROL)}
+    assert actions(result) == dict.fromkeys((ALICE, BOB, CAROL), ("DEFAULT", "allRecipients"))
     assert [(i.code, i.rule) for i in result.issues] == [("ignored", "M8")]
     failed = mail.outcome(event, Invocation(error=HandlerError("E", "m", "")), mode="async")
-    assert failed.status == "ignored" and failed.actions == {r: "DEFAULT" for r in (ALICE, BOB, CAROL)}
+    assert failed.status == "ignored" and failed.actions == dict.fromkeys((ALICE, BOB, CAROL), "DEFAULT")
 
 
 # --- configuration and inputs ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("keywords,rule", [({"fallback_action": "BYPASS_SPAM_CHECK"}, "M2"),
-                                           ({"fallback_action": "my_function"}, "M2"),
-                                           ({"mode": "sometimes"}, "M2"),
-                                           ({"conflict_policy": "random"}, "M7"),
-                                           ({"response_timeout_s": 0}, "M3")])
+@pytest.mark.parametrize(
+    ("keywords", "rule"),
+    [
+        ({"fallback_action": "BYPASS_SPAM_CHECK"}, "M2"),
+        ({"fallback_action": "my_function"}, "M2"),
+        ({"mode": "sometimes"}, "M2"),
+        ({"conflict_policy": "random"}, "M7"),
+        ({"response_timeout_s": 0}, "M3"),
+    ],
+)
 def test_configurations_the_platform_refuses(event, keywords, rule):
     with pytest.raises(ValueError, match=rule):
         mail.outcome(event, respond(("DEFAULT", True)), **keywords)
@@ -162,8 +184,18 @@ def test_rows_and_html(event):
     result = mail.outcome(event, respond(("BOUNCE", [BOB], "gone"), ("DEFAULT", True)))
     rows = result.rows()
     assert [r["recipient"] for r in rows] == [ALICE, BOB, CAROL]
-    assert set(rows[0]) == {"source", "item", "recipient", "action", "via", "bounce_message", "status", "rule",
-                            "inferred", "reason"}
+    assert set(rows[0]) == {
+        "source",
+        "item",
+        "recipient",
+        "action",
+        "via",
+        "bounce_message",
+        "status",
+        "rule",
+        "inferred",
+        "reason",
+    }
     assert rows[0]["item"] == ALICE and rows[0]["inferred"] is False
     assert rows[1]["bounce_message"] == "gone" and rows[1]["source"] == "mail"
     html = result._repr_html_()
@@ -193,10 +225,13 @@ def test_run_gives_a_hanging_handler_only_the_response_time(event):
     start = time.perf_counter()
     result = mail.run(lambda e, c: time.sleep(3), event, response_timeout_s=0.2)
     assert time.perf_counter() - start < 1.5
+    assert result.invocation is not None
     assert result.status == "fallback" and result.invocation.timed_out
     shorter = mail.run(lambda e, c: time.sleep(3), event, timeout_s=0.1, response_timeout_s=0.3)
+    assert shorter.invocation is not None
     assert shorter.invocation.timeout_s == pytest.approx(0.1)
     longer = mail.run(lambda e, c: time.sleep(3), event, timeout_s=9, response_timeout_s=0.1)
+    assert longer.invocation is not None
     assert longer.invocation.timeout_s == pytest.approx(0.1)
 
 
@@ -210,7 +245,12 @@ def test_run_refuses_an_invalid_event_without_calling_the_handler(event):
 
 def test_run_in_async_mode_still_calls_the_handler(event):
     calls = []
-    result = mail.run(lambda e, c: calls.append(1) or respond(("DROP", True)), event, mode="async", isolation="thread")
+
+    def handler(e, c):
+        calls.append(1)
+        return respond(("DROP", True))
+
+    result = mail.run(handler, event, mode="async", isolation="thread")
     assert calls == [1] and result.status == "ignored" and result.actions[ALICE] == "DEFAULT"
 
 
@@ -224,4 +264,4 @@ def test_a_returned_string_is_not_read_as_json_text(event):
     text = '{"actions": [{"action": {"type": "DROP"}, "allRecipients": true}]}'
     result = mail.run(lambda e, c: text, event, response_timeout_s=2)
     assert result.status == "fallback" and "got a string" in result.reason
-    assert mail.outcome(event, Raw(text)).actions == {r: "DROP" for r in (ALICE, BOB, CAROL)}
+    assert mail.outcome(event, Raw(text)).actions == dict.fromkeys((ALICE, BOB, CAROL), "DROP")

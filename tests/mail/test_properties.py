@@ -1,12 +1,13 @@
 """Properties of the mail source, checked on generated inputs (hypothesis)."""
+
 import copy
 import math
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fnkit import Raw, mail, rules
-from fnkit._report import Report
 from fnkit.mail._address import all_addresses, is_address
 from fnkit.mail._event import EVENT_CONTRACT
 from fnkit.mail._outcome import VIAS
@@ -32,8 +33,11 @@ odd_leaves = st.one_of(
 )
 anything = st.recursive(
     odd_leaves | json_values,
-    lambda children: (st.lists(children, max_size=3) | st.tuples(children, children)
-                      | st.dictionaries(st.integers() | st.text(max_size=5), children, max_size=3)),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.tuples(children, children)
+        | st.dictionaries(st.integers() | st.text(max_size=5), children, max_size=3)
+    ),
     max_leaves=10,
 )
 texts = st.text(max_size=40) | st.binary(max_size=40)
@@ -44,23 +48,49 @@ address_like = st.one_of(
     st.sampled_from(["a@x", "bob@example.com", "Bob <bob@example.com>", "bob", "a b@x", "a@b@c", "", "a\n@b"]),
 )
 _LOCAL = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
-good_address = st.builds(lambda local, tag, domain: f"{local}{tag}@{domain}", _LOCAL,
-                         st.sampled_from(["", ".x", "+tag", "_1", "-o'k"]),
-                         st.sampled_from(["example.com", "x", "mail.example.co.uk", "ex-ample.org", "caf\u00e9.fr"]))
+good_address = st.builds(
+    lambda local, tag, domain: f"{local}{tag}@{domain}",
+    _LOCAL,
+    st.sampled_from(["", ".x", "+tag", "_1", "-o'k"]),
+    st.sampled_from(["example.com", "x", "mail.example.co.uk", "ex-ample.org", "caf\u00e9.fr"]),
+)
 
-EVENT_PATHS = [("summaryVersion",), ("envelope",), ("envelope", "mailFrom"), ("envelope", "mailFrom", "address"),
-               ("envelope", "recipients"), ("envelope", "recipients", 0), ("envelope", "recipients", 0, "address"),
-               ("envelope", "recipients", 1, "address"), ("sender", "address"), ("subject",), ("messageId",),
-               ("invocationId",), ("flowDirection",), ("truncated",), ("extra",), ("envelope", "extra"),
-               ("envelope", "recipients", 0, "extra")]
-plausible = st.one_of(address_like, st.text(max_size=300), st.booleans(), st.none(),
-                      st.sampled_from(["INBOUND", "OUTBOUND", "2019-07-28", "v2", "", "BOB@EXAMPLE.COM"]),
-                      st.lists(st.fixed_dictionaries({"address": address_like}), max_size=4))
+EVENT_PATHS = [
+    ("summaryVersion",),
+    ("envelope",),
+    ("envelope", "mailFrom"),
+    ("envelope", "mailFrom", "address"),
+    ("envelope", "recipients"),
+    ("envelope", "recipients", 0),
+    ("envelope", "recipients", 0, "address"),
+    ("envelope", "recipients", 1, "address"),
+    ("sender", "address"),
+    ("subject",),
+    ("messageId",),
+    ("invocationId",),
+    ("flowDirection",),
+    ("truncated",),
+    ("extra",),
+    ("envelope", "extra"),
+    ("envelope", "recipients", 0, "extra"),
+]
+plausible = st.one_of(
+    address_like,
+    st.text(max_size=300),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["INBOUND", "OUTBOUND", "2019-07-28", "v2", "", "BOB@EXAMPLE.COM"]),
+    st.lists(st.fixed_dictionaries({"address": address_like}), max_size=4),
+)
 
 
 def base_event(seed=0, n=3):
-    return mail.build_event(mail_from="sender@example.org", recipients=[f"user{i}@example.com" for i in range(n)],
-                            subject="Hello", seed=seed)
+    return mail.build_event(
+        mail_from="sender@example.org",
+        recipients=[f"user{i}@example.com" for i in range(n)],
+        subject="Hello",
+        seed=seed,
+    )
 
 
 @st.composite
@@ -92,30 +122,46 @@ def mutated_events(draw, values=anything):
 @given(st.one_of(json_values, anything, texts, mutated_events()))
 def test_validate_event_never_raises(value):
     report = mail.validate_event(value)
-    assert isinstance(report, Report) and report.source == "mail"
+    assert report.source == "mail"
     assert all(i.severity in ("error", "warning") and i.rule in RULE_IDS for i in report)
 
 
-@given(st.one_of(json_values, anything, texts,
-                 st.builds(lambda a: {"actions": a}, anything),
-                 st.builds(lambda e: {"actions": [e]}, st.dictionaries(st.sampled_from(
-                     ["action", "recipients", "allRecipients", "x"]), anything, max_size=3)),
-                 st.builds(lambda t, p: {"actions": [{"action": {"type": t, "parameters": p}, "allRecipients": True}]},
-                           st.sampled_from(ACTION_TYPES + EXTENSION_TYPES) | anything, anything)),
-       st.sampled_from([None, "INBOUND", "OUTBOUND"]), st.booleans())
+@given(
+    st.one_of(
+        json_values,
+        anything,
+        texts,
+        st.builds(lambda a: {"actions": a}, anything),
+        st.builds(
+            lambda e: {"actions": [e]},
+            st.dictionaries(st.sampled_from(["action", "recipients", "allRecipients", "x"]), anything, max_size=3),
+        ),
+        st.builds(
+            lambda t, p: {"actions": [{"action": {"type": t, "parameters": p}, "allRecipients": True}]},
+            st.sampled_from(ACTION_TYPES + EXTENSION_TYPES) | anything,
+            anything,
+        ),
+    ),
+    st.sampled_from([None, "INBOUND", "OUTBOUND"]),
+    st.booleans(),
+)
 def test_validate_response_never_raises(value, direction, extensions):
     report = mail.validate_response(value, flow_direction=direction, extensions=extensions)
-    assert isinstance(report, Report) and report.subject == "response"
+    assert report.subject == "response"
     assert all(i.rule in RULE_IDS for i in report)
 
 
 def test_deep_nesting_is_reported_not_raised():
-    deep = []
+    deep: list[Any] = []
     for _ in range(100_000):
         deep = [deep]
-    for report in (mail.validate_event(deep), mail.validate_event({"envelope": deep, "summaryVersion": "x"}),
-                   mail.validate_response({"actions": deep}), mail.validate_event("[" * 100_000 + "]" * 100_000)):
-        assert isinstance(report, Report) and not report.ok
+    for report in (
+        mail.validate_event(deep),
+        mail.validate_event({"envelope": deep, "summaryVersion": "x"}),
+        mail.validate_response({"actions": deep}),
+        mail.validate_event("[" * 100_000 + "]" * 100_000),
+    ):
+        assert not report.ok
 
 
 # --- the compiled check says exactly what the located way says ----------------------------------------
@@ -140,15 +186,22 @@ def test_the_bulk_address_check_never_accepts_what_the_precise_one_rejects(addre
 # --- the builder's events are valid ----------------------------------------------------------------
 
 
-@given(seed=st.integers(0, 2**32), recipients=st.lists(good_address, min_size=1, max_size=6, unique_by=str.lower),
-       sender=good_address, subject=st.text(max_size=300), direction=st.sampled_from(["INBOUND", "OUTBOUND"]))
+@given(
+    seed=st.integers(0, 2**32),
+    recipients=st.lists(good_address, min_size=1, max_size=6, unique_by=str.lower),
+    sender=good_address,
+    subject=st.text(max_size=300),
+    direction=st.sampled_from(["INBOUND", "OUTBOUND"]),
+)
 def test_built_events_are_valid_for_any_seed(seed, recipients, sender, subject, direction):
-    event = mail.build_event(mail_from=sender, recipients=recipients, subject=subject, flow_direction=direction,
-                             seed=seed)
+    event = mail.build_event(
+        mail_from=sender, recipients=recipients, subject=subject, flow_direction=direction, seed=seed
+    )
     report = mail.validate_event(event)
     assert report.ok and len(report) == 0, report
-    assert event == mail.build_event(mail_from=sender, recipients=recipients, subject=subject,
-                                     flow_direction=direction, seed=seed)
+    assert event == mail.build_event(
+        mail_from=sender, recipients=recipients, subject=subject, flow_direction=direction, seed=seed
+    )
 
 
 # --- every recipient gets exactly one decision ---------------------------------------------------
@@ -156,7 +209,10 @@ def test_built_events_are_valid_for_any_seed(seed, recipients, sender, subject, 
 POOL = ["a@example.com", "b@example.com", "c@example.com", "d@example.com", "extra@example.net", "E@EXAMPLE.COM"]
 entries = st.builds(
     lambda kind, who, everyone, message: {
-        "action": {"type": kind, **({"parameters": {"bounceMessage": message}} if message and kind == "BOUNCE" else {})},
+        "action": {
+            "type": kind,
+            **({"parameters": {"bounceMessage": message}} if message and kind == "BOUNCE" else {}),
+        },
         **({"recipients": who} if who is not None else {}),
         **({"allRecipients": everyone} if everyone is not None else {}),
     },
@@ -167,14 +223,19 @@ entries = st.builds(
 )
 
 
-@given(envelope=st.lists(st.sampled_from(POOL[:4]), min_size=1, max_size=4, unique=True),
-       response=st.one_of(st.builds(lambda e: {"actions": e}, st.lists(entries, max_size=14)), anything),
-       fallback=st.sampled_from(ACTION_TYPES), policy=st.sampled_from(["most-restrictive", "first", "last"]),
-       extensions=st.booleans(), mode=st.sampled_from(["sync", "sync", "async"]))
+@given(
+    envelope=st.lists(st.sampled_from(POOL[:4]), min_size=1, max_size=4, unique=True),
+    response=st.one_of(st.builds(lambda e: {"actions": e}, st.lists(entries, max_size=14)), anything),
+    fallback=st.sampled_from(ACTION_TYPES),
+    policy=st.sampled_from(["most-restrictive", "first", "last"]),
+    extensions=st.booleans(),
+    mode=st.sampled_from(["sync", "sync", "async"]),
+)
 def test_every_recipient_gets_exactly_one_decision(envelope, response, fallback, policy, extensions, mode):
     event = mail.build_event(mail_from="s@example.org", recipients=envelope)
-    result = mail.outcome(event, response, fallback_action=fallback, conflict_policy=policy, extensions=extensions,
-                          mode=mode)
+    result = mail.outcome(
+        event, response, fallback_action=fallback, conflict_policy=policy, extensions=extensions, mode=mode
+    )
     decided = list(result.decisions)
     assert decided[: len(envelope)] == envelope
     assert len({r.lower() for r in decided}) == len(decided)
@@ -192,13 +253,27 @@ def test_every_recipient_gets_exactly_one_decision(envelope, response, fallback,
 
 
 @settings(max_examples=40, deadline=None)
-@given(minutes=st.integers(0, 240), initial=st.floats(30, 600), factor=st.floats(1.5, 3),
-       cap_over=st.floats(0, 3600), response_s=st.floats(0.05, 15), seed=st.integers(0, 100),
-       jitter=st.sampled_from([0.0, 0.3]))
-def test_attempts_never_pass_the_rule_timeout_and_share_one_invocation_id(minutes, initial, factor, cap_over,
-                                                                          response_s, seed, jitter):
-    rule = mail.MailRule(rule_timeout_minutes=minutes, response_timeout_s=response_s, backoff_initial_s=initial,
-                         backoff_factor=factor, backoff_max_s=initial + cap_over, jitter=jitter, seed=seed)
+@given(
+    minutes=st.integers(0, 240),
+    initial=st.floats(30, 600),
+    factor=st.floats(1.5, 3),
+    cap_over=st.floats(0, 3600),
+    response_s=st.floats(0.05, 15),
+    seed=st.integers(0, 100),
+    jitter=st.sampled_from([0.0, 0.3]),
+)
+def test_attempts_never_pass_the_rule_timeout_and_share_one_invocation_id(
+    minutes, initial, factor, cap_over, response_s, seed, jitter
+):
+    rule = mail.MailRule(
+        rule_timeout_minutes=minutes,
+        response_timeout_s=response_s,
+        backoff_initial_s=initial,
+        backoff_factor=factor,
+        backoff_max_s=initial + cap_over,
+        jitter=jitter,
+        seed=seed,
+    )
     event = base_event(seed)
 
     def handler(e, context):
@@ -216,8 +291,10 @@ def test_attempts_never_pass_the_rule_timeout_and_share_one_invocation_id(minute
     assert all(t + response_s <= minutes * 60 + 1e-6 for t in schedule[1:])
 
 
-@given(envelope=st.lists(st.sampled_from(POOL[:4]), min_size=1, max_size=4, unique=True),
-       response=st.builds(lambda e: {"actions": e}, st.lists(entries, min_size=1, max_size=5)))
+@given(
+    envelope=st.lists(st.sampled_from(POOL[:4]), min_size=1, max_size=4, unique=True),
+    response=st.builds(lambda e: {"actions": e}, st.lists(entries, min_size=1, max_size=5)),
+)
 def test_outcome_does_not_change_its_inputs(envelope, response):
     event = mail.build_event(mail_from="s@example.org", recipients=envelope)
     before = copy.deepcopy((event, response))

@@ -1,4 +1,5 @@
 """The mail response: validate_response (fnkit/mail/_response.py)."""
+
 import json
 
 import pytest
@@ -32,8 +33,9 @@ def test_invalid_json_is_an_error():
     assert not mail.validate_response(Raw(b"\xff")).ok
 
 
-@pytest.mark.parametrize("value,got", [(None, "null"), ([], "a list"), ('"DROP"', "a string"), (3, "a number"),
-                                       ("null", "null")])
+@pytest.mark.parametrize(
+    ("value", "got"), [(None, "null"), ([], "a list"), ('"DROP"', "a string"), (3, "a number"), ("null", "null")]
+)
 def test_not_an_object_is_invalid(value, got):
     report = mail.validate_response(value)
     assert [(i.path, i.code, i.rule) for i in report] == [("$", "type", "M4")]
@@ -63,25 +65,39 @@ def test_platform_extensions_need_opting_in_and_inbound_mail(kind):
 def test_bounce_message_belongs_to_bounce_and_is_a_string():
     report = mail.validate_response(respond(("DROP", [ALICE], "bye")))
     assert only(report) == [("$.actions[0].action.parameters.bounceMessage", "bounce-message", "M4")]
-    report = mail.validate_response({"actions": [{"action": {"type": "BOUNCE", "parameters": {"bounceMessage": 5}},
-                                                  "allRecipients": True}]})
+    report = mail.validate_response(
+        {"actions": [{"action": {"type": "BOUNCE", "parameters": {"bounceMessage": 5}}, "allRecipients": True}]}
+    )
     assert only(report) == [("$.actions[0].action.parameters.bounceMessage", "type", "M4")]
 
 
 def test_recipients_and_all_recipients_have_their_types():
-    report = mail.validate_response({"actions": [
-        {"action": {"type": "DROP"}, "recipients": ALICE},
-        {"action": {"type": "DROP"}, "recipients": [ALICE, 7]},
-        {"action": {"type": "DROP"}, "allRecipients": "true"},
-    ]})
-    assert only(report) == [("$.actions[0].recipients", "type", "M4"), ("$.actions[1].recipients[1]", "type", "M4"),
-                            ("$.actions[2].allRecipients", "type", "M4")]
+    report = mail.validate_response(
+        {
+            "actions": [
+                {"action": {"type": "DROP"}, "recipients": ALICE},
+                {"action": {"type": "DROP"}, "recipients": [ALICE, 7]},
+                {"action": {"type": "DROP"}, "allRecipients": "true"},
+            ]
+        }
+    )
+    assert only(report) == [
+        ("$.actions[0].recipients", "type", "M4"),
+        ("$.actions[1].recipients[1]", "type", "M4"),
+        ("$.actions[2].allRecipients", "type", "M4"),
+    ]
 
 
 def test_an_action_that_covers_nobody_is_a_warning():
-    report = mail.validate_response({"actions": [{"action": {"type": "DROP"}},
-                                                 {"action": {"type": "DROP"}, "recipients": [], "allRecipients": False},
-                                                 {"action": {"type": "DEFAULT"}, "allRecipients": True}]})
+    report = mail.validate_response(
+        {
+            "actions": [
+                {"action": {"type": "DROP"}},
+                {"action": {"type": "DROP"}, "recipients": [], "allRecipients": False},
+                {"action": {"type": "DEFAULT"}, "allRecipients": True},
+            ]
+        }
+    )
     assert report.ok
     assert only(report, "warning") == [("$.actions[0]", "covers-nobody", "M5"), ("$.actions[1]", "covers-nobody", "M5")]
 
@@ -127,8 +143,9 @@ def test_recipients_that_are_not_addresses_are_a_warning():
 
 
 def test_a_value_json_cannot_encode_is_invalid():
-    report = mail.validate_response({"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}],
-                                     "note": {1, 2}})
+    report = mail.validate_response(
+        {"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}], "note": {1, 2}}
+    )
     assert ("$", "type", "H2") in only(report)
     assert not mail.validate_response({"actions": {ALICE}}).ok
 
@@ -153,7 +170,9 @@ def test_async_says_the_response_is_ignored_and_still_lists_what_is_invalid_as_w
     report = mail.validate_response({"actions": [{"action": {"type": "REJECT"}, "allRecipients": True}]}, mode="async")
     assert report.ok
     assert [(i.path, i.severity, i.rule) for i in report] == [
-        ("$", "warning", "M8"), ("$.actions[0].action.type", "warning", "M4")]
+        ("$", "warning", "M8"),
+        ("$.actions[0].action.type", "warning", "M4"),
+    ]
     assert "asynchronous" in report[0].message and "ignores the response" in report[0].message
     sync = mail.validate_response({"actions": [{"action": {"type": "REJECT"}, "allRecipients": True}]})
     assert [(i.path, i.message) for i in report[1:]] == [(i.path, i.message) for i in sync]

@@ -1,4 +1,5 @@
 """The mail-flow rule simulator: attempts, retries, fallback (fnkit/mail/_rule.py)."""
+
 import time
 
 import pytest
@@ -14,24 +15,33 @@ ACCEPT = respond(("DEFAULT", True))
 def failing(error=RuntimeError):
     def handler(event, context):
         raise error("not today")
+
     return handler
 
 
-def succeeding_on(attempt, answer=ACCEPT):
-    calls = []
+class succeeding_on:  # noqa: N801 - used as a function: succeeding_on(3) is a handler
+    """A handler that raises until its `attempt`-th call, then answers; `calls` holds each call's invocationId."""
 
-    def handler(event, context):
-        calls.append(event["invocationId"])
-        if len(calls) < attempt:
-            raise RuntimeError(f"attempt {len(calls)} fails")
-        return answer
-    handler.calls = calls
-    return handler
+    def __init__(self, attempt, answer=ACCEPT):
+        self.attempt, self.answer, self.calls = attempt, answer, []
+
+    def __call__(self, event, context):
+        self.calls.append(event["invocationId"])
+        if len(self.calls) < self.attempt:
+            raise RuntimeError(f"attempt {len(self.calls)} fails")
+        return self.answer
 
 
-@pytest.mark.parametrize("keywords", [{"rule_timeout_minutes": 241}, {"rule_timeout_minutes": -1},
-                                      {"rule_timeout_minutes": "5"}, {"fallback_action": "LAMBDA"},
-                                      {"mode": "batch"}])
+@pytest.mark.parametrize(
+    "keywords",
+    [
+        {"rule_timeout_minutes": 241},
+        {"rule_timeout_minutes": -1},
+        {"rule_timeout_minutes": "5"},
+        {"fallback_action": "LAMBDA"},
+        {"mode": "batch"},
+    ],
+)
 def test_configurations_the_platform_refuses_name_m2(keywords):
     with pytest.raises(ValueError, match="M2"):
         mail.MailRule(**keywords)
@@ -41,7 +51,7 @@ def test_rule_timeout_0_means_no_retries(event):
     run = mail.MailRule(rule_timeout_minutes=0, fallback_action="BOUNCE", response_timeout_s=1).run(failing(), event)
     assert [(a.number, a.time_s, a.result) for a in run.attempts] == [(1, 0.0, "error")]
     assert run.outcome.status == "fallback" and run.outcome.rule == "M3"
-    assert run.outcome.actions == {r: "BOUNCE" for r in (ALICE, BOB, CAROL)}
+    assert run.outcome.actions == dict.fromkeys((ALICE, BOB, CAROL), "BOUNCE")
     assert "no retries" in run.outcome.reason and "RuntimeError: not today" in run.outcome.reason
 
 
@@ -60,7 +70,10 @@ def test_timeouts_use_the_whole_response_window_on_the_virtual_clock(event):
     run = rule.run(lambda e, c: time.sleep(2), event)
     assert time.perf_counter() - start < 1.5  # three real cuts at 0.1 s, no real backoff
     assert [(a.time_s, a.result, a.duration_s) for a in run.attempts] == [
-        (0.0, "timeout", 0.1), (60.1, "timeout", 0.1), (180.2, "timeout", 0.1)]
+        (0.0, "timeout", 0.1),
+        (60.1, "timeout", 0.1),
+        (180.2, "timeout", 0.1),
+    ]
     assert rule.schedule() == [0.0, 60.1, 180.2]
 
 
@@ -81,8 +94,9 @@ def test_an_invalid_answer_is_a_failed_attempt(event):
 
 
 def test_custom_backoff(event):
-    rule = mail.MailRule(rule_timeout_minutes=3, response_timeout_s=1, backoff_initial_s=10, backoff_factor=3,
-                         backoff_max_s=45)
+    rule = mail.MailRule(
+        rule_timeout_minutes=3, response_timeout_s=1, backoff_initial_s=10, backoff_factor=3, backoff_max_s=45
+    )
     run = rule.run(failing(), event)
     assert [a.time_s for a in run.attempts] == pytest.approx([0, 10, 40, 85, 130, 175], abs=0.05)
     assert rule.schedule() == pytest.approx([0, 11, 42, 88, 134], abs=0.01)  # when each attempt times out
@@ -91,7 +105,7 @@ def test_custom_backoff(event):
 def test_an_asynchronous_rule_invokes_once_and_ignores_the_answer(event):
     run = mail.MailRule(mode="async", rule_timeout_minutes=60, fallback_action="DROP").run(failing(), event)
     assert [a.result for a in run.attempts] == ["error"]
-    assert run.outcome.status == "ignored" and run.outcome.actions == {r: "DEFAULT" for r in (ALICE, BOB, CAROL)}
+    assert run.outcome.status == "ignored" and run.outcome.actions == dict.fromkeys((ALICE, BOB, CAROL), "DEFAULT")
     quiet = mail.MailRule(mode="async").run(lambda e, c: respond(("DROP", True)), event)
     assert [a.result for a in quiet.attempts] == ["ignored"] and quiet.outcome.rule == "M8"
 

@@ -2,6 +2,7 @@
 
 No mocks: every test talks SMTP to a running server and reads the Maildirs it wrote.
 """
+
 import email
 import mailbox
 import os
@@ -93,7 +94,7 @@ def test_binds_loopback_on_a_free_port_and_stops(start):
         assert client.noop()[0] == 250
     server.stop()
     assert not server.running
-    with pytest.raises(OSError):
+    with pytest.raises(ConnectionRefusedError):
         smtplib.SMTP(server.host, server.port, timeout=2)
 
 
@@ -159,8 +160,11 @@ def test_event_takes_sender_from_header_and_cuts_the_subject(start):
 
 
 def test_mixed_dispositions_for_many_recipients(start):
-    server = start(Recorder(lambda e, c: respond(("DROP", [BOB]), ("BOUNCE", [CAROL], "Carol left the company"),
-                                                 ("DEFAULT", True))))
+    server = start(
+        Recorder(
+            lambda e, c: respond(("DROP", [BOB]), ("BOUNCE", [CAROL], "Carol left the company"), ("DEFAULT", True))
+        )
+    )
     assert send(server, DAVE, [ALICE, BOB, CAROL], make_message(frm=DAVE, to=(ALICE, BOB, CAROL))) == {}
     log = server.log.set_index("recipient")
     assert log.loc[ALICE, "status"] == "delivered" and log.loc[ALICE, "via"] == "allRecipients"
@@ -209,8 +213,10 @@ def test_recipient_added_by_the_response(start):
 
 
 def test_extension_actions_move_to_junk_and_bypass_spam_check(start):
-    server = start(Recorder(lambda e, c: respond(("MOVE_TO_JUNK", [ALICE]), ("BYPASS_SPAM_CHECK", [BOB]))),
-                   rule=mail.MailRule(extensions=True))
+    server = start(
+        Recorder(lambda e, c: respond(("MOVE_TO_JUNK", [ALICE]), ("BYPASS_SPAM_CHECK", [BOB]))),
+        rule=mail.MailRule(extensions=True),
+    )
     send(server, OUTSIDER, [ALICE, BOB], make_message(to=(ALICE, BOB)))
     log = server.log.set_index("recipient")
     assert log.loc[ALICE, "status"] == "junk" and log.loc[BOB, "status"] == "delivered"
@@ -243,7 +249,8 @@ def test_relay_refused_at_rcpt(start):
     assert refused.value.recipients["victim@example.net"] == (550, b"5.7.1 Relaying denied")
     # a message for one local and one remote recipient: only the local one is accepted
     assert send(server, OUTSIDER, [ALICE, "victim@example.net"], make_message()) == {
-        "victim@example.net": (550, b"5.7.1 Relaying denied")}
+        "victim@example.net": (550, b"5.7.1 Relaying denied")
+    }
     assert [r["address"] for r in handler.events[0]["envelope"]["recipients"]] == [ALICE]
     assert list(server.log["recipient"]) == [ALICE]
     assert not server.maildir_for("victim@example.net").exists()
@@ -325,8 +332,11 @@ def test_truncated_event_recipients_cut_get_the_fallback(start):
 # --- the rule: fallback, retries, handlers that misbehave ------------------------------------
 
 
-@pytest.mark.parametrize("junk", [None, {}, {"actions": []}, "DEFAULT", {"actions": [{"action": {"type": "KEEP"}}]},
-                                  {1, 2}], ids=["null", "empty", "no-actions", "string", "unknown-type", "set"])
+@pytest.mark.parametrize(
+    "junk",
+    [None, {}, {"actions": []}, "DEFAULT", {"actions": [{"action": {"type": "KEEP"}}]}, {1, 2}],
+    ids=["null", "empty", "no-actions", "string", "unknown-type", "set"],
+)
 def test_fallback_after_an_invalid_response(start, junk):
     server = start(Recorder(lambda e, c: junk), rule=mail.MailRule(fallback_action="DROP"))
     assert send(server, OUTSIDER, [ALICE, BOB], make_message(to=(ALICE, BOB))) == {}
@@ -463,8 +473,9 @@ def test_invalid_replacement_is_refused_and_the_original_delivered(start):
 
     def breaks_lines(event, context):
         try:
-            context.message_content.put_raw_message_content(event["messageId"], b"From: a@example.com\r\n\r\n"
-                                                            + b"z" * 2000 + b"\r\n")
+            context.message_content.put_raw_message_content(
+                event["messageId"], b"From: a@example.com\r\n\r\n" + b"z" * 2000 + b"\r\n"
+            )
         except mail.InvalidContentError as exc:
             errors.append(exc)
         return respond(("DEFAULT", True))
@@ -491,13 +502,19 @@ def test_invalid_replacement_left_unhandled_falls_back_and_says_why(start):
     assert server.delivered(ALICE) == [raw]
 
 
-@pytest.mark.parametrize("raw", [
-    b"this is not a MIME message\r\nno header, no separator\r\n",
-    (b"From: nobody\r\nSubject: broken multipart\r\nContent-Type: multipart/mixed; boundary=\"XX\"\r\n\r\n"
-     b"--XX\r\nContent-Type: text/plain\r\n\r\npart one, never closed\r\n"),
-    b"Subject: =?utf-8?q?half=ZZ?= encoded\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!not base64!!!\r\n",
-    b"From: \xff\xfe@example.org\r\nSubject: caf\xe9 \xff\r\n\r\n8-bit headers, not UTF-8\r\n",
-], ids=["no-headers", "unclosed-multipart", "bad-encodings", "8bit-headers"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"this is not a MIME message\r\nno header, no separator\r\n",
+        (
+            b'From: nobody\r\nSubject: broken multipart\r\nContent-Type: multipart/mixed; boundary="XX"\r\n\r\n'
+            b"--XX\r\nContent-Type: text/plain\r\n\r\npart one, never closed\r\n"
+        ),
+        b"Subject: =?utf-8?q?half=ZZ?= encoded\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!not base64!!!\r\n",
+        b"From: \xff\xfe@example.org\r\nSubject: caf\xe9 \xff\r\n\r\n8-bit headers, not UTF-8\r\n",
+    ],
+    ids=["no-headers", "unclosed-multipart", "bad-encodings", "8bit-headers"],
+)
 def test_malformed_mime_still_flows(start, raw):
     handler = Recorder()
     server = start(handler)
@@ -513,27 +530,48 @@ def test_malformed_mime_still_flows(start, raw):
 # --- the event comes from the message: the header adapter agrees with build_event ---------------
 
 _HEADER_LINES = [
-    b"From: Ann <ann@example.org>", b"From: nobody", b"From: a@example.org, b@example.org", b"FROM: x@example.org",
-    b"From : y@example.org", b"From x@example.org Thu Jan  1 00:00:00 2026", b"Subject: hello", b"subject: again",
-    b"Subject: =?utf-8?q?caf=C3=A9?=", b"Subject:", b"Subject: caf\xe9 \xff", b" continued", b"\tmore", b"  ",
-    b"To: t@example.com", b"Cc: Carol <c@example.com>", b"Return-Path: <rp@example.org>", b":no name",
-    b"not a header line", b"X-Long: " + b"y" * 120, b"Date: Thu, 01 Jan 2026 00:00:00 +0000", b"",
-    b"Sender: s@example.org", b"Reply-To: r@example.org",
+    b"From: Ann <ann@example.org>",
+    b"From: nobody",
+    b"From: a@example.org, b@example.org",
+    b"FROM: x@example.org",
+    b"From : y@example.org",
+    b"From x@example.org Thu Jan  1 00:00:00 2026",
+    b"Subject: hello",
+    b"subject: again",
+    b"Subject: =?utf-8?q?caf=C3=A9?=",
+    b"Subject:",
+    b"Subject: caf\xe9 \xff",
+    b" continued",
+    b"\tmore",
+    b"  ",
+    b"To: t@example.com",
+    b"Cc: Carol <c@example.com>",
+    b"Return-Path: <rp@example.org>",
+    b":no name",
+    b"not a header line",
+    b"X-Long: " + b"y" * 120,
+    b"Date: Thu, 01 Jan 2026 00:00:00 +0000",
+    b"",
+    b"Sender: s@example.org",
+    b"Reply-To: r@example.org",
 ]
 
 
 def _fields(raw):
     """(subject, sender) of the event build_event makes from `raw`, or the error it raises."""
     try:
-        event = mail.build_event(message=raw, mail_from="env@example.org", recipients=[ALICE],
-                                 store=mail.MessageStore())
+        event = mail.build_event(
+            message=raw, mail_from="env@example.org", recipients=[ALICE], store=mail.MessageStore()
+        )
     except (ValueError, TypeError) as exc:
         return type(exc).__name__
     return event["subject"], event["sender"]["address"]
 
 
-_LINE = st.tuples(st.one_of(st.sampled_from(_HEADER_LINES), st.binary(max_size=12)),
-                  st.sampled_from([b"\r\n", b"\r\n", b"\n", b"\r", b""]))
+_LINE = st.tuples(
+    st.one_of(st.sampled_from(_HEADER_LINES), st.binary(max_size=12)),
+    st.sampled_from([b"\r\n", b"\r\n", b"\n", b"\r", b""]),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -553,7 +591,9 @@ def test_every_accepted_recipient_gets_exactly_one_disposition(start, seed):
 
     def decide(event, context):
         names = [r["address"] for r in event["envelope"]["recipients"]]
-        entries = [(rng.choice(["DEFAULT", "DROP", "BOUNCE"]), [n]) for n in names if rng.random() < 0.7]
+        entries: list[tuple[str, list[str] | bool]] = [
+            (rng.choice(["DEFAULT", "DROP", "BOUNCE"]), [n]) for n in names if rng.random() < 0.7
+        ]
         if rng.random() < 0.5:
             entries.append((rng.choice(["DEFAULT", "DROP"]), True))
         if rng.random() < 0.15:
@@ -577,13 +617,13 @@ def test_every_accepted_recipient_gets_exactly_one_disposition(start, seed):
     for t in threads:
         t.join()
     log = server.log
-    assert len(log) == sum(map(len, accepted)) == len(set(zip(log["message_id"], log["recipient"])))
+    assert len(log) == sum(map(len, accepted)) == len(set(zip(log["message_id"], log["recipient"], strict=True)))
     assert set(log["status"]) <= {"delivered", "dropped", "bounced"}
     for person in people:  # the Maildirs hold exactly the deliveries, plus bounces to the local sender
         files = server.delivered(person)
         bounces = sum(1 for raw in files if b"Undelivered Mail Returned" in raw)
         assert len(files) - bounces == ((log["recipient"] == person) & (log["status"] == "delivered")).sum()
-    for status, action in zip(log["status"], log["action"]):
+    for status, action in zip(log["status"], log["action"], strict=True):
         assert {"delivered": "DEFAULT", "dropped": "DROP", "bounced": "BOUNCE"}[status] == action
 
 
@@ -593,21 +633,42 @@ def test_every_accepted_recipient_gets_exactly_one_disposition(start, seed):
 def test_cli_serve_mail(tmp_path):
     (tmp_path / "rulemod.py").write_text(
         "def handler(event, context):\n"
-        "    return {'actions': [{'action': {'type': 'DEFAULT'}, 'allRecipients': True}]}\n")
+        "    return {'actions': [{'action': {'type': 'DEFAULT'}, 'allRecipients': True}]}\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen(
-        [sys.executable, "-u", "-m", "fnkit", "serve-mail", "rulemod:handler", "--domain", "example.com",
-         "--port", "0", "--maildir", str(tmp_path / "md")],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-u",
+            "-m",
+            "fnkit",
+            "serve-mail",
+            "rulemod:handler",
+            "--domain",
+            "example.com",
+            "--port",
+            "0",
+            "--maildir",
+            str(tmp_path / "md"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert process.stdout is not None
         line = process.stdout.readline()
         found = re.search(r"listening on smtp://127\.0\.0\.1:(\d+)", line)
+        assert process.stderr is not None
         assert found, line + process.stderr.read()
         port = int(found.group(1))
         with smtplib.SMTP("127.0.0.1", port, timeout=10) as client:
             assert client.sendmail(OUTSIDER, [ALICE], make_message()) == {}
             with pytest.raises(smtplib.SMTPRecipientsRefused):
                 client.sendmail(OUTSIDER, ["x@example.net"], make_message())
+        assert process.stdout is not None
         row_line = process.stdout.readline()
         assert ALICE in row_line and "DEFAULT" in row_line and "delivered" in row_line
         process.send_signal(signal.SIGINT)

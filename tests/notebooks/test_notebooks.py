@@ -11,6 +11,7 @@ import importlib.util
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ NOTEBOOKS = ROOT / "notebooks"
 
 def _tool():
     spec = importlib.util.spec_from_file_location("fnkit_notebook_tool", ROOT / "tools" / "notebooks.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -68,16 +70,21 @@ def test_no_output_holds_a_varying_value(path):
 # --- what a committed notebook may show ----------------------------------------------------------------
 
 
-def _nb(*cells: dict) -> dict:
+def _nb(*cells: dict[str, Any]) -> dict[str, Any]:
     return {"cells": list(cells), "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
-def _code(source: str, *outputs: dict, count: int = 1, tags: list | None = None) -> dict:
-    return {"cell_type": "code", "source": source, "metadata": {"tags": tags} if tags else {},
-            "execution_count": count, "outputs": list(outputs)}
+def _code(source: str, *outputs: dict[str, Any], count: int = 1, tags: list[Any] | None = None) -> dict[str, Any]:
+    return {
+        "cell_type": "code",
+        "source": source,
+        "metadata": {"tags": tags} if tags else {},
+        "execution_count": count,
+        "outputs": list(outputs),
+    }
 
 
-def _result(data: dict, metadata: dict | None = None) -> dict:
+def _result(data: dict[str, Any], metadata: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"output_type": "execute_result", "execution_count": 1, "data": data, "metadata": metadata or {}}
 
 
@@ -87,8 +94,10 @@ TEACHES = _result({"text/plain": "BatchOutcome(kind='partial')"})
 
 
 def test_outputs_of_a_live_widget_or_of_the_machine_are_cleared_and_their_cell_tagged(tmp_path):
-    nb = tool.normalise(_nb(_code("slider", WIDGET), _code("check_environment()", MACHINE), _code("outcome", TEACHES)),
-                        tmp_path / "lesson.ipynb")
+    nb = tool.normalise(
+        _nb(_code("slider", WIDGET), _code("check_environment()", MACHINE), _code("outcome", TEACHES)),
+        tmp_path / "lesson.ipynb",
+    )
     widget, machine, teaches = nb["cells"]
     for cell in (widget, machine):
         assert cell["outputs"] == [] and cell["metadata"]["tags"] == [tool.IGNORE_TAG]
@@ -96,14 +105,23 @@ def test_outputs_of_a_live_widget_or_of_the_machine_are_cleared_and_their_cell_t
     assert teaches["outputs"] and "tags" not in teaches["metadata"]
 
 
-@pytest.mark.parametrize("output, why", [
-    (WIDGET, "a live widget"),
-    (MACHINE, "varies"),
-    (_result({"text/plain": "EventBuilder('queue': 3 record(s), valid queue event, from the form)"}), "text stand-in of a widget"),
-    (_result({"text/plain": "IntSlider(value=3, description='Widgets:', max=10)"}), "text stand-in of a widget"),
-    (_result({"text/html": "<div class='fnkit-environment'>✔</div>"}), "shows this machine"),
-    ({"output_type": "stream", "name": "stdout", "text": "/home/ada/fnkit/.venv/lib/python3.11/site-packages\n"}, "shows this machine"),
-])
+@pytest.mark.parametrize(
+    ("output", "why"),
+    [
+        (WIDGET, "a live widget"),
+        (MACHINE, "varies"),
+        (
+            _result({"text/plain": "EventBuilder('queue': 3 record(s), valid queue event, from the form)"}),
+            "text stand-in of a widget",
+        ),
+        (_result({"text/plain": "IntSlider(value=3, description='Widgets:', max=10)"}), "text stand-in of a widget"),
+        (_result({"text/html": "<div class='fnkit-environment'>✔</div>"}), "shows this machine"),
+        (
+            {"output_type": "stream", "name": "stdout", "text": "/home/ada/fnkit/.venv/lib/python3.11/site-packages\n"},
+            "shows this machine",
+        ),
+    ],
+)
 def test_a_committed_notebook_holding_a_misleading_output_fails_the_check(tmp_path, output, why):
     path = tmp_path / "lesson.ipynb"
     path.write_text(json.dumps(_nb(_code("x", output))), encoding="utf-8")
@@ -116,8 +134,11 @@ def test_a_tagged_cell_holds_no_output():
     assert nb["cells"][0]["outputs"] == []
 
 
-@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")) + sorted((NOTEBOOKS / "solutions").glob("*.ipynb")),
-                         ids=lambda p: str(p.relative_to(NOTEBOOKS)))
+@pytest.mark.parametrize(
+    "path",
+    sorted(NOTEBOOKS.glob("*.ipynb")) + sorted((NOTEBOOKS / "solutions").glob("*.ipynb")),
+    ids=lambda p: str(p.relative_to(NOTEBOOKS)),
+)
 def test_every_lesson_still_compares_the_outputs_that_teach(path):
     cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
     compared = [c for c in cells if tool.IGNORE_TAG not in c["metadata"].get("tags", []) and c["outputs"]]
@@ -127,8 +148,9 @@ def test_every_lesson_still_compares_the_outputs_that_teach(path):
 def test_the_first_notebook_commits_neither_its_environment_check_nor_its_widgets():
     cells = json.loads((NOTEBOOKS / "00_start_here.ipynb").read_text(encoding="utf-8"))["cells"]
     for cell in cells:
-        if cell["cell_type"] == "code" and ("check_environment" in "".join(cell["source"])
-                                            or "IntSlider" in "".join(cell["source"])):
+        if cell["cell_type"] == "code" and (
+            "check_environment" in "".join(cell["source"]) or "IntSlider" in "".join(cell["source"])
+        ):
             assert cell["outputs"] == [] and tool.IGNORE_TAG in cell["metadata"]["tags"]
 
 
@@ -162,11 +184,14 @@ def test_marked_answers_become_placeholders():
     )
 
 
-@pytest.mark.parametrize("source, says", [
-    ("    # answer: x\n    y = 1\n", "without its '# end answer'"),
-    ("    # end answer\n", "without its '# answer'"),
-    ("    if x:  # answer\n", "not one whole statement"),
-])
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("    # answer: x\n    y = 1\n", "without its '# end answer'"),
+        ("    # end answer\n", "without its '# answer'"),
+        ("    if x:  # answer\n", "not one whole statement"),
+    ],
+)
 def test_a_broken_marker_is_named_with_its_line(source, says):
     with pytest.raises(tool.MarkerError, match=says):
         tool.strip_answers(source, "solutions/x.ipynb cell 3")
@@ -186,8 +211,12 @@ def test_an_exercise_that_drifts_from_its_solution_is_caught(tmp_path, monkeypat
     assert tool.twins() == []
     exercise["cells"][0]["source"] = "def h(e, c):\n    return 2"
     (tmp_path / "exercises" / "a.ipynb").write_text(tool.render(exercise), encoding="utf-8")
-    assert tool.twins() == ["exercises/a.ipynb is not solutions/a.ipynb minus its marked answers "
-                            "(run: .venv/bin/python tools/notebooks.py exercises a.ipynb)"]
+    assert tool.twins() == [
+        (
+            "exercises/a.ipynb is not solutions/a.ipynb minus its marked answers "
+            "(run: .venv/bin/python tools/notebooks.py exercises a.ipynb)"
+        )
+    ]
     unmarked = _nb(_code("def h(e, c):\n    return 1", TEACHES))
     (tmp_path / "solutions" / "a.ipynb").write_text(json.dumps(unmarked), encoding="utf-8")
     assert tool.twins() == ["solutions/a.ipynb: no answer is marked (# answer ... # end answer)"]

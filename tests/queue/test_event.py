@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 import math
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ def _fires(report, rule: str, path: str | None = None, severity: str = "error") 
     assert hits, f"expected a {severity} citing {rule}{' at ' + path if path else ''}, got {list(report)}"
 
 
-def _with_record(event: dict, n: int) -> dict:
+def _with_record(event: dict[str, Any], n: int) -> dict[str, Any]:
     """The event grown to n records by copying the first with fresh ids."""
     out = copy.deepcopy(event)
     first = out["Records"][0]
@@ -163,7 +164,9 @@ def test_g1_unknown_top_level_key_warns(event):
 # --- QS2: record fields ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field", ["messageId", "receiptHandle", "body", "messageAttributes", "md5OfBody", "eventSourceARN", "awsRegion"])
+@pytest.mark.parametrize(
+    "field", ["messageId", "receiptHandle", "body", "messageAttributes", "md5OfBody", "eventSourceARN", "awsRegion"]
+)
 def test_qs2_every_record_field_is_required(event, field):
     del event["Records"][1][field]
     report = queue.validate_event(event)
@@ -171,7 +174,10 @@ def test_qs2_every_record_field_is_required(event, field):
     assert report.errors[0].code == "missing"
 
 
-@pytest.mark.parametrize(("field", "value"), [("messageId", 12), ("body", {"a": 1}), ("body", None), ("md5OfBody", None), ("awsRegion", ["us-east-1"])])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("messageId", 12), ("body", {"a": 1}), ("body", None), ("md5OfBody", None), ("awsRegion", ["us-east-1"])],
+)
 def test_qs2_record_fields_have_their_types(event, field, value):
     event["Records"][0][field] = value
     report = queue.validate_event(event)
@@ -201,7 +207,9 @@ def test_unknown_record_key_warns_with_a_case_hint(event):
 # --- QS3 / Q4: attributes ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", ["ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp"])
+@pytest.mark.parametrize(
+    "key", ["ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp"]
+)
 def test_qs3_the_four_attributes_are_present(event, key):
     del event["Records"][0]["attributes"][key]
     _fires(queue.validate_event(event), "QS3", f"$.Records[0].attributes.{key}")
@@ -394,7 +402,12 @@ def test_q12_the_builder_takes_the_region_from_the_arn():
 def test_q12_message_attributes_in_the_event_shape():
     event = queue.build_event(["x"], message_attributes={"Title": "The Whistler", "Raw": b"\x00\x01", "N": 6})
     attrs = event["Records"][0]["messageAttributes"]
-    assert attrs["Title"] == {"stringValue": "The Whistler", "stringListValues": [], "binaryListValues": [], "dataType": "String"}
+    assert attrs["Title"] == {
+        "stringValue": "The Whistler",
+        "stringListValues": [],
+        "binaryListValues": [],
+        "dataType": "String",
+    }
     assert attrs["Raw"]["binaryValue"] == "AAE=" and attrs["Raw"]["dataType"] == "Binary"
     assert attrs["N"]["dataType"] == "Number" and attrs["N"]["stringValue"] == "6"
     assert queue.validate_event(event).ok
@@ -462,7 +475,9 @@ def test_q13_md5_of_body_is_of_the_utf8_bytes():
 
 
 def test_q13_md5_of_message_attributes_golden_value():
-    event_shaped = {name: {**a, "stringListValues": [], "binaryListValues": []} for name, a in GOLDEN_ATTRIBUTES.items()}
+    event_shaped = {
+        name: {**a, "stringListValues": [], "binaryListValues": []} for name, a in GOLDEN_ATTRIBUTES.items()
+    }
     assert queue.md5_of_message_attributes(event_shaped) == "d25a6aea97eb8f585bfa92d314504a92"
 
 
@@ -504,7 +519,15 @@ def test_q13_binary_attributes_use_transport_byte_two():
 
     value = b"\x00\xffdata"
     attrs = {"Blob": {"dataType": "Binary", "binaryValue": base64.b64encode(value).decode()}}
-    buf = struct.pack(">I", 4) + b"Blob" + struct.pack(">I", 6) + b"Binary" + b"\x02" + struct.pack(">I", len(value)) + value
+    buf = (
+        struct.pack(">I", 4)
+        + b"Blob"
+        + struct.pack(">I", 6)
+        + b"Binary"
+        + b"\x02"
+        + struct.pack(">I", len(value))
+        + value
+    )
     assert queue.md5_of_message_attributes(attrs) == hashlib.md5(buf).hexdigest()
 
 
@@ -605,19 +628,30 @@ def test_queue_arn_helper():
 
 def test_parse_gives_frozen_dataclasses_with_snake_case_fields(fifo_event):
     parsed = queue.parse_event(fifo_event)
-    assert dataclasses.is_dataclass(parsed) and type(parsed).__name__ == "QueueEvent"
+    assert type(parsed).__name__ == "QueueEvent"
     record = parsed.records[1]
     assert record.message_id == fifo_event["Records"][1]["messageId"]
     assert record.receipt_handle.startswith("AQEB")
     assert record.attributes.message_group_id == "g"
     assert record.attributes.approximate_first_receive_timestamp.isdigit()
     names = {f.name for f in dataclasses.fields(record)}
-    assert names == {"message_id", "receipt_handle", "body", "attributes", "message_attributes", "md5_of_message_attributes",
-                     "md5_of_body", "event_source", "event_source_arn", "aws_region"}
+    assert names == {
+        "message_id",
+        "receipt_handle",
+        "body",
+        "attributes",
+        "message_attributes",
+        "md5_of_message_attributes",
+        "md5_of_body",
+        "event_source",
+        "event_source_arn",
+        "aws_region",
+    }
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.body = "x"
     with pytest.raises(dataclasses.FrozenInstanceError):
         parsed.records = ()
+    assert dataclasses.is_dataclass(parsed)
 
 
 def test_parse_message_attributes():
@@ -627,8 +661,15 @@ def test_parse_message_attributes():
     assert parsed.records[0].md5_of_message_attributes == "d25a6aea97eb8f585bfa92d314504a92"
 
 
-@pytest.mark.parametrize("wrap", [json.dumps, lambda e: json.dumps(e).encode(), lambda e: fnkit.Raw(json.dumps(e)),
-                                  lambda e: memoryview(json.dumps(e).encode())])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        json.dumps,
+        lambda e: json.dumps(e).encode(),
+        lambda e: fnkit.Raw(json.dumps(e)),
+        lambda e: memoryview(json.dumps(e).encode()),
+    ],
+)
 def test_parse_reads_json_text_bytes_and_raw(event, wrap):
     assert queue.parse_event(wrap(event)).records[2].body == "third"
 
@@ -678,14 +719,17 @@ def test_report_frame_of_a_broken_event(event):
 # --- real-world events (issue 11): the right verdict for the right reason ---------------------------
 
 
-@pytest.mark.parametrize("arn, words", [
-    ("arn:provider:sqs:us-east-1:123456789012:my queue", "a space at position 42"),
-    ("arn:provider:sqs:us-east-1:123456789012:orders\n", "a line break"),
-    ("arn:provider:sqs:us-east-1:orders", "5 colon-separated part(s)"),
-    ("arn:provider:sqs::123456789012:orders", "no region"),
-    ("arn:provider:sqs:us-east-1::orders", "no account"),
-    ("arn:provider:sqs:us-east-1:123456789012:", "no queue name"),
-])
+@pytest.mark.parametrize(
+    ("arn", "words"),
+    [
+        ("arn:provider:sqs:us-east-1:123456789012:my queue", "a space at position 42"),
+        ("arn:provider:sqs:us-east-1:123456789012:orders\n", "a line break"),
+        ("arn:provider:sqs:us-east-1:orders", "5 colon-separated part(s)"),
+        ("arn:provider:sqs::123456789012:orders", "no region"),
+        ("arn:provider:sqs:us-east-1::orders", "no account"),
+        ("arn:provider:sqs:us-east-1:123456789012:", "no queue name"),
+    ],
+)
 def test_qs2_an_arn_with_whitespace_or_missing_parts_is_an_error_that_says_which(event, arn, words):
     event["Records"][1]["eventSourceARN"] = arn
     report = queue.validate_event(event)
@@ -699,7 +743,7 @@ def test_qs2_an_arn_of_another_account_form_is_accepted(event):
     assert len(queue.validate_event(event)) == 0
 
 
-def _placeholder_fifo(n: int = 3) -> dict:
+def _placeholder_fifo(n: int = 3) -> dict[str, Any]:
     event = queue.build_event([f"m{i}" for i in range(n)], fifo=True, group_ids=["g"] * n, seed=5)
     for record in event["Records"]:
         record["eventSourceARN"] = "arn:provider:sqs:us-east-1:123456789012:orders"
@@ -752,8 +796,10 @@ def test_q12_non_empty_reserved_lists_are_named_and_left_out_of_the_digest():
     event["Records"][0]["md5OfMessageAttributes"] = "0" * 32
     report = queue.validate_event(event)
     [mismatch] = report.errors
-    assert mismatch.rule == "Q13" and "without the reserved lists (Title.stringListValues, WeeksOn.binaryListValues)" \
-        in mismatch.message
+    assert (
+        mismatch.rule == "Q13"
+        and "without the reserved lists (Title.stringListValues, WeeksOn.binaryListValues)" in mismatch.message
+    )
 
 
 def test_q12_a_missing_digest_is_said_to_be_missing():
@@ -766,10 +812,15 @@ def test_q12_a_missing_digest_is_said_to_be_missing():
 
 def test_g0_a_byte_order_mark_is_named_and_the_content_still_checked(event):
     event["Records"][2]["md5OfBody"] = "0" * 32
-    for data in (b"\xef\xbb\xbf" + json.dumps(event).encode(), "\ufeff" + json.dumps(event),
-                 fnkit.Raw(b"\xef\xbb\xbf" + json.dumps(event, indent=2).replace("\n", "\r\n").encode())):
+    for data in (
+        b"\xef\xbb\xbf" + json.dumps(event).encode(),
+        "\ufeff" + json.dumps(event),
+        fnkit.Raw(b"\xef\xbb\xbf" + json.dumps(event, indent=2).replace("\n", "\r\n").encode()),
+    ):
         report = queue.validate_event(data)
         assert [(i.path, i.severity, i.rule) for i in report] == [
-            ("$", "warning", "G0"), ("$.Records[2].md5OfBody", "error", "Q13")]
+            ("$", "warning", "G0"),
+            ("$.Records[2].md5OfBody", "error", "Q13"),
+        ]
         assert "byte-order mark" in report[0].message
         assert report == EVENT_CONTRACT.located(data)

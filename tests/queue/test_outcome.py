@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from typing import Any
 
 import pytest
 
@@ -28,12 +29,16 @@ def _assert_all_failed(result, ids, rule="Q8"):
     assert list(result.failed_ids) == ids
     assert result.deleted_ids == ()
     assert result.rule == rule, (result.rule, result.reason, list(result.issues))
-    assert "Every message returns" in result.reason or "whole batch returns" in result.reason or "every message returns" in result.reason
+    assert (
+        "Every message returns" in result.reason
+        or "whole batch returns" in result.reason
+        or "every message returns" in result.reason
+    )
 
 
 # --- Q8: the four complete-success forms ----------------------------------------------------------
 
-SUCCESS_FORMS = [None, {}, {"batchItemFailures": None}, {"batchItemFailures": []}]
+SUCCESS_FORMS: list[dict[str, Any] | None] = [None, {}, {"batchItemFailures": None}, {"batchItemFailures": []}]
 SUCCESS_IDS = ["null", "empty-object", "null-list", "empty-list"]
 
 
@@ -61,7 +66,9 @@ def test_q8_complete_success_forms_on_a_fifo_batch(fifo_event, response):
 # --- Q8: the five complete-failure forms ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ['{"batchItemFailures": [', "", "undefined", b"\xff", '{"batchItemFailures": [], "x": NaN}'])
+@pytest.mark.parametrize(
+    "text", ['{"batchItemFailures": [', "", "undefined", b"\xff", '{"batchItemFailures": [], "x": NaN}']
+)
 def test_q8_invalid_json_fails_the_whole_batch(event, ids, text):
     result = queue.outcome(event, fnkit.Raw(text))
     _assert_all_failed(result, ids)
@@ -147,8 +154,17 @@ def test_q8_partial_on_the_real_documented_event(real_event):
 # --- Q8a / Q8b / Q8c (inferred) ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("response", [[], 3, True, {"batchItemFailures": {}}, {"batchItemFailures": ["id"]},
-                                      {"batchItemFailures": [{"itemIdentifier": 1}]}])
+@pytest.mark.parametrize(
+    "response",
+    [
+        [],
+        3,
+        True,
+        {"batchItemFailures": {}},
+        {"batchItemFailures": ["id"]},
+        {"batchItemFailures": [{"itemIdentifier": 1}]},
+    ],
+)
 def test_q8a_other_shapes_fail_the_whole_batch_and_say_inferred(event, ids, response):
     result = queue.outcome(event, response)
     _assert_all_failed(result, ids, rule="Q8a")
@@ -249,6 +265,7 @@ def test_q6_a_raising_handler_fails_the_whole_batch(event, ids):
     result = queue.run(handler, event)
     _assert_all_failed(result, ids, rule="Q6")
     assert "RuntimeError" in result.reason
+    assert result.invocation is not None
     assert result.invocation.status == "error"
     assert [i.rule for i in result.issues.errors] == ["H3"]
 
@@ -263,6 +280,7 @@ def test_q6_a_timed_out_handler_fails_the_whole_batch_quickly(event, ids):
     assert time.monotonic() - started < 2.0
     _assert_all_failed(result, ids, rule="Q6")
     assert "timed out" in result.reason
+    assert result.invocation is not None
     assert result.invocation.timed_out
     assert [i.rule for i in result.issues.errors] == ["H4"]
 
@@ -273,7 +291,7 @@ def test_q6_wins_over_reporting_off(event, ids):
 
 
 def test_q6_from_an_invocation_given_to_outcome(event, ids):
-    inv = fnkit.invoke(lambda e, c: [][1], event)
+    inv = fnkit.invoke(lambda e, c: [].pop(), event)  # the handler raises IndexError
     _assert_all_failed(queue.outcome(event, inv), ids, rule="Q6")
 
 
@@ -285,6 +303,7 @@ def test_run_partial_failure_from_a_real_handler(event, ids):
 
     result = queue.run(handler, event)
     assert result.kind == "partial" and result.failed_ids == (ids[1],)
+    assert result.invocation is not None
     assert result.invocation.status == "returned"
     assert "failed: [" in result.invocation.logs
 
@@ -395,4 +414,5 @@ def test_every_outcome_rule_is_in_the_catalogue(event, ids, fifo_event):
             result = queue.outcome(event, response, report_batch_item_failures=reporting)
             fnkit.rules.get(result.rule)
             for issue in result.issues:
+                assert issue.rule is not None
                 fnkit.rules.get(issue.rule)

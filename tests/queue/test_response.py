@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import fnkit
 from fnkit import queue
 
 
-def _rules(report) -> list:
+def _rules(report) -> list[Any]:
     return [i.rule for i in report]
 
 
@@ -28,10 +30,12 @@ def test_qs6_the_response_shape_declares_batch_item_failures():
 
 @pytest.mark.parametrize(
     ("value", "path"),
-    [({"batchItemFailures": "x"}, "$.batchItemFailures"),
-     ({"batchItemFailures": [{"itemIdentifier": 3}]}, "$.batchItemFailures[0].itemIdentifier"),
-     ({"batchItemFailures": [{}]}, "$.batchItemFailures[0].itemIdentifier"),
-     ([], "$")],
+    [
+        ({"batchItemFailures": "x"}, "$.batchItemFailures"),
+        ({"batchItemFailures": [{"itemIdentifier": 3}]}, "$.batchItemFailures[0].itemIdentifier"),
+        ({"batchItemFailures": [{}]}, "$.batchItemFailures[0].itemIdentifier"),
+        ([], "$"),
+    ],
 )
 def test_qs6_the_shape_walk_cites_qs6(value, path):
     issues = queue.RESPONSE_SHAPE.walk(value)
@@ -46,8 +50,11 @@ def test_qs6_the_shape_accepts_the_contract_forms(value):
 # --- the four complete-success forms ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("response", [None, {}, {"batchItemFailures": None}, {"batchItemFailures": []}],
-                         ids=["null", "empty-object", "null-list", "empty-list"])
+@pytest.mark.parametrize(
+    "response",
+    [None, {}, {"batchItemFailures": None}, {"batchItemFailures": []}],
+    ids=["null", "empty-object", "null-list", "empty-list"],
+)
 def test_complete_success_forms_are_valid(response, event):
     report = queue.validate_response(response, event=event)
     assert report.ok and len(report) == 0
@@ -67,7 +74,9 @@ def test_listed_messages_of_the_batch_are_valid(event, ids):
 # --- the five complete-failure forms ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ['{"batchItemFailures": [', "", "not json", "{'single': 'quotes'}", b"\xff\xfe", "NaN"])
+@pytest.mark.parametrize(
+    "text", ['{"batchItemFailures": [', "", "not json", "{'single': 'quotes'}", b"\xff\xfe", "NaN"]
+)
 def test_q8_invalid_json_is_an_error(text):
     report = queue.validate_response(fnkit.Raw(text))
     assert not report.ok and _rules(report) == ["Q8"]
@@ -112,13 +121,18 @@ def test_without_an_event_ids_are_not_matched():
 
 @pytest.mark.parametrize(
     ("response", "path"),
-    [([], "$"), (2.5, "$"), (0, "$"), (True, "$"),
-     ({"batchItemFailures": {}}, "$.batchItemFailures"),
-     ({"batchItemFailures": "id"}, "$.batchItemFailures"),
-     ({"batchItemFailures": 0}, "$.batchItemFailures"),
-     ({"batchItemFailures": ["id"]}, "$.batchItemFailures[0]"),
-     ({"batchItemFailures": [{"itemIdentifier": 5}]}, "$.batchItemFailures[0].itemIdentifier"),
-     ({"batchItemFailures": [{"itemIdentifier": ["id"]}]}, "$.batchItemFailures[0].itemIdentifier")],
+    [
+        ([], "$"),
+        (2.5, "$"),
+        (0, "$"),
+        (True, "$"),
+        ({"batchItemFailures": {}}, "$.batchItemFailures"),
+        ({"batchItemFailures": "id"}, "$.batchItemFailures"),
+        ({"batchItemFailures": 0}, "$.batchItemFailures"),
+        ({"batchItemFailures": ["id"]}, "$.batchItemFailures[0]"),
+        ({"batchItemFailures": [{"itemIdentifier": 5}]}, "$.batchItemFailures[0].itemIdentifier"),
+        ({"batchItemFailures": [{"itemIdentifier": ["id"]}]}, "$.batchItemFailures[0].itemIdentifier"),
+    ],
 )
 def test_q8a_other_shapes_are_errors(response, path):
     report = queue.validate_response(response)
@@ -132,7 +146,9 @@ def test_q8a_json_text_of_a_list():
 # --- Q8b: misspelled top-level key (inferred) -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", ["BatchItemFailures", "batchitemfailures", "batch_item_failures", "batchItemFailure", "failures"])
+@pytest.mark.parametrize(
+    "key", ["BatchItemFailures", "batchitemfailures", "batch_item_failures", "batchItemFailure", "failures"]
+)
 def test_q8b_misspelled_key_is_a_loud_warning(event, ids, key):
     report = queue.validate_response({key: [{"itemIdentifier": ids[0]}]}, event=event)
     assert report.ok  # the platform reads it as success...
@@ -178,14 +194,16 @@ def test_q7_nothing_to_lose_nothing_to_warn(response):
 # --- never raises -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("response", [{1, 2}, object(), {(1,): 2}, {"batchItemFailures": [{1: 2}]}, float("nan"),
-                                      memoryview(b"{}"), bytearray(b"[]")])
+@pytest.mark.parametrize(
+    "response",
+    [{1, 2}, object(), {(1,): 2}, {"batchItemFailures": [{1: 2}]}, float("nan"), memoryview(b"{}"), bytearray(b"[]")],
+)
 def test_odd_values_give_a_report(response):
     assert isinstance(queue.validate_response(response), fnkit.Report)
 
 
 def test_deeply_nested_response_gives_a_report():
-    deep: list = []
+    deep: list[Any] = []
     cur = deep
     for _ in range(5000):
         cur.append([])
@@ -195,6 +213,11 @@ def test_deeply_nested_response_gives_a_report():
 
 
 def test_the_order_of_issues_follows_the_list(event, ids):
-    report = queue.validate_response({"batchItemFailures": [{"itemIdentifier": ""}, {"itemIdentifier": None}, {"id": ids[0]}]}, event=event)
+    report = queue.validate_response(
+        {"batchItemFailures": [{"itemIdentifier": ""}, {"itemIdentifier": None}, {"id": ids[0]}]}, event=event
+    )
     assert [i.path for i in report] == [
-        "$.batchItemFailures[0].itemIdentifier", "$.batchItemFailures[1].itemIdentifier", "$.batchItemFailures[2].itemIdentifier"]
+        "$.batchItemFailures[0].itemIdentifier",
+        "$.batchItemFailures[1].itemIdentifier",
+        "$.batchItemFailures[2].itemIdentifier",
+    ]

@@ -42,13 +42,16 @@ def test_poison_message_is_retried_until_the_dead_letter_queue():
     run = sim.run(fail_bodies("poison"))
     poison = next(m for m in run.messages if m.body == "poison")
     assert poison.final_state == "dead-lettered"
-    assert poison.receive_count == 3            # Q5: seen at most max_receive_count times
+    assert poison.receive_count == 3  # Q5: seen at most max_receive_count times
     assert [d["time_s"] for d in run.timeline(poison.message_id)] == [0.0, 30.0, 60.0, pytest.approx(90.0, abs=0.2)]
     assert run.timeline(poison.message_id)[-1]["rule"] == "Q5"
     assert run.dead_letter_queue == [poison]
     # the record shows the receive count as a string, "1" on first delivery (Q4)
-    counts = [inv.event["Records"][0]["attributes"]["ApproximateReceiveCount"] for inv in run.invocations
-              if poison.message_id in inv.message_ids]
+    counts = [
+        inv.event["Records"][0]["attributes"]["ApproximateReceiveCount"]
+        for inv in run.invocations
+        if poison.message_id in inv.message_ids
+    ]
     assert counts == ["1", "2", "3"]
 
 
@@ -57,7 +60,7 @@ def test_without_a_dead_letter_queue_a_poison_message_stays_queued_until_the_end
     sim.send("poison")
     run = sim.run(fail_bodies("poison"), until_s=120)
     assert run.messages[0].final_state == "queued"
-    assert run.messages[0].receive_count == 5   # t = 0, 30, 60, 90, 120
+    assert run.messages[0].receive_count == 5  # t = 0, 30, 60, 90, 120
     assert run.summary()["queued"] == 1
 
 
@@ -75,6 +78,7 @@ def test_a_raising_handler_returns_the_whole_batch_and_deletes_nothing():
         sim.send(f"m{i}")
     run = sim.run(flaky)
     first = run.invocations[0].outcome
+    assert first is not None
     assert first.kind == "failure" and first.rule == "Q6"
     assert run.invocations[1].time_s == pytest.approx(30.0)
     assert run.summary()["deleted"] == 4
@@ -83,7 +87,7 @@ def test_a_raising_handler_returns_the_whole_batch_and_deletes_nothing():
 
 def test_a_handler_past_its_virtual_timeout_fails_the_batch_without_real_waiting():
     def slow(event, context):
-        context.sleep(10)          # virtual seconds
+        context.sleep(10)  # virtual seconds
         return None
 
     sim = queue.QueueSim(function_timeout_s=3, visibility_timeout_s=30, max_receive_count=2, seed=5)
@@ -91,7 +95,7 @@ def test_a_handler_past_its_virtual_timeout_fails_the_batch_without_real_waiting
     started = time.perf_counter()
     run = sim.run(slow)
     assert time.perf_counter() - started < 2
-    assert [inv.outcome.rule for inv in run.invocations] == ["Q6", "Q6"]
+    assert [inv.outcome.rule if inv.outcome else None for inv in run.invocations] == ["Q6", "Q6"]
     assert run.messages[0].final_state == "dead-lettered"
 
 
@@ -104,8 +108,10 @@ def test_a_handler_that_really_hangs_is_cut_at_the_real_timeout():
     started = time.perf_counter()
     run = sim.run(hang)
     assert time.perf_counter() - started < 5
-    assert run.invocations[0].outcome.kind == "failure"
-    assert run.invocations[0].outcome.invocation.timed_out
+    outcome = run.invocations[0].outcome
+    assert outcome is not None and outcome.invocation is not None
+    assert outcome.kind == "failure"
+    assert outcome.invocation.timed_out
 
 
 def test_reporting_off_deletes_reported_failures_and_warns():
@@ -115,6 +121,7 @@ def test_reporting_off_deletes_reported_failures_and_warns():
     run = sim.run(fail_bodies("bad"))
     assert run.summary()["deleted"] == 2
     outcome = run.invocations[0].outcome
+    assert outcome is not None
     assert outcome.rule == "Q7" and outcome.inferred
     assert [w.rule for w in outcome.issues.warnings] == ["Q7"]
     assert run.summary()["lost-failure warnings"] == 1
@@ -133,9 +140,11 @@ def test_fifo_reporting_only_the_failed_message_breaks_the_group_order():
     first = run.invocations[0]
     assert [d.message.body for d in first.deliveries] == ["a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3"]
     warnings = first.outcome.issues.warnings
-    assert [w.rule for w in warnings] == ["Q10", "Q10"]      # a2 and a3 follow a1 unlisted
+    assert [w.rule for w in warnings] == ["Q10", "Q10"]  # a2 and a3 follow a1 unlisted
     assert run.summary()["ordering warnings"] >= 2
-    deleted_before_a1 = [m.body for m in run.messages if m.deleted_s is not None and m.deleted_s < 30 and m.body.startswith("a")]
+    deleted_before_a1 = [
+        m.body for m in run.messages if m.deleted_s is not None and m.deleted_s < 30 and m.body.startswith("a")
+    ]
     assert deleted_before_a1 == ["a0", "a2", "a3"]
 
 
@@ -170,7 +179,7 @@ def test_fifo_group_waits_while_its_message_is_in_flight():
     batches = [[d.message.body for d in inv.deliveries] for inv in run.invocations]
     # a batch may mix groups, and group a is delivered strictly in order, one batch at a time
     assert batches[0] == ["a0", "a1"]
-    assert batches[1] == ["b0"]           # group a has a1 in flight: nothing of a until it returns
+    assert batches[1] == ["b0"]  # group a has a1 in flight: nothing of a until it returns
     assert batches[2] == ["a1", "a2"]
 
 
@@ -179,7 +188,7 @@ def test_fifo_deduplication_window_is_five_minutes_and_survives_deletion():
     assert sim.send("x", group_id="g", dedup_id="d1") is not None
     assert sim.send("x again", group_id="g", dedup_id="d1") is None
     sim.run(ok_handler)
-    assert sim.send("x", group_id="g", dedup_id="d1") is None       # deleted, still inside the window
+    assert sim.send("x", group_id="g", dedup_id="d1") is None  # deleted, still inside the window
     sim.now = 301
     assert sim.send("x", group_id="g", dedup_id="d1") is not None
     assert sim.deduplicated == 2
@@ -198,7 +207,7 @@ def test_content_based_deduplication_uses_the_body():
 
 
 @pytest.mark.parametrize(
-    "config, rule",
+    ("config", "rule"),
     [
         (dict(fifo=True, batch_size=11), "Q1"),
         (dict(batch_size=10_001, batch_window_s=1), "Q1"),
@@ -233,7 +242,7 @@ def test_large_batches_need_a_window_and_respect_the_payload_limit():
         sim.send(big)
     run = sim.run(ok_handler)
     sizes = [len(inv.deliveries) for inv in run.invocations]
-    assert max(sizes) < 50 and sum(sizes) == 50           # 6 MB per invocation (Q1)
+    assert max(sizes) < 50 and sum(sizes) == 50  # 6 MB per invocation (Q1)
     assert run.invocations[0].time_s == pytest.approx(2.0)  # the poller waited for the window
 
 
@@ -279,19 +288,21 @@ def test_same_seed_same_run():
 
 # --- invariants -----------------------------------------------------------------
 
-scenario = st.fixed_dictionaries({
-    "fifo": st.booleans(),
-    "n": st.integers(0, 40),
-    "batch_size": st.integers(1, 10),
-    "max_receive_count": st.one_of(st.none(), st.integers(1, 4)),
-    "fail_rate": st.floats(0, 1),
-    "crash_rate": st.floats(0, 0.3),
-    "junk_rate": st.floats(0, 0.2),
-    "guided": st.booleans(),
-    "seed": st.integers(0, 10_000),
-    "groups": st.integers(1, 4),
-    "dup_rate": st.floats(0, 0.3),
-})
+scenario = st.fixed_dictionaries(
+    {
+        "fifo": st.booleans(),
+        "n": st.integers(0, 40),
+        "batch_size": st.integers(1, 10),
+        "max_receive_count": st.one_of(st.none(), st.integers(1, 4)),
+        "fail_rate": st.floats(0, 1),
+        "crash_rate": st.floats(0, 0.3),
+        "junk_rate": st.floats(0, 0.2),
+        "guided": st.booleans(),
+        "seed": st.integers(0, 10_000),
+        "groups": st.integers(1, 4),
+        "dup_rate": st.floats(0, 0.3),
+    }
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -300,7 +311,9 @@ def test_no_message_is_lost_or_invented(s):
     import random
 
     rng = random.Random(s["seed"])
-    sim = queue.QueueSim(fifo=s["fifo"], batch_size=s["batch_size"], max_receive_count=s["max_receive_count"], seed=s["seed"])
+    sim = queue.QueueSim(
+        fifo=s["fifo"], batch_size=s["batch_size"], max_receive_count=s["max_receive_count"], seed=s["seed"]
+    )
     sent = []
     for i in range(s["n"]):
         body = f"m{i}"
@@ -311,7 +324,6 @@ def test_no_message_is_lost_or_invented(s):
             mid = sim.send(body)
         if mid is not None:
             sent.append(mid)
-    deliveries: dict[str, list[tuple[int, int]]] = {}
     handler_rng = random.Random(s["seed"] + 1)
 
     def handler(event, context):
@@ -341,25 +353,26 @@ def test_no_message_is_lost_or_invented(s):
     delivered_ids = [mid for inv in run.invocations for mid in inv.message_ids]
     assert set(delivered_ids) <= set(sent)
     for inv in run.invocations:
+        assert inv.outcome is not None
         for mid in inv.outcome.deleted_ids:
             # nothing is deleted except after a delivery whose outcome deleted it
             assert by_id[mid].final_state == "deleted"
+        assert inv.outcome is not None
         assert set(inv.outcome.failed_ids) | set(inv.outcome.deleted_ids) == set(inv.message_ids)
     for m in run.messages:
         if m.final_state == "deleted":
-            assert any(m.message_id in inv.outcome.deleted_ids for inv in run.invocations)
+            assert any(inv.outcome and m.message_id in inv.outcome.deleted_ids for inv in run.invocations)
         if s["max_receive_count"] is not None:
             assert m.receive_count <= s["max_receive_count"]
-    if s["fifo"]:
-        # one batch in flight per group and order kept: within a group, receives follow send order
-        # as long as the handler follows the guidance and nothing is dead-lettered mid-group
-        if s["guided"] and s["max_receive_count"] is None and summary["ordering warnings"] == 0:
-            deleted = sorted((m.deleted_s, m.index, m) for m in run.messages if m.final_state == "deleted")
-            per_group: dict[str, list[int]] = {}
-            for _, index, m in deleted:
-                per_group.setdefault(m.group_id, []).append(index)
-            for indexes in per_group.values():
-                assert indexes == sorted(indexes)
+    # FIFO: one batch in flight per group and order kept: within a group, receives follow send
+    # order as long as the handler follows the guidance and nothing is dead-lettered mid-group
+    if s["fifo"] and s["guided"] and s["max_receive_count"] is None and summary["ordering warnings"] == 0:
+        deleted = sorted((m.deleted_s, m.index, m) for m in run.messages if m.final_state == "deleted")
+        per_group: dict[str | None, list[int]] = {}
+        for _, index, m in deleted:
+            per_group.setdefault(m.group_id, []).append(index)
+        for indexes in per_group.values():
+            assert indexes == sorted(indexes)
 
 
 @settings(max_examples=40, deadline=None)
@@ -373,5 +386,6 @@ def test_same_seed_gives_the_same_run(seed, n):
 
     a, b = make(), make()
     assert [inv.event for inv in a.invocations] == [inv.event for inv in b.invocations]
-    assert [(m.message_id, m.final_state, m.receive_count) for m in a.messages] == \
-        [(m.message_id, m.final_state, m.receive_count) for m in b.messages]
+    assert [(m.message_id, m.final_state, m.receive_count) for m in a.messages] == [
+        (m.message_id, m.final_state, m.receive_count) for m in b.messages
+    ]

@@ -49,5 +49,6 @@ def test_a_fresh_factory_per_test(alb_event):
 def test_an_unknown_source_is_refused():
     with pytest.raises(ValueError, match="unknown source 'sns'"):
         event_factory("sns")
-    assert event_factory("mail")() == mail.build_event(mail_from="sender@example.org", recipients=["recipient@example.com"],
-                                                       subject="Hello", seed=0)
+    assert event_factory("mail")() == mail.build_event(
+        mail_from="sender@example.org", recipients=["recipient@example.com"], subject="Hello", seed=0
+    )

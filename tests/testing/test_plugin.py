@@ -12,14 +12,22 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_python(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
 
-def run_pytest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
+def run_pytest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_installing_fnkit_registers_the_plugin():
@@ -49,7 +57,8 @@ def test_without_the_plugin_the_fixtures_are_missing():
 
 
 def test_a_failing_user_test_shows_the_outcome_table(tmp_path):
-    (tmp_path / "test_service.py").write_text(textwrap.dedent('''
+    (tmp_path / "test_service.py").write_text(
+        textwrap.dedent("""
         from fnkit.testing import assert_outcome
 
         def handler(event, context):
@@ -57,7 +66,8 @@ def test_a_failing_user_test_shows_the_outcome_table(tmp_path):
 
         def test_everything_is_deleted(queue_event):
             assert_outcome(handler, queue_event(["first", "second"]), kind="success")
-    '''))
+    """)
+    )
     done = run_pytest("-q", "--rootdir", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1
     out = done.stdout

@@ -40,8 +40,17 @@ def test_alb_events_and_responses_are_valid(event, data):
 
 
 @settings(max_examples=30)
-@given(strategies.queue_events(fifo=True, dialect="aws", min_records=2, max_records=3,
-                               bodies=st.sampled_from(["x", "y"]), message_attributes=False, receive_counts=False))
+@given(
+    strategies.queue_events(
+        fifo=True,
+        dialect="aws",
+        min_records=2,
+        max_records=3,
+        bodies=st.sampled_from(["x", "y"]),
+        message_attributes=False,
+        receive_counts=False,
+    )
+)
 def test_queue_events_can_be_narrowed(event):
     records = event["Records"]
     assert 2 <= len(records) <= 3 and {r["body"] for r in records} <= {"x", "y"}
@@ -50,8 +59,14 @@ def test_queue_events_can_be_narrowed(event):
 
 
 @settings(max_examples=30)
-@given(strategies.mail_events(flow_direction="OUTBOUND", max_recipients=2, subject=st.just("Hi"),
-                              addresses=st.sampled_from(["a@example.com", "b@example.com", "c@example.com"])))
+@given(
+    strategies.mail_events(
+        flow_direction="OUTBOUND",
+        max_recipients=2,
+        subject=st.just("Hi"),
+        addresses=st.sampled_from(["a@example.com", "b@example.com", "c@example.com"]),
+    )
+)
 def test_mail_events_can_be_narrowed(event):
     assert event["flowDirection"] == "OUTBOUND" and event["subject"] == "Hi"
     assert 1 <= len(event["envelope"]["recipients"]) <= 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import linecache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
 
-def run_notebook_code(path: Path) -> tuple[dict, list]:
+def run_notebook_code(path: Path) -> tuple[dict[str, Any], list[Any]]:
     """Execute a notebook's code cells in one namespace (each cell a 'file' inspect can read); the check results."""
     results = []
     real_check = workshop.check
@@ -26,7 +27,7 @@ def run_notebook_code(path: Path) -> tuple[dict, list]:
         results.append(result)
         return result
 
-    namespace: dict = {"__name__": "__notebook__"}
+    namespace: dict[str, Any] = {"__name__": "__notebook__"}
     cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
     workshop.check = recording_check
     try:
@@ -54,7 +55,7 @@ def test_every_solution_passes_its_checks(name):
 
 @pytest.mark.parametrize("name", notebook_pairs())
 def test_every_learner_version_runs_and_names_each_placeholder(name):
-    namespace, results = run_notebook_code(NOTEBOOKS / "exercises" / name)
+    _, results = run_notebook_code(NOTEBOOKS / "exercises" / name)
     assert results
     for result in results:
         assert result.status == "not done yet", str(result)
@@ -75,23 +76,24 @@ def test_at_least_three_exercises_per_source_each_checked_in_a_notebook():
 
 
 def test_every_placeholder_is_named_with_its_line():
-    def half_done(event, context):
-        failures = []
-        for record in event["Records"]:
-            failures = ...
+    def half_done(event, context):  # a learner's cell, half written
+        failures: Any = []
+        for record in event["Records"]:  # noqa: B007 - not read yet
+            failures += ...
         return ...
 
     result = workshop.check("queue-partial", half_done)
     assert result.status == "not done yet" and not result.passed
     assert result.message.startswith("not done yet: half_done still holds 2 placeholders (...); replace each")
     first_line = half_done.__code__.co_firstlineno
-    assert result.problems == [f"line {first_line + 3} (in half_done): failures = ...",
-                               f"line {first_line + 4} (in half_done): return ..."]
+    assert result.problems == [
+        f"line {first_line + 3} (in half_done): failures += ...",
+        f"line {first_line + 4} (in half_done): return ...",
+    ]
 
 
 def test_one_placeholder_is_it():
-    def untouched(event, context):
-        ...
+    def untouched(event, context): ...
 
     result = workshop.check("queue-partial", untouched)
     assert "holds a placeholder (...); replace it with your code" in result.message
@@ -122,7 +124,7 @@ def swallows_everything(event, context):
     while True:
         try:
             time.sleep(1)
-        except BaseException:  # the learner's mistake: even a stop request is swallowed
+        except BaseException:  # noqa: BLE001 - the learner's mistake: even a stop request is swallowed
             pass
 
 
@@ -132,8 +134,9 @@ def test_a_handler_that_swallows_every_exception_is_killed_in_its_worker_process
     result = workshop.check(exercise, swallows_everything)
     after = fnkit.isolation.stats()
     assert result.status == "failed" and len(result.problems) == 1
-    assert result.problems[0].endswith("so it was stopped and the other cases were not run: look for a loop that "
-                                       "never ends.")
+    assert result.problems[0].endswith(
+        "so it was stopped and the other cases were not run: look for a loop that never ends."
+    )
     assert result.problems[0].count(". ") == 0  # one sentence
     assert after["workers_killed"] == before["workers_killed"] + 1  # a hard stop of its worker process
     assert after["abandoned_threads_total"] == before["abandoned_threads_total"]  # no thread of ours left spinning

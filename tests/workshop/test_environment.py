@@ -25,11 +25,16 @@ def test_every_check_is_shown_with_its_mark():
 def test_the_environment_check_says_exactly_what_to_fix(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "fnkit"\nrequires-python = ">=3.99"\n'
-        'dependencies = ["pandas>=2", "surely-not-installed-pkg>=1", "only-on-old-python>=1; python_version < \'3.0\'"]\n'
-        '[project.optional-dependencies]\nlab = ["ipywidgets>=99", "fnkit[extra]"]\nextra = ["pandas [performance] >= 2.0"]\n'
-        'dev = ["pytest>=8"]\n', encoding="utf-8")
+        'dependencies = ["pandas>=2", "surely-not-installed-pkg>=1", '
+        "\"only-on-old-python>=1; python_version < '3.0'\"]\n"
+        '[project.optional-dependencies]\nlab = ["ipywidgets>=99", "fnkit[extra]"]\n'
+        'extra = ["pandas [performance] >= 2.0"]\n'
+        'dev = ["pytest>=8"]\n',
+        encoding="utf-8",
+    )
     (tmp_path / "environment.yml").write_text(
-        "name: x\ndependencies:\n  - python=3.99\n  - pip\n  - pip:\n      - -e .[lab, dev]\n", encoding="utf-8")
+        "name: x\ndependencies:\n  - python=3.99\n  - pip\n  - pip:\n      - -e .[lab, dev]\n", encoding="utf-8"
+    )
     report = workshop.check_environment(tmp_path)
     assert not report.ok
     bad = {c.what: c for c in report.problems}

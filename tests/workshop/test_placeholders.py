@@ -1,4 +1,4 @@
-"""Every `...` left in a handler is found, with its line, and with its cell in a notebook (fnkit/workshop/_placeholders.py)."""
+"""Every `...` left in a handler is found, with its line and notebook cell (fnkit/workshop/_placeholders.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fnkit.workshop import placeholder_line, placeholders
 def test_every_placeholder_in_order_with_its_code():
     def handler(event, context):
         name = ...
-        if name:
+        if name is not None:
             ...  # answer here
         return {"x": [...]}
 

@@ -11,20 +11,32 @@ import base64
 import json
 import re
 import urllib.parse
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from fnkit import workshop
-from fnkit.workshop import EXECUTABLE_EXTENSIONS, FORMER_STAFF, BadOrder, add_disclaimer, attachment_names, mailbox_full, park, process_order
+from fnkit.workshop import (
+    EXECUTABLE_EXTENSIONS,
+    FORMER_STAFF,
+    BadOrder,
+    add_disclaimer,
+    attachment_names,
+    mailbox_full,
+    park,
+    process_order,
+)
 
-WRONG: list[tuple[str, object, list[str]]] = []  # (exercise id, handler, words the first finding must hold)
-RIGHT: list[tuple[str, object]] = []
+WRONG: list[tuple[str, Callable[..., Any], list[str]]] = []  # (exercise id, handler, words the first finding must hold)
+RIGHT: list[tuple[str, Callable[..., Any]]] = []
 
 
 def wrong(exercise_id: str, *words: str):
     def register(fn):
         WRONG.append((exercise_id, fn, list(words)))
         return fn
+
     return register
 
 
@@ -32,6 +44,7 @@ def right(exercise_id: str):
     def register(fn):
         RIGHT.append((exercise_id, fn))
         return fn
+
     return register
 
 
@@ -65,8 +78,12 @@ def message_id_under_the_key_message_id(event, context):
     return {"batchItemFailures": [{"messageId": mid} for mid in _bad_ids(event)]}
 
 
-@wrong("queue-partial", "you listed the receiptHandle", "matches itemIdentifier against messageId",
-       'list record["messageId"] instead')
+@wrong(
+    "queue-partial",
+    "you listed the receiptHandle",
+    "matches itemIdentifier against messageId",
+    'list record["messageId"] instead',
+)
 def returns_the_receipt_handle(event, context):
     return {"batchItemFailures": [{"itemIdentifier": h} for h in _bad_ids(event, "receiptHandle")]}
 
@@ -103,7 +120,7 @@ def raises_instead_of_reporting(event, context):
         try:
             process_order(record["body"])
         except BadOrder:
-            raise RuntimeError("bad order")
+            raise RuntimeError("bad order")  # noqa: B904 - the wrong answer as a learner writes it
     return {"batchItemFailures": []}
 
 
@@ -175,7 +192,7 @@ def misspells_the_group_attribute(event, context):
 
 @right("queue-fifo")
 def stops_the_whole_batch_at_the_first_failure(event, context):
-    failures = []
+    failures: list[dict[str, str]] = []
     for record in event["Records"]:
         if failures:
             failures.append({"itemIdentifier": record["messageId"]})
@@ -202,16 +219,20 @@ def _poison(name, park_when):
                 else:
                     failures.append({"itemIdentifier": record["messageId"]})
         return {"batchItemFailures": failures}
+
     handler.__name__ = name
     return handler
 
 
 compares_a_string_with_a_number = wrong("queue-poison", "raised TypeError", "int(...)")(
-    _poison("compares_a_string_with_a_number", lambda count: count >= 3))
+    _poison("compares_a_string_with_a_number", lambda count: count >= 3)
+)
 compares_texts = wrong("queue-poison", "received 12 times", "compare numbers, not texts", "int(...)")(
-    _poison("compares_texts", lambda count: count >= "3"))
+    _poison("compares_texts", lambda count: count >= "3")
+)
 off_by_one = wrong("queue-poison", "did not park it", "from the 3rd receive on")(
-    _poison("off_by_one", lambda count: int(count) > 3))
+    _poison("off_by_one", lambda count: int(count) > 3)
+)
 parks_too_early = wrong("queue-poison", "too early to give up")(_poison("parks_too_early", lambda count: True))
 
 
@@ -233,7 +254,7 @@ def parks_and_lists(event, context):
 
 def _answer(event, status=200, body="welcome", pairs=()):
     if "multiValueHeaders" in event:
-        multi = {}
+        multi: dict[str, list[str]] = {}
         for n, v in pairs:
             multi.setdefault(n, []).append(v)
         return {"statusCode": status, "body": body, "multiValueHeaders": multi}
@@ -252,14 +273,22 @@ def cookies_as_a_comma_joined_header(event, context):
 
 @wrong("alb-cookies", "reads only 'multiValueHeaders'", "answer with 'multiValueHeaders'")
 def headers_in_both_modes(event, context):
-    return {"statusCode": 200, "body": "welcome", "headers": {"Set-Cookie": "session=abc123", "set-cookie": "theme=dark"}}
+    return {
+        "statusCode": 200,
+        "body": "welcome",
+        "headers": {"Set-Cookie": "session=abc123", "set-cookie": "theme=dark"},
+    }
 
 
 @wrong("alb-cookies", "holds a list of values", "502 Bad Gateway")
 def multi_value_header_as_a_string(event, context):
     if "multiValueHeaders" in event:
         return {"statusCode": 200, "body": "welcome", "multiValueHeaders": {"Set-Cookie": "session=abc123"}}
-    return {"statusCode": 200, "body": "welcome", "headers": {"Set-Cookie": "session=abc123", "set-cookie": "theme=dark"}}
+    return {
+        "statusCode": 200,
+        "body": "welcome",
+        "headers": {"Set-Cookie": "session=abc123", "set-cookie": "theme=dark"},
+    }
 
 
 @wrong("alb-cookies", "statusCode is text ('200')", "write a number")
@@ -341,8 +370,9 @@ def no_content_type(event, context):
 @right("alb-greeting")
 def greets_with_parse_qs(event, context):
     values = event.get("multiValueQueryStringParameters") or {}
-    names = values.get("name") or ([event["queryStringParameters"]["name"]]
-                                   if "name" in (event.get("queryStringParameters") or {}) else [])
+    names = values.get("name") or (
+        [event["queryStringParameters"]["name"]] if "name" in (event.get("queryStringParameters") or {}) else []
+    )
     return _greet(urllib.parse.unquote(names[-1]) if names else None, event)
 
 
@@ -423,12 +453,19 @@ def drops_everyone(event, context):
     return _all("DROP")
 
 
-@wrong("mail-full-mailboxes", "only the first 10 unique actions count", "one BOUNCE action that lists every full mailbox")
+@wrong(
+    "mail-full-mailboxes", "only the first 10 unique actions count", "one BOUNCE action that lists every full mailbox"
+)
 def one_action_per_full_mailbox(event, context):
-    actions = [{"action": {"type": "BOUNCE", "parameters": {"bounceMessage": f"{r['address']} is full"}},
-                "recipients": [r["address"]]}
-               for r in event["envelope"]["recipients"] if mailbox_full(r["address"])]
-    return {"actions": actions + [{"action": {"type": "DEFAULT"}, "allRecipients": True}]}
+    actions = [
+        {
+            "action": {"type": "BOUNCE", "parameters": {"bounceMessage": f"{r['address']} is full"}},
+            "recipients": [r["address"]],
+        }
+        for r in event["envelope"]["recipients"]
+        if mailbox_full(r["address"])
+    ]
+    return {"actions": [*actions, {"action": {"type": "DEFAULT"}, "allRecipients": True}]}
 
 
 @wrong("mail-full-mailboxes", "say that the mailbox is full")
@@ -446,7 +483,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _LONG_ID = re.compile(r"[A-Za-z0-9+/=_\-]{24,}")
 
 
-@pytest.mark.parametrize("exercise_id, handler, words", WRONG, ids=[f"{e}:{h.__name__}" for e, h, _ in WRONG])
+@pytest.mark.parametrize(("exercise_id", "handler", "words"), WRONG, ids=[f"{e}:{h.__name__}" for e, h, _ in WRONG])
 def test_each_wrong_answer_gets_its_hint(exercise_id, handler, words):
     result = workshop.check(exercise_id, handler)
     assert result.status == "failed", str(result)
@@ -455,7 +492,7 @@ def test_each_wrong_answer_gets_its_hint(exercise_id, handler, words):
         assert word in first, f"{word!r} not in the first finding:\n{result}"
 
 
-@pytest.mark.parametrize("exercise_id, handler, words", WRONG, ids=[f"{e}:{h.__name__}" for e, h, _ in WRONG])
+@pytest.mark.parametrize(("exercise_id", "handler", "words"), WRONG, ids=[f"{e}:{h.__name__}" for e, h, _ in WRONG])
 def test_feedback_says_each_thing_once_with_ids_cut_short(exercise_id, handler, words):
     result = workshop.check(exercise_id, handler)
     sentences = [s for line in [result.message, *result.problems] for s in _SENTENCE_END.split(line)]
@@ -473,7 +510,7 @@ def test_the_receipt_handle_hint_points_to_the_message_id():
     assert "…" in problem  # the receipt handle itself is cut short
 
 
-@pytest.mark.parametrize("exercise_id, handler", RIGHT, ids=[f"{e}:{h.__name__}" for e, h in RIGHT])
+@pytest.mark.parametrize(("exercise_id", "handler"), RIGHT, ids=[f"{e}:{h.__name__}" for e, h in RIGHT])
 def test_right_answers_written_another_way_pass(exercise_id, handler):
     assert workshop.check(exercise_id, handler).passed
 
