@@ -37,9 +37,33 @@ _LAZY = {
 }
 
 __all__ = [
-    "DIALECTS", "Config", "ContractError", "Context", "Outcome", "Setting", "Tabular", "Dialect", "HandlerError", "Invocation", "Issue", "Raw", "Report",
-    "alb", "correlation_ids", "detect_source", "invoke", "invoke_many", "isolation", "mail", "queue", "replay",
-    "replay_partitions", "rules", "tabulate", "validate", "validate_response",
+    "DIALECTS",
+    "Config",
+    "Context",
+    "ContractError",
+    "Dialect",
+    "HandlerError",
+    "Invocation",
+    "Issue",
+    "Outcome",
+    "Raw",
+    "Report",
+    "Setting",
+    "Tabular",
+    "alb",
+    "correlation_ids",
+    "detect_source",
+    "invoke",
+    "invoke_many",
+    "isolation",
+    "mail",
+    "queue",
+    "replay",
+    "replay_partitions",
+    "rules",
+    "tabulate",
+    "validate",
+    "validate_response",
 ]
 
 

@@ -26,7 +26,7 @@ import math
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar, cast
 
 _KEY = "fnkit"
 _NOT_GIVEN: Any = object()
@@ -63,7 +63,7 @@ class Setting:
         """The command-line option: declared, or made from the name (`batch_window_s` -> `--batch-window`)."""
         if self.option:
             return self.option
-        stem = self.name[:-2] if self.name.endswith("_s") else self.name
+        stem = self.name.removesuffix("_s")
         stem = stem.replace("_", "-")
         return f"--no-{stem}" if self.kind is bool and self.default is True else f"--{stem}"
 
@@ -122,9 +122,12 @@ class Setting:
             value = float(value)
             if math.isnan(value):
                 raise self.refuse(value)
-        if ((self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum)
-                or (self.above is not None and not value > self.above)
-                or (self.below is not None and not value < self.below)):
+        if (
+            (self.minimum is not None and value < self.minimum)
+            or (self.maximum is not None and value > self.maximum)
+            or (self.above is not None and not value > self.above)
+            or (self.below is not None and not value < self.below)
+        ):
             raise self.refuse(value)
         return value
 
@@ -165,17 +168,35 @@ def _number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
-def setting(default: Any, *, help: str, rule: str | None = None, choices: Iterable[Any] | None = None,
-            minimum: float | None = None, maximum: float | None = None, above: float | None = None,
-            below: float | None = None, label: str = "", option: str = "") -> Any:
+def setting(
+    default: Any,
+    *,
+    help: str,  # noqa: A002 - argparse's word for it, which every declaration reads as
+    rule: str | None = None,
+    choices: Iterable[Any] | None = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    below: float | None = None,
+    label: str = "",
+    option: str = "",
+) -> Any:
     """Declare a configuration field: its default, what it allows, the rule that limits it, its one-line help.
 
     `label`: the widgets' label (default: the name in words); `option`: the command line's
     option when it is not made from the name.
     """
-    declared = {"help": help, "rule": rule, "choices": tuple(choices) if choices is not None else None,
-                "minimum": minimum, "maximum": maximum, "above": above, "below": below, "label": label,
-                "option": option}
+    declared = {
+        "help": help,
+        "rule": rule,
+        "choices": tuple(choices) if choices is not None else None,
+        "minimum": minimum,
+        "maximum": maximum,
+        "above": above,
+        "below": below,
+        "label": label,
+        "option": option,
+    }
     return field(default=default, metadata={_KEY: declared})
 
 
@@ -259,8 +280,9 @@ class Config:
     # -- reading settings from keywords -------------------------------------------------------
 
     @classmethod
-    def of(cls: type[C], config: C | None = None, settings: Mapping[str, Any] | None = None,
-           taker: Any = None) -> C:
+    def of(
+        cls, config: typing.Self | None = None, settings: Mapping[str, Any] | None = None, taker: Any = None
+    ) -> typing.Self:
         """The configuration a call asks for: `config` (default: every default) with `settings` (keywords) on top.
 
         `taker`: the function (or class) whose keywords `settings` are, declared with
@@ -285,7 +307,7 @@ class Config:
             raise TypeError(f"config must be a {cls.__name__}, not {type(config).__name__}")
         try:  # a call that asks again for a configuration made before gets it at once (the validators' keywords)
             key: Any = (config, tuple([(k, type(v), v) for k, v in settings.items()]))
-            made = _MADE.get(cls, {}).get(key)
+            made = cast("Self | None", _MADE.get(cls, {}).get(key))  # the memo holds this class's instances
         except TypeError:  # a value that cannot be hashed: made afresh, and refused by its check
             key = made = None
         if made is not None:
@@ -304,7 +326,7 @@ class Config:
         """The settings as keywords (only `names` when given)."""
         return {s.name: getattr(self, s.name) for s in type(self).settings(names)}
 
-    def replace(self: C, **changes: Any) -> C:
+    def replace(self, **changes: Any) -> typing.Self:
         """A copy with some settings changed (validated again)."""
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]
 
@@ -312,9 +334,18 @@ class Config:
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per setting: its value, default, what it allows, the rule and the help (for `fnkit.tabulate`)."""
-        return [{"source": self.source, "setting": s.name, "value": getattr(self, s.name), "default": s.default,
-                 "allowed": s.allowed() + (" or None" if s.optional and s.choices is None else ""),
-                 "rule": s.rule, "help": s.help} for s in type(self).settings()]
+        return [
+            {
+                "source": self.source,
+                "setting": s.name,
+                "value": getattr(self, s.name),
+                "default": s.default,
+                "allowed": s.allowed() + (" or None" if s.optional and s.choices is None else ""),
+                "rule": s.rule,
+                "help": s.help,
+            }
+            for s in type(self).settings()
+        ]
 
     def _repr_html_(self) -> str:
         from ._table import panel_html
@@ -343,8 +374,9 @@ class Config:
                 action = "store_false" if s.default is True else "store_true"
                 parser.add_argument(s.flag, dest=s.name, action=action, default=argparse.SUPPRESS, help=text)
                 continue
-            parser.add_argument(s.flag, dest=s.name, type=_ArgumentType(s), default=argparse.SUPPRESS,
-                                metavar=_metavar(s), help=text)
+            parser.add_argument(
+                s.flag, dest=s.name, type=_ArgumentType(s), default=argparse.SUPPRESS, metavar=_metavar(s), help=text
+            )
         return parser
 
     @classmethod
@@ -401,8 +433,10 @@ def with_settings(config_class: type[Config], *names: str) -> Callable[[F], F]:
         signature = inspect.signature(fn)
         params = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
         at = next((i for i, p in enumerate(params) if p.name == "config"), len(params))
-        keywords = [inspect.Parameter(s.name, inspect.Parameter.KEYWORD_ONLY, default=s.default,
-                                      annotation=s.annotation) for s in chosen]
+        keywords = [
+            inspect.Parameter(s.name, inspect.Parameter.KEYWORD_ONLY, default=s.default, annotation=s.annotation)
+            for s in chosen
+        ]
         fn.__signature__ = signature.replace(parameters=params[:at] + keywords + params[at:])  # type: ignore[attr-defined]
         fn.__fnkit_settings__ = tuple(s.name for s in chosen)  # type: ignore[attr-defined]
         fn.__fnkit_config__ = config_class  # type: ignore[attr-defined]

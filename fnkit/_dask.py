@@ -66,10 +66,14 @@ def get_client(client: Any = None) -> Client:
         pass
     if "local" not in _SESSION:
         workers = max(1, min(os.cpu_count() or 1, 4))
-        cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                           # a free loopback port: None still starts one on 8787, and a
-                                           # second cluster then warns that the port is taken
-                                           dashboard_address="127.0.0.1:0")
+        cluster = distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            # a free loopback port: None still starts one on 8787, and a
+            # second cluster then warns that the port is taken
+            dashboard_address="127.0.0.1:0",
+        )
         _SESSION["local"] = distributed.Client(cluster)
     found = _SESSION["local"]
     return found

@@ -40,7 +40,7 @@ class Outcome(Tabular, Protocol):
 
     @property
     def source(self) -> str:
-        """"queue", "mail" or "alb"."""
+        """ "queue", "mail" or "alb"."""
         ...
 
     @property
@@ -108,7 +108,10 @@ class Display(NamedTuple):
 
 
 def outcome_html(outcome: Any) -> str:
-    """An outcome as HTML (its `_repr_html_`): the headline in its tone, the rule, the sentence, its tables, its issues."""
+    """An outcome as HTML (its `_repr_html_`).
+
+    The headline in its tone, the rule, the sentence, its tables, its issues.
+    """
     from html import escape
 
     from ._table import panel_html
@@ -116,17 +119,31 @@ def outcome_html(outcome: Any) -> str:
     shown: Display = outcome._display()
     tag = " <i>(inferred)</i>" if outcome.inferred else ""
     issues = outcome.issues
-    return panel_html(shown.title or outcome.headline, tone=outcome.tone, note=f"rule <code>{escape(outcome.rule)}</code>{tag}",
-                      sentence=outcome.explanation, tables=shown.tables, preformatted=shown.preformatted,
-                      after=issues._repr_html_() if len(issues) else "", css_class="fnkit-outcome")
+    return panel_html(
+        shown.title or outcome.headline,
+        tone=outcome.tone,
+        note=f"rule <code>{escape(outcome.rule)}</code>{tag}",
+        sentence=outcome.explanation,
+        tables=shown.tables,
+        preformatted=shown.preformatted,
+        after=issues._repr_html_() if len(issues) else "",
+        css_class="fnkit-outcome",
+    )
 
 
 def outcome_row(outcome: Any) -> dict[str, Any]:
     """An outcome's one summary row (its `to_row()`)."""
     issues = outcome.issues
-    return {"source": outcome.source, "outcome": outcome.headline, "rule": outcome.rule,
-            "inferred": outcome.inferred, "reason": outcome.explanation, "items": len(outcome.rows()),
-            "errors": len(issues.errors), "warnings": len(issues.warnings)}
+    return {
+        "source": outcome.source,
+        "outcome": outcome.headline,
+        "rule": outcome.rule,
+        "inferred": outcome.inferred,
+        "reason": outcome.explanation,
+        "items": len(outcome.rows()),
+        "errors": len(issues.errors),
+        "warnings": len(issues.warnings),
+    }
 
 
-__all__ = ["Display", "Grid", "Outcome", "TONES", "Tabular", "outcome_html", "outcome_row"]
+__all__ = ["TONES", "Display", "Grid", "Outcome", "Tabular", "outcome_html", "outcome_row"]

@@ -37,9 +37,12 @@ def handler(event, context):
 def client():
     # threads, not processes: starting worker processes costs seconds the tests do not need to spend
     # a free loopback port for the dashboard: None would still take 8787, and warn when it is taken
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address="127.0.0.1:0") as cluster, \
-            distributed.Client(cluster) as c:  # the default client, as a user's Client() is
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0"
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):  # the default client, as a user's Client() is
         yield c
 
 

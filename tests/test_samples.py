@@ -112,8 +112,9 @@ def test_fnkit_replay_on_a_dask_local_cluster_says_the_same(tmp_path):
             taken.listen()
         except OSError:  # already held by a running cluster: the same situation
             pass
-        dask = _cli(tmp_path, str(DATA / "alb" / "access-logs"), "--engine", "dask", "--workers", "1",
-                    "--partition-size", "20")
+        dask = _cli(
+            tmp_path, str(DATA / "alb" / "access-logs"), "--engine", "dask", "--workers", "1", "--partition-size", "20"
+        )
     assert dask.returncode == 0, dask.stderr
     assert "already in use" not in dask.stderr
     assert local.stdout.replace("local engine", "dask engine") == dask.stdout

@@ -337,8 +337,9 @@ def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int =
 
 
 @with_settings(AlbConfig, "multi_value")
-def events_from_access_log(path_or_lines: Any, *, progress: bool | None = None, config: AlbConfig | None = None,
-                           **settings: Any) -> ImportStream:
+def events_from_access_log(
+    path_or_lines: Any, *, progress: bool | None = None, config: AlbConfig | None = None, **settings: Any
+) -> ImportStream:
     """Stream a load balancer access log as `LoggedRequest`s (event + logged status, error reason, timings).
 
     `path_or_lines`: a log file (plain or .gz), a folder of them (read in name order), a text
@@ -350,8 +351,11 @@ def events_from_access_log(path_or_lines: Any, *, progress: bool | None = None, 
     (None: only in a notebook).
     """
     multi_value = AlbConfig.of(config, settings, events_from_access_log).multi_value_on
-    if not isinstance(path_or_lines, (str, bytes)) and not hasattr(path_or_lines, "__iter__") \
-            and not hasattr(path_or_lines, "__fspath__"):
+    if (
+        not isinstance(path_or_lines, (str, bytes))
+        and not hasattr(path_or_lines, "__iter__")
+        and not hasattr(path_or_lines, "__fspath__")
+    ):
         raise TypeError(f"events_from_access_log reads a path, a text or lines, not {type(path_or_lines).__name__}")
     if hasattr(path_or_lines, "__fspath__") or (isinstance(path_or_lines, str) and "\n" not in path_or_lines):
         from .._import import files_of

@@ -17,15 +17,29 @@ from .._config import Config, setting
 class AlbConfig(Config):
     """The settings of a target group whose target is a function."""
 
-    multi_value: bool | None = setting(None, rule="A3", label="Multi-value headers",
-                                       help="Multi-value headers on the target group: the event carries every value "
-                                            "of repeated keys; None: as the event shows (off where fnkit makes "
-                                            "the events).")
-    timeout_s: float | None = setting(None, rule="A5", above=0, option="--timeout", label="Function timeout (s)",
-                                      help="The function's timeout: past it, the client gets 502; None: no timeout.")
-    health_check_interval_s: float | None = setting(None, rule="A11", above=0, label="Health check interval (s)",
-                                                    help="Send the health check event this often; None: no health "
-                                                         "checks.")
+    multi_value: bool | None = setting(
+        None,
+        rule="A3",
+        label="Multi-value headers",
+        help="Multi-value headers on the target group: the event carries every value "
+        "of repeated keys; None: as the event shows (off where fnkit makes "
+        "the events).",
+    )
+    timeout_s: float | None = setting(
+        None,
+        rule="A5",
+        above=0,
+        option="--timeout",
+        label="Function timeout (s)",
+        help="The function's timeout: past it, the client gets 502; None: no timeout.",
+    )
+    health_check_interval_s: float | None = setting(
+        None,
+        rule="A11",
+        above=0,
+        label="Health check interval (s)",
+        help="Send the health check event this often; None: no health checks.",
+    )
 
     source = "alb"
     title = "the load balancer's target group"

@@ -322,8 +322,9 @@ def json_size(response: Any) -> int | None:
 
 
 @with_settings(AlbConfig, "multi_value")
-def validate_response(response: Any, *, config: AlbConfig | None = None, _size: int | None = None,
-                      **settings: Any) -> Report:
+def validate_response(
+    response: Any, *, config: AlbConfig | None = None, _size: int | None = None, **settings: Any
+) -> Report:
     """Every problem of what a handler returned, against the load balancer's response contract.
 
     `response`: the returned value, JSON text or bytes, or `fnkit.Raw`. `multi_value` (or
@@ -354,7 +355,7 @@ def validate_response(response: Any, *, config: AlbConfig | None = None, _size: 
 
 
 @with_settings(AlbConfig, "multi_value")
-def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **settings: Any) -> dict:
+def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **settings: Any) -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the load balancer event (`kind="event"`) or response (`"response"`, as
     read with multi-value headers off or on: `multi_value`, or `config`), from the declarations fnkit
     validates with; what a schema cannot express is listed in its description."""

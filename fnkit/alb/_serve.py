@@ -283,12 +283,19 @@ class AlbServer:
         self.host = host
         self.port = self._socket.getsockname()[1]
         server_config = uvicorn.Config(
-            _App(self), log_level="error", access_log=False, lifespan="off", ws="none",
-            server_header=False, timeout_graceful_shutdown=1, timeout_keep_alive=5,
+            _App(self),
+            log_level="error",
+            access_log=False,
+            lifespan="off",
+            ws="none",
+            server_header=False,
+            timeout_graceful_shutdown=1,
+            timeout_keep_alive=5,
         )
         self._server = uvicorn.Server(server_config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
-                                        name="fnkit-alb-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, name="fnkit-alb-server", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:
@@ -392,8 +399,9 @@ class AlbServer:
                 multi_value=self.multi_value, target_group_arn=self.target_group_arn, dialect=self.dialect
             )
             timeout = self.timeout_s if self.timeout_s is not None else HEALTH_CHECK_TIMEOUT_S
-            invocation = invoke(self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout),
-                                isolation=self.isolation)
+            invocation = invoke(
+                self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout), isolation=self.isolation
+            )
             result = outcome(event, invocation, config=self._target)
             if self._stopped.is_set():
                 return
@@ -423,9 +431,16 @@ def serve(
     hang never reaches the server; "thread"; "none"; see `fnkit.invoke`). The newest
     `max_records` requests are in `.log` (and `.records`, a ring buffer).
     """
-    return AlbServer(handler, host=host, port=port, config=AlbConfig.of(config, settings, serve),
-                     target_group_arn=target_group_arn, dialect=dialect, isolation=isolation,
-                     max_records=max_records)
+    return AlbServer(
+        handler,
+        host=host,
+        port=port,
+        config=AlbConfig.of(config, settings, serve),
+        target_group_arn=target_group_arn,
+        dialect=dialect,
+        isolation=isolation,
+        max_records=max_records,
+    )
 
 
 # --- the command line -------------------------------------------------------------------------
@@ -437,8 +452,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
     AlbConfig.add_arguments(parser)
-    parser.add_argument("--isolation", choices=("process", "thread", "none"), default="process",
-                        help="where the handler runs (default: a worker process, killed past the timeout)")
+    parser.add_argument(
+        "--isolation",
+        choices=("process", "thread", "none"),
+        default="process",
+        help="where the handler runs (default: a worker process, killed past the timeout)",
+    )
     return parser
 
 
@@ -502,8 +521,14 @@ def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> in
         args = add_arguments(argparse.ArgumentParser(prog="fnkit serve-alb")).parse_args(list(args))
     if handler is None:
         handler = load_handler(args.handler)
-    server = AlbServer(handler, host=args.host, port=args.port, config=AlbConfig(**AlbConfig.given(args)),
-                       on_record=_print_record, isolation=getattr(args, "isolation", "process"))
+    server = AlbServer(
+        handler,
+        host=args.host,
+        port=args.port,
+        config=AlbConfig(**AlbConfig.given(args)),
+        on_record=_print_record,
+        isolation=getattr(args, "isolation", "process"),
+    )
     mode = "on" if server.multi_value else "off"
     print(
         f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",

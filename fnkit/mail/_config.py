@@ -23,8 +23,13 @@ RESPONSE_TIMEOUT_S = 15.0  # M3
 RULE_TIMEOUT_MAX_MINUTES = 240  # M2
 
 
-@rule("M2", "mail", "doc", "A rule is synchronous or asynchronous, has a fallback action, and a rule timeout of 0-240 "
-      "minutes.", severity="refusal")
+@rule(
+    "M2",
+    "mail",
+    "doc",
+    "A rule is synchronous or asynchronous, has a fallback action, and a rule timeout of 0-240 minutes.",
+    severity="refusal",
+)
 @dataclass(frozen=True)
 class MailConfig(Config):
     """The settings of a mail-flow rule that invokes a function.
@@ -33,42 +38,91 @@ class MailConfig(Config):
     M3, M6, M7). The backoff settings are fnkit's reading of M3's "exponential backoff".
     """
 
-    mode: str = setting("sync", rule="M2", choices=MODES, label="Rule mode",
-                        help="sync: the function's answer decides delivery; async: it is ignored (M8).")
-    fallback_action: str = setting("DEFAULT", rule="M2", choices=sorted(ACTION_TYPES, key=lambda a: a != "DEFAULT"),
-                                   option="--fallback", label="Fallback action",
-                                   help="What every recipient gets when the function fails or answers nonsense "
-                                        "(an action, not a function).")
-    rule_timeout_minutes: float = setting(0, rule="M2", minimum=0, maximum=RULE_TIMEOUT_MAX_MINUTES,
-                                          label="Rule timeout (min)",
-                                          help="How long failed attempts are retried: 0-240 minutes; 0, no retries.")
-    response_timeout_s: float = setting(RESPONSE_TIMEOUT_S, rule="M3", above=0, label="Response timeout (s)",
-                                        help="How long the service waits for an answer (15 s), whatever the "
-                                             "function's own timeout.")
-    conflict_policy: str = setting("most-restrictive", rule="M7", choices=CONFLICT_POLICIES, label="Conflict policy",
-                                   help="One recipient in two actions: the most restrictive action wins, or the "
-                                        "first or last entry naming it.")
-    extensions: bool = setting(False, rule="M4", label="Extra action types",
-                               help="Accept BYPASS_SPAM_CHECK and MOVE_TO_JUNK (inbound only), as the real platform "
-                                    "does.")
-    recipients_limit: int = setting(RECIPIENTS_LIMIT, rule="M6", minimum=1, label="Recipients limit",
-                                    help="At most this many recipients in an outbound response (500).")
-    backoff_initial_s: float = setting(60.0, rule="M3", above=0, label="First retry after (s)",
-                                       help="The wait before the first retry (fnkit's reading of the backoff).")
-    backoff_factor: float = setting(2.0, rule="M3", minimum=1, label="Backoff factor",
-                                    help="Each further wait is this many times the one before.")
-    backoff_max_s: float = setting(1800.0, rule="M3", above=0, label="Longest wait (s)",
-                                   help="No wait between attempts is longer than this (30 min).")
-    jitter: float = setting(0.0, rule="M3", minimum=0, below=1, label="Jitter",
-                            help="Each wait varies by up to this fraction, seeded (0: none).")
+    mode: str = setting(
+        "sync",
+        rule="M2",
+        choices=MODES,
+        label="Rule mode",
+        help="sync: the function's answer decides delivery; async: it is ignored (M8).",
+    )
+    fallback_action: str = setting(
+        "DEFAULT",
+        rule="M2",
+        choices=sorted(ACTION_TYPES, key=lambda a: a != "DEFAULT"),
+        option="--fallback",
+        label="Fallback action",
+        help="What every recipient gets when the function fails or answers nonsense (an action, not a function).",
+    )
+    rule_timeout_minutes: float = setting(
+        0,
+        rule="M2",
+        minimum=0,
+        maximum=RULE_TIMEOUT_MAX_MINUTES,
+        label="Rule timeout (min)",
+        help="How long failed attempts are retried: 0-240 minutes; 0, no retries.",
+    )
+    response_timeout_s: float = setting(
+        RESPONSE_TIMEOUT_S,
+        rule="M3",
+        above=0,
+        label="Response timeout (s)",
+        help="How long the service waits for an answer (15 s), whatever the function's own timeout.",
+    )
+    conflict_policy: str = setting(
+        "most-restrictive",
+        rule="M7",
+        choices=CONFLICT_POLICIES,
+        label="Conflict policy",
+        help="One recipient in two actions: the most restrictive action wins, or the first or last entry naming it.",
+    )
+    extensions: bool = setting(
+        False,
+        rule="M4",
+        label="Extra action types",
+        help="Accept BYPASS_SPAM_CHECK and MOVE_TO_JUNK (inbound only), as the real platform does.",
+    )
+    recipients_limit: int = setting(
+        RECIPIENTS_LIMIT,
+        rule="M6",
+        minimum=1,
+        label="Recipients limit",
+        help="At most this many recipients in an outbound response (500).",
+    )
+    backoff_initial_s: float = setting(
+        60.0,
+        rule="M3",
+        above=0,
+        label="First retry after (s)",
+        help="The wait before the first retry (fnkit's reading of the backoff).",
+    )
+    backoff_factor: float = setting(
+        2.0, rule="M3", minimum=1, label="Backoff factor", help="Each further wait is this many times the one before."
+    )
+    backoff_max_s: float = setting(
+        1800.0,
+        rule="M3",
+        above=0,
+        label="Longest wait (s)",
+        help="No wait between attempts is longer than this (30 min).",
+    )
+    jitter: float = setting(
+        0.0,
+        rule="M3",
+        minimum=0,
+        below=1,
+        label="Jitter",
+        help="Each wait varies by up to this fraction, seeded (0: none).",
+    )
 
     source = "mail"
     title = "the mail-flow rule"
 
     def _check_together(self) -> None:
         if self.backoff_max_s < self.backoff_initial_s:
-            raise ValueError(f"backoff_max_s ({self.backoff_max_s:g} s) must be at least backoff_initial_s "
-                             f"({self.backoff_initial_s:g} s) (M3).")
+            raise ValueError(
+                f"backoff_max_s ({self.backoff_max_s:g} s) must be at least backoff_initial_s "
+                f"({self.backoff_initial_s:g} s) (M3)."
+            )
 
     @property
     def rule_timeout_s(self) -> float:
@@ -76,5 +130,13 @@ class MailConfig(Config):
         return self.rule_timeout_minutes * 60.0
 
 
-__all__ = ["MailConfig", "ACTION_TYPES", "CONFLICT_POLICIES", "EXTENSION_TYPES", "MODES", "RECIPIENTS_LIMIT",
-           "RESPONSE_TIMEOUT_S", "RULE_TIMEOUT_MAX_MINUTES"]
+__all__ = [
+    "ACTION_TYPES",
+    "CONFLICT_POLICIES",
+    "EXTENSION_TYPES",
+    "MODES",
+    "RECIPIENTS_LIMIT",
+    "RESPONSE_TIMEOUT_S",
+    "RULE_TIMEOUT_MAX_MINUTES",
+    "MailConfig",
+]

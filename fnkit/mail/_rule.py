@@ -156,8 +156,10 @@ class MailRun:
         return self.outcome.invocation
 
     def _display(self) -> Display:
-        attempts = [{"attempt": a.number, "time (s)": a.time_s, "result": a.result, "invocationId": a.invocation_id}
-                    for a in self.attempts]
+        attempts = [
+            {"attempt": a.number, "time (s)": a.time_s, "result": a.result, "invocationId": a.invocation_id}
+            for a in self.attempts
+        ]
         grid = Grid(attempts, ["attempt", "time (s)", "result", "invocationId"], ("invocationId",))
         return Display([grid, *self.outcome._display().tables])
 
@@ -174,8 +176,7 @@ class MailRule:
     """
 
     @with_settings(MailConfig)
-    def __init__(self, *, config: MailConfig | None = None, seed: int = 0, store: Any = None,
-                 **settings: Any) -> None:
+    def __init__(self, *, config: MailConfig | None = None, seed: int = 0, store: Any = None, **settings: Any) -> None:
         config = MailConfig.of(config, settings, MailRule.__init__)
         self.config = config
         self.seed = seed
@@ -189,8 +190,10 @@ class MailRule:
         return getattr(config, name)
 
     def __repr__(self) -> str:
-        return (f"MailRule(mode={self.mode!r}, fallback_action={self.fallback_action!r}, "
-                f"rule_timeout_minutes={self.rule_timeout_minutes:g}, response_timeout_s={self.response_timeout_s:g})")
+        return (
+            f"MailRule(mode={self.mode!r}, fallback_action={self.fallback_action!r}, "
+            f"rule_timeout_minutes={self.rule_timeout_minutes:g}, response_timeout_s={self.response_timeout_s:g})"
+        )
 
     @property
     def rule_timeout_s(self) -> float:
@@ -199,7 +202,7 @@ class MailRule:
 
     def backoff_s(self, retry: int, rng: random.Random | None = None) -> float:
         """The wait before retry number `retry` (1 = the first retry)."""
-        wait = min(self.backoff_initial_s * self.backoff_factor ** (retry - 1), self.backoff_max_s)
+        wait: float = min(self.backoff_initial_s * self.backoff_factor ** (retry - 1), self.backoff_max_s)
         if self.jitter and rng is not None:
             wait *= 1 + self.jitter * rng.uniform(-1, 1)
         return wait

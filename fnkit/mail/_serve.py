@@ -766,11 +766,24 @@ def _forget_expired(store: MessageStore) -> None:
 
 
 @with_settings(MailConfig)
-def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = None, host: str = "127.0.0.1",
-          port: int = 0, outbound: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-          max_recipients: int | None = None, workers: int = 8,
-          on_record: Callable[[dict], Any] | None = None, isolation: str = "process",
-          max_records: int = MAX_RECORDS, config: MailConfig | None = None, **settings: Any) -> MailServer:
+def serve(
+    handler: Handler,
+    *,
+    domains: Any,
+    rule: Any = None,
+    maildir: Any = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    outbound: bool = False,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_recipients: int | None = None,
+    workers: int = 8,
+    on_record: Callable[[dict[str, Any]], Any] | None = None,
+    isolation: str = "process",
+    max_records: int = MAX_RECORDS,
+    config: MailConfig | None = None,
+    **settings: Any,
+) -> MailServer:
     """Serve `handler` as a mail-flow rule behind a real SMTP server; returns the running `MailServer`.
 
     `domains`: the organisation's domains (inbound: the only recipients accepted;
@@ -791,9 +804,21 @@ def serve(handler: Callable, *, domains: Any, rule: Any = None, maildir: Any = N
         raise TypeError("serve() takes a rule, or the rule's settings (config= or keywords), not both")
     if rule is None or isinstance(rule, MailConfig):
         rule = MailRule(config=MailConfig.of(rule or config, settings, serve))
-    server = MailServer(handler, domains=domains, rule=rule, maildir=maildir, host=host, port=port,
-                        outbound=outbound, max_message_bytes=max_message_bytes, max_recipients=max_recipients,
-                        workers=workers, on_record=on_record, isolation=isolation, max_records=max_records)
+    server = MailServer(
+        handler,
+        domains=domains,
+        rule=rule,
+        maildir=maildir,
+        host=host,
+        port=port,
+        outbound=outbound,
+        max_message_bytes=max_message_bytes,
+        max_recipients=max_recipients,
+        workers=workers,
+        on_record=on_record,
+        isolation=isolation,
+        max_records=max_records,
+    )
     return server.start()
 
 

@@ -19,8 +19,14 @@ MAX_WINDOW_S = 300
 MAX_VISIBILITY_S = 43_200  # Q3: 12 hours
 
 
-@rule("Q3", "queue", "doc", "Visibility timeout 30 s by default (0-43,200); maxReceiveCount 10 by default with a "
-      "dead-letter queue; FIFO queues have FIFO dead-letter queues.", severity="refusal")
+@rule(
+    "Q3",
+    "queue",
+    "doc",
+    "Visibility timeout 30 s by default (0-43,200); maxReceiveCount 10 by default with a "
+    "dead-letter queue; FIFO queues have FIFO dead-letter queues.",
+    severity="refusal",
+)
 @dataclass(frozen=True)
 class QueueConfig(Config):
     """The settings of a queue and of the poller that invokes the function (the event source mapping).
@@ -28,31 +34,63 @@ class QueueConfig(Config):
     A configuration the platform refuses raises ValueError naming the rule (Q1, Q2, Q3, Q11).
     """
 
-    fifo: bool = setting(False, rule="Q9", label="FIFO queue",
-                         help="An ordered (FIFO) queue: records carry message groups; one batch per group in flight.")
-    batch_size: int = setting(DEFAULT_BATCH, rule="Q1", minimum=1, maximum=MAX_BATCH_STANDARD, label="Batch size",
-                              help="Records per invocation at most: 1-10,000, 1-10 for a FIFO queue; above 10 needs a "
-                                   "batching window.")
-    batch_window_s: float = setting(0, rule="Q1", minimum=0, maximum=MAX_WINDOW_S, label="Batching window (s)",
-                                    help="How long the poller gathers records before invoking: 0-300 s; none on a "
-                                         "FIFO queue.")
-    report_batch_item_failures: bool = setting(True, rule="Q7", option="--no-report-failures",
-                                               label="Report batch item failures",
-                                               help="Partial-batch reporting (ReportBatchItemFailures); off, the "
-                                                    "response is ignored and failures are lost.")
-    function_timeout_s: float = setting(3, rule="Q6", above=0, label="Function timeout (s)",
-                                        help="The function's timeout: past it, nothing is deleted and the whole batch "
-                                             "returns.")
-    visibility_timeout_s: float = setting(30, rule="Q3", minimum=0, maximum=MAX_VISIBILITY_S,
-                                          label="Visibility timeout (s)",
-                                          help="How long a received message stays hidden: 0-43,200 s, at least the "
-                                               "function timeout.")
-    max_receive_count: int | None = setting(None, rule="Q3", minimum=1, label="Max receive count",
-                                            help="Receives before a message moves to the dead-letter queue; None: no "
-                                                 "dead-letter queue.")
-    content_based_deduplication: bool = setting(False, rule="Q11", label="Content-based deduplication",
-                                                help="FIFO only: a message without a deduplication id is deduplicated "
-                                                     "by the SHA-256 of its body.")
+    fifo: bool = setting(
+        False,
+        rule="Q9",
+        label="FIFO queue",
+        help="An ordered (FIFO) queue: records carry message groups; one batch per group in flight.",
+    )
+    batch_size: int = setting(
+        DEFAULT_BATCH,
+        rule="Q1",
+        minimum=1,
+        maximum=MAX_BATCH_STANDARD,
+        label="Batch size",
+        help="Records per invocation at most: 1-10,000, 1-10 for a FIFO queue; above 10 needs a batching window.",
+    )
+    batch_window_s: float = setting(
+        0,
+        rule="Q1",
+        minimum=0,
+        maximum=MAX_WINDOW_S,
+        label="Batching window (s)",
+        help="How long the poller gathers records before invoking: 0-300 s; none on a FIFO queue.",
+    )
+    report_batch_item_failures: bool = setting(
+        True,
+        rule="Q7",
+        option="--no-report-failures",
+        label="Report batch item failures",
+        help="Partial-batch reporting (ReportBatchItemFailures); off, the response is ignored and failures are lost.",
+    )
+    function_timeout_s: float = setting(
+        3,
+        rule="Q6",
+        above=0,
+        label="Function timeout (s)",
+        help="The function's timeout: past it, nothing is deleted and the whole batch returns.",
+    )
+    visibility_timeout_s: float = setting(
+        30,
+        rule="Q3",
+        minimum=0,
+        maximum=MAX_VISIBILITY_S,
+        label="Visibility timeout (s)",
+        help="How long a received message stays hidden: 0-43,200 s, at least the function timeout.",
+    )
+    max_receive_count: int | None = setting(
+        None,
+        rule="Q3",
+        minimum=1,
+        label="Max receive count",
+        help="Receives before a message moves to the dead-letter queue; None: no dead-letter queue.",
+    )
+    content_based_deduplication: bool = setting(
+        False,
+        rule="Q11",
+        label="Content-based deduplication",
+        help="FIFO only: a message without a deduplication id is deduplicated by the SHA-256 of its body.",
+    )
 
     source = "queue"
     title = "the queue and its poller"
@@ -68,19 +106,29 @@ class QueueConfig(Config):
         if self.fifo and self.batch_size > MAX_BATCH_FIFO:
             raise ValueError(f"a FIFO queue takes a batch_size of 1-{MAX_BATCH_FIFO}, not {self.batch_size} (Q1).")
         if self.fifo and self.batch_window_s:
-            raise ValueError(f"a FIFO queue takes no batching window: batch_window_s must be 0, not "
-                             f"{self.batch_window_s:g} (Q1).")
+            raise ValueError(
+                f"a FIFO queue takes no batching window: batch_window_s must be 0, not {self.batch_window_s:g} (Q1)."
+            )
         if self.batch_size > DEFAULT_BATCH and self.batch_window_s < 1:
-            raise ValueError(f"a batch_size above {DEFAULT_BATCH} needs a batching window of at least 1 s; got "
-                             f"batch_size={self.batch_size}, batch_window_s={self.batch_window_s:g} (Q1).")
+            raise ValueError(
+                f"a batch_size above {DEFAULT_BATCH} needs a batching window of at least 1 s; got "
+                f"batch_size={self.batch_size}, batch_window_s={self.batch_window_s:g} (Q1)."
+            )
 
-    @rule("Q2", "queue", "observed", "A configuration whose queue visibility timeout is below the function timeout is "
-          "refused.", severity="refusal")
+    @rule(
+        "Q2",
+        "queue",
+        "observed",
+        "A configuration whose queue visibility timeout is below the function timeout is refused.",
+        severity="refusal",
+    )
     def _visibility_covers_the_function(self) -> None:
         """Q2: the platform refuses a visibility timeout below the function timeout."""
         if self.visibility_timeout_s < self.function_timeout_s:
-            raise ValueError(f"the queue's visibility timeout ({self.visibility_timeout_s:g} s) is below the function "
-                             f"timeout ({self.function_timeout_s:g} s): the platform refuses this configuration (Q2).")
+            raise ValueError(
+                f"the queue's visibility timeout ({self.visibility_timeout_s:g} s) is below the function "
+                f"timeout ({self.function_timeout_s:g} s): the platform refuses this configuration (Q2)."
+            )
 
 
-__all__ = ["QueueConfig", "DEFAULT_BATCH", "MAX_BATCH_FIFO", "MAX_BATCH_STANDARD", "MAX_VISIBILITY_S", "MAX_WINDOW_S"]
+__all__ = ["DEFAULT_BATCH", "MAX_BATCH_FIFO", "MAX_BATCH_STANDARD", "MAX_VISIBILITY_S", "MAX_WINDOW_S", "QueueConfig"]

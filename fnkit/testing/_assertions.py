@@ -126,14 +126,19 @@ def _differs(name: str, want: Any, result: Any) -> str | None:
 
 
 def describe_outcome(result: Outcome) -> str:
-    """The outcome as text: what happened and the deciding rule, its table, its issues, the handler's error and output."""
+    """The outcome as text.
+
+    What happened and the deciding rule, its table, its issues, the handler's error and output.
+    """
     import fnkit
 
     tag = " (inferred)" if result.inferred else ""
     frame = fnkit.tabulate(result)
     frame = frame.drop(columns=[c for c in _SHOWN_ELSEWHERE if c in frame.columns])
-    lines = [f"Outcome: {result.headline}, rule {result.rule}{tag}: {result.explanation}",
-             frame.to_string(index=False, max_colwidth=60)]
+    lines = [
+        f"Outcome: {result.headline}, rule {result.rule}{tag}: {result.explanation}",
+        frame.to_string(index=False, max_colwidth=60),
+    ]
     if len(result.issues):
         lines += ["Issues:", *_issue_lines(result.issues)]
     invocation = result.invocation

@@ -89,10 +89,17 @@ class EnvironmentReport:
         rows = []
         for c in self.checks:
             mark = "✔" if c.ok else ("✘" if c.severity == "error" else "⚠")
-            rows.append({"": mark, "what": c.what, "needs": c.needed, "found": c.found, "fix": c.fix if not c.ok else ""})
+            rows.append(
+                {"": mark, "what": c.what, "needs": c.needed, "found": c.found, "fix": c.fix if not c.ok else ""}
+            )
         tone = "good" if not self.problems else ("mixed" if self.ok else "bad")
-        return panel_html(self.verdict(), tone=tone, rows=rows, columns=["", "what", "needs", "found", "fix"],
-                          css_class="fnkit-environment")
+        return panel_html(
+            self.verdict(),
+            tone=tone,
+            rows=rows,
+            columns=["", "what", "needs", "found", "fix"],
+            css_class="fnkit-environment",
+        )
 
     def table(self):
         """Every check as a pandas DataFrame (what, needed, found, ok, fix)."""

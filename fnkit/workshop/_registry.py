@@ -41,9 +41,13 @@ class CheckResult:
 
         tone = {"passed": "good", "failed": "bad"}.get(self.status, "mixed")
         mark = {"passed": "✔", "failed": "✘"}.get(self.status, "…")
-        return panel_html(f"{mark} {self.exercise}: {self.message}", tone=tone, items=self.problems,
-                          css_class=f"fnkit-check fnkit-check-{self.status.replace(' ', '-')}",
-                          style="overflow-wrap:anywhere")
+        return panel_html(
+            f"{mark} {self.exercise}: {self.message}",
+            tone=tone,
+            items=self.problems,
+            css_class=f"fnkit-check fnkit-check-{self.status.replace(' ', '-')}",
+            style="overflow-wrap:anywhere",
+        )
 
 
 @dataclass

@@ -71,8 +71,13 @@ def generate(n: int) -> Iterator[dict[str, Any]]:
 def cluster(workers: int) -> tuple[LocalCluster, Client]:
     from distributed import Client, LocalCluster
 
-    c = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                     silence_logs=logging.ERROR)
+    c = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
+    )
     return c, Client(c)
 
 

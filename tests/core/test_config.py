@@ -15,6 +15,7 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pytest
 
@@ -25,7 +26,7 @@ from fnkit.alb import AlbConfig
 from fnkit.mail import MailConfig
 from fnkit.queue import QueueConfig
 
-CONFIGS = {"queue": QueueConfig, "mail": MailConfig, "alb": AlbConfig}
+CONFIGS: dict[str, type[Config]] = {"queue": QueueConfig, "mail": MailConfig, "alb": AlbConfig}
 
 # Public names whose parameters happen to share a setting's name without taking the setting:
 # records of what an outcome was decided with, and the configurations themselves.
@@ -48,7 +49,7 @@ def _callables(source: str):
         obj = getattr(module, name)
         if isinstance(obj, type) and issubclass(obj, Config):
             continue
-        target = obj.__init__ if isinstance(obj, type) else obj
+        target = cast(Any, obj).__init__ if isinstance(obj, type) else obj
         if not callable(target):
             continue
         try:
@@ -67,15 +68,17 @@ def test_every_keyword_named_like_a_setting_is_generated_from_the_declaration(so
     declared = {s.name: s for s in config.settings()}
     takers = 0
     for name, target, signature in _callables(source):
-        shared = [p for p in signature.parameters.values()
-                  if p.name in declared and (source, name, p.name) not in OWN_MEANING]
+        shared = [
+            p for p in signature.parameters.values() if p.name in declared and (source, name, p.name) not in OWN_MEANING
+        ]
         if not shared or (source, name) in NOT_TAKERS:
             continue
         config_class, names = settings_of(target)
         for p in shared:
             assert config_class is config and p.name in names, (
                 f"fnkit.{source}.{name} restates the setting {p.name!r}: declare it with "
-                f"@with_settings({config.__name__}, ...)")
+                f"@with_settings({config.__name__}, ...)"
+            )
             s = declared[p.name]
             assert (p.default, p.annotation, p.kind) == (s.default, s.annotation, p.KEYWORD_ONLY), (name, p)
         assert "config" in signature.parameters, f"fnkit.{source}.{name} takes settings but not config="
@@ -94,24 +97,30 @@ def test_the_exceptions_are_still_needed():
 
 def _target(source: str, name: str):
     obj = getattr(importlib.import_module(f"fnkit.{source}"), name)
-    return obj.__init__ if isinstance(obj, type) else obj
+    return cast(Any, obj).__init__ if isinstance(obj, type) else obj
 
 
 def test_a_keyword_with_its_own_meaning_refuses_with_the_declared_wording():
     expected = str(QueueConfig.setting("batch_size").refuse(0))
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match="batch_size") as caught:
         list(fnkit.queue.events_from_messages({"Messages": []}, batch_size=0))
     assert str(caught.value) == expected
 
 
 def test_the_simulators_and_servers_take_every_setting_of_their_source():
-    for taker, config in [(fnkit.queue.QueueSim, QueueConfig), (fnkit.mail.MailRule, MailConfig),
-                          (fnkit.alb.serve, AlbConfig), (fnkit.mail.serve, MailConfig)]:
-        assert settings_of(taker.__init__ if isinstance(taker, type) else taker) == (config, config.names())
+    takers: list[tuple[Any, type[Config]]] = [
+        (fnkit.queue.QueueSim, QueueConfig),
+        (fnkit.mail.MailRule, MailConfig),
+        (fnkit.alb.serve, AlbConfig),
+        (fnkit.mail.serve, MailConfig),
+    ]
+    for taker, config in takers:
+        assert settings_of(cast(Any, taker).__init__ if isinstance(taker, type) else taker) == (config, config.names())
 
 
 def test_a_new_setting_appears_in_the_signature_the_options_and_the_widget_field():
     """What `with_settings`, `add_arguments` and `setting_field` make comes from the declaration alone."""
+
     @dataclass(frozen=True)
     class Toy(Config):
         speed: int = setting(3, rule="Q1", minimum=1, maximum=9, label="Speed", help="How fast.")
@@ -152,13 +161,17 @@ def _options(argv_prefix: list[str]) -> dict[str, argparse.Action]:
     return {a.dest: a for a in sub.choices[argv_prefix[0]]._actions}
 
 
-@pytest.mark.parametrize("command, verb_or_all", [("outcome", "outcome"), ("replay", "outcome"),
-                                                  ("serve-mail", MailConfig), ("serve-alb", AlbConfig)])
+@pytest.mark.parametrize(
+    ("command", "verb_or_all"),
+    [("outcome", "outcome"), ("replay", "outcome"), ("serve-mail", MailConfig), ("serve-alb", AlbConfig)],
+)
 def test_the_command_line_options_are_made_from_the_declarations(command, verb_or_all):
     options = _options([command])
     if isinstance(verb_or_all, str):
-        wanted = [(config, settings_of(getattr(importlib.import_module(f"fnkit.{source}"), verb_or_all))[1])
-                  for source, config in CONFIGS.items()]
+        wanted = [
+            (config, settings_of(getattr(importlib.import_module(f"fnkit.{source}"), verb_or_all))[1])
+            for source, config in CONFIGS.items()
+        ]
     else:
         wanted = [(verb_or_all, verb_or_all.names())]
     for config, names in wanted:
@@ -166,9 +179,10 @@ def test_the_command_line_options_are_made_from_the_declarations(command, verb_o
             action = options.get(s.name)
             assert action is not None, f"fnkit {command} has no option for {s.name}"
             assert s.flag in action.option_strings
-            assert s.help[1:] in action.help and (s.rule is None or f"[{s.rule}]" in action.help)
+            shown = action.help or ""
+            assert s.help[1:] in shown and (s.rule is None or f"[{s.rule}]" in shown)
             if s.choices is not None:
-                assert tuple(action.type.setting.choices) == s.choices
+                assert tuple(cast(Any, action.type).setting.choices) == s.choices
 
 
 def test_an_option_out_of_range_is_refused_with_its_rule(tmp_path):
@@ -176,8 +190,23 @@ def test_an_option_out_of_range_is_refused_with_its_rule(tmp_path):
     event.write_text(json.dumps(fnkit.mail.build_event(mail_from="a@example.com", recipients=["b@example.com"])))
     response = tmp_path / "response.json"
     response.write_text("{}")
-    done = subprocess.run([sys.executable, "-m", "fnkit", "outcome", "--event", str(event), "--response",
-                           str(response), "--recipients-limit", "0"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fnkit",
+            "outcome",
+            "--event",
+            str(event),
+            "--response",
+            str(response),
+            "--recipients-limit",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2
     assert "recipients_limit must be a whole number from 1, not 0 (M6)" in done.stderr
 
@@ -212,7 +241,7 @@ def test_a_widget_refuses_a_setting_out_of_range_naming_the_rule():
 
 # -- validation: one test per rule ------------------------------------------------------------------
 
-REFUSED = [
+REFUSED: list[tuple[type[Config], dict[str, Any], str]] = [
     (QueueConfig, {"batch_size": 0}, "Q1"),
     (QueueConfig, {"batch_size": 10_001, "batch_window_s": 1}, "Q1"),
     (QueueConfig, {"fifo": True, "batch_size": 11, "batch_window_s": 1}, "Q1"),
@@ -243,9 +272,9 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("config, values, rule_id", REFUSED, ids=[f"{r}-{','.join(v)}" for _, v, r in REFUSED])
+@pytest.mark.parametrize(("config", "values", "rule_id"), REFUSED, ids=[f"{r}-{','.join(v)}" for _, v, r in REFUSED])
 def test_a_configuration_the_platform_refuses_raises_naming_the_rule(config, values, rule_id):
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match=rule_id) as caught:
         config(**values)
     assert str(caught.value).endswith(f"({rule_id}).")
     assert rules.get(rule_id).source == config.source
@@ -256,19 +285,33 @@ def test_every_rule_a_setting_cites_has_a_refusal_test():
     assert cited <= {r for _, _, r in REFUSED}
 
 
-@pytest.mark.parametrize("make", [
-    lambda: fnkit.queue.QueueSim(visibility_timeout_s=2, function_timeout_s=3),
-    lambda: fnkit.queue.outcome(fnkit.queue.build_event(["a"]), None, report_batch_item_failures="no"),
-    lambda: fnkit.queue.build_event(["a"], fifo="yes"),
-    lambda: fnkit.mail.MailRule(rule_timeout_minutes=300),
-    lambda: fnkit.mail.outcome(fnkit.mail.build_event(mail_from="a@example.com", recipients=["b@example.com"]), {},
-                               mode="later"),
-    lambda: fnkit.mail.serve(lambda e, c: None, domains=["example.com"], fallback_action="KEEP"),
-    lambda: fnkit.alb.serve(lambda e, c: None, timeout_s=-1),
-    lambda: fnkit.alb.build_event(multi_value="on"),
-    lambda: fnkit.replay(lambda e, c: None, [], mode="later"),
-], ids=["QueueSim", "queue.outcome", "queue.build_event", "MailRule", "mail.outcome", "mail.serve", "alb.serve",
-        "alb.build_event", "replay"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: fnkit.queue.QueueSim(visibility_timeout_s=2, function_timeout_s=3),
+        lambda: fnkit.queue.outcome(fnkit.queue.build_event(["a"]), None, report_batch_item_failures="no"),
+        lambda: fnkit.queue.build_event(["a"], fifo="yes"),
+        lambda: fnkit.mail.MailRule(rule_timeout_minutes=300),
+        lambda: fnkit.mail.outcome(
+            fnkit.mail.build_event(mail_from="a@example.com", recipients=["b@example.com"]), {}, mode="later"
+        ),
+        lambda: fnkit.mail.serve(lambda e, c: None, domains=["example.com"], fallback_action="KEEP"),
+        lambda: fnkit.alb.serve(lambda e, c: None, timeout_s=-1),
+        lambda: fnkit.alb.build_event(multi_value="on"),
+        lambda: fnkit.replay(lambda e, c: None, [], mode="later"),
+    ],
+    ids=[
+        "QueueSim",
+        "queue.outcome",
+        "queue.build_event",
+        "MailRule",
+        "mail.outcome",
+        "mail.serve",
+        "alb.serve",
+        "alb.build_event",
+        "replay",
+    ],
+)
 def test_every_taker_refuses_through_the_declaration(make):
     with pytest.raises(ValueError, match=r"\([QMA]\d+\)\.$"):
         make()
@@ -285,12 +328,24 @@ def test_an_unknown_keyword_is_a_type_error_naming_it():
 
 
 def test_the_public_keywords_keep_working():
-    sim = fnkit.queue.QueueSim(fifo=True, visibility_timeout_s=30, max_receive_count=3, batch_size=10,
-                               batch_window_s=0, report_batch_item_failures=True, function_timeout_s=3, seed=0)
+    sim = fnkit.queue.QueueSim(
+        fifo=True,
+        visibility_timeout_s=30,
+        max_receive_count=3,
+        batch_size=10,
+        batch_window_s=0,
+        report_batch_item_failures=True,
+        function_timeout_s=3,
+        seed=0,
+    )
     assert sim.config == QueueConfig(fifo=True, max_receive_count=3) and sim.batch_size == 10
     rule = fnkit.mail.MailRule(mode="async", fallback_action="BOUNCE", rule_timeout_minutes=10, response_timeout_s=5)
-    assert (rule.mode, rule.fallback_action, rule.rule_timeout_s, rule.response_timeout_s) == ("async", "BOUNCE",
-                                                                                               600.0, 5.0)
+    assert (rule.mode, rule.fallback_action, rule.rule_timeout_s, rule.response_timeout_s) == (
+        "async",
+        "BOUNCE",
+        600.0,
+        5.0,
+    )
     event = fnkit.queue.build_event(["a", "b"])
     ids = fnkit.correlation_ids(event)
     answer = {"batchItemFailures": [{"itemIdentifier": ids[0]}]}
@@ -307,21 +362,21 @@ def test_a_config_and_keywords_combine_the_keywords_on_top():
     with pytest.raises(dataclasses.FrozenInstanceError):
         base.mode = "sync"  # type: ignore[misc]
     with pytest.raises(TypeError, match="MailConfig"):
-        fnkit.mail.MailRule(config=QueueConfig())
+        fnkit.mail.MailRule(config=QueueConfig())  # type: ignore[arg-type]  # the mistake under test
 
 
 def test_a_configuration_shows_one_row_per_setting():
     config = QueueConfig(max_receive_count=3)
     frame = fnkit.tabulate(config)
     assert list(frame.to_frame()["setting"] if hasattr(frame, "to_frame") else frame["setting"]) == list(
-        QueueConfig.names())
+        QueueConfig.names()
+    )
     html = config._repr_html_()
     assert "QueueConfig: 1 setting(s) changed" in html and "max_receive_count" in html
 
 
 def test_fnkit_validate_response_gives_each_setting_to_its_own_source():
-    mail = fnkit.validate_response({"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}]},
-                                   mode="async")
+    mail = fnkit.validate_response({"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}]}, mode="async")
     assert [i.rule for i in mail] == ["M8"]  # the asynchronous rule ignores the answer
     assert fnkit.validate_response({"batchItemFailures": []}, mode="async").ok  # not the queue's setting
     with pytest.raises(TypeError, match="'mod'"):

@@ -25,10 +25,12 @@ def _outcomes() -> dict[str, Any]:
     mail_event = fnkit.mail.build_event(mail_from="a@example.com", recipients=["b@example.com", "c@example.com"])
     alb_event = fnkit.alb.build_event("GET", "/")
     return {
-        "BatchOutcome": fnkit.queue.outcome(queue_event, {"batchItemFailures": [
-            {"itemIdentifier": fnkit.correlation_ids(queue_event)[0]}]}),
-        "MailOutcome": fnkit.mail.outcome(mail_event, {"actions": [
-            {"action": {"type": "BOUNCE"}, "recipients": ["b@example.com"]}]}),
+        "BatchOutcome": fnkit.queue.outcome(
+            queue_event, {"batchItemFailures": [{"itemIdentifier": fnkit.correlation_ids(queue_event)[0]}]}
+        ),
+        "MailOutcome": fnkit.mail.outcome(
+            mail_event, {"actions": [{"action": {"type": "BOUNCE"}, "recipients": ["b@example.com"]}]}
+        ),
         "HttpOutcome": fnkit.alb.outcome(alb_event, {"statusCode": 404, "body": "no"}),
         "MailRun": fnkit.mail.MailRule().run(lambda e, c: {"actions": []}, mail_event),
     }
@@ -69,7 +71,7 @@ def _html_makers() -> dict[str, Any]:
 def _classes_with_their_own_html() -> set[str]:
     found = set()
     for info in pkgutil.walk_packages(fnkit.__path__, "fnkit."):
-        if info.name in ("fnkit.__main__",):
+        if info.name == "fnkit.__main__":
             continue
         module = importlib.import_module(info.name)
         for _, cls in inspect.getmembers(module, inspect.isclass):
@@ -86,7 +88,12 @@ def test_every_html_of_fnkit_goes_through_the_one_panel_helper(monkeypatch):
     assert not missing, f"_repr_html_ written by hand (give it a sample here, and use panel_html): {missing}"
     calls = []
     real = _table.panel_html
-    monkeypatch.setattr(_table, "panel_html", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+
+    def counting(*a: Any, **k: Any) -> str:
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(_table, "panel_html", counting)
     for name, value in makers.items():
         calls.clear()
         html = value._repr_html_()
@@ -112,9 +119,18 @@ class _Verdict:
         self.ids = ids
         self.issues = Report((), "queue", None, "response")
 
-    def rows(self) -> list[dict]:
-        return [{"source": "queue", "item": i, "verdict": "kept", "rule": self.rule, "inferred": False,
-                 "reason": self.explanation} for i in self.ids]
+    def rows(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "source": "queue",
+                "item": i,
+                "verdict": "kept",
+                "rule": self.rule,
+                "inferred": False,
+                "reason": self.explanation,
+            }
+            for i in self.ids
+        ]
 
     def _display(self) -> Display:
         return Display([Grid(self.rows(), ["item", "verdict"])])
@@ -164,5 +180,5 @@ def test_cli_and_replay_name_no_source_s_outcome_type():
     root = Path(fnkit.__file__).parent
     for name in ("cli.py", "_replay.py", "_table.py"):
         text = (root / name).read_text()
-        for word in ("BatchOutcome", "MailOutcome", "HttpOutcome", "MailRun", 'source == "', "name == \""):
+        for word in ("BatchOutcome", "MailOutcome", "HttpOutcome", "MailRun", 'source == "', 'name == "'):
             assert word not in text, f"fnkit/{name} special-cases a source ({word})"

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from fnkit import Raw, mail, rules
 from fnkit.mail._address import all_addresses, is_address
+from fnkit.mail._config import ACTION_TYPES, EXTENSION_TYPES
 from fnkit.mail._event import EVENT_CONTRACT
 from fnkit.mail._outcome import VIAS
-from fnkit.mail._response import ACTION_TYPES, EXTENSION_TYPES
 
 RULE_IDS = rules.ids()
 
