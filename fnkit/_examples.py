@@ -13,6 +13,7 @@ import copy
 import importlib
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .rules import examples
@@ -21,6 +22,7 @@ _CITED = re.compile(r"\(((?:[QMA]S?|[GH])\d{1,2}[a-z]?)\b")
 
 
 # --- the handlers examples may name --------------------------------------------------------
+
 
 def _returns_no_failures(event: Any, context: Any) -> Any:
     return {"batchItemFailures": []}
@@ -43,7 +45,7 @@ def _fails_all(event: Any, context: Any) -> Any:
     return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
 
 
-def _fails_first_once() -> Any:
+def _fails_first_once() -> Callable[[Any, Any], Any]:
     seen: set[str] = set()
 
     def handler(event: Any, context: Any) -> Any:
@@ -63,7 +65,8 @@ def _replaces_content(event: Any, context: Any) -> Any:
     return {"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": True}]}
 
 
-HANDLERS = {
+# name -> a fresh handler (a maker, so that a handler with state starts clean each time)
+HANDLERS: dict[str, Callable[[], Callable[[Any, Any], Any]]] = {
     "returns-no-failures": lambda: _returns_no_failures,
     "returns-a-set": lambda: _returns_a_set,
     "raises": lambda: _raises,
@@ -76,13 +79,14 @@ HANDLERS = {
 
 # --- building and breaking ------------------------------------------------------------------
 
-def _at(doc: Any, path: list) -> tuple[Any, Any]:
+
+def _at(doc: Any, path: list[str | int]) -> tuple[Any, Any]:
     for key in path[:-1]:
         doc = doc[key]
     return doc, path[-1]
 
 
-def build(example: dict) -> Any:
+def build(example: dict[str, Any]) -> Any:
     """The example's event: built by the source's builder, then broken as it says."""
     inp = example["input"]
     module = importlib.import_module(f"fnkit.{example['source']}")
@@ -125,7 +129,7 @@ def _outcome_rules(result: Any) -> set[str]:
     return found
 
 
-def run_example(example: dict) -> dict:
+def run_example(example: dict[str, Any]) -> dict[str, Any]:
     """Run one example: {"rules": the rule ids observed, "facts": what else it shows}."""
     import fnkit
 
@@ -187,6 +191,6 @@ def run_example(example: dict) -> dict:
     raise ValueError(f"unknown example kind {kind!r}")
 
 
-def table() -> list[dict]:
+def table() -> list[dict[str, Any]]:
     """The examples, one row each: rule, kind, source, title."""
     return [{"rule": e["rule"], "kind": e["kind"], "source": e["source"], "title": e["title"]} for e in examples()]

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import rules as _rules
 from ._report import Raw, Report
 
 if TYPE_CHECKING:
+    from distributed import LocalCluster
+
     from ._outcome import Outcome
 
 
@@ -21,7 +24,7 @@ def _read(path: str) -> bytes:
     return Path(path).read_bytes()
 
 
-def _source(name: str | None, value: Any):
+def _source(name: str | None, value: Any) -> tuple[str, Any] | tuple[None, None]:
     from ._sources import detect_source, source_module
 
     name = name or detect_source(value)
@@ -85,7 +88,7 @@ def _event_report(data: bytes, args: argparse.Namespace) -> Report:
     if name is None:
         return validate(data)  # says what the value is (G0, G3)
     module = source_module(name)
-    report = module.validate_event(data, **accepted(module.validate_event, _given(args, name)))
+    report: Report = module.validate_event(data, **accepted(module.validate_event, _given(args, name)))
     if args.source and not report.ok:  # a named source that does not fit: say what the value looks like
         value, _ = decode_json(data, "G0")
         issue = lookalike_issue(value, "warning") if value is not MISSING else None
@@ -112,6 +115,7 @@ def _read_event(path: str) -> tuple[Any, str | None]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """`fnkit validate`: check event (or response) files; 0 only when every one is valid."""
     from ._sources import validate_response
 
     if args.event is not None and not args.response:
@@ -142,17 +146,25 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if all_ok else 1
 
 
-def _print_report(args: argparse.Namespace, path: str, label: str, line: int | None, report: Report,
-                  failed: bool) -> None:
+def _print_report(
+    args: argparse.Namespace, path: str, label: str, line: int | None, report: Report, failed: bool
+) -> None:
     if args.format == "json":
         doc: dict[str, Any] = {"file": path}
         if line is not None:
             doc["line"] = line
-        doc.update({
-            "kind": report.subject, "ok": not failed, "source": report.source, "dialect": report.dialect,
-            "issues": [{"path": i.path, "severity": i.severity, "code": i.code, "message": i.message, "rule": i.rule}
-                       for i in report],
-        })
+        doc.update(
+            {
+                "kind": report.subject,
+                "ok": not failed,
+                "source": report.source,
+                "dialect": report.dialect,
+                "issues": [
+                    {"path": i.path, "severity": i.severity, "code": i.code, "message": i.message, "rule": i.rule}
+                    for i in report
+                ],
+            }
+        )
         print(json.dumps(doc))
         return
     for issue in report:
@@ -167,6 +179,7 @@ def _print_report(args: argparse.Namespace, path: str, label: str, line: int | N
 
 
 def cmd_outcome(args: argparse.Namespace) -> int:
+    """`fnkit outcome`: what the platform does with a response to an event."""
     from ._report import MISSING, decode_json
 
     try:
@@ -188,32 +201,55 @@ def cmd_outcome(args: argparse.Namespace) -> int:
         print(f"{args.event}: {issue.path}: error: {issue.message} [{issue.rule}]", file=sys.stderr)
     result: Outcome = module.outcome(event, Raw(response_bytes), **_given(args, name))
     if args.format == "json":
-        print(json.dumps({"source": name, "rule": result.rule, "reason": result.explanation,
-                          "rows": [_jsonable(r) for r in result.rows()],
-                          "issues": [{"path": i.path, "severity": i.severity, "message": i.message, "rule": i.rule} for i in result.issues]},
-                         default=str))
+        print(
+            json.dumps(
+                {
+                    "source": name,
+                    "rule": result.rule,
+                    "reason": result.explanation,
+                    "rows": [_jsonable(r) for r in result.rows()],
+                    "issues": [
+                        {"path": i.path, "severity": i.severity, "message": i.message, "rule": i.rule}
+                        for i in result.issues
+                    ],
+                },
+                default=str,
+            )
+        )
         return 0
     tag = " (inferred)" if result.inferred else ""
     print(f"{name}: rule {result.rule}{tag}: {result.explanation}")
     for row in result.rows():
-        shown = {k: v for k, v in row.items()
-                 if k not in ("source", "reason", "rule", "inferred", "warnings", "explanation") and v not in (None, "")}
+        shown = {
+            k: v
+            for k, v in row.items()
+            if k not in ("source", "reason", "rule", "inferred", "warnings", "explanation") and v not in (None, "")
+        }
         print("  " + "  ".join(f"{k}={v}" for k, v in shown.items()))
     for issue in result.issues:
         print(f"  {issue.severity}: {issue.path}: {issue.message} [{issue.rule}]")
     return 0
 
 
-def _jsonable(row: dict) -> dict:
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else v) for k, v in row.items()}
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
+    """`fnkit rules`: print the rules catalogue (or, with --examples, the example of each rule)."""
     rows = _rules.catalogue(args.source)
     if args.examples:
         return _print_examples(args, {r.id for r in rows})
     if args.format == "json":
-        print(json.dumps([{"id": r.id, "source": r.source, "evidence": r.evidence, "origin": r.origin, "summary": r.summary} for r in rows], indent=1))
+        print(
+            json.dumps(
+                [
+                    {"id": r.id, "source": r.source, "evidence": r.evidence, "origin": r.origin, "summary": r.summary}
+                    for r in rows
+                ],
+                indent=1,
+            )
+        )
         return 0
     for r in rows:
         print(f"{r.id:<5} {r.source:<6} {r.evidence:<9} {r.summary}")
@@ -236,6 +272,7 @@ def _print_examples(args: argparse.Namespace, wanted: set[str]) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    """`fnkit schema`: print the JSON Schema of a source's event or response."""
     from ._sources import source_module
 
     schema = source_module(args.source).json_schema(args.kind)
@@ -243,7 +280,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_handler(spec: str):
+def _load_handler(spec: str) -> Callable[..., Any]:
     import importlib
 
     module_name, _, attr = spec.partition(":")
@@ -252,24 +289,28 @@ def _load_handler(spec: str):
     sys.path.insert(0, str(Path.cwd()))
     module = importlib.import_module(module_name)
     try:
-        return getattr(module, attr)
+        handler: Callable[..., Any] = getattr(module, attr)
     except AttributeError:
         raise SystemExit(f"fnkit: module {module_name!r} has no {attr!r}") from None
+    return handler
 
 
 def cmd_serve_alb(args: argparse.Namespace) -> int:
+    """`fnkit serve-alb`: serve a handler over HTTP as the load balancer would."""
     from .alb._serve import cli_serve
 
     return cli_serve(args, _load_handler(args.handler)) or 0
 
 
 def cmd_serve_mail(args: argparse.Namespace) -> int:
+    """`fnkit serve-mail`: serve a handler as a mail-flow rule behind a real SMTP server."""
     from .mail._serve import cli_serve
 
     return cli_serve(args, _load_handler(args.handler)) or 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """`fnkit replay`: run a handler over events, an access log or a queue message dump."""
     from ._import import chain, open_events
     from ._replay import replay
 
@@ -282,7 +323,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"source": args.source, "label": args.label, **_given(args)}
     if args.timeout is not None:
         options["timeout_s"] = args.timeout
-    client = None
+    client: Any = None  # dask: the scheduler's address, or a Client of the cluster this command starts
+    cluster: LocalCluster | None = None  # started here: closed here
     if args.engine == "dask":
         from ._dask import get_client  # noqa: F401 - says how to install the Dask engine when it is missing
 
@@ -291,16 +333,27 @@ def cmd_replay(args: argparse.Namespace) -> int:
         else:
             import distributed
 
-            client = distributed.Client(distributed.LocalCluster(
-                n_workers=args.workers, threads_per_worker=1, processes=not args.threads,
-                dashboard_address="127.0.0.1:0"))
+            cluster = distributed.LocalCluster(
+                n_workers=args.workers,
+                threads_per_worker=1,
+                processes=not args.threads,
+                dashboard_address="127.0.0.1:0",
+            )
+            client = distributed.Client(cluster)
     try:
-        frame = replay(handler, chain(streams), engine=args.engine, client=client, compute=True,
-                       partition_size=args.partition_size, **{k: v for k, v in options.items() if v is not None})
+        frame = replay(
+            handler,
+            chain(streams),
+            engine=args.engine,
+            client=client,
+            compute=True,
+            partition_size=args.partition_size,
+            **{k: v for k, v in options.items() if v is not None},
+        )
     finally:
-        if args.engine == "dask" and not args.scheduler:
+        if cluster is not None:
             client.close()
-            client.cluster.close()
+            cluster.close()
     if args.out:
         out = Path(args.out)
         if out.suffix == ".csv":
@@ -311,7 +364,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(stream.summary())
         for issue in stream.issues:
             print(f"  {issue.path}: {issue.severity}: {issue.message}")
-    print(f"{len(frame)} row(s) from {frame['event'].nunique() if len(frame) else 0} event(s) on the {args.engine} engine")
+    print(
+        f"{len(frame)} row(s) from {frame['event'].nunique() if len(frame) else 0} event(s) on the {args.engine} engine"
+    )
     if len(frame):
         counts = frame.groupby(["source", "result", "rule"], dropna=False, sort=True).size().rename("rows")
         print(counts.reset_index().to_string(index=False))
@@ -322,22 +377,36 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `fnkit` argument parser: one sub-command per verb."""
     from .alb import AlbConfig
     from .alb._serve import add_arguments as serve_alb_arguments
     from .mail import MailConfig
 
-    parser = argparse.ArgumentParser(prog="fnkit", description="Validate, decide and serve function event contracts (queue, mail, load balancer).")
+    parser = argparse.ArgumentParser(
+        prog="fnkit", description="Validate, decide and serve function event contracts (queue, mail, load balancer)."
+    )
     parser.add_argument("--version", action="version", version=f"fnkit {__import__('fnkit').__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("validate", help="check event (or response) files; exit 0 only when every one is valid")
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="JSON files, or JSON Lines files (one event per line); '-' for standard input")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="JSON files, or JSON Lines files (one event per line); '-' for standard input",
+    )
     p.add_argument("--source", choices=["queue", "mail", "alb"], help="skip detection and validate as this source")
-    p.add_argument("--response", action="store_true",
-                   help="the files are handler responses; the source is read from their shape, --source or --event")
-    p.add_argument("--event", metavar="FILE", help="with --response: the event they answer (queue: the batch's "
-                   "messageIds; load balancer: multi-value mode; mail: the flow direction)")
+    p.add_argument(
+        "--response",
+        action="store_true",
+        help="the files are handler responses; the source is read from their shape, --source or --event",
+    )
+    p.add_argument(
+        "--event",
+        metavar="FILE",
+        help="with --response: the event they answer (queue: the batch's "
+        "messageIds; load balancer: multi-value mode; mail: the flow direction)",
+    )
     AlbConfig.add_arguments(p, ["multi_value"], prefix="load balancer: ")
     MailConfig.add_arguments(p, ["mode"], prefix="mail responses: ")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
@@ -376,14 +445,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--maildir", default="maildir")
     MailConfig.add_arguments(p)
     p.add_argument("--outbound", action="store_true")
-    p.add_argument("--isolation", choices=["process", "thread", "none"], default="process",
-                   help="where the handler runs (default: a worker process, killed past the timeout)")
+    p.add_argument(
+        "--isolation",
+        choices=["process", "thread", "none"],
+        default="process",
+        help="where the handler runs (default: a worker process, killed past the timeout)",
+    )
     p.set_defaults(func=cmd_serve_mail)
 
     p = sub.add_parser("replay", help="run a handler over events, an access log or a queue message dump")
     p.add_argument("handler", metavar="MODULE:FUNCTION")
-    p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="JSON Lines events (.gz too), an access log (or a folder of them), a ReceiveMessage dump")
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="JSON Lines events (.gz too), an access log (or a folder of them), a ReceiveMessage dump",
+    )
     p.add_argument("--engine", choices=["local", "dask"], default="local")
     p.add_argument("--scheduler", metavar="ADDRESS", help="dask: an existing scheduler (default: a LocalCluster)")
     p.add_argument("--workers", type=int, default=2, help="dask: LocalCluster workers (default 2)")
@@ -403,7 +480,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

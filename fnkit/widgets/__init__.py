@@ -17,7 +17,8 @@ classes (`fnkit-run`, `fnkit-stop`, `fnkit-running`, `fnkit-clock`, `fnkit-outco
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ._adapter import adapter_for
 from ._builder import EventBuilder
@@ -37,7 +38,7 @@ def fields(source: str) -> list[str]:
     return [f.name for f in adapter_for(source).all_fields]
 
 
-def forms(source: str, event: dict | None = None) -> dict[str, str]:
+def forms(source: str, event: dict[str, Any] | None = None) -> dict[str, str]:
     """The spec's response forms of a source (label -> response text) for an event."""
     adapter = adapter_for(source)
     if event is None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ._fields import COMMON_FIELDS, Field
 
@@ -20,7 +21,7 @@ class Form:
 
     group: str
     label: str
-    text: Callable[[dict], str]  # the response text for this event
+    text: Callable[[dict[str, Any]], str]  # the response text for this event
     note: str = ""
     key: str = ""
 
@@ -40,11 +41,11 @@ class SourceAdapter:
     default_example: str
     config: list[Field]
     forms: list[Form]
-    default_response: Callable[[dict], str]
-    to_kwargs: Callable[[dict], dict]
+    default_response: Callable[[dict[str, Any]], str]
+    to_kwargs: Callable[[dict[str, Any]], dict[str, Any]]
     columns: list[str] = field(default_factory=list)
-    describe_event: Callable[[dict], str] = lambda event: ""
-    rows: Callable[[Any], list[dict]] | None = None
+    describe_event: Callable[[dict[str, Any]], str] = lambda event: ""
+    rows: Callable[[Any], list[dict[str, Any]]] | None = None
     id_columns: tuple[str, ...] = ()  # table columns holding long ids, cut in the middle with an ellipsis
 
     @property
@@ -56,7 +57,7 @@ class SourceAdapter:
         """The source's configuration (`fnkit.<source>.Config`), whose settings the `config` fields are."""
         return self.module.Config
 
-    def check_settings(self, settings: dict) -> dict:
+    def check_settings(self, settings: dict[str, Any]) -> dict[str, Any]:
         """The settings a widget was given, checked by the source's configuration (ValueError naming the rule);
         TypeError for a setting this widget has no field for."""
         names = [f.name for f in self.config]
@@ -70,17 +71,18 @@ class SourceAdapter:
     def all_fields(self) -> list[Field]:
         return [*self.fields, *COMMON_FIELDS]
 
-    def build(self, values: dict) -> dict:
+    def build(self, values: dict[str, Any]) -> dict[str, Any]:
         """The event the form's values describe (FieldError / ValueError when they cannot)."""
-        return self.module.build_event(**self.to_kwargs(values))
+        event: dict[str, Any] = self.module.build_event(**self.to_kwargs(values))
+        return event
 
-    def outcome(self, event: Any, response: Any, config: dict) -> Any:
+    def outcome(self, event: Any, response: Any, config: dict[str, Any]) -> Any:
         return self.module.outcome(event, response, **config)
 
-    def run(self, handler: Callable, event: Any, config: dict, timeout_s: float) -> Any:
+    def run(self, handler: Callable[..., Any], event: Any, config: dict[str, Any], timeout_s: float) -> Any:
         return self.module.run(handler, event, timeout_s=timeout_s, **config)
 
-    def outcome_rows(self, outcome: Any) -> list[dict]:
+    def outcome_rows(self, outcome: Any) -> list[dict[str, Any]]:
         if self.rows is not None:
             return self.rows(outcome)
         return list(outcome.rows()) if hasattr(outcome, "rows") else []
@@ -99,4 +101,5 @@ def adapter_for(source: str) -> SourceAdapter:
         module = importlib.import_module(_ADAPTERS[name], __package__)
     except ImportError as exc:  # a source module still missing: say which
         raise ValueError(f"the {name} source is not available in this fnkit ({exc})") from exc
-    return module.ADAPTER
+    adapter: SourceAdapter = module.ADAPTER
+    return adapter

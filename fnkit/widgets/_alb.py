@@ -17,9 +17,24 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 FIELDS = [
     Field("method", "Method", "choice", "GET", "The HTTP method.", METHODS),
     Field("path", "Path", "text", "/hello", "The request path, starting with /. Try /hello, /json, /cookies, /boom."),
-    Field("query", "Query", "text", "name=Ada%20Lovelace", "The raw query string, as in the URL after '?' (never decoded)."),
-    Field("headers", "Headers", "pairs", [("accept", "text/plain")], "One 'Name: value' per line; a name may repeat.", rows=3),
-    Field("body", "Body", "longtext", "", "The request body (text). Set a content-type header to say what it is.", rows=2),
+    Field(
+        "query",
+        "Query",
+        "text",
+        "name=Ada%20Lovelace",
+        "The raw query string, as in the URL after '?' (never decoded).",
+    ),
+    Field(
+        "headers",
+        "Headers",
+        "pairs",
+        [("accept", "text/plain")],
+        "One 'Name: value' per line; a name may repeat.",
+        rows=3,
+    ),
+    Field(
+        "body", "Body", "longtext", "", "The request body (text). Set a content-type header to say what it is.", rows=2
+    ),
     setting_field(AlbConfig, "multi_value"),
 ]
 
@@ -28,27 +43,36 @@ def _field(name: str) -> Field:
     return next(f for f in FIELDS if f.name == name)
 
 
-def to_kwargs(values: dict) -> dict:
+def to_kwargs(values: dict[str, Any]) -> dict[str, Any]:
     """Form values -> `fnkit.alb.build_event` keywords; FieldError in plain words."""
     path = str(values["path"]).strip() or "/"
     if not path.startswith("/"):
-        raise FieldError(_field("path"), f"The path {path!r} does not start with '/': write it as the URL shows it after the host, e.g. /hello.")
+        raise FieldError(
+            _field("path"),
+            f"The path {path!r} does not start with '/': write it as the URL shows it after the host, e.g. /hello.",
+        )
     if any(c.isspace() for c in path):
         raise FieldError(_field("path"), "The path holds a space: a URL writes it as %20.")
     query = str(values["query"]).strip()
-    if query.startswith("?"):
-        query = query[1:]
+    query = query.removeprefix("?")
     if any(c.isspace() for c in query):
         raise FieldError(_field("query"), "The query holds a space: a URL writes it as %20 (or +).")
-    return {"method": values["method"], "path": path, "query": query, "headers": values["headers"],
-            "body": str(values["body"]).encode("utf-8"), "multi_value": bool(values["multi_value"]),
-            "dialect": values["dialect"], "seed": int(values["seed"])}
+    return {
+        "method": values["method"],
+        "path": path,
+        "query": query,
+        "headers": values["headers"],
+        "body": str(values["body"]).encode("utf-8"),
+        "multi_value": bool(values["multi_value"]),
+        "dialect": values["dialect"],
+        "seed": int(values["seed"]),
+    }
 
 
 # --- example handlers ----------------------------------------------------------------
 
 
-def query_value(event: dict, key: str) -> str | None:
+def query_value(event: dict[str, Any], key: str) -> str | None:
     """The last value of a query key, percent-decoded, whichever header mode the event uses."""
     multi = event.get("multiValueQueryStringParameters")
     if isinstance(multi, dict):
@@ -59,7 +83,9 @@ def query_value(event: dict, key: str) -> str | None:
     return None if raw is None else urllib.parse.unquote_plus(raw)
 
 
-def reply(event: dict, status: int, body: str, headers: list[tuple[str, str]] | None = None) -> dict:
+def reply(
+    event: dict[str, Any], status: int, body: str, headers: list[tuple[str, str]] | None = None
+) -> dict[str, Any]:
     """A response in the event's header mode (headers, or multiValueHeaders when the event has them)."""
     pairs = headers or [("Content-Type", "text/plain; charset=utf-8")]
     response: dict[str, Any] = {"statusCode": status, "isBase64Encoded": False, "body": body}
@@ -93,7 +119,9 @@ def small_app(event, context):
         echo = {"method": event["httpMethod"], "path": path, "name": query_value(event, "name"), "body": body}
         return reply(event, 200, json.dumps(echo), [("Content-Type", "application/json")])
     if path == "/cookies":
-        return reply(event, 200, "two cookies set", [("Set-Cookie", "session=abc123; HttpOnly"), ("Set-Cookie", "theme=dark")])
+        return reply(
+            event, 200, "two cookies set", [("Set-Cookie", "session=abc123; HttpOnly"), ("Set-Cookie", "theme=dark")]
+        )
     if path == "/boom":
         raise RuntimeError("something broke while handling /boom")
     return reply(event, 404, f"nothing at {path}")
@@ -106,16 +134,33 @@ def status_as_string(event, context):
 
 def headers_in_wrong_mode(event, context):
     """Always answers with `headers`, even when multi-value headers are on (they are then ignored)."""
-    return {"statusCode": 200, "headers": {"Content-Type": "text/plain", "Set-Cookie": "session=abc123"}, "body": "hello"}
+    return {
+        "statusCode": 200,
+        "headers": {"Content-Type": "text/plain", "Set-Cookie": "session=abc123"},
+        "body": "hello",
+    }
 
 
 def binary_png(event, context):
     """A 1x1 PNG, base64 in the response, decoded by the load balancer (A8)."""
-    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
-    return {"statusCode": 200, "isBase64Encoded": True, "headers": {"Content-Type": "image/png"},
-            "body": base64.b64encode(png).decode("ascii")} if "multiValueHeaders" not in event else \
-        {"statusCode": 200, "isBase64Encoded": True, "multiValueHeaders": {"Content-Type": ["image/png"]},
-         "body": base64.b64encode(png).decode("ascii")}
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    )
+    return (
+        {
+            "statusCode": 200,
+            "isBase64Encoded": True,
+            "headers": {"Content-Type": "image/png"},
+            "body": base64.b64encode(png).decode("ascii"),
+        }
+        if "multiValueHeaders" not in event
+        else {
+            "statusCode": 200,
+            "isBase64Encoded": True,
+            "multiValueHeaders": {"Content-Type": ["image/png"]},
+            "body": base64.b64encode(png).decode("ascii"),
+        }
+    )
 
 
 def raise_an_error(event, context):
@@ -147,7 +192,7 @@ EXAMPLES = {
 # --- response forms -------------------------------------------------------------------
 
 
-def _multi(event: dict) -> bool:
+def _multi(event: Any) -> bool:
     return isinstance(event, dict) and "multiValueHeaders" in event
 
 
@@ -155,7 +200,7 @@ def _dump(value: Any) -> str:
     return json.dumps(value, indent=2)
 
 
-def _with_headers(event: dict, response: dict, pairs: list[tuple[str, str]]) -> str:
+def _with_headers(event: dict[str, Any], response: dict[str, Any], pairs: list[tuple[str, str]]) -> str:
     if _multi(event):
         multi: dict[str, list[str]] = {}
         for n, v in pairs:
@@ -166,37 +211,96 @@ def _with_headers(event: dict, response: dict, pairs: list[tuple[str, str]]) -> 
     return _dump(response)
 
 
-def _two_cookies(event: dict) -> str:
+def _two_cookies(event: dict[str, Any]) -> str:
     if _multi(event):
-        return _dump({"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["session=abc123", "theme=dark"]}, "body": "ok"})
-    return _dump({"statusCode": 200, "headers": {"Set-Cookie": "session=abc123", "set-cookie": "theme=dark"}, "body": "ok"})
+        return _dump(
+            {"statusCode": 200, "multiValueHeaders": {"Set-Cookie": ["session=abc123", "theme=dark"]}, "body": "ok"}
+        )
+    return _dump(
+        {"statusCode": 200, "headers": {"Set-Cookie": "session=abc123", "set-cookie": "theme=dark"}, "body": "ok"}
+    )
 
 
 FORMS = [
-    Form("passed on", "200 with text", lambda e: _with_headers(e, {"statusCode": 200, "statusDescription": "200 OK", "isBase64Encoded": False, "body": "Hello"}, [("Content-Type", "text/plain")]),
-         key="200 text"),
+    Form(
+        "passed on",
+        "200 with text",
+        lambda e: _with_headers(
+            e,
+            {"statusCode": 200, "statusDescription": "200 OK", "isBase64Encoded": False, "body": "Hello"},
+            [("Content-Type", "text/plain")],
+        ),
+        key="200 text",
+    ),
     Form("passed on", "200, empty body · status only", lambda e: _dump({"statusCode": 200}), key="status only"),
-    Form("passed on", "200, body decoded · base64", lambda e: _with_headers(e, {"statusCode": 200, "isBase64Encoded": True, "body": "aGVsbG8="}, [("Content-Type", "application/octet-stream")]),
-         key="base64 body"),
-    Form("passed on", "two cookies set", _two_cookies, "Both header modes: keys differing in case, or one key with a list.",
-         key="two cookies"),
-    Form("passed on", "404 passed on", lambda e: _with_headers(e, {"statusCode": 404, "statusDescription": "404 Not Found", "body": "not here"}, [("Content-Type", "text/plain")]),
-         key="404"),
-    Form("502", "502 · status as a string", lambda e: _dump({"statusCode": "200", "body": "Hello"}), key="status as a string"),
+    Form(
+        "passed on",
+        "200, body decoded · base64",
+        lambda e: _with_headers(
+            e,
+            {"statusCode": 200, "isBase64Encoded": True, "body": "aGVsbG8="},
+            [("Content-Type", "application/octet-stream")],
+        ),
+        key="base64 body",
+    ),
+    Form(
+        "passed on",
+        "two cookies set",
+        _two_cookies,
+        "Both header modes: keys differing in case, or one key with a list.",
+        key="two cookies",
+    ),
+    Form(
+        "passed on",
+        "404 passed on",
+        lambda e: _with_headers(
+            e,
+            {"statusCode": 404, "statusDescription": "404 Not Found", "body": "not here"},
+            [("Content-Type", "text/plain")],
+        ),
+        key="404",
+    ),
+    Form(
+        "502",
+        "502 · status as a string",
+        lambda e: _dump({"statusCode": "200", "body": "Hello"}),
+        key="status as a string",
+    ),
     Form("502", "502 · no statusCode", lambda e: _dump({"body": "Hello"}), key="no statusCode"),
     Form("502", "502 · body null", lambda e: _dump({"statusCode": 200, "body": None}), key="body null"),
-    Form("502", "502 · bad base64", lambda e: _dump({"statusCode": 200, "isBase64Encoded": True, "body": "not base64!"}),
-         key="bad base64"),
-    Form("502", "502 · header value a number", lambda e: _with_headers(e, {"statusCode": 200, "body": "Hello"}, [("Content-Length", 5)]),  # type: ignore[list-item]
-         key="header value a number"),
+    Form(
+        "502",
+        "502 · bad base64",
+        lambda e: _dump({"statusCode": 200, "isBase64Encoded": True, "body": "not base64!"}),
+        key="bad base64",
+    ),
+    Form(
+        "502",
+        "502 · header value a number",
+        lambda e: _with_headers(e, {"statusCode": 200, "body": "Hello"}, [("Content-Length", 5)]),  # type: ignore[list-item]
+        key="header value a number",
+    ),
     Form("502", "502 · not an object", lambda e: "[]", key="not an object"),
     Form("502", "502 · invalid JSON", lambda e: '{"statusCode": 200,', key="invalid JSON"),
-    Form("trap", "headers ignored · the other mode's field", lambda e: _dump({"statusCode": 200, ("headers" if _multi(e) else "multiValueHeaders"): {"Content-Type": (["text/plain"] if not _multi(e) else "text/plain")}, "body": "Hello"}),
-         "The field the mode does not read is ignored.", key="wrong header field"),
+    Form(
+        "trap",
+        "headers ignored · the other mode's field",
+        lambda e: _dump(
+            {
+                "statusCode": 200,
+                ("headers" if _multi(e) else "multiValueHeaders"): {
+                    "Content-Type": (["text/plain"] if not _multi(e) else "text/plain")
+                },
+                "body": "Hello",
+            }
+        ),
+        "The field the mode does not read is ignored.",
+        key="wrong header field",
+    ),
 ]
 
 
-def rows(outcome: Any) -> list[dict]:
+def rows(outcome: Any) -> list[dict[str, Any]]:
     """What the client receives: one row per header, then the body."""
     out = [{"part": "status", "name": str(outcome.status), "value": outcome.reason}]
     out.extend({"part": "header", "name": n, "value": v} for n, v in outcome.headers)
@@ -211,7 +315,7 @@ def rows(outcome: Any) -> list[dict]:
     return out
 
 
-def describe_event(event: dict) -> str:
+def describe_event(event: Any) -> str:
     if not isinstance(event, dict):
         return ""
     mode = "multi-value" if "multiValueHeaders" in event else "single-value"

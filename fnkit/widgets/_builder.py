@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
-from typing import Any, Callable
+from typing import Any
 
 from .._report import Issue, Report
 from ._adapter import adapter_for
 from ._fields import FieldError
-from ._ui import CSS, COLOURS, Guard, issues_html, json_problem, label_width
+from ._ui import COLOURS, CSS, Guard, issues_html, json_problem, label_width
 
 
 class EventBuilder:
@@ -27,15 +28,18 @@ class EventBuilder:
         self.adapter = adapter_for(source)
         self.source = self.adapter.source
         self._guard = Guard()
-        self._listeners: list[Callable[["EventBuilder"], None]] = []
-        self._event: dict | None = None
+        self._listeners: list[Callable[[EventBuilder], None]] = []
+        self._event: dict[str, Any] | None = None
         self._text = ""
         self._report = Report((), self.source)
         self._edited = False
         self._fields = {f.name: f for f in self.adapter.all_fields}
         unknown = set(values) - set(self._fields)
         if unknown:
-            raise TypeError(f"EventBuilder({self.source!r}) has no field {', '.join(sorted(unknown))}; fields: {', '.join(self._fields)}")
+            raise TypeError(
+                f"EventBuilder({self.source!r}) has no field {', '.join(sorted(unknown))}; "
+                f"fields: {', '.join(self._fields)}"
+            )
         width = label_width(f.label for f in self._fields.values() if f.kind != "bool")
         self.controls = {}
         self.field_errors = {}  # name -> the HTML under the field that says what is wrong with it
@@ -46,24 +50,36 @@ class EventBuilder:
             error = w.HTML("", layout=w.Layout(display="none", margin=f"0 0 4px calc({width} + 8px)"))
             error.add_class(CSS["field_error"])
             self.field_errors[name] = error
-        self.preview = w.Textarea(value="", rows=18, layout=w.Layout(width="98%"),
-                                  description="Event JSON", style={"description_width": label_width(["Event JSON"])},
-                                  tooltip="The event as JSON; edit it by hand to try broken events.")
+        self.preview = w.Textarea(
+            value="",
+            rows=18,
+            layout=w.Layout(width="98%"),
+            description="Event JSON",
+            style={"description_width": label_width(["Event JSON"])},
+            tooltip="The event as JSON; edit it by hand to try broken events.",
+        )
         self.preview.add_class(CSS["preview"])
         self.preview.observe(self._on_text, names="value")
         self.status = w.HTML("")
         self.issue_list = w.HTML("")
         self.issue_list.add_class(CSS["issues"])
-        self.reset_button = w.Button(description="Rebuild from the form", icon="undo",
-                                     tooltip="Throw away the hand edits and build the event from the form again.",
-                                     layout=w.Layout(display="none", width="auto"))
+        self.reset_button = w.Button(
+            description="Rebuild from the form",
+            icon="undo",
+            tooltip="Throw away the hand edits and build the event from the form again.",
+            layout=w.Layout(display="none", width="auto"),
+        )
         self.reset_button.add_class(CSS["reset"])
         self.reset_button.on_click(lambda _: self.reset())
         title = w.HTML(f"<b>{escape(self.adapter.title)} builder</b>")
         # each field with its own error under it; the event's problems under the JSON they are about
-        form = w.VBox([w.VBox([self.controls[n], self.field_errors[n]]) for n in self._fields],
-                      layout=w.Layout(width="48%", min_width="320px"))
-        right = w.VBox([self.preview, self.issue_list, self.reset_button], layout=w.Layout(width="50%", min_width="320px"))
+        form = w.VBox(
+            [w.VBox([self.controls[n], self.field_errors[n]]) for n in self._fields],
+            layout=w.Layout(width="48%", min_width="320px"),
+        )
+        right = w.VBox(
+            [self.preview, self.issue_list, self.reset_button], layout=w.Layout(width="50%", min_width="320px")
+        )
         self.widget = w.VBox([title, self.status, w.HBox([form, right], layout=w.Layout(flex_flow="row wrap"))])
         self.widget.add_class(CSS["builder"])
         self.widget.add_class(f"fnkit-builder-{self.source}")
@@ -72,7 +88,7 @@ class EventBuilder:
     # --- the Python face ----------------------------------------------------------------
 
     @property
-    def event(self) -> dict | None:
+    def event(self) -> dict[str, Any] | None:
         """The current event (a fresh copy), or None when the form or the JSON text cannot make one."""
         return json.loads(json.dumps(self._event)) if self._event is not None else None
 
@@ -97,7 +113,7 @@ class EventBuilder:
         return self._edited
 
     @property
-    def values(self) -> dict:
+    def values(self) -> dict[str, Any]:
         """The form's values, as Python values (lists for lines, dicts for JSON fields)."""
         out = {}
         for name, f in self._fields.items():
@@ -107,7 +123,7 @@ class EventBuilder:
                 out[name] = self.controls[name].value
         return out
 
-    def set(self, **values: Any) -> "EventBuilder":
+    def set(self, **values: Any) -> EventBuilder:
         """Set form fields (`bodies=[...]`, `fifo=True`, ...); the event is rebuilt once."""
         unknown = set(values) - set(self._fields)
         if unknown:
@@ -119,24 +135,24 @@ class EventBuilder:
         self._rebuild()
         return self
 
-    def set_text(self, text: str) -> "EventBuilder":
+    def set_text(self, text: str) -> EventBuilder:
         """Replace the event by this JSON text, as if typed into the preview."""
         with self._guard:
             self.preview.value = text
         self._take_text(text)
         return self
 
-    def reset(self) -> "EventBuilder":
+    def reset(self) -> EventBuilder:
         """Forget hand edits: build the event from the form again."""
         self._edited = False
         self._rebuild()
         return self
 
-    def on_change(self, callback: Callable[["EventBuilder"], None]) -> None:
+    def on_change(self, callback: Callable[[EventBuilder], None]) -> None:
         """Call `callback(builder)` whenever the event changes."""
         self._listeners.append(callback)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
         bundle["text/plain"] = repr(self)
         return bundle
@@ -148,13 +164,13 @@ class EventBuilder:
 
     # --- behaviour ------------------------------------------------------------------
 
-    def _on_form(self, change: dict) -> None:
+    def _on_form(self, change: dict[str, Any]) -> None:
         if self._guard.active:
             return
         self._edited = False
         self._rebuild()
 
-    def _on_text(self, change: dict) -> None:
+    def _on_text(self, change: dict[str, Any]) -> None:
         if self._guard.active:
             return
         self._take_text(change["new"])
@@ -177,7 +193,8 @@ class EventBuilder:
         self._show()
 
     def _form_problem(self, name: str | None, message: str) -> None:
-        """A form value that cannot make an event: said beside its field (or under the JSON when no field is to blame)."""
+        """A form value that cannot make an event: said beside its field (or under the JSON when no field is to
+        blame)."""
         self._event = None
         where = self._fields[name].label if name in self._fields else "form"
         self._report = Report([Issue(where, "form", message, "error", None)], self.source, None, "form")
@@ -186,7 +203,17 @@ class EventBuilder:
     def _take_text(self, text: str) -> None:
         self._edited = True
         self._text = text
-        problem = json_problem(text, "event") if text.strip() else Issue("$", "format", "The event text is empty: write a JSON object, or press 'Rebuild from the form'.", "error", "G0")
+        problem = (
+            json_problem(text, "event")
+            if text.strip()
+            else Issue(
+                "$",
+                "format",
+                "The event text is empty: write a JSON object, or press 'Rebuild from the form'.",
+                "error",
+                "G0",
+            )
+        )
         if problem is not None:
             self._event = None
             self._report = Report([problem], self.source, None, "event")
@@ -198,9 +225,21 @@ class EventBuilder:
 
     def _validate(self, event: Any) -> Report:
         try:
-            return self.adapter.module.validate_event(event)
+            report: Report = self.adapter.module.validate_event(event)
+            return report
         except Exception as exc:  # the widget must stay usable whatever happens  # noqa: BLE001
-            return Report([Issue("$", "internal", f"fnkit could not check this event ({type(exc).__name__}: {exc}).", "error", None)], self.source)
+            return Report(
+                [
+                    Issue(
+                        "$",
+                        "internal",
+                        f"fnkit could not check this event ({type(exc).__name__}: {exc}).",
+                        "error",
+                        None,
+                    )
+                ],
+                self.source,
+            )
 
     def _show(self, note: str = "", field: str | None = None) -> None:
         report = self._report
@@ -208,10 +247,15 @@ class EventBuilder:
         if report.ok:
             what = self.adapter.describe_event(self._event) if self._event is not None else ""
             warn = f", {len(report.warnings)} warning(s)" if report.warnings else ""
-            line = f"<span style='color:{COLOURS['good']}'>✔ valid {escape(self.adapter.title.lower())}</span> ({escape(what)}{warn}) · {origin}"
+            line = (
+                f"<span style='color:{COLOURS['good']}'>✔ valid {escape(self.adapter.title.lower())}</span> "
+                f"({escape(what)}{warn}) · {origin}"
+            )
         elif field is not None:
-            line = (f"<span style='color:{COLOURS['bad']}'>✖ {escape(self._fields[field].label)}</span>: "
-                    f"see the note under it · {origin}")
+            line = (
+                f"<span style='color:{COLOURS['bad']}'>✖ {escape(self._fields[field].label)}</span>: "
+                f"see the note under it · {origin}"
+            )
         else:
             line = f"<span style='color:{COLOURS['bad']}'>✖ {len(report.errors)} problem(s)</span> · {origin}"
         if note:

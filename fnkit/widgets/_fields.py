@@ -18,7 +18,7 @@ KINDS = ("text", "longtext", "lines", "csv", "bool", "choice", "int", "float", "
 class FieldError(ValueError):
     """A form value that cannot become a builder argument; the message is for the learner."""
 
-    def __init__(self, field: "Field", message: str) -> None:
+    def __init__(self, field: Field, message: str) -> None:
         super().__init__(message)
         self.field = field
 
@@ -32,7 +32,7 @@ class Field:
     kind: str
     default: Any = None
     help: str = ""
-    options: tuple = ()
+    options: tuple[Any, ...] = ()
     rows: int = 3
     setting: Setting | None = None  # the configuration setting the field is made from (it checks the value)
 
@@ -100,7 +100,11 @@ class Field:
                     continue
                 name, colon, rest = line.partition(":")
                 if not colon or not name.strip():
-                    raise FieldError(self, f"Line {n} of '{self.label}' ({line.strip()!r}) is not 'Name: value'; write one header per line with a colon after its name.")
+                    raise FieldError(
+                        self,
+                        f"Line {n} of '{self.label}' ({line.strip()!r}) is not 'Name: value'; "
+                        "write one header per line with a colon after its name.",
+                    )
                 pairs.append((name.strip(), rest.strip()))
             return pairs
         if kind in ("text", "longtext"):
@@ -118,8 +122,12 @@ class Field:
         """A fresh ipywidgets control holding `value`, with the field's CSS class; its label `label_width` wide."""
         import ipywidgets as w
 
-        common = dict(description=self.label, tooltip=self.help or None, style={"description_width": label_width},
-                      layout=w.Layout(width="98%"))
+        common = dict(
+            description=self.label,
+            tooltip=self.help or None,
+            style={"description_width": label_width},
+            layout=w.Layout(width="98%"),
+        )
         shown = self.to_control(value)
         if self.kind in ("lines", "json", "pairs", "longtext"):
             ctl = w.Textarea(value=shown, rows=self.rows, placeholder=self.help, **common)
@@ -154,7 +162,13 @@ def setting_field(config_class: type[Config], name: str) -> Field:
 
 
 COMMON_FIELDS = (
-    Field("dialect", "Dialect", "choice", "provider",
-          "provider: the spec's spellings (provider:queue); aws: the real platform's (aws:sqs).", ("provider", "aws")),
+    Field(
+        "dialect",
+        "Dialect",
+        "choice",
+        "provider",
+        "provider: the spec's spellings (provider:queue); aws: the real platform's (aws:sqs).",
+        ("provider", "aws"),
+    ),
     Field("seed", "Seed", "int", 0, "Same seed, same ids and timestamps: the event stays the same run after run."),
 )

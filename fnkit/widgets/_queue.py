@@ -11,14 +11,31 @@ from ._adapter import Form, SourceAdapter
 from ._fields import Field, FieldError, setting_field
 
 FIELDS = [
-    Field("bodies", "Bodies", "lines", ['{"order": 1, "qty": 2}', '{"order": 2, "qty": 1}', '{"order": 3, "qty": 5}'],
-          "One message body per line.", rows=4),
+    Field(
+        "bodies",
+        "Bodies",
+        "lines",
+        ['{"order": 1, "qty": 2}', '{"order": 2, "qty": 1}', '{"order": 3, "qty": 5}'],
+        "One message body per line.",
+        rows=4,
+    ),
     setting_field(QueueConfig, "fifo"),
     Field("group_ids", "Group ids", "csv", None, "FIFO only: one message group per body, e.g. a, a, b."),
-    Field("receive_counts", "Receive counts", "csv", None,
-          "How often each message was received so far, one per body (1 = first delivery)."),
-    Field("message_attributes", "Message attributes", "json", None,
-          'JSON for every body, e.g. {"Author": {"dataType": "String", "stringValue": "Ada"}}', rows=2),
+    Field(
+        "receive_counts",
+        "Receive counts",
+        "csv",
+        None,
+        "How often each message was received so far, one per body (1 = first delivery).",
+    ),
+    Field(
+        "message_attributes",
+        "Message attributes",
+        "json",
+        None,
+        'JSON for every body, e.g. {"Author": {"dataType": "String", "stringValue": "Ada"}}',
+        rows=2,
+    ),
     Field("region", "Region", "text", "us-east-1", "The queue's region (awsRegion and the ARN)."),
 ]
 
@@ -27,39 +44,61 @@ def _field(name: str) -> Field:
     return next(f for f in FIELDS if f.name == name)
 
 
-def to_kwargs(values: dict) -> dict:
+def to_kwargs(values: dict[str, Any]) -> dict[str, Any]:
     """Form values -> `fnkit.queue.build_event` keywords; FieldError in plain words."""
     bodies = values["bodies"]
     if not bodies:
         raise FieldError(_field("bodies"), "Write at least one message body (one per line): a batch is never empty.")
     n = len(bodies)
-    kwargs: dict[str, Any] = {"bodies": bodies, "fifo": bool(values["fifo"]), "dialect": values["dialect"],
-                              "seed": int(values["seed"])}
+    kwargs: dict[str, Any] = {
+        "bodies": bodies,
+        "fifo": bool(values["fifo"]),
+        "dialect": values["dialect"],
+        "seed": int(values["seed"]),
+    }
     groups = values.get("group_ids")
     if groups:
         if not values["fifo"]:
-            raise FieldError(_field("group_ids"), "Group ids belong to FIFO queues: tick 'FIFO queue' or clear the group ids.")
+            raise FieldError(
+                _field("group_ids"), "Group ids belong to FIFO queues: tick 'FIFO queue' or clear the group ids."
+            )
         if len(groups) != n:
-            raise FieldError(_field("group_ids"), f"There are {n} bodies but {len(groups)} group id(s): give one group id per body, separated by commas.")
+            raise FieldError(
+                _field("group_ids"),
+                f"There are {n} bodies but {len(groups)} group id(s): give one group id per body, separated by commas.",
+            )
         kwargs["group_ids"] = groups
     if values["fifo"] and n > 10:
         raise FieldError(_field("bodies"), f"A FIFO batch holds at most 10 messages; there are {n} bodies.")
     counts = values.get("receive_counts")
     if counts:
         if len(counts) != n:
-            raise FieldError(_field("receive_counts"), f"There are {n} bodies but {len(counts)} receive count(s): give one per body, separated by commas.")
+            raise FieldError(
+                _field("receive_counts"),
+                f"There are {n} bodies but {len(counts)} receive count(s): give one per body, separated by commas.",
+            )
         parsed = []
         for c in counts:
             if not c.isdigit() or int(c) < 1:
-                raise FieldError(_field("receive_counts"), f"'{c}' is not a receive count: write whole numbers from 1 (1 = first delivery).")
+                raise FieldError(
+                    _field("receive_counts"),
+                    f"'{c}' is not a receive count: write whole numbers from 1 (1 = first delivery).",
+                )
             parsed.append(int(c))
         kwargs["receive_counts"] = parsed
     attrs = values.get("message_attributes")
     if attrs is not None:
         if not isinstance(attrs, (dict, list)):
-            raise FieldError(_field("message_attributes"), "Message attributes are a JSON object of name -> attribute (the same for every body), or a list with one object per body.")
+            raise FieldError(
+                _field("message_attributes"),
+                "Message attributes are a JSON object of name -> attribute (the same for every body), "
+                "or a list with one object per body.",
+            )
         if isinstance(attrs, list) and len(attrs) != n:
-            raise FieldError(_field("message_attributes"), f"There are {n} bodies but {len(attrs)} attribute objects in the list: give one per body.")
+            raise FieldError(
+                _field("message_attributes"),
+                f"There are {n} bodies but {len(attrs)} attribute objects in the list: give one per body.",
+            )
         kwargs["message_attributes"] = attrs
     region = str(values.get("region") or "").strip()
     if region:
@@ -128,7 +167,9 @@ def return_junk(event, context):
 
 def misspelled_key(event, context):
     """Lists the bad orders under 'BatchItemFailures' (capital B)."""
-    return {"BatchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if not _order_ok(r["body"])]}
+    return {
+        "BatchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if not _order_ok(r["body"])]
+    }
 
 
 EXAMPLES = {
@@ -145,7 +186,7 @@ EXAMPLES = {
 # --- response forms -------------------------------------------------------------------
 
 
-def _ids(event: dict) -> list[str]:
+def _ids(event: Any) -> list[str]:
     recs = event.get("Records") if isinstance(event, dict) else None
     ids = [r.get("messageId") for r in recs or [] if isinstance(r, dict)]
     return [i for i in ids if isinstance(i, str)] or ["<messageId>"]
@@ -158,33 +199,76 @@ def _dump(value: Any) -> str:
 FORMS = [
     Form("complete success", "all deleted · null", lambda e: "null", key="null"),
     Form("complete success", "all deleted · {}", lambda e: "{}", key="{}"),
-    Form("complete success", "all deleted · failures null", lambda e: _dump({"batchItemFailures": None}), key="failures null"),
-    Form("complete success", "all deleted · failures []", lambda e: _dump({"batchItemFailures": []}), key="failures []"),
-    Form("partial failure", "first retried, rest deleted",
-         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": _ids(e)[0]}]}), key="first message failed"),
-    Form("partial failure", "last retried, rest deleted",
-         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": _ids(e)[-1]}]}), key="last message failed"),
-    Form("complete failure", "whole batch retried · invalid JSON", lambda e: '{"batchItemFailures": [', key="invalid JSON"),
-    Form("complete failure", "whole batch retried · empty id",
-         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": ""}]}), key="empty id"),
-    Form("complete failure", "whole batch retried · null id",
-         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": None}]}), key="null id"),
-    Form("complete failure", "whole batch retried · id under 'id'",
-         lambda e: _dump({"batchItemFailures": [{"id": _ids(e)[0]}]}), key="wrong key name",
-         note="The messageId is there, but under 'id' instead of 'itemIdentifier'."),
-    Form("complete failure", "whole batch retried · id not in batch",
-         lambda e: _dump({"batchItemFailures": [{"itemIdentifier": "not-in-this-batch"}]}), key="id not in batch"),
-    Form("trap", "all deleted, failure lost · 'BatchItemFailures'",
-         lambda e: _dump({"BatchItemFailures": [{"itemIdentifier": _ids(e)[0]}]}), key="misspelled key",
-         note="A capital B: read as no failures, so the failure is lost."),
+    Form(
+        "complete success",
+        "all deleted · failures null",
+        lambda e: _dump({"batchItemFailures": None}),
+        key="failures null",
+    ),
+    Form(
+        "complete success", "all deleted · failures []", lambda e: _dump({"batchItemFailures": []}), key="failures []"
+    ),
+    Form(
+        "partial failure",
+        "first retried, rest deleted",
+        lambda e: _dump({"batchItemFailures": [{"itemIdentifier": _ids(e)[0]}]}),
+        key="first message failed",
+    ),
+    Form(
+        "partial failure",
+        "last retried, rest deleted",
+        lambda e: _dump({"batchItemFailures": [{"itemIdentifier": _ids(e)[-1]}]}),
+        key="last message failed",
+    ),
+    Form(
+        "complete failure",
+        "whole batch retried · invalid JSON",
+        lambda e: '{"batchItemFailures": [',
+        key="invalid JSON",
+    ),
+    Form(
+        "complete failure",
+        "whole batch retried · empty id",
+        lambda e: _dump({"batchItemFailures": [{"itemIdentifier": ""}]}),
+        key="empty id",
+    ),
+    Form(
+        "complete failure",
+        "whole batch retried · null id",
+        lambda e: _dump({"batchItemFailures": [{"itemIdentifier": None}]}),
+        key="null id",
+    ),
+    Form(
+        "complete failure",
+        "whole batch retried · id under 'id'",
+        lambda e: _dump({"batchItemFailures": [{"id": _ids(e)[0]}]}),
+        key="wrong key name",
+        note="The messageId is there, but under 'id' instead of 'itemIdentifier'.",
+    ),
+    Form(
+        "complete failure",
+        "whole batch retried · id not in batch",
+        lambda e: _dump({"batchItemFailures": [{"itemIdentifier": "not-in-this-batch"}]}),
+        key="id not in batch",
+    ),
+    Form(
+        "trap",
+        "all deleted, failure lost · 'BatchItemFailures'",
+        lambda e: _dump({"BatchItemFailures": [{"itemIdentifier": _ids(e)[0]}]}),
+        key="misspelled key",
+        note="A capital B: read as no failures, so the failure is lost.",
+    ),
 ]
 
 
-def describe_event(event: dict) -> str:
+def describe_event(event: Any) -> str:
     recs = event.get("Records") if isinstance(event, dict) else None
     if not isinstance(recs, list):
         return ""
-    fifo = any(isinstance(r, dict) and isinstance(r.get("attributes"), dict) and "MessageGroupId" in r["attributes"] for r in recs)
+    fifo = any(
+        isinstance(r, dict) and isinstance(r.get("attributes"), dict) and "MessageGroupId" in r["attributes"]
+        for r in recs
+    )
     return f"{len(recs)} record(s){', FIFO' if fifo else ''}"
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from html import escape
-from typing import Any, Callable
+from typing import Any
 
 from .._report import ContractError, Issue
 from ..isolation import STOPPED_ERROR
@@ -35,8 +36,16 @@ class HandlerRunner(Shown):
     `stop()` stops, `wait()` waits; `running`, `elapsed_s` and `stopped` say where it is.
     """
 
-    def __init__(self, builder: EventBuilder | None = None, handler: Callable | str | None = None, *,
-                 event: Any = None, source: str | None = None, timeout_s: float = 1.0, **config: Any) -> None:
+    def __init__(
+        self,
+        builder: EventBuilder | None = None,
+        handler: Callable[..., Any] | str | None = None,
+        *,
+        event: Any = None,
+        source: str | None = None,
+        timeout_s: float = 1.0,
+        **config: Any,
+    ) -> None:
         import ipywidgets as w
 
         if source is None:
@@ -63,26 +72,41 @@ class HandlerRunner(Shown):
         self._lock = threading.Lock()  # one run at a time
         self._ui_lock = threading.RLock()  # the run's thread and its clock never draw over each other
 
-        options: list[tuple[str, Callable]] = []
+        options: list[tuple[str, Callable[..., Any]]] = []
         if callable(handler):
             options.append((f"your handler: {getattr(handler, '__name__', 'handler')}", handler))
         elif handler is not None and handler not in self.adapter.examples:
-            raise ValueError(f"no example handler {handler!r} for {self.source}; examples: {', '.join(self.adapter.examples)}")
+            raise ValueError(
+                f"no example handler {handler!r} for {self.source}; examples: {', '.join(self.adapter.examples)}"
+            )
         options.extend((f"example: {name}", fn) for name, fn in self.adapter.examples.items())
         chosen = handler if callable(handler) else self.adapter.examples[handler or self.adapter.default_example]
         width = label_width(["Handler", *(f.label for f in self.adapter.config if f.kind != "bool")])
-        self.handler_choice = w.Dropdown(options=options, value=chosen, description="Handler",
-                                         style={"description_width": width}, layout=w.Layout(width="98%"),
-                                         tooltip="Your own function, or one of the examples.")
+        self.handler_choice = w.Dropdown(
+            options=options,
+            value=chosen,
+            description="Handler",
+            style={"description_width": width},
+            layout=w.Layout(width="98%"),
+            tooltip="Your own function, or one of the examples.",
+        )
         self.handler_choice.add_class(CSS["handler"])
         self.config_controls = self._settings_controls(config, width)
-        self.button = w.Button(description="Run handler", icon="play", button_style="primary",
-                               tooltip="Invoke the handler with the event, as the platform would.")
+        self.button = w.Button(
+            description="Run handler",
+            icon="play",
+            button_style="primary",
+            tooltip="Invoke the handler with the event, as the platform would.",
+        )
         self.button.add_class(CSS["run"])
         self.button.on_click(lambda _: self.start())  # never waits: the kernel stays free for Stop
-        self.stop_button = w.Button(description="Stop", icon="stop", button_style="danger",
-                                    tooltip="Stop the handler now: its worker process is killed; the kernel stays free.",
-                                    layout=w.Layout(display="none", width="auto"))
+        self.stop_button = w.Button(
+            description="Stop",
+            icon="stop",
+            button_style="danger",
+            tooltip="Stop the handler now: its worker process is killed; the kernel stays free.",
+            layout=w.Layout(display="none", width="auto"),
+        )
         self.stop_button.add_class(CSS["stop"])
         self.stop_button.on_click(lambda _: self.stop())
         self.clock = w.HTML("", layout=w.Layout(display="none", margin="0 0 0 8px"))
@@ -97,11 +121,12 @@ class HandlerRunner(Shown):
     # --- the Python face ------------------------------------------------------------
 
     @property
-    def handler(self) -> Callable:
+    def handler(self) -> Callable[..., Any]:
         """The handler that `run()` calls."""
-        return self.handler_choice.value
+        handler: Callable[..., Any] = self.handler_choice.value
+        return handler
 
-    def use(self, handler: Callable | str) -> "HandlerRunner":
+    def use(self, handler: Callable[..., Any] | str) -> HandlerRunner:
         """Choose the handler: a function, or the name of an example."""
         if isinstance(handler, str):
             if handler not in self.adapter.examples:
@@ -110,7 +135,10 @@ class HandlerRunner(Shown):
         values = [v for _, v in self.handler_choice.options]
         if handler not in values:
             label = f"your handler: {getattr(handler, '__name__', 'handler')}"
-            self.handler_choice.options = [(label, handler), *[(lab, v) for lab, v in self.handler_choice.options if not lab.startswith("your handler")]]
+            self.handler_choice.options = [
+                (label, handler),
+                *[(lab, v) for lab, v in self.handler_choice.options if not lab.startswith("your handler")],
+            ]
         self.handler_choice.value = handler
         return self
 
@@ -146,18 +174,20 @@ class HandlerRunner(Shown):
             self.runs += 1
             self.outcome = self.invocation = None
             self.stopped = False
+        plan: _Plan | _Problem
         try:
-            job.plan = self._plan()  # read the form here, on the caller's thread: what is run is what was shown
+            plan = self._plan()  # read the form here, on the caller's thread: what is run is what was shown
         except Exception as exc:  # noqa: BLE001 - the widget shows everything, it never raises
-            job.plan = _fnkit_error(exc)
-        if isinstance(job.plan, _Problem):  # nothing to run: said at once
+            plan = _fnkit_error(exc)
+        job.plan = plan
+        if isinstance(plan, _Problem):  # nothing to run: said at once
             with self._ui_lock:
-                self.view.problem(job.plan.word, job.plan.message, job.plan.issues)
+                self.view.problem(plan.word, plan.message, plan.issues)
                 job.ended = time.monotonic()
                 job.done.set()
             return True
-        self._show_running(job, waited)
-        job.thread = threading.Thread(target=self._work, args=(job,), name="fnkit-runner", daemon=True)
+        self._show_running(plan, waited)
+        job.thread = threading.Thread(target=self._work, args=(job, plan), name="fnkit-runner", daemon=True)
         job.thread.start()
         threading.Thread(target=self._tick, args=(job,), name="fnkit-runner-clock", daemon=True).start()
         return True
@@ -192,7 +222,7 @@ class HandlerRunner(Shown):
         end = job.ended if job.ended is not None else time.monotonic()
         return end - job.started
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
         bundle["text/plain"] = repr(self)
         return bundle
@@ -208,13 +238,16 @@ class HandlerRunner(Shown):
             return self.builder.event, self.builder.report
         return self._event, None
 
-    def _plan(self) -> "_Plan | _Problem":
+    def _plan(self) -> _Plan | _Problem:
         """What a run will do, read from the form now: a handler and event to run, or a problem to show."""
         event, report = self._current_event()
         if event is None:
             issues = list(report) if report is not None else []
-            return _Problem("no event", "The event builder cannot make an event right now: fix the problems it shows, "
-                                        "then run again.", issues)
+            return _Problem(
+                "no event",
+                "The event builder cannot make an event right now: fix the problems it shows, then run again.",
+                issues,
+            )
         if isinstance(event, (str, bytes)):
             try:
                 event = json.loads(event)
@@ -222,42 +255,50 @@ class HandlerRunner(Shown):
                 pass
         check = self.adapter.module.validate_event(event)
         if not check.ok:
-            return _Problem("invalid event", "The platform never sends an event like this one, so the handler was not "
-                                             "run: fix the problems below first.", list(check))
-        handler = self.handler
+            return _Problem(
+                "invalid event",
+                "The platform never sends an event like this one, so the handler was not "
+                "run: fix the problems below first.",
+                list(check),
+            )
+        handler: object = self.handler  # whatever was chosen: a notebook can set anything
         if not callable(handler):
-            return _Problem("no handler", f"The handler is {type(handler).__name__}, not a function: pass "
-                                          "def handler(event, context): ...")
+            return _Problem(
+                "no handler",
+                f"The handler is {type(handler).__name__}, not a function: pass def handler(event, context): ...",
+            )
         return _Plan(handler, event, dict(self.config), self.timeout_s)
 
-    def _work(self, job: "_Job") -> None:
+    def _work(self, job: _Job, plan: _Plan) -> None:
         """The run itself, on its own thread: invoke in a worker process (under the job's Stopper), then show."""
-        plan = job.plan
         try:
-            if isinstance(plan, _Plan):
-                try:
-                    with job.stopper:  # a handler past the timeout is killed by fnkit.invoke itself
-                        outcome = self.adapter.run(plan.handler, plan.event, plan.config, plan.timeout_s)
-                except ContractError as exc:
-                    plan = _Problem("invalid event", "The platform never sends an event like this one, so the handler "
-                                                     "was not run.", list(exc.report))
-                except Exception as exc:  # noqa: BLE001 - shown, never raised
-                    plan = _fnkit_error(exc)
-                else:
-                    job.ended = time.monotonic()
-                    invocation = getattr(outcome, "invocation", None)
-                    error = getattr(invocation, "error", None)
-                    if error is not None and error.type == STOPPED_ERROR:
-                        with self._ui_lock:
-                            self.invocation = invocation
-                            self._show_stopped(job, plan)
-                        return
+            problem: _Problem
+            try:
+                with job.stopper:  # a handler past the timeout is killed by fnkit.invoke itself
+                    outcome = self.adapter.run(plan.handler, plan.event, plan.config, plan.timeout_s)
+            except ContractError as exc:
+                problem = _Problem(
+                    "invalid event",
+                    "The platform never sends an event like this one, so the handler was not run.",
+                    list(exc.report),
+                )
+            except Exception as exc:  # noqa: BLE001 - shown, never raised
+                problem = _fnkit_error(exc)
+            else:
+                job.ended = time.monotonic()
+                invocation = getattr(outcome, "invocation", None)
+                error = getattr(invocation, "error", None)
+                if error is not None and error.type == STOPPED_ERROR:
                     with self._ui_lock:
-                        self.outcome, self.invocation = outcome, invocation
-                        self._show_outcome(outcome, invocation)
+                        self.invocation = invocation
+                        self._show_stopped(job, plan)
                     return
+                with self._ui_lock:
+                    self.outcome, self.invocation = outcome, invocation
+                    self._show_outcome(outcome, invocation)
+                return
             with self._ui_lock:
-                self.view.problem(plan.word, plan.message, plan.issues)
+                self.view.problem(problem.word, problem.message, problem.issues)
         except Exception as exc:  # noqa: BLE001 - a bug of the display itself: say so, never leave "running…"
             with self._ui_lock:
                 self.view.problem("fnkit error", _fnkit_error(exc).message)
@@ -277,7 +318,7 @@ class HandlerRunner(Shown):
         job.done.wait(STOP_WAIT_S)
         return True
 
-    def _tick(self, job: "_Job") -> None:
+    def _tick(self, job: _Job) -> None:
         """The running clock: 'running… 3.2 s', ten times a second, until the run ends."""
         while not job.done.wait(TICK_S):
             with self._ui_lock:
@@ -287,11 +328,13 @@ class HandlerRunner(Shown):
 
     # --- what is shown ------------------------------------------------------------------
 
-    def _show_running(self, job: "_Job", waited: bool) -> None:
-        timeout = f"Your handler is running (this runner's timeout: {job.plan.timeout_s:g} s)."
+    def _show_running(self, plan: _Plan, waited: bool) -> None:
+        timeout = f"Your handler is running (this runner's timeout: {plan.timeout_s:g} s)."
         if waited:  # the kernel is busy with the cell that waits: a click on Stop would only queue behind it
-            said = (f"{timeout} The cell that called run() waits for it: ■ (Kernel → Interrupt Kernel) stops it now. "
-                    "Run handler does not wait, and offers a Stop button.")
+            said = (
+                f"{timeout} The cell that called run() waits for it: ■ (Kernel → Interrupt Kernel) stops it now. "
+                "Run handler does not wait, and offers a Stop button."
+            )
         else:
             said = f"{timeout} Stop stops it now; the notebook stays usable meanwhile."
         with self._ui_lock:
@@ -314,7 +357,16 @@ class HandlerRunner(Shown):
         extra: list[Issue] = []
         if invocation is not None:
             if getattr(invocation, "timed_out", False):
-                extra.append(Issue("$", "timeout", f"Your handler did not return within {self.timeout_s:g} s (this runner's timeout), so it was stopped and the platform counts the invocation as timed out.", "error", "H4"))
+                extra.append(
+                    Issue(
+                        "$",
+                        "timeout",
+                        f"Your handler did not return within {self.timeout_s:g} s (this runner's timeout), "
+                        "so it was stopped and the platform counts the invocation as timed out.",
+                        "error",
+                        "H4",
+                    )
+                )
             elif getattr(invocation, "error", None) is not None:
                 extra.append(Issue("$", "error", error_sentence(invocation.error), "error", "H3"))
         self.view.show(outcome, extra=extra, details=details_html(invocation))
@@ -324,7 +376,7 @@ class HandlerRunner(Shown):
             self.view.issues = [*extra, *kept]
             self.view.issue_list.value = issues_html(self.view.issues)
 
-    def _show_stopped(self, job: "_Job", plan: "_Plan") -> None:
+    def _show_stopped(self, job: _Job, plan: _Plan) -> None:
         """'stopped': said plainly, with what the platform does with a handler that does not return (its rule)."""
         from .._invoke import Invocation
 
@@ -332,13 +384,17 @@ class HandlerRunner(Shown):
         self.outcome = None
         elapsed = (job.ended or time.monotonic()) - job.started
         who = "Jupyter's interrupt stopped" if job.stop_reason == "interrupt" else "You stopped"
-        said = (f"{who} the handler after {elapsed:.1f} s, before it returned: its worker process was killed, and "
-                "the kernel is free.")
+        said = (
+            f"{who} the handler after {elapsed:.1f} s, before it returned: its worker process was killed, and "
+            "the kernel is free."
+        )
         timed_out = Invocation(timed_out=True, timeout_s=plan.timeout_s, duration_ms=plan.timeout_s * 1000.0)
         if_timeout = self.adapter.outcome(plan.event, timed_out, plan.config)
         then = if_timeout.explanation
-        platform = ("On the platform nobody presses Stop: a handler that never returns is stopped at its timeout, "
-                    f"and then: {then[:1].lower() + then[1:]}")
+        platform = (
+            "On the platform nobody presses Stop: a handler that never returns is stopped at its timeout, "
+            f"and then: {then[:1].lower() + then[1:]}"
+        )
         self.view.show(if_timeout, details=details_html(self.invocation))
         # the outcome's own "timed out" line would only repeat the sentence above
         self.view.issues = [i for i in self.view.issues if not (i.path == "$" and i.code == "timeout")]
@@ -357,20 +413,23 @@ def _clock_html(seconds: float) -> str:
 class _Plan:
     """A run to make: the handler, the event and the settings, read when the run started."""
 
-    def __init__(self, handler: Callable, event: Any, config: dict, timeout_s: float) -> None:
+    def __init__(self, handler: Callable[..., Any], event: Any, config: dict[str, Any], timeout_s: float) -> None:
         self.handler, self.event, self.config, self.timeout_s = handler, event, config, timeout_s
 
 
 class _Problem:
     """No run: what to show instead."""
 
-    def __init__(self, word: str, message: str, issues: list | None = None) -> None:
+    def __init__(self, word: str, message: str, issues: list[Issue] | None = None) -> None:
         self.word, self.message, self.issues = word, message, issues or []
 
 
 def _fnkit_error(exc: BaseException) -> _Problem:
-    return _Problem("fnkit error", f"fnkit could not run this handler: {type(exc).__name__}: {exc}. This is a bug in "
-                                   "fnkit; the handler itself may be fine.")
+    return _Problem(
+        "fnkit error",
+        f"fnkit could not run this handler: {type(exc).__name__}: {exc}. This is a bug in "
+        "fnkit; the handler itself may be fine.",
+    )
 
 
 class _Job:

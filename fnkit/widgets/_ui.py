@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Iterable
 from html import escape
-from typing import Any, Iterable
+from typing import Any, Self
 
 from .._report import Issue, Report
 from .._table import html_table, short_ids_in
@@ -64,12 +65,14 @@ def issues_html(issues: Iterable[Issue], *, empty: str = "") -> str:
         mark, colour = ("✖", COLOURS["bad"]) if i.severity == "error" else ("⚠", COLOURS["mixed"])
         rule = f" <code>[{escape(i.rule)}]</code>" if i.rule else ""
         where = f"<code>{escape(i.path)}</code>: " if i.path else ""
-        lines.append(f"<li style='color:{colour}'>{mark} {where}<span style='color:#24292f' "
-                     f"title='{escape(i.message, quote=True)}'>{escape(short_ids_in(i.message))}</span>{rule}</li>")
+        lines.append(
+            f"<li style='color:{colour}'>{mark} {where}<span style='color:#24292f' "
+            f"title='{escape(i.message, quote=True)}'>{escape(short_ids_in(i.message))}</span>{rule}</li>"
+        )
     return f"<ul style='margin:2px 0;padding-left:18px;line-height:1.45;overflow-wrap:anywhere'>{''.join(lines)}</ul>"
 
 
-def table_html(rows: list[dict], columns: list[str] | None = None, *, ids: Iterable[str] = ()) -> str:
+def table_html(rows: list[dict[str, Any]], columns: list[str] | None = None, *, ids: Iterable[str] = ()) -> str:
     """A readable HTML table of row dicts (no pandas needed): `fnkit._table.html_table`, ids cut with an ellipsis."""
     if not rows:
         return ""
@@ -78,7 +81,11 @@ def table_html(rows: list[dict], columns: list[str] | None = None, *, ids: Itera
 
 def pre(text: str, *, colour: str | None = None) -> str:
     """Preformatted text, escaped."""
-    style = f" style='color:{colour};white-space:pre-wrap;margin:2px 0'" if colour else " style='white-space:pre-wrap;margin:2px 0'"
+    style = (
+        f" style='color:{colour};white-space:pre-wrap;margin:2px 0'"
+        if colour
+        else " style='white-space:pre-wrap;margin:2px 0'"
+    )
     return f"<pre{style}>{escape(text)}</pre>"
 
 
@@ -88,12 +95,21 @@ def json_problem(text: str, what: str) -> Issue | None:
         json.loads(text)
         return None
     except json.JSONDecodeError as exc:
-        line = text.splitlines()[exc.lineno - 1] if text.splitlines() and exc.lineno - 1 < len(text.splitlines()) else ""
+        line = (
+            text.splitlines()[exc.lineno - 1] if text.splitlines() and exc.lineno - 1 < len(text.splitlines()) else ""
+        )
         shown = line.strip()
         if len(shown) > 60:
             shown = shown[:57] + "..."
         near = f" (the line reads: {shown})" if shown else ""
-        return Issue("$", "format", f"The {what} is not valid JSON: at line {exc.lineno}, column {exc.colno}, {_plain_json_error(exc.msg)}{near}.", "error", "G0")
+        return Issue(
+            "$",
+            "format",
+            f"The {what} is not valid JSON: at line {exc.lineno}, column {exc.colno}, "
+            f"{_plain_json_error(exc.msg)}{near}.",
+            "error",
+            "G0",
+        )
     except (ValueError, RecursionError):
         return Issue("$", "format", f"The {what} is not valid JSON: it nests too deeply.", "error", "G0")
 
@@ -102,7 +118,9 @@ _JSON_WORDS = {
     "Expecting value": "a value was expected (a string, number, object, list, true, false or null)",
     "Expecting ',' delimiter": "a comma was expected between two items",
     "Expecting ':' delimiter": "a colon was expected after a key",
-    "Expecting property name enclosed in double quotes": "a key in double quotes was expected (JSON has no trailing commas and no single quotes)",
+    "Expecting property name enclosed in double quotes": (
+        "a key in double quotes was expected (JSON has no trailing commas and no single quotes)"
+    ),
     "Extra data": "there is more text after the end of the JSON value",
     "Unterminated string starting at": "a string is not closed with a double quote",
     "Invalid control character at": "a string holds a raw line break or tab (write \\n or \\t)",
@@ -143,7 +161,7 @@ def locate_error(traceback_text: str) -> str:
     mine = [f for f in frames if own(f)]
     if not mine:  # fnkit's own example handlers: nothing of the learner's to point at
         return ""
-    file, line, func, code = mine[-1]
+    _file, line, func, code = mine[-1]
     where = f"in {func}, line {line}"
     if code and "^" not in code:
         where += f": {code}"
@@ -175,11 +193,11 @@ class Guard:
     def __init__(self) -> None:
         self._local = threading.local()
 
-    def __enter__(self) -> "Guard":
+    def __enter__(self) -> Self:
         self._local.depth = getattr(self._local, "depth", 0) + 1
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._local.depth -= 1
 
     @property

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from html import escape
-from typing import Any, Iterable, Self
+from typing import Any, Self
 
 from .. import rules as _rules
 from .._outcome import Outcome
@@ -24,7 +25,7 @@ class OutcomeView:
         self.message = ""
         self.rule: str | None = None
         self.issues: list[Issue] = []
-        self.rows: list[dict] = []
+        self.rows: list[dict[str, Any]] = []
         self._rule_text = ""
         self.badge = w.HTML(badge(idle, "none"))
         self.badge.add_class(CSS["outcome"])
@@ -56,7 +57,10 @@ class OutcomeView:
         if rule:
             try:
                 r = _rules.get(rule)
-                rule_text = f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code> ({r.evidence}): {escape(r.summary)}</span>"
+                rule_text = (
+                    f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code> "
+                    f"({r.evidence}): {escape(r.summary)}</span>"
+                )
             except KeyError:
                 rule_text = f" <span style='color:#57606a'>· rule <code>{escape(rule)}</code></span>"
         self._rule_text = rule_text
@@ -64,8 +68,10 @@ class OutcomeView:
         self.issue_list.value = issues_html(self.issues)
         cols = [c for c in self.adapter.columns if any(c in row for row in self.rows)] or None
         ids = self.adapter.id_columns
-        shown = [{k: short_ids_in(v) if isinstance(v, str) and k not in ids else v for k, v in row.items()}
-                 for row in self.rows]
+        shown = [
+            {k: short_ids_in(v) if isinstance(v, str) and k not in ids else v for k, v in row.items()}
+            for row in self.rows
+        ]
         self.table.value = table_html(shown, cols, ids=ids)
         self.details.value = details
 
@@ -75,7 +81,9 @@ class OutcomeView:
         self.badge.value = badge(word, tone)
         self.reason.value = _reason_html(message, self._rule_text if self.rule else "")
 
-    def problem(self, word: str, message: str, issues: Iterable[Issue] = (), *, tone: str = "bad", details: str = "") -> None:
+    def problem(
+        self, word: str, message: str, issues: Iterable[Issue] = (), *, tone: str = "bad", details: str = ""
+    ) -> None:
         """Show that no outcome could be decided, and why, in plain words."""
         self.summary, self.message, self.rule = word, message, None
         self.issues, self.rows = list(issues), []
@@ -88,8 +96,10 @@ class OutcomeView:
 
 def _reason_html(message: str, rule_text: str = "") -> str:
     """The reason, ids cut short (the whole sentence in the tooltip), then the deciding rule."""
-    return (f"<div style='line-height:1.45;overflow-wrap:anywhere' title='{escape(message, quote=True)}'>"
-            f"{escape(short_ids_in(message))}{rule_text}</div>")
+    return (
+        f"<div style='line-height:1.45;overflow-wrap:anywhere' title='{escape(message, quote=True)}'>"
+        f"{escape(short_ids_in(message))}{rule_text}</div>"
+    )
 
 
 def details_html(invocation: Any) -> str:
@@ -115,11 +125,11 @@ class Shown:
     """What a widget with an OutcomeView (`self.view`) and config controls shows, read from Python."""
 
     view: OutcomeView
-    config_controls: dict
+    config_controls: dict[str, Any]
     adapter: SourceAdapter
     source: str
 
-    def _settings_controls(self, settings: dict, width: str) -> dict:
+    def _settings_controls(self, settings: dict[str, Any], width: str) -> dict[str, Any]:
         """One control per setting the widget shows, holding `settings` (checked by the source's configuration:
         a value out of range is a ValueError naming the rule), else the setting's default."""
         try:
@@ -152,11 +162,11 @@ class Shown:
         return self.view.issues
 
     @property
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """The rows of the table shown."""
         return self.view.rows
 
     @property
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """The outcome keywords set by the controls."""
         return {name: ctl.value for name, ctl in self.config_controls.items()}

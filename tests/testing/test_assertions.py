@@ -8,7 +8,7 @@ import time
 import pytest
 
 import fnkit
-from fnkit import alb, mail, queue
+from fnkit import queue
 from fnkit.testing import assert_outcome, assert_valid
 
 
@@ -50,12 +50,18 @@ def test_something_that_is_no_event_nor_response_fails():
     assert "not valid" in message and "JSON" in message
 
 
-@pytest.mark.parametrize("response, source", [
-    ({"batchItemFailures": [{"itemIdentifier": "m-1"}]}, "queue response"),
-    ({"actions": [{"action": {"type": "DROP"}, "allRecipients": True}]}, "mail response"),
-    ({"statusCode": 204, "headers": {}}, "load balancer response"),
-    ({"statusCode": 200, "multiValueHeaders": {"set-cookie": ["a=1", "b=2"]}, "body": ""}, "load balancer response"),
-])
+@pytest.mark.parametrize(
+    ("response", "source"),
+    [
+        ({"batchItemFailures": [{"itemIdentifier": "m-1"}]}, "queue response"),
+        ({"actions": [{"action": {"type": "DROP"}, "allRecipients": True}]}, "mail response"),
+        ({"statusCode": 204, "headers": {}}, "load balancer response"),
+        (
+            {"statusCode": 200, "multiValueHeaders": {"set-cookie": ["a=1", "b=2"]}, "body": ""},
+            "load balancer response",
+        ),
+    ],
+)
 def test_a_response_is_recognised_by_the_fields_it_uses(response, source):
     report = assert_valid(response)
     assert report.ok and report.subject == "response"
@@ -95,14 +101,17 @@ def test_strict_turns_warnings_into_failures():
 
 
 def poison_handler(event, context):
-    return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] == "poison"]}
+    return {
+        "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] == "poison"]
+    }
 
 
 def test_a_matching_outcome_passes_and_is_returned(queue_event):
     event = queue_event(["ok", "poison", "ok too"])
     ids = queue.correlation_ids(event)
-    result = assert_outcome(poison_handler, event, kind="partial", failed_ids=[ids[1]], deleted_ids=[ids[2], ids[0]],
-                            rule="Q8")
+    result = assert_outcome(
+        poison_handler, event, kind="partial", failed_ids=[ids[1]], deleted_ids=[ids[2], ids[0]], rule="Q8"
+    )
     assert result.failed_ids == (ids[1],)
 
 
@@ -146,15 +155,20 @@ def test_run_keywords_go_to_run(queue_event, alb_event):
 
 def test_load_balancer_expectations(alb_event):
     def hello(event, context):
-        return {"statusCode": 200, "multiValueHeaders": {"set-cookie": ["a=1", "b=2"], "content-type": ["text/plain"]},
-                "body": "héllo"}
+        return {
+            "statusCode": 200,
+            "multiValueHeaders": {"set-cookie": ["a=1", "b=2"], "content-type": ["text/plain"]},
+            "body": "héllo",
+        }
 
     event = alb_event("GET", "/hello", multi_value=True)
-    assert_outcome(hello, event, status=200, body="héllo", headers={"content-type": "text/plain",
-                                                                  "set-cookie": ["a=1", "b=2"]})
+    assert_outcome(
+        hello, event, status=200, body="héllo", headers={"content-type": "text/plain", "set-cookie": ["a=1", "b=2"]}
+    )
     assert_outcome(hello, event, body="héllo".encode())
-    message = fail_message(assert_outcome, hello, event, status=201, body="hello",
-                           headers={"set-cookie": ["a=1"], "x-missing": "v"})
+    message = fail_message(
+        assert_outcome, hello, event, status=201, body="hello", headers={"set-cookie": ["a=1"], "x-missing": "v"}
+    )
     assert "status: expected 201, got 200" in message
     assert "body: expected 'hello', got 'héllo'" in message
     assert "headers: set-cookie: expected ['a=1'], got ['a=1', 'b=2']; x-missing: expected 'v', got None" in message
@@ -164,12 +178,17 @@ def test_load_balancer_expectations(alb_event):
 def test_mail_expectations(mail_event):
     def bounce_first(event, context):
         first = event["envelope"]["recipients"][0]["address"]
-        return {"actions": [{"action": {"type": "BOUNCE"}, "recipients": [first]},
-                            {"action": {"type": "DEFAULT"}, "allRecipients": True}]}
+        return {
+            "actions": [
+                {"action": {"type": "BOUNCE"}, "recipients": [first]},
+                {"action": {"type": "DEFAULT"}, "allRecipients": True},
+            ]
+        }
 
     event = mail_event(recipients=["ana@example.com", "ben@example.com"])
-    assert_outcome(bounce_first, event, status="applied", actions={"ana@example.com": "BOUNCE",
-                                                                   "ben@example.com": "DEFAULT"})
+    assert_outcome(
+        bounce_first, event, status="applied", actions={"ana@example.com": "BOUNCE", "ben@example.com": "DEFAULT"}
+    )
     message = fail_message(assert_outcome, bounce_first, event, actions="DEFAULT")
     assert "actions: expected 'DEFAULT' for every recipient" in message
     assert "ana@example.com" in message.splitlines()[4] or "ana@example.com" in message
