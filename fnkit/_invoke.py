@@ -76,6 +76,8 @@ class Context:
 
     #: attributes that stay in the caller's process when the handler runs in a worker
     _local_only: tuple[str, ...] = ()
+    #: the mail source's message content API, set for each invocation (fnkit.mail); other sources set none
+    message_content: Any
 
     def _start(self) -> None:
         if self.timeout_s is not None:

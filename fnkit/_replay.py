@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import pickle
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, unreadable
@@ -25,6 +25,9 @@ from ._report import MISSING, ContractError, decode_json
 from ._sources import SOURCES, detect_source, source_module
 
 if TYPE_CHECKING:
+    import dask.dataframe as dd
+    import pandas as pd
+
     from ._outcome import Outcome
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
@@ -33,7 +36,7 @@ DEFAULT_PARTITION_SIZE = 5_000
 _INSTALL_DASK = "the Dask engine needs dask and distributed: pip install 'fnkit[dask]'"
 
 
-def make_config(config: dict) -> dict:
+def make_config(config: dict[str, Any]) -> dict[str, Any]:
     """The replay configuration: `source` (forced), `label`, and for each source the keywords of its `run`.
 
     Each source's settings (`report_batch_item_failures`, `mode`, `multi_value`, ... or
@@ -50,9 +53,11 @@ def make_config(config: dict) -> dict:
     configs: dict[str, Config] = {}
     for item in [] if given is None else [given] if isinstance(given, Config) else list(given):
         if not isinstance(item, Config):
-            raise TypeError(f"config= takes a source's configuration (fnkit.queue.Config, ...), not {type(item).__name__}")
+            raise TypeError(
+                f"config= takes a source's configuration (fnkit.queue.Config, ...), not {type(item).__name__}"
+            )
         configs[item.source] = item
-    runs: dict[str, dict] = {}
+    runs: dict[str, dict[str, Any]] = {}
     taken: set[str] = set()
     for name in [forced] if forced else list(SOURCES):
         run = source_module(name).run
@@ -81,21 +86,32 @@ def iter_events(events: Any) -> Iterable[Any]:
         return events.entries()
     if isinstance(events, dict):
         return [events]
-    return events
+    stream: Iterable[Any] = events  # a list or any iterable: read as it is
+    return stream
 
 
-def replay_partition(handler: Callable[[Any, Any], Any], items: Iterable[Any], config: dict,
-                     start: int = 0) -> list[dict]:
+def replay_partition(
+    handler: Callable[[Any, Any], Any], items: Iterable[Any], config: dict[str, Any], start: int = 0
+) -> list[dict[str, Any]]:
     """The rows of one partition: every item (an event, an importer's entry such as a logged
     request, or an `Unreadable`) numbered from `start`; both engines call this and nothing else."""
     forced = config["source"]
     runs = config["runs"]
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     with capturing():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
-                rows.append({"event": index, "source": item.source, "item": item.where, "result": item.result,
-                             "rule": item.issue.rule, "inferred": False, "reason": item.issue.message})
+                rows.append(
+                    {
+                        "event": index,
+                        "source": item.source,
+                        "item": item.where,
+                        "result": item.result,
+                        "rule": item.issue.rule,
+                        "inferred": False,
+                        "reason": item.issue.message,
+                    }
+                )
                 continue
             extra = getattr(item, "replay_columns", None)
             event = item.event if extra is not None else item
@@ -103,15 +119,31 @@ def replay_partition(handler: Callable[[Any, Any], Any], items: Iterable[Any], c
             source = forced or (detect_source(value) if value is not MISSING else None)
             if source is None:
                 message = issues[0].message if issues else "not an event of a known source"
-                rows.append({"event": index, "source": None, "item": None, "result": "invalid event",
-                             "rule": "G3" if not issues else "G0", "inferred": True, "reason": message})
+                rows.append(
+                    {
+                        "event": index,
+                        "source": None,
+                        "item": None,
+                        "result": "invalid event",
+                        "rule": "G3" if not issues else "G0",
+                        "inferred": True,
+                        "reason": message,
+                    }
+                )
                 continue
             try:
                 result: Outcome = source_module(source).run(handler, value, **runs[source])
             except ContractError as exc:
                 first = exc.report.errors[0]
-                row = {"event": index, "source": source, "item": None, "result": "invalid event", "rule": first.rule,
-                       "inferred": False, "reason": f"{first.path}: {first.message}"}
+                row = {
+                    "event": index,
+                    "source": source,
+                    "item": None,
+                    "result": "invalid event",
+                    "rule": first.rule,
+                    "inferred": False,
+                    "reason": f"{first.path}: {first.message}",
+                }
                 rows.append(row | extra(row) if extra is not None else row)
                 continue
             said = result.result_column  # the column that says what happened to each item
@@ -124,7 +156,7 @@ def replay_partition(handler: Callable[[Any, Any], Any], items: Iterable[Any], c
     return rows
 
 
-def _partition_frame(rows: list[dict]):
+def _partition_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows of one partition as a DataFrame of object columns (values exactly as the rows hold them)."""
     import pandas as pd
 
@@ -140,7 +172,7 @@ def _order(column_lists: Iterable[Iterable[str]]) -> list[str]:
     return [c for c in _COLUMNS if c in seen] + [c for c in seen if c not in _COLUMNS]
 
 
-def _finish(frames: list, label: Any = None):
+def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:
     """The replay's DataFrame from partition frames in order: one column order, dtypes inferred over the whole."""
     import pandas as pd
 
@@ -155,7 +187,7 @@ def _finish(frames: list, label: Any = None):
     return frame
 
 
-def partitions(items: Iterable[Any], size: int) -> Iterator[tuple[int, list]]:
+def partitions(items: Iterable[Any], size: int) -> Iterator[tuple[int, list[Any]]]:
     """(number of the first item, up to `size` items) for consecutive slices of a stream; never the whole list."""
     if size < 1:
         raise ValueError(f"partition_size is at least 1, not {size}")
@@ -169,8 +201,16 @@ def partitions(items: Iterable[Any], size: int) -> Iterator[tuple[int, list]]:
         start += len(chunk)
 
 
-def replay(handler: Callable[[Any, Any], Any], events: Any, *, engine: str = "local", client: Any = None,
-           compute: bool = False, partition_size: int | None = None, **config: Any):
+def replay(
+    handler: Callable[[Any, Any], Any],
+    events: Any,
+    *,
+    engine: str = "local",
+    client: Any = None,
+    compute: bool = False,
+    partition_size: int | None = None,
+    **config: Any,
+) -> pd.DataFrame | dd.DataFrame:
     """Run `handler` over every event (any source) and tabulate what the platform would do.
 
     `events`: a list or any iterable (a generator streams), an importer's stream
@@ -200,12 +240,21 @@ def replay(handler: Callable[[Any, Any], Any], events: Any, *, engine: str = "lo
         return _finish([_partition_frame(rows)], cfg["label"])
     from ._dask import dask_replay
 
-    return dask_replay(handler, items, cfg, client=client, compute=compute,
-                       partition_size=partition_size or DEFAULT_PARTITION_SIZE)
+    return dask_replay(
+        handler, items, cfg, client=client, compute=compute, partition_size=partition_size or DEFAULT_PARTITION_SIZE
+    )
 
 
-def replay_partitions(handler: Callable[[Any, Any], Any], events: Any, *, engine: str = "local", client: Any = None,
-                      partition_size: int | None = None, window: int | None = None, **config: Any) -> Iterator[Any]:
+def replay_partitions(
+    handler: Callable[[Any, Any], Any],
+    events: Any,
+    *,
+    engine: str = "local",
+    client: Any = None,
+    partition_size: int | None = None,
+    window: int | None = None,
+    **config: Any,
+) -> Iterator[pd.DataFrame]:
     """Replay as a stream: one pandas DataFrame per partition of `partition_size` events, in order.
 
     Memory stays bounded whatever the number of events: events are read as partitions are
@@ -218,8 +267,10 @@ def replay_partitions(handler: Callable[[Any, Any], Any], events: Any, *, engine
     items = iter_events(events)
     size = partition_size or DEFAULT_PARTITION_SIZE
     if engine == "local":
-        return (_finish([_partition_frame(replay_partition(handler, chunk, cfg, start))], cfg["label"])
-                for start, chunk in partitions(items, size))
+        return (
+            _finish([_partition_frame(replay_partition(handler, chunk, cfg, start))], cfg["label"])
+            for start, chunk in partitions(items, size)
+        )
     from ._dask import dask_partitions
 
     return dask_partitions(handler, items, cfg, client=client, partition_size=size, window=window)
@@ -230,22 +281,39 @@ def dumps_events(events: Iterable[Any]) -> str:
     return "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n" for e in events)
 
 
-def pack(chunk: list, start: int) -> bytes:
+def pack(chunk: list[Any], start: int) -> bytes:
     """A partition as bytes for the workers; an event pickle cannot carry becomes an `Unreadable` saying so."""
     try:
         return pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001 - find the culprits, one by one
-        kept = []
+        kept: list[Any] = []
         for index, item in enumerate(chunk, start):
             try:
                 pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
                 kept.append(item)
             except Exception as exc:  # noqa: BLE001 - whatever pickle raises, the row says it
-                kept.append(Unreadable(unreadable(f"event {index}", "The event cannot be sent to the Dask workers: "
-                                                  f"pickle cannot serialise it ({exc.__class__.__name__}: {exc}).")
-                                       .issue, None, "not sent"))
+                kept.append(
+                    Unreadable(
+                        unreadable(
+                            f"event {index}",
+                            "The event cannot be sent to the Dask workers: "
+                            f"pickle cannot serialise it ({exc.__class__.__name__}: {exc}).",
+                        ).issue,
+                        None,
+                        "not sent",
+                    )
+                )
         return pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-__all__ = ["replay", "replay_partitions", "replay_partition", "iter_events", "make_config", "partitions",
-           "dumps_events", "pack", "ENGINES"]
+__all__ = [
+    "ENGINES",
+    "dumps_events",
+    "iter_events",
+    "make_config",
+    "pack",
+    "partitions",
+    "replay",
+    "replay_partition",
+    "replay_partitions",
+]

@@ -6,9 +6,12 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .rules import rule
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Severity = Literal["error", "warning"]
 Dialect = Literal["provider", "aws"]
@@ -51,10 +54,10 @@ def warning(path: str, code: str, message: str, rule: str | None) -> Issue:
     return Issue(path, code, message, "warning", rule)
 
 
-class Report(Sequence):
+class Report(Sequence[Issue]):
     """Every issue found in one value: a sequence of `Issue` with `.ok`, `.errors`, `.warnings`."""
 
-    __slots__ = ("_issues", "source", "dialect", "subject")
+    __slots__ = ("_issues", "dialect", "source", "subject")
 
     def __init__(
         self,
@@ -68,7 +71,11 @@ class Report(Sequence):
         self.dialect = dialect
         self.subject = subject
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Issue: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Issue, ...]: ...
+    def __getitem__(self, index: int | slice) -> Issue | tuple[Issue, ...]:
         return self._issues[index]
 
     def __len__(self) -> int:
@@ -109,7 +116,7 @@ class Report(Sequence):
         """The rule ids the issues cite, in order."""
         return [i.rule for i in self._issues]
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """One row per issue as a pandas DataFrame (path, code, severity, message, rule)."""
         import pandas as pd
 
@@ -144,8 +151,9 @@ class Report(Sequence):
         from ._table import panel_html
 
         columns = ["path", "severity", "code", "message", "rule"]
-        return panel_html(self.summary(), rows=[{c: getattr(i, c) for c in columns} for i in self._issues],
-                          columns=columns)
+        return panel_html(
+            self.summary(), rows=[{c: getattr(i, c) for c in columns} for i in self._issues], columns=columns
+        )
 
 
 class ContractError(ValueError):
@@ -197,9 +205,14 @@ _UTF16_BOMS = {b"\xff\xfe": "UTF-16 little-endian (bytes FF FE)", b"\xfe\xff": "
 
 def bom_warning() -> Issue:
     """G0: the warning for one leading UTF-8 byte-order mark (skipped, the content is checked)."""
-    return warning("$", "bom", "The text starts with a UTF-8 byte-order mark (BOM: bytes EF BB BF, U+FEFF), as .NET "
-                               "and Windows tools write it; JSON text has none (RFC 8259) and the platform never sends "
-                               "one. fnkit skipped it and checked the rest.", "G0")
+    return warning(
+        "$",
+        "bom",
+        "The text starts with a UTF-8 byte-order mark (BOM: bytes EF BB BF, U+FEFF), as .NET "
+        "and Windows tools write it; JSON text has none (RFC 8259) and the platform never sends "
+        "one. fnkit skipped it and checked the rest.",
+        "G0",
+    )
 
 
 def strip_bom(value: Any) -> tuple[Any, bool]:
@@ -213,8 +226,15 @@ def strip_bom(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-@rule("G0", "any", "inferred", "An event or response given as text or bytes must be UTF-8 JSON; one leading UTF-8 "
-      "byte-order mark is skipped with a warning and the rest is checked.", origin="kit", severity="error or warning")
+@rule(
+    "G0",
+    "any",
+    "inferred",
+    "An event or response given as text or bytes must be UTF-8 JSON; one leading UTF-8 "
+    "byte-order mark is skipped with a warning and the rest is checked.",
+    origin="kit",
+    severity="error or warning",
+)
 def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
     """Turn JSON text or bytes into a value; other values pass through untouched (G0: else a located error).
 
@@ -230,17 +250,34 @@ def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
         except UnicodeDecodeError as exc:
             head = bytes(value[:2])
             if head in _UTF16_BOMS:
-                return _MISSING, [error("$", "format", f"The bytes are {_UTF16_BOMS[head]}: they start with a UTF-16 "
-                                                       "byte-order mark, not UTF-8 text, so they cannot be JSON as "
-                                                       "the platform sends it. Save the file as UTF-8.", rule)]
-            return _MISSING, [error("$", "format", f"The bytes are not UTF-8 text (bad byte at position {exc.start}), so they cannot be JSON.", rule)]
+                return _MISSING, [
+                    error(
+                        "$",
+                        "format",
+                        f"The bytes are {_UTF16_BOMS[head]}: they start with a UTF-16 "
+                        "byte-order mark, not UTF-8 text, so they cannot be JSON as "
+                        "the platform sends it. Save the file as UTF-8.",
+                        rule,
+                    )
+                ]
+            return _MISSING, [
+                error(
+                    "$",
+                    "format",
+                    f"The bytes are not UTF-8 text (bad byte at position {exc.start}), so they cannot be JSON.",
+                    rule,
+                )
+            ]
     if isinstance(value, str):
         try:
             return _STRICT.decode(value), notes
         except (ValueError, RecursionError) as exc:
             where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else (
-                "it nests too deeply" if isinstance(exc, RecursionError) else str(exc))
+            reason = (
+                exc.msg
+                if isinstance(exc, json.JSONDecodeError)
+                else ("it nests too deeply" if isinstance(exc, RecursionError) else str(exc))
+            )
             if value.startswith(_BOM):
                 reason += " (the text starts with a second byte-order mark, U+FEFF)"
             return _MISSING, [*notes, error("$", "format", f"The text is not valid JSON{where}: {reason}.", rule)]

@@ -12,7 +12,10 @@ import json
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._frame import Table
 
 ELLIPSIS = "…"
 ABSENT = "—"
@@ -41,14 +44,14 @@ def short_id(value: Any, head: int = 8, tail: int = 4) -> str:
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{24,}")
 
 
-def _cut_token(match: re.Match) -> str:
+def _cut_token(match: re.Match[str]) -> str:
     token = match.group(0)
     # an id holds digits; a long name such as multiValueQueryStringParameters does not, and stays whole
     return short_id(token) if any(c.isdigit() for c in token) else token
 
 
 def short_ids_in(text: str) -> str:
-    """`text` with every long id-like token (a messageId, a receiptHandle, a hash) cut in the middle with an ellipsis."""
+    """`text` with every long id-like token (a messageId, a receiptHandle, a hash) cut in the middle by an ellipsis."""
     return _LONG_TOKEN.sub(_cut_token, text)
 
 
@@ -95,14 +98,23 @@ def cell_html(value: Any, *, is_id: bool = False) -> str:
     if text == ABSENT:
         return f"<td style='{_CELL};text-align:left;color:#8c959f'>{ABSENT}</td>"
     if is_id and short_id(text) != text:
-        return (f"<td style='{_CELL};text-align:left;white-space:nowrap' title='{escape(text, quote=True)}'>"
-                f"<code>{escape(short_id(text))}</code></td>")
+        return (
+            f"<td style='{_CELL};text-align:left;white-space:nowrap' title='{escape(text, quote=True)}'>"
+            f"<code>{escape(short_id(text))}</code></td>"
+        )
     return f"<td style='{_CELL};text-align:left;white-space:pre-wrap;overflow-wrap:anywhere'>{escape(text)}</td>"
 
 
-def html_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None, *, ids: Collection[str] = (),
-               index: Sequence | None = None, index_name: str = "", caption: str = "",
-               css_class: str = "fnkit-grid") -> str:
+def html_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str] | None = None,
+    *,
+    ids: Collection[str] = (),
+    index: Sequence[Any] | None = None,
+    index_name: str = "",
+    caption: str = "",
+    css_class: str = "fnkit-grid",
+) -> str:
     """A readable HTML table of row dicts (no pandas needed); `ids`: columns whose long values are cut in the middle."""
     if columns is None:
         columns = []
@@ -113,25 +125,46 @@ def html_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None, *,
     body = []
     for n, row in enumerate(rows):
         if row is _GAP:
-            body.append(f"<tr><td style='{_CELL};text-align:left;color:#57606a' colspan='{len(columns) + bool(lead)}'>"
-                        f"{ELLIPSIS}</td></tr>")
+            body.append(
+                f"<tr><td style='{_CELL};text-align:left;color:#57606a' colspan='{len(columns) + bool(lead)}'>"
+                f"{ELLIPSIS}</td></tr>"
+            )
             continue
         first = f"<th style='{_HEAD};font-weight:400'>{escape(cell_text(index[n]))}</th>" if index is not None else ""
         body.append("<tr>" + first + "".join(cell_html(row.get(c), is_id=c in ids) for c in columns) + "</tr>")
-    note = f"<caption style='caption-side:bottom;text-align:left;color:#57606a'>{escape(caption)}</caption>" if caption else ""
-    return f"<table class='{css_class}' style='{_TABLE}'>{note}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    note = (
+        f"<caption style='caption-side:bottom;text-align:left;color:#57606a'>{escape(caption)}</caption>"
+        if caption
+        else ""
+    )
+    return (
+        f"<table class='{css_class}' style='{_TABLE}'>{note}"
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
 
 
-_GAP: dict = {}  # the row standing for the rows left out of a long table
+_GAP: dict[str, Any] = {}  # the row standing for the rows left out of a long table
 
 #: the colours of a result's tone (outcomes, checks, widget badges)
 TONE_COLOURS = {"good": "#1a7f37", "mixed": "#9a6700", "bad": "#cf222e", "none": "#57606a"}
 
 
-def panel_html(headline: str, *, tone: str | None = None, note: str = "", sentence: str = "",
-               items: Sequence[str] = (), rows: Sequence[Mapping] | None = None, columns: Sequence[str] | None = None,
-               ids: Collection[str] = (), tables: Sequence[Any] = (), preformatted: str | None = None,
-               after: str = "", css_class: str = "", style: str = "") -> str:
+def panel_html(
+    headline: str,
+    *,
+    tone: str | None = None,
+    note: str = "",
+    sentence: str = "",
+    items: Sequence[str] = (),
+    rows: Sequence[Mapping[str, Any]] | None = None,
+    columns: Sequence[str] | None = None,
+    ids: Collection[str] = (),
+    tables: Sequence[Any] = (),
+    preformatted: str | None = None,
+    after: str = "",
+    css_class: str = "",
+    style: str = "",
+) -> str:
     """The one way fnkit shows a result in a notebook: a bold headline (coloured by `tone`), a `note` (HTML,
     such as the deciding rule), a sentence, a bullet list of `items`, tables (`rows`, or `tables` of
     (rows, columns, ids)), preformatted text, then `after` (HTML); in a div when `css_class` or `style`."""
@@ -167,14 +200,15 @@ def frame_html(frame: Any, *, max_rows: int = 60, shown_rows: int = 10) -> str:
         labels = [*labels[:half], None, *labels[-half:]]
     caption = f"{len(frame)} rows × {len(frame.columns)} columns" if len(frame) > max_rows else ""
     names = [str(n) for n in (frame.columns.name, frame.index.name) if n is not None]
-    return html_table(records, [str(c) for c in frame.columns], index=labels, index_name=" / ".join(names),
-                      caption=caption)
+    return html_table(
+        records, [str(c) for c in frame.columns], index=labels, index_name=" / ".join(names), caption=caption
+    )
 
 
 # --- tabulate ---------------------------------------------------------------------------------
 
 
-def rows_of(item: Any) -> list[dict]:
+def rows_of(item: Any) -> list[dict[str, Any]]:
     """The rows one item contributes (an outcome or anything `Tabular`, a report, an invocation, a plain dict)."""
     from ._invoke import Invocation
     from ._outcome import Tabular
@@ -184,24 +218,33 @@ def rows_of(item: Any) -> list[dict]:
         return list(item.rows())
     if isinstance(item, Report):
         return [
-            {"source": item.source, "path": i.path, "severity": i.severity, "code": i.code, "message": i.message, "rule": i.rule}
+            {
+                "source": item.source,
+                "path": i.path,
+                "severity": i.severity,
+                "code": i.code,
+                "message": i.message,
+                "rule": i.rule,
+            }
             for i in item
         ]
     if isinstance(item, Invocation):
-        return [{
-            "status": item.status,
-            "returned": item.response_text,
-            "error": str(item.error) if item.error else None,
-            "timed_out": item.timed_out,
-            "duration_ms": round(item.duration_ms, 3),
-            "logs": item.logs,
-        }]
+        return [
+            {
+                "status": item.status,
+                "returned": item.response_text,
+                "error": str(item.error) if item.error else None,
+                "timed_out": item.timed_out,
+                "duration_ms": round(item.duration_ms, 3),
+                "logs": item.logs,
+            }
+        ]
     if isinstance(item, dict):
         return [item]
     raise TypeError(f"tabulate does not know how to show {type(item).__name__}")
 
 
-def tabulate(items: Any):
+def tabulate(items: Any) -> Table:
     """One DataFrame row per record / recipient / request / issue, from one item or many (or a DataFrame).
 
     The DataFrame (an `fnkit.Table`) shows itself readably in a notebook: whole texts,
@@ -217,7 +260,7 @@ def tabulate(items: Any):
 
     if isinstance(items, (Report, Tabular)) or not isinstance(items, Iterable) or isinstance(items, (dict, str, bytes)):
         items = [items]
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for item in items:
         rows.extend(rows_of(item))
     return Table(rows)

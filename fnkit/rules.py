@@ -25,9 +25,14 @@ import importlib
 import json
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 EVIDENCE = ("contract", "doc", "observed", "inferred")
 ORIGINS = ("spec", "platform-rules", "kit")
@@ -38,17 +43,33 @@ SOURCES = ("any", "queue", "mail", "alb")
 
 # Modules that declare rules, loaded when the catalogue is first read.
 _DECLARING_MODULES = (
-    "fnkit._report", "fnkit._shape", "fnkit._sources", "fnkit._handler_rules",
-    "fnkit.queue._config", "fnkit.queue._event", "fnkit.queue._response", "fnkit.queue._outcome", "fnkit.queue._sim",
-    "fnkit.mail._config", "fnkit.mail._event", "fnkit.mail._response", "fnkit.mail._outcome", "fnkit.mail._rule", "fnkit.mail._content",
-    "fnkit.alb._config", "fnkit.alb._event", "fnkit.alb._response", "fnkit.alb._outcome", "fnkit.alb._http",
+    "fnkit._report",
+    "fnkit._shape",
+    "fnkit._sources",
+    "fnkit._handler_rules",
+    "fnkit.queue._config",
+    "fnkit.queue._event",
+    "fnkit.queue._response",
+    "fnkit.queue._outcome",
+    "fnkit.queue._sim",
+    "fnkit.mail._config",
+    "fnkit.mail._event",
+    "fnkit.mail._response",
+    "fnkit.mail._outcome",
+    "fnkit.mail._rule",
+    "fnkit.mail._content",
+    "fnkit.alb._config",
+    "fnkit.alb._event",
+    "fnkit.alb._response",
+    "fnkit.alb._outcome",
+    "fnkit.alb._http",
 )
 _ID = re.compile(r"^(?:[GH]|[QMA]S?)\d{1,2}[a-z]?$")
 
 
 @dataclass(frozen=True, eq=False)
 class Rule:
-    """One rule: `id`, `source` (queue, mail, alb, any), `summary`, `evidence`, `severity`, and where it is implemented."""
+    """One rule: `id`, `source` (queue, mail, alb, any), `summary`, `evidence`, `severity`, and its implementation."""
 
     id: str
     source: str
@@ -74,7 +95,11 @@ class Rule:
             return f"{impl.__module__}:{impl.__qualname__}"
         # a declaration (a shape, a field, a constrained string): where the rule declares it
         name = getattr(impl, "name", None) or getattr(impl, "key", None)
-        what = f"{type(impl).__name__} {name}" if name else f"{type(impl).__name__} {getattr(impl, 'pattern', '')}".rstrip()
+        what = (
+            f"{type(impl).__name__} {name}"
+            if name
+            else f"{type(impl).__name__} {getattr(impl, 'pattern', '')}".rstrip()
+        )
         return f"{self.declared_in}:{what}"
 
     def __call__(self, implementation: Any) -> Any:
@@ -89,8 +114,15 @@ _REGISTRY: dict[str, Rule] = {}
 _loaded = False
 
 
-def rule(id: str, source: str, evidence: str, summary: str, *, origin: str = "platform-rules",
-         severity: str = "error") -> Rule:
+def rule(
+    id: str,  # noqa: A002 - the public keyword (API.md), the name the catalogue gives the field
+    source: str,
+    evidence: str,
+    summary: str,
+    *,
+    origin: str = "platform-rules",
+    severity: str = "error",
+) -> Rule:
     """Declare a rule; use the result as a decorator on its implementation (or call it on a declaration)."""
     if not _ID.match(id):
         raise ValueError(f"rule id {id!r} is not of the form Q8, QS1, Q8a, G0, H2")
@@ -111,7 +143,7 @@ def _load() -> None:
         _loaded = True
 
 
-def _order(r: Rule) -> tuple:
+def _order(r: Rule) -> tuple[int, int, bool, int, str]:
     m = re.match(r"^([A-Z])(S?)(\d+)([a-z]?)$", r.id)
     letter, spec, number, suffix = m.groups() if m else (r.id, "", "0", "")
     return (SOURCES.index(r.source), "GH".find(letter), spec != "S", int(number), suffix)
@@ -143,13 +175,15 @@ def ids() -> frozenset[str]:
     return frozenset(_REGISTRY)
 
 
-def table(source: str | None = None):
+def table(source: str | None = None) -> pd.DataFrame:
     """The catalogue as a pandas DataFrame (id, source, evidence, origin, summary)."""
     import pandas as pd
 
     return pd.DataFrame(
-        [{"id": r.id, "source": r.source, "evidence": r.evidence, "origin": r.origin, "summary": r.summary}
-         for r in catalogue(source)],
+        [
+            {"id": r.id, "source": r.source, "evidence": r.evidence, "origin": r.origin, "summary": r.summary}
+            for r in catalogue(source)
+        ],
         columns=["id", "source", "evidence", "origin", "summary"],
     )
 
@@ -157,11 +191,12 @@ def table(source: str | None = None):
 _EXAMPLES = Path(__file__).resolve().parent / "data" / "rule_examples.json"
 
 
-def examples() -> list[dict]:
+def examples() -> list[dict[str, Any]]:
     """The rule -> triggering example table (one or more examples per rule id), as data."""
-    return json.loads(_EXAMPLES.read_text(encoding="utf-8"))["examples"]
+    data: dict[str, list[dict[str, Any]]] = json.loads(_EXAMPLES.read_text(encoding="utf-8"))
+    return data["examples"]
 
 
-def implementation_of(rule_id: str) -> Callable | Any:
+def implementation_of(rule_id: str) -> Callable[..., Any] | Any:
     """The code (or declaration) that implements a rule."""
     return get(rule_id).implementation

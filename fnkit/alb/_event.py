@@ -25,13 +25,15 @@ from ._http import (
     TEXT_TYPES,
     TRACE_HEADERS,
     encode_query,
-    health_check_event as _health_check_event,
     is_health_check,
     is_strict_base64,
     media_type,
     request_to_event,
     seeded_trace_id,
     split_query,
+)
+from ._http import (
+    health_check_event as _health_check_event,
 )
 
 SOURCE = "alb"
@@ -49,8 +51,9 @@ TARGET_GROUP_ARN_PATTERN = (
     r"[a-z]{2}(-[a-z]+)+-[0-9]+:[0-9]{12}:targetgroup/[A-Za-z0-9]([A-Za-z0-9-]{0,30}[A-Za-z0-9])?/[0-9a-f]{16}$"
 )
 TARGET_GROUP_ARN = re.compile(TARGET_GROUP_ARN_PATTERN)
-_ARN_EXAMPLE = ("arn:provider:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id> "
-                "(arn:aws:… on the real platform)")
+_ARN_EXAMPLE = (
+    "arn:provider:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id> (arn:aws:… on the real platform)"
+)
 _ARN_SPACE_NAMES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
 
 
@@ -59,31 +62,43 @@ def _arn_sentence(arn: str) -> str:
     space = re.search(r"\s", arn)
     if space:
         what = _ARN_SPACE_NAMES.get(space.group(), f"the whitespace character {space.group()!r}")
-        return f"The target group ARN '{arn}' holds {what} at position {space.start()}; an ARN has none: {_ARN_EXAMPLE}."
+        return (
+            f"The target group ARN '{arn}' holds {what} at position {space.start()}; an ARN has none: {_ARN_EXAMPLE}."
+        )
     parts = arn.split(":", 5)
     if parts[0] != "arn":
         return f"'{arn}' is not a target group ARN; expected {_ARN_EXAMPLE}."
     if len(parts) < 6:
-        return (f"The target group ARN '{arn}' has {len(parts)} colon-separated part(s), not 6 (arn, partition, "
-                f"service, region, account, targetgroup/<name>/<id>); expected {_ARN_EXAMPLE}.")
+        return (
+            f"The target group ARN '{arn}' has {len(parts)} colon-separated part(s), not 6 (arn, partition, "
+            f"service, region, account, targetgroup/<name>/<id>); expected {_ARN_EXAMPLE}."
+        )
     names = ("arn", "partition", "service", "region", "account")
-    empty = [name for name, part in zip(names, parts) if not part]
+    empty = [name for name, part in zip(names, parts, strict=False) if not part]  # parts: 6 or more
     if empty:
         return f"The target group ARN '{arn}' has no {' and no '.join(empty)}; expected {_ARN_EXAMPLE}."
     if parts[2] != "elasticloadbalancing":
-        return (f"The ARN '{arn}' names the service '{parts[2]}', not elasticloadbalancing: it is not a target "
-                f"group ARN; expected {_ARN_EXAMPLE}.")
+        return (
+            f"The ARN '{arn}' names the service '{parts[2]}', not elasticloadbalancing: it is not a target "
+            f"group ARN; expected {_ARN_EXAMPLE}."
+        )
     resource = parts[5].split("/")
     if resource[0] != "targetgroup":
-        return (f"The ARN '{arn}' names a '{resource[0]}' resource, not a targetgroup; expected {_ARN_EXAMPLE}.")
+        return f"The ARN '{arn}' names a '{resource[0]}' resource, not a targetgroup; expected {_ARN_EXAMPLE}."
     if len(resource) != 3 or not all(resource):
-        return (f"The target group ARN '{arn}' does not end in targetgroup/<name>/<id> (its resource part is "
-                f"'{parts[5]}'); expected {_ARN_EXAMPLE}.")
+        return (
+            f"The target group ARN '{arn}' does not end in targetgroup/<name>/<id> (its resource part is "
+            f"'{parts[5]}'); expected {_ARN_EXAMPLE}."
+        )
     return f"'{arn}' is not a target group ARN; expected {_ARN_EXAMPLE}."
 
 
-_ARN_TEXT = Text(pattern=TARGET_GROUP_ARN_FORM, rule="AS1", message=_arn_sentence,
-                 doc="arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id>")
+_ARN_TEXT = Text(
+    pattern=TARGET_GROUP_ARN_FORM,
+    rule="AS1",
+    message=_arn_sentence,
+    doc="arn:<partition>:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id>",
+)
 # characters a raw URL can carry: printable ASCII but space and '#'
 RAW_URL_TEXT = r"^[\x21\x22\x24-\x7e]*$"
 _NOT_IN_RAW_URL = re.compile(r"[^\x21\x22\x24-\x7e]")
@@ -96,15 +111,19 @@ def _char_name(ch: str) -> str:
 
 def _query_key_sentence(key: str) -> str:
     found = _NOT_IN_RAW_URL.search(key)
-    return (f"The query key '{key}' holds {_char_name(found.group() if found else '?')}, which a raw URL cannot "
-            "carry: the load balancer passes keys exactly as written in the URL, percent-encoded (not decoded).")
+    return (
+        f"The query key '{key}' holds {_char_name(found.group() if found else '?')}, which a raw URL cannot "
+        "carry: the load balancer passes keys exactly as written in the URL, percent-encoded (not decoded)."
+    )
 
 
 def _query_value_sentence(value: str) -> str:
     found = _NOT_IN_RAW_URL.search(value)
-    return (f"The query value {json.dumps(value)} holds {_char_name(found.group() if found else '?')}, which a raw "
-            "URL cannot carry: the load balancer passes values exactly as written in the URL, percent-encoded "
-            "(not decoded).")
+    return (
+        f"The query value {json.dumps(value)} holds {_char_name(found.group() if found else '?')}, which a raw "
+        "URL cannot carry: the load balancer passes values exactly as written in the URL, percent-encoded "
+        "(not decoded)."
+    )
 
 
 def all_raw_url_text(values: Any) -> bool:
@@ -123,56 +142,143 @@ def all_without_capitals(values: Any) -> bool:
     return data.lower() == data  # bytes.lower changes ASCII capitals only (UTF-8 sequences are bytes >= 0x80)
 
 
-_QUERY_KEY = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning", message=_query_key_sentence,
-                  doc="as in the raw URL: no space, '#', control or non-ASCII character",
-                  column_test=all_raw_url_text)
-_QUERY_VALUE = Text(pattern=RAW_URL_TEXT, rule="A2", code="decoded", severity="warning",
-                    message=_query_value_sentence, column_test=all_raw_url_text, repeats=False,
-                    doc="as in the raw URL: no space, '#', control or non-ASCII character")
-_HEADER_NAME = Text(pattern=r"^[^A-Z]*$", rule="A2", column_test=all_without_capitals,
-                    message=lambda name: (f"The header name '{name}' is not lower-case; the load balancer lower-cases "
-                                          f"every header name, so a handler reads '{name.lower()}'."),
-                    doc="lower-case")
+_QUERY_KEY = Text(
+    pattern=RAW_URL_TEXT,
+    rule="A2",
+    code="decoded",
+    severity="warning",
+    message=_query_key_sentence,
+    doc="as in the raw URL: no space, '#', control or non-ASCII character",
+    column_test=all_raw_url_text,
+)
+_QUERY_VALUE = Text(
+    pattern=RAW_URL_TEXT,
+    rule="A2",
+    code="decoded",
+    severity="warning",
+    message=_query_value_sentence,
+    column_test=all_raw_url_text,
+    repeats=False,
+    doc="as in the raw URL: no space, '#', control or non-ASCII character",
+)
+_HEADER_NAME = Text(
+    pattern=r"^[^A-Z]*$",
+    rule="A2",
+    column_test=all_without_capitals,
+    message=lambda name: (
+        f"The header name '{name}' is not lower-case; the load balancer lower-cases "
+        f"every header name, so a handler reads '{name.lower()}'."
+    ),
+    doc="lower-case",
+)
 
-_ELB = Shape("ElbContext", [
-    F("targetGroupArn", _ARN_TEXT, doc="Resource name (ARN) of the target group of the function."),
-], "AS1", doc="requestContext.elb of a load balancer event.")
+_ELB = Shape(
+    "ElbContext",
+    [
+        F("targetGroupArn", _ARN_TEXT, doc="Resource name (ARN) of the target group of the function."),
+    ],
+    "AS1",
+    doc="requestContext.elb of a load balancer event.",
+)
 
-_REQUEST_CONTEXT = Shape("RequestContext", [
-    F("elb", _ELB, doc="The load balancer that forwarded the request."),
-], "AS1", doc="requestContext of a load balancer event.")
+_REQUEST_CONTEXT = Shape(
+    "RequestContext",
+    [
+        F("elb", _ELB, doc="The load balancer that forwarded the request."),
+    ],
+    "AS1",
+    doc="requestContext of a load balancer event.",
+)
 
-EVENT_SHAPE = Shape("LoadBalancerEvent", [
-    F("requestContext", _REQUEST_CONTEXT, doc="Holds elb.targetGroupArn."),
-    F("targetGroupArn", _ARN_TEXT, required=False, doc="Also listed by the spec as a top-level field (the same ARN)."),
-    F("httpMethod", STR, enum=METHODS, doc="The request method."),
-    F("path", Text(pattern=r"^/[\s\S]*$", rule="AS1", repeats=False,
-                   message="The path {json} does not start with '/'; the load balancer passes the client's request "
-                           "path, which always does."),
-      doc="The request path, exactly as in the URL (starts with '/')."),
-    F("queryStringParameters", MapOf(_QUERY_VALUE, keys=_QUERY_KEY), required="single-value mode", rule="AS2",
-      doc="Query keys and values as in the raw URL (not percent-decoded); last value of a repeated key; "
-          "{} without a query."),
-    F("multiValueQueryStringParameters", MapOf(ListOf(_QUERY_VALUE), keys=_QUERY_KEY), required="multi-value mode",
-      rule="AS2", doc="Used instead of queryStringParameters when multi-value headers are on: every value, in order."),
-    F("headers", MapOf(STR, keys=_HEADER_NAME), required="single-value mode", rule="AS2",
-      doc="Request headers, lower-case names; the load balancer adds the trace and x-forwarded-* headers."),
-    F("multiValueHeaders", MapOf(ListOf(STR), keys=_HEADER_NAME), required="multi-value mode", rule="AS2",
-      doc="Used instead of headers when multi-value headers are on: every value of each header, in order."),
-    F("isBase64Encoded", BOOL, doc="True when body is base64 (binary content types, or a content-encoding)."),
-    F("body", STR, required=False,
-      doc="The request body: text, or base64 when isBase64Encoded is true; \"\" when empty."),
-], "AS1", doc="An HTTP request as the load balancer hands it to a function.")
+EVENT_SHAPE = Shape(
+    "LoadBalancerEvent",
+    [
+        F("requestContext", _REQUEST_CONTEXT, doc="Holds elb.targetGroupArn."),
+        F(
+            "targetGroupArn",
+            _ARN_TEXT,
+            required=False,
+            doc="Also listed by the spec as a top-level field (the same ARN).",
+        ),
+        F("httpMethod", STR, enum=METHODS, doc="The request method."),
+        F(
+            "path",
+            Text(
+                pattern=r"^/[\s\S]*$",
+                rule="AS1",
+                repeats=False,
+                message="The path {json} does not start with '/'; the load balancer passes the client's request "
+                "path, which always does.",
+            ),
+            doc="The request path, exactly as in the URL (starts with '/').",
+        ),
+        F(
+            "queryStringParameters",
+            MapOf(_QUERY_VALUE, keys=_QUERY_KEY),
+            required="single-value mode",
+            rule="AS2",
+            doc="Query keys and values as in the raw URL (not percent-decoded); last value of a repeated key; "
+            "{} without a query.",
+        ),
+        F(
+            "multiValueQueryStringParameters",
+            MapOf(ListOf(_QUERY_VALUE), keys=_QUERY_KEY),
+            required="multi-value mode",
+            rule="AS2",
+            doc="Used instead of queryStringParameters when multi-value headers are on: every value, in order.",
+        ),
+        F(
+            "headers",
+            MapOf(STR, keys=_HEADER_NAME),
+            required="single-value mode",
+            rule="AS2",
+            doc="Request headers, lower-case names; the load balancer adds the trace and x-forwarded-* headers.",
+        ),
+        F(
+            "multiValueHeaders",
+            MapOf(ListOf(STR), keys=_HEADER_NAME),
+            required="multi-value mode",
+            rule="AS2",
+            doc="Used instead of headers when multi-value headers are on: every value of each header, in order.",
+        ),
+        F("isBase64Encoded", BOOL, doc="True when body is base64 (binary content types, or a content-encoding)."),
+        F(
+            "body",
+            STR,
+            required=False,
+            doc='The request body: text, or base64 when isBase64Encoded is true; "" when empty.',
+        ),
+    ],
+    "AS1",
+    doc="An HTTP request as the load balancer hands it to a function.",
+)
 
-rule("AS1", "alb", "contract", "The request event has requestContext.elb.targetGroupArn, httpMethod (DELETE, GET, HEAD, "
-     "OPTIONS, PATCH, POST, PUT), path, isBase64Encoded, and optionally query parameters, headers and body.",
-     origin="spec", severity="error or warning")(EVENT_SHAPE)
-rule("AS2", "alb", "contract", "The event carries the single-value forms (queryStringParameters, headers) or, with "
-     "multi-value headers on, the multi-value forms.", origin="spec")(EVENT_SHAPE.field("headers"))
+rule(
+    "AS1",
+    "alb",
+    "contract",
+    "The request event has requestContext.elb.targetGroupArn, httpMethod (DELETE, GET, HEAD, "
+    "OPTIONS, PATCH, POST, PUT), path, isBase64Encoded, and optionally query parameters, headers and body.",
+    origin="spec",
+    severity="error or warning",
+)(EVENT_SHAPE)
+rule(
+    "AS2",
+    "alb",
+    "contract",
+    "The event carries the single-value forms (queryStringParameters, headers) or, with "
+    "multi-value headers on, the multi-value forms.",
+    origin="spec",
+)(EVENT_SHAPE.field("headers"))
 
-rule("A2", "alb", "doc", "Event: lower-case header names; trace and x-forwarded-* headers added; query keys and values "
-     "as in the raw URL; queryStringParameters {} without a query; a GET has body \"\".",
-     severity="error or warning")(_HEADER_NAME)
+rule(
+    "A2",
+    "alb",
+    "doc",
+    "Event: lower-case header names; trace and x-forwarded-* headers added; query keys and values "
+    'as in the raw URL; queryStringParameters {} without a query; a GET has body "".',
+    severity="error or warning",
+)(_HEADER_NAME)
 
 LoadBalancerEvent = EVENT_SHAPE.struct
 RequestContext = _REQUEST_CONTEXT.struct
@@ -218,15 +324,16 @@ def _typed(event: Any) -> Any:
     return event if type(event) is LoadBalancerEvent else None
 
 
-def _header_maps(event: Any) -> tuple[tuple[str, dict], ...]:
+def _header_maps(event: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
     """(field name, mapping) of the header fields the typed event has."""
     if type(event) is not LoadBalancerEvent:
         return ()
     single, multi = event.headers, event.multi_value_headers
     if multi is None:
         return (("headers", single),) if type(single) is dict else ()
-    return tuple((key, value) for key, value in (("headers", single), ("multiValueHeaders", multi))
-                 if type(value) is dict)
+    return tuple(
+        (key, value) for key, value in (("headers", single), ("multiValueHeaders", multi)) if type(value) is dict
+    )
 
 
 def _header_value(event: Any, name: str) -> Any:
@@ -242,17 +349,30 @@ def _header_value(event: Any, name: str) -> Any:
 
 def _forms(event: Any) -> tuple[list[str], list[str]]:
     """The single-value and the multi-value fields the event carries."""
-    singles = [k for k, v in (("headers", event.headers), ("queryStringParameters", event.query_string_parameters))
-               if v is not None]
-    multis = [k for k, v in (("multiValueHeaders", event.multi_value_headers),
-                             ("multiValueQueryStringParameters", event.multi_value_query_string_parameters))
-              if v is not None]
+    singles = [
+        k
+        for k, v in (("headers", event.headers), ("queryStringParameters", event.query_string_parameters))
+        if v is not None
+    ]
+    multis = [
+        k
+        for k, v in (
+            ("multiValueHeaders", event.multi_value_headers),
+            ("multiValueQueryStringParameters", event.multi_value_query_string_parameters),
+        )
+        if v is not None
+    ]
     return singles, multis
 
 
-@rule("A3", "alb", "doc", "Multi-value headers off: a repeated header or query key keeps its last value; on: "
-      "multiValueHeaders and multiValueQueryStringParameters with all values, never both forms.",
-      severity="error or warning")
+@rule(
+    "A3",
+    "alb",
+    "doc",
+    "Multi-value headers off: a repeated header or query key keeps its last value; on: "
+    "multiValueHeaders and multiValueQueryStringParameters with all values, never both forms.",
+    severity="error or warning",
+)
 def check_forms(event: Any, seen: Seen) -> list[Issue]:
     """A3: the single-value forms or the multi-value forms, never both."""
     out: list[Issue] = []
@@ -264,45 +384,87 @@ def check_forms(event: Any, seen: Seen) -> list[Issue]:
     singles, multis = _forms(event)
     for single, multi in (_HEADER_FIELDS, _QUERY_FIELDS):
         if single in singles and multi in multis:
-            out.append(error(child_path("$", multi), "conflict",
-                             f"The event carries both '{single}' and '{multi}'; the load balancer sends one form only "
-                             "(the multi-value one exactly when multi-value headers are on).", "A3"))
+            out.append(
+                error(
+                    child_path("$", multi),
+                    "conflict",
+                    f"The event carries both '{single}' and '{multi}'; the load balancer sends one form only "
+                    "(the multi-value one exactly when multi-value headers are on).",
+                    "A3",
+                )
+            )
     if len(multis) == 1 and not singles:
         missing = "multiValueQueryStringParameters" if multis[0] == "multiValueHeaders" else "multiValueHeaders"
-        out.append(warning(child_path("$", missing), "missing",
-                           f"The event carries {multis[0]} but no {missing}: with multi-value headers on, the load balancer "
-                           "sends both multi-value forms (an empty query as {}), never one alone.", "A3"))
+        out.append(
+            warning(
+                child_path("$", missing),
+                "missing",
+                f"The event carries {multis[0]} but no {missing}: with multi-value headers on, the load balancer "
+                "sends both multi-value forms (an empty query as {}), never one alone.",
+                "A3",
+            )
+        )
     if singles and multis and not (len(singles) == 2 and len(multis) == 2):
-        out.append(warning("$", "conflict",
-                           f"The event mixes forms ({', '.join(singles)} with {', '.join(multis)}); with multi-value "
-                           "headers on both headers and query are multi-value, with them off both are single-value.", "A3"))
+        out.append(
+            warning(
+                "$",
+                "conflict",
+                f"The event mixes forms ({', '.join(singles)} with {', '.join(multis)}); with multi-value "
+                "headers on both headers and query are multi-value, with them off both are single-value.",
+                "A3",
+            )
+        )
     if expected is True and singles and not multis:
-        out.append(warning("$", "mode", f"Multi-value headers are on, so the event should carry multiValueHeaders and "
-                                        f"multiValueQueryStringParameters, not {' and '.join(singles)}.", "A3"))
+        out.append(
+            warning(
+                "$",
+                "mode",
+                f"Multi-value headers are on, so the event should carry multiValueHeaders and "
+                f"multiValueQueryStringParameters, not {' and '.join(singles)}.",
+                "A3",
+            )
+        )
     elif expected is False and multis and not singles:
-        out.append(warning("$", "mode", f"Multi-value headers are off, so the event should carry headers and "
-                                        f"queryStringParameters, not {' and '.join(multis)}.", "A3"))
+        out.append(
+            warning(
+                "$",
+                "mode",
+                f"Multi-value headers are off, so the event should carry headers and "
+                f"queryStringParameters, not {' and '.join(multis)}.",
+                "A3",
+            )
+        )
     return out
 
 
-def _has_trace_header(maps: tuple[tuple[str, dict], ...]) -> bool:
-    for _, mapping in maps:
+def _has_trace_header(maps: tuple[tuple[str, dict[str, Any]], ...]) -> bool:
+    for _, mapping in maps:  # noqa: SIM110 - a plain loop: no generator made per event on the hot path
         if _PROVIDER_TRACE in mapping or _AWS_TRACE in mapping:
             return True
     return False
 
 
-def _shaped_like_health_check(event: Any, maps: tuple[tuple[str, dict], ...]) -> bool:
+def _shaped_like_health_check(event: Any, maps: tuple[tuple[str, dict[str, Any]], ...]) -> bool:
     """A GET with no query, no body and no header but a user-agent: what only a health check looks like (A11),
     whatever its user-agent says (every client request also carries the x-forwarded-* headers, A2)."""
-    return (event.http_method == "GET" and event.body in (None, "")
-            and all(name == "user-agent" for _, mapping in maps for name in mapping)
-            and not any(type(q) is dict and q for q in (event.query_string_parameters,
-                                                         event.multi_value_query_string_parameters)))
+    return (
+        event.http_method == "GET"
+        and event.body in (None, "")
+        and all(name == "user-agent" for _, mapping in maps for name in mapping)
+        and not any(
+            type(q) is dict and q for q in (event.query_string_parameters, event.multi_value_query_string_parameters)
+        )
+    )
 
 
-@rule("AS3", "alb", "contract", "The trace header (x-provider-trace-id) holds the correlation id.", origin="spec",
-      severity="warning")
+@rule(
+    "AS3",
+    "alb",
+    "contract",
+    "The trace header (x-provider-trace-id) holds the correlation id.",
+    origin="spec",
+    severity="warning",
+)
 def check_trace_header(event: Any, seen: Seen) -> list[Issue]:
     """AS3: the trace header (x-provider-trace-id, x-amzn-trace-id) is present; it tells the dialect."""
     out: list[Issue] = []
@@ -318,20 +480,32 @@ def check_trace_header(event: Any, seen: Seen) -> list[Issue]:
     if any(is_health_check(mapping) for _, mapping in maps) or _shaped_like_health_check(event, maps):
         return out  # A11: health checks carry no trace header (check_health_check says what else it takes)
     key = maps[0][0]
-    out.append(warning(child_path(child_path("$", key), _PROVIDER_TRACE), "missing",
-                       "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform); "
-                       "the load balancer adds it to every request and it is the request's correlation id.", "AS3"))
+    out.append(
+        warning(
+            child_path(child_path("$", key), _PROVIDER_TRACE),
+            "missing",
+            "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform); "
+            "the load balancer adds it to every request and it is the request's correlation id.",
+            "AS3",
+        )
+    )
     return out
 
 
 # the parts of a target group ARN as the platform writes them (ELB's naming rules; ids as seen in real ARNs)
 _USUAL_ARN_PARTS = (
-    ("partition", re.compile(r"provider|aws|aws-cn|aws-us-gov|aws-iso|aws-iso-[a-z]|aws-eusc").fullmatch,
-     "a known partition (provider; aws, aws-cn, aws-us-gov, ... on the real platform)"),
+    (
+        "partition",
+        re.compile(r"provider|aws|aws-cn|aws-us-gov|aws-iso|aws-iso-[a-z]|aws-eusc").fullmatch,
+        "a known partition (provider; aws, aws-cn, aws-us-gov, ... on the real platform)",
+    ),
     ("region", re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]+").fullmatch, "a region name such as us-east-1"),
     ("account", re.compile(r"[0-9]{12}").fullmatch, "a 12-digit account id"),
-    ("name", re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,30}[A-Za-z0-9])?").fullmatch,
-     "a name of 1-32 letters, digits and hyphens, not starting or ending with a hyphen"),
+    (
+        "name",
+        re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,30}[A-Za-z0-9])?").fullmatch,
+        "a name of 1-32 letters, digits and hyphens, not starting or ending with a hyphen",
+    ),
     ("id", re.compile(r"[0-9a-f]{16}").fullmatch, "an id of 16 hexadecimal digits"),
 )
 
@@ -344,15 +518,24 @@ def unusual_arn_parts(arn: str) -> list[str]:
     _, partition, _, region, account = head.split(":")
     name, _, ident = resource.partition("/")
     values = (partition, region, account, name, ident)
-    return [f"its {part} '{value}' is not {usual}" for (part, usual_form, usual), value in zip(_USUAL_ARN_PARTS, values)
-            if not usual_form(value)]
+    return [
+        f"its {part} '{value}' is not {usual}"
+        for (part, usual_form, usual), value in zip(_USUAL_ARN_PARTS, values, strict=True)
+        if not usual_form(value)
+    ]
 
 
-@rule("A15", "alb", "inferred", "The spec defines the target group ARN only as arn:<partition>:elasticloadbalancing:"
-      "<region>:<account>:targetgroup/<name>/<id>; one whose parts are unusual (an unknown partition, a region that is "
-      "no region name, an account that is not 12 digits, a name outside 1-32 letters, digits and hyphens, an id that "
-      "is not 16 hex digits) comes from a sample or a placeholder: a warning, never an error.", origin="kit",
-      severity="warning")
+@rule(
+    "A15",
+    "alb",
+    "inferred",
+    "The spec defines the target group ARN only as arn:<partition>:elasticloadbalancing:"
+    "<region>:<account>:targetgroup/<name>/<id>; one whose parts are unusual (an unknown partition, a region that is "
+    "no region name, an account that is not 12 digits, a name outside 1-32 letters, digits and hyphens, an id that "
+    "is not 16 hex digits) comes from a sample or a placeholder: a warning, never an error.",
+    origin="kit",
+    severity="warning",
+)
 def check_target_group(event: Any, seen: Seen) -> list[Issue]:
     """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group (the ARN's
     form is declared). A15: the parts of an ARN of that form, as the platform writes them."""
@@ -360,7 +543,7 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
     if type(event) is not LoadBalancerEvent:
         return out
     context = event.request_context
-    elb = context.elb if type(context) is RequestContext else None
+    elb: Any = context.elb if type(context) is RequestContext else None  # the generated struct's field
     inner = elb.target_group_arn if type(elb) is ElbContext else None
     top = event.target_group_arn
     for path, arn in (("$.requestContext.elb.targetGroupArn", inner), ("$.targetGroupArn", top)):
@@ -374,14 +557,26 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
         if dialect is not None:
             seen.saw(dialect)
         if unusual and not (path == "$.targetGroupArn" and arn == inner):  # the same ARN twice: said once
-            out.append(warning(path, "unusual",
-                               f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
-                               f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
-                               "defines only the form.", "A15"))
+            out.append(
+                warning(
+                    path,
+                    "unusual",
+                    f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
+                    f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
+                    "defines only the form.",
+                    "A15",
+                )
+            )
     if type(inner) is str and type(top) is str and inner != top:
-        out.append(warning("$.targetGroupArn", "mismatch",
-                           "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
-                           "one target group of the function.", "AS1"))
+        out.append(
+            warning(
+                "$.targetGroupArn",
+                "mismatch",
+                "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
+                "one target group of the function.",
+                "AS1",
+            )
+        )
     return out
 
 
@@ -399,9 +594,14 @@ def _arn_reading(arn: str) -> tuple[str | None, tuple[str, ...]]:
     return found
 
 
-@rule("A4", "alb", "doc", "Request body: with content-encoding, base64; text/*, application/json, "
-      "application/javascript, application/xml as text; anything else base64; empty body \"\".",
-      severity="error or warning")
+@rule(
+    "A4",
+    "alb",
+    "doc",
+    "Request body: with content-encoding, base64; text/*, application/json, "
+    'application/javascript, application/xml as text; anything else base64; empty body "".',
+    severity="error or warning",
+)
 def check_body(event: Any, seen: Seen) -> list[Issue]:
     """A4 and A2: base64 exactly when the platform would use it; a GET has an empty body."""
     out: list[Issue] = []
@@ -412,28 +612,53 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
     if type(body) is not str or not body:
         return out
     if encoded is True and not is_strict_base64(body):
-        out.append(error("$.body", "format", "isBase64Encoded is true but the body is not strict base64 (standard "
-                                             "alphabet, '=' padding, no spaces or line breaks).", "A4"))
+        out.append(
+            error(
+                "$.body",
+                "format",
+                "isBase64Encoded is true but the body is not strict base64 (standard "
+                "alphabet, '=' padding, no spaces or line breaks).",
+                "A4",
+            )
+        )
     if event.http_method == "GET":
-        out.append(warning("$.body", "format", "A GET request reaches the function with body \"\"; this one has a body.",
-                           "A2"))
+        out.append(
+            warning("$.body", "format", 'A GET request reaches the function with body ""; this one has a body.', "A2")
+        )
     if encoded is False:
         if _header_value(event, "content-encoding") is not None:
-            out.append(warning("$.isBase64Encoded", "format",
-                               "The request has a content-encoding header, so the load balancer sends the body "
-                               "base64-encoded with isBase64Encoded true.", "A4"))
+            out.append(
+                warning(
+                    "$.isBase64Encoded",
+                    "format",
+                    "The request has a content-encoding header, so the load balancer sends the body "
+                    "base64-encoded with isBase64Encoded true.",
+                    "A4",
+                )
+            )
         elif not is_text_body(_header_value(event, "content-type")):
             kind = _header_value(event, "content-type")
             what = f"the content type '{kind}'" if kind else "no content type"
-            out.append(warning("$.isBase64Encoded", "format",
-                               f"With {what} the load balancer sends the body base64-encoded (isBase64Encoded true); "
-                               "only text/*, application/json, application/javascript and application/xml go as text.",
-                               "A4"))
+            out.append(
+                warning(
+                    "$.isBase64Encoded",
+                    "format",
+                    f"With {what} the load balancer sends the body base64-encoded (isBase64Encoded true); "
+                    "only text/*, application/json, application/javascript and application/xml go as text.",
+                    "A4",
+                )
+            )
     return out
 
 
-@rule("A11", "alb", "doc", "Health check event: GET /, queryStringParameters {}, headers {user-agent: "
-      "ELB-HealthChecker/2.0}, body \"\", isBase64Encoded false.", severity="warning")
+@rule(
+    "A11",
+    "alb",
+    "doc",
+    "Health check event: GET /, queryStringParameters {}, headers {user-agent: "
+    'ELB-HealthChecker/2.0}, body "", isBase64Encoded false.',
+    severity="warning",
+)
 def check_health_check(event: Any, seen: Seen) -> list[Issue]:
     """A11: an event from the health checker (its user-agent, no trace header) is GET / with no query or body.
 
@@ -447,11 +672,17 @@ def check_health_check(event: Any, seen: Seen) -> list[Issue]:
         if _shaped_like_health_check(event, maps):
             agent = _header_value(event, "user-agent")
             said = f"its user-agent is '{agent}'" if agent is not None else "it has no user-agent header"
-            out.append(warning(child_path(child_path("$", maps[0][0]), _PROVIDER_TRACE), "missing",
-                               "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform), "
-                               "and only the load balancer's health checks come without one. This GET with no query, no "
-                               f"body and no header but a user-agent looks like a health check, but {said}, not "
-                               "ELB-HealthChecker/2.0.", "A11"))
+            out.append(
+                warning(
+                    child_path(child_path("$", maps[0][0]), _PROVIDER_TRACE),
+                    "missing",
+                    "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform), "
+                    "and only the load balancer's health checks come without one. This GET with no query, no "
+                    f"body and no header but a user-agent looks like a health check, but {said}, not "
+                    "ELB-HealthChecker/2.0.",
+                    "A11",
+                )
+            )
         return out
     odd = []
     if event.http_method != "GET":
@@ -463,14 +694,24 @@ def check_health_check(event: Any, seen: Seen) -> list[Issue]:
     if any(type(q) is dict and q for q in (event.query_string_parameters, event.multi_value_query_string_parameters)):
         odd.append("there is a query")
     if odd:
-        out.append(warning("$", "format", "The user-agent says ELB-HealthChecker and there is no trace header, but a "
-                                          f"health check event is GET / with no query and body \"\": {', '.join(odd)}.",
-                           "A11"))
+        out.append(
+            warning(
+                "$",
+                "format",
+                "The user-agent says ELB-HealthChecker and there is no trace header, but a "
+                f'health check event is GET / with no query and body "": {", ".join(odd)}.',
+                "A11",
+            )
+        )
     return out
 
 
-@rule("A1", "alb", "contract", "Before invoking: a WebSocket upgrade gets 400; a body over 1 MB gets 413; the function "
-      "is not invoked.")
+@rule(
+    "A1",
+    "alb",
+    "contract",
+    "Before invoking: a WebSocket upgrade gets 400; a body over 1 MB gets 413; the function is not invoked.",
+)
 def check_never_forwarded(event: Any, seen: Seen) -> list[Issue]:
     """A1: a WebSocket upgrade or a body over 1 MB never reaches the function."""
     out: list[Issue] = []
@@ -480,15 +721,28 @@ def check_never_forwarded(event: Any, seen: Seen) -> list[Issue]:
             continue
         values = upgrade if isinstance(upgrade, tuple) else [upgrade]
         if any(isinstance(v, str) and "websocket" in v.lower() for v in values):
-            out.append(error(child_path(child_path("$", key), "upgrade"), "refused",
-                             "A WebSocket upgrade request is answered 400 by the load balancer itself; "
-                             "no function ever receives this event.", "A1"))
+            out.append(
+                error(
+                    child_path(child_path("$", key), "upgrade"),
+                    "refused",
+                    "A WebSocket upgrade request is answered 400 by the load balancer itself; "
+                    "no function ever receives this event.",
+                    "A1",
+                )
+            )
             break
     if type(event) is LoadBalancerEvent and type(event.body) is str and len(event.body) > MAX_REQUEST_BODY // 4:
         size = _body_size(event.body, event.is_base64_encoded)  # a text this short is under 1 MB in UTF-8
         if size is not None and size > MAX_REQUEST_BODY:
-            out.append(error("$.body", "limit", f"The body is {size:,} bytes, over the 1 MB limit ({MAX_REQUEST_BODY:,}); "
-                                                "the load balancer answers 413 and no function receives this event.", "A1"))
+            out.append(
+                error(
+                    "$.body",
+                    "limit",
+                    f"The body is {size:,} bytes, over the 1 MB limit ({MAX_REQUEST_BODY:,}); "
+                    "the load balancer answers 413 and no function receives this event.",
+                    "A1",
+                )
+            )
     return out
 
 
@@ -532,7 +786,9 @@ def validate_event(event: Any, *, config: AlbConfig | None = None, **settings: A
     `multi_value` (or `config`, an `AlbConfig`): when given, also say whether the event's
     form matches the target group's setting (A3).
     """
-    multi_value = None if config is None and not settings else AlbConfig.of(config, settings, validate_event).multi_value
+    multi_value = (
+        None if config is None and not settings else AlbConfig.of(config, settings, validate_event).multi_value
+    )
     return EVENT_CONTRACT.check(event, None if multi_value is None else {"multi_value": multi_value})[0]
 
 
@@ -581,22 +837,21 @@ def _query_text(query: Any) -> str:
     if isinstance(query, (bytes, bytearray)):
         query = bytes(query).decode("latin-1")
     if isinstance(query, str):
-        return query[1:] if query.startswith("?") else query
+        return query.removeprefix("?")
     return encode_query(_pairs(query, "query"))
 
 
 def _pairs(items: Any, what: str) -> list[tuple[str, str]]:
     """A mapping (values may be lists: repeats) or an iterable of pairs, as (str, str) pairs in order."""
     out: list[tuple[str, str]] = []
-    source: Iterable = items.items() if isinstance(items, Mapping) else items
+    source: Iterable[Any] = items.items() if isinstance(items, Mapping) else items
     for entry in source:
         try:
             name, value = entry
         except (TypeError, ValueError):
             raise TypeError(f"{what} must be a mapping or (name, value) pairs, got {entry!r}") from None
         values = value if isinstance(value, (list, tuple)) else [value]
-        for v in values:
-            out.append((str(name), v.decode("latin-1") if isinstance(v, (bytes, bytearray)) else str(v)))
+        out.extend((str(name), v.decode("latin-1") if isinstance(v, (bytes, bytearray)) else str(v)) for v in values)
     return out
 
 
@@ -631,7 +886,7 @@ def build_event(
     host: str = DEFAULT_HOST,
     config: AlbConfig | None = None,
     **settings: Any,
-) -> dict:
+) -> dict[str, Any]:
     """A valid load balancer event for one request, deterministic for a seed (A2, A3, A4).
 
     `query`: the raw query string (kept exactly, never decoded), or plain pairs / a mapping
@@ -646,7 +901,8 @@ def build_event(
         raise ValueError(f"the load balancer forwards only {', '.join(METHODS)} to a function, not {method}")
     if dialect not in DIALECTS:
         raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}")
-    if not isinstance(path, str) or not path.startswith("/"):
+    given: object = path  # a learner may pass anything
+    if not isinstance(given, str) or not given.startswith("/"):
         raise ValueError(f"path must start with '/', got {path!r}")
     path, mark, path_query = path.partition("?")
     raw_query = _query_text(query)
@@ -655,21 +911,36 @@ def build_event(
     header_pairs = _pairs(headers or (), "headers")
     data = _body_bytes(body, header_pairs)
     if len(data) > MAX_REQUEST_BODY:
-        raise ValueError(f"a body of {len(data):,} bytes is over the 1 MB limit: the load balancer answers 413 and "
-                         "never invokes the function (A1); see fnkit.alb.refusal")
+        raise ValueError(
+            f"a body of {len(data):,} bytes is over the 1 MB limit: the load balancer answers 413 and "
+            "never invokes the function (A1); see fnkit.alb.refusal"
+        )
     if any(n.lower() == "upgrade" and "websocket" in v.lower() for n, v in header_pairs):
-        raise ValueError("a WebSocket upgrade is answered 400 by the load balancer and never reaches the function "
-                         "(A1); see fnkit.alb.refusal")
+        raise ValueError(
+            "a WebSocket upgrade is answered 400 by the load balancer and never reaches the function "
+            "(A1); see fnkit.alb.refusal"
+        )
     return request_to_event(
-        method, path, raw_query, header_pairs, data, multi_value,
-        target_group_arn=target_group_arn, dialect=dialect, trace=seeded_trace_id(seed),
-        client_ip=client_ip, port=port, proto=proto, host=host,
+        method,
+        path,
+        raw_query,
+        header_pairs,
+        data,
+        multi_value,
+        target_group_arn=target_group_arn,
+        dialect=dialect,
+        trace=seeded_trace_id(seed),
+        client_ip=client_ip,
+        port=port,
+        proto=proto,
+        host=host,
     )
 
 
 @with_settings(AlbConfig, "multi_value")
-def health_check_event(*, target_group_arn: str | None = None, dialect: str = "provider",
-                       config: AlbConfig | None = None, **settings: Any) -> dict:
+def health_check_event(
+    *, target_group_arn: str | None = None, dialect: str = "provider", config: AlbConfig | None = None, **settings: Any
+) -> dict[str, Any]:
     """The event a load balancer health check sends (A11): GET /, `{}` query, only a user-agent, empty body."""
     multi_value = AlbConfig.of(config, settings, health_check_event).multi_value_on
     if dialect not in DIALECTS:
@@ -691,6 +962,17 @@ def query_pairs(event: Any) -> list[tuple[str, str]]:
 
 
 __all__ = [
-    "EVENT_SHAPE", "EVENT_CHECKS", "EVENT_CONTRACT", "build_event", "health_check_event", "validate_event", "parse_event",
-    "looks_like", "correlation_ids", "body_size", "query_pairs", "split_query", "arn_dialect",
+    "EVENT_CHECKS",
+    "EVENT_CONTRACT",
+    "EVENT_SHAPE",
+    "arn_dialect",
+    "body_size",
+    "build_event",
+    "correlation_ids",
+    "health_check_event",
+    "looks_like",
+    "parse_event",
+    "query_pairs",
+    "split_query",
+    "validate_event",
 ]

@@ -7,8 +7,9 @@ Rules: A1 and A14 (answered without invoking), A5 and A6 (502), AS4 with A7-A10 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from .. import rules as _rules
 from .._config import with_settings
@@ -34,8 +35,8 @@ class HttpRequest:
     method: str = "GET"
     path: str = "/"
     query: str = ""
-    headers: tuple = ()
-    body: bytes = b""
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes | str = b""  # text is sent as UTF-8
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class HttpOutcome:
 
     status: int
     reason: str
-    headers: list
+    headers: list[tuple[str, str]]
     body: bytes
     invoked: bool
     rule: str
@@ -59,7 +60,7 @@ class HttpOutcome:
     method: str = "GET"
     path: str = "/"
     multi_value: bool = False
-    rules: tuple = ()
+    rules: tuple[str, ...] = ()
     description: str | None = None
     event_issues: Report | None = field(default=None, compare=False)
 
@@ -91,28 +92,32 @@ class HttpOutcome:
         lower = name.lower()
         return [v for n, v in self.headers if n.lower() == lower]
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """One row for the request: method, path, status, reason, rule, invoked, and why."""
         inv = self.invocation
-        return [{
-            "source": "alb",
-            "item": f"{self.method} {self.path}",
-            "method": self.method,
-            "path": self.path,
-            "status": self.status,
-            "reason": self.reason,
-            "rule": self.rule,
-            "inferred": self.inferred,
-            "invoked": self.invoked,
-            "body_bytes": len(self.body),
-            "duration_ms": None if inv is None else round(inv.duration_ms, 3),
-            "explanation": self.explanation,
-            "warnings": "; ".join(w.message for w in self.issues.warnings),
-        }]
+        return [
+            {
+                "source": "alb",
+                "item": f"{self.method} {self.path}",
+                "method": self.method,
+                "path": self.path,
+                "status": self.status,
+                "reason": self.reason,
+                "rule": self.rule,
+                "inferred": self.inferred,
+                "invoked": self.invoked,
+                "body_bytes": len(self.body),
+                "duration_ms": None if inv is None else round(inv.duration_ms, 3),
+                "explanation": self.explanation,
+                "warnings": "; ".join(w.message for w in self.issues.warnings),
+            }
+        ]
 
     def __repr__(self) -> str:
-        return (f"HttpOutcome(status={self.status}, reason={self.reason!r}, rule={self.rule!r}, "
-                f"invoked={self.invoked}, headers={len(self.headers)}, body={len(self.body)} bytes)")
+        return (
+            f"HttpOutcome(status={self.status}, reason={self.reason!r}, rule={self.rule!r}, "
+            f"invoked={self.invoked}, headers={len(self.headers)}, body={len(self.body)} bytes)"
+        )
 
     # -- the Outcome protocol ---------------------------------------------------------------
 
@@ -131,8 +136,11 @@ class HttpOutcome:
     def _display(self) -> Display:
         preview = self.text if len(self.body) <= 500 else self.text[:500] + "…"
         invoked = "invoked" if self.invoked else "not invoked"
-        return Display([Grid([{"header": n, "value": v} for n, v in self.headers], ["header", "value"])], preview,
-                       f"{self.method} {self.path} → {self.headline} ({invoked})")
+        return Display(
+            [Grid([{"header": n, "value": v} for n, v in self.headers], ["header", "value"])],
+            preview,
+            f"{self.method} {self.path} → {self.headline} ({invoked})",
+        )
 
     to_row = outcome_row
     _repr_html_ = outcome_html
@@ -161,31 +169,70 @@ def _event_header_pairs(event: Any) -> list[tuple[str, str]]:
     if isinstance(single, dict):
         pairs += [(k, v) for k, v in dict.items(single) if isinstance(k, str) and isinstance(v, str)]
     if isinstance(multi, dict):
-        pairs += [(k, v) for k, vs in dict.items(multi) if isinstance(k, str) and isinstance(vs, list)
-                  for v in vs if isinstance(v, str)]
+        pairs += [
+            (k, v)
+            for k, vs in dict.items(multi)
+            if isinstance(k, str) and isinstance(vs, list)
+            for v in vs
+            if isinstance(v, str)
+        ]
     return pairs
 
 
-def answered_by_balancer(found: Refusal, method: str, path: str, multi_value: bool = False,
-                         note: str = "") -> HttpOutcome:
+def answered_by_balancer(
+    found: Refusal, method: str, path: str, multi_value: bool = False, note: str = ""
+) -> HttpOutcome:
     """The outcome of a request the load balancer answers by itself (A1, A14): its own page, not invoked."""
     headers, body = error_page(found.status)
     if method == "HEAD":
         body = b""
-    return HttpOutcome(found.status, reason_phrase(found.status), headers, body, False, found.rule,
-                       found.why + note, _EMPTY, None, method, path, multi_value, (found.rule,))
+    return HttpOutcome(
+        found.status,
+        reason_phrase(found.status),
+        headers,
+        body,
+        False,
+        found.rule,
+        found.why + note,
+        _EMPTY,
+        None,
+        method,
+        path,
+        multi_value,
+        (found.rule,),
+    )
 
 
-def bad_gateway(rule: str, why: str, issues: Report = _EMPTY, *, method: str = "GET", path: str = "/",
-                multi_value: bool = False, invocation: Invocation | None = None) -> HttpOutcome:
+def bad_gateway(
+    rule: str,
+    why: str,
+    issues: Report = _EMPTY,
+    *,
+    method: str = "GET",
+    path: str = "/",
+    multi_value: bool = False,
+    invocation: Invocation | None = None,
+) -> HttpOutcome:
     """The load balancer's 502 for a function that failed or answered something invalid."""
     headers, body = error_page(502)
     if method == "HEAD":
         body = b""
     inferred = " (inferred)" if _rules.get(rule).inferred else ""
-    return HttpOutcome(502, reason_phrase(502), headers, body, True, rule,
-                       f"502 Bad Gateway by rule {rule}{inferred}: {why}", issues, invocation, method, path,
-                       multi_value, (rule,))
+    return HttpOutcome(
+        502,
+        reason_phrase(502),
+        headers,
+        body,
+        True,
+        rule,
+        f"502 Bad Gateway by rule {rule}{inferred}: {why}",
+        issues,
+        invocation,
+        method,
+        path,
+        multi_value,
+        (rule,),
+    )
 
 
 def refusal(event_or_request: Any) -> HttpOutcome | None:
@@ -198,7 +245,8 @@ def refusal(event_or_request: Any) -> HttpOutcome | None:
         req = event_or_request
         body = req.body if isinstance(req.body, (bytes, bytearray)) else str(req.body).encode("utf-8")
         found = refusal_for(req.method, list(req.headers), len(body))
-        method, path = (req.method.upper() if isinstance(req.method, str) else "GET"), req.path
+        given: object = req.method  # a caller may pass anything
+        method, path = (given.upper() if isinstance(given, str) else "GET"), req.path
         multi = False
     else:
         method, path = _method_path(event_or_request)
@@ -209,30 +257,71 @@ def refusal(event_or_request: Any) -> HttpOutcome | None:
     return answered_by_balancer(found, method, path, multi)
 
 
-def _from_invocation(invocation: Invocation, method: str, path: str, multi_value: bool
-                     ) -> tuple[HttpOutcome | None, Any, int | None]:
+def _from_invocation(
+    invocation: Invocation, method: str, path: str, multi_value: bool
+) -> tuple[HttpOutcome | None, Any, int | None]:
     """A 502 for a failed invocation, or (None, the response as the platform reads it, its JSON size)."""
-    where = dict(method=method, path=path, multi_value=multi_value, invocation=invocation)
     if invocation.timed_out:
         issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", "H4")
-        return bad_gateway("A5", f"the function timed out after {invocation.timeout_s} s (a 502, not a 504).",
-                           Report([issue], SOURCE, None, "response"), **where), None, None
+        return (
+            bad_gateway(
+                "A5",
+                f"the function timed out after {invocation.timeout_s} s (a 502, not a 504).",
+                Report([issue], SOURCE, None, "response"),
+                method=method,
+                path=path,
+                multi_value=multi_value,
+                invocation=invocation,
+            ),
+            None,
+            None,
+        )
     if invocation.error is not None:
         issue = error("$", "raised", f"The function raised {invocation.error}.", "H3")
-        return bad_gateway("A5", f"the function raised {invocation.error}.",
-                           Report([issue], SOURCE, None, "response"), **where), None, None
+        return (
+            bad_gateway(
+                "A5",
+                f"the function raised {invocation.error}.",
+                Report([issue], SOURCE, None, "response"),
+                method=method,
+                path=path,
+                multi_value=multi_value,
+                invocation=invocation,
+            ),
+            None,
+            None,
+        )
     if invocation.response_text is None and invocation.encode_error:
-        issue = error("$", "format", f"JSON cannot encode what the function returned ({invocation.encode_error}).",
-                      "H2")
-        return bad_gateway("A6", "what the function returned is not valid JSON.",
-                           Report([issue], SOURCE, None, "response"), **where), None, None
+        issue = error(
+            "$", "format", f"JSON cannot encode what the function returned ({invocation.encode_error}).", "H2"
+        )
+        return (
+            bad_gateway(
+                "A6",
+                "what the function returned is not valid JSON.",
+                Report([issue], SOURCE, None, "response"),
+                method=method,
+                path=path,
+                multi_value=multi_value,
+                invocation=invocation,
+            ),
+            None,
+            None,
+        )
     text = invocation.response_text
     size = None if text is None else len(text.encode("utf-8", "surrogatepass"))
     return None, Raw(text) if text is not None else None, size
 
 
-@rule("AS4", "alb", "contract", "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or "
-      "multiValueHeaders, body) becomes the HTTP response the client receives.", origin="spec", severity="outcome")
+@rule(
+    "AS4",
+    "alb",
+    "contract",
+    "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or "
+    "multiValueHeaders, body) becomes the HTTP response the client receives.",
+    origin="spec",
+    severity="outcome",
+)
 @with_settings(AlbConfig, "multi_value")
 def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **settings: Any) -> HttpOutcome:
     """What the client receives when the function answered `event` with `response`, and which rule decided.
@@ -249,8 +338,9 @@ def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **set
     method, path = _method_path(event)
     found = refusal(event)
     if found is not None:
-        return dataclasses.replace(found, multi_value=multi, explanation=found.explanation +
-                                   " The function's response is never asked for.")
+        return dataclasses.replace(
+            found, multi_value=multi, explanation=found.explanation + " The function's response is never asked for."
+        )
     invocation = response if isinstance(response, Invocation) else None
     size = None
     if isinstance(response, (str, bytes, bytearray, memoryview)):
@@ -266,8 +356,9 @@ def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **set
     if not report.ok:
         first = report.errors[0]
         rule = _DECIDING.get(first.rule or "A6", first.rule or "A6")
-        return bad_gateway(rule, first.message, report, method=method, path=path, multi_value=multi,
-                           invocation=invocation)
+        return bad_gateway(
+            rule, first.message, report, method=method, path=path, multi_value=multi, invocation=invocation
+        )
     value, _ = decode_json(response, "G0")
     parts: HttpParts = response_to_http(value, method=method, multi_value=multi)
     rule = "A10" if method == "HEAD" else "AS4"
@@ -275,13 +366,34 @@ def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **set
     notes = "; ".join(parts.notes)
     explanation = f"{said} and the load balancer passed it on" + (f": {notes}." if notes else ".")
     description = value.get("statusDescription") if isinstance(value.get("statusDescription"), str) else None
-    return HttpOutcome(parts.status, parts.reason, parts.headers, parts.body, True, rule, explanation, report,
-                       invocation, method, path, multi, parts.rules, description)
+    return HttpOutcome(
+        parts.status,
+        parts.reason,
+        parts.headers,
+        parts.body,
+        True,
+        rule,
+        explanation,
+        report,
+        invocation,
+        method,
+        path,
+        multi,
+        parts.rules,
+        description,
+    )
 
 
 @with_settings(AlbConfig, "multi_value", "timeout_s")
-def run(handler: Callable[[Any, Any], Any], event: Any, *, context: Context | None = None, isolation: str = "process",
-        config: AlbConfig | None = None, **settings: Any) -> HttpOutcome:
+def run(
+    handler: Callable[[Any, Any], Any],
+    event: Any,
+    *,
+    context: Context | None = None,
+    isolation: str = "process",
+    config: AlbConfig | None = None,
+    **settings: Any,
+) -> HttpOutcome:
     """Validate the event, refuse it as the load balancer would (A1) or invoke the handler, decide the outcome.
 
     The target group's settings: `config` (an `AlbConfig`) or `multi_value=` (None: as the
@@ -296,12 +408,23 @@ def run(handler: Callable[[Any, Any], Any], event: Any, *, context: Context | No
         value = event  # not JSON: the handler gets it as it is, and the event report says what is wrong
     found = refusal(value)
     if found is not None:
-        return dataclasses.replace(found, event_issues=event_report,
-                                   multi_value=event_multi_value(value) if multi_value is None else bool(multi_value))
+        return dataclasses.replace(
+            found,
+            event_issues=event_report,
+            multi_value=event_multi_value(value) if multi_value is None else bool(multi_value),
+        )
     invocation = invoke(handler, value, timeout_s=timeout_s, context=context, isolation=isolation)
-    result = outcome(value, invocation, config=target)
+    result: HttpOutcome = outcome(value, invocation, config=target)  # `@rule` leaves it untyped
     return dataclasses.replace(result, invocation=invocation, event_issues=event_report)
 
 
-__all__ = ["HttpOutcome", "HttpRequest", "outcome", "refusal", "run", "bad_gateway", "answered_by_balancer",
-           "event_multi_value"]
+__all__ = [
+    "HttpOutcome",
+    "HttpRequest",
+    "answered_by_balancer",
+    "bad_gateway",
+    "event_multi_value",
+    "outcome",
+    "refusal",
+    "run",
+]

@@ -5,6 +5,8 @@ Verbs shared with the other sources: `build_event`, `validate_event`, `parse_eve
 content API (`MessageStore`, reached by handlers as `context.message_content`).
 """
 
+from typing import Any
+
 from ._config import MailConfig
 from ._content import (
     InvalidContentError,
@@ -31,17 +33,16 @@ from ._rule import Attempt, MailRule, MailRun
 Config = MailConfig  # every source names its configuration `Config`
 
 __all__ = [
-    "Config",
-    "MailConfig",
     "EVENT_SHAPE",
-    "Attempt",
-    "MailRule",
-    "MailRun",
     "RESPONSE_SHAPE",
-    "json_schema",
+    "Attempt",
+    "Config",
     "Decision",
     "InvalidContentError",
+    "MailConfig",
     "MailOutcome",
+    "MailRule",
+    "MailRun",
     "MessageContent",
     "MessageContentError",
     "MessageFrozenError",
@@ -50,6 +51,7 @@ __all__ = [
     "build_event",
     "correlation_ids",
     "default_store",
+    "json_schema",
     "looks_like",
     "mime_problems",
     "outcome",
@@ -61,7 +63,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # serve (SMTP front end) pulls in asyncio, mailbox and email: import it only when used
     if name == "serve":
         from ._serve import serve

@@ -28,7 +28,7 @@ import hashlib
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import rules as _rules
 from .._config import with_settings
@@ -39,6 +39,10 @@ from ..rules import rule
 from ._address import is_address
 from ._config import MailConfig
 from ._event import decode_event
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 from ._response import (
     UNIQUE_ACTIONS_LIMIT,
     _entries,
@@ -106,21 +110,44 @@ class MailOutcome:
         """The recipients that get `action`."""
         return [r for r, d in self.decisions.items() if d.action == action]
 
-    def rows(self) -> list[dict]:
-        """One dict per recipient: source, item (= recipient), action, via, bounce_message, status, rule, inferred, reason."""
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per recipient: source, item (= recipient), action, via, bounce_message, status, rule, inferred,
+        reason."""
         return [
-            {"source": SOURCE, "item": r, "recipient": r, "action": d.action, "via": d.via,
-             "bounce_message": d.bounce_message, "status": self.status, "rule": d.rule,
-             "inferred": d.inferred or self.inferred_reading, "reason": d.reason or self.reason}
+            {
+                "source": SOURCE,
+                "item": r,
+                "recipient": r,
+                "action": d.action,
+                "via": d.via,
+                "bounce_message": d.bounce_message,
+                "status": self.status,
+                "rule": d.rule,
+                "inferred": d.inferred or self.inferred_reading,
+                "reason": d.reason or self.reason,
+            }
             for r, d in self.decisions.items()
         ]
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """The rows as a pandas DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame(self.rows(), columns=["source", "item", "recipient", "action", "via", "bounce_message",
-                                                  "status", "rule", "inferred", "reason"])
+        return pd.DataFrame(
+            self.rows(),
+            columns=[
+                "source",
+                "item",
+                "recipient",
+                "action",
+                "via",
+                "bounce_message",
+                "status",
+                "rule",
+                "inferred",
+                "reason",
+            ],
+        )
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{n} {a}" for a, n in Counter(d.action for d in self.decisions.values()).items())
@@ -150,8 +177,17 @@ class MailOutcome:
         return {"fallback": "bad"}.get(self.status, "none")
 
     def _display(self) -> Display:
-        rows = [{"recipient": r, "action": d.action, "via": d.via, "bounce message": d.bounce_message,
-                 "rule": d.rule, "why": d.reason} for r, d in self.decisions.items()]
+        rows = [
+            {
+                "recipient": r,
+                "action": d.action,
+                "via": d.via,
+                "bounce message": d.bounce_message,
+                "rule": d.rule,
+                "why": d.reason,
+            }
+            for r, d in self.decisions.items()
+        ]
         return Display([Grid(rows, ["recipient", "action", "via", "bounce message", "rule", "why"])])
 
     to_row = outcome_row
@@ -161,7 +197,7 @@ class MailOutcome:
 # --- the envelope -------------------------------------------------------------------
 
 
-def envelope_recipients(event: dict) -> list[str]:
+def envelope_recipients(event: dict[str, Any]) -> list[str]:
     """The envelope's recipient addresses, in order, each once (compared without regard to case)."""
     out, seen = [], set()
     for r in event["envelope"]["recipients"]:
@@ -179,31 +215,75 @@ def _n(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-@rule("M3", "mail", "contract", "A synchronous attempt fails when the function raises, does not answer within 15 s, or "
-      "returns an invalid response; it is retried with backoff until the rule timeout, then the fallback applies to "
-      "all recipients.", severity="outcome")
-def fallback_outcome(recipients: list[str], fallback_action: str, why: str, issues: list[Issue], *,
-                     inferred: bool = False, invocation: Invocation | None = None) -> MailOutcome:
+@rule(
+    "M3",
+    "mail",
+    "contract",
+    "A synchronous attempt fails when the function raises, does not answer within 15 s, or "
+    "returns an invalid response; it is retried with backoff until the rule timeout, then the fallback applies to "
+    "all recipients.",
+    severity="outcome",
+)
+def fallback_outcome(
+    recipients: list[str],
+    fallback_action: str,
+    why: str,
+    issues: list[Issue],
+    *,
+    inferred: bool = False,
+    invocation: Invocation | None = None,
+) -> MailOutcome:
     """Every recipient gets the fallback action (M3); `why` is the sentence that says what failed."""
     cause = why + (" (inferred)" if inferred and "(inferred)" not in why else "")
-    reason = f"{cause}, so the fallback action {fallback_action} applies to all {_n(len(recipients), 'recipient')} (M3)."
+    reason = (
+        f"{cause}, so the fallback action {fallback_action} applies to all {_n(len(recipients), 'recipient')} (M3)."
+    )
     decisions = {r: Decision(fallback_action, "fallback", None, "M3", f"fallback: {cause}") for r in recipients}
-    return MailOutcome("fallback", decisions, "M3", reason, Report(issues, SOURCE, None, "response"),
-                       invocation=invocation, fallback_action=fallback_action, inferred_reading=inferred,
-                       cause=cause)
+    return MailOutcome(
+        "fallback",
+        decisions,
+        "M3",
+        reason,
+        Report(issues, SOURCE, None, "response"),
+        invocation=invocation,
+        fallback_action=fallback_action,
+        inferred_reading=inferred,
+        cause=cause,
+    )
 
 
-@rule("M8", "mail", "contract", "An asynchronous rule does not affect delivery; its response is ignored.",
-      severity="outcome")
-def async_outcome(recipients: list[str], issues: list[Issue], *, invocation: Invocation | None = None,
-                  fallback_action: str = "DEFAULT") -> MailOutcome:
+@rule(
+    "M8",
+    "mail",
+    "contract",
+    "An asynchronous rule does not affect delivery; its response is ignored.",
+    severity="outcome",
+)
+def async_outcome(
+    recipients: list[str],
+    issues: list[Issue],
+    *,
+    invocation: Invocation | None = None,
+    fallback_action: str = "DEFAULT",
+) -> MailOutcome:
     """M8: an asynchronous rule leaves delivery as it was."""
-    decisions = {r: Decision("DEFAULT", "allRecipients", None, "M8", "asynchronous rule: delivered as usual")
-                 for r in recipients}
-    reason = ("The rule is asynchronous: the function's answer is ignored and delivery is unaffected (M8); "
-              f"all {_n(len(recipients), 'recipient')} get the normal delivery (DEFAULT).")
-    return MailOutcome("ignored", decisions, "M8", reason, Report(issues, SOURCE, None, "response"),
-                       invocation=invocation, mode="async", fallback_action=fallback_action)
+    decisions = {
+        r: Decision("DEFAULT", "allRecipients", None, "M8", "asynchronous rule: delivered as usual") for r in recipients
+    }
+    reason = (
+        "The rule is asynchronous: the function's answer is ignored and delivery is unaffected (M8); "
+        f"all {_n(len(recipients), 'recipient')} get the normal delivery (DEFAULT)."
+    )
+    return MailOutcome(
+        "ignored",
+        decisions,
+        "M8",
+        reason,
+        Report(issues, SOURCE, None, "response"),
+        invocation=invocation,
+        mode="async",
+        fallback_action=fallback_action,
+    )
 
 
 def invocation_failure(invocation: Invocation, response_timeout_s: float) -> tuple[str, str] | None:
@@ -214,8 +294,9 @@ def invocation_failure(invocation: Invocation, response_timeout_s: float) -> tup
         return "error", f"The function raised {invocation.error}"
     took = invocation.duration_ms / 1000.0
     if took > response_timeout_s:
-        return "timeout", (f"The function answered after {took:.3g} s, but the mail service waits only "
-                           f"{response_timeout_s:g} s")
+        return "timeout", (
+            f"The function answered after {took:.3g} s, but the mail service waits only {response_timeout_s:g} s"
+        )
     return None
 
 
@@ -223,16 +304,25 @@ _CERTAIN = {"missing", "bounce-message"}  # invalid by the contract itself; the 
 
 
 def _invalid_is_inferred(report: Report) -> bool:
-    certain = [i for i in report.errors
-               if i.code in _CERTAIN or i.rule == "G0" or (i.code == "limit" and i.path == "$.actions")]
+    certain = [
+        i
+        for i in report.errors
+        if i.code in _CERTAIN or i.rule == "G0" or (i.code == "limit" and i.path == "$.actions")
+    ]
     return not certain
 
 
-@rule("M7", "mail", "inferred", "One recipient in two explicit actions is a conflict; by default the most restrictive "
-      "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).", severity="outcome")
-def _choose(candidates: list[tuple[int, dict]], numbers: dict[int, int], via: str, policy: str) -> Decision:
+@rule(
+    "M7",
+    "mail",
+    "inferred",
+    "One recipient in two explicit actions is a conflict; by default the most restrictive "
+    "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).",
+    severity="outcome",
+)
+def _choose(candidates: list[tuple[int, dict[str, Any]]], numbers: dict[int, int], via: str, policy: str) -> Decision:
     """The decision among the entries that cover one recipient (M5; a conflict: M7)."""
-    distinct: dict[int, tuple[int, dict]] = {}
+    distinct: dict[int, tuple[int, dict[str, Any]]] = {}
     for i, entry in candidates:
         distinct.setdefault(numbers[i], (i, entry))
     options = list(distinct.values())
@@ -247,18 +337,30 @@ def _choose(candidates: list[tuple[int, dict]], numbers: dict[int, int], via: st
     else:
         i, entry = max(options, key=lambda o: (RESTRICTIVENESS.get(action_type(o[1]), -1), -o[0]))
     named = " and ".join(f"actions[{j}]" for j, _ in sorted(options, key=lambda o: o[0]))
-    return Decision(action_type(entry), via, _bounce(entry), "M7",
-                    f"conflict: {where} {named}; the {policy} policy picks actions[{i}] (inferred)")
+    return Decision(
+        action_type(entry),
+        via,
+        _bounce(entry),
+        "M7",
+        f"conflict: {where} {named}; the {policy} policy picks actions[{i}] (inferred)",
+    )
 
 
-def _bounce(entry: dict) -> str | None:
+def _bounce(entry: dict[str, Any]) -> str | None:
     return bounce_message(entry) if action_type(entry) == "BOUNCE" else None
 
 
-@rule("M5", "mail", "doc", "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
-      "gets the fallback; named recipients absent from the envelope are added.", severity="outcome")
-def _resolve(recipients: list[str], response: dict, flow_direction: str, fallback_action: str,
-             policy: str) -> tuple[dict[str, Decision], list[Issue], list[str]]:
+@rule(
+    "M5",
+    "mail",
+    "doc",
+    "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
+    "gets the fallback; named recipients absent from the envelope are added.",
+    severity="outcome",
+)
+def _resolve(
+    recipients: list[str], response: dict[str, Any], flow_direction: str, fallback_action: str, policy: str
+) -> tuple[dict[str, Decision], list[Issue], list[str]]:
     """Decisions for a valid response (M5, M6, M7), warnings, and the recipients added."""
     entries = _entries(response)
     numbers = unique_action_numbers(response)
@@ -266,7 +368,7 @@ def _resolve(recipients: list[str], response: dict, flow_direction: str, fallbac
     def counted(i: int) -> bool:
         return numbers[i] < UNIQUE_ACTIONS_LIMIT
 
-    explicit: dict[str, list[tuple[int, dict]]] = {}
+    explicit: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     spelled: dict[str, tuple[str, int]] = {}
     for i, entry in entries:
         for r in named_recipients(entry):
@@ -275,15 +377,24 @@ def _resolve(recipients: list[str], response: dict, flow_direction: str, fallbac
     everyone = [(i, e) for i, e in entries if e.get("allRecipients") is True]
     in_envelope = {r.lower() for r in recipients}
     # a name that is no address matches nobody (validate_response warned, MS3): it is not added either
-    added = [spelled[k][0] for k, named in explicit.items()
-             if k not in in_envelope and any(counted(i) for i, _ in named) and is_address(spelled[k][0])]
+    added = [
+        spelled[k][0]
+        for k, named in explicit.items()
+        if k not in in_envelope and any(counted(i) for i, _ in named) and is_address(spelled[k][0])
+    ]
     issues: list[Issue] = []
     if flow_direction == "INBOUND":
         for r in added:
-            issues.append(warning(f"$.actions[{spelled[r.lower()][1]}].recipients", "added",
-                                  f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
-                                  "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "
-                                  "so it adds it.", "M5"))
+            issues.append(  # noqa: PERF401 - `added` is nearly always empty: a loop then costs nothing
+                warning(
+                    f"$.actions[{spelled[r.lower()][1]}].recipients",
+                    "added",
+                    f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
+                    "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "
+                    "so it adds it.",
+                    "M5",
+                )
+            )
     decisions: dict[str, Decision] = {}
     for r in recipients + added:
         named = explicit.get(r.lower(), [])
@@ -294,14 +405,21 @@ def _resolve(recipients: list[str], response: dict, flow_direction: str, fallbac
         elif live_everyone:
             decisions[r] = _choose(live_everyone, numbers, "allRecipients", policy)
         elif named or everyone:
-            decisions[r] = Decision(fallback_action, "fallback", None, "M6",
-                                    f"covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} unique ones")
+            decisions[r] = Decision(
+                fallback_action,
+                "fallback",
+                None,
+                "M6",
+                f"covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} unique ones",
+            )
         else:
             decisions[r] = Decision(fallback_action, "fallback", None, "M5", "no action covers it")
     return decisions, issues, added
 
 
-def _applied_reason(decisions: dict[str, Decision], added: list[str], policy: str, fallback_action: str) -> tuple[str, str]:
+def _applied_reason(
+    decisions: dict[str, Decision], added: list[str], policy: str, fallback_action: str
+) -> tuple[str, str]:
     """(rule, reason) of an applied response."""
     counts = Counter(d.action for d in decisions.values() if d.via != "fallback")
     parts = [", ".join(f"{n} {a}" for a, n in counts.items())] if counts else []
@@ -311,8 +429,10 @@ def _applied_reason(decisions: dict[str, Decision], added: list[str], policy: st
     if uncovered:
         parts.append(f"{_n(uncovered, 'recipient')} covered by no action get the fallback action {fallback_action}")
     if late:
-        parts.append(f"{_n(late, 'recipient')} covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} "
-                     f"unique ones get the fallback action {fallback_action} (M6)")
+        parts.append(
+            f"{_n(late, 'recipient')} covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} "
+            f"unique ones get the fallback action {fallback_action} (M6)"
+        )
     if conflicts:
         parts.append(f"{_n(conflicts, 'conflict')} resolved by the {policy} policy (M7, inferred)")
     if added:
@@ -340,8 +460,14 @@ def _read_response(response: Any, flow_direction: str, rule_config: MailConfig) 
 
 
 # the settings one attempt's outcome depends on (`outcome`, `run`)
-ATTEMPT_SETTINGS = ("mode", "fallback_action", "response_timeout_s", "conflict_policy", "extensions",
-                    "recipients_limit")
+ATTEMPT_SETTINGS = (
+    "mode",
+    "fallback_action",
+    "response_timeout_s",
+    "conflict_policy",
+    "extensions",
+    "recipients_limit",
+)
 
 
 @with_settings(MailConfig, *ATTEMPT_SETTINGS)
@@ -361,25 +487,39 @@ def outcome(event: Any, response: Any, *, config: MailConfig | None = None, **se
     invocation = response if isinstance(response, Invocation) else None
     flow = value["flowDirection"]
     if mode == "async":
-        return async_outcome(recipients, _async_notes(response), invocation=invocation,
-                             fallback_action=fallback_action)
+        queued: MailOutcome = async_outcome(  # `@rule` leaves it untyped
+            recipients, _async_notes(response), invocation=invocation, fallback_action=fallback_action
+        )
+        return queued
     if invocation is not None:
         failure = invocation_failure(invocation, rule_config.response_timeout_s)
         if failure is not None:
             result, why = failure
             issue = error("$", result, f"{why}.", "M3")
-            return fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
+            failed: MailOutcome = fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
+            return failed
     answer, report = _read_response(returned_answer(response), flow, rule_config)
     if not report.ok:
         first = report.errors[0]
-        why = (f"The function's answer is not a valid response ({_n(len(report.errors), 'error')}; first: "
-               f"{first.path}: {first.message.rstrip('.')})")
-        return fallback_outcome(recipients, fallback_action, why, list(report), invocation=invocation,
-                                inferred=_invalid_is_inferred(report))
+        why = (
+            f"The function's answer is not a valid response ({_n(len(report.errors), 'error')}; first: "
+            f"{first.path}: {first.message.rstrip('.')})"
+        )
+        fallen_back: MailOutcome = fallback_outcome(
+            recipients, fallback_action, why, list(report), invocation=invocation, inferred=_invalid_is_inferred(report)
+        )
+        return fallen_back
     decisions, notes, added = _resolve(recipients, answer, flow, fallback_action, conflict_policy)
     rule, reason = _applied_reason(decisions, added, conflict_policy, fallback_action)
-    return MailOutcome("applied", decisions, rule, reason, Report([*report, *notes], SOURCE, None, "response"),
-                       invocation=invocation, fallback_action=fallback_action)
+    return MailOutcome(
+        "applied",
+        decisions,
+        rule,
+        reason,
+        Report([*report, *notes], SOURCE, None, "response"),
+        invocation=invocation,
+        fallback_action=fallback_action,
+    )
 
 
 def _async_notes(response: Any) -> list[Issue]:
@@ -387,16 +527,30 @@ def _async_notes(response: Any) -> list[Issue]:
     if isinstance(response, Invocation):
         if response.timed_out or response.error is not None:
             what = "did not finish in time" if response.timed_out else f"raised {response.error}"
-            return [warning("$", "ignored", f"The function {what}; an asynchronous rule neither retries nor falls "
-                            "back: delivery is unaffected (M8).", "M8")]
+            return [
+                warning(
+                    "$",
+                    "ignored",
+                    f"The function {what}; an asynchronous rule neither retries nor falls "
+                    "back: delivery is unaffected (M8).",
+                    "M8",
+                )
+            ]
         response = response.returned
     try:
         value, _ = decode_json(response, "G0")
     except Exception:  # noqa: BLE001 - an unreadable answer is ignored like any other
         value = MISSING
     if isinstance(value, dict) and "actions" in value:
-        return [warning("$.actions", "ignored", "The rule is asynchronous, so these actions are ignored: delivery is "
-                        "unaffected (M8). Make the rule synchronous for them to apply.", "M8")]
+        return [
+            warning(
+                "$.actions",
+                "ignored",
+                "The rule is asynchronous, so these actions are ignored: delivery is "
+                "unaffected (M8). Make the rule synchronous for them to apply.",
+                "M8",
+            )
+        ]
     return []
 
 
@@ -409,9 +563,18 @@ def request_id(invocation_id: str, attempt: int) -> str:
     return str(uuid.UUID(bytes=digest, version=4))
 
 
-def call_handler(handler: Any, event: dict, *, store: Any, mode: str, timeout_s: float, attempt: int = 1,
-                 context: Context | None = None, at_s: float | None = None,
-                 isolation: str = "process") -> tuple[Invocation, Any]:
+def call_handler(
+    handler: Any,
+    event: dict[str, Any],
+    *,
+    store: Any,
+    mode: str,
+    timeout_s: float,
+    attempt: int = 1,
+    context: Context | None = None,
+    at_s: float | None = None,
+    isolation: str = "process",
+) -> tuple[Invocation, Any]:
     """Invoke `handler` once with the content API open on `context.message_content` (M9).
 
     The function gets its own copy of the event, as it would get its own JSON; in a worker
@@ -426,7 +589,7 @@ def call_handler(handler: Any, event: dict, *, store: Any, mode: str, timeout_s:
     return invocation, content
 
 
-def ensure_message(store: Any, event: dict) -> None:
+def ensure_message(store: Any, event: dict[str, Any]) -> None:
     """Make the event's raw message readable (a minimal one when none is stored) and undo old replacements."""
     from ._content import minimal_message
 
@@ -436,13 +599,28 @@ def ensure_message(store: Any, event: dict) -> None:
     store.restore(message_id)
 
 
-@rule("M9", "mail", "doc", "The raw message of a message in flight can be read and replaced; a replacement counts "
-      "only during a synchronous invocation and must be valid MIME.", severity="behaviour")
+@rule(
+    "M9",
+    "mail",
+    "doc",
+    "The raw message of a message in flight can be read and replaced; a replacement counts "
+    "only during a synchronous invocation and must be valid MIME.",
+    severity="behaviour",
+)
 def with_content(result: MailOutcome, clients: list[Any], store: Any, message_id: str) -> MailOutcome:
     """The outcome with what the content API did: the delivered replacement, ignored ones (M9)."""
-    notes = [warning("$", "ignored", f"The raw message was replaced {r.why}; a replacement counts only during a "
-                     "synchronous invocation, so the original is delivered (M9).", "M9")
-             for client in clients for r in client.replacements if not r.applied]
+    notes = [
+        warning(
+            "$",
+            "ignored",
+            f"The raw message was replaced {r.why}; a replacement counts only during a "
+            "synchronous invocation, so the original is delivered (M9).",
+            "M9",
+        )
+        for client in clients
+        for r in client.replacements
+        if not r.applied
+    ]
     delivered = None
     try:
         stored = store.message(message_id)
@@ -484,7 +662,9 @@ def run(
     wait = limit if timeout_s is None else min(timeout_s, limit)
     store = store if store is not None else default_store()
     ensure_message(store, value)
-    invocation, content = call_handler(handler, value, store=store, mode=rule_config.mode, timeout_s=wait,
-                                       context=context, isolation=isolation)
+    invocation, content = call_handler(
+        handler, value, store=store, mode=rule_config.mode, timeout_s=wait, context=context, isolation=isolation
+    )
     result = outcome(value, invocation, config=rule_config)
-    return with_content(result, [content], store, value["messageId"])
+    completed: MailOutcome = with_content(result, [content], store, value["messageId"])  # `@rule` leaves it untyped
+    return completed

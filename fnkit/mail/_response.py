@@ -30,8 +30,12 @@ PARAMETERS = Shape(
 ACTION = Shape(
     "MailAction",
     [
-        F("type", STR, enum=ACTION_TYPES + EXTENSION_TYPES,
-          doc="BOUNCE, DROP or DEFAULT; BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, inbound."),
+        F(
+            "type",
+            STR,
+            enum=ACTION_TYPES + EXTENSION_TYPES,
+            doc="BOUNCE, DROP or DEFAULT; BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, inbound.",
+        ),
         F("parameters", PARAMETERS, required=False, doc="Parameters of the action (bounceMessage for BOUNCE)."),
     ],
     rule="M4",
@@ -42,7 +46,12 @@ ENTRY = Shape(
     [
         F("action", ACTION, doc="Holds type and optionally parameters."),
         F("recipients", ListOf(STR), required=False, doc="Recipients to which this action applies."),
-        F("allRecipients", BOOL, required=False, doc="Whether the action applies to every recipient no other action names."),
+        F(
+            "allRecipients",
+            BOOL,
+            required=False,
+            doc="Whether the action applies to every recipient no other action names.",
+        ),
     ],
     rule="M4",
     doc="One action and the recipients it covers.",
@@ -53,13 +62,18 @@ RESPONSE_SHAPE = Shape(
     rule="M4",
     doc="What a synchronous mail-flow function returns.",
 )
-rule("M4", "mail", "contract", "A valid response has at least one action; each action.type is BOUNCE, DROP or DEFAULT; "
-     "bounceMessage only for BOUNCE; recipients a list of strings; allRecipients a boolean; at most 256 KB.")(RESPONSE_SHAPE)
+rule(
+    "M4",
+    "mail",
+    "contract",
+    "A valid response has at least one action; each action.type is BOUNCE, DROP or DEFAULT; "
+    "bounceMessage only for BOUNCE; recipients a list of strings; allRecipients a boolean; at most 256 KB.",
+)(RESPONSE_SHAPE)
 
 # --- reading actions (shared with the outcome) --------------------------------
 
 
-def _entries(response: Any) -> list[tuple[int, dict]]:
+def _entries(response: Any) -> list[tuple[int, dict[str, Any]]]:
     """(index, entry) of every entry that is an object with an action object."""
     actions = response.get("actions") if isinstance(response, dict) else None
     if not isinstance(actions, list):
@@ -67,12 +81,12 @@ def _entries(response: Any) -> list[tuple[int, dict]]:
     return [(i, e) for i, e in enumerate(actions) if isinstance(e, dict) and isinstance(e.get("action"), dict)]
 
 
-def action_type(entry: dict) -> Any:
+def action_type(entry: dict[str, Any]) -> Any:
     """The entry's action type (whatever it is)."""
     return entry["action"].get("type")
 
 
-def action_key(entry: dict) -> tuple[Any, str]:
+def action_key(entry: dict[str, Any]) -> tuple[Any, str]:
     """What makes an action unique (M6): its type and its parameters."""
     parameters = entry["action"].get("parameters")
     try:
@@ -88,14 +102,14 @@ def action_key(entry: dict) -> tuple[Any, str]:
         return f"<{type(the_type).__name__} that cannot be printed, {id(the_type)}>", canonical
 
 
-def bounce_message(entry: dict) -> str | None:
+def bounce_message(entry: dict[str, Any]) -> str | None:
     """The entry's bounceMessage, when it has a string one."""
     parameters = entry["action"].get("parameters")
     message = parameters.get("bounceMessage") if isinstance(parameters, dict) else None
     return message if isinstance(message, str) else None
 
 
-def named_recipients(entry: dict) -> list[str]:
+def named_recipients(entry: dict[str, Any]) -> list[str]:
     """The strings of the entry's recipients list (in order, once each)."""
     recipients = entry.get("recipients")
     if not isinstance(recipients, list):
@@ -111,8 +125,8 @@ def named_recipients(entry: dict) -> list[str]:
 
 def unique_action_numbers(response: Any) -> dict[int, int]:
     """Entry index -> the number (0-based) of its unique action, in order of first appearance."""
-    numbers: dict[tuple, int] = {}
-    out = {}
+    numbers: dict[tuple[Any, str], int] = {}
+    out: dict[int, int] = {}
     for i, entry in _entries(response):
         out[i] = numbers.setdefault(action_key(entry), len(numbers))
     return out
@@ -137,13 +151,20 @@ def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
         if kind not in EXTENSION_TYPES:
             continue
         if not extensions:
-            yield error(_path(i, "action", "type"), "enum",
-                        f"{kind} is an extension of the real platform (inbound rules only), not part of the "
-                        "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
-                        "M4")
+            yield error(
+                _path(i, "action", "type"),
+                "enum",
+                f"{kind} is an extension of the real platform (inbound rules only), not part of the "
+                "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
+                "M4",
+            )
         elif direction == "OUTBOUND":
-            yield error(_path(i, "action", "type"), "enum",
-                        f"{kind} applies only to inbound mail; this message is outbound.", "M4")
+            yield error(
+                _path(i, "action", "type"),
+                "enum",
+                f"{kind} applies only to inbound mail; this message is outbound.",
+                "M4",
+            )
 
 
 def check_bounce_message(response: Any, seen: Seen) -> Iterator[Issue]:
@@ -151,8 +172,12 @@ def check_bounce_message(response: Any, seen: Seen) -> Iterator[Issue]:
     for i, entry in _entries(response):
         parameters = entry["action"].get("parameters")
         if isinstance(parameters, dict) and "bounceMessage" in parameters and action_type(entry) != "BOUNCE":
-            yield error(_path(i, "action", "parameters", "bounceMessage"), "bounce-message",
-                        f"bounceMessage is a parameter of BOUNCE only; this action is {action_type(entry)}.", "M4")
+            yield error(
+                _path(i, "action", "parameters", "bounceMessage"),
+                "bounce-message",
+                f"bounceMessage is a parameter of BOUNCE only; this action is {action_type(entry)}.",
+                "M4",
+            )
 
 
 def check_covers_someone(response: Any, seen: Seen) -> Iterator[Issue]:
@@ -161,12 +186,20 @@ def check_covers_someone(response: Any, seen: Seen) -> Iterator[Issue]:
         named = entry.get("recipients")
         everyone = entry.get("allRecipients") is True
         if everyone and isinstance(named, list) and named:
-            yield warning(_path(i), "ambiguous",
-                          "This action has both recipients and allRecipients: true; fnkit applies it to the listed "
-                          "recipients and to every recipient no other action names.", "M5")
+            yield warning(
+                _path(i),
+                "ambiguous",
+                "This action has both recipients and allRecipients: true; fnkit applies it to the listed "
+                "recipients and to every recipient no other action names.",
+                "M5",
+            )
         elif not everyone and not (isinstance(named, list) and named):
-            yield warning(_path(i), "covers-nobody",
-                          "This action names no recipients and has no allRecipients: true, so it covers nobody.", "M5")
+            yield warning(
+                _path(i),
+                "covers-nobody",
+                "This action names no recipients and has no allRecipients: true, so it covers nobody.",
+                "M5",
+            )
 
 
 def check_recipient_addresses(response: Any, seen: Seen) -> Iterator[Issue]:
@@ -177,9 +210,12 @@ def check_recipient_addresses(response: Any, seen: Seen) -> Iterator[Issue]:
             continue
         for j, r in enumerate(named):
             if isinstance(r, str) and not is_address(r):
-                yield warning(f"{_path(i, 'recipients')}[{j}]", "format",
-                              f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
-                              "MS3")
+                yield warning(
+                    f"{_path(i, 'recipients')}[{j}]",
+                    "format",
+                    f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
+                    "MS3",
+                )
 
 
 def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
@@ -192,22 +228,37 @@ def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
             return
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > RESPONSE_SIZE_LIMIT:
-        yield error("$", "limit", f"The response is {size:,} bytes; a synchronous function answers with at most "
-                    f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).", "M4")
+        yield error(
+            "$",
+            "limit",
+            f"The response is {size:,} bytes; a synchronous function answers with at most "
+            f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
+            "M4",
+        )
 
 
-@rule("M6", "mail", "contract", "Only 10 unique actions count; what only later actions cover gets the fallback action. "
-      "Outbound responses over 500 recipients are invalid (inferred).", severity="error or warning")
+@rule(
+    "M6",
+    "mail",
+    "contract",
+    "Only 10 unique actions count; what only later actions cover gets the fallback action. "
+    "Outbound responses over 500 recipients are invalid (inferred).",
+    severity="error or warning",
+)
 def check_unique_actions(response: Any, seen: Seen) -> Iterator[Issue]:
     """M6: only 10 unique actions count."""
     numbers = unique_action_numbers(response)
     if not numbers or max(numbers.values()) < UNIQUE_ACTIONS_LIMIT:
         return
     late = [i for i, n in numbers.items() if n >= UNIQUE_ACTIONS_LIMIT]
-    yield warning(_path(late[0]), "limit",
-                  f"The response has {max(numbers.values()) + 1} unique actions (type and parameters); only the first "
-                  f"{UNIQUE_ACTIONS_LIMIT} count. What only the later ones cover (from actions[{late[0]}] on) gets "
-                  "the fallback action.", "M6")
+    yield warning(
+        _path(late[0]),
+        "limit",
+        f"The response has {max(numbers.values()) + 1} unique actions (type and parameters); only the first "
+        f"{UNIQUE_ACTIONS_LIMIT} count. What only the later ones cover (from actions[{late[0]}] on) gets "
+        "the fallback action.",
+        "M6",
+    )
 
 
 def check_outbound_recipients(response: Any, seen: Seen) -> Iterator[Issue]:
@@ -217,9 +268,13 @@ def check_outbound_recipients(response: Any, seen: Seen) -> Iterator[Issue]:
     limit = seen.options.get("recipients_limit", RECIPIENTS_LIMIT)
     named = {r.lower() for _, entry in _entries(response) for r in named_recipients(entry)}
     if len(named) > limit:
-        yield error("$.actions", "limit",
-                    f"The response names {len(named)} recipients; an outbound response names at most {limit} "
-                    "(inferred from the 500-recipient limit of outbound rules).", "M6")
+        yield error(
+            "$.actions",
+            "limit",
+            f"The response names {len(named)} recipients; an outbound response names at most {limit} "
+            "(inferred from the 500-recipient limit of outbound rules).",
+            "M6",
+        )
 
 
 def check_conflicts(response: Any, seen: Seen) -> Iterator[Issue]:
@@ -234,15 +289,23 @@ def check_conflicts(response: Any, seen: Seen) -> Iterator[Issue]:
                 first[key] = (i, numbers[i])
             elif first[key][1] != numbers[i] and key not in reported:
                 reported.add(key)
-                yield warning(_path(i, "recipients"), "conflict",
-                              f"{r} is named by actions[{first[key][0]}] and actions[{i}] with different actions; the "
-                              "platform does not define which wins (fnkit's default: the most restrictive, "
-                              "inferred).", "M7")
+                yield warning(
+                    _path(i, "recipients"),
+                    "conflict",
+                    f"{r} is named by actions[{first[key][0]}] and actions[{i}] with different actions; the "
+                    "platform does not define which wins (fnkit's default: the most restrictive, "
+                    "inferred).",
+                    "M7",
+                )
     everyone = [(i, numbers[i]) for i, entry in _entries(response) if entry.get("allRecipients") is True]
     if len({n for _, n in everyone}) > 1:
-        yield warning(_path(everyone[1][0], "allRecipients"), "conflict",
-                      f"actions[{everyone[0][0]}] and actions[{everyone[1][0]}] both cover all recipients with "
-                      "different actions; the platform does not define which wins (inferred).", "M7")
+        yield warning(
+            _path(everyone[1][0], "allRecipients"),
+            "conflict",
+            f"actions[{everyone[0][0]}] and actions[{everyone[1][0]}] both cover all recipients with "
+            "different actions; the platform does not define which wins (inferred).",
+            "M7",
+        )
 
 
 RESPONSE_CHECKS = [
@@ -303,25 +366,38 @@ def validate_response(
         report = Report([issue], SOURCE, None, "response")
     else:
         response = as_returned(response)
-        options = {"flow_direction": flow_direction, "recipients_limit": recipients_limit,
-                   "extensions": extensions, "size": _text_size(response)}
+        options = {
+            "flow_direction": flow_direction,
+            "recipients_limit": recipients_limit,
+            "extensions": extensions,
+            "size": _text_size(response),
+        }
         report = RESPONSE_CONTRACT.check(response, options)[0]
     if mode == "sync":
         return report
     returned = response.data if isinstance(response, Raw) else response
-    if returned is None or (isinstance(returned, (str, bytes, bytearray)) and bytes(
-            returned.encode("utf-8", "surrogatepass") if isinstance(returned, str) else returned).strip() == b"null"):
+    if returned is None or (
+        isinstance(returned, (str, bytes, bytearray))
+        and bytes(returned.encode("utf-8", "surrogatepass") if isinstance(returned, str) else returned).strip()
+        == b"null"
+    ):
         structure: list[Issue] = []  # an asynchronous function that returns nothing: nothing to say about it
     else:
-        structure = [i if i.severity == "warning" else Issue(i.path, i.code, i.message, "warning", i.rule)
-                     for i in report]
+        structure = [
+            i if i.severity == "warning" else Issue(i.path, i.code, i.message, "warning", i.rule) for i in report
+        ]
     follows = " What would make it invalid in a synchronous rule follows, as warnings." if structure else ""
-    ignored = warning("$", "ignored", "The rule is asynchronous: the mail-flow service ignores the response, so it "
-                                      f"changes nothing and delivery is unaffected (M8).{follows}", "M8")
+    ignored = warning(
+        "$",
+        "ignored",
+        "The rule is asynchronous: the mail-flow service ignores the response, so it "
+        f"changes nothing and delivery is unaffected (M8).{follows}",
+        "M8",
+    )
     return Report([ignored, *structure], SOURCE, report.dialect, "response")
 
 
-def json_schema(kind: str = "event") -> dict:
+def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the mail-flow event (`kind="event"`) or synchronous response
     (`"response"`), from the declarations fnkit validates with; what a schema cannot express is listed in
     its description."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+
 try:  # the builtin MD5 is faster than OpenSSL's for short bodies
     from _md5 import md5 as _md5
 except ImportError:  # pragma: no cover
@@ -55,30 +56,43 @@ def _arn_sentence(arn: str) -> str:
     if parts[0] != "arn":
         return f"'{arn}' is not {form}."
     if len(parts) != len(_ARN_PARTS):
-        return (f"eventSourceARN '{arn}' has {len(parts)} colon-separated part(s), not 6 "
-                f"(arn, partition, service, region, account, queue name); it is {form}.")
-    empty = [name for name, part in zip(_ARN_PARTS, parts) if not part]
+        return (
+            f"eventSourceARN '{arn}' has {len(parts)} colon-separated part(s), not 6 "
+            f"(arn, partition, service, region, account, queue name); it is {form}."
+        )
+    empty = [name for name, part in zip(_ARN_PARTS, parts, strict=False) if not part]  # parts: 6 or more
     if empty:
         return f"eventSourceARN '{arn}' has no {' and no '.join(empty)}; it is {form}."
     return f"'{arn}' is not {form}."
 
 
 def _timestamp(key: str) -> Text:
-    return Text(pattern=_DIGITS_PATTERN, rule="QS3", column_test=all_digits, repeats=False,
-                message=key + " is '{value}'; it is epoch milliseconds as a string of digits.")
+    return Text(
+        pattern=_DIGITS_PATTERN,
+        rule="QS3",
+        column_test=all_digits,
+        repeats=False,
+        message=key + " is '{value}'; it is epoch milliseconds as a string of digits.",
+    )
 
 
 def all_counts(values: Any) -> bool:
-    """True when every string of `values` is a whole number of at least 1 in digits (the column test of ^0*[1-9][0-9]*$)."""
+    """True when every string of `values` is a whole number of at least 1 in digits (column test of ^0*[1-9][0-9]*$)."""
     return all_digits(values) and all(map(str.lstrip, values, repeat("0")))
 
 
 ATTRIBUTE_NAME = Text(
-    pattern=r"^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.\-]{1,256}$", rule="Q14",
+    pattern=r"^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.\-]{1,256}$",
+    rule="Q14",
     message="'{value}' is not a valid attribute name: 1-256 letters, digits, '_', '-' or '.', without leading, "
-            "trailing or double dots.")
-DATA_TYPE = Text(pattern=r"^(String|Number|Binary)(\.[^\s]+)?$", rule="Q14", code="enum",
-                 message="dataType '{value}' is not String, Number or Binary (optionally with a .suffix).")
+    "trailing or double dots.",
+)
+DATA_TYPE = Text(
+    pattern=r"^(String|Number|Binary)(\.[^\s]+)?$",
+    rule="Q14",
+    code="enum",
+    message="dataType '{value}' is not String, Number or Binary (optionally with a .suffix).",
+)
 
 MESSAGE_ATTRIBUTE = Shape(
     "MessageAttribute",
@@ -96,22 +110,60 @@ MESSAGE_ATTRIBUTE = Shape(
 ATTRIBUTES = Shape(
     "QueueRecordAttributes",
     [
-        F("ProviderTraceHeader", STR, required=False, aliases=(("aws", "AWSTraceHeader"),), attr="trace_header",
-          doc="The trace header string of the distributed-tracing system."),
-        F("ApproximateReceiveCount",
-          Text(pattern=r"^0*[1-9][0-9]*$", rule="Q4", column_test=all_counts,
-               message="ApproximateReceiveCount is '{value}'; it is a whole number as a string, \"1\" on first delivery."),
-          doc="Times the message was received but not deleted (\"1\" on first delivery).", rule="QS3"),
-        F("SentTimestamp", _timestamp("SentTimestamp"), doc="When the message was sent, epoch milliseconds.", rule="QS3"),
+        F(
+            "ProviderTraceHeader",
+            STR,
+            required=False,
+            aliases=(("aws", "AWSTraceHeader"),),
+            attr="trace_header",
+            doc="The trace header string of the distributed-tracing system.",
+        ),
+        F(
+            "ApproximateReceiveCount",
+            Text(
+                pattern=r"^0*[1-9][0-9]*$",
+                rule="Q4",
+                column_test=all_counts,
+                message="ApproximateReceiveCount is '{value}'; it is a whole number as a string, "
+                '"1" on first delivery.',
+            ),
+            doc='Times the message was received but not deleted ("1" on first delivery).',
+            rule="QS3",
+        ),
+        F(
+            "SentTimestamp",
+            _timestamp("SentTimestamp"),
+            doc="When the message was sent, epoch milliseconds.",
+            rule="QS3",
+        ),
         F("SenderId", STR, doc="The user ID or role ID of the sender.", rule="QS3"),
-        F("ApproximateFirstReceiveTimestamp", _timestamp("ApproximateFirstReceiveTimestamp"),
-          doc="When the message was first received, epoch milliseconds.", rule="QS3"),
-        F("SequenceNumber", Text(pattern=_DIGITS_PATTERN, rule="QS5", column_test=all_digits, repeats=False,
-                                 message="SequenceNumber is '{value}'; it is a large number written as digits."),
-          required="FIFO only", doc="Large, non-consecutive number per message (FIFO).", rule="QS5"),
+        F(
+            "ApproximateFirstReceiveTimestamp",
+            _timestamp("ApproximateFirstReceiveTimestamp"),
+            doc="When the message was first received, epoch milliseconds.",
+            rule="QS3",
+        ),
+        F(
+            "SequenceNumber",
+            Text(
+                pattern=_DIGITS_PATTERN,
+                rule="QS5",
+                column_test=all_digits,
+                repeats=False,
+                message="SequenceNumber is '{value}'; it is a large number written as digits.",
+            ),
+            required="FIFO only",
+            doc="Large, non-consecutive number per message (FIFO).",
+            rule="QS5",
+        ),
         F("MessageGroupId", STR, required="FIFO only", doc="The message group (FIFO).", rule="QS5"),
         F("MessageDeduplicationId", STR, required="FIFO only", doc="The deduplication token (FIFO).", rule="QS5"),
-        F("DeadLetterQueueSourceArn", STR, required=False, doc="Set by the platform on messages moved back from a dead-letter queue."),
+        F(
+            "DeadLetterQueueSourceArn",
+            STR,
+            required=False,
+            doc="Set by the platform on messages moved back from a dead-letter queue.",
+        ),
     ],
     rule="QS3",
     doc="The attributes requested in the receive operation; all values are strings.",
@@ -124,15 +176,36 @@ RECORD = Shape(
         F("receiptHandle", STR, doc="Identifier of this receive; a new one on every receive.", rule="QS2"),
         F("body", STR, doc="Message contents, not URL-encoded.", rule="QS2"),
         F("attributes", ATTRIBUTES, doc="Attributes requested in the receive operation.", rule="QS3"),
-        F("messageAttributes", MapOf(MESSAGE_ATTRIBUTE, keys=ATTRIBUTE_NAME),
-          doc="Message attributes by name; {} when there are none.", rule="QS2"),
-        F("md5OfMessageAttributes", Nullable(STR), required=False, doc="MD5 of the message attributes (only when there are some).", rule="Q12"),
+        F(
+            "messageAttributes",
+            MapOf(MESSAGE_ATTRIBUTE, keys=ATTRIBUTE_NAME),
+            doc="Message attributes by name; {} when there are none.",
+            rule="QS2",
+        ),
+        F(
+            "md5OfMessageAttributes",
+            Nullable(STR),
+            required=False,
+            doc="MD5 of the message attributes (only when there are some).",
+            rule="Q12",
+        ),
         F("md5OfBody", STR, doc="MD5 hex digest of the UTF-8 body.", rule="QS2"),
-        F("eventSource", STR, enum=tuple(EVENT_SOURCE.values()), rule="QS4",
-          message="eventSource is '{value}'; a queue record says 'provider:queue' (or 'aws:sqs' on the real platform).",
-          doc="provider:queue (aws:sqs on the real platform)."),
-        F("eventSourceARN", Text(pattern=_ARN_PATTERN, rule="QS2", message=_arn_sentence),
-          doc="Resource name of the queue.", rule="QS2", attr="event_source_arn"),
+        F(
+            "eventSource",
+            STR,
+            enum=tuple(EVENT_SOURCE.values()),
+            rule="QS4",
+            message="eventSource is '{value}'; a queue record says 'provider:queue' "
+            "(or 'aws:sqs' on the real platform).",
+            doc="provider:queue (aws:sqs on the real platform).",
+        ),
+        F(
+            "eventSourceARN",
+            Text(pattern=_ARN_PATTERN, rule="QS2", message=_arn_sentence),
+            doc="Resource name of the queue.",
+            rule="QS2",
+            attr="event_source_arn",
+        ),
         F("awsRegion", STR, doc="Region of the queue.", rule="QS2"),
     ],
     rule="QS2",
@@ -146,17 +219,44 @@ EVENT_SHAPE = Shape(
     doc="The event a queue poller hands the function: a batch of records.",
 )
 
-rule("QS1", "queue", "contract", "The queue event is an object whose `Records` is an array of queue records (default "
-     "batch of up to 10).", origin="spec")(EVENT_SHAPE)
-rule("QS2", "queue", "contract", "A record has messageId, receiptHandle, body, attributes, messageAttributes, md5OfBody, "
-     "eventSource, eventSourceARN and awsRegion, each of its type.", origin="spec")(RECORD)
-rule("QS3", "queue", "contract", "Record attributes are strings; ApproximateReceiveCount, SentTimestamp, SenderId and "
-     "ApproximateFirstReceiveTimestamp are present; timestamps are epoch milliseconds.", origin="spec",
-     severity="error or warning")(ATTRIBUTES)
-rule("QS4", "queue", "contract", "Each record's eventSource is `provider:queue` (`aws:sqs` on the real platform).",
-     origin="spec")(RECORD.field("eventSource"))
-rule("Q4", "queue", "doc", "Every receive adds 1 to ApproximateReceiveCount (\"1\" on first delivery); a received "
-     "message stays hidden for the visibility timeout.")(ATTRIBUTES.field("ApproximateReceiveCount"))
+rule(
+    "QS1",
+    "queue",
+    "contract",
+    "The queue event is an object whose `Records` is an array of queue records (default batch of up to 10).",
+    origin="spec",
+)(EVENT_SHAPE)
+rule(
+    "QS2",
+    "queue",
+    "contract",
+    "A record has messageId, receiptHandle, body, attributes, messageAttributes, md5OfBody, "
+    "eventSource, eventSourceARN and awsRegion, each of its type.",
+    origin="spec",
+)(RECORD)
+rule(
+    "QS3",
+    "queue",
+    "contract",
+    "Record attributes are strings; ApproximateReceiveCount, SentTimestamp, SenderId and "
+    "ApproximateFirstReceiveTimestamp are present; timestamps are epoch milliseconds.",
+    origin="spec",
+    severity="error or warning",
+)(ATTRIBUTES)
+rule(
+    "QS4",
+    "queue",
+    "contract",
+    "Each record's eventSource is `provider:queue` (`aws:sqs` on the real platform).",
+    origin="spec",
+)(RECORD.field("eventSource"))
+rule(
+    "Q4",
+    "queue",
+    "doc",
+    'Every receive adds 1 to ApproximateReceiveCount ("1" on first delivery); a received '
+    "message stays hidden for the visibility timeout.",
+)(ATTRIBUTES.field("ApproximateReceiveCount"))
 
 QueueEvent = EVENT_SHAPE.struct
 QueueRecord = RECORD.struct
@@ -174,7 +274,7 @@ _NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _SOURCE_DIALECT = {v: k for k, v in EVENT_SOURCE.items()}
 
 
-def _records(event: Any) -> tuple:
+def _records(event: Any) -> tuple[Any, ...]:
     """The typed records of the event (items that are not records left in: check with `type(r) is QueueRecord`)."""
     recs = event.records if type(event) is QueueEvent else None
     return recs if type(recs) is tuple else ()
@@ -204,21 +304,22 @@ def _fifo_reading(arn: Any, group: Any, sequence: Any) -> tuple[bool, bool] | No
     return None
 
 
-def _fifo_kind(recs: tuple) -> tuple[bool, int | None]:
+def _fifo_kind(recs: tuple[Any, ...]) -> tuple[bool, int | None]:
     """(FIFO?, the index of the record whose ARN lacks .fifo when FIFO was inferred from its attributes, else None)."""
     for i, rec in enumerate(recs):
         if type(rec) is not QueueRecord:
             continue
         attrs = rec.attributes
         typed = type(attrs) is QueueRecordAttributes
-        reading = _fifo_reading(rec.event_source_arn, attrs.message_group_id if typed else None,
-                                attrs.sequence_number if typed else None)
+        reading = _fifo_reading(
+            rec.event_source_arn, attrs.message_group_id if typed else None, attrs.sequence_number if typed else None
+        )
         if reading is not None:
             return reading[0], (i if reading[1] else None)
     return False, None
 
 
-def _typed_fifo(recs: tuple) -> bool:
+def _typed_fifo(recs: tuple[Any, ...]) -> bool:
     return _fifo_kind(recs)[0]
 
 
@@ -239,28 +340,60 @@ def is_fifo(event: Any) -> bool:
     return False
 
 
-@rule("Q1", "queue", "doc", "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
-      "(>= 1 s) above 10; no window for FIFO; at most 6 MB per invocation payload.", severity="error or warning")
+@rule(
+    "Q1",
+    "queue",
+    "doc",
+    "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
+    "(>= 1 s) above 10; no window for FIFO; at most 6 MB per invocation payload.",
+    severity="error or warning",
+)
 def check_batch(event: Any, seen: Seen) -> list[Issue]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
     if type(event) is not QueueEvent or type(event.records) is not tuple:
         return []
     n = len(event.records)
     if n == 0:
-        return [error("$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1")]
+        return [
+            error(
+                "$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1"
+            )
+        ]
     limit = seen.options.get("batch_size")
     if n <= (DEFAULT_BATCH if limit is None else min(limit, DEFAULT_BATCH)):
         return []  # within every limit there is
     fifo = n > MAX_BATCH_FIFO and _typed_fifo(event.records)  # only a long batch asks
     if fifo and n > MAX_BATCH_FIFO:
-        return [error("$.Records", "limit", f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.", "Q1")]
+        return [
+            error(
+                "$.Records",
+                "limit",
+                f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.",
+                "Q1",
+            )
+        ]
     if n > MAX_BATCH_STANDARD:
-        return [error("$.Records", "limit", f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.", "Q1")]
+        return [
+            error(
+                "$.Records", "limit", f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.", "Q1"
+            )
+        ]
     if limit is not None and n > limit:
-        return [error("$.Records", "limit", f"The batch has {n} records, more than the configured batch size {limit}.", "Q1")]
+        return [
+            error(
+                "$.Records", "limit", f"The batch has {n} records, more than the configured batch size {limit}.", "Q1"
+            )
+        ]
     if limit is None and n > DEFAULT_BATCH:
-        return [warning("$.Records", "limit",
-                        f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger configured batch size and a batching window (Q1).", "Q1")]
+        return [
+            warning(
+                "$.Records",
+                "limit",
+                f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger "
+                "configured batch size and a batching window (Q1).",
+                "Q1",
+            )
+        ]
     return []
 
 
@@ -270,8 +403,9 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
 # lenient path the tables hold the typed records only, and their columns whatever the event had.
 
 
-@rule("QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.",
-      origin="spec")
+@rule(
+    "QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.", origin="spec"
+)
 def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
     """QS7: no messageId twice in one batch."""
     table = seen.tables["records"]
@@ -280,12 +414,19 @@ def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
         return []
     out = []
     first: dict[str, int] = {}
-    for i, mid in zip(table["at"], ids):
+    for i, mid in zip(table["at"], ids, strict=True):
         if type(mid) is not str:
             continue
         if mid in first:
-            out.append(error(_rpath(i, "messageId"), "conflict",
-                             f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one message twice.", "QS7"))
+            out.append(
+                error(
+                    _rpath(i, "messageId"),
+                    "conflict",
+                    f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one "
+                    "message twice.",
+                    "QS7",
+                )
+            )
         else:
             first[mid] = i
     return out
@@ -302,6 +443,7 @@ def check_event_source(event: Any, seen: Seen) -> list[Issue]:
 
 
 _ARN_READINGS: dict[str, tuple[str, str] | None] = {}
+_UNREAD: tuple[str, str] = ("not", "read")  # by identity: no reading is this very tuple
 
 
 def _arn_reading(arn: str) -> tuple[str, str] | None:
@@ -316,24 +458,27 @@ def _arn_reading(arn: str) -> tuple[str, str] | None:
     return found
 
 
-_UNREAD = object()
-
-
-@rule("Q12", "queue", "doc", "Record keys include md5OfMessageAttributes when there are message attributes; a message "
-      "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
-      "of the ARN.", severity="error or warning")
+@rule(
+    "Q12",
+    "queue",
+    "doc",
+    "Record keys include md5OfMessageAttributes when there are message attributes; a message "
+    "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
+    "of the ARN.",
+    severity="error or warning",
+)
 def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
     table = seen.tables["records"]
     arns, regions = table["event_source_arn"], table["aws_region"]
     if not seen.typed:
-        distinct = {(a, r) for a, r in zip(arns, regions) if type(a) is str and type(r) is str}
+        distinct = {(a, r) for a, r in zip(arns, regions, strict=True) if type(a) is str and type(r) is str}
     elif arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
         distinct = {(arns[0], regions[0])}
     else:
-        distinct = set(zip(arns, regions))
+        distinct = set(zip(arns, regions, strict=True))
     queues: set[str] = set()
-    wrong: dict[tuple, str] = {}
+    wrong: dict[tuple[str, str], str] = {}
     for arn, region in distinct:
         reading = _arn_reading(arn)
         if reading is None:
@@ -346,13 +491,25 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
             wrong[arn, region] = arn_region
     out = []
     if wrong:
-        for i, pair in zip(table["at"], zip(arns, regions)):
+        for i, pair in zip(table["at"], zip(arns, regions, strict=True), strict=True):
             if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
-                out.append(error(_rpath(i, "awsRegion"), "mismatch",
-                                 f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.", "Q12"))
+                out.append(
+                    error(
+                        _rpath(i, "awsRegion"),
+                        "mismatch",
+                        f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.",
+                        "Q12",
+                    )
+                )
     if len(queues) > 1:
-        out.append(warning("$.Records", "conflict",
-                           f"The records come from {len(queues)} different queues; a batch comes from one queue.", "QS1"))
+        out.append(
+            warning(
+                "$.Records",
+                "conflict",
+                f"The records come from {len(queues)} different queues; a batch comes from one queue.",
+                "QS1",
+            )
+        )
     return out
 
 
@@ -360,11 +517,11 @@ def _as_int(text: Any) -> int | None:
     return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
 
 
-def _holds(column: tuple, absent: Any, typed: bool) -> bool:
+def _holds(column: tuple[Any, ...], absent: Any, typed: bool) -> bool:
     """True when some value of the column is not `absent` (None, or UNSET for a spelling not used)."""
     if typed:  # declared types only: a C-level count
         return column.count(absent) != len(column)
-    return any([x is not absent for x in column])
+    return any([x is not absent for x in column])  # noqa: C419 - a list is faster than a generator here
 
 
 def check_attributes(event: Any, seen: Seen) -> list[Issue]:
@@ -383,26 +540,48 @@ def check_attributes(event: Any, seen: Seen) -> list[Issue]:
     sent, first = table["sent_timestamp"], table["approximate_first_receive_timestamp"]
     # compiled path: the timestamps are digit strings (their declared pattern held); two of one length
     # compare as their numbers do (C-level), else int() reads them
-    if typed and not (any(map(lt, first, sent)) if [*map(len, first)] == [*map(len, sent)]
-                      else any(map(lt, map(int, first), map(int, sent)))):
+    if typed and not (
+        any(map(lt, first, sent))
+        if [*map(len, first)] == [*map(len, sent)]
+        else any(map(lt, map(int, first), map(int, sent)))
+    ):
         return []
     out = []
-    for i, sent_at, first_at in zip(table["at"], sent, first):
+    for i, sent_at, first_at in zip(table["at"], sent, first, strict=True):
         sent_at, first_at = _as_int(sent_at), _as_int(first_at)
         if sent_at is not None and first_at is not None and first_at < sent_at:
-            out.append(warning(_rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"), "order",
-                               "The message was first received before it was sent.", "QS3"))
+            out.append(
+                warning(
+                    _rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"),
+                    "order",
+                    "The message was first received before it was sent.",
+                    "QS3",
+                )
+            )
     return out
 
 
 _FIFO_SLOTS = tuple((key, snake(key)) for key in FIFO_ATTRIBUTES)
 
 
-@rule("Q15", "queue", "inferred", "A batch whose records carry MessageGroupId and SequenceNumber comes from a FIFO "
-      "queue even when its eventSourceARN lacks .fifo (a placeholder ARN; every FIFO queue's name ends in .fifo): one "
-      "warning for the batch, and the records are checked as FIFO.", origin="kit", severity="warning")
-@rule("QS5", "queue", "contract", "SequenceNumber, MessageGroupId and MessageDeduplicationId appear in records of "
-      "ordered (FIFO) queues and are absent for standard queues.", origin="spec")
+@rule(
+    "Q15",
+    "queue",
+    "inferred",
+    "A batch whose records carry MessageGroupId and SequenceNumber comes from a FIFO "
+    "queue even when its eventSourceARN lacks .fifo (a placeholder ARN; every FIFO queue's name ends in .fifo): one "
+    "warning for the batch, and the records are checked as FIFO.",
+    origin="kit",
+    severity="warning",
+)
+@rule(
+    "QS5",
+    "queue",
+    "contract",
+    "SequenceNumber, MessageGroupId and MessageDeduplicationId appear in records of "
+    "ordered (FIFO) queues and are absent for standard queues.",
+    origin="spec",
+)
 def check_fifo_attributes(event: Any, seen: Seen) -> list[Issue]:
     """QS5: FIFO attributes are present exactly in records of ordered queues. Q15: a batch read as FIFO from its
     attributes whose ARN lacks .fifo is said once, then checked as FIFO."""
@@ -410,28 +589,50 @@ def check_fifo_attributes(event: Any, seen: Seen) -> list[Issue]:
     fifo, inferred_at = _fifo_kind(recs)
     out = []
     if inferred_at is not None:
-        out.append(warning(_rpath(inferred_at, "eventSourceARN"), "fifo",
-                           f"eventSourceARN '{recs[inferred_at].event_source_arn}' does not end in .fifo, yet the records "
-                           "carry MessageGroupId and SequenceNumber, which only FIFO queues send, and every FIFO queue's "
-                           "name ends in .fifo: the ARN looks like a placeholder. fnkit checks the batch as FIFO.", "Q15"))
+        out.append(
+            warning(
+                _rpath(inferred_at, "eventSourceARN"),
+                "fifo",
+                f"eventSourceARN '{recs[inferred_at].event_source_arn}' does not end in .fifo, yet the records "
+                "carry MessageGroupId and SequenceNumber, which only FIFO queues send, and every FIFO queue's "
+                "name ends in .fifo: the ARN looks like a placeholder. fnkit checks the batch as FIFO.",
+                "Q15",
+            )
+        )
     table = seen.tables["records.attributes"]
     columns = [table["sequence_number"], table["message_group_id"], table["message_deduplication_id"]]
     # every record as the queue kind says: all three present (FIFO), or all three absent (standard)
     if seen.typed:
-        if (None not in columns[0] and None not in columns[1] and None not in columns[2]) if fifo else \
-                (columns[0].count(None) == columns[1].count(None) == columns[2].count(None) == len(columns[0])):
+        if (
+            (None not in columns[0] and None not in columns[1] and None not in columns[2])
+            if fifo
+            else (columns[0].count(None) == columns[1].count(None) == columns[2].count(None) == len(columns[0]))
+        ):
             return out
-    elif set(zip(*[[x is not None for x in c] for c in columns])) <= {(fifo, fifo, fifo)}:
+    elif set(zip(*[[x is not None for x in c] for c in columns], strict=True)) <= {(fifo, fifo, fifo)}:
         return out
-    for i, *values in zip(table["at"], *columns):
-        for (key, _), value in zip(_FIFO_SLOTS, values):
+    for i, *values in zip(table["at"], *columns, strict=True):
+        for (key, _), value in zip(_FIFO_SLOTS, values, strict=True):
             here = value is not None
             if fifo and not here:
-                out.append(error(_rpath(i, "attributes", key), "missing",
-                                 f"Records of a FIFO queue carry {key}; it is missing.", "QS5"))
+                out.append(
+                    error(
+                        _rpath(i, "attributes", key),
+                        "missing",
+                        f"Records of a FIFO queue carry {key}; it is missing.",
+                        "QS5",
+                    )
+                )
             elif not fifo and here:
-                out.append(error(_rpath(i, "attributes", key), "unexpected",
-                                 f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue is standard.", "QS5"))
+                out.append(
+                    error(
+                        _rpath(i, "attributes", key),
+                        "unexpected",
+                        f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue "
+                        "is standard.",
+                        "QS5",
+                    )
+                )
     return out
 
 
@@ -440,24 +641,33 @@ def md5_of_body(body: str) -> str:
     return _md5(body.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-@rule("Q13", "queue", "doc", "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
-      "attributes encoded by name order, lengths and transport bytes.")
+@rule(
+    "Q13",
+    "queue",
+    "doc",
+    "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
+    "attributes encoded by name order, lengths and transport bytes.",
+)
 def check_md5_of_body(event: Any, seen: Seen) -> list[Issue]:
     """Q13: md5OfBody matches the body."""
     table = seen.tables["records"]
     bodies, digests = table["body"], table["md5_of_body"]
     if seen.typed:
         try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
-            expected = [_md5(body.encode()).hexdigest() for body in bodies]
+            expected: list[str | None] = [_md5(body.encode()).hexdigest() for body in bodies]
         except UnicodeEncodeError:  # a lone surrogate: its bytes as the platform would hash them
             expected = [_md5(body.encode("utf-8", "surrogatepass")).hexdigest() for body in bodies]
         if expected == [*digests]:
             return []
     else:
         expected = [_md5(b.encode("utf-8", "surrogatepass")).hexdigest() if type(b) is str else None for b in bodies]
-    return [error(_rpath(i, "md5OfBody"), "mismatch", f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13")
-            for i, want, digest in zip(table["at"], expected, digests)
-            if want is not None and type(digest) is str and digest != want]
+    return [
+        error(
+            _rpath(i, "md5OfBody"), "mismatch", f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13"
+        )
+        for i, want, digest in zip(table["at"], expected, digests, strict=True)
+        if want is not None and type(digest) is str and digest != want
+    ]
 
 
 def _attr_value_bytes(dtype: Any, string_value: Any, binary_value: Any) -> bytes | None:
@@ -498,77 +708,120 @@ def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
     return hashlib.md5(bytes(buf)).hexdigest()
 
 
-@rule("Q14", "queue", "doc", "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
-      "or double dots; data type String, Number or Binary with an optional .suffix.")
+@rule(
+    "Q14",
+    "queue",
+    "doc",
+    "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
+    "or double dots; data type String, Number or Binary with an optional .suffix.",
+)
 def check_message_attributes(event: Any, seen: Seen) -> list[Issue]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
     table = seen.tables["records"]
     attributes, digests = table["message_attributes"], table["md5_of_message_attributes"]
-    if not any(attributes) and not _holds(digests, None, seen.typed) if seen.typed else \
-            not any([a or d is not None for a, d in zip(attributes, digests)]):
+    if (
+        not any(attributes) and not _holds(digests, None, seen.typed)
+        if seen.typed
+        else not any([a or d is not None for a, d in zip(attributes, digests, strict=True)])  # noqa: C419 - faster
+    ):
         return []  # no attributes and no digest anywhere: nothing to check
     return [*_message_attribute_issues(table["at"], attributes, digests)]
 
 
-def _message_attribute_issues(positions: Any, attributes: tuple, digests: tuple) -> Iterator[Issue]:
-    for i, attrs, digest in zip(positions, attributes, digests):
+def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], digests: tuple[Any, ...]) -> Iterator[Issue]:
+    for i, attrs, digest in zip(positions, attributes, digests, strict=True):
         if not attrs and digest is None:
             continue  # no attributes and no digest: nothing to check
         if type(attrs) is not dict:
             continue
         base = _rpath(i, "messageAttributes")
         if len(attrs) > 10:
-            yield error(base, "limit", f"A message has at most 10 message attributes; this one has {len(attrs)}.", "Q14")
+            yield error(
+                base, "limit", f"A message has at most 10 message attributes; this one has {len(attrs)}.", "Q14"
+            )
         complete = True
         listed: list[str] = []  # the reserved lists that hold values (Q12), named when the digest is explained
         for name, attr in attrs.items():
             path = child_path(base, name)
             dtype = attr.data_type if type(attr) is MessageAttribute else None
             if type(attr) is MessageAttribute and (attr.string_list_values or attr.binary_list_values):
-                for key, values in (("stringListValues", attr.string_list_values),
-                                    ("binaryListValues", attr.binary_list_values)):
+                for key, values in (
+                    ("stringListValues", attr.string_list_values),
+                    ("binaryListValues", attr.binary_list_values),
+                ):
                     if values and isinstance(values, (tuple, list)):
                         listed.append(f"{name}.{key}")
-                        yield warning(child_path(path, key), "reserved",
-                                      f"{key} of '{name}' holds {len(values)} value(s), but the platform reserves it "
-                                      "and always sends []. fnkit leaves it out of md5OfMessageAttributes, which it "
-                                      f"computes from the attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'}"
-                                      " alone.", "Q12")
+                        yield warning(
+                            child_path(path, key),
+                            "reserved",
+                            f"{key} of '{name}' holds {len(values)} value(s), but the platform reserves it "
+                            "and always sends []. fnkit leaves it out of md5OfMessageAttributes, which it "
+                            f"computes from the attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'}"
+                            " alone.",
+                            "Q12",
+                        )
             if type(dtype) is not str or DATA_TYPE.broken(dtype):
                 complete = False  # the walk reported it
                 continue
             is_binary = dtype.startswith("Binary")
             want, other = ("binaryValue", "stringValue") if is_binary else ("stringValue", "binaryValue")
-            value, other_value = (attr.binary_value, attr.string_value) if is_binary else (attr.string_value, attr.binary_value)
+            value, other_value = (
+                (attr.binary_value, attr.string_value) if is_binary else (attr.string_value, attr.binary_value)
+            )
             if not isinstance(value, str):
                 complete = False
-                yield error(child_path(path, want), "missing", f"A {dtype.split('.')[0]} attribute carries its value in {want}.", "Q12")
+                yield error(
+                    child_path(path, want),
+                    "missing",
+                    f"A {dtype.split('.')[0]} attribute carries its value in {want}.",
+                    "Q12",
+                )
             elif is_binary and _attr_value_bytes(dtype, None, value) is None:
                 complete = False
                 yield error(child_path(path, want), "format", "binaryValue is not valid base64.", "Q12")
             elif dtype.startswith("Number") and not _NUMBER.match(value):
-                yield error(child_path(path, want), "format", f"'{value}' is not a number, but the dataType is Number.", "Q14")
+                yield error(
+                    child_path(path, want), "format", f"'{value}' is not a number, but the dataType is Number.", "Q14"
+                )
             if other_value is not None:
-                yield warning(child_path(path, other), "unexpected", f"A {dtype.split('.')[0]} attribute has no {other}.", "Q12")
+                yield warning(
+                    child_path(path, other), "unexpected", f"A {dtype.split('.')[0]} attribute has no {other}.", "Q12"
+                )
         if not attrs:
             if isinstance(digest, str):
-                yield warning(_rpath(i, "md5OfMessageAttributes"), "unexpected",
-                              "md5OfMessageAttributes appears only when the message has attributes.", "Q12")
+                yield warning(
+                    _rpath(i, "md5OfMessageAttributes"),
+                    "unexpected",
+                    "md5OfMessageAttributes appears only when the message has attributes.",
+                    "Q12",
+                )
             continue
         if not complete or not all(isinstance(name, str) for name in attrs):
             continue
         expected = md5_of_message_attributes(attrs)
-        treated = (f" fnkit computed it without the reserved lists ({', '.join(listed)}): the digest covers an "
-                   "attribute's stringValue or binaryValue, and the lists are always empty on the real platform."
-                   ) if listed else ""
+        treated = (
+            (
+                f" fnkit computed it without the reserved lists ({', '.join(listed)}): the digest covers an "
+                "attribute's stringValue or binaryValue, and the lists are always empty on the real platform."
+            )
+            if listed
+            else ""
+        )
         if digest is None:
-            yield error(_rpath(i, "md5OfMessageAttributes"), "missing",
-                        f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
-                        f"always sends their digest with them (expected '{expected}').{treated}", "Q12")
+            yield error(
+                _rpath(i, "md5OfMessageAttributes"),
+                "missing",
+                f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
+                f"always sends their digest with them (expected '{expected}').{treated}",
+                "Q12",
+            )
         elif isinstance(digest, str) and digest != expected:
-            yield error(_rpath(i, "md5OfMessageAttributes"), "mismatch",
-                        f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'."
-                        f"{treated}", "Q13")
+            yield error(
+                _rpath(i, "md5OfMessageAttributes"),
+                "mismatch",
+                f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'.{treated}",
+                "Q13",
+            )
 
 
 EVENT_CHECKS = [
@@ -605,8 +858,10 @@ def looks_like(event: Any) -> bool:
     if not isinstance(recs, list) or not recs or not isinstance(recs[0], dict):
         return True
     first = recs[0]
-    return any(k in first for k in ("messageId", "receiptHandle", "body", "md5OfBody")) or \
-        first.get("eventSource") in ("provider:queue", "aws:sqs")
+    return any(k in first for k in ("messageId", "receiptHandle", "body", "md5OfBody")) or first.get("eventSource") in (
+        "provider:queue",
+        "aws:sqs",
+    )
 
 
 _MESSAGE_ID = itemgetter("messageId")
@@ -630,9 +885,9 @@ def correlation_ids(event: Any) -> list[str]:
 # --- building ---------------------------------------------------------------------
 
 
-def normalize_message_attributes(attrs: Mapping[str, Any] | None) -> dict[str, dict]:
+def normalize_message_attributes(attrs: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """Message attributes in the event's own shape; plain str, int/float and bytes values are accepted too."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, value in (attrs or {}).items():
         if isinstance(value, Mapping):
             dtype = value.get("dataType") or value.get("DataType") or "String"
@@ -663,8 +918,15 @@ def normalize_message_attributes(attrs: Mapping[str, Any] | None) -> dict[str, d
 
 
 @with_settings(QueueConfig, "fifo")
-def queue_arn(*, region: str = "us-east-1", name: str | None = None, account: str = "123456789012",
-              dialect: str = "provider", config: QueueConfig | None = None, **settings: Any) -> str:
+def queue_arn(
+    *,
+    region: str = "us-east-1",
+    name: str | None = None,
+    account: str = "123456789012",
+    dialect: str = "provider",
+    config: QueueConfig | None = None,
+    **settings: Any,
+) -> str:
     """A queue ARN in the dialect's spelling (`.fifo` names for ordered queues: `fifo=True`, or `config`)."""
     fifo = QueueConfig.of(config, settings, queue_arn).fifo
     partition = "aws" if dialect == "aws" else "provider"
@@ -708,9 +970,9 @@ def make_record(
     group_id: str | None = None,
     dedup_id: str | None = None,
     sequence_number: str | None = None,
-    message_attributes: dict[str, dict] | None = None,
+    message_attributes: dict[str, dict[str, Any]] | None = None,
     trace_header: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """One record in the event's shape, with md5OfBody and md5OfMessageAttributes computed."""
     attributes: dict[str, str] = {}
     if trace_header is not None:
@@ -722,7 +984,9 @@ def make_record(
     if fifo:
         attributes["SequenceNumber"] = sequence_number or factory.sequence_number()
         attributes["MessageGroupId"] = group_id or "default"
-        attributes["MessageDeduplicationId"] = dedup_id or hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+        attributes["MessageDeduplicationId"] = (
+            dedup_id or hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+        )
     record: dict[str, Any] = {
         "messageId": message_id,
         "receiptHandle": factory.receipt_handle(),
@@ -760,7 +1024,7 @@ def build_event(
     seed: int = 0,
     config: QueueConfig | None = None,
     **settings: Any,
-) -> dict:
+) -> dict[str, Any]:
     """A valid queue batch event: one record per body (non-string bodies become JSON text); deterministic per seed.
 
     The queue: `fifo=`, or `config` (a `QueueConfig`: then the batch also holds at most its batch size, Q1).
@@ -770,11 +1034,15 @@ def build_event(
     _check_dialect(dialect)
     if isinstance(bodies, (str, bytes)):
         bodies = [bodies]
-    bodies = [b if isinstance(b, str) else (b.decode("utf-8") if isinstance(b, bytes) else json.dumps(b)) for b in bodies]
+    bodies = [
+        b if isinstance(b, str) else (b.decode("utf-8") if isinstance(b, bytes) else json.dumps(b)) for b in bodies
+    ]
     n = len(bodies)
     if config is not None and n > queue.batch_size:
-        raise ValueError(f"the queue's batch size is {queue.batch_size}, so a batch holds at most {queue.batch_size} "
-                         f"records (Q1), got {n}")
+        raise ValueError(
+            f"the queue's batch size is {queue.batch_size}, so a batch holds at most {queue.batch_size} "
+            f"records (Q1), got {n}"
+        )
     if fifo and n > MAX_BATCH_FIFO:
         raise ValueError(f"a FIFO batch holds at most {MAX_BATCH_FIFO} records (Q1), got {n}")
     if n > MAX_BATCH_STANDARD:
@@ -792,7 +1060,8 @@ def build_event(
         per_body = [normalize_message_attributes(m) for m in message_attributes]
     if queue_arn is None:
         queue_arn = _default_arn(fifo, region or "us-east-1", dialect)
-    arn_region = _ARN.match(queue_arn).group(3) if _ARN.match(queue_arn) else None
+    arn_match = _ARN.match(queue_arn)
+    arn_region = arn_match.group(3) if arn_match else None
     region = region or arn_region or "us-east-1"
     factory = RecordFactory(seed)
     sent = sent_timestamp_ms if sent_timestamp_ms is not None else 1_767_225_600_000 + factory.rng.randrange(86_400_000)
@@ -801,9 +1070,14 @@ def build_event(
         sent_i = sent + i * 7
         records.append(
             make_record(
-                factory, body,
-                message_id=factory.message_id(), arn=queue_arn, region=region, dialect=dialect,
-                sent_ms=sent_i, first_receive_ms=sent_i + 3 + factory.rng.randrange(40),
+                factory,
+                body,
+                message_id=factory.message_id(),
+                arn=queue_arn,
+                region=region,
+                dialect=dialect,
+                sent_ms=sent_i,
+                first_receive_ms=sent_i + 3 + factory.rng.randrange(40),
                 receive_count=receive_counts[i] if receive_counts else 1,
                 fifo=fifo,
                 group_id=group_ids[i] if group_ids else None,

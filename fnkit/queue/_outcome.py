@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import filterfalse
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -27,13 +28,13 @@ class BatchOutcome(msgspec.Struct):
     """
 
     kind: str
-    failed_ids: tuple
-    deleted_ids: tuple
+    failed_ids: tuple[str, ...]
+    deleted_ids: tuple[str, ...]
     rule: str
     reason: str
     issues: Report = _EMPTY
-    invocation: Optional[Invocation] = None
-    event_ids: tuple = ()
+    invocation: Invocation | None = None
+    event_ids: tuple[str, ...] = ()
     source: ClassVar[str] = "queue"
     result_column: ClassVar[str] = "action"  # what happens to each record: retry or delete
 
@@ -46,7 +47,7 @@ class BatchOutcome(msgspec.Struct):
     def warnings(self) -> list[Issue]:
         return self.issues.warnings
 
-    def _replace(self, **changes: Any) -> "BatchOutcome":
+    def _replace(self, **changes: Any) -> BatchOutcome:
         values = {k: getattr(self, k) for k in self.__struct_fields__}
         values.update(changes)
         return BatchOutcome(**values)
@@ -54,32 +55,38 @@ class BatchOutcome(msgspec.Struct):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BatchOutcome):
             return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in ("kind", "failed_ids", "deleted_ids", "rule", "reason"))
+        return all(
+            getattr(self, k) == getattr(other, k) for k in ("kind", "failed_ids", "deleted_ids", "rule", "reason")
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """One row per record: what happens to it, and why."""
         failed = set(self.failed_ids)
         ids = self.event_ids or tuple(self.failed_ids) + tuple(self.deleted_ids)
         out = []
         for i, mid in enumerate(ids):
-            out.append({
-                "source": "queue",
-                "item": mid,
-                "index": i,
-                "kind": self.kind,
-                "action": "retry" if mid in failed else "delete",
-                "rule": self.rule,
-                "inferred": self.inferred,
-                "reason": self.reason,
-                "warnings": "; ".join(w.message for w in self.issues.warnings),
-            })
+            out.append(
+                {
+                    "source": "queue",
+                    "item": mid,
+                    "index": i,
+                    "kind": self.kind,
+                    "action": "retry" if mid in failed else "delete",
+                    "rule": self.rule,
+                    "inferred": self.inferred,
+                    "reason": self.reason,
+                    "warnings": "; ".join(w.message for w in self.issues.warnings),
+                }
+            )
         return out
 
     def __repr__(self) -> str:
-        return (f"BatchOutcome(kind={self.kind!r}, failed_ids={list(self.failed_ids)!r}, "
-                f"deleted={len(self.deleted_ids)}, rule={self.rule!r}, warnings={len(self.issues.warnings)})")
+        return (
+            f"BatchOutcome(kind={self.kind!r}, failed_ids={list(self.failed_ids)!r}, "
+            f"deleted={len(self.deleted_ids)}, rule={self.rule!r}, warnings={len(self.issues.warnings)})"
+        )
 
     # -- the Outcome protocol ---------------------------------------------------------------
 
@@ -145,43 +152,76 @@ def outcome(event: Any, response: Any, *, config: QueueConfig | None = None, **s
         # the event as JSON text or bytes, like validate_event takes it
         event, _ = decode_json(event, "G0")
         event = None if event is MISSING else event
-    return decide(event, correlation_ids(event), response, reporting)
+    decided: BatchOutcome = decide(event, correlation_ids(event), response, reporting)  # `@rule` leaves it untyped
+    return decided
 
 
-def _all_fail(ids: list[str], rule: str, reason: str, issues: list[Issue], invocation: Invocation | None) -> BatchOutcome:
-    return BatchOutcome("failure", tuple(ids), (), rule, reason, Report(issues, "queue", None, "response"), invocation, tuple(ids))
+def _all_fail(
+    ids: Sequence[str], rule: str, reason: str, issues: list[Issue], invocation: Invocation | None
+) -> BatchOutcome:
+    return BatchOutcome(
+        "failure", tuple(ids), (), rule, reason, Report(issues, "queue", None, "response"), invocation, tuple(ids)
+    )
 
 
-@rule("Q6", "queue", "doc", "The function raises, times out or crashes: nothing is deleted and the whole batch returns "
-      "after the visibility timeout.", severity="outcome")
-def _invocation_failed(ids: list[str], invocation: Invocation) -> BatchOutcome | None:
+@rule(
+    "Q6",
+    "queue",
+    "doc",
+    "The function raises, times out or crashes: nothing is deleted and the whole batch returns "
+    "after the visibility timeout.",
+    severity="outcome",
+)
+def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutcome | None:
     """Q6: a timed-out or raising function; None when it returned."""
     if invocation.timed_out:
-        return _all_fail(ids, "Q6", f"The function timed out after {invocation.timeout_s} s: nothing is deleted; the whole batch returns after the visibility timeout.", [error("$", "timeout", "The handler did not finish within its timeout.", "H4")], invocation)
+        return _all_fail(
+            ids,
+            "Q6",
+            f"The function timed out after {invocation.timeout_s} s: nothing is deleted; the whole batch returns "
+            "after the visibility timeout.",
+            [error("$", "timeout", "The handler did not finish within its timeout.", "H4")],
+            invocation,
+        )
     if invocation.error is not None:
-        return _all_fail(ids, "Q6", f"The function raised {invocation.error.type}: nothing is deleted; the whole batch returns after the visibility timeout.", [error("$", "error", f"The handler raised {invocation.error}.", "H3")], invocation)
+        return _all_fail(
+            ids,
+            "Q6",
+            f"The function raised {invocation.error.type}: nothing is deleted; the whole batch returns after the "
+            "visibility timeout.",
+            [error("$", "error", f"The handler raised {invocation.error}.", "H3")],
+            invocation,
+        )
     return None
 
 
 _SUCCESS = "Complete success: no failures reported, so every message is deleted."
-_MISSPELLED = ("Complete success (inferred): no batchItemFailures key, so every message is deleted; a misspelled key "
-               "loses the failures.")
+_MISSPELLED = (
+    "Complete success (inferred): no batchItemFailures key, so every message is deleted; a misspelled key "
+    "loses the failures."
+)
 _NOT_JSON = "The response is not valid JSON: complete failure, every message returns to the queue."
 
 
-@rule("Q8", "queue", "contract", "Reporting on: null, {}, null or [] batchItemFailures is complete success; invalid "
-      "JSON or an itemIdentifier that is \"\", null, under another key or not in the batch is complete failure; "
-      "otherwise the listed messages fail.", severity="outcome")
-def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) -> BatchOutcome:
+@rule(
+    "Q8",
+    "queue",
+    "contract",
+    "Reporting on: null, {}, null or [] batchItemFailures is complete success; invalid "
+    'JSON or an itemIdentifier that is "", null, under another key or not in the batch is complete failure; '
+    "otherwise the listed messages fail.",
+    severity="outcome",
+)
+def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True) -> BatchOutcome:
     """The one decision: `response` (a value, `Raw` or an `Invocation`) is normalised to what the poller
     reads, then read once (Q6, Q7, Q8, Q8a-c, Q10). Equivalent responses get the same outcome."""
     invocation: Invocation | None = None
     unencodable: str | None = None  # why JSON could not encode what the handler returned
     if type(response) is Invocation:
         invocation = response
-        failed = _invocation_failed(ids, invocation)
-        if failed is not None:
-            return failed
+        stopped: BatchOutcome | None = _invocation_failed(ids, invocation)  # `@rule` leaves it untyped
+        if stopped is not None:
+            return stopped
         if invocation.response_text is None:
             unencodable = invocation.encode_error or "unknown reason"
             value = _INVALID
@@ -190,24 +230,39 @@ def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) ->
     else:
         value = _platform_reads(response)
     if not reporting:
-        return _not_reporting(ids, value, invocation, unencodable)
+        ignored: BatchOutcome = _not_reporting(ids, value, invocation, unencodable)  # `@rule` leaves it untyped
+        return ignored
     if value is _INVALID:
-        issue = (error("$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", "H2")
-                 if unencodable else error("$", "format", "The response is not valid JSON.", "Q8"))
+        issue = (
+            error("$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", "H2")
+            if unencodable
+            else error("$", "format", "The response is not valid JSON.", "Q8")
+        )
         return _all_fail(ids, "Q8", _NOT_JSON, [issue], invocation)
     all_ids = ids if type(ids) is tuple else tuple(ids)
     kind, failed, issues = read_response(value, all_ids)
     if kind == "failure":
         cause = next((i for i in issues if i.severity == "error"), None)
-        rule_id = cause.rule if cause is not None else "Q8"
+        rule_id = cause.rule if cause is not None and cause.rule else "Q8"
         tag = " (inferred)" if _rules.get(rule_id).inferred else ""
-        reason = f"Complete failure{tag}: {cause.message if cause else 'the response is invalid.'} Every message returns to the queue."
+        reason = (
+            f"Complete failure{tag}: {cause.message if cause else 'the response is invalid.'} "
+            "Every message returns to the queue."
+        )
         return _all_fail(ids, rule_id, reason, issues, invocation)
     if kind == "success":
         q8b = any(i.rule == "Q8b" for i in issues)
         report = Report(issues, "queue", None, "response") if issues else _EMPTY
-        return BatchOutcome("success", (), all_ids, "Q8b" if q8b else "Q8", _MISSPELLED if q8b else _SUCCESS,
-                            report, invocation, all_ids)
+        return BatchOutcome(
+            "success",
+            (),
+            all_ids,
+            "Q8b" if q8b else "Q8",
+            _MISSPELLED if q8b else _SUCCESS,
+            report,
+            invocation,
+            all_ids,
+        )
     fset = set(failed)
     if isinstance(event, dict) and _has_groups(event):
         issues.extend(iter_group_order(event["Records"], fset))
@@ -220,7 +275,7 @@ def decide(event: Any, ids: list[str], response: Any, reporting: bool = True) ->
     return BatchOutcome("partial", ordered, deleted, "Q8", reason, report, invocation, all_ids)
 
 
-def _has_groups(event: dict) -> bool:
+def _has_groups(event: dict[str, Any]) -> bool:
     """True when the records carry message groups (a FIFO batch), so that Q10 can apply."""
     recs = event.get("Records")
     first = recs[0] if isinstance(recs, list) and recs else None
@@ -234,35 +289,73 @@ _REASONS: dict[tuple[int, int], str] = {}
 def _partial_reason(failed: int, deleted: int) -> str:
     reason = _REASONS.get((failed, deleted))
     if reason is None:
-        reason = (f"Partial failure: {failed} listed message(s) return to the queue after the visibility timeout; "
-                  f"the other {deleted} are deleted.")
+        reason = (
+            f"Partial failure: {failed} listed message(s) return to the queue after the visibility timeout; "
+            f"the other {deleted} are deleted."
+        )
         if len(_REASONS) < 10_000:  # the sentence for a pair of counts is made once
             _REASONS[failed, deleted] = reason
     return reason
 
 
-@rule("Q7", "queue", "inferred", "Reporting (ReportBatchItemFailures) off and the function succeeded: the response is "
-      "ignored and the whole batch is deleted; returned failures are lost.", severity="outcome")
-def _not_reporting(ids: list[str], value: Any, invocation: Invocation | None, unencodable: str | None) -> BatchOutcome:
+@rule(
+    "Q7",
+    "queue",
+    "inferred",
+    "Reporting (ReportBatchItemFailures) off and the function succeeded: the response is "
+    "ignored and the whole batch is deleted; returned failures are lost.",
+    severity="outcome",
+)
+def _not_reporting(
+    ids: Sequence[str], value: Any, invocation: Invocation | None, unencodable: str | None
+) -> BatchOutcome:
     issues: list[Issue] = []
     if unencodable is not None:
-        issues.append(warning("$", "encoding", f"The returned value is not JSON ({unencodable}); ignored because "
-                                               "reporting is off.", "H2"))
+        issues.append(
+            warning(
+                "$",
+                "encoding",
+                f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
+                "H2",
+            )
+        )
     if type(value) is QueueResponse:
         failures = value.batch_item_failures
     else:
         failures = value.get("batchItemFailures") if isinstance(value, dict) else None
     if isinstance(failures, (list, tuple)) and failures:
-        issues.append(warning("$.batchItemFailures", "ignored",
-                              f"Partial-batch reporting is off: the {len(failures)} reported failure(s) are ignored and deleted with the rest. They are lost.", "Q7"))
-    return BatchOutcome("success", (), tuple(ids), "Q7",
-                        "Success (inferred): reporting is off, so the response is ignored and the whole batch is deleted.",
-                        Report(issues, "queue", None, "response"), invocation, tuple(ids))
+        issues.append(
+            warning(
+                "$.batchItemFailures",
+                "ignored",
+                f"Partial-batch reporting is off: the {len(failures)} reported failure(s) are ignored and deleted "
+                "with the rest. They are lost.",
+                "Q7",
+            )
+        )
+    return BatchOutcome(
+        "success",
+        (),
+        tuple(ids),
+        "Q7",
+        "Success (inferred): reporting is off, so the response is ignored and the whole batch is deleted.",
+        Report(issues, "queue", None, "response"),
+        invocation,
+        tuple(ids),
+    )
 
 
 @with_settings(QueueConfig, "report_batch_item_failures")
-def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | None = None, context: Context | None = None,
-        isolation: str = "process", config: QueueConfig | None = None, **settings: Any) -> BatchOutcome:
+def run(
+    handler: Callable[[Any, Any], Any],
+    event: Any,
+    *,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+    isolation: str = "process",
+    config: QueueConfig | None = None,
+    **settings: Any,
+) -> BatchOutcome:
     """Validate the event, call `handler(event, context)` with its timeout, and decide the outcome (`.invocation` set).
 
     `timeout_s`: the function timeout (default: the config's `function_timeout_s`, 3 s).
@@ -276,4 +369,5 @@ def run(handler: Callable[[Any, Any], Any], event: Any, *, timeout_s: float | No
     event, _ = decode_json(event, "G0")
     timeout = config.function_timeout_s if timeout_s is None else timeout_s
     invocation = invoke(handler, event, timeout_s=timeout, context=context, isolation=isolation)
-    return decide(event, correlation_ids(event), invocation, config.report_batch_item_failures)
+    decided: BatchOutcome = decide(event, correlation_ids(event), invocation, config.report_batch_item_failures)
+    return decided

@@ -27,13 +27,26 @@ ITEM_FAILURE = Shape(
 )
 RESPONSE_SHAPE = Shape(
     "QueueResponse",
-    [F("batchItemFailures", Nullable(ListOf(ITEM_FAILURE)), required=False,
-       doc="The messages that failed; empty or null when all succeeded.", rule="QS6")],
+    [
+        F(
+            "batchItemFailures",
+            Nullable(ListOf(ITEM_FAILURE)),
+            required=False,
+            doc="The messages that failed; empty or null when all succeeded.",
+            rule="QS6",
+        )
+    ],
     rule="QS6",
     doc="What a queue handler returns when partial-batch reporting is on.",
 )
-rule("QS6", "queue", "contract", "The response is an object with `batchItemFailures`, a list of objects with "
-     "`itemIdentifier` (a messageId of the batch), or empty/null.", origin="spec")(RESPONSE_SHAPE)
+rule(
+    "QS6",
+    "queue",
+    "contract",
+    "The response is an object with `batchItemFailures`, a list of objects with "
+    "`itemIdentifier` (a messageId of the batch), or empty/null.",
+    origin="spec",
+)(RESPONSE_SHAPE)
 
 QueueResponse = RESPONSE_SHAPE.struct
 _ITEM_OK = ITEM_IDENTIFIER.meets
@@ -41,7 +54,7 @@ _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "f
 
 
 @rule("Q8c", "queue", "inferred", "An itemIdentifier listed twice counts once.", severity="warning")
-def _identifier_issue(ident: Any, index: int, known: Any, listed: set) -> Issue | None:
+def _identifier_issue(ident: Any, index: int, known: Any, listed: set[str]) -> Issue | None:
     """Q8/Q8a/Q8c: what is wrong with the itemIdentifier of entry `index` (None: it names a message of the
     batch, the first time). `known`: the batch's ids (a set or tuple), or None to match no batch."""
     if type(ident) is str and _ITEM_OK(ident) and (known is None or ident in known) and ident not in listed:
@@ -50,23 +63,33 @@ def _identifier_issue(ident: Any, index: int, known: Any, listed: set) -> Issue 
     if ident is None:
         return error(path, "type", "itemIdentifier is null, so the whole batch fails.", "Q8")
     if not isinstance(ident, str):
-        return error(path, "type", f"itemIdentifier is {describe(ident)}; it must be the messageId string, so the "
-                                   "whole batch fails.", "Q8a")
+        return error(
+            path,
+            "type",
+            f"itemIdentifier is {describe(ident)}; it must be the messageId string, so the whole batch fails.",
+            "Q8a",
+        )
     if ITEM_IDENTIFIER.broken(ident):
         return Issue(path, ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "error", ITEM_IDENTIFIER.rule)
     if known is not None and ident not in known:
         near = [k for k in known if k.lower() == ident.lower()]
         hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
-        return error(path, "unknown", f"'{ident}' is not a messageId of this batch, so the whole batch fails.{hint}",
-                     "Q8")
+        return error(
+            path, "unknown", f"'{ident}' is not a messageId of this batch, so the whole batch fails.{hint}", "Q8"
+        )
     if ident in listed:
         return warning(path, "duplicate", f"'{ident}' is listed twice; it counts once.", "Q8c")
     return None
 
 
-@rule("Q8b", "queue", "inferred", "A misspelled top-level key (e.g. BatchItemFailures) reads as no failures: complete "
-      "success, with a loud warning.", severity="warning")
-def _key_issues(response: dict) -> list[Issue]:
+@rule(
+    "Q8b",
+    "queue",
+    "inferred",
+    "A misspelled top-level key (e.g. BatchItemFailures) reads as no failures: complete success, with a loud warning.",
+    severity="warning",
+)
+def _key_issues(response: dict[Any, Any]) -> list[Issue]:
     """Q8b and G1: keys other than batchItemFailures are ignored; a misspelling of it loses the failures."""
     issues = []
     for key in response:
@@ -74,13 +97,19 @@ def _key_issues(response: dict) -> list[Issue]:
             continue
         path = child_path("$", key)
         if isinstance(key, str) and key.lower().replace("_", "") in _SPELLINGS:
-            issues.append(warning(path, "unknown",
-                                  f"'{key}' is not 'batchItemFailures' (names are case-sensitive): the platform sees no "
-                                  "failures and deletes the whole batch. The failures you meant to report are lost.",
-                                  "Q8b"))
+            issues.append(
+                warning(
+                    path,
+                    "unknown",
+                    f"'{key}' is not 'batchItemFailures' (names are case-sensitive): the platform sees no "
+                    "failures and deletes the whole batch. The failures you meant to report are lost.",
+                    "Q8b",
+                )
+            )
         else:
-            issues.append(warning(path, "unknown", f"'{key}' is not part of the response; the platform ignores it.",
-                                  "G1"))
+            issues.append(
+                warning(path, "unknown", f"'{key}' is not part of the response; the platform ignores it.", "G1")
+            )
     return issues
 
 
@@ -102,43 +131,93 @@ def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[I
         failures = typed.batch_item_failures
         idents = [item.item_identifier for item in failures] if failures else ()
         return _identifiers(idents, batch_ids, [])
-    return classify(response, batch_ids)
+    read: tuple[str, list[str], list[Issue]] = classify(response, batch_ids)  # `@rule` leaves it untyped
+    return read
 
 
-@rule("Q8a", "queue", "inferred", "Also complete failure: a top level that is not an object or null, batchItemFailures "
-      "not a list, an entry not an object, an itemIdentifier not a string.")
+@rule(
+    "Q8a",
+    "queue",
+    "inferred",
+    "Also complete failure: a top level that is not an object or null, batchItemFailures "
+    "not a list, an entry not an object, an itemIdentifier not a string.",
+)
 def classify(response: Any, batch_ids: Any) -> tuple[str, list[str], list[Issue]]:
     """The entry-by-entry reading of any decoded response (what `read_response` does with an odd one)."""
     if response is None:
         return "success", [], []
     if not isinstance(response, dict):
-        return "failure", [], [error("$", "type", f"The response is {describe(response)}; the platform reads only an "
-                                                  "object or null, so the whole batch fails.", "Q8a")]
+        return (
+            "failure",
+            [],
+            [
+                error(
+                    "$",
+                    "type",
+                    f"The response is {describe(response)}; the platform reads only an "
+                    "object or null, so the whole batch fails.",
+                    "Q8a",
+                )
+            ],
+        )
     issues = _key_issues(response)
     failures = response.get("batchItemFailures")
     if failures is None:
         return "success", [], issues
     if not isinstance(failures, list):
-        issues.append(error("$.batchItemFailures", "type", f"batchItemFailures is {describe(failures)}; it must be a "
-                                                             "list, so the whole batch fails.", "Q8a"))
+        issues.append(
+            error(
+                "$.batchItemFailures",
+                "type",
+                f"batchItemFailures is {describe(failures)}; it must be a list, so the whole batch fails.",
+                "Q8a",
+            )
+        )
         return "failure", [], issues
     idents: list[Any] = []
     notes: list[list[Issue]] = []  # what each entry says before its identifier is judged
     for i, item in enumerate(failures):
         path = f"$.batchItemFailures[{i}]"
         if not isinstance(item, dict):
-            notes.append([error(path, "type", f"Each failure is an object with itemIdentifier; this one is "
-                                              f"{describe(item)}, so the whole batch fails.", "Q8a")])
+            notes.append(
+                [
+                    error(
+                        path,
+                        "type",
+                        f"Each failure is an object with itemIdentifier; this one is "
+                        f"{describe(item)}, so the whole batch fails.",
+                        "Q8a",
+                    )
+                ]
+            )
             idents.append(_BROKEN)
         elif "itemIdentifier" not in item:
             other = ", ".join(repr(k) for k in item) or "no key at all"
-            notes.append([error(f"{path}.itemIdentifier", "missing", f"The failure has {other} instead of "
-                                "'itemIdentifier' (a wrong key name), so the whole batch fails.", "Q8")])
+            notes.append(
+                [
+                    error(
+                        f"{path}.itemIdentifier",
+                        "missing",
+                        f"The failure has {other} instead of "
+                        "'itemIdentifier' (a wrong key name), so the whole batch fails.",
+                        "Q8",
+                    )
+                ]
+            )
             idents.append(_BROKEN)
         else:
-            notes.append([warning(child_path(path, key), "unknown", f"'{key}' is ignored; a failure carries only "
-                                                                    "itemIdentifier.", "G1")
-                          for key in item if key != "itemIdentifier"])
+            notes.append(
+                [
+                    warning(
+                        child_path(path, key),
+                        "unknown",
+                        f"'{key}' is ignored; a failure carries only itemIdentifier.",
+                        "G1",
+                    )
+                    for key in item
+                    if key != "itemIdentifier"
+                ]
+            )
             idents.append(item["itemIdentifier"])
     return _identifiers(idents, batch_ids, issues, notes)
 
@@ -146,8 +225,9 @@ def classify(response: Any, batch_ids: Any) -> tuple[str, list[str], list[Issue]
 _BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
 
 
-def _identifiers(idents: Any, batch_ids: Any, issues: list[Issue],
-                 notes: list[list[Issue]] | None = None) -> tuple[str, list[str], list[Issue]]:
+def _identifiers(
+    idents: Any, batch_ids: Any, issues: list[Issue], notes: list[list[Issue]] | None = None
+) -> tuple[str, list[str], list[Issue]]:
     """The verdict on the listed identifiers, in listing order (`notes`: issues to say before each entry's own)."""
     known = batch_ids
     if known is not None and not isinstance(known, (set, frozenset)) and len(known) > 32:
@@ -174,7 +254,9 @@ def _identifiers(idents: Any, batch_ids: Any, issues: list[Issue],
 
 
 @with_settings(QueueConfig, "report_batch_item_failures")
-def validate_response(response: Any, *, event: Any = None, config: QueueConfig | None = None, **settings: Any) -> Report:
+def validate_response(
+    response: Any, *, event: Any = None, config: QueueConfig | None = None, **settings: Any
+) -> Report:
     """Every problem of a queue handler's response (pass `event` to match ids against the batch); never raises
     for any response. The queue's settings: `config`, or `report_batch_item_failures=` (Q7)."""
     from ._event import correlation_ids
@@ -182,12 +264,21 @@ def validate_response(response: Any, *, event: Any = None, config: QueueConfig |
     reporting = QueueConfig.of(config, settings, validate_response).report_batch_item_failures
 
     notes: list[Issue] = []  # what decoding the text said (a byte-order mark skipped, G0)
-    if isinstance(response, Raw) or isinstance(response, (str, bytes, bytearray, memoryview)):
+    if isinstance(response, (Raw, str, bytes, bytearray, memoryview)):
         value, notes = decode_json(response, "Q8")
         if value is MISSING:
-            issues = [i if i.severity == "warning" else
-                      Issue(i.path, i.code, i.message + " The platform treats invalid JSON as a complete failure.",
-                            "error", "Q8") for i in notes]
+            issues = [
+                i
+                if i.severity == "warning"
+                else Issue(
+                    i.path,
+                    i.code,
+                    i.message + " The platform treats invalid JSON as a complete failure.",
+                    "error",
+                    "Q8",
+                )
+                for i in notes
+            ]
             return Report(issues, "queue", None, "response")
         response = value
     if event is not None and not isinstance(event, dict):
@@ -200,16 +291,28 @@ def validate_response(response: Any, *, event: Any = None, config: QueueConfig |
         issues = [error("$", "limit", "The response nests too deeply to read.", "Q8a")]
     issues = [*notes, *issues]
     if not reporting and isinstance(response, dict) and response.get("batchItemFailures"):
-        issues.append(warning("$.batchItemFailures", "ignored",
-                              "Partial-batch reporting is off: the platform ignores this list and deletes the whole "
-                              "batch, so these failures are lost.", "Q7"))
+        issues.append(
+            warning(
+                "$.batchItemFailures",
+                "ignored",
+                "Partial-batch reporting is off: the platform ignores this list and deletes the whole "
+                "batch, so these failures are lost.",
+                "Q7",
+            )
+        )
     return Report(issues, "queue", None, "response")
 
 
-@rule("Q10", "queue", "inferred", "FIFO partial response: a listed message of a group followed by an unlisted message of "
-      "the same group breaks the group's order (the unlisted one is deleted); report every failed and unprocessed "
-      "message instead.", severity="warning")
-def iter_group_order(records: list, failed: set[str]) -> Iterator[Issue]:
+@rule(
+    "Q10",
+    "queue",
+    "inferred",
+    "FIFO partial response: a listed message of a group followed by an unlisted message of "
+    "the same group breaks the group's order (the unlisted one is deleted); report every failed and unprocessed "
+    "message instead.",
+    severity="warning",
+)
+def iter_group_order(records: list[Any], failed: set[str]) -> Iterator[Issue]:
     """Q10: a listed message of a group followed by an unlisted one of the same group breaks the order."""
     failed_groups: dict[str, str] = {}
     for i, rec in enumerate(records):
@@ -221,13 +324,17 @@ def iter_group_order(records: list, failed: set[str]) -> Iterator[Issue]:
         if mid in failed:
             failed_groups.setdefault(group, mid)
         elif group in failed_groups:
-            yield warning(f"$.Records[{i}]", "ordering",
-                          f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
-                          "it is deleted and the group's order breaks. List every message after the first failure of "
-                          "a group.", "Q10")
+            yield warning(
+                f"$.Records[{i}]",
+                "ordering",
+                f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
+                "it is deleted and the group's order breaks. List every message after the first failure of "
+                "a group.",
+                "Q10",
+            )
 
 
-def json_schema(kind: str = "event") -> dict:
+def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the queue event (`kind="event"`) or response (`"response"`), from the
     declarations fnkit validates with; what a schema cannot express is listed in its description."""
     from .._validate import Contract
@@ -237,7 +344,8 @@ def json_schema(kind: str = "event") -> dict:
         return EVENT_CONTRACT.json_schema()
     if kind == "response":
         schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
-            also=("Q8", "Q8a", "Q8b", "Q8c", "Q7"))
+            also=("Q8", "Q8a", "Q8b", "Q8c", "Q7")
+        )
         head = {k: schema.pop(k) for k in ("$schema", "title", "description")}
         return {**head, "anyOf": [schema, {"type": "null"}]}  # a null response is complete success (Q8)
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

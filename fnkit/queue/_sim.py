@@ -4,39 +4,51 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+
+try:  # the builtin MD5 is faster than OpenSSL's for short bodies (as in ._event)
+    from _md5 import md5 as _md5
+except ImportError:  # pragma: no cover
+    from hashlib import md5 as _md5
 import json
 import random
 from collections import deque
-from typing import Any, Callable, Iterator, Optional
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from .._config import with_settings
 from .._invoke import Context, Invocation, _check_isolation, invoke
-from .._report import Report
 from ..rules import rule
 from ._config import QueueConfig
-from ._event import EVENT_SOURCE, TRACE_KEY, _md5, md5_of_message_attributes, normalize_message_attributes, queue_arn
+from ._event import EVENT_SOURCE, md5_of_message_attributes, normalize_message_attributes, queue_arn
 from ._outcome import BatchOutcome, decide
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EPOCH_MS = 1_767_225_600_000  # virtual time 0 = 2026-01-01T00:00:00Z
 MAX_PAYLOAD = 6 * 1024 * 1024
 DEDUP_WINDOW_S = 300.0
 _KNOWN_COUNTS = 64
-_COUNTS = tuple(str(n) for n in range(_KNOWN_COUNTS))  # ApproximateReceiveCount texts, made once (shared by every record)
+_COUNTS = tuple(
+    str(n) for n in range(_KNOWN_COUNTS)
+)  # ApproximateReceiveCount texts, made once (shared by every record)
 _ENVELOPE = len('{"Records":[]}')
 
 
-def _records(texts: tuple, messages: tuple, counts: tuple, time_s: float) -> list[dict]:
+def _records(
+    texts: tuple[str, str, str, str], messages: tuple[Message, ...], counts: tuple[int, ...], time_s: float
+) -> list[dict[str, Any]]:
     """The records of one batch: each message at its receive count, received at `time_s` (virtual);
     `texts`: the queue's (eventSource, eventSourceARN, awsRegion, SenderId)."""
     source, arn, region, sender = texts
     now_text = str(EPOCH_MS + int(time_s * 1000))  # the messages first received now share it
-    out = []
-    for m, count in zip(messages, counts):
+    out: list[dict[str, Any]] = []
+    for m, count in zip(messages, counts, strict=True):
         first = m.first_receive_s
         first_text = now_text if first is None or first == time_s else str(EPOCH_MS + int(first * 1000))
-        attributes = {
+        attributes: dict[str, str | None] = {
             "ApproximateReceiveCount": _COUNTS[count] if count < _KNOWN_COUNTS else str(count),
             "SentTimestamp": str(m._sent_ms),
             "SenderId": sender,
@@ -48,30 +60,34 @@ def _records(texts: tuple, messages: tuple, counts: tuple, time_s: float) -> lis
             attributes["MessageDeduplicationId"] = m.dedup_id
         mid = m.message_id
         if m.md5_attributes is None:
-            out.append({
-                "messageId": mid,
-                "receiptHandle": "AQEB%s/%d" % (mid, count),
-                "body": m.body,
-                "attributes": attributes,
-                "messageAttributes": {},
-                "md5OfBody": m._md5.hex(),
-                "eventSource": source,
-                "eventSourceARN": arn,
-                "awsRegion": region,
-            })
+            out.append(
+                {
+                    "messageId": mid,
+                    "receiptHandle": f"AQEB{mid}/{count}",
+                    "body": m.body,
+                    "attributes": attributes,
+                    "messageAttributes": {},
+                    "md5OfBody": m._md5.hex(),
+                    "eventSource": source,
+                    "eventSourceARN": arn,
+                    "awsRegion": region,
+                }
+            )
         else:
-            out.append({
-                "messageId": mid,
-                "receiptHandle": "AQEB%s/%d" % (mid, count),
-                "body": m.body,
-                "attributes": attributes,
-                "messageAttributes": m.message_attributes,
-                "md5OfMessageAttributes": m.md5_attributes,
-                "md5OfBody": m._md5.hex(),
-                "eventSource": source,
-                "eventSourceARN": arn,
-                "awsRegion": region,
-            })
+            out.append(
+                {
+                    "messageId": mid,
+                    "receiptHandle": f"AQEB{mid}/{count}",
+                    "body": m.body,
+                    "attributes": attributes,
+                    "messageAttributes": m.message_attributes,
+                    "md5OfMessageAttributes": m.md5_attributes,
+                    "md5OfBody": m._md5.hex(),
+                    "eventSource": source,
+                    "eventSourceARN": arn,
+                    "awsRegion": region,
+                }
+            )
     return out
 
 
@@ -82,7 +98,7 @@ class SimContext(Context):
     process as it is; what `sleep` spent there comes back with the result.
     """
 
-    def __init__(self, sim: "QueueSim", **kwargs: Any) -> None:
+    def __init__(self, sim: QueueSim, **kwargs: Any) -> None:
         # cheaper than Context.__init__: a simulation makes one per batch, millions of times
         self.function_timeout_s = sim.function_timeout_s
         self.now_s = sim.now
@@ -131,15 +147,15 @@ class Message(msgspec.Struct, gc=False, eq=False):
     _sent_ms: int
     _md5: bytes
     _size: int  # the record's estimated JSON size (message attributes add theirs), for Q1's 6 MB
-    group_id: Optional[str] = None
-    dedup_id: Optional[str] = None
-    sequence_number: Optional[str] = None
-    message_attributes: Optional[dict] = None
-    md5_attributes: Optional[str] = None
-    first_receive_s: Optional[float] = None
+    group_id: str | None = None
+    dedup_id: str | None = None
+    sequence_number: str | None = None
+    message_attributes: dict[str, Any] | None = None
+    md5_attributes: str | None = None
+    first_receive_s: float | None = None
     receive_count: int = 0
     state: str = "queued"  # queued | in-flight | deleted | dead-lettered
-    deleted_s: Optional[float] = None
+    deleted_s: float | None = None
 
     @property
     def md5_body(self) -> str:
@@ -166,7 +182,7 @@ class Message(msgspec.Struct, gc=False, eq=False):
         """deleted, dead-lettered, or queued (still in the queue, visible or not)."""
         return "queued" if self.state in ("queued", "in-flight") else self.state
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         return {
             "message_id": self.message_id,
             "body": self.body,
@@ -182,7 +198,7 @@ class Message(msgspec.Struct, gc=False, eq=False):
         return f"Message({self.message_id!r}, state={self.final_state!r}, receive_count={self.receive_count})"
 
 
-class Delivery(tuple):
+class Delivery(tuple["Message", int]):
     """One record of one invocation: (message, receive count at that receive)."""
 
     __slots__ = ()
@@ -204,15 +220,17 @@ class SimInvocation(msgspec.Struct, gc=False, eq=False):
     index: int
     time_s: float
     # the messages and their receive counts at this receive, side by side: cheap for runs of millions
-    _messages: tuple
-    _counts: tuple
-    _texts: tuple  # (eventSource, eventSourceARN, awsRegion, SenderId) of the queue, to rebuild the event
-    outcome: Optional[BatchOutcome] = None
+    _messages: tuple[Message, ...]
+    _counts: tuple[int, ...]
+    _texts: tuple[
+        str, str, str, str
+    ]  # (eventSource, eventSourceARN, awsRegion, SenderId) of the queue, to rebuild the event
+    outcome: BatchOutcome | None = None
     duration_s: float = 0.0
 
     @property
-    def _deliveries(self) -> list[tuple]:
-        return list(zip(self._messages, self._counts))
+    def _deliveries(self) -> list[tuple[Message, int]]:
+        return list(zip(self._messages, self._counts, strict=True))
 
     @property
     def deliveries(self) -> list[Delivery]:
@@ -220,7 +238,7 @@ class SimInvocation(msgspec.Struct, gc=False, eq=False):
         return [Delivery(d) for d in self._deliveries]
 
     @property
-    def event(self) -> dict:
+    def event(self) -> dict[str, Any]:
         """The event the function received (rebuilt on demand: runs of millions stay small)."""
         return {"Records": _records(self._texts, self._messages, self._counts, self.time_s)}
 
@@ -228,7 +246,7 @@ class SimInvocation(msgspec.Struct, gc=False, eq=False):
     def message_ids(self) -> list[str]:
         return [m.message_id for m in self._messages]
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         o = self.outcome
         return {
             "invocation": self.index,
@@ -250,7 +268,7 @@ class SimInvocation(msgspec.Struct, gc=False, eq=False):
 class QueueRun:
     """The result of `QueueSim.run`: every invocation and every message's life."""
 
-    def __init__(self, sim: "QueueSim", invocations: list[SimInvocation], end_s: float) -> None:
+    def __init__(self, sim: QueueSim, invocations: list[SimInvocation], end_s: float) -> None:
         self.sim = sim
         self.invocations = invocations
         self.messages: list[Message] = list(sim._messages)
@@ -261,7 +279,7 @@ class QueueRun:
         """The messages moved to the dead-letter queue, in the order they moved."""
         return list(self.sim._dlq)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Counts: deleted, dead-lettered, still queued, invocations, receives per message, ordering warnings."""
         states = {"deleted": 0, "dead-lettered": 0, "queued": 0}
         receives = 0
@@ -270,10 +288,20 @@ class QueueRun:
             states[m.final_state] += 1
             receives += m.receive_count
             most = max(most, m.receive_count)
-        ordering = sum(1 for inv in self.invocations if inv.outcome is not None
-                       for w in inv.outcome.issues.warnings if w.rule == "Q10")
-        lost = sum(1 for inv in self.invocations if inv.outcome is not None
-                   for w in inv.outcome.issues.warnings if w.rule in ("Q7", "Q8b"))
+        ordering = sum(
+            1
+            for inv in self.invocations
+            if inv.outcome is not None
+            for w in inv.outcome.issues.warnings
+            if w.rule == "Q10"
+        )
+        lost = sum(
+            1
+            for inv in self.invocations
+            if inv.outcome is not None
+            for w in inv.outcome.issues.warnings
+            if w.rule in ("Q7", "Q8b")
+        )
         return {
             "sent": len(self.messages),
             "deduplicated": self.sim.deduplicated,
@@ -289,11 +317,11 @@ class QueueRun:
             "virtual time s": round(self.end_s, 3),
         }
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         """One row per message (for `fnkit.tabulate`)."""
         return [dict(source="queue", **m.row()) for m in self.messages]
 
-    def to_frame(self, what: str = "messages"):
+    def to_frame(self, what: str = "messages") -> pd.DataFrame:
         """A DataFrame: one row per message (`what="messages"`) or per invocation (`"invocations"`)."""
         import pandas as pd
 
@@ -303,7 +331,7 @@ class QueueRun:
             return pd.DataFrame([m.row() for m in self.messages])
         raise ValueError("what is 'messages' or 'invocations'")
 
-    def timeline(self, message_id: str) -> list[dict]:
+    def timeline(self, message_id: str) -> list[dict[str, Any]]:
         """What happened to one message: each receive with its invocation's outcome."""
         out = []
         for m in self.messages:
@@ -313,16 +341,33 @@ class QueueRun:
             for idx in receipts:
                 inv = self.invocations[idx]
                 failed = inv.outcome is not None and message_id in inv.outcome.failed_ids
-                out.append({"invocation": idx, "time_s": inv.time_s, "kind": inv.outcome.kind if inv.outcome else None,
-                            "result": "returned to queue" if failed else "deleted", "rule": inv.outcome.rule if inv.outcome else None})
+                out.append(
+                    {
+                        "invocation": idx,
+                        "time_s": inv.time_s,
+                        "kind": inv.outcome.kind if inv.outcome else None,
+                        "result": "returned to queue" if failed else "deleted",
+                        "rule": inv.outcome.rule if inv.outcome else None,
+                    }
+                )
             if m.state == "dead-lettered":
-                out.append({"invocation": None, "time_s": m.deleted_s, "kind": None, "result": "moved to dead-letter queue", "rule": "Q5"})
+                out.append(
+                    {
+                        "invocation": None,
+                        "time_s": m.deleted_s,
+                        "kind": None,
+                        "result": "moved to dead-letter queue",
+                        "rule": "Q5",
+                    }
+                )
         return out
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"QueueRun(invocations={s['invocations']}, deleted={s['deleted']}, dead-lettered={s['dead-lettered']}, "
-                f"queued={s['queued']}, ordering warnings={s['ordering warnings']})")
+        return (
+            f"QueueRun(invocations={s['invocations']}, deleted={s['deleted']}, dead-lettered={s['dead-lettered']}, "
+            f"queued={s['queued']}, ordering warnings={s['ordering warnings']})"
+        )
 
     def _repr_html_(self) -> str:
         from .._table import panel_html
@@ -373,16 +418,18 @@ class QueueSim:
         self.arn = queue_arn(fifo=fifo, region=region, name=queue_name, dialect=dialect)
         self.seed = seed
         self._rng = random.Random(seed)
-        self._id_prefix = "%08x" % self._rng.getrandbits(32)
+        self._id_prefix = f"{self._rng.getrandbits(32):08x}"
         stem = self._rng.getrandbits(48)
-        self._id_stem = "%s-%04x-4%03x-%04x-" % (self._id_prefix, stem >> 32, (stem >> 20) & 0xFFF, 0x8000 | (stem & 0x3FFF))
+        self._id_stem = (
+            f"{self._id_prefix}-{stem >> 32:04x}-4{(stem >> 20) & 0xFFF:03x}-{0x8000 | (stem & 0x3FFF):04x}-"
+        )
         self._id_salt = self._rng.getrandbits(48)
         self.now = 0.0
         self._messages: list[Message] = []
-        self._ready: deque[Message] = deque()   # visible, in send order (standard) / per group (FIFO)
+        self._ready: deque[Message] = deque()  # visible, in send order (standard) / per group (FIFO)
         self._hidden: list[tuple[float, int, Message]] = []  # (visible again at, index, message)
-        self._groups: dict[str, deque[Message]] = {}
-        self._group_busy: dict[str, int] = {}
+        self._groups: dict[str | None, deque[Message]] = {}  # FIFO only, where every message has a group
+        self._group_busy: dict[str | None, int] = {}
         self._dedup: dict[str, float] = {}
         self._dlq: list[Message] = []
         self._sequence = 18_000_000_000_000_000_000 + self._rng.randrange(10**17)
@@ -392,10 +439,22 @@ class QueueSim:
         self._invocations: list[SimInvocation] = []
 
     # -- sending ------------------------------------------------------------
-    @rule("Q11", "queue", "contract", "FIFO deduplication: a 5-minute window over the whole queue; a duplicate send is "
-          "accepted but not delivered; content-based id = SHA-256 hex of the body.", severity="behaviour")
-    def send(self, body: Any, *, group_id: str | None = None, dedup_id: str | None = None,
-             message_attributes: dict | None = None) -> str | None:
+    @rule(
+        "Q11",
+        "queue",
+        "contract",
+        "FIFO deduplication: a 5-minute window over the whole queue; a duplicate send is "
+        "accepted but not delivered; content-based id = SHA-256 hex of the body.",
+        severity="behaviour",
+    )
+    def send(
+        self,
+        body: Any,
+        *,
+        group_id: str | None = None,
+        dedup_id: str | None = None,
+        message_attributes: dict[str, Any] | None = None,
+    ) -> str | None:
         """Put a message in the queue now (virtual time); its id, or None when deduplicated (Q11)."""
         if not isinstance(body, str):
             body = body.decode("utf-8") if isinstance(body, bytes) else json.dumps(body)
@@ -415,9 +474,15 @@ class QueueSim:
             raise ValueError("group_id and dedup_id belong to FIFO queues: QueueSim(fifo=True) (QS5)")
         index = len(self._messages)
         # ids are seeded and unique: a per-queue random stem and a scrambled counter
-        mid = "%s%012x" % (self._id_stem, (index * 0x9E3779B97F4A7C15 + self._id_salt) & 0xFFFFFFFFFFFF)
-        msg = Message(mid, body, index, EPOCH_MS + int(self.now * 1000),
-                      _md5(body.encode("utf-8", "surrogatepass")).digest(), _record_size(body))
+        mid = f"{self._id_stem}{(index * 0x9E3779B97F4A7C15 + self._id_salt) & 0xFFFFFFFFFFFF:012x}"
+        msg = Message(
+            mid,
+            body,
+            index,
+            EPOCH_MS + int(self.now * 1000),
+            _md5(body.encode("utf-8", "surrogatepass")).digest(),
+            _record_size(body),
+        )
         if message_attributes:
             attrs = normalize_message_attributes(message_attributes)
             msg.message_attributes = attrs
@@ -439,8 +504,8 @@ class QueueSim:
         return [self.send(b, **kwargs) for b in bodies]
 
     # -- the event --------------------------------------------------------------
-    def _event(self, deliveries: list[tuple], time_s: float) -> dict:
-        messages, counts = zip(*deliveries) if deliveries else ((), ())
+    def _event(self, deliveries: list[tuple[Message, int]], time_s: float) -> dict[str, Any]:
+        messages, counts = zip(*deliveries, strict=True) if deliveries else ((), ())
         return {"Records": _records(self._texts, messages, counts, time_s)}
 
     # -- the poller -------------------------------------------------------------
@@ -457,8 +522,13 @@ class QueueSim:
             else:
                 self._ready.append(m)
 
-    @rule("Q9", "queue", "doc", "FIFO: at most one batch in flight per message group; order kept within a group; a batch "
-          "may mix groups.", severity="behaviour")
+    @rule(
+        "Q9",
+        "queue",
+        "doc",
+        "FIFO: at most one batch in flight per message group; order kept within a group; a batch may mix groups.",
+        severity="behaviour",
+    )
     def _take(self) -> list[Message]:
         """The next batch, as the poller assembles it (dead-letter moves on the way, Q5)."""
         batch: list[Message] = []
@@ -500,8 +570,13 @@ class QueueSim:
             batch.append(ready.popleft())
         return batch
 
-    @rule("Q5", "queue", "doc", "A message whose next receive would exceed maxReceiveCount moves to the dead-letter "
-          "queue instead.", severity="behaviour")
+    @rule(
+        "Q5",
+        "queue",
+        "doc",
+        "A message whose next receive would exceed maxReceiveCount moves to the dead-letter queue instead.",
+        severity="behaviour",
+    )
     def _dead_letter(self, m: Message) -> bool:
         """Q5: a receive that would exceed max_receive_count moves the message to the dead-letter queue."""
         if self.max_receive_count is not None and m.receive_count + 1 > self.max_receive_count:
@@ -522,8 +597,14 @@ class QueueSim:
             return any(q for q in self._groups.values()) or bool(self._hidden)
         return bool(self._ready) or bool(self._hidden)
 
-    def run(self, handler: Callable[[Any, Any], Any], *, until_s: float | None = None,
-            max_invocations: int | None = None, isolation: str = "process") -> QueueRun:
+    def run(
+        self,
+        handler: Callable[[Any, Any], Any],
+        *,
+        until_s: float | None = None,
+        max_invocations: int | None = None,
+        isolation: str = "process",
+    ) -> QueueRun:
         """Poll and invoke `handler` until the queue is empty (or `until_s` virtual seconds pass).
 
         `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`).
@@ -561,7 +642,7 @@ class QueueSim:
     def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message], isolation: str) -> None:
         now = self.now
         busy = self._group_busy
-        counts = []
+        counts: list[int] = []
         for m in batch:
             m.receive_count = count = m.receive_count + 1
             counts.append(count)
@@ -571,17 +652,21 @@ class QueueSim:
             if m.group_id is not None:
                 busy[m.group_id] = busy.get(m.group_id, 0) + 1
         messages = tuple(batch)
-        counts = tuple(counts)
-        inv = SimInvocation(len(self._invocations), now, messages, counts, self._texts)
+        receive_counts = tuple(counts)
+        inv = SimInvocation(len(self._invocations), now, messages, receive_counts, self._texts)
         self._invocations.append(inv)
-        event = {"Records": _records(self._texts, messages, counts, now)}
+        event = {"Records": _records(self._texts, messages, receive_counts, now)}
         ctx = SimContext(self)
         invocation = invoke(handler, event, timeout_s=self.real_timeout_s, context=ctx, isolation=isolation)
         duration = self.invocation_s + ctx.slept_s
         if ctx.slept_s > self.function_timeout_s and not invocation.timed_out:
             # the handler spent more virtual time than the function timeout allows (Q6)
-            invocation = Invocation(timed_out=True, duration_ms=invocation.duration_ms, logs=invocation.logs,
-                                    timeout_s=self.function_timeout_s)
+            invocation = Invocation(
+                timed_out=True,
+                duration_ms=invocation.duration_ms,
+                logs=invocation.logs,
+                timeout_s=self.function_timeout_s,
+            )
         if invocation.timed_out:
             duration = self.function_timeout_s
         ids = tuple([m.message_id for m in messages])
@@ -607,7 +692,7 @@ class QueueSim:
     def _requeue_failed_fifo(self, batch: list[Message], failed: set[str]) -> None:
         # failed FIFO messages go back to the front of their group, in their original order,
         # and keep the group busy until their visibility timeout passes (Q9)
-        by_group: dict[str, list[Message]] = {}
+        by_group: dict[str | None, list[Message]] = {}
         for m in batch:
             if m.message_id in failed:
                 by_group.setdefault(m.group_id, []).append(m)
