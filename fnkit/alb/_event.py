@@ -550,7 +550,9 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
         if type(arn) is not str:
             continue
         # on the compiled path the ARN has the spec's form (its declared pattern held); else an AS1 error said so
-        reading = _arn_reading(arn) if seen.typed or _compiled_form(arn) is not None else None
+        reading = (
+            (_ARN_READINGS.get(arn) or _arn_reading(arn)) if seen.typed or _compiled_form(arn) is not None else None
+        )
         if reading is None:
             continue
         dialect, unusual = reading

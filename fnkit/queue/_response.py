@@ -9,6 +9,7 @@ entry by entry, saying where and why. Both ways judge each itemIdentifier with t
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -50,6 +51,7 @@ rule(
 
 QueueResponse = RESPONSE_SHAPE.struct
 _ITEM_OK = ITEM_IDENTIFIER.meets
+_ITEM_IDENTIFIER = attrgetter("item_identifier")  # the identifiers of typed failures, read at C speed
 _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "failures", "itemfailures"}
 
 
@@ -129,7 +131,7 @@ def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[I
             typed = None
     if typed is not None:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
         failures = typed.batch_item_failures
-        idents = [item.item_identifier for item in failures] if failures else ()
+        idents = list(map(_ITEM_IDENTIFIER, failures)) if failures else ()
         return _identifiers(idents, batch_ids, [])
     read: tuple[str, list[str], list[Issue]] = classify(response, batch_ids)  # `@rule` leaves it untyped
     return read
@@ -230,17 +232,18 @@ def _identifiers(
 ) -> tuple[str, list[str], list[Issue]]:
     """The verdict on the listed identifiers, in listing order (`notes`: issues to say before each entry's own)."""
     known = batch_ids
-    if known is not None and not isinstance(known, (set, frozenset)) and len(known) > 32:
+    if known is not None and len(known) > 32 and not isinstance(known, (set, frozenset)):
         known = set(known)  # a long batch: look ids up in a set
     failed: list[str] = []
     listed: set[str] = set()
     broken = False
     for i, ident in enumerate(idents):
-        if notes is not None and notes[i]:
-            issues.extend(notes[i])
-        if ident is _BROKEN:
-            broken = True
-            continue
+        if notes is not None:
+            if notes[i]:
+                issues.extend(notes[i])
+            if ident is _BROKEN:
+                broken = True
+                continue
         issue = _identifier_issue(ident, i, known, listed)
         if issue is None:
             listed.add(ident)
