@@ -336,13 +336,20 @@ def events_from_file(path: str | Path, *, progress: bool | None = False) -> Impo
     )
 
 
-def _json_list(path: Path, stream: ImportStream) -> Iterator[Any]:
+def read_whole(path: Path) -> tuple[str | None, str]:
+    """(the file's text, gzip or not, as UTF-8, "") or (None, the sentence saying why it cannot be read)."""
     try:
         with _open_binary(path) as fh:
-            text = fh.read().decode("utf-8")
+            return fh.read().decode("utf-8"), ""
     except (EOFError, OSError, zlib.error, UnicodeDecodeError) as exc:
+        return None, f"The file cannot be read: {exc.__class__.__name__}: {exc}."
+
+
+def _json_list(path: Path, stream: ImportStream) -> Iterator[Any]:
+    text, why = read_whole(path)
+    if text is None:
         stream.count()
-        yield unreadable(f"{path}:1", f"The file cannot be read: {exc.__class__.__name__}: {exc}.")
+        yield unreadable(f"{path}:1", why)
         return
     try:
         value = json.loads(text)

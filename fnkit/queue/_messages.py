@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -309,14 +308,12 @@ def _entries(source: Any, stream: ImportStream) -> Iterator[tuple[str, str, Any]
 
 
 def _whole_file(path: Path, stream: ImportStream) -> Iterator[Any]:
-    from .._import import _open_binary
+    from .._import import read_whole
 
-    try:
-        with _open_binary(path) as fh:
-            text = fh.read().decode("utf-8")
-    except (EOFError, OSError, zlib.error, UnicodeDecodeError) as exc:
+    text, why = read_whole(path)
+    if text is None:
         stream.count()
-        yield unreadable(f"{path}:1", f"The file cannot be read: {exc.__class__.__name__}: {exc}.", SOURCE)
+        yield unreadable(f"{path}:1", why, SOURCE)
         return
     yield from _document(text, str(path), stream)
 

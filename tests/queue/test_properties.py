@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 import fnkit
 from fnkit import queue
 
+from ..fuzzing import deep_list
+
 # --- strategies ---------------------------------------------------------------------------------
 
 json_scalars = st.one_of(
@@ -24,16 +26,6 @@ json_values = st.recursive(
     ),
     max_leaves=20,
 )
-
-
-def _deep_list(depth: int) -> list[Any]:
-    root: list[Any] = []
-    cur = root
-    for _ in range(depth):
-        nxt: list[Any] = []
-        cur.append(nxt)
-        cur = nxt
-    return root
 
 
 def _deep_dict(depth: int) -> dict[str, Any]:
@@ -73,7 +65,7 @@ odd_objects = st.one_of(
     st.just({"Records": [{1: "a", (2, 3): "b"}]}),
     st.just({"Records": {1, 2}}),
     st.just({"Records": [math.nan, {"messageId": math.inf}]}),
-    st.sampled_from([5, 500, 5000]).map(_deep_list),
+    st.sampled_from([5, 500, 5000]).map(deep_list),
     st.sampled_from([5, 500, 3000]).map(_deep_dict),
     st.builds(_self_referencing),
     st.tuples(json_scalars, json_scalars),
