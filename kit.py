@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -512,6 +513,12 @@ def main(argv: list[str]) -> None:
     if not argv or argv[0] not in COMMANDS:
         print(f"usage:\n{USAGE}", file=sys.stderr)
         sys.exit(0 if argv and argv[0] in ("-h", "--help", "help") else 2)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # started in the background (`cmd &`, nohup, some CI runners): Ctrl-C is ignored and every
+        # process started from here would inherit that, so a server, a kernel or a test that sends
+        # it (as a user's Ctrl-C and Jupyter's interrupt do) would be ignored too. Handled here,
+        # children start with the default again.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     COMMANDS[argv[0]](argv[1:])
 
 

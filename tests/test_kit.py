@@ -135,3 +135,23 @@ def test_the_usage_lists_the_learner_commands(course):
 
 def test_git_ignores_the_working_copy():
     assert "/work/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_a_kit_command_started_with_ctrl_c_ignored_gives_its_children_ctrl_c_back(tmp_path):
+    # `python3 kit.py test &`, nohup and some CI runners start it with SIGINT ignored; the servers,
+    # kernels and tests it starts must still stop on Ctrl-C (three tests send it)
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import signal, subprocess, sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('fnkit_kit', {str(ROOT / 'kit.py')!r})\n"
+        "kit = importlib.util.module_from_spec(spec); spec.loader.exec_module(kit)\n"
+        "child = [sys.executable, '-c', 'import signal; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)']\n"
+        "kit.COMMANDS['probe'] = lambda argv: subprocess.run(child, check=True)\n"
+        "kit.main(['probe'])\n"
+    )
+    done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
