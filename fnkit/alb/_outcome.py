@@ -261,36 +261,18 @@ def _from_invocation(
     invocation: Invocation, method: str, path: str, multi_value: bool
 ) -> tuple[HttpOutcome | None, Any, int | None]:
     """A 502 for a failed invocation, or (None, the response as the platform reads it, its JSON size)."""
-    if invocation.timed_out:
-        issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", "H4")
-        return (
-            bad_gateway(
-                "A5",
-                f"the function timed out after {invocation.timeout_s} s (a 502, not a 504).",
-                Report([issue], SOURCE, None, "response"),
-                method=method,
-                path=path,
-                multi_value=multi_value,
-                invocation=invocation,
-            ),
-            None,
-            None,
+    if invocation.timed_out or invocation.error is not None:
+        if invocation.timed_out:
+            issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", "H4")
+            why = f"the function timed out after {invocation.timeout_s} s (a 502, not a 504)."
+        else:
+            issue = error("$", "raised", f"The function raised {invocation.error}.", "H3")
+            why = f"the function raised {invocation.error}."
+        report = Report([issue], SOURCE, None, "response")
+        failed = bad_gateway(
+            "A5", why, report, method=method, path=path, multi_value=multi_value, invocation=invocation
         )
-    if invocation.error is not None:
-        issue = error("$", "raised", f"The function raised {invocation.error}.", "H3")
-        return (
-            bad_gateway(
-                "A5",
-                f"the function raised {invocation.error}.",
-                Report([issue], SOURCE, None, "response"),
-                method=method,
-                path=path,
-                multi_value=multi_value,
-                invocation=invocation,
-            ),
-            None,
-            None,
-        )
+        return failed, None, None
     if invocation.response_text is None and invocation.encode_error:
         issue = error(
             "$", "format", f"JSON cannot encode what the function returned ({invocation.encode_error}).", "H2"
