@@ -29,9 +29,9 @@ class Tabular(Protocol):
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per record / recipient / request / setting."""
-        ...
 
-    def _repr_html_(self) -> str: ...
+    def _repr_html_(self) -> str:
+        """The result as HTML (Jupyter shows it)."""
 
 
 @runtime_checkable
@@ -41,51 +41,41 @@ class Outcome(Tabular, Protocol):
     @property
     def source(self) -> str:
         """ "queue", "mail" or "alb"."""
-        ...
 
     @property
     def rule(self) -> str:
         """The deciding rule's catalogue id."""
-        ...
 
     @property
     def inferred(self) -> bool:
         """True when the deciding rule (or its reading) is fnkit's inference, not a documented fact."""
-        ...
 
     @property
     def explanation(self) -> str:
         """The sentence that says what happens and why."""
-        ...
 
     @property
     def headline(self) -> str:
         """A few words for a badge: "partial", "applied: 2 DEFAULT", "502 Bad Gateway"."""
-        ...
 
     @property
     def tone(self) -> str:
         """How the badge is coloured: "good", "mixed", "bad" or "none"."""
-        ...
 
     @property
     def issues(self) -> Report:
         """The response's issues (warnings such as lost failures included)."""
-        ...
 
     @property
     def invocation(self) -> Invocation | None:
         """What happened when the handler ran (None when only a response was given)."""
-        ...
 
     @property
     def result_column(self) -> str:
         """The column of `rows()` that says what happened to each item ("action", "status")."""
-        ...
 
     def to_row(self) -> dict[str, Any]:
         """One summary row: source, outcome, rule, inferred, reason, items, errors, warnings."""
-        ...
 
 
 class Grid(NamedTuple):
