@@ -39,7 +39,7 @@ class Seen:
     (`seen.tables["records"]["body"]`, with `["at"]` the rows' positions; see `Shape.tables`).
     """
 
-    __slots__ = ("dialects", "options", "tables", "typed")
+    __slots__ = ("met", "options", "tables", "typed")
 
     def __init__(
         self, options: dict[str, Any] | None = None, typed: bool = False, tables: Tables | None = None
@@ -48,22 +48,24 @@ class Seen:
         # True when the value passed the compiled check: every field has its declared type
         self.typed = typed
         self.tables = tables if tables is not None else _NO_TABLES
-        self.dialects: set[str] | None = None  # made when a check first sees a spelling
+        # the dialect spelling the checks met: None (none yet), "aws", "provider", or MIXED (both); a string,
+        # not a set, so that saying a spelling allocates nothing
+        self.met: str | None = None
 
     def saw(self, dialect: str) -> None:
-        if self.dialects is None:
-            self.dialects = {dialect}
-        else:
-            self.dialects.add(dialect)
+        met = self.met
+        if met is None:
+            self.met = dialect
+        elif met != dialect:
+            self.met = MIXED
 
     def dialect(self) -> str | None:
         """The one dialect the checks saw, None when they saw none, "mixed" when they saw both."""
-        dialects = self.dialects
-        if not dialects:
-            return None
-        return next(iter(dialects)) if len(dialects) == 1 else "mixed"
+        return self.met
 
 
+#: what `Seen.met` holds once the checks met both dialects' spellings
+MIXED = "mixed"
 _NO_OPTIONS: dict[str, Any] = {}
 _NO_TABLES: Tables = {}
 
@@ -221,9 +223,8 @@ class Contract:
                 issues.append(_unchecked(exc))
         if notes:
             issues[:0] = list(notes)
-        dialects = seen.dialects
-        dialect = None if dialects is None else next(iter(dialects)) if len(dialects) == 1 else "mixed"
-        if dialect == "mixed":
+        dialect = seen.met
+        if dialect == MIXED:
             issues.append(
                 warning(
                     "$",
