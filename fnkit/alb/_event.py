@@ -130,10 +130,11 @@ def all_raw_url_text(values: Any) -> bool:
     """True when every string of `values` holds only what a raw URL carries (the column test of RAW_URL_TEXT)."""
     joined = "".join(values)
     # ASCII only, then delete every allowed byte (C-level): nothing may be left
-    return joined.isascii() and not joined.encode().translate(None, _RAW_URL_BYTES)
+    return joined.isascii() and not joined.encode().translate(_SAME_BYTES, _RAW_URL_BYTES)
 
 
 _RAW_URL_BYTES = bytes([0x21, 0x22, *range(0x24, 0x7F)])
+_SAME_BYTES = bytes(range(256))  # translate's identity table, made once (None makes one per call)
 
 
 def all_without_capitals(values: Any) -> bool:
@@ -206,7 +207,8 @@ EVENT_SHAPE = Shape(
             Text(
                 pattern=r"^/[\s\S]*$",
                 rule="AS1",
-                repeats=False,
+                # a function's requests mostly go to a few routes: a path is tested once, then one look-up in the
+                # bounded memo (a path never seen costs that look-up more than the pattern)
                 message="The path {json} does not start with '/'; the load balancer passes the client's request "
                 "path, which always does.",
             ),
@@ -286,7 +288,6 @@ ElbContext = _ELB.struct
 
 _HEADER_FIELDS = ("headers", "multiValueHeaders")
 _QUERY_FIELDS = ("queryStringParameters", "multiValueQueryStringParameters")
-_TRACE_BY_NAME = {name: dialect for dialect, name in TRACE_HEADERS.items()}
 _PROVIDER_TRACE = TRACE_HEADERS["provider"]
 _AWS_TRACE = TRACE_HEADERS["aws"]
 
@@ -471,10 +472,12 @@ def check_trace_header(event: Any, seen: Seen) -> list[Issue]:
     maps = _header_maps(event)
     found = False
     for _, mapping in maps:
-        for name, dialect in _TRACE_BY_NAME.items():
-            if name in mapping:
-                seen.saw(dialect)
-                found = True
+        if _PROVIDER_TRACE in mapping:
+            seen.saw("provider")
+            found = True
+        if _AWS_TRACE in mapping:
+            seen.saw("aws")
+            found = True
     if found or not maps:
         return out
     if any(is_health_check(mapping) for _, mapping in maps) or _shaped_like_health_check(event, maps):
@@ -546,29 +549,10 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
     elb: Any = context.elb if type(context) is RequestContext else None  # the generated struct's field
     inner = elb.target_group_arn if type(elb) is ElbContext else None
     top = event.target_group_arn
-    for path, arn in (("$.requestContext.elb.targetGroupArn", inner), ("$.targetGroupArn", top)):
-        if type(arn) is not str:
-            continue
-        # on the compiled path the ARN has the spec's form (its declared pattern held); else an AS1 error said so
-        reading = (
-            (_ARN_READINGS.get(arn) or _arn_reading(arn)) if seen.typed or _compiled_form(arn) is not None else None
-        )
-        if reading is None:
-            continue
-        dialect, unusual = reading
-        if dialect is not None:
-            seen.saw(dialect)
-        if unusual and not (path == "$.targetGroupArn" and arn == inner):  # the same ARN twice: said once
-            out.append(
-                warning(
-                    path,
-                    "unusual",
-                    f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
-                    f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
-                    "defines only the form.",
-                    "A15",
-                )
-            )
+    if type(inner) is str:
+        _read_target_group_arn(inner, "$.requestContext.elb.targetGroupArn", seen, out)
+    if type(top) is str and top != inner:  # (the same ARN twice: read and said once)
+        _read_target_group_arn(top, "$.targetGroupArn", seen, out)
     if type(inner) is str and type(top) is str and inner != top:
         out.append(
             warning(
@@ -580,6 +564,28 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
             )
         )
     return out
+
+
+def _read_target_group_arn(arn: str, path: str, seen: Seen, out: list[Issue]) -> None:
+    """AS1 and A15 for one target group ARN at `path`: the dialect its partition tells, its unusual parts."""
+    # on the compiled path the ARN has the spec's form (its declared pattern held); else an AS1 error said so
+    reading = (_ARN_READINGS.get(arn) or _arn_reading(arn)) if seen.typed or _compiled_form(arn) is not None else None
+    if reading is None:
+        return
+    dialect, unusual = reading
+    if dialect is not None:
+        seen.saw(dialect)
+    if unusual:
+        out.append(
+            warning(
+                path,
+                "unusual",
+                f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
+                f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
+                "defines only the form.",
+                "A15",
+            )
+        )
 
 
 _ARN_READINGS: dict[str, tuple[str | None, tuple[str, ...]]] = {}
