@@ -182,11 +182,44 @@ def _check_ok(report: Any, what: str) -> None:
         raise SystemExit(f"the benchmark's {what} is not clean: {report!r}")
 
 
+def rules_rows(table: Table, rounds: int, contract: Any, make: Callable[[], Any], base: Callable[[], Any]) -> None:
+    """Two floor rows of a validate_event row: the semantic rules' own cost (each rule called directly over one
+    typed value), and the whole pipeline called step by step without the engine around it (compiled read,
+    tables, post-check, the rules): what is left of the row when the engine costs nothing."""
+    from fnkit._validate import Seen
+
+    contract.check(make())  # compiles the contract's parts
+    typed = make()
+    read_tables, post = contract.shape.tables, contract.shape.post_check
+    tables = read_tables(typed)
+    checks = contract.checks
+
+    def rules() -> None:
+        seen = Seen(None, True, tables)
+        for check in checks:
+            check(typed, seen)
+
+    def pipeline() -> None:
+        value = make()
+        columns = read_tables(value)
+        post(value, columns)
+        seen = Seen(None, True, columns)
+        for check in checks:
+            check(value, seen)
+
+    names = ", ".join(c.__name__.removeprefix("check_") for c in checks)
+    own = ratio(rules, base, rounds)
+    table.ratio_row(f"  floor: the {len(checks)} rules' own cost", own, None, note=f"{own[1]:.2f} µs: {names}")
+    table.ratio_row(
+        "  floor: compiled read + tables + post-check + rules, no engine", ratio(pipeline, base, rounds), None
+    )
+
+
 def queue_rows(table: Table, rounds: int, sqs_model: Any) -> None:
     import msgspec
 
     from fnkit import queue
-    from fnkit.queue._event import EVENT_SHAPE, md5_of_body
+    from fnkit.queue._event import EVENT_CONTRACT, EVENT_SHAPE, md5_of_body
 
     event = queue.build_event(bodies(10, 200, 1), dialect="aws", seed=1)
     text = json.dumps(event)
@@ -253,6 +286,7 @@ def queue_rows(table: Table, rounds: int, sqs_model: Any) -> None:
         ),
         None,
     )
+    rules_rows(table, rounds, EVENT_CONTRACT, lambda: msgspec.convert(event, struct, strict=True), loads)
 
 
 def alb_rows(table: Table, rounds: int, alb_model: Any) -> None:
@@ -265,13 +299,16 @@ def alb_rows(table: Table, rounds: int, alb_model: Any) -> None:
     table.ratio_row(name, ratio(lambda: alb.validate_event(event), lambda: json.loads(text), rounds), 0.3)
     import msgspec
 
-    from fnkit.alb._event import EVENT_SHAPE
+    from fnkit.alb._event import EVENT_CONTRACT, EVENT_SHAPE
 
     struct = EVENT_SHAPE.struct
     table.ratio_row(
         "  floor: msgspec.convert(dict) alone",
         ratio(lambda: msgspec.convert(event, struct, strict=True), lambda: json.loads(text), rounds),
         None,
+    )
+    rules_rows(
+        table, rounds, EVENT_CONTRACT, lambda: msgspec.convert(event, struct, strict=True), lambda: json.loads(text)
     )
     if alb_model is not None:
         alb_model.model_validate(event)
@@ -306,7 +343,7 @@ def mail_rows(table: Table, rounds: int) -> None:
     import msgspec
 
     from fnkit.mail._address import all_addresses
-    from fnkit.mail._event import EVENT_SHAPE
+    from fnkit.mail._event import EVENT_CONTRACT, EVENT_SHAPE
 
     struct = EVENT_SHAPE.struct
     table.ratio_row(
@@ -314,6 +351,7 @@ def mail_rows(table: Table, rounds: int) -> None:
         ratio(lambda: msgspec.convert(event, struct, strict=True), loads, rounds),
         None,
     )
+    rules_rows(table, rounds, EVENT_CONTRACT, lambda: msgspec.convert(event, struct, strict=True), loads)
     addresses = [r["address"] for r in event["envelope"]["recipients"]]
     table.ratio_row(
         "  floor: the address column test alone (MS3)", ratio(lambda: all_addresses(addresses), loads, rounds), None
