@@ -247,14 +247,14 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
     kind, failed, issues = read_response(value, all_ids)
     if kind == "partial":
         one = failed[0] if len(failed) == 1 else None
-        rest = all_ids[all_ids.index(one) + 1 :] if one is not None else None  # read_response found it there
-        if rest is not None and one not in rest:  # one listed message, once in the batch: cut it out
+        at = all_ids.index(one) if one is not None else 0  # read_response found it in the batch
+        if one is not None and one not in all_ids[at + 1 :]:  # one listed message, once in the batch: cut it out
             ordered: tuple[str, ...] = (one,)
-            deleted = all_ids[: len(all_ids) - len(rest) - 1] + rest
+            deleted = all_ids[:at] + all_ids[at + 1 :]
         else:
             fset = set(failed)
             deleted = tuple(filterfalse(fset.__contains__, all_ids))
-            ordered = (one,) if one is not None else tuple(filter(fset.__contains__, all_ids))  # batch order
+            ordered = tuple(failed) if one is not None else tuple(filter(fset.__contains__, all_ids))  # batch order
         reason = _REASONS.get((len(failed), len(deleted))) or _partial_reason(len(failed), len(deleted))
         records = event.get("Records") if isinstance(event, dict) else None
         # Q10 applies when the records carry message groups (a FIFO batch)

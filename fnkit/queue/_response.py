@@ -107,7 +107,8 @@ def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[I
         failures = typed.batch_item_failures
         if not failures:
             return "success", [], []
-        return _identifiers(map(_ITEM_IDENTIFIER, failures), batch_ids, [])
+        judged: tuple[str, list[str], list[Issue]] = _identifiers(map(_ITEM_IDENTIFIER, failures), batch_ids, [])
+        return judged  # `@rule` leaves it untyped
     read: tuple[str, list[str], list[Issue]] = classify(response, batch_ids)  # `@rule` leaves it untyped
     return read
 
@@ -196,7 +197,8 @@ def classify(response: Any, batch_ids: Any) -> tuple[str, list[str], list[Issue]
                 ]
             )
             idents.append(item["itemIdentifier"])
-    return _identifiers(idents, batch_ids, issues, notes)
+    judged: tuple[str, list[str], list[Issue]] = _identifiers(idents, batch_ids, issues, notes)  # `@rule`: untyped
+    return judged
 
 
 _BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
