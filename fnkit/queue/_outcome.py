@@ -123,13 +123,13 @@ _INVALID = object()  # the platform could not read JSON
 def _platform_reads(response: Any) -> Any:
     """What the poller reads: the decoded JSON of `Raw` text, a Python value as its JSON would decode
     (the typed response straight away when it is a well-formed object), or _INVALID when it is not JSON."""
-    if response is None:
-        return None
     if type(response) is dict:
         try:  # a well-formed answer is JSON as it is: no need to encode it and read it back
             return msgspec.convert(response, QueueResponse, strict=True)
         except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
             pass
+    elif response is None:
+        return None
     if isinstance(response, Raw):
         text = response.text()
     else:
