@@ -19,6 +19,7 @@ from ._event import correlation_ids, validate_event
 from ._response import QueueResponse, iter_group_order, read_response
 
 _EMPTY = Report((), "queue", None, "response")
+_DEFAULTS = QueueConfig.of()  # the settings of a call that names none
 
 
 class BatchOutcome(msgspec.Struct):
@@ -122,13 +123,13 @@ _INVALID = object()  # the platform could not read JSON
 def _platform_reads(response: Any) -> Any:
     """What the poller reads: the decoded JSON of `Raw` text, a Python value as its JSON would decode
     (the typed response straight away when it is a well-formed object), or _INVALID when it is not JSON."""
-    if response is None:
-        return None
     if type(response) is dict:
         try:  # a well-formed answer is JSON as it is: no need to encode it and read it back
             return msgspec.convert(response, QueueResponse, strict=True)
         except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
             pass
+    elif response is None:
+        return None
     if isinstance(response, Raw):
         text = response.text()
     else:
@@ -147,7 +148,10 @@ def outcome(event: Any, response: Any, *, config: QueueConfig | None = None, **s
 
     The queue's settings: `config` (a `QueueConfig`), or `report_batch_item_failures=` (Q7).
     """
-    reporting = QueueConfig.of(config, settings, outcome).report_batch_item_failures
+    if config is None and not settings:
+        reporting = _DEFAULTS.report_batch_item_failures
+    else:
+        reporting = QueueConfig.of(config, settings, outcome).report_batch_item_failures
     if type(event) is not dict:
         # the event as JSON text or bytes, like validate_event takes it
         event, _ = decode_json(event, "G0")
@@ -241,15 +245,27 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         return _all_fail(ids, "Q8", _NOT_JSON, [issue], invocation)
     all_ids = ids if type(ids) is tuple else tuple(ids)
     kind, failed, issues = read_response(value, all_ids)
-    if kind == "failure":
-        cause = next((i for i in issues if i.severity == "error"), None)
-        rule_id = cause.rule if cause is not None and cause.rule else "Q8"
-        tag = " (inferred)" if _rules.get(rule_id).inferred else ""
-        reason = (
-            f"Complete failure{tag}: {cause.message if cause else 'the response is invalid.'} "
-            "Every message returns to the queue."
-        )
-        return _all_fail(ids, rule_id, reason, issues, invocation)
+    if kind == "partial":
+        one = failed[0] if len(failed) == 1 else None
+        at = all_ids.index(one) if one is not None else 0  # read_response found it in the batch
+        if one is not None and one not in all_ids[at + 1 :]:  # one listed message, once in the batch: cut it out
+            ordered: tuple[str, ...] = (one,)
+            deleted = all_ids[:at] + all_ids[at + 1 :]
+        else:
+            fset = set(failed)
+            deleted = tuple(filterfalse(fset.__contains__, all_ids))
+            ordered = tuple(failed) if one is not None else tuple(filter(fset.__contains__, all_ids))  # batch order
+        reason = _REASONS.get((len(failed), len(deleted))) or _partial_reason(len(failed), len(deleted))
+        records = event.get("Records") if isinstance(event, dict) else None
+        # Q10 applies when the records carry message groups (a FIFO batch)
+        first = records[0] if isinstance(records, list) and records else None
+        attrs = first.get("attributes") if isinstance(first, dict) else None
+        if isinstance(attrs, dict) and "MessageGroupId" in attrs:
+            issues.extend(iter_group_order(records, set(failed)))
+            if any(i.rule == "Q10" for i in issues):
+                reason += " The FIFO group order breaks (see warnings)."
+        report = Report(issues, "queue", None, "response") if issues else _EMPTY
+        return BatchOutcome("partial", ordered, deleted, "Q8", reason, report, invocation, all_ids)
     if kind == "success":
         q8b = any(i.rule == "Q8b" for i in issues)
         report = Report(issues, "queue", None, "response") if issues else _EMPTY
@@ -263,24 +279,14 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
             invocation,
             all_ids,
         )
-    fset = set(failed)
-    if isinstance(event, dict) and _has_groups(event):
-        issues.extend(iter_group_order(event["Records"], fset))
-    deleted = tuple(filterfalse(fset.__contains__, all_ids))
-    ordered = tuple(failed) if len(failed) == 1 else tuple([i for i in all_ids if i in fset])  # batch order
-    reason = _partial_reason(len(failed), len(deleted))
-    if issues and any(i.rule == "Q10" for i in issues):
-        reason += " The FIFO group order breaks (see warnings)."
-    report = Report(issues, "queue", None, "response") if issues else _EMPTY
-    return BatchOutcome("partial", ordered, deleted, "Q8", reason, report, invocation, all_ids)
-
-
-def _has_groups(event: dict[str, Any]) -> bool:
-    """True when the records carry message groups (a FIFO batch), so that Q10 can apply."""
-    recs = event.get("Records")
-    first = recs[0] if isinstance(recs, list) and recs else None
-    attrs = first.get("attributes") if isinstance(first, dict) else None
-    return isinstance(attrs, dict) and "MessageGroupId" in attrs
+    cause = next((i for i in issues if i.severity == "error"), None)
+    rule_id = cause.rule if cause is not None and cause.rule else "Q8"
+    tag = " (inferred)" if _rules.get(rule_id).inferred else ""
+    reason = (
+        f"Complete failure{tag}: {cause.message if cause else 'the response is invalid.'} "
+        "Every message returns to the queue."
+    )
+    return _all_fail(ids, rule_id, reason, issues, invocation)
 
 
 _REASONS: dict[tuple[int, int], str] = {}

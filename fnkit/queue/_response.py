@@ -2,8 +2,8 @@
 
 `read_response(value, batch_ids)` is the one reading of a decoded response: the compiled
 shape takes the common, well-formed answers in one `msgspec.convert`; anything else is read
-entry by entry, saying where and why. Both ways judge each itemIdentifier with the same
-`_identifier_issue`, so the verdicts cannot drift apart.
+entry by entry, saying where and why. Both ways judge the listed itemIdentifiers with the same
+`_identifiers`, so the verdicts cannot drift apart.
 """
 
 from __future__ import annotations
@@ -55,35 +55,6 @@ _ITEM_IDENTIFIER = attrgetter("item_identifier")  # the identifiers of typed fai
 _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "failures", "itemfailures"}
 
 
-@rule("Q8c", "queue", "inferred", "An itemIdentifier listed twice counts once.", severity="warning")
-def _identifier_issue(ident: Any, index: int, known: Any, listed: set[str]) -> Issue | None:
-    """Q8/Q8a/Q8c: what is wrong with the itemIdentifier of entry `index` (None: it names a message of the
-    batch, the first time). `known`: the batch's ids (a set or tuple), or None to match no batch."""
-    if type(ident) is str and _ITEM_OK(ident) and (known is None or ident in known) and ident not in listed:
-        return None
-    path = f"$.batchItemFailures[{index}].itemIdentifier"
-    if ident is None:
-        return error(path, "type", "itemIdentifier is null, so the whole batch fails.", "Q8")
-    if not isinstance(ident, str):
-        return error(
-            path,
-            "type",
-            f"itemIdentifier is {describe(ident)}; it must be the messageId string, so the whole batch fails.",
-            "Q8a",
-        )
-    if ITEM_IDENTIFIER.broken(ident):
-        return Issue(path, ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "error", ITEM_IDENTIFIER.rule)
-    if known is not None and ident not in known:
-        near = [k for k in known if k.lower() == ident.lower()]
-        hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
-        return error(
-            path, "unknown", f"'{ident}' is not a messageId of this batch, so the whole batch fails.{hint}", "Q8"
-        )
-    if ident in listed:
-        return warning(path, "duplicate", f"'{ident}' is listed twice; it counts once.", "Q8c")
-    return None
-
-
 @rule(
     "Q8b",
     "queue",
@@ -121,18 +92,23 @@ def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[I
     kind is "success", "partial" or "failure". With `batch_ids` None, ids are not matched
     against a batch (only the response's own form is judged).
     """
-    if response is None:
+    if type(response) is QueueResponse:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
+        typed = response
+    elif response is None:
         return "success", [], []
-    typed = response if type(response) is QueueResponse else None
-    if type(response) is dict:
+    elif type(response) is dict:
         try:
             typed = msgspec.convert(response, QueueResponse, strict=True)
         except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
             typed = None
-    if typed is not None:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
+    else:
+        typed = None
+    if typed is not None:
         failures = typed.batch_item_failures
-        idents = list(map(_ITEM_IDENTIFIER, failures)) if failures else ()
-        return _identifiers(idents, batch_ids, [])
+        if not failures:
+            return "success", [], []
+        judged: tuple[str, list[str], list[Issue]] = _identifiers(map(_ITEM_IDENTIFIER, failures), batch_ids, [])
+        return judged  # `@rule` leaves it untyped
     read: tuple[str, list[str], list[Issue]] = classify(response, batch_ids)  # `@rule` leaves it untyped
     return read
 
@@ -221,19 +197,24 @@ def classify(response: Any, batch_ids: Any) -> tuple[str, list[str], list[Issue]
                 ]
             )
             idents.append(item["itemIdentifier"])
-    return _identifiers(idents, batch_ids, issues, notes)
+    judged: tuple[str, list[str], list[Issue]] = _identifiers(idents, batch_ids, issues, notes)  # `@rule`: untyped
+    return judged
 
 
 _BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
 
 
+@rule("Q8c", "queue", "inferred", "An itemIdentifier listed twice counts once.", severity="warning")
 def _identifiers(
     idents: Any, batch_ids: Any, issues: list[Issue], notes: list[list[Issue]] | None = None
 ) -> tuple[str, list[str], list[Issue]]:
-    """The verdict on the listed identifiers, in listing order (`notes`: issues to say before each entry's own)."""
+    """The verdict on the listed identifiers, in listing order (Q8/Q8a/Q8c): each names a message of the
+    batch, once, or says what is wrong with it. `batch_ids`: the batch's ids (a set or tuple), or None to
+    match no batch; `notes`: issues to say before each entry's own."""
     known = batch_ids
     if known is not None and len(known) > 32 and not isinstance(known, (set, frozenset)):
         known = set(known)  # a long batch: look ids up in a set
+    meets = _ITEM_OK
     failed: list[str] = []
     listed: set[str] = set()
     broken = False
@@ -244,13 +225,45 @@ def _identifiers(
             if ident is _BROKEN:
                 broken = True
                 continue
-        issue = _identifier_issue(ident, i, known, listed)
-        if issue is None:
+        if type(ident) is str and meets(ident) and (known is None or ident in known) and ident not in listed:
             listed.add(ident)
             failed.append(ident)
-        else:
-            issues.append(issue)
-            broken = broken or issue.severity == "error"
+            continue
+        path = f"$.batchItemFailures[{i}].itemIdentifier"
+        if ident is None:
+            issues.append(error(path, "type", "itemIdentifier is null, so the whole batch fails.", "Q8"))
+        elif not isinstance(ident, str):
+            issues.append(
+                error(
+                    path,
+                    "type",
+                    f"itemIdentifier is {describe(ident)}; it must be the messageId string, so the whole batch fails.",
+                    "Q8a",
+                )
+            )
+        elif ITEM_IDENTIFIER.broken(ident):
+            issues.append(
+                Issue(path, ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "error", ITEM_IDENTIFIER.rule)
+            )
+        elif known is not None and ident not in known:
+            near = [k for k in known if k.lower() == ident.lower()]
+            hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
+            issues.append(
+                error(
+                    path,
+                    "unknown",
+                    f"'{ident}' is not a messageId of this batch, so the whole batch fails.{hint}",
+                    "Q8",
+                )
+            )
+        elif ident in listed:  # listed before: a warning, and it counts once
+            issues.append(warning(path, "duplicate", f"'{ident}' is listed twice; it counts once.", "Q8c"))
+            continue
+        else:  # a str subclass naming a message of the batch
+            listed.add(ident)
+            failed.append(ident)
+            continue
+        broken = True
     if broken:
         return "failure", failed, issues
     return ("partial" if failed else "success"), failed, issues

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .._config import with_settings
-from .._invoke import Context, Invocation, _check_isolation, invoke
+from .._invoke import Context, Invocation, _check_isolation, invoke_owned
 from ..rules import rule
 from ._config import QueueConfig
 from ._event import EVENT_SOURCE, md5_of_message_attributes, normalize_message_attributes, queue_arn
@@ -655,9 +655,12 @@ class QueueSim:
         receive_counts = tuple(counts)
         inv = SimInvocation(len(self._invocations), now, messages, receive_counts, self._texts)
         self._invocations.append(inv)
+        # the handler's event is made for it alone, so it is handed over without a copy; the poller reads
+        # its own records only where its decision looks at them: the group order of a FIFO batch (Q10)
         event = {"Records": _records(self._texts, messages, receive_counts, now)}
+        own = {"Records": _records(self._texts, messages, receive_counts, now)} if self.fifo else None
         ctx = SimContext(self)
-        invocation = invoke(handler, event, timeout_s=self.real_timeout_s, context=ctx, isolation=isolation)
+        invocation = invoke_owned(handler, event, timeout_s=self.real_timeout_s, context=ctx, isolation=isolation)
         duration = self.invocation_s + ctx.slept_s
         if ctx.slept_s > self.function_timeout_s and not invocation.timed_out:
             # the handler spent more virtual time than the function timeout allows (Q6)
@@ -670,7 +673,7 @@ class QueueSim:
         if invocation.timed_out:
             duration = self.function_timeout_s
         ids = tuple([m.message_id for m in messages])
-        result = decide(event, ids, invocation, self.report_batch_item_failures)
+        result = decide(own, ids, invocation, self.report_batch_item_failures)
         inv.outcome = result
         inv.duration_s = duration
         self.now = end = now + duration
