@@ -479,21 +479,7 @@ def invoke(
     "none" (inline, for debugging). The caller never waits much past `timeout_s`
     (except with "none"). The handler gets its own copy of the event in every mode.
     """
-    return _call(handler, event, timeout_s, context, isolation, memory_limit_mb, handler_copy)
-
-
-def invoke_owned(
-    handler: Handler,
-    event: Any,
-    *,
-    timeout_s: float | None = None,
-    context: Context | None = None,
-    isolation: str = "process",
-    memory_limit_mb: int | None = None,
-) -> Invocation:
-    """`invoke` for an event made for this call alone (a simulator builds each batch's event afresh):
-    the handler gets it as it is, since nobody else holds it, without the copy `invoke` makes."""
-    return _call(handler, event, timeout_s, context, isolation, memory_limit_mb, None)
+    return _call(handler, event, timeout_s, context, isolation, memory_limit_mb, copy=handler_copy)
 
 
 def _call(
@@ -502,9 +488,12 @@ def _call(
     timeout_s: float | None,
     context: Context | None,
     isolation: str,
-    memory_limit_mb: int | None,
-    copy: Callable[[Any], Any] | None,
+    memory_limit_mb: int | None = None,
+    *,
+    copy: Callable[[Any], Any] | None = None,
 ) -> Invocation:
+    """`invoke` without checking its keywords; `copy` makes the handler's own copy of the event (None: the
+    event was made for this call alone, as a simulator builds each batch's event afresh, and goes as it is)."""
     _check_isolation(isolation)
     context = _prepare(context, timeout_s)
     try:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .._config import with_settings
-from .._invoke import Context, Invocation, _check_isolation, invoke_owned
+from .._invoke import Context, Invocation, _call, _check_isolation
 from ..rules import rule
 from ._config import QueueConfig
 from ._event import EVENT_SOURCE, md5_of_message_attributes, normalize_message_attributes, queue_arn
@@ -660,7 +660,7 @@ class QueueSim:
         event = {"Records": _records(self._texts, messages, receive_counts, now)}
         own = {"Records": _records(self._texts, messages, receive_counts, now)} if self.fifo else None
         ctx = SimContext(self)
-        invocation = invoke_owned(handler, event, timeout_s=self.real_timeout_s, context=ctx, isolation=isolation)
+        invocation = _call(handler, event, self.real_timeout_s, ctx, isolation)  # no copy: nobody else holds it
         duration = self.invocation_s + ctx.slept_s
         if ctx.slept_s > self.function_timeout_s and not invocation.timed_out:
             # the handler spent more virtual time than the function timeout allows (Q6)
