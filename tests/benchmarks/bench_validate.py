@@ -417,6 +417,20 @@ def outcome_row(table: Table, rounds: int) -> None:
         None,
         "correlation_ids, msgspec.convert of the response, BatchOutcome()",
     )
+    from fnkit.queue._outcome import decide
+    from fnkit.queue._response import read_response
+
+    typed = msgspec.convert(response, QueueResponse, strict=True)
+    reading = absolute_us(lambda: read_response(typed, ids_t), rounds)
+    deciding = absolute_us(lambda: decide(event, ids_t, response, True), rounds)
+    table.add(
+        "  of which: the one decision over the batch's ids (decide)",
+        f"{deciding:.2f} µs",
+        "",
+        None,
+        f"the compiled read, the identifiers' verdict (Q8, Q8c: {reading:.2f} µs), the split into failed and "
+        "deleted, the Q10 test; outside it: the batch's ids and the settings",
+    )
 
 
 def sim_row(table: Table, quick: bool) -> None:
