@@ -2,8 +2,9 @@
 
 Opens 01_queue_batch.ipynb and 03_load_balancer.ipynb from a fresh working copy (conftest.py),
 runs all cells, changes a field of the event builder, presses the handler runner's button and
-checks that the outcome shown changes. Screenshots of each widget go to
-tests/browser/screenshots/ (the README shows them).
+checks that the outcome shown changes. Screenshots of each widget go to build/screenshots/tests/browser/screenshots/,
+or over the committed ones in tests/browser/screenshots/ (the README shows them) with
+FNKIT_UPDATE_SCREENSHOTS=1 (see _shots.py).
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
+from ._shots import screenshot_dir
+
 pytestmark = pytest.mark.browser
 
-SHOTS = Path(__file__).resolve().parent / "screenshots"
+COMMITTED_SHOTS = Path(__file__).resolve().parent / "screenshots"
 
 ALL_CELLS_RAN = """() => {
     const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
@@ -76,10 +79,9 @@ def _run_and_expect(page: Page, runner: str, expected: str) -> None:
 
 
 def _shot(page: Page, selector: str, name: str) -> None:
-    SHOTS.mkdir(exist_ok=True)
     element = page.locator(selector).first
     element.scroll_into_view_if_needed()
-    element.screenshot(path=str(SHOTS / name))
+    element.screenshot(path=str(screenshot_dir(COMMITTED_SHOTS) / name))
 
 
 def test_queue_notebook_builder_and_runner_in_a_real_browser(browser, lab):

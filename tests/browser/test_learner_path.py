@@ -7,8 +7,9 @@
 4. run a handler that never returns (it swallows every exception) in a handler runner: the
    kernel answers while it runs; press Stop: the runner says "stopped", and the kernel answers.
 
-Screenshots of the steps go to docs/learner-path/ (the README shows them); the path's wall
-time is printed.
+Screenshots of the steps go to build/screenshots/docs/learner-path/, or over the committed ones in
+docs/learner-path/ (the README shows them) with FNKIT_UPDATE_SCREENSHOTS=1 (see _shots.py); the
+path's wall time is printed.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Locator, Page
 
+from ._shots import screenshot_dir
 from .test_lab import KERNEL_IDLE, close, open_page, run_all
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs" / "learner-path"
+COMMITTED_DOCS = ROOT / "docs" / "learner-path"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 WRONG = """def report_failures(event, context):
@@ -112,14 +114,16 @@ def output_text(page: Page, index: int) -> str:
 
 def shot(page: Page, first: int, last: int, name: str) -> None:
     """A screenshot of cells first..last (code and output), as the learner sees them."""
-    DOCS.mkdir(parents=True, exist_ok=True)
     top_cell, bottom_cell = cells(page).nth(first), cells(page).nth(last)
     top_cell.evaluate("e => e.scrollIntoView({block: 'start'})")
     top, bottom = top_cell.bounding_box(), bottom_cell.bounding_box()
     visible = page.locator(f"{PANEL} .jp-Notebook").first.bounding_box()  # the notebook's scrolling area
     assert top is not None and bottom is not None and visible is not None  # all three are on the page
     height = min(bottom["y"] + bottom["height"], visible["y"] + visible["height"]) - top["y"]
-    page.screenshot(path=str(DOCS / name), clip={"x": top["x"], "y": top["y"], "width": top["width"], "height": height})
+    page.screenshot(
+        path=str(screenshot_dir(COMMITTED_DOCS) / name),
+        clip={"x": top["x"], "y": top["y"], "width": top["width"], "height": height},
+    )
 
 
 def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_stuck_handler(browser, lab, capsys):
