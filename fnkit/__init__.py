@@ -10,7 +10,7 @@ import importlib
 from typing import Any
 
 from . import rules
-from ._invoke import Context, HandlerError, Invocation, invoke
+from ._invoke import Context, HandlerError, Interrupted, Invocation, invoke
 from ._report import DIALECTS, ContractError, Dialect, Issue, Raw, Report
 
 __version__ = "0.1.0"
@@ -43,6 +43,7 @@ __all__ = [
     "ContractError",
     "Dialect",
     "HandlerError",
+    "Interrupted",
     "Invocation",
     "Issue",
     "Outcome",

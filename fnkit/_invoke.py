@@ -2,13 +2,22 @@
 
 Three ways to run the handler (`isolation=`), one result (`Invocation`) whatever it does:
 
-- "process" (the default): in a warm worker process (fnkit/_isolate.py). A handler past
-  its timeout is killed; an exit, a crash or a memory blow-up ends only the worker.
+- "none" (the default of every call a user makes: `invoke`, each source's `run`, the
+  simulators, replay, `fnkit.testing`): in this process, on the caller's thread, like
+  calling it. Mocks, moto, closures, breakpoints and coverage see the handler. A handler
+  that finishes after its timeout is reported timed out, as the platform would have cut it;
+  Ctrl-C (or Jupyter's interrupt) stops the call and raises `Interrupted`, one sentence.
+- "process": in a warm worker process (fnkit/_isolate.py), the default where the caller
+  must survive any handler (the widgets' runner, workshop checks, the servers). A handler
+  past its timeout is killed; an exit, a crash or a memory blow-up ends only the worker.
+  What the worker sends back is data (JSON-like values, strings, numbers), never pickles.
 - "thread": on a handler thread of this process. Past the timeout the caller stops
   waiting and the handler is abandoned: nothing can stop a thread safely, so it is left
   to end on its own, and counted (`fnkit.isolation.stats()["abandoned_threads_running"]`).
-- "none": inline, on the caller's thread, for debugging (breakpoints work). A handler
-  that finishes after its timeout is reported timed out, as the platform would have cut it.
+
+A handler is a callable, or its import path as a string, "module:attribute" (the worker
+imports it, as the platform does, instead of receiving a copy). A handler that returns a
+coroutine (an `async def` handler) is run to completion on an event loop of its own.
 
 Output is captured per invocation. In this process, sys.stdout and sys.stderr are wrapped
 once by a router that sends each write to the invocation running in that context
@@ -18,10 +27,12 @@ once by a router that sends each write to the invocation running in that context
 from __future__ import annotations
 
 import contextvars
+import importlib
 import io
 import itertools
 import json
 import logging
+import os
 import queue as queue_module
 import sys
 import threading
@@ -159,9 +170,73 @@ def encode_response(value: Any) -> tuple[str | None, str | None]:
 
 
 ISOLATIONS = ("process", "thread", "none")
+#: where a call a user makes runs when it does not say: in the caller's process, on its thread
+DEFAULT_ISOLATION = "none"
+#: where the callers that must survive any handler run it (the widgets' runner, workshop checks, the servers)
+SAFE_ISOLATION = "process"
 DEFAULT_MEMORY_LIMIT_MB = 1024  # a worker process's address space (resource.setrlimit); FNKIT_MEMORY_LIMIT_MB overrides
 MAX_LOG_CHARS = 1_000_000  # per invocation; the rest is counted, not kept (a printing loop stays bounded)
 GRACE_S = 0.1  # past the timeout, how long the caller still waits for an answer already on its way
+IMPORT_ERROR = "Runtime.ImportModuleError"  # the platform's name for a handler whose module does not load
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or Jupyter's interrupt) stopped a call: the handler did not finish, and nothing was counted."""
+
+
+def resolve_isolation(isolation: str | None) -> str:
+    """The isolation a call runs with: the one given, else `FNKIT_ISOLATION`, else "none" (in the caller)."""
+    if isolation is None:
+        isolation = os.environ.get("FNKIT_ISOLATION") or DEFAULT_ISOLATION
+    if isolation not in ISOLATIONS:
+        raise ValueError(f"isolation is 'none' (in this process), 'process' or 'thread', not {isolation!r}")
+    return isolation
+
+
+def check_memory_limit(memory_limit_mb: object) -> int | None:
+    """`memory_limit_mb` as given, when it is None or a whole number of megabytes above 0; ValueError otherwise."""
+    if memory_limit_mb is None:
+        return None
+    if isinstance(memory_limit_mb, bool) or not isinstance(memory_limit_mb, int) or memory_limit_mb <= 0:
+        raise ValueError(
+            "memory_limit_mb is a whole number of megabytes above 0 (or None for the default, "
+            f"{DEFAULT_MEMORY_LIMIT_MB:,}), not {memory_limit_mb!r}"
+        )
+    return memory_limit_mb
+
+
+class HandlerImportError(ImportError):
+    """A handler given as "module:attribute" that cannot be imported; the message is one sentence."""
+
+
+def split_handler_path(spec: str) -> tuple[str, str]:
+    """("module", "attribute") of an import path "module:attribute"; ValueError when it is not one."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name.strip() or not attr.strip():
+        raise ValueError(f"a handler's import path is 'module:attribute' (for example app:handler), not {spec!r}")
+    return module_name.strip(), attr.strip()
+
+
+def load_handler(spec: str) -> Handler:
+    """Import the handler named by "module:attribute" (attributes may be dotted); HandlerImportError says why not."""
+    module_name, attr = split_handler_path(spec)
+    try:
+        target: Any = importlib.import_module(module_name)
+    except (Exception, SystemExit) as exc:  # a module whose own code raises (or exits) fails to import
+        raise HandlerImportError(f"Unable to import module '{module_name}': {type(exc).__name__}: {exc}") from exc
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise HandlerImportError(
+                f"Handler '{attr}' missing on module '{module_name}' (it has no attribute {part!r})"
+            ) from None
+    if not callable(target):
+        raise HandlerImportError(
+            f"Handler '{attr}' of module '{module_name}' is a {type(target).__name__}, not callable"
+        )
+    handler: Handler = target
+    return handler
 
 
 class Unsendable:
@@ -294,40 +369,147 @@ def report(topic: str, value: Any = None) -> bool:
 
 # --- calling ----------------------------------------------------------------------------------
 
+_running_context: contextvars.ContextVar[Any] = contextvars.ContextVar("fnkit_running_context", default=None)
 
-def _call_handler(handler: Handler, event: Any, context: Any) -> tuple[str, Any, float]:
-    """("returned", value, ms) or ("error", HandlerError, ms): the handler's own run, however it ends."""
+
+def current_context() -> Any:
+    """The context of the invocation running here (this thread, or this worker), None outside one.
+
+    Code that a handler calls (a bridge answering an SDK's calls, say) reads it to know
+    which invocation it serves; it works the same in every isolation mode.
+    """
+    return _running_context.get()
+
+
+_loop_checked = threading.local()  # threads already known to have an event loop of their own
+
+
+def _ensure_event_loop(asyncio: Any) -> None:
+    """Give this thread an event loop when it has none (a handler thread, a worker, a Dask worker's thread).
+
+    Adapters such as Mangum ask asyncio for the thread's loop; off the main thread there is
+    none unless somebody sets one. Checked once per thread.
+    """
+    if getattr(_loop_checked, "done", False):
+        return
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            asyncio.get_event_loop()
+        except RuntimeError:
+            asyncio.set_event_loop(asyncio.new_event_loop())
+    _loop_checked.done = True
+
+
+def _set_loop_aside(asyncio: Any) -> tuple[Any, Any] | None:
+    """While the handler runs, this thread has no running event loop: a Jupyter kernel's is set aside.
+
+    A handler is synchronous code: an adapter that drives its own loop (`run_until_complete`)
+    must not find the caller's loop running. Returns what `_put_loop_back` needs, or None.
+    """
+    running = asyncio.events._get_running_loop()
+    if running is None:
+        _ensure_event_loop(asyncio)
+        return None
+    own = asyncio.new_event_loop()
+    asyncio.events._set_running_loop(None)
+    asyncio.set_event_loop(own)
+    return running, own
+
+
+def _put_loop_back(asyncio: Any, running: Any, own: Any) -> None:
+    asyncio.set_event_loop(running)
+    asyncio.events._set_running_loop(running)
+    own.close()
+
+
+def _await(coroutine: Any) -> Any:
+    """The value of an async handler's coroutine, run to completion on a loop of its own."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coroutine)
+    finally:
+        loop.close()
+
+
+def _call_handler(handler: Handler, event: Any, context: Any, interruptible: bool = False) -> tuple[str, Any, float]:
+    """("returned", value, ms) or ("error", HandlerError, ms): the handler's own run, however it ends.
+
+    `interruptible`: a KeyboardInterrupt is the person at the keyboard stopping the call (it
+    propagates), not an error of the handler (in a worker, where Ctrl-C never arrives, it is).
+    """
+    token = _running_context.set(context)
+    asyncio = sys.modules.get("asyncio")
+    aside = None if asyncio is None else _set_loop_aside(asyncio)
     start = time.perf_counter()
     try:
         value = handler(event, context)
+        if type(value).__name__ == "coroutine":
+            value = _await(value)
         return "returned", value, (time.perf_counter() - start) * 1000.0
+    except KeyboardInterrupt:
+        if interruptible:
+            raise
+        return "error", _handler_error(KeyboardInterrupt()), (time.perf_counter() - start) * 1000.0
     except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are handler errors too
         duration = (time.perf_counter() - start) * 1000.0
-        try:
-            text = "".join(_tb.format_exception(exc))
-            message = str(exc)
-        except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
-            text, message = "", f"<{type(exc).__name__} that cannot be printed>"
-        return "error", HandlerError(type(exc).__name__, message, text), duration
+        return "error", _handler_error(exc), duration
+    finally:
+        _running_context.reset(token)
+        if aside is not None:
+            _put_loop_back(asyncio, *aside)
+
+
+def _handler_error(exc: BaseException) -> HandlerError:
+    try:
+        text = "".join(_tb.format_exception(exc))
+        message = str(exc)
+    except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
+        text, message = "", f"<{type(exc).__name__} that cannot be printed>"
+    return HandlerError(type(exc).__name__, message, text)
+
+
+def finished(
+    status: str,
+    duration_ms: float,
+    logs: str,
+    timeout_s: float | None,
+    reports: tuple[tuple[str, Any], ...],
+    *,
+    error: HandlerError | None = None,
+    returned: Any = None,
+    response_text: str | None = None,
+    encode_error: str | None = None,
+) -> Invocation:
+    """The `Invocation` of a call that ended by itself, wherever it ran (H4: finished late is timed out)."""
+    if timeout_s is not None and duration_ms > timeout_s * 1000.0:
+        return Invocation(timed_out=True, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
+    if status == "error":
+        return Invocation(error=error, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
+    return Invocation(
+        returned=returned,
+        response_text=response_text,
+        duration_ms=duration_ms,
+        logs=logs,
+        timeout_s=timeout_s,
+        encode_error=encode_error,
+        reports=reports,
+    )
 
 
 def _invocation(status: str, value: Any, duration_ms: float, capture: _Capture, timeout_s: float | None) -> Invocation:
     logs = capture.text()
     reports = tuple(capture.reports)
-    if timeout_s is not None and duration_ms > timeout_s * 1000.0:
-        return Invocation(timed_out=True, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
     if status == "error":
-        return Invocation(error=value, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
+        return finished(status, duration_ms, logs, timeout_s, reports, error=value)
+    if timeout_s is not None and duration_ms > timeout_s * 1000.0:  # (its encoding is never read)
+        return finished(status, duration_ms, logs, timeout_s, reports)
     text, why = encode_response(value)
-    return Invocation(
-        returned=value,
-        response_text=text,
-        duration_ms=duration_ms,
-        logs=logs,
-        timeout_s=timeout_s,
-        encode_error=why,
-        reports=reports,
-    )
+    return finished(status, duration_ms, logs, timeout_s, reports, returned=value, response_text=text, encode_error=why)
 
 
 def _run_inline(handler: Handler, event: Any, context: Any, timeout_s: float | None) -> Invocation:
@@ -335,15 +517,9 @@ def _run_inline(handler: Handler, event: Any, context: Any, timeout_s: float | N
     capture = _Capture()
     token = _current.set(capture)
     try:
-        status, value, duration_ms = _call_handler(handler, event, context)
+        status, value, duration_ms = _call_handler(handler, event, context, interruptible=True)
     finally:
         _current.reset(token)
-    if (
-        status == "error"
-        and value.type == "KeyboardInterrupt"
-        and threading.current_thread() is threading.main_thread()
-    ):
-        raise KeyboardInterrupt  # the person at the keyboard stops the loop, not the handler
     return _invocation(status, value, duration_ms, capture, timeout_s)
 
 
@@ -396,9 +572,9 @@ def _run_on_thread(handler: Handler, event: Any, context: Any, timeout_s: float)
 
     started = time.perf_counter()
     worker.tasks.put(task)
-    finished = done.wait(timeout_s + GRACE_S)
+    finished_in_time = done.wait(timeout_s + GRACE_S)
     with worker.lock:
-        if not finished and not done.is_set():
+        if not finished_in_time and not done.is_set():
             worker.abandoned = True
             with _threads_lock:
                 THREAD_STATS["abandoned_threads_running"] += 1
@@ -447,8 +623,7 @@ def _prepare(context: Context | None, timeout_s: float | None, start: bool = Tru
 
 
 def _check_isolation(isolation: str) -> None:
-    if isolation not in ISOLATIONS:
-        raise ValueError(f"isolation is 'process', 'thread' or 'none', not {isolation!r}")
+    resolve_isolation(isolation)
 
 
 def _internal_error(exc: BaseException, timeout_s: float | None) -> Invocation:
@@ -462,87 +637,148 @@ def _internal_error(exc: BaseException, timeout_s: float | None) -> Invocation:
     )
 
 
+def _import_failed(exc: HandlerImportError, timeout_s: float | None) -> Invocation:
+    return Invocation(error=HandlerError(IMPORT_ERROR, str(exc), ""), timeout_s=timeout_s)
+
+
+def interrupted(started: float) -> Interrupted:
+    """The one sentence a person who pressed Ctrl-C (or Jupyter's ■) during a call reads."""
+    _quiet_interrupt_in_ipython()
+    return Interrupted(
+        f"Interrupted: the handler was stopped after {time.perf_counter() - started:.1f} s, before it returned "
+        "(Ctrl-C or Kernel → Interrupt); this call has no outcome."
+    )
+
+
+_ipython_hooked = False
+
+
+def _quiet_interrupt_in_ipython() -> None:
+    """In IPython (a Jupyter kernel), show `Interrupted` as its sentence alone, without a traceback."""
+    global _ipython_hooked
+    if _ipython_hooked or "IPython" not in sys.modules:
+        return
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None:
+            return
+
+        def show(shell: Any, etype: Any, value: BaseException, tb: Any, tb_offset: Any = None) -> None:
+            print(str(value), file=sys.stderr)
+
+        shell.set_custom_exc((Interrupted,), show)
+        _ipython_hooked = True
+    except Exception:  # noqa: BLE001 - the full traceback is still there without it
+        pass
+
+
 def invoke(
-    handler: Handler,
+    handler: Handler | str,
     event: Any,
     *,
     timeout_s: float | None = None,
     context: Context | None = None,
-    isolation: str = "process",
+    isolation: str | None = None,
     memory_limit_mb: int | None = None,
 ) -> Invocation:
     """Call `handler(event, context)`, capturing its result, error, output and time; never raises.
 
-    `isolation`: "process" (default: a worker process, killed past the timeout; an exit,
-    a crash or a memory blow-up past `memory_limit_mb`, default 1024, is an error of the
-    invocation), "thread" (a thread of this process, abandoned past the timeout), or
-    "none" (inline, for debugging). The caller never waits much past `timeout_s`
-    (except with "none"). The handler gets its own copy of the event in every mode.
+    `handler`: a callable, or its import path "module:attribute". `isolation`: "none" (the
+    default: in this process, on this thread, like calling it; a handler that finishes
+    after `timeout_s` is reported timed out), "process" (a worker process, killed past the
+    timeout; an exit, a crash or a memory blow-up past `memory_limit_mb`, default 1024, is
+    an error of the invocation), or "thread" (abandoned past the timeout). The handler gets
+    its own copy of the event in every mode. Ctrl-C during the call raises `Interrupted`.
     """
-    return _call(handler, event, timeout_s, context, isolation, memory_limit_mb, copy=handler_copy)
+    __tracebackhide__ = True
+    return _call(
+        handler,
+        event,
+        timeout_s,
+        context,
+        resolve_isolation(isolation),
+        check_memory_limit(memory_limit_mb),
+        copy=handler_copy,
+    )
 
 
 def _call(
-    handler: Handler,
+    handler: Handler | str,
     event: Any,
     timeout_s: float | None,
     context: Context | None,
-    isolation: str,
+    isolation: str | None,
     memory_limit_mb: int | None = None,
     *,
     copy: Callable[[Any], Any] | None = None,
 ) -> Invocation:
     """`invoke` without checking its keywords; `copy` makes the handler's own copy of the event (None: the
     event was made for this call alone, as a simulator builds each batch's event afresh, and goes as it is)."""
-    _check_isolation(isolation)
+    __tracebackhide__ = True
+    isolation = resolve_isolation(isolation)
     context = _prepare(context, timeout_s)
+    started = time.perf_counter()
     try:
         if isolation == "process":  # the event travels to the worker: a copy of its own there
             from . import _isolate
 
             return _isolate.call(handler, event, context, timeout_s, memory_limit_mb)
+        if isinstance(handler, str):
+            handler = load_handler(handler)
         if copy is not None:
             event = copy(event)
         if isolation == "thread" and timeout_s is not None:
             return _run_on_thread(handler, event, context, timeout_s)
         return _run_inline(handler, event, context, timeout_s)
     except KeyboardInterrupt:
-        raise
+        raise interrupted(started) from None
+    except HandlerImportError as exc:
+        return _import_failed(exc, timeout_s)
     except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
         return _internal_error(exc, timeout_s)
 
 
 def invoke_many(
-    handler: Handler,
+    handler: Handler | str,
     events: Any,
     *,
     timeout_s: float | None = None,
     contexts: Any = None,
-    isolation: str = "process",
+    isolation: str | None = None,
     memory_limit_mb: int | None = None,
+    copy: bool = True,
 ) -> list[Invocation]:
     """`invoke` for each event in turn, cheaper per event: with "process", whole chunks travel to one worker.
 
-    Each event keeps its own timeout, enforced by the caller: a handler that hangs is
-    killed, that event is timed out, and the others go on in a fresh worker. `contexts`:
-    one per event (default: a new `Context` each).
+    Each event keeps its own timeout: a handler that hangs in a worker is killed, that event
+    is timed out, and the others go on in a fresh worker. `contexts`: one per event
+    (default: a new `Context` each). `copy=False`: the events were made for these calls
+    alone (decoded from a file, say), so the handler gets them as they are.
     """
-    _check_isolation(isolation)
+    __tracebackhide__ = True
+    isolation = resolve_isolation(isolation)
+    memory_limit_mb = check_memory_limit(memory_limit_mb)
     events = list(events)
     contexts = [None] * len(events) if contexts is None else list(contexts)
     if len(contexts) != len(events):
         raise ValueError(f"give one context per event: {len(events)} event(s), {len(contexts)} context(s)")
     if isolation != "process":
-        return [
-            invoke(handler, e, timeout_s=timeout_s, context=c, isolation=isolation)
-            for e, c in zip(events, contexts, strict=True)
-        ]
+        if isinstance(handler, str):
+            try:
+                handler = load_handler(handler)
+            except HandlerImportError as exc:
+                return [_import_failed(exc, timeout_s) for _ in events]
+        copier = handler_copy if copy else None
+        return [_call(handler, e, timeout_s, c, isolation, copy=copier) for e, c in zip(events, contexts, strict=True)]
     prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
+    started = time.perf_counter()
     try:
         from . import _isolate
 
         return _isolate.call_many(handler, events, prepared, timeout_s, memory_limit_mb)
     except KeyboardInterrupt:
-        raise
+        raise interrupted(started) from None
     except Exception as exc:  # noqa: BLE001
         return [_internal_error(exc, timeout_s) for _ in events]

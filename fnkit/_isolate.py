@@ -1,9 +1,12 @@
 """Handlers in a worker process: a hard stop is a kill, never an injected exception.
 
 `fnkit.invoke(..., isolation="process")` lands here. The caller's process keeps a pool of
-warm worker processes; each call goes to an idle one over a socket (pickle for the event,
-cloudpickle for the handler, so functions from a notebook cell or `__main__` travel too)
-and comes back as an `Invocation`. Whatever the handler does (exits, crashes in C, loops
+warm worker processes; each call goes to an idle one over a socket (pickle for the event;
+the handler by its import path when it has one, else by cloudpickle, so functions from a
+notebook cell or `__main__` travel too) and comes back as an `Invocation`. Nothing the
+worker sends is unpickled here: results, errors, output and reports travel as data
+(msgpack of JSON-like values, strings, numbers), so a handler's return value can never
+run code in the caller. Whatever the handler does (exits, crashes in C, loops
 while swallowing every exception, blocks in a system call, eats memory past the limit),
 the caller waits at most the timeout plus a short grace, kills that worker if it must,
 and the next call gets a fresh one.
@@ -14,6 +17,11 @@ kernel or a web server is never forked itself and a new worker costs a few milli
 Elsewhere each worker is its own new interpreter (multiprocessing's spawn). Workers die
 with the caller: the zygote leaves when its control socket closes and takes its workers
 with it.
+
+Each call starts from the state the caller set (working directory, environment, imports
+path, memory limit: a hard limit, which the handler cannot raise); every process the
+handler started is ended and reaped with its call (the worker is their subreaper); a
+worker that ended while idle is never handed a call.
 
 Inside a worker, output is captured per call (print, sys.stderr, logging; the caller's
 logging levels are followed), the context is a copy of the caller's with its deadline,
@@ -34,35 +42,50 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
+
+import msgspec
 
 from ._invoke import (
     DEFAULT_MEMORY_LIMIT_MB,
     GRACE_S,
+    IMPORT_ERROR,
     MAX_LOG_CHARS,
     Context,
     Handler,
     HandlerError,
+    HandlerImportError,
     Invocation,
     Unsendable,
     _Capture,
     _current,
     encode_response,
+    finished,
+    load_handler,
 )
+from ._report import Raw
 from .isolation import STOPPED_ERROR, current_stopper
 
-# The messages on a worker's socket are pickled tuples whose first item names them:
-#   caller -> worker  ("call" | "batch", key, handler blob | None, sync, evicted keys, [CallMessage, ...]),
+# The messages on a worker's socket are sequences whose first item names them:
+#   caller -> worker (pickled: the worker trusts its caller)
+#                     ("call" | "batch", key, handler blob | None, sync, evicted keys, [CallMessage, ...]),
 #                     ("exit",); and the reply to an "rpc": (ok, value or exception)
-#   worker -> caller  ("loaded", ok, why, is_import_error), ("out", call_id, text),
-#                     ("rpc", call_id, slot, method, args, kwargs), a ResultMessage,
-#                     ("results", [pickled ResultMessage, ...]) for results held back and sent together
-# and ("ended",) is the caller's own word for a worker whose socket closed.
-Message = tuple[Any, ...]
+#   worker -> caller (msgpack: data only, never a pickle)
+#                     ["loaded", ok, why, is_import_error], ["out", call_id, text],
+#                     ["rpc", call_id, slot, method, args, kwargs], a ResultMessage,
+#                     ["results", [msgpack of a ResultMessage, ...]] for results held back and sent together
+# and ("ended",) is the caller's own word for a worker whose socket closed (or that ended).
+Message = Sequence[Any]
 # (call_id, event, context class, context state, seconds left, timeout_s)
 CallMessage = tuple[int, Any, "type[Context]", dict[str, Any], float | None, float | None]
-# ("result", call_id, "returned" | "error" | ..., payload, duration_ms, context changes, pickled reports, timeout_s)
-ResultMessage = tuple[str, int, str, Any, float, dict[str, Any], tuple[bytes, ...], float | None]
+# ["result", call_id, "returned" | "error", payload, duration_ms, context changes, reports, timeout_s]
+#   payload of "returned": [kind, value, JSON text | None, why not JSON | None, type name, repr]
+#     kind "data" (value is the returned value as data), "raw" (value is Raw's str or bytes),
+#     "opaque" (it cannot travel as data: value is None; type name and repr say what it was)
+#   payload of "error": [type, message, traceback]
+#   reports: [[topic, kind, value, type name, repr], ...] with the same kinds
+ResultMessage = Sequence[Any]
 
 LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
 MAX_IDLE_WORKERS = 8
@@ -81,9 +104,10 @@ STATS = {"workers_started": 0, "workers_killed": 0, "worker_crashes": 0, "calls"
 def memory_limit_mb() -> int:
     """The memory limit of each worker process in MB (`FNKIT_MEMORY_LIMIT_MB`, default 1024)."""
     try:
-        return int(os.environ.get("FNKIT_MEMORY_LIMIT_MB", DEFAULT_MEMORY_LIMIT_MB))
+        value = int(os.environ.get("FNKIT_MEMORY_LIMIT_MB", DEFAULT_MEMORY_LIMIT_MB))
     except ValueError:
         return DEFAULT_MEMORY_LIMIT_MB
+    return value if value > 0 else DEFAULT_MEMORY_LIMIT_MB
 
 
 # ==================================================================================================
@@ -137,10 +161,13 @@ class _WorkerState:
         self.results_since = 0.0
         self.held = threading.Event()  # results are held back: the flusher sends them within a few ms
         self.flusher: threading.Thread | None = None
+        self.baseline: tuple[str | None, dict[str, str], list[str]] = (None, {}, [])
+        self.rlimit: tuple[int, int] | None = None
+        self.environ_data: dict[Any, Any] = {}
 
     def send(self, message: Message) -> None:
-        """Send one message to the caller, after any results held back."""
-        data = pickle.dumps(message, _PROTOCOL)
+        """Send one message to the caller (as data), after any results held back."""
+        data = _ENCODE(message)
         with self.send_lock:
             self._send_results()  # results held back go first: the caller reads in order
             self.conn.send_bytes(data)
@@ -173,7 +200,7 @@ class _WorkerState:
     def _send_results(self) -> None:
         if self.results:
             data, self.results = self.results, []
-            self.conn.send_bytes(pickle.dumps(("results", data), _PROTOCOL))
+            self.conn.send_bytes(_ENCODE(("results", data)))
         self.results_since = time.perf_counter()
 
     def call_back(self, call_id: int, slot: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -184,8 +211,17 @@ class _WorkerState:
 
                 raise MessageFrozenError("This invocation is over; its message content API is closed (M9).")
             self.flush()
-            self.send(("rpc", self.call_id, slot, method, args, kwargs))
-            ok, value = pickle.loads(self.conn.recv_bytes())
+            try:
+                data = _ENCODE(("rpc", self.call_id, slot, method, args, kwargs))
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise TypeError(
+                    f"the arguments of {method}() cannot travel to the caller's process as data ({exc}): "
+                    "give strings, bytes, numbers, lists or dicts"
+                ) from None
+            with self.send_lock:
+                self._send_results()
+                self.conn.send_bytes(data)
+            ok, value = pickle.loads(self.conn.recv_bytes())  # from the caller, which the worker trusts
         if ok:
             return value
         raise value
@@ -253,24 +289,102 @@ def _worker_setup() -> None:
     from ._invoke import _LogCapture
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its handler, not the terminal's Ctrl-C
+    try:  # its own process group: a kill of the worker from the caller takes the handler's children too
+        os.setpgid(0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not POSIX
+        pass
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # the handler's orphaned grandchildren become the worker's to end
     sys.stdout = sys.stderr = _WorkerStream()
     sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file (open for its life)
     logging.getLogger().addHandler(_LogCapture())
 
 
 def _set_memory_limit(mb: int | None) -> None:
+    """The worker's address space limit, hard as well as soft: a handler cannot lift it (a worker keeps one
+    limit for its life; the caller hands a call that wants another to another worker)."""
     try:
         import resource
     except ImportError:  # pragma: no cover - not POSIX
         return
-    limit = resource.RLIM_INFINITY if not mb else int(mb) * 1024 * 1024
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = resource.RLIM_INFINITY if not mb else int(mb) * 1024 * 1024
     if hard != resource.RLIM_INFINITY and (limit == resource.RLIM_INFINITY or limit > hard):
         limit = hard
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    _worker_state.rlimit = (limit, limit)
+
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> None:
+    """Linux's prctl(2), where there is one."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(option, value, 0, 0, 0)
+    except Exception:  # noqa: BLE001 - elsewhere the worker does without
+        pass
+
+
+def _child_pids() -> list[int]:
+    """This process's children (Linux: /proc/self/task/*/children; else a scan of /proc)."""
+    me = os.getpid()
+    pids: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{task}/children") as f:
+                pids.extend(int(pid) for pid in f.read().split())
+        return pids
+    except OSError:
+        pass
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # pragma: no cover - no /proc: nothing to find
+        return pids
+    for name in names:
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == me:
+                pids.append(int(name))
+    return pids
+
+
+def end_children(rounds: int = 200) -> int:
+    """End and reap every process this one started and their descendants (orphans come to a subreaper).
+
+    Cheap when there are none: one waitpid that says so. Returns how many were reaped.
+    """
+    reaped = 0
+    for _ in range(rounds):
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return reaped
+        if pid:
+            reaped += 1
+            continue
+        for child in _child_pids():
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+            reaped += 1
+        except ChildProcessError:
+            return reaped
+    return reaped
 
 
 def _apply_sync(sync: dict[str, Any]) -> None:
+    """Become like the caller now; what is set here is what every call then starts from."""
     import logging
 
     if "environ" in sync:  # the caller's environment now (a handler reads its configuration there)
@@ -293,6 +407,46 @@ def _apply_sync(sync: dict[str, Any]) -> None:
     if "memory_mb" in sync:
         _worker_state.memory_mb = sync["memory_mb"]
         _set_memory_limit(sync["memory_mb"])
+    _worker_state.baseline = (_getcwd(), dict(os.environ), list(sys.path))
+    _worker_state.environ_data = dict(_environ_data())
+
+
+def _environ_data() -> Any:
+    """The environment as the OS holds it (encoded: compared in microseconds, where os.environ decodes all)."""
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else dict(os.environ)
+
+
+def _getcwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def _restore_baseline() -> bool:
+    """Undo what the last handler changed of the process (directory, environment, imports path, memory limit).
+
+    False when it cannot be undone (the handler lowered the worker's hard memory limit): the
+    worker then leaves after this call.
+    """
+    cwd, environ, path = _worker_state.baseline
+    if cwd is not None and _getcwd() != cwd:
+        try:
+            os.chdir(cwd)
+        except OSError:
+            return False
+    if _environ_data() != _worker_state.environ_data:
+        os.environ.clear()
+        os.environ.update(environ)
+    if sys.path != path:
+        sys.path[:] = path
+    if _worker_state.rlimit is not None:
+        import resource
+
+        if resource.getrlimit(resource.RLIMIT_AS) != _worker_state.rlimit:
+            return False
+    return True
 
 
 def _rebuild_context(cls: type[Context], state: dict[str, Any], remaining_s: float | None, call_id: int) -> Context:
@@ -306,33 +460,41 @@ def _rebuild_context(cls: type[Context], state: dict[str, Any], remaining_s: flo
     return context
 
 
+_ENCODE = msgspec.msgpack.Encoder().encode
+_DECODE = msgspec.msgpack.Decoder().decode
+_UNENCODABLE = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        _ENCODE(value)
+        return True
+    except _UNENCODABLE:
+        return False
+    except Exception:  # noqa: BLE001 - a container whose own methods raise
+        return False
+
+
+def _as_data(value: Any) -> list[Any]:
+    """[kind, value, type name, repr] of a value that travels to the caller: as data, as Raw, or as its repr."""
+    if isinstance(value, Raw):
+        return ["raw", value.data, "Raw", ""]
+    if _encodable(value):
+        return ["data", value, type(value).__name__, ""]
+    return ["opaque", None, type(value).__name__, Unsendable(value).text]
+
+
 def _context_changes(context: Any, state: dict[str, Any]) -> dict[str, Any]:
-    """What the handler changed on its context (a virtual `sleep`, say), as far as it can travel back."""
+    """What the handler changed on its context (a virtual `sleep`, say), as far as it can travel back as data."""
     changes = {}
     for key, value in vars(context).items():
         if key in ("_clock", "_deadline") or isinstance(value, _Remote):
             continue
         if key in state and state[key] is value:
             continue
-        try:
-            pickle.dumps(value, _PROTOCOL)
-        except Exception:  # noqa: BLE001 - what cannot travel stays in the worker
-            continue
-        changes[key] = value
+        if _encodable(value):  # what cannot travel as data stays in the worker
+            changes[key] = value
     return changes
-
-
-def _sendable(value: Any) -> tuple[bytes | None, str]:
-    """The value pickled to travel back, or (None, its repr) when it cannot."""
-    try:
-        return pickle.dumps(value, _PROTOCOL), ""
-    except Exception:  # noqa: BLE001
-        try:
-            import cloudpickle
-
-            return cloudpickle.dumps(value, _PROTOCOL), ""
-        except Exception:  # noqa: BLE001
-            return None, Unsendable(value).text
 
 
 def _run_one(
@@ -343,8 +505,8 @@ def _run_one(
     ctx_state: dict[str, Any],
     remaining_s: float | None,
     timeout_s: float | None,
-) -> ResultMessage:
-    """Run the handler once in this worker; the result message."""
+) -> tuple[bytes, bool]:
+    """Run the handler once in this worker; the result message, encoded, and whether it ran out of memory."""
     from ._invoke import _call_handler
 
     context = _rebuild_context(ctx_cls, ctx_state, remaining_s, call_id)
@@ -360,7 +522,8 @@ def _run_one(
         with _worker_state.call_lock:  # waits for a call-back another thread of the handler is making
             _worker_state.flush()
             _worker_state.call_id = None
-    if status == "error" and value.type == "MemoryError":
+    out_of_memory = status == "error" and value.type == "MemoryError"
+    if out_of_memory:
         limit = _worker_state.memory_mb
         value = HandlerError(
             "MemoryError",
@@ -371,24 +534,49 @@ def _run_one(
         )
     if status == "returned":
         text, why = encode_response(value)
-        blob, shown = _sendable(value)
-        payload: Any = (blob, shown, type(value).__name__, text, why)
+        if isinstance(value, Raw):
+            payload: list[Any] = ["raw", value.data, text, why, "Raw", ""]
+        else:
+            payload = ["data", value, text, why, type(value).__name__, ""]
     else:
-        payload = value
-    reports = []
-    for topic, fact in capture.reports:
-        blob, shown = _sendable((topic, fact))
-        reports.append(blob if blob is not None else pickle.dumps((topic, shown), _PROTOCOL))
-    return (
+        payload = [value.type, value.message, value.traceback]
+    reports = [[topic, "data", fact, "", ""] for topic, fact in capture.reports]
+    message = [
         "result",
         call_id,
         status,
         payload,
         duration_ms,
         _context_changes(context, ctx_state),
-        tuple(reports),
+        reports,
         timeout_s,
-    )
+    ]
+    try:
+        return _ENCODE(message), out_of_memory
+    except Exception:  # noqa: BLE001 - something in it cannot travel as data: say what it was instead
+        pass
+    if status == "returned":
+        kind, data, type_name, shown = _as_data(value)
+        message[3] = [kind, data, payload[2], payload[3], type_name, shown]
+    message[6] = [[str(topic), *_as_data(fact)] for topic, fact in capture.reports]
+    try:
+        return _ENCODE(message), out_of_memory
+    except Exception as exc:  # noqa: BLE001 - (a topic that is not a string, say)
+        error = [ERROR_NOT_MOVABLE, f"the handler's result could not be sent back to the caller: {_short(exc)}", ""]
+        return _ENCODE(["result", call_id, "error", error, duration_ms, {}, [], timeout_s]), out_of_memory
+
+
+def _load(blob: bytes) -> Handler:
+    """The handler a caller sent: ("import", "module:attr") is imported here, as the platform does; else unpickled."""
+    import cloudpickle  # noqa: F401 - what unpickles a handler copied by value
+
+    if blob.startswith(_IMPORT_BLOB):
+        return load_handler(pickle.loads(blob[len(_IMPORT_BLOB) :]))
+    handler: Handler = pickle.loads(blob)
+    return handler
+
+
+_IMPORT_BLOB = b"fnkit-import:"  # a handler blob that names an import path (a pickle never starts so)
 
 
 def _worker_loop(conn: Any) -> None:
@@ -398,7 +586,7 @@ def _worker_loop(conn: Any) -> None:
     handlers: dict[bytes, Handler] = {}
     while True:
         try:
-            message = pickle.loads(conn.recv_bytes())
+            message = pickle.loads(conn.recv_bytes())  # from the caller, which the worker trusts
         except (EOFError, OSError):
             return
         kind = message[0]
@@ -412,52 +600,29 @@ def _worker_loop(conn: Any) -> None:
             handlers.pop(old, None)
         if blob is not None:
             try:
-                import cloudpickle
-
-                handlers[key] = cloudpickle.loads(blob)
+                handlers[key] = _load(blob)
             except BaseException as exc:  # noqa: BLE001 - the caller says why the handler cannot load
-                _worker_state.send(("loaded", False, f"{type(exc).__name__}: {exc}", isinstance(exc, ImportError)))
+                why = str(exc) if isinstance(exc, HandlerImportError) else f"{type(exc).__name__}: {exc}"
+                _worker_state.send(("loaded", False, why, isinstance(exc, ImportError)))
+                end_children()
+                if not _restore_baseline():
+                    return
                 continue
             _worker_state.send(("loaded", True, "", False))
         handler = handlers[key]
         _worker_state.results_since = time.perf_counter()
         for number, (call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s) in enumerate(items, 1):
-            result = _run_one(handler, call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s)
-            try:
-                data = pickle.dumps(result, _PROTOCOL)
-            except Exception as exc:  # noqa: BLE001 - a result that cannot travel is an error of the call
-                data = pickle.dumps(
-                    (
-                        "result",
-                        call_id,
-                        "error",
-                        HandlerError(
-                            ERROR_NOT_MOVABLE,
-                            f"the handler's result could not be sent back to the caller: {type(exc).__name__}: {exc}",
-                            "",
-                        ),
-                        result[4],
-                        {},
-                        (),
-                        timeout_s,
-                    ),
-                    _PROTOCOL,
-                )
-            out_of_memory = result[2] == "error" and result[3].type == "MemoryError"
-            _worker_state.hold_result(data, number == len(items) or out_of_memory)
-            if out_of_memory:
-                return  # a worker that ran out of memory is not trusted with another call
+            data, out_of_memory = _run_one(handler, call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s)
+            end_children()  # what the handler started ends with its call
+            clean = _restore_baseline()
+            _worker_state.hold_result(data, number == len(items) or out_of_memory or not clean)
+            if out_of_memory or not clean:
+                return  # a worker that ran out of memory, or whose limit was lowered, is not trusted again
 
 
 def _die_with_parent() -> None:
     """Linux: this worker gets SIGKILL when the zygote that forked it ends (the zygote ends with the caller)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - elsewhere the socket's end of file is the only signal
-        pass
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # elsewhere the socket's end of file is the only signal
 
 
 def _worker_main_fd(fd: int) -> None:
@@ -473,11 +638,37 @@ def _worker_main_conn(conn: Any) -> None:  # pragma: no cover - the spawn start 
 # --- the zygote ---------------------------------------------------------------------------------------
 
 
+def _end_strays(workers: set[int], ended: dict[int, int]) -> None:
+    """In the zygote: end and reap every child that is not a live worker (processes a killed worker's handler
+    started, which came to the zygote as their subreaper); a worker reaped on the way keeps its status."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if not pid:
+            break
+        if pid in workers:
+            workers.discard(pid)
+            ended[pid] = status
+    for pid in _child_pids():
+        if pid not in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+    while len(ended) > 1024:  # statuses nobody asked for
+        ended.pop(next(iter(ended)))
+
+
 def _zygote_main(control_fd: int) -> None:
     """Fork a worker for each socket the caller sends; reap on request; leave when the caller goes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a killed worker's handler left running comes here, to be ended
     control = socket.socket(fileno=control_fd)
     children: set[int] = set()
+    ended: dict[int, int] = {}  # workers reaped while ending strays, by pid: their status, until asked
     try:
         while True:
             try:
@@ -501,14 +692,15 @@ def _zygote_main(control_fd: int) -> None:
                 control.sendall(b"P" + pid.to_bytes(8, "little"))
             elif data[:1] == b"W":
                 pid = int.from_bytes(data[1:9], "little")
-                status = -1
+                status = ended.pop(pid, -1)
                 if pid in children:
                     children.discard(pid)
                     try:
                         status = os.waitpid(pid, 0)[1]
                     except ChildProcessError:
-                        status = -1
+                        pass
                 control.sendall(b"S" + status.to_bytes(8, "little", signed=True))
+                _end_strays(children, ended)
             else:
                 for fd in fds:
                     os.close(fd)
@@ -639,6 +831,18 @@ def _use_zygote() -> bool:
     return hasattr(os, "fork") and hasattr(socket, "send_fds") and sys.platform != "win32"
 
 
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when process `pid` ends (Linux 5.3+), or None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:  # pragma: no cover - not Linux
+        return None
+    try:
+        fd: int = opener(pid)
+        return fd
+    except OSError:  # pragma: no cover - an old kernel
+        return None
+
+
 class _Worker:
     """The caller's handle on one worker process."""
 
@@ -678,6 +882,14 @@ class _Worker:
             self.pid = self.process.pid
             self.conn = mine
         STATS["workers_started"] += 1
+        self.pidfd = _pidfd(self.pid)  # readable once the worker has ended, whoever holds its socket
+        import select
+
+        self.poller = select.poll()
+        self.poller.register(self.conn.fileno(), select.POLLIN)
+        if self.pidfd is not None:
+            self.poller.register(self.pidfd, select.POLLIN)
+        self.memory_mb: int | object | None = _UNSET  # its limit, set with its first call, for its life
         self.handlers: OrderedDict[bytes, None] = OrderedDict()
         self.synced: dict[str, Any] = {}
         self.backlog: list[bytes] = []
@@ -694,16 +906,38 @@ class _Worker:
             self.dead = True
             return True
 
+    def has_ended(self) -> bool:
+        """Whether its process has ended (or its socket says something while idle): never hand it a call."""
+        if self.dead:
+            return True
+        if self.pidfd is not None:
+            import select
+
+            if select.select([self.pidfd], [], [], 0)[0]:
+                return True
+        try:
+            return bool(self.conn.poll(0))  # an idle worker says nothing: end of file, or a stray message
+        except OSError:
+            return True
+
+    def _signal(self) -> None:
+        """SIGKILL to it and to its process group (what its handler started and left running)."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+
     def stop_from_outside(self) -> None:
         """Kill it now, from another thread (a Stopper); the thread waiting on it sees it end and reaps it."""
         with self.state_lock:
             if self.dead:
                 return
             self.stopped = True
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except (OSError, AttributeError):
-                pass
+            self._signal()
 
     def send(self, message: Message) -> None:
         """Send one message to the worker."""
@@ -714,20 +948,14 @@ class _Worker:
         if not self._mark_dead():
             return
         STATS["workers_killed"] += 1
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
+        self._signal()
         self._reap()
 
     def ended(self) -> str:
         """After its socket closed by itself: why it ended, in words."""
         if self._mark_dead():
             STATS["worker_crashes"] += 1
-            try:  # it may only have closed its socket: make sure it is gone before waiting for it
-                os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
+            self._signal()  # it may only have closed its socket: make sure it is gone before waiting for it
             self._reap()
         return _exit_text(self.status if self.status is not None else -1)
 
@@ -736,6 +964,12 @@ class _Worker:
             self.conn.close()
         except OSError:
             pass
+        if self.pidfd is not None:
+            try:
+                os.close(self.pidfd)
+            except OSError:
+                pass
+            self.pidfd = None
         try:
             if self.zygote is not None:
                 self.status = self.zygote.reap(self.pid)
@@ -755,10 +989,7 @@ class _Worker:
             self.conn.poll(1.0)  # it leaves at once; a worker that does not is killed
         except OSError:
             pass
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        self._signal()
         self._reap()
 
 
@@ -769,14 +1000,21 @@ class _Pool:
         self.idle: list[_Worker] = []
         self.lock = threading.Lock()
 
-    def take(self) -> _Worker:
-        """An idle worker, or a new one."""
+    def take(self, memory_mb: int | None) -> _Worker:
+        """An idle worker with that memory limit (or none yet), or a new one; never one that has ended."""
+        ended: list[_Worker] = []
+        chosen: _Worker | None = None
         with self.lock:
-            while self.idle:
-                worker = self.idle.pop()
-                if not worker.dead:
-                    return worker
-        return _Worker()
+            for index in range(len(self.idle) - 1, -1, -1):
+                worker = self.idle[index]
+                if worker.has_ended():
+                    ended.append(self.idle.pop(index))
+                elif worker.memory_mb is _UNSET or worker.memory_mb == memory_mb:
+                    chosen = self.idle.pop(index)
+                    break
+        for worker in ended:  # (a zygote that was killed took its idle workers with it)
+            worker.ended()
+        return chosen if chosen is not None else _Worker()
 
     def give_back(self, worker: _Worker) -> None:
         """Keep a worker for the next call (or retire it when enough are idle, or reap it when stopped)."""
@@ -788,7 +1026,9 @@ class _Pool:
             if len(self.idle) < MAX_IDLE_WORKERS:
                 self.idle.append(worker)
                 return
-        worker.retire()
+            oldest = self.idle.pop(0)  # the newest is the likeliest to be asked for again
+            self.idle.append(worker)
+        oldest.retire()
 
     def shutdown(self) -> None:
         """Retire every idle worker."""
@@ -845,9 +1085,14 @@ class NotMovable(Exception):
     """The handler, the event or the context cannot be sent to a worker process."""
 
 
-def _handler_blob(handler: Handler, by_value: bool = False) -> bytes:
+def _handler_blob(handler: Handler | str, by_value: bool = False) -> bytes:
+    """How the handler travels: its import path when it has one (the worker imports it), else a copy."""
     import cloudpickle
 
+    path = handler if isinstance(handler, str) else (None if by_value else _import_path_of(handler))
+    if path is not None:
+        return _IMPORT_BLOB + pickle.dumps(path, _PROTOCOL)
+    assert not isinstance(handler, str)
     try:
         if not by_value:
             if getattr(handler, "__module__", "__main__") not in ("__main__", None):
@@ -865,15 +1110,58 @@ def _handler_blob(handler: Handler, by_value: bool = False) -> bytes:
                 return cloudpickle.dumps(handler, _PROTOCOL)
             finally:
                 cloudpickle.unregister_pickle_by_value(module)
+    except RecursionError:
+        name = type(handler).__name__
+        raise NotMovable(
+            f"the handler (a {name} object) is too deeply nested to copy to a worker process: an application "
+            "object such as Mangum(app) usually is. Give its import path instead, 'module:attribute' (the "
+            'worker imports it, as the platform does), or call with isolation="none".'
+        ) from None
     except Exception as exc:  # noqa: BLE001
         name = getattr(handler, "__qualname__", None) or type(handler).__name__
         raise NotMovable(
             f"the handler {name} cannot be sent to a worker process ({_short(exc)}). It refers, through its "
             "closure or the globals it uses, to something that cannot be copied to another process (a lock, "
             "an open file or socket, a generator, a running thread...). Define the handler at the top level "
-            'of a cell or module and create such objects inside it; or call with isolation="thread" '
-            "(no hard stop) to run it in this process."
+            "of a cell or module and create such objects inside it, or give its import path 'module:attribute'; "
+            'or call with isolation="none" to run it in this process.'
         ) from None
+
+
+_paths: dict[int, tuple[Any, str | None]] = {}  # id(handler) -> (the handler, its import path or None)
+
+
+def _import_path_of(handler: Any) -> str | None:
+    """ "module:name" of a callable object (not a function or class) that is a global of an importable module.
+
+    `handler = Mangum(app)` in app.py is found as "app:handler": the worker imports it, where a
+    copy would drag the whole application along.
+    """
+    import types
+
+    if isinstance(handler, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)):
+        return None  # pickle names these itself (or cloudpickle copies them)
+    known = _paths.get(id(handler))
+    if known is not None and known[0] is handler:
+        return known[1]
+    found = None
+    for name, module in list(sys.modules.items()):
+        if name == "__main__" or module is None or not getattr(module, "__file__", None):
+            continue
+        try:
+            attrs = vars(module)
+        except TypeError:
+            continue
+        for attr, value in list(attrs.items()):
+            if value is handler and attr.isidentifier():
+                found = f"{name}:{attr}"
+                break
+        if found:
+            break
+    if len(_paths) > 256:
+        _paths.clear()
+    _paths[id(handler)] = (handler, found)
+    return found
 
 
 _by_value_lock = threading.Lock()
@@ -951,6 +1239,7 @@ def _sync_for(worker: _Worker, memory_mb: int | None) -> dict[str, Any]:
         "levels": _log_levels(),
         "memory_mb": memory_mb,
     }
+    worker.memory_mb = memory_mb  # for its life: the limit is a hard one
     sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
     worker.synced.update(sync)
     # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
@@ -1036,36 +1325,41 @@ def _error_invocation(item: _Item, kind: str, message: str, duration_ms: float =
 
 
 def _finish(item: _Item, message: ResultMessage) -> Invocation:
-    _, _, status, payload, duration_ms, changes, blobs, timeout_s = message
-    for key, value in changes.items():
-        try:
-            setattr(item.context, key, value)
-        except Exception:  # noqa: BLE001 - a read-only attribute stays as it was
-            pass
+    """The `Invocation` of a result the worker sent (as data: nothing in it is unpickled)."""
+    _, _, status, payload, duration_ms, changes, facts, timeout_s = message
+    if isinstance(changes, dict):
+        for key, value in changes.items():
+            try:
+                setattr(item.context, str(key), value)
+            except Exception:  # noqa: BLE001 - a read-only attribute stays as it was
+                pass
     logs = item.log_text()
-    reports = tuple(_loads_or(blob, None) for blob in blobs)
-    if timeout_s is not None and duration_ms > timeout_s * 1000.0:
-        return Invocation(timed_out=True, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
+    reports = tuple(
+        (topic, _from_data(kind, value, type_name, shown)) for topic, kind, value, type_name, shown in facts
+    )
     if status == "error":
-        return Invocation(error=payload, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
-    blob, shown, type_name, text, why = payload
-    returned = _loads_or(blob, None) if blob is not None else _unsendable(type_name, shown)
-    return Invocation(
-        returned=returned,
+        error = HandlerError(str(payload[0]), str(payload[1]), str(payload[2]))
+        return finished(status, float(duration_ms), logs, timeout_s, reports, error=error)
+    kind, value, text, why, type_name, shown = payload
+    return finished(
+        status,
+        float(duration_ms),
+        logs,
+        timeout_s,
+        reports,
+        returned=_from_data(kind, value, type_name, shown),
         response_text=text,
-        duration_ms=duration_ms,
-        logs=logs,
-        timeout_s=timeout_s,
         encode_error=why,
-        reports=reports,
     )
 
 
-def _loads_or(blob: bytes, default: Any) -> Any:
-    try:
-        return pickle.loads(blob)
-    except Exception as exc:  # noqa: BLE001 - a value of a class this process cannot import
-        return default if default is not None else _unsendable("value", f"cannot be read here: {_short(exc)}")
+def _from_data(kind: str, value: Any, type_name: str, shown: str) -> Any:
+    """A value as it travelled: the data itself, a `Raw`, or an `Unsendable` saying what it was."""
+    if kind == "data":
+        return value
+    if kind == "raw":
+        return Raw(value)
+    return _unsendable(str(type_name), str(shown))
 
 
 def _unsendable(type_name: str, text: str) -> Unsendable:
@@ -1077,7 +1371,10 @@ def _unsendable(type_name: str, text: str) -> Unsendable:
 def _serve_call_back(worker: _Worker, item: _Item, message: Message) -> None:
     _, _call_id, slot, method, args, kwargs = message
     try:
-        value = getattr(item.services[slot], method)(*args, **kwargs)
+        service = item.services[slot]
+        if not isinstance(method, str) or method not in getattr(type(service), "_remote_methods", ()):
+            raise AttributeError(f"{type(service).__name__} offers no method {method!r} to a handler")
+        value = getattr(service, method)(*args, **{str(k): v for k, v in kwargs.items()})
         reply: tuple[bool, Any] = (True, value)
     except Exception as exc:  # noqa: BLE001 - raised again in the handler, as the service raised it
         reply = (False, exc)
@@ -1088,7 +1385,7 @@ def _serve_call_back(worker: _Worker, item: _Item, message: Message) -> None:
     worker.conn.send_bytes(data)
 
 
-def _run_items(handler: Handler, items: list[_Item], memory_mb: int | None) -> None:
+def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None) -> None:
     """Run every item in worker processes; each item's `.result` is set. Never raises (but KeyboardInterrupt)."""
     try:
         blob = _handler_blob(handler)
@@ -1101,7 +1398,7 @@ def _run_items(handler: Handler, items: list[_Item], memory_mb: int | None) -> N
     start = 0
     stopper = current_stopper()
     while start < len(items):
-        worker = _pool.take()
+        worker = _pool.take(memory_mb)
         if stopper is not None and not stopper._attach(worker):  # stopped: what is left does not start
             _pool.give_back(worker)
             for item in items[start:]:
@@ -1189,9 +1486,13 @@ def _exchange(
             return len(items), "lost", ""
         if not reply[1]:
             worker.handlers.pop(key, None)
+            if blob.startswith(_IMPORT_BLOB):  # the handler named by its import path: the platform's error
+                for item in items[start:]:
+                    item.result = _error_invocation(item, IMPORT_ERROR, str(reply[2]))
+                return len(items), "ok", ""
             why = (
                 f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a module the "
-                'worker can import, or in the notebook itself; or call with isolation="thread".'
+                'worker can import, or in the notebook itself; or call with isolation="none".'
             )
             if reply[3]:
                 return start, "reload", why
@@ -1242,27 +1543,41 @@ def _exchange(
 
 
 def _wait(worker: _Worker, deadline: float | None) -> Message | None:
-    """The next message from the worker; None past the deadline; ("ended",) when it is gone."""
+    """The next message from the worker; None past the deadline; ("ended",) when it is gone.
+
+    The worker's socket and its process are both watched: a worker that ended is seen at
+    once, even when a process its handler started still holds the socket open.
+    """
     message: Message
     try:
         if worker.backlog:
-            message = pickle.loads(worker.backlog.pop())
-            return message
+            return _message(worker.backlog.pop())
         while True:
             timeout = None if deadline is None else deadline - time.monotonic()
             if timeout is not None and timeout <= 0:
                 return None
-            if worker.conn.poll(timeout):
-                message = pickle.loads(worker.conn.recv_bytes())
-                if message[0] != "results":
-                    return message
-                worker.backlog = message[1][::-1]  # results held back by the worker, oldest last
-                message = pickle.loads(worker.backlog.pop())
+            ready = worker.poller.poll(None if timeout is None else max(1, int(timeout * 1000) + 1))
+            if not ready:
+                continue
+            if not worker.conn.poll(0):  # not its socket: its process has ended
+                return ("ended",)
+            message = _message(worker.conn.recv_bytes())
+            if message[0] != "results":
                 return message
+            worker.backlog = list(message[1])[::-1]  # results held back by the worker, oldest last
+            return _message(worker.backlog.pop())
     except (EOFError, OSError):
         return ("ended",)
     except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
         return ("ended",)
+
+
+def _message(data: bytes) -> Message:
+    """A message from a worker, read as data (a list whose first item is its kind); ValueError when it is not."""
+    message = _DECODE(data)
+    if not isinstance(message, list) or not message or not isinstance(message[0], str):
+        raise ValueError("not a message")
+    return message
 
 
 def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> int:
@@ -1282,7 +1597,7 @@ def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> in
 
 
 def call(
-    handler: Handler, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
+    handler: Handler | str, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
 ) -> Invocation:
     """Run `handler(event, context)` in a worker process; an `Invocation`, whatever happens."""
     item = _Item(_next_call_id(), event, context, timeout_s)
@@ -1292,7 +1607,11 @@ def call(
 
 
 def call_many(
-    handler: Handler, events: list[Any], contexts: list[Context], timeout_s: float | None, memory_mb: int | None = None
+    handler: Handler | str,
+    events: list[Any],
+    contexts: list[Context],
+    timeout_s: float | None,
+    memory_mb: int | None = None,
 ) -> list[Invocation]:
     """Run the handler on each event in turn, in worker processes, one message per chunk of events.
 

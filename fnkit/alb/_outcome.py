@@ -372,7 +372,7 @@ def run(
     event: Any,
     *,
     context: Context | None = None,
-    isolation: str = "process",
+    isolation: str | None = None,
     config: AlbConfig | None = None,
     **settings: Any,
 ) -> HttpOutcome:

@@ -573,7 +573,7 @@ def call_handler(
     attempt: int = 1,
     context: Context | None = None,
     at_s: float | None = None,
-    isolation: str = "process",
+    isolation: str | None = None,
 ) -> tuple[Invocation, Any]:
     """Invoke `handler` once with the content API open on `context.message_content` (M9).
 
@@ -641,7 +641,7 @@ def run(
     timeout_s: float | None = None,
     context: Context | None = None,
     store: Any = None,
-    isolation: str = "process",
+    isolation: str | None = None,
     config: MailConfig | None = None,
     **settings: Any,
 ) -> MailOutcome:

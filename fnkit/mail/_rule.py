@@ -218,10 +218,11 @@ class MailRule:
             times.append(t)
         return times
 
-    def run(self, handler: Handler, event: Any, *, isolation: str = "process") -> MailRun:
+    def run(self, handler: Handler, event: Any, *, isolation: str | None = None) -> MailRun:
         """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3).
 
-        `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`).
+        `isolation`: where the handler runs ("none", the default: in this process, like a call;
+        "process" or "thread", see `fnkit.invoke`).
         """
         from ._content import default_store
 
@@ -237,7 +238,7 @@ class MailRule:
         return MailRun(tuple(attempts), final, self.rule_timeout_s)
 
     def _attempts(
-        self, handler: Handler, event: dict[str, Any], store: MessageStore, base: float, isolation: str
+        self, handler: Handler, event: dict[str, Any], store: MessageStore, base: float, isolation: str | None
     ) -> tuple[list[Attempt], list[Any], MailOutcome]:
         """Invoke until an attempt counts or the rule timeout leaves no room (virtual clock from `base`)."""
         rng = random.Random(self.seed)

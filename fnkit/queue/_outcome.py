@@ -358,14 +358,15 @@ def run(
     *,
     timeout_s: float | None = None,
     context: Context | None = None,
-    isolation: str = "process",
+    isolation: str | None = None,
     config: QueueConfig | None = None,
     **settings: Any,
 ) -> BatchOutcome:
     """Validate the event, call `handler(event, context)` with its timeout, and decide the outcome (`.invocation` set).
 
     `timeout_s`: the function timeout (default: the config's `function_timeout_s`, 3 s).
-    `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`);
+    `isolation`: where the handler runs ("none", the default: in this process, like a call;
+    "process" or "thread", see `fnkit.invoke`);
     it gets its own copy of the event, and the outcome is decided from the original.
     """
     config = QueueConfig.of(config, settings, run)

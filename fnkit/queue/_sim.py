@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .._config import with_settings
-from .._invoke import Context, Invocation, _call, _check_isolation
+from .._invoke import Context, Invocation, _call, resolve_isolation
 from ..rules import rule
 from ._config import QueueConfig
 from ._event import EVENT_SOURCE, md5_of_message_attributes, normalize_message_attributes, queue_arn
@@ -603,14 +603,15 @@ class QueueSim:
         *,
         until_s: float | None = None,
         max_invocations: int | None = None,
-        isolation: str = "process",
+        isolation: str | None = None,
     ) -> QueueRun:
         """Poll and invoke `handler` until the queue is empty (or `until_s` virtual seconds pass).
 
-        `isolation`: where the handler runs ("process", "thread" or "none", see `fnkit.invoke`).
+        `isolation`: where the handler runs ("none", the default: in this process, like a call;
+        "process" or "thread", see `fnkit.invoke`).
         Each batch's handler gets its own copy of the event; the poller decides from its own.
         """
-        _check_isolation(isolation)
+        isolation = resolve_isolation(isolation)
         invocations = self._invocations
         while True:
             if max_invocations is not None and len(invocations) >= max_invocations:
@@ -639,7 +640,7 @@ class QueueSim:
             return sum(len(q) for g, q in self._groups.items() if not self._group_busy.get(g))
         return len(self._ready)
 
-    def _invoke(self, handler: Callable[[Any, Any], Any], batch: list[Message], isolation: str) -> None:
+    def _invoke(self, handler: Callable[[Any, Any], Any] | str, batch: list[Message], isolation: str) -> None:
         now = self.now
         busy = self._group_busy
         counts: list[int] = []

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._invoke import SAFE_ISOLATION
 from ._fields import COMMON_FIELDS, Field
 
 
@@ -80,7 +81,8 @@ class SourceAdapter:
         return self.module.outcome(event, response, **config)
 
     def run(self, handler: Callable[..., Any], event: Any, config: dict[str, Any], timeout_s: float) -> Any:
-        return self.module.run(handler, event, timeout_s=timeout_s, **config)
+        # a learner's handler may do anything: it runs in a worker process the Stop button can kill
+        return self.module.run(handler, event, timeout_s=timeout_s, isolation=SAFE_ISOLATION, **config)
 
     def outcome_rows(self, outcome: Any) -> list[dict[str, Any]]:
         if self.rows is not None:

@@ -115,7 +115,7 @@ def test_context_looks_like_the_platforms():
 
 
 def test_an_unknown_isolation_is_refused():
-    with pytest.raises(ValueError, match="'process', 'thread' or 'none'"):
+    with pytest.raises(ValueError, match=r"'none' \(in this process\), 'process' or 'thread'"):
         fnkit.invoke(lambda e, c: None, {}, isolation="sandbox")
 
 

@@ -24,6 +24,13 @@ import pytest
 import fnkit
 from fnkit import isolation
 
+
+@pytest.fixture(autouse=True)
+def _in_a_worker_process(monkeypatch):
+    """These tests are about the worker process: it is their default (FNKIT_ISOLATION), not the caller's thread."""
+    monkeypatch.setenv("FNKIT_ISOLATION", "process")
+
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 1.0
 BOUND_S = TIMEOUT_S + 2.0
@@ -193,7 +200,7 @@ def test_a_handler_that_cannot_be_moved_says_why_and_how_to_fix_it():
     assert inv.error is not None
     assert inv.status == "error" and inv.error.type == "fnkit.IsolationError"
     assert "cannot be sent to a worker process" in inv.error.message and "lock" in inv.error.message
-    assert 'isolation="thread"' in inv.error.message
+    assert 'isolation="none"' in inv.error.message
     assert fnkit.invoke(handler, {}, isolation="thread").returned == 1
 
 

@@ -6,8 +6,16 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 import fnkit
 from fnkit.isolation import STOPPED_ERROR, Stopper, current_stopper, stats
+
+
+@pytest.fixture(autouse=True)
+def _in_a_worker_process(monkeypatch):
+    """These tests are about the worker process: it is their default (FNKIT_ISOLATION), not the caller's thread."""
+    monkeypatch.setenv("FNKIT_ISOLATION", "process")
 
 
 def swallows_everything(event, context):
@@ -113,7 +121,7 @@ def test_a_worker_stopped_as_its_call_ended_is_never_handed_out_again():
     from fnkit import _isolate
 
     assert fnkit.invoke(lambda e, c: 1, {}, timeout_s=5).returned == 1
-    worker = _isolate._pool.take()
+    worker = _isolate._pool.take(_isolate.memory_limit_mb())
     worker.stop_from_outside()
     _isolate._pool.give_back(worker)
     assert worker.dead and worker not in _isolate._pool.idle
