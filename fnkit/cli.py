@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import rules as _rules
+from ._optional import MissingDependency
 from ._report import Raw, Report
 
 if TYPE_CHECKING:
@@ -326,8 +327,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     client: Any = None  # dask: the scheduler's address, or a Client of the cluster this command starts
     cluster: LocalCluster | None = None  # started here: closed here
     if args.engine == "dask":
-        from ._dask import get_client  # noqa: F401 - says how to install the Dask engine when it is missing
+        from ._dask import _distributed
 
+        _distributed()  # a missing Dask engine says how to install it before the handler runs
         if args.scheduler:
             client = args.scheduler
         else:
@@ -482,6 +484,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
+    except MissingDependency as exc:  # an extra is not installed: one line with the pip command, no traceback
+        print(f"fnkit {args.command}: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

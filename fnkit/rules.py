@@ -177,6 +177,9 @@ def ids() -> frozenset[str]:
 
 def table(source: str | None = None) -> pd.DataFrame:
     """The catalogue as a pandas DataFrame (id, source, evidence, origin, summary)."""
+    from ._optional import require
+
+    require("pandas", extra="frames", feature="fnkit.rules.table()")
     import pandas as pd
 
     return pd.DataFrame(

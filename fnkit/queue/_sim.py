@@ -19,6 +19,7 @@ import msgspec
 
 from .._config import with_settings
 from .._invoke import Context, Invocation, _call, _check_isolation
+from .._optional import require
 from ..rules import rule
 from ._config import QueueConfig
 from ._event import EVENT_SOURCE, md5_of_message_attributes, normalize_message_attributes, queue_arn
@@ -323,6 +324,7 @@ class QueueRun:
 
     def to_frame(self, what: str = "messages") -> pd.DataFrame:
         """A DataFrame: one row per message (`what="messages"`) or per invocation (`"invocations"`)."""
+        require("pandas", extra="frames", feature="QueueRun.to_frame()")
         import pandas as pd
 
         if what == "invocations":
