@@ -239,6 +239,15 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
 def cmd_rules(args: argparse.Namespace) -> int:
     """`fnkit rules`: print the rules catalogue (or, with --examples, the example of each rule)."""
     rows = _rules.catalogue(args.source)
+    if args.format == "markdown":
+        if args.source or args.examples:
+            print(
+                "fnkit rules: --format markdown writes the whole catalogue (no --source, no --examples)",
+                file=sys.stderr,
+            )
+            return 2
+        sys.stdout.write(_rules.markdown())
+        return 0
     if args.examples:
         return _print_examples(args, {r.id for r in rows})
     if args.format == "json":
@@ -426,7 +435,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rules", help="the rules catalogue")
     p.add_argument("--source", choices=["queue", "mail", "alb"])
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="text",
+        help="markdown: the whole catalogue as the document docs/RULES.md holds (with --examples: json or text)",
+    )
     p.add_argument("--examples", action="store_true", help="for each rule, the example that triggers it")
     p.set_defaults(func=cmd_rules)
 
