@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -192,12 +192,14 @@ def table(source: str | None = None) -> pd.DataFrame:
     )
 
 
-_EXAMPLES = Path(__file__).resolve().parent / "data" / "rule_examples.json"
+# (os.path, not pathlib: `import fnkit` loads this module, and pathlib would add a tenth of its import time)
+_EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rule_examples.json")
 
 
 def examples() -> list[dict[str, Any]]:
     """The rule -> triggering example table (one or more examples per rule id), as data."""
-    data: dict[str, list[dict[str, Any]]] = json.loads(_EXAMPLES.read_text(encoding="utf-8"))
+    with open(_EXAMPLES, encoding="utf-8") as f:
+        data: dict[str, list[dict[str, Any]]] = json.load(f)
     return data["examples"]
 
 
@@ -227,6 +229,8 @@ REGENERATE = "fnkit rules --format markdown > docs/RULES.md"
 def source_file(module: str) -> str:
     """The repository path of a fnkit module ("fnkit.queue._event" -> "fnkit/queue/_event.py")."""
     loaded = sys.modules.get(module) or importlib.import_module(module)
+    from pathlib import Path
+
     path = Path(str(loaded.__file__)).resolve()
     return path.relative_to(Path(__file__).resolve().parent.parent).as_posix()
 
