@@ -17,7 +17,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ._invoke import Handler
-from ._replay import _INSTALL_DASK, _finish, _order, _partition_frame, pack, partitions, replay_partition
+from ._optional import require
+from ._replay import _finish, _order, _partition_frame, pack, partitions, replay_partition
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -29,12 +30,9 @@ _HANDLERS: dict[str, Handler] = {}  # in a worker: handlers already unpickled, b
 
 
 def _distributed() -> ModuleType:
-    """dask.distributed, or an ImportError that says how to install it."""
-    try:
-        import distributed
-    except ImportError as exc:
-        raise ImportError(_INSTALL_DASK) from exc
-    return distributed
+    """dask.distributed (with dask.dataframe), or a MissingDependency that says how to install them."""
+    require("dask.dataframe", extra="dask", feature="replay(engine='dask')")
+    return require("distributed", extra="dask", feature="replay(engine='dask')")
 
 
 def get_client(client: Any = None) -> Client:
@@ -204,6 +202,7 @@ def dask_replay(
     handler: Handler, items: Iterable[Any], config: dict[str, Any], *, client: Any, compute: bool, partition_size: int
 ) -> pd.DataFrame | dd.DataFrame:
     """`replay` on Dask: a Dask DataFrame (or, with `compute`, the local engine's pandas DataFrame)."""
+    _distributed()
     import dask
     import dask.dataframe as dd
     import pandas as pd

@@ -1,6 +1,7 @@
 """Running the rule -> example table (fnkit/data/rule_examples.json): which rules each example triggers.
 
-An example is data: which source, what to build (a builder's keywords), how to break it
+An example is data: which source, what to build (a builder's keywords; `bodies` may be
+`{"text", "times", "count"}`, for sizes no one would write out), how to break it
 (`set`, `delete`, `copy`, `repeat` at JSON paths), and what to do with it (validate an event,
 validate a response, decide an outcome, run a handler, configure a simulator, walk a shape).
 `run_example` does that and answers with the rule ids it observed and a few facts, so the tests
@@ -92,6 +93,9 @@ def build(example: dict[str, Any]) -> Any:
     module = importlib.import_module(f"fnkit.{example['source']}")
     builder = getattr(module, inp.get("builder", "build_event"))
     keywords = dict(inp.get("build", {}))
+    if isinstance(keywords.get("bodies"), dict):  # {"text": "x", "times": N, "count": k}: k bodies of N copies of text
+        spec = keywords["bodies"]
+        keywords["bodies"] = [spec["text"] * spec["times"]] * spec.get("count", 1)
     event = builder(keywords.pop("bodies"), **keywords) if "bodies" in keywords else builder(**keywords)
     for path, value in inp.get("set", []):
         parent, key = _at(event, path)

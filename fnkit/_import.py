@@ -10,6 +10,7 @@ them as rows. Files may be gzip-compressed; a folder means every file in it, in 
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import io
 import json
 import re
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
+from ._optional import require
 from ._report import Issue, Report, error, warning
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -173,14 +175,13 @@ class ImportStream(Iterator[Any]):
 
 def _progress_bar(progress: bool | None, description: str, unit: str) -> tqdm[Any] | None:
     """A tqdm bar when `progress` asks for one (None: only inside a notebook)."""
-    if progress is None:
-        progress = in_notebook()
+    if progress is None:  # the default: a bar inside a notebook where tqdm is installed, else none
+        progress = in_notebook() and importlib.util.find_spec("tqdm") is not None
     if not progress:
         return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError as exc:  # pragma: no cover - tqdm comes with the lab and dev extras
-        raise ImportError("progress bars need tqdm: pip install tqdm (or fnkit[lab])") from exc
+    require("tqdm", extra="lab", feature="progress bars (progress=True)")
+    from tqdm.auto import tqdm
+
     return tqdm(desc=description, unit=f" {unit}s", leave=True)
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, unreadable
 from ._invoke import capturing
+from ._optional import require
 from ._report import MISSING, ContractError, decode_json
 from ._sources import SOURCES, detect_source, source_module
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
 ENGINES = ("local", "dask")
 DEFAULT_PARTITION_SIZE = 5_000
-_INSTALL_DASK = "the Dask engine needs dask and distributed: pip install 'fnkit[dask]'"
 
 
 def make_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -201,6 +201,16 @@ def partitions(items: Iterable[Any], size: int) -> Iterator[tuple[int, list[Any]
         start += len(chunk)
 
 
+def _require_engine(engine: str, feature: str) -> None:
+    """The engine's packages, or the pip command that installs them, before any event is read or handler run."""
+    if engine == "dask":
+        from ._dask import _distributed  # the dask extra brings pandas too
+
+        _distributed()
+    else:
+        require("pandas", extra="frames", feature=feature)
+
+
 def replay(
     handler: Callable[[Any, Any], Any],
     events: Any,
@@ -231,6 +241,7 @@ def replay(
     """
     if engine not in ENGINES:
         raise ValueError(f"engine is one of {', '.join(ENGINES)}, not {engine!r}")
+    _require_engine(engine, "fnkit.replay")
     cfg = make_config(config)
     items = iter_events(events)
     if engine == "local":
@@ -263,6 +274,7 @@ def replay_partitions(
     """
     if engine not in ENGINES:
         raise ValueError(f"engine is one of {', '.join(ENGINES)}, not {engine!r}")
+    _require_engine(engine, "fnkit.replay_partitions")
     cfg = make_config(config)
     items = iter_events(events)
     size = partition_size or DEFAULT_PARTITION_SIZE

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from ._optional import require
 from .rules import rule
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ class Report(Sequence[Issue]):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per issue as a pandas DataFrame (path, code, severity, message, rule)."""
+        require("pandas", extra="frames", feature="Report.to_frame()")
         import pandas as pd
 
         return pd.DataFrame(

@@ -143,6 +143,32 @@ def html_table(
     )
 
 
+def text_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, *, width: int = 60) -> str:
+    """Row dicts as a plain-text table (no pandas needed): a header line, then one line per row.
+
+    Text is left-aligned and numbers right-aligned, an absent value is "—", and a cell longer
+    than `width` is cut with an ellipsis. Columns default to every key, in order of first appearance.
+    """
+    if columns is None:
+        columns = []
+        for row in rows:
+            columns.extend(k for k in row if k not in columns)
+    cells = [[shorten(cell_text(row.get(c)), width) for c in columns] for row in rows]
+    numeric = [
+        all(_is_number(row.get(c)) or is_absent(row.get(c)) for row in rows)
+        and any(_is_number(row.get(c)) for row in rows)
+        for c in columns
+    ]
+    widths = [max([len(str(c))] + [len(line[i]) for line in cells]) for i, c in enumerate(columns)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(
+            v.rjust(w) if right else v.ljust(w) for v, w, right in zip(values, widths, numeric, strict=True)
+        ).rstrip()
+
+    return "\n".join([line([str(c) for c in columns]), *(line(values) for values in cells)])
+
+
 _GAP: dict[str, Any] = {}  # the row standing for the rows left out of a long table
 
 #: the colours of a result's tone (outcomes, checks, widget badges)
@@ -250,6 +276,9 @@ def tabulate(items: Any) -> Table:
     The DataFrame (an `fnkit.Table`) shows itself readably in a notebook: whole texts,
     left-aligned, "—" where a value is absent.
     """
+    from ._optional import require
+
+    require("pandas", extra="frames", feature="fnkit.tabulate")
     from ._frame import Table
     from ._report import Report
 

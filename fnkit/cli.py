@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import rules as _rules
+from ._optional import MissingDependency
 from ._report import Raw, Report
 
 if TYPE_CHECKING:
@@ -238,6 +239,15 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
 def cmd_rules(args: argparse.Namespace) -> int:
     """`fnkit rules`: print the rules catalogue (or, with --examples, the example of each rule)."""
     rows = _rules.catalogue(args.source)
+    if args.format == "markdown":
+        if args.source or args.examples:
+            print(
+                "fnkit rules: --format markdown writes the whole catalogue (no --source, no --examples)",
+                file=sys.stderr,
+            )
+            return 2
+        sys.stdout.write(_rules.markdown())
+        return 0
     if args.examples:
         return _print_examples(args, {r.id for r in rows})
     if args.format == "json":
@@ -326,8 +336,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     client: Any = None  # dask: the scheduler's address, or a Client of the cluster this command starts
     cluster: LocalCluster | None = None  # started here: closed here
     if args.engine == "dask":
-        from ._dask import get_client  # noqa: F401 - says how to install the Dask engine when it is missing
+        from ._dask import _distributed
 
+        _distributed()  # a missing Dask engine says how to install it before the handler runs
         if args.scheduler:
             client = args.scheduler
         else:
@@ -424,7 +435,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rules", help="the rules catalogue")
     p.add_argument("--source", choices=["queue", "mail", "alb"])
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="text",
+        help="markdown: the whole catalogue as the document docs/RULES.md holds (with --examples: json or text)",
+    )
     p.add_argument("--examples", action="store_true", help="for each rule, the example that triggers it")
     p.set_defaults(func=cmd_rules)
 
@@ -482,6 +498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
+    except MissingDependency as exc:  # an extra is not installed: one line with the pip command, no traceback
+        print(f"fnkit {args.command}: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -10,10 +10,11 @@ shape whose structure states the rule):
 
 The catalogue is collected from those declarations: `catalogue()`, `get()`, `ids()` and
 `table()` load the modules that declare rules on first use (so `import fnkit` stays
-light). Ids `Q…`, `M…`, `A…` are the rules of PLATFORM-RULES.md; ids with an `S`
-(`QS1`, `MS2`, `AS3`) are facts of the contract spec itself; `G…` are general rules of
-the kit (input must be JSON, unknown fields, spellings); `H…` are about invoking a
-handler. Every `Issue.rule` and every outcome's `rule` is an id of this catalogue.
+light). Ids `Q…`, `M…`, `A…` are the platform's behaviour beyond the contract spec, each
+with its evidence; ids with an `S` (`QS1`, `MS2`, `AS3`) are facts of the contract spec
+itself; `G…` are general rules of the kit (input must be JSON, unknown fields, spellings);
+`H…` are about invoking a handler. Every `Issue.rule` and every outcome's `rule` is an id of this catalogue.
+`markdown()` writes the catalogue as docs/RULES.md (`fnkit rules --format markdown`).
 `examples()` is the table that holds one triggering example per rule
 (fnkit/data/rule_examples.json): `fnkit rules --examples` prints it, and the tests run
 every example.
@@ -23,11 +24,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ _loaded = False
 
 
 def rule(
-    id: str,  # noqa: A002 - the public keyword (API.md), the name the catalogue gives the field
+    id: str,  # noqa: A002 - a public keyword (never renamed), the name the catalogue gives the field
     source: str,
     evidence: str,
     summary: str,
@@ -177,6 +178,9 @@ def ids() -> frozenset[str]:
 
 def table(source: str | None = None) -> pd.DataFrame:
     """The catalogue as a pandas DataFrame (id, source, evidence, origin, summary)."""
+    from ._optional import require
+
+    require("pandas", extra="frames", feature="fnkit.rules.table()")
     import pandas as pd
 
     return pd.DataFrame(
@@ -188,15 +192,99 @@ def table(source: str | None = None) -> pd.DataFrame:
     )
 
 
-_EXAMPLES = Path(__file__).resolve().parent / "data" / "rule_examples.json"
+# (os.path, not pathlib: `import fnkit` loads this module, and pathlib would add a tenth of its import time)
+_EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "rule_examples.json")
 
 
 def examples() -> list[dict[str, Any]]:
     """The rule -> triggering example table (one or more examples per rule id), as data."""
-    data: dict[str, list[dict[str, Any]]] = json.loads(_EXAMPLES.read_text(encoding="utf-8"))
+    with open(_EXAMPLES, encoding="utf-8") as f:
+        data: dict[str, list[dict[str, Any]]] = json.load(f)
     return data["examples"]
 
 
 def implementation_of(rule_id: str) -> Callable[..., Any] | Any:
     """The code (or declaration) that implements a rule."""
     return get(rule_id).implementation
+
+
+# --- the catalogue as a document (docs/RULES.md) ---------------------------------------------
+
+EVIDENCE_MEANING = {
+    "contract": "stated in the contract specification fnkit implements; it always wins",
+    "doc": "stated in the platform's public documentation",
+    "observed": "recorded against the real platform, or reproduced by many users",
+    "inferred": "stated by nobody: fnkit's most plausible reading, shown as inferred wherever it decides something",
+}
+_SOURCE_TITLES = {
+    "any": "Every source",
+    "queue": "Queue (message queue → function, a batch of records)",
+    "mail": "Mail flow (mail-flow rule → function)",
+    "alb": "Load balancer (HTTP request → function)",
+}
+#: the command that writes docs/RULES.md (tests/core/test_rules_doc.py holds the file to it)
+REGENERATE = "fnkit rules --format markdown > docs/RULES.md"
+
+
+def source_file(module: str) -> str:
+    """The repository path of a fnkit module ("fnkit.queue._event" -> "fnkit/queue/_event.py")."""
+    loaded = sys.modules.get(module) or importlib.import_module(module)
+    from pathlib import Path
+
+    path = Path(str(loaded.__file__)).resolve()
+    return path.relative_to(Path(__file__).resolve().parent.parent).as_posix()
+
+
+def where(r: Rule) -> tuple[str, str]:
+    """(what implements the rule: a function's qualified name or a declaration, the file that holds it)."""
+    module, _, what = r.implemented_by.partition(":")
+    return what, source_file(module) if module else ""
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: one line, pipes escaped, and <...> outside `code` shown rather than read as a
+    tag (inside a code span Markdown shows it as it is)."""
+    parts = " ".join(text.split()).split("`")
+    for i in range(0, len(parts), 2):  # the even parts are outside code spans
+        parts[i] = parts[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts).replace("|", "\\|")
+
+
+def markdown() -> str:
+    """The catalogue as a Markdown document: per source, each rule's id, sentence, evidence and implementation."""
+    rules = catalogue()
+    lines = [
+        "# The rules fnkit applies",
+        "",
+        "Generated from fnkit's rules catalogue (`fnkit.rules.catalogue()`); do not edit by hand. Each rule is",
+        "declared once, beside the code that implements it, and this file is written from those declarations:",
+        "",
+        f"    {REGENERATE}",
+        "",
+        "(tests/core/test_rules_doc.py fails when this file falls behind the catalogue).",
+        "",
+        "Ids: `QS…`, `MS…`, `AS…` are facts of the contract specification itself; `Q…`, `M…`, `A…` are the",
+        "platform's behaviour beyond it, each with its evidence; `G…` are general rules of the kit (input must be",
+        "JSON, unknown fields, spellings, detection) and `H…` rules of invoking a handler. Every issue and every",
+        "outcome fnkit reports names one of these ids; `fnkit rules --examples` prints an input that triggers each.",
+        "",
+        "Evidence:",
+        "",
+        *(f"- **{name}**: {meaning}." for name, meaning in EVIDENCE_MEANING.items()),
+        "",
+        f"{len(rules)} rules: "
+        + ", ".join(
+            f"{sum(r.evidence == e for r in rules)} {e}" for e in EVIDENCE if any(r.evidence == e for r in rules)
+        )
+        + ".",
+    ]
+    for source in SOURCES:
+        chosen = [r for r in rules if r.source == source]
+        if not chosen:
+            continue
+        lines += ["", f"## {_SOURCE_TITLES[source]}", "", "| id | rule | evidence | severity | implemented by |"]
+        lines.append("| --- | --- | --- | --- | --- |")
+        for r in chosen:
+            what, file = where(r)
+            lines.append(f"| {r.id} | {_cell(r.summary)} | {r.evidence} | {r.severity} | `{_cell(what)}` in `{file}` |")
+    return "\n".join(lines) + "\n"

@@ -1,7 +1,6 @@
-"""Shared test settings: hypothesis profiles and the path to the shared/ folder."""
+"""Test settings for the whole suite: hypothesis profiles, and the handler workers stopped at the end."""
 
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -9,14 +8,6 @@ from hypothesis import settings
 settings.register_profile("ci", max_examples=300, deadline=None)
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def shared_dir() -> Path:
-    """The project's shared/ folder, which sits beside the repository."""
-    return REPO_ROOT.parent / "shared"
 
 
 @pytest.fixture(scope="session", autouse=True)

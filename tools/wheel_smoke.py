@@ -10,9 +10,10 @@ built event of each source, replays the bundled corpus, runs `fnkit --help`, and
 
 Fast on purpose (it runs in every `python3 kit.py test`): nothing is resolved again and
 nothing is fetched twice. The wheel goes in with `--no-deps`, next to the exact versions
-this .venv already resolved from the lock (constraints.txt); their wheels, and the build
-backend's, are kept in `.venv/fnkit-wheelhouse/` (fetched once, through pip's cache, when
-that list changes), so building and installing run offline (`--no-index`). The venv gets no
+this .venv already resolved from the lock (constraints.txt) for what pyproject.toml asks;
+their wheels, and the build backend's, are kept in `.venv/fnkit-wheelhouse/` (fetched once,
+through pip's cache, the first time a version is wanted), so building and installing run
+offline (`--no-index`). tests/test_wheel_core.py uses the same steps for the core alone. The venv gets no
 pip of its own (this .venv's pip installs into it with `--python`) and no bytecode up front
 (`--no-compile`: imports compile what they use). `pip check` then proves that the wheel's
 own metadata is satisfied.
@@ -29,15 +30,17 @@ import tempfile
 import time
 import tomllib
 import venv
+import zipfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
-EXTRAS = ("testing",)  # what the examples need besides the core: pytest and hypothesis
+EXTRAS = ("testing", "frames")  # what the examples and the replay need besides the core
 WHEELHOUSE = Path(sys.prefix) / "fnkit-wheelhouse"  # inside .venv: made again with it
 
 # Runs inside the fresh venv, from the temporary folder: nothing of the checkout is importable.
@@ -103,8 +106,29 @@ def run(argv: list[Any], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def closure(extras: tuple[str, ...] = EXTRAS, root: str = "fnkit") -> dict[str, str]:
-    """Every distribution `root[extras]` needs, as installed here: canonical name -> version."""
+def project_requires(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
+    """The checkout's own requirement lines (as a wheel's metadata states them), from pyproject.toml.
+
+    The installed fnkit's metadata may be older than the checkout (an editable install
+    keeps the metadata of its last install): the wheel is built from pyproject.toml.
+    """
+    with pyproject.open("rb") as f:
+        project = tomllib.load(f)["project"]
+    lines = list(project.get("dependencies", []))
+    for extra, reqs in project.get("optional-dependencies", {}).items():
+        for line in reqs:
+            req = Requirement(line)
+            marker = f"({req.marker}) and " if req.marker is not None else ""
+            req.marker = None
+            lines.append(f"{req}; {marker}extra == {extra!r}")
+    return lines
+
+
+def closure(extras: tuple[str, ...] = EXTRAS, root: str = "fnkit", requires: list[str] | None = None) -> dict[str, str]:
+    """Every distribution `root[extras]` needs, as installed here: canonical name -> version.
+
+    `requires`: the root's requirement lines, when not those of the installed root.
+    """
     found: dict[str, str] = {}
     todo: list[tuple[str, frozenset[str]]] = [(root, frozenset(extras))]
     seen: set[tuple[str, frozenset[str]]] = set()
@@ -116,7 +140,8 @@ def closure(extras: tuple[str, ...] = EXTRAS, root: str = "fnkit") -> dict[str, 
         dist = metadata.distribution(name)
         if name != root:
             found[name] = dist.version
-        for line in dist.requires or []:
+        lines = requires if name == root and requires is not None else dist.requires
+        for line in lines or []:
             req = Requirement(line)
             if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in ("", *wanted)):
                 continue
@@ -127,8 +152,8 @@ def closure(extras: tuple[str, ...] = EXTRAS, root: str = "fnkit") -> dict[str, 
 
 
 def resolved_dependencies(extras: tuple[str, ...] = EXTRAS) -> list[str]:
-    """`name==version` of everything fnkit[extras] needs, as this environment resolved it."""
-    return [f"{name}=={version}" for name, version in sorted(closure(extras).items())]
+    """`name==version` of everything the checkout's fnkit[extras] needs, as this environment resolved it."""
+    return [f"{name}=={version}" for name, version in sorted(closure(extras, requires=project_requires()).items())]
 
 
 def build_requirements() -> list[str]:
@@ -138,12 +163,17 @@ def build_requirements() -> list[str]:
 
 
 def fill_wheelhouse(wanted: list[str], env: dict[str, Any]) -> bool:
-    """Fetch the wheels of `wanted` (through pip's cache) unless the wheelhouse already holds exactly them."""
+    """Fetch the wheels of `wanted` (through pip's cache) that the wheelhouse has not fetched before.
+
+    The wheelhouse only grows (the core's install and the smoke's share it, and installs name
+    exact versions), so two runs wanting different lists never undo each other's fetch.
+    """
     listing = WHEELHOUSE / "wanted.txt"
-    text = "\n".join(wanted) + "\n"
-    if listing.exists() and listing.read_text(encoding="utf-8") == text:
+    fetched = set(listing.read_text(encoding="utf-8").split()) if listing.exists() else set()
+    missing = [w for w in wanted if w not in fetched]
+    if not missing:
         return False
-    shutil.rmtree(WHEELHOUSE, ignore_errors=True)
+    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
     run(
         [
             sys.executable,
@@ -156,12 +186,92 @@ def fill_wheelhouse(wanted: list[str], env: dict[str, Any]) -> bool:
             ":all:",
             "--dest",
             WHEELHOUSE,
-            *wanted,
+            *missing,
         ],
         env=env,
     )
-    listing.write_text(text, encoding="utf-8")
+    listing.write_text("\n".join(sorted(fetched | set(missing))) + "\n", encoding="utf-8")
     return True
+
+
+def offline() -> list[Any]:
+    """pip's options that install from the wheelhouse only."""
+    return ["--no-index", "--find-links", WHEELHOUSE]
+
+
+def _backend_path() -> list[Path]:
+    """The build requirements' wheels from the wheelhouse, each unpacked once beside it (a wheel is a zip to unpack)."""
+    paths = []
+    for line in build_requirements():
+        req = Requirement(line)
+        found = []
+        for wheel in WHEELHOUSE.glob("*.whl"):
+            name, version = wheel.name.split("-")[:2]
+            if canonicalize_name(name) == canonicalize_name(req.name) and req.specifier.contains(version):
+                found.append((Version(version), wheel))
+        if not found:
+            raise SystemExit(f"wheel_smoke: the wheelhouse {WHEELHOUSE} holds no wheel for {line!r}")
+        wheel = max(found)[1]
+        unpacked = WHEELHOUSE / "unpacked" / wheel.stem
+        if not unpacked.is_dir():
+            partial = unpacked.with_name(f"{unpacked.name}.{os.getpid()}")
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(partial)
+            partial.replace(unpacked)
+        paths.append(unpacked)
+    return paths
+
+
+def _sources(dest: Path) -> Path:
+    """A copy in `dest` of what the build backend reads: pyproject.toml, the readme, the licence, the packages."""
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        pyproject = tomllib.load(f)
+    project = pyproject["project"]
+    names = {"pyproject.toml", project["readme"], *project.get("license-files", [])}
+    find = pyproject["tool"]["setuptools"]["packages"]["find"]
+    packages = {pattern.split(".")[0] for pattern in find["include"]}
+    dest.mkdir(parents=True)
+    for name in sorted(names):
+        shutil.copy2(ROOT / name, dest / name)
+    for package in sorted(packages):
+        shutil.copytree(ROOT / package, dest / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
+def build_wheel(dest: Path, env: dict[str, Any]) -> Path:
+    """fnkit's wheel, built into `dest` by pyproject.toml's build backend, offline and outside the checkout.
+
+    The backend runs in a fresh interpreter (no site-packages) from its wheels in the
+    wheelhouse, on a copy of the sources: what `pip wheel` does, without the seconds it
+    spends making an isolated environment, and without a `build/` left in the checkout.
+    """
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        backend = tomllib.load(f)["build-system"]["build-backend"]
+    source = _sources(dest.parent / "src")
+    dest.mkdir(parents=True, exist_ok=True)
+    hook = (
+        "import importlib, sys; sys.path[:0] = sys.argv[3:]; "
+        "print(importlib.import_module(sys.argv[1]).build_wheel(sys.argv[2]))"
+    )
+    run([sys.executable, "-I", "-S", "-c", hook, backend, dest, *_backend_path()], cwd=source, env=env)
+    return next(dest.glob("fnkit-*.whl"))
+
+
+def fresh_venv(folder: Path, wheel: Path, deps: list[str], env: dict[str, Any]) -> Path:
+    """A new venv in `folder` without pip, holding the wheel and exactly `deps` (checked by `pip check`): its python."""
+    venv.EnvBuilder(with_pip=False).create(folder)
+    python = folder / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    run([*pip, "install", "-q", "--no-deps", "--no-compile", *offline(), wheel, *deps], env=env)
+    run([*pip, "check"], env=env)
+    return python
+
+
+def clean_env() -> dict[str, str]:
+    """This environment without the checkout on the path, and pip quiet about its version."""
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)
+    return env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,8 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder and say where it is")
     args = parser.parse_args(argv)
 
-    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("PYTHONPATH", None)
+    env = clean_env()
     work = Path(tempfile.mkdtemp(prefix="fnkit-wheel-"))
     timings: dict[str, float] = {}
     started = clock = time.monotonic()
@@ -183,23 +292,12 @@ def main(argv: list[str] | None = None) -> int:
         clock = now
 
     deps = resolved_dependencies()
-    offline = ["--no-index", "--find-links", WHEELHOUSE]
     try:
         if fill_wheelhouse([*build_requirements(), *deps], env):
             lap("fetch (once per lock)")
-        run(
-            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *offline, "--wheel-dir", work / "dist", ROOT],
-            env=env,
-        )
-        wheel = next((work / "dist").glob("fnkit-*.whl"))
+        wheel = build_wheel(work / "dist", env)
         lap("build")
-        venv.EnvBuilder(with_pip=False).create(work / "venv")
-        python = (
-            work / "venv" / ("Scripts" if os.name == "nt" else "bin") / ("python.exe" if os.name == "nt" else "python")
-        )
-        pip = [sys.executable, "-m", "pip", "--python", python]
-        run([*pip, "install", "-q", "--no-deps", "--no-compile", *offline, wheel, *deps], env=env)
-        run([*pip, "check"], env=env)
+        python = fresh_venv(work / "venv", wheel, deps, env)
         lap("venv and install")
         done = run([python, "-I", "-c", SMOKE], cwd=work, env=env)
         sys.stdout.write(done.stdout)

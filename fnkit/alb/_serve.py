@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from .._config import with_settings
 from .._invoke import Context, Handler, Invocation, _check_isolation, invoke
+from .._optional import require
 from ._config import AlbConfig
 from ._http import (
     MAX_REQUEST_BODY,
@@ -254,10 +255,8 @@ class AlbServer:
     ) -> None:
         config = AlbConfig.of(config, settings, AlbServer.__init__)
         _check_isolation(isolation)
-        try:
-            import uvicorn  # an edge dependency: only the server needs it
-        except ImportError:
-            raise ImportError('fnkit.alb.serve needs uvicorn: pip install "fnkit[serve]" (or uvicorn)') from None
+        require("uvicorn", extra="serve", feature="fnkit.alb.serve")  # an edge dependency: only the server needs it
+        import uvicorn
 
         self.handler = handler
         self.config = config
@@ -322,6 +321,7 @@ class AlbServer:
 
         Its columns: method, path, status, rule, … (`LOG_COLUMNS`).
         """
+        require("pandas", extra="frames", feature="AlbServer.log")
         import pandas as pd
 
         return pd.DataFrame(list(self.records), columns=LOG_COLUMNS)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .. import rules as _rules
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
+from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from ..rules import rule
@@ -131,6 +132,7 @@ class MailOutcome:
 
     def to_frame(self) -> pd.DataFrame:
         """The rows as a pandas DataFrame."""
+        require("pandas", extra="frames", feature="MailOutcome.to_frame()")
         import pandas as pd
 
         return pd.DataFrame(

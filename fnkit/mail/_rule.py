@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._config import with_settings
 from .._invoke import Handler, Invocation
+from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import Report
 from ._config import MailConfig
@@ -101,12 +102,14 @@ class MailRun:
 
     def to_frame(self) -> pd.DataFrame:
         """The recipients' rows as a pandas DataFrame."""
+        require("pandas", extra="frames", feature="MailRun.to_frame()")
         import pandas as pd
 
         return pd.DataFrame(self.rows())
 
     def attempts_frame(self) -> pd.DataFrame:
         """The attempts as a pandas DataFrame."""
+        require("pandas", extra="frames", feature="MailRun.attempts_frame()")
         import pandas as pd
 
         return pd.DataFrame(self.attempt_rows())

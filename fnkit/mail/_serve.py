@@ -73,6 +73,7 @@ from urllib.parse import quote
 
 from .._config import with_settings
 from .._invoke import Handler
+from .._optional import require
 from ._address import is_address
 from ._config import MailConfig
 from ._content import MessageStore
@@ -242,6 +243,7 @@ class MailServer:
         from .._invoke import _check_isolation
 
         _check_isolation(isolation)
+        require("aiosmtpd", extra="serve", feature="fnkit.mail.serve")  # before any thread or folder is made
         self.isolation = isolation
 
         if not callable(handler):
@@ -285,10 +287,7 @@ class MailServer:
 
     def start(self) -> MailServer:
         """Bind and start serving (done by `serve`)."""
-        try:
-            from aiosmtpd.controller import Controller
-        except ImportError:  # pragma: no cover - the serve extra is missing
-            raise ImportError("fnkit.mail.serve needs aiosmtpd: pip install 'fnkit[serve]'") from None
+        from aiosmtpd.controller import Controller  # required in __init__
 
         class _Controller(Controller):
             def _trigger_server(self) -> None:
@@ -375,6 +374,7 @@ class MailServer:
     @property
     def log(self) -> pd.DataFrame:
         """One row per recipient of every message handled: what was decided and carried out (DataFrame)."""
+        require("pandas", extra="frames", feature="MailServer.log")
         import pandas as pd
 
         with self._records_lock:

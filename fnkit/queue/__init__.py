@@ -3,12 +3,15 @@
 from ._config import QueueConfig
 from ._event import (
     EVENT_SHAPE,
+    MAX_MESSAGE_BYTES,
+    MAX_PAYLOAD_BYTES,
     build_event,
     correlation_ids,
     is_fifo,
     looks_like,
     md5_of_body,
     md5_of_message_attributes,
+    message_size,
     parse_event,
     queue_arn,
     validate_event,
@@ -22,6 +25,8 @@ Config = QueueConfig  # every source names its configuration `Config`
 
 __all__ = [
     "EVENT_SHAPE",
+    "MAX_MESSAGE_BYTES",
+    "MAX_PAYLOAD_BYTES",
     "RESPONSE_SHAPE",
     "BatchOutcome",
     "Config",
@@ -39,6 +44,7 @@ __all__ = [
     "looks_like",
     "md5_of_body",
     "md5_of_message_attributes",
+    "message_size",
     "outcome",
     "parse_event",
     "queue_arn",

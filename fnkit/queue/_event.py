@@ -33,6 +33,8 @@ SOURCE = "queue"
 EVENT_SOURCE = {"provider": "provider:queue", "aws": "aws:sqs"}
 TRACE_KEY = {"provider": "ProviderTraceHeader", "aws": "AWSTraceHeader"}
 FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
+MAX_MESSAGE_BYTES = 1_048_576  # Q16: 1 MiB, body and message attributes (256 KiB, 262,144, before August 2025)
+MAX_PAYLOAD_BYTES = 6_291_456  # Q17: "6 MB", as the platform counts a synchronous invocation's payload
 
 # --- the shape, declared once -------------------------------------------------
 
@@ -345,7 +347,7 @@ def is_fifo(event: Any) -> bool:
     "queue",
     "doc",
     "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
-    "(>= 1 s) above 10; no window for FIFO; at most 6 MB per invocation payload.",
+    "(>= 1 s) above 10; no window for FIFO (and at most 6 MB per invocation payload: Q17).",
     severity="error or warning",
 )
 def check_batch(event: Any, seen: Seen) -> list[Issue]:
@@ -824,6 +826,142 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
             )
 
 
+# --- limits: what the platform refuses to carry ---------------------------------------------
+
+
+def _attribute_value_size(attr: Any) -> int:
+    """The bytes the queue counts of one message attribute's value: a Binary's decoded bytes, else UTF-8 text."""
+    if type(attr) is not MessageAttribute:
+        return 0
+    dtype, string_value, binary_value = attr.data_type, attr.string_value, attr.binary_value
+    value = _attr_value_bytes(dtype, string_value, binary_value)
+    if value is not None:
+        return len(value)
+    raw = binary_value if type(binary_value) is str else string_value  # unreadable: its text, as a bound
+    return len(raw.encode("utf-8", "surrogatepass")) if type(raw) is str else 0
+
+
+def _attributes_size(attrs: Any) -> int:
+    """The bytes the queue counts of a message's attributes: each name, data type and value (Q16)."""
+    if type(attrs) is not dict or not attrs:
+        return 0
+    total = 0
+    for name, attr in attrs.items():
+        if type(name) is str:
+            total += len(name.encode("utf-8", "surrogatepass"))
+        if type(attr) is MessageAttribute and type(attr.data_type) is str:
+            total += len(attr.data_type.encode("utf-8", "surrogatepass"))
+        total += _attribute_value_size(attr)
+    return total
+
+
+def _attributes_bound(attrs: Any) -> int:
+    """An upper bound of `_attributes_size` from lengths alone (UTF-8 takes at most 4 bytes a character)."""
+    if type(attrs) is not dict or not attrs:
+        return 0
+    total = 0
+    for name, attr in attrs.items():
+        total += 4 * len(name) if type(name) is str else 0
+        if type(attr) is MessageAttribute:
+            for text in (attr.data_type, attr.string_value, attr.binary_value):
+                total += 4 * len(text) if type(text) is str else 0
+    return total
+
+
+def message_size(body: str, message_attributes: Mapping[str, Any] | None = None) -> int:
+    """The size the queue counts of a message (Q16): UTF-8 bytes of the body, plus each attribute's name, data type
+    and value (a Binary value's decoded bytes). Attributes as the event holds them or as `build_event` takes them."""
+    size = len(body.encode("utf-8", "surrogatepass"))
+    if message_attributes:
+        typed = {
+            name: msgspec.convert(attr, MessageAttribute)
+            for name, attr in normalize_message_attributes(message_attributes).items()
+        }
+        size += _attributes_size(typed)
+    return size
+
+
+@rule(
+    "Q16",
+    "queue",
+    "doc",
+    "A message, its body and message attributes (names, data types, values) together, is at most 1 MiB (1,048,576 "
+    "bytes; 256 KiB before August 2025): the queue refuses to take a larger one, so a record over it never reaches "
+    "a function (a warning; QueueSim.send refuses it).",
+    severity="warning",
+)
+def check_message_size(event: Any, seen: Seen) -> list[Issue]:
+    """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
+    table = seen.tables["records"]
+    bodies, attributes = table["body"], table["message_attributes"]
+    texts = bodies if seen.typed else [b if type(b) is str else "" for b in bodies]
+    longest = 4 * max(map(len, texts), default=0)  # UTF-8 takes at most 4 bytes a character
+    if longest <= MAX_MESSAGE_BYTES and (
+        not any(attributes) or longest + sum([_attributes_bound(a) for a in attributes if a]) <= MAX_MESSAGE_BYTES
+    ):
+        return []  # the longest body and every attribute together could not reach the limit
+    out = []
+    for i, body, attrs in zip(table["at"], texts, attributes, strict=True):
+        if 4 * len(body) + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:
+            continue
+        body_bytes = len(body.encode("utf-8", "surrogatepass"))
+        size = body_bytes + _attributes_size(attrs)
+        if size > MAX_MESSAGE_BYTES:
+            out.append(
+                warning(
+                    _rpath(i, "body"),
+                    "limit",
+                    f"This message is {size:,} bytes (body {body_bytes:,}, message attributes {size - body_bytes:,}); "
+                    f"a queue takes messages of at most {MAX_MESSAGE_BYTES:,} bytes (1 MiB) and refuses larger ones, "
+                    "so the platform never delivers this record.",
+                    "Q16",
+                )
+            )
+    return out
+
+
+# What a record's fields other than its body and message attributes take in the event's JSON, at most: ids, the
+# receipt handle, digests, ARN, region and attributes are a few hundred bytes on the platform.
+_RECORD_ALLOWANCE = 8192
+
+
+@rule(
+    "Q17",
+    "queue",
+    "doc",
+    "A synchronous invocation's payload (the event, as JSON) is at most 6 MB (6,291,456 bytes): the poller delivers "
+    "fewer records rather than build a larger batch, and the platform refuses a larger invocation (a warning).",
+    severity="warning",
+)
+def check_payload_size(event: Any, seen: Seen) -> list[Issue]:
+    """Q17: the event's JSON fits one invocation (measured only when the lengths alone cannot tell)."""
+    table = seen.tables["records"]
+    bodies, attributes = table["body"], table["message_attributes"]
+    texts = bodies if seen.typed else [b for b in bodies if type(b) is str]
+    # JSON takes at most 6 bytes a character (a control character as \u00XX)
+    bound = 6 * sum(map(len, texts)) + len(bodies) * _RECORD_ALLOWANCE
+    if bound <= MAX_PAYLOAD_BYTES and (
+        not any(attributes) or bound + 2 * sum([_attributes_bound(a) for a in attributes if a]) <= MAX_PAYLOAD_BYTES
+    ):
+        return []
+    try:
+        size, exact = len(msgspec.json.encode(event)), True
+    except (TypeError, ValueError, UnicodeEncodeError, OverflowError):  # a lenient value JSON cannot carry as it is
+        size, exact = sum(len(b.encode("utf-8", "surrogatepass")) for b in texts), False
+    if size <= MAX_PAYLOAD_BYTES:
+        return []
+    return [
+        warning(
+            "$.Records",
+            "limit",
+            f"The event is {'' if exact else 'at least '}{size:,} bytes of JSON ({len(bodies)} record(s)); a "
+            f"synchronous invocation carries at most {MAX_PAYLOAD_BYTES:,} bytes (6 MB), so the poller never builds "
+            "this batch: it delivers fewer records per invocation instead.",
+            "Q17",
+        )
+    ]
+
+
 EVENT_CHECKS = [
     check_batch,
     check_unique_ids,
@@ -833,6 +971,8 @@ EVENT_CHECKS = [
     check_fifo_attributes,
     check_md5_of_body,
     check_message_attributes,
+    check_message_size,
+    check_payload_size,
 ]
 EVENT_CONTRACT = Contract(EVENT_SHAPE, EVENT_CHECKS, source=SOURCE)
 

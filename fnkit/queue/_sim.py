@@ -19,16 +19,25 @@ import msgspec
 
 from .._config import with_settings
 from .._invoke import Context, Invocation, _call, resolve_isolation
+from .._optional import require
 from ..rules import rule
 from ._config import QueueConfig
-from ._event import EVENT_SOURCE, md5_of_message_attributes, normalize_message_attributes, queue_arn
+from ._event import (
+    EVENT_SOURCE,
+    MAX_MESSAGE_BYTES,
+    MAX_PAYLOAD_BYTES,
+    md5_of_message_attributes,
+    message_size,
+    normalize_message_attributes,
+    queue_arn,
+)
 from ._outcome import BatchOutcome, decide
 
 if TYPE_CHECKING:
     import pandas as pd
 
 EPOCH_MS = 1_767_225_600_000  # virtual time 0 = 2026-01-01T00:00:00Z
-MAX_PAYLOAD = 6 * 1024 * 1024
+MAX_PAYLOAD = MAX_PAYLOAD_BYTES  # Q17
 DEDUP_WINDOW_S = 300.0
 _KNOWN_COUNTS = 64
 _COUNTS = tuple(
@@ -130,7 +139,7 @@ class SimContext(Context):
 
 
 def _record_size(body: str) -> int:
-    """A conservative estimate of a record's JSON size without message attributes, for Q1's 6 MB."""
+    """A conservative estimate of a record's JSON size without message attributes, for Q17's 6 MB."""
     return 700 + (len(body) if body.isascii() else 2 * len(body.encode("utf-8", "surrogatepass")))
 
 
@@ -146,7 +155,7 @@ class Message(msgspec.Struct, gc=False, eq=False):
     index: int
     _sent_ms: int
     _md5: bytes
-    _size: int  # the record's estimated JSON size (message attributes add theirs), for Q1's 6 MB
+    _size: int  # the record's estimated JSON size (message attributes add theirs), for Q17's 6 MB
     group_id: str | None = None
     dedup_id: str | None = None
     sequence_number: str | None = None
@@ -169,7 +178,7 @@ class Message(msgspec.Struct, gc=False, eq=False):
 
     @property
     def size(self) -> int:
-        """A conservative estimate of the record's JSON size, for the 6 MB payload limit (Q1)."""
+        """A conservative estimate of the record's JSON size, for the 6 MB payload limit (Q17)."""
         return self._size
 
     @property
@@ -323,6 +332,7 @@ class QueueRun:
 
     def to_frame(self, what: str = "messages") -> pd.DataFrame:
         """A DataFrame: one row per message (`what="messages"`) or per invocation (`"invocations"`)."""
+        require("pandas", extra="frames", feature="QueueRun.to_frame()")
         import pandas as pd
 
         if what == "invocations":
@@ -455,9 +465,19 @@ class QueueSim:
         dedup_id: str | None = None,
         message_attributes: dict[str, Any] | None = None,
     ) -> str | None:
-        """Put a message in the queue now (virtual time); its id, or None when deduplicated (Q11)."""
+        """Put a message in the queue now (virtual time); its id, or None when deduplicated (Q11).
+
+        A message over the queue's maximum size (body and attributes over 1 MiB) is refused: ValueError (Q16).
+        """
         if not isinstance(body, str):
             body = body.decode("utf-8") if isinstance(body, bytes) else json.dumps(body)
+        if 4 * len(body) > MAX_MESSAGE_BYTES or message_attributes:
+            size = message_size(body, message_attributes)
+            if size > MAX_MESSAGE_BYTES:
+                raise ValueError(
+                    f"the queue refuses a message of {size:,} bytes (body and message attributes): at most "
+                    f"{MAX_MESSAGE_BYTES:,} (1 MiB) (Q16)"
+                )
         if self.fifo:
             if not group_id:
                 raise ValueError("a FIFO queue needs a group_id for every message (Q9)")

@@ -7,7 +7,7 @@
   plugin (`fnkit.testing.plugin`, registered when fnkit is installed) offers one per source
   as the fixtures `queue_event`, `mail_event` and `alb_event`.
 - `fnkit.testing.strategies`: hypothesis strategies of valid events and responses
-  (`pip install fnkit[testing]`); importing `fnkit.testing` imports neither hypothesis
+  (`pip install 'fnkit[testing]'`); importing `fnkit.testing` imports neither hypothesis
   nor pandas.
 """
 

@@ -9,6 +9,7 @@ from typing import Any
 from .._outcome import Outcome
 from .._report import ContractError, Report, decode_json
 from .._sources import SOURCES, detect_source, source_module, validate
+from .._table import rows_of, text_table
 
 _UNSET: Any = object()
 _NAMES = {"queue": "queue", "mail": "mail", "alb": "load balancer"}
@@ -130,14 +131,12 @@ def describe_outcome(result: Outcome) -> str:
 
     What happened and the deciding rule, its table, its issues, the handler's error and output.
     """
-    import fnkit
-
     tag = " (inferred)" if result.inferred else ""
-    frame = fnkit.tabulate(result)
-    frame = frame.drop(columns=[c for c in _SHOWN_ELSEWHERE if c in frame.columns])
+    rows = rows_of(result)
+    columns = [c for row in rows for c in row if c not in _SHOWN_ELSEWHERE]
     lines = [
         f"Outcome: {result.headline}, rule {result.rule}{tag}: {result.explanation}",
-        frame.to_string(index=False, max_colwidth=60),
+        text_table(rows, list(dict.fromkeys(columns)), width=60),
     ]
     if len(result.issues):
         lines += ["Issues:", *_issue_lines(result.issues)]

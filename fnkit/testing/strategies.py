@@ -10,7 +10,7 @@
 
 Every event is made by the source's own `build_event`, so it is valid and JSON-ready;
 keyword arguments narrow what is drawn (a fixed value, or a strategy of your own).
-Needs hypothesis (`pip install fnkit[testing]`).
+Needs hypothesis: `pip install 'fnkit[testing]'`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,13 @@ import base64
 import json
 from typing import Any
 
-from hypothesis import strategies as st
-
+from .._optional import MissingDependency
 from .._report import DIALECTS
+
+try:
+    from hypothesis import strategies as st
+except ModuleNotFoundError as exc:
+    raise MissingDependency("hypothesis", extra="testing", feature="fnkit.testing.strategies") from exc
 
 __all__ = ["alb_events", "alb_responses", "mail_events", "mail_responses", "queue_events", "queue_responses"]
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from .._optional import require
 from .._report import Issue, Report
 from ._adapter import adapter_for
 from ._fields import FieldError
@@ -23,7 +24,7 @@ class EventBuilder:
     """
 
     def __init__(self, source: str = "queue", **values: Any) -> None:
-        import ipywidgets as w
+        w = require("ipywidgets", extra="widgets", feature="fnkit.widgets.EventBuilder")
 
         self.adapter = adapter_for(source)
         self.source = self.adapter.source

@@ -7,6 +7,7 @@ import re
 from html import escape
 from typing import Any
 
+from .._optional import require
 from .._report import Issue, Raw
 from ._adapter import adapter_for
 from ._builder import EventBuilder
@@ -35,7 +36,7 @@ class ResponseExplorer(Shown):
         text: str | None = None,
         **config: Any,
     ) -> None:
-        import ipywidgets as w
+        w = require("ipywidgets", extra="widgets", feature="fnkit.widgets.ResponseExplorer")
 
         if source is None:
             if builder is not None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._optional import require
 from ._ui import field_class, json_problem
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ class Field:
 
     def control(self, value: Any, label_width: str = "130px") -> Any:
         """A fresh ipywidgets control holding `value`, with the field's CSS class; its label `label_width` wide."""
-        import ipywidgets as w
+        w = require("ipywidgets", extra="widgets", feature="fnkit.widgets")
 
         common = dict(
             description=self.label,

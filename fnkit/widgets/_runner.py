@@ -9,6 +9,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from .._optional import require
 from .._report import ContractError, Issue
 from ..isolation import STOPPED_ERROR
 from ._adapter import adapter_for
@@ -46,7 +47,7 @@ class HandlerRunner(Shown):
         timeout_s: float = 1.0,
         **config: Any,
     ) -> None:
-        import ipywidgets as w
+        w = require("ipywidgets", extra="widgets", feature="fnkit.widgets.HandlerRunner")
 
         if source is None:
             if builder is not None:

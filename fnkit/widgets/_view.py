@@ -7,6 +7,7 @@ from html import escape
 from typing import Any, Self
 
 from .. import rules as _rules
+from .._optional import require
 from .._outcome import Outcome
 from .._report import Issue
 from .._table import short_ids_in
@@ -18,7 +19,7 @@ class OutcomeView:
     """Widgets showing one outcome (or one problem); `summary` and `message` hold what is shown."""
 
     def __init__(self, adapter: SourceAdapter, *, idle: str = "not run yet") -> None:
-        import ipywidgets as w
+        w = require("ipywidgets", extra="widgets", feature="fnkit.widgets")
 
         self.adapter = adapter
         self.summary = idle

@@ -103,6 +103,9 @@ class EnvironmentReport:
 
     def table(self):
         """Every check as a pandas DataFrame (what, needed, found, ok, fix)."""
+        from .._optional import require
+
+        require("pandas", extra="frames", feature="EnvironmentReport.table()")
         from .._frame import Table
 
         return Table(

@@ -46,6 +46,8 @@ NOT_FILE_LEVEL = {
     "Q6": "a handler that raises or times out",
     "Q9": "the simulator's FIFO groups over time",
     "Q11": "the simulator's deduplication window over time",
+    "Q16": "a message over 1 MiB: a file that size is no fixture to commit (its example builds one; tests/queue)",
+    "Q17": "an event over 6 MB: likewise (its example builds one; tests/queue)",
     "M2": "a mail rule configuration",
     "M9": "the message content API during an invocation",
     "A5": "a handler that raises or times out (and a response file over 1 MB)",

@@ -111,3 +111,24 @@ def test_a_dataframe_tabulated_is_the_same_rows_shown_readably():
     table = fnkit.tabulate(frame)
     assert table.equals(frame) and type(table).__name__ == "Table"
     assert "handler / source" in table._repr_html_()
+
+
+# --- the plain-text table (fnkit.testing's failure messages, where pandas may be absent) ----------
+
+
+def test_a_text_table_aligns_text_left_and_numbers_right_and_shows_absent_values():
+    from fnkit._table import text_table
+
+    rows = [{"item": "m-1", "index": 0, "action": "delete"}, {"item": "m-22", "index": 10, "note": None}]
+    assert text_table(rows).splitlines() == [
+        "item  index  action  note",
+        "m-1       0  delete  —",
+        "m-22     10  —       —",
+    ]
+
+
+def test_a_text_table_cuts_long_cells_with_an_ellipsis_and_keeps_the_columns_asked_for():
+    from fnkit._table import text_table
+
+    text = text_table([{"a": "x" * 30, "b": 1, "c": 2}], ["c", "a"], width=10)
+    assert text.splitlines() == ["c  a", "2  xxxxxxxxx…"]

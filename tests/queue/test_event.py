@@ -824,3 +824,60 @@ def test_g0_a_byte_order_mark_is_named_and_the_content_still_checked(event):
         ]
         assert "byte-order mark" in report[0].message
         assert report == EVENT_CONTRACT.located(data)
+
+
+# --- Q16, Q17: what the platform refuses to carry --------------------------------------------
+
+
+def _limits(report):
+    return [(i.rule, i.severity, i.path) for i in report if i.rule in ("Q16", "Q17")]
+
+
+def test_q16_q17_a_50_mb_body_is_a_message_and_an_invocation_the_platform_refuses():
+    report = fnkit.validate(queue.build_event(["x" * 50_000_000], seed=1))
+    assert report.ok  # the shape is right: what the platform would refuse is a warning
+    assert _limits(report) == [("Q16", "warning", "$.Records[0].body"), ("Q17", "warning", "$.Records")]
+    assert "50,000,000 bytes" in report.warnings[0].message and "1,048,576" in report.warnings[0].message
+    assert "6,291,456" in report.warnings[1].message
+
+
+def test_q17_seven_1_mb_messages_make_an_event_over_6_mb():
+    bodies = ["y" * 1_000_000] * 7
+    report = fnkit.validate(json.dumps(queue.build_event(bodies, seed=2)))
+    assert _limits(report) == [("Q17", "warning", "$.Records")]
+    assert "7,00" in report.warnings[0].message and "7 record(s)" in report.warnings[0].message
+    six = queue.build_event(bodies[:6], seed=2)  # 6,000,000 bytes of bodies and their records: within 6,291,456
+    assert _limits(queue.validate_event(six)) == []
+
+
+def test_q16_counts_utf8_bytes_and_message_attributes():
+    limit = queue.MAX_MESSAGE_BYTES
+    assert limit == 1_048_576 and queue.MAX_PAYLOAD_BYTES == 6 * 1_048_576
+    at_limit = "é" * (limit // 2)  # two bytes each: exactly the limit
+    assert _limits(queue.validate_event(queue.build_event([at_limit]))) == []
+    over = queue.build_event([at_limit], message_attributes={"n": 1})  # + "n", "Number", "1"
+    assert queue.message_size(at_limit, {"n": 1}) == limit + 8
+    report = queue.validate_event(over)
+    assert _limits(report) == [("Q16", "warning", "$.Records[0].body")]
+    assert f"{limit + 8:,} bytes (body {limit:,}, message attributes 8)" in report.warnings[0].message
+
+
+def test_q16_a_binary_attribute_counts_its_decoded_bytes():
+    assert queue.message_size("", {"b": b"\x00" * 30}) == 1 + len("Binary") + 30
+
+
+def test_q16_q17_an_ordinary_batch_says_nothing_and_a_broken_one_is_still_measured():
+    assert _limits(queue.validate_event(queue.build_event(["x" * 100_000] * 10))) == []
+    event = queue.build_event(["z" * 1_100_000, "ok"], seed=4)
+    event["Records"][1]["body"] = 7  # the lenient path: the other record is still measured
+    report = queue.validate_event(event)
+    assert not report.ok and ("Q16", "warning", "$.Records[0].body") in _limits(report)
+
+
+def test_q16_the_simulated_queue_refuses_a_message_over_1_mib():
+    sim = queue.QueueSim()
+    with pytest.raises(ValueError, match=r"1,048,577 bytes .*\(Q16\)"):
+        sim.send("x" * 1_048_577)
+    with pytest.raises(ValueError, match="Q16"):
+        sim.send("x" * 1_048_570, message_attributes={"colour": "blue"})
+    assert sim.send("x" * 1_048_576) is not None
