@@ -490,15 +490,21 @@ class HandlerNotFound(Exception):
 
 
 def _add_app_dirs(app_dirs: Sequence[str]) -> None:
-    """Put the application's folders first on sys.path (and on PYTHONPATH, for the worker processes it starts)."""
+    """Put the application's folders first on sys.path, then the current folder (fnkit's workers copy sys.path)."""
     folders = [str(Path(d).resolve()) for d in app_dirs] + [str(Path.cwd())]
     for folder in reversed(folders):
         if folder in sys.path:
             sys.path.remove(folder)
         sys.path.insert(0, folder)
+
+
+def _export_app_dirs(app_dirs: Sequence[str]) -> None:
+    """The application's folders on PYTHONPATH too, for processes that start from the environment (Dask's)."""
     if app_dirs:
         old = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = os.pathsep.join([*folders[:-1], *([old] if old else [])])
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [*(str(Path(d).resolve()) for d in app_dirs), *([old] if old else [])]
+        )
 
 
 def resolve_handler(spec: str, app_dirs: Sequence[str] = ()) -> Callable[..., Any]:
@@ -671,6 +677,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             client = args.scheduler
         else:
             import distributed
+
+            _export_app_dirs(args.app_dir)
 
             cluster = distributed.LocalCluster(
                 n_workers=args.workers,
