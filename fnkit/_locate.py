@@ -1,12 +1,14 @@
 """Where an issue's JSONPath points in the JSON text it came from: a line and a column, as editors count them.
 
-The decoders fnkit uses keep no positions, so `Locator` reads the text once more with a
-small scanner that notes where each value starts (and, for an object member, where its
-key starts). A path then resolves step by step (`$.Records[1].md5OfBody`, `$['x-y']`); a
-step that is not in the text (a missing key) stops at the deepest value that is, which is
-where the missing key belongs. Lines and columns count from 1; columns count characters,
-and a leading byte-order mark is not one of them. Text that is not JSON locates `$` where
-the decoder gave up.
+The decoders fnkit uses keep no positions, so `Locator` reads the text once more, only along
+the paths it is asked about: it lists the members (or items) of each object (or list) on the
+way, with where each starts, and steps over the values in between without reading them
+(a regular expression finds the strings and brackets; nesting is counted, never recursed
+into). A path resolves step by step (`$.Records[1].md5OfBody`, `$['x-y']`): a member points at
+its key, an item at its first character, and a step that is not in the text (a missing key)
+stops at the deepest value that is, where the missing key belongs. Lines and columns count
+from 1; columns count characters, and a leading byte-order mark is not one of them. Text that
+is not JSON locates every path where the decoder gave up.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import re
 from bisect import bisect_right
 
 _WHITE = frozenset(" \t\r\n")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # the unrolled loop: no alternation per character
+_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_DECODER = json.JSONDecoder()
 _STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]")
 
 
@@ -25,70 +28,62 @@ class _Malformed(Exception):
     """The text is not JSON at this offset."""
 
 
-class _Node:
-    """One value of the text: where it starts, and its members (an object's: key -> (key offset, node)) or items."""
-
-    __slots__ = ("items", "members", "offset")
-
-    def __init__(self, offset: int) -> None:
-        self.offset = offset
-        self.members: dict[str, tuple[int, _Node]] | None = None
-        self.items: list[_Node] | None = None
-
-
-def _skip(text: str, at: int) -> int:
+def _skip_space(text: str, at: int) -> int:
     """The offset of the first character at or past `at` that is not JSON white space."""
     while text[at : at + 1] in _WHITE:
         at += 1
     return at
 
 
-def _value(text: str, at: int) -> tuple[_Node, int]:
-    """The value starting at `at` (no leading space) and the offset just past it."""
-    node = _Node(at)
-    char = text[at : at + 1]
-    if char == "{":
-        node.members = {}
-        at = _skip(text, at + 1)
-        if text[at : at + 1] == "}":
-            return node, at + 1
-        while True:
+def _past_value(text: str, at: int) -> int:
+    """The offset just past the value starting at `at`: the C decoder steps over it (a value the decoder cannot
+    read, nested past its stack say, is stepped over by counting its brackets)."""
+    try:
+        return _DECODER.raw_decode(text, at)[1]
+    except (ValueError, RecursionError):
+        pass
+    if text[at : at + 1] not in ("{", "["):
+        raise _Malformed(at)
+    depth = 0
+    for token in _NESTING.finditer(text, at):
+        first = token.group()[0]
+        if first in "{[":
+            depth += 1
+        elif first in "}]":
+            depth -= 1
+            if depth == 0:
+                return token.end()
+    raise _Malformed(len(text))
+
+
+def _children(text: str, at: int) -> dict[str, int] | list[int]:
+    """The members of the object at `at` (key -> where its key starts; a repeated key: the last, as decoders read
+    it) or the items of the list at `at` (where each starts)."""
+    closing = "}" if text[at] == "{" else "]"
+    members: dict[str, int] = {}
+    items: list[int] = []
+    at = _skip_space(text, at + 1)
+    if text[at : at + 1] == closing:
+        return members if closing == "}" else items
+    while True:
+        if closing == "}":
             key = _STRING.match(text, at)
             if key is None:
                 raise _Malformed(at)
-            name = json.loads(key.group())
-            at = _skip(text, key.end())
+            members[json.loads(key.group())] = at
+            at = _skip_space(text, key.end())
             if text[at : at + 1] != ":":
                 raise _Malformed(at)
-            at = _skip(text, at + 1)
-            child, at = _value(text, at)
-            node.members[name] = (key.start(), child)  # a repeated key: the last wins, as decoders read it
-            at = _skip(text, at)
-            if text[at : at + 1] == ",":
-                at = _skip(text, at + 1)
-                continue
-            if text[at : at + 1] == "}":
-                return node, at + 1
-            raise _Malformed(at)
-    if char == "[":
-        node.items = []
-        at = _skip(text, at + 1)
-        if text[at : at + 1] == "]":
-            return node, at + 1
-        while True:
-            child, at = _value(text, at)
-            node.items.append(child)
-            at = _skip(text, at)
-            if text[at : at + 1] == ",":
-                at = _skip(text, at + 1)
-                continue
-            if text[at : at + 1] == "]":
-                return node, at + 1
-            raise _Malformed(at)
-    found = (_STRING if char == '"' else _SCALAR).match(text, at)
-    if found is None:
+            at = _skip_space(text, at + 1)
+        else:
+            items.append(at)
+        at = _skip_space(text, _past_value(text, at))
+        if text[at : at + 1] == ",":
+            at = _skip_space(text, at + 1)
+            continue
+        if text[at : at + 1] == closing:
+            return members if closing == "}" else items
         raise _Malformed(at)
-    return node, found.end()
 
 
 def path_steps(path: str) -> list[str | int]:
@@ -122,37 +117,51 @@ class Locator:
         text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
         self._text = text.removeprefix("\ufeff")
         self._first_line = first_line
-        self._line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self._text)]
-        self._root: _Node | None = None
-        self._stop = 0  # where reading stopped: the root value, or where the text stops being JSON
-        start = _skip(self._text, 0)
+        self._line_starts: list[int] | None = None
+        self._broken_at: int | None = None  # where the text stops being JSON (None: it is JSON)
+        self._root = _skip_space(self._text, 0)
+        self._children: dict[int, dict[str, int] | list[int]] = {}  # by container offset, read when first asked
         try:
-            self._root, _ = _value(self._text, start)
-            self._stop = start
-        except _Malformed as exc:
-            self._stop = exc.args[0]
-        except (RecursionError, ValueError):  # nested past the stack, or a key no decoder reads
-            self._stop = start
+            json.loads(self._text)
+        except json.JSONDecodeError as exc:
+            self._broken_at = exc.pos
+        except (ValueError, RecursionError):  # nested past the stack, or a constant: followed as far as it goes
+            pass
 
     def position(self, offset: int) -> tuple[int, int]:
         """(line, column) of a character offset of the text."""
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self._text)]
         index = bisect_right(self._line_starts, offset) - 1
         return self._first_line + index, offset - self._line_starts[index] + 1
 
+    def _value_at(self, offset: int) -> int:
+        """Where the value of the member whose key starts at `offset` starts."""
+        key = _STRING.match(self._text, offset)
+        assert key is not None  # `_children` found a key there
+        return _skip_space(self._text, _skip_space(self._text, key.end()) + 1)
+
     def offset(self, path: str) -> int:
         """The offset `path` points at: its member's key, its item, or the deepest value of it the text holds."""
-        node = self._root
-        if node is None:
-            return self._stop
-        at = node.offset
+        if self._broken_at is not None:
+            return self._broken_at
+        value = at = self._root
         for step in path_steps(path):
-            if isinstance(step, int) and node.items is not None and 0 <= step < len(node.items):
-                node = node.items[step]
-                at = node.offset
-            elif isinstance(step, str) and node.members is not None and step in node.members:
-                at, node = node.members[step]
+            if self._text[value : value + 1] not in ("{", "["):
+                return value
+            try:
+                children = self._children.get(value)
+                if children is None:
+                    children = self._children[value] = _children(self._text, value)
+            except (_Malformed, ValueError):
+                return value
+            if isinstance(step, int) and isinstance(children, list) and 0 <= step < len(children):
+                at = value = children[step]
+            elif isinstance(step, str) and isinstance(children, dict) and step in children:
+                at = children[step]
+                value = self._value_at(at)
             else:  # not in the text: where the missing part belongs, the deepest value that is
-                return node.offset
+                return value
         return at
 
     def locate(self, path: str) -> tuple[int, int]:

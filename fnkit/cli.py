@@ -391,10 +391,7 @@ def cmd_outcome(args: argparse.Namespace) -> int:
                 },
             )
         )
-    code = exit_code(records)
-    if any(r.kind == "event" and r.error is not None for r in records):
-        code = ERROR  # no outcome can be decided: the event is what cannot be read
-    run = Run("outcome", records, counts(records), code)
+    run = Run("outcome", records, counts(records), exit_code(records))  # an unusable event has its `error`: 2
     return _emit(args, run, _outcome_text)
 
 
