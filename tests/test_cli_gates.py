@@ -281,7 +281,7 @@ def test_github_annotations_parse_and_point_at_the_line(work, capsys):
     lines = capsys.readouterr().out.splitlines()
     parsed = [ANNOTATION.match(line) for line in lines]
     assert all(parsed), lines
-    by_file = {}
+    by_file: dict[str, list[tuple[str, dict[str, str], str]]] = {}
     for m in parsed:
         assert m is not None
         props = _props(m.group("props"))
