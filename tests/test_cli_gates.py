@@ -76,6 +76,9 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         "unknown.json": '{"hello": "world"}',
         "request.json": json.dumps(alb.build_event("GET", "/x")),
         "ok200.json": json.dumps({"statusCode": 200, "body": "hi"}),
+        "mail-event.json": json.dumps(mail.build_event(mail_from="a@example.com", recipients=["b@example.com"])),
+        "mail-default.json": json.dumps({"actions": [{"allRecipients": True, "action": {"type": "DEFAULT"}}]}),
+        "mail-nonsense.json": json.dumps({"nonsense": 1}),
         "bad502.json": json.dumps({"statusCode": "two hundred"}),
         "app/shop.py": (
             "def handler(event, context):\n"
@@ -136,6 +139,9 @@ EXIT_CODES = [
     (["outcome", "--event", "request.json", "--response", "bad502.json"], 1),
     (["outcome", "--event", "request.json", "--response", "bad502.json", "--expect", "502"], 0),
     (["outcome", "--event", "request.json", "--response", "bad502.json", "--expect", "2xx"], 1),
+    (["outcome", "--event", "mail-event.json", "--response", "mail-default.json", "--expect", "applied"], 0),
+    (["outcome", "--event", "mail-event.json", "--response", "mail-nonsense.json"], 1),  # the fallback applies
+    (["outcome", "--event", "mail-event.json", "--response", "mail-nonsense.json", "--expect", "fallback"], 0),
     (["outcome", "--event", "broken.json", "--response", "partial.json"], 1),  # the event has errors
     (["outcome", "--event", "missing.json", "--response", "partial.json"], 2),
     (["outcome", "--event", "good.json", "--response", "missing.json"], 2),
