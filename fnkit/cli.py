@@ -544,10 +544,12 @@ def resolve_handler(spec: str, app_dirs: Sequence[str] = ()) -> Callable[..., An
 
 
 def _load_handler(spec: str, app_dirs: Sequence[str] = ()) -> Callable[..., Any]:
+    """The handler of a serve command; one line and exit status 2 when it cannot be imported."""
     try:
         return resolve_handler(spec, app_dirs)
     except HandlerNotFound as exc:
-        raise SystemExit(f"fnkit: {exc}") from None
+        print(f"fnkit: {exc}", file=sys.stderr)
+        raise SystemExit(ERROR) from None
 
 
 def cmd_serve_alb(args: argparse.Namespace) -> int:

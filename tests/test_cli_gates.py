@@ -197,6 +197,15 @@ def test_an_unimportable_handler_is_one_line_and_exit_two(handler, said, work):
     assert line.startswith("fnkit replay: ") and said in line
 
 
+@pytest.mark.parametrize("command", ["serve-alb", "serve-mail"])
+def test_the_servers_refuse_an_unimportable_handler_in_one_line(command, work):
+    domain = ["--domain", "example.com"] if command == "serve-mail" else []
+    proc = run_cli(command, "--app-dir", "app", "broken_import:handler", *domain, cwd=work)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert "importing broken_import raised ModuleNotFoundError" in line
+
+
 def test_a_handler_beside_the_current_folder_needs_app_dir(work):
     proc = run_cli("replay", "shop:handler", "events.jsonl", cwd=work)
     assert proc.returncode == 2 and "--app-dir" in proc.stderr
