@@ -308,8 +308,28 @@ def open_events(path: str | Path, *, progress: bool | None = False, **options: A
     return events_from_file(path, progress=progress)
 
 
+def is_json_lines(path: str | Path) -> bool:
+    """True when an events file holds one JSON value per line; False for one JSON document (a list, or an event
+    pretty-printed over several lines, whose first line is no JSON value by itself)."""
+    head = head_bytes(path)
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    head = head.lstrip()
+    if head[:1] == b"[":
+        return False
+    first, newline, _ = head.partition(b"\n")
+    if not newline:
+        return True  # one line (or longer than the sniffed bytes): JSON Lines and one document read the same
+    try:
+        json.loads(first)
+    except ValueError:
+        return False
+    return True
+
+
 def events_from_file(path: str | Path, *, progress: bool | None = False) -> ImportStream:
-    """Events from a JSON Lines file (or .gz, or a folder of them), one per line, streamed; a JSON list is read whole.
+    """Events from a JSON Lines file (or .gz, or a folder of them), one per line, streamed; a JSON list, or one
+    event pretty-printed over several lines, is read whole.
 
     A line that is not JSON is reported with its number, never raised.
     """
@@ -317,7 +337,7 @@ def events_from_file(path: str | Path, *, progress: bool | None = False) -> Impo
 
     def produce(stream: ImportStream) -> Producer:
         for path_ in files_of(path):
-            if head_bytes(path_).lstrip()[:1] == b"[":
+            if not is_json_lines(path_):
                 yield from _json_list(path_, stream)
                 continue
             for entry in iter_lines(path_, stream):
@@ -353,7 +373,7 @@ def _json_list(path: Path, stream: ImportStream) -> Iterator[Any]:
         yield unreadable(f"{path}:1", why)
         return
     try:
-        value = json.loads(text)
+        value = json.loads(text.removeprefix("\ufeff"))
     except ValueError as exc:
         stream.count()
         line = getattr(exc, "lineno", 1)
@@ -377,6 +397,7 @@ __all__ = [
     "events_from_file",
     "files_of",
     "in_notebook",
+    "is_json_lines",
     "iter_lines",
     "kind_of",
     "open_events",

@@ -1,28 +1,52 @@
-"""The `fnkit` command line: validate files, decide outcomes, list rules, serve handlers."""
+"""The `fnkit` command line: validate files, decide outcomes, replay handlers, build events, list rules, serve.
+
+Every checking command (`validate`, `outcome`, `replay`) exits as linters do: 0 when there
+is nothing to report, 1 when there are findings, 2 for a usage error or an input that cannot
+be read. Each writes `--format text|json|github|sarif|junit` (`fnkit._cli_formats`), gives
+every input a record (an unreadable one too), and locates each issue as `file:line:col`
+(`fnkit._locate`) as well as by its JSONPath.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import rules as _rules
+from ._cli_formats import ERROR, FORMAT_HELP, FORMATS, Finding, Record, Run, counts, exit_code, render
 from ._optional import MissingDependency
-from ._report import Raw, Report
+from ._report import Issue, Raw, Report
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
 
+    from ._import import ImportStream
     from ._outcome import Outcome
+
+SOURCE_CHOICES = ("queue", "mail", "alb")
+
+
+def _version() -> str:
+    from . import __version__
+
+    return str(__version__)
 
 
 def _read(path: str) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
     return Path(path).read_bytes()
+
+
+def _cannot_read(exc: OSError) -> str:
+    return f"cannot read the file ({exc.strerror or exc})"
 
 
 def _source(name: str | None, value: Any) -> tuple[str, Any] | tuple[None, None]:
@@ -59,9 +83,9 @@ def _given(args: argparse.Namespace, source: str | None = None) -> dict[str, Any
 _JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 
 
-def _documents(path: str, data: bytes) -> list[tuple[str, int | None, bytes]]:
-    """The JSON documents of a file: (label, line number or None, bytes). A JSON Lines file (by its suffix, or
-    several lines of which the first is a JSON value by itself) gives one per non-blank line, labelled file:line."""
+def _documents(path: str, data: bytes) -> list[tuple[int | None, bytes]]:
+    """The JSON documents of a file: (line number or None, bytes). A JSON Lines file (by its suffix, or several
+    lines of which the first is a JSON value by itself) gives one per non-blank line, numbered as editors do."""
     import msgspec
 
     from ._report import strip_bom
@@ -76,8 +100,40 @@ def _documents(path: str, data: bytes) -> list[tuple[str, int | None, bytes]]:
         except (msgspec.DecodeError, UnicodeDecodeError):
             json_lines = False
     if not json_lines or not numbered:
-        return [(path, None, data)]
-    return [(f"{path}:{n}", n, line) for n, line in numbered]
+        return [(None, data)]
+    return list(numbered)
+
+
+def _findings(report: Sequence[Issue], file: str, data: bytes | str | None, first_line: int | None) -> list[Finding]:
+    """The issues of one JSON document located in its file: line and column of each path (read only when needed)."""
+    from ._locate import Locator
+
+    if not report:
+        return []
+    locator = Locator(data, first_line or 1) if data is not None else None
+    found = []
+    for issue in report:
+        line, column = locator.locate(issue.path) if locator is not None else (first_line, None)
+        found.append(Finding(file, line, column, issue.path, issue.severity, issue.message, issue.rule, issue.code))
+    return found
+
+
+def _emit(args: argparse.Namespace, run: Run, text: Callable[[Run], None]) -> int:
+    """Write the run in the format asked for; its exit code."""
+    if args.format == "text":
+        text(run)
+    else:
+        print(render(run, args.format, _version()))
+        for notice in run.notices:
+            print(f"fnkit {run.command}: {notice}", file=sys.stderr)
+    return run.exit_code
+
+
+def _add_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=FORMATS, default="text", help=FORMAT_HELP)
+
+
+# --- validate -------------------------------------------------------------------------------------------------
 
 
 def _event_report(data: bytes, args: argparse.Namespace) -> Report:
@@ -98,142 +154,285 @@ def _event_report(data: bytes, args: argparse.Namespace) -> Report:
     return report
 
 
-def _read_event(path: str) -> tuple[Any, str | None]:
-    """(the decoded event of --event, None) or (None, why it cannot be used)."""
+def _read_event(path: str) -> tuple[Any, Record]:
+    """The decoded event of --event (MISSING when it cannot be used) and its record."""
     from ._report import MISSING, decode_json
 
     try:
         data = _read(path)
     except OSError as exc:
-        return None, f"{path}: error: cannot read the event file ({exc.strerror or exc})"
+        return MISSING, Record(path, "event", "unreadable", False, error=_cannot_read(exc))
     documents = _documents(path, data)
     if len(documents) > 1:
-        return None, f"{path}: error: --event takes one event; this file holds {len(documents)} (JSON Lines)"
+        why = f"--event takes one event; this file holds {len(documents)} (JSON Lines)"
+        return MISSING, Record(path, "event", "unreadable", False, error=why)
     value, issues = decode_json(data, "G0")
     if value is MISSING:
-        return None, f"{path}: {issues[-1].path}: error: {issues[-1].message}"
-    return value, None
+        found = _findings(issues, path, data, None)
+        return MISSING, Record(path, "event", "unreadable", False, findings=found, error=issues[-1].message)
+    return value, Record(path, "event", "ok", True, findings=_findings(issues, path, data, None))
+
+
+#: what a response check leaves out without the event it answers, by source, unless the setting named is given
+_NEEDS_EVENT = {
+    "queue": ("whether each itemIdentifier names a message of the batch (Q8): give the batch with --event", None),
+    "alb": ("the target group's multi-value mode (read as off): give --event, or --multi-value", "multi_value"),
+    "mail": ("the flow direction (an outbound rule's recipient limit): give the event with --event", None),
+}
+
+
+def _unchecked(args: argparse.Namespace, report: Report, event_record: Record | None) -> list[str]:
+    if not args.response or report.source is None:
+        return []
+    if event_record is not None and event_record.error is not None:
+        return [f"what the event answers: --event {event_record.file} cannot be used ({event_record.error})"]
+    if event_record is not None:
+        return []
+    why, setting = _NEEDS_EVENT.get(report.source, (None, None))
+    if why is None or (setting is not None and hasattr(args, setting)):
+        return []
+    return [why]
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """`fnkit validate`: check event (or response) files; 0 only when every one is valid."""
+    """`fnkit validate`: check event (or response) files; 0 when every one is valid, 1 if not, 2 if unreadable."""
+    from ._report import MISSING
     from ._sources import validate_response
 
     if args.event is not None and not args.response:
         print("fnkit validate: --event goes with --response (the event the responses answer)", file=sys.stderr)
-        return 2
-    event = None
+        return ERROR
+    records: list[Record] = []
+    event: Any = None
+    event_record: Record | None = None
     if args.event is not None:
-        event, why = _read_event(args.event)
-        if why is not None:
-            print(why, file=sys.stderr)
-            return 2
-    all_ok = True
+        event, event_record = _read_event(args.event)
+        records.append(event_record)
+        event = None if event is MISSING else event
+    kind = "response" if args.response else "event"
     for path in args.files:
         try:
             data = _read(path)
         except OSError as exc:
-            print(f"{path}: error: cannot read the file ({exc.strerror or exc})", file=sys.stderr)
-            all_ok = False
+            records.append(Record(path, kind, "unreadable", False, error=_cannot_read(exc)))
             continue
-        for label, line, document in _documents(path, data):
+        for line, document in _documents(path, data):
             if args.response:
                 report = validate_response(document, source=args.source, event=event, **_given(args))
             else:
                 report = _event_report(document, args)
             failed = not report.ok or bool(args.strict and report.warnings)
-            all_ok = all_ok and not failed
-            _print_report(args, path, label, line, report, failed)
-    return 0 if all_ok else 1
+            records.append(
+                Record(
+                    path,
+                    report.subject,
+                    "invalid" if failed else "ok",
+                    not failed,
+                    line=line,
+                    source=report.source,
+                    dialect=report.dialect,
+                    findings=_findings(report, path, document, line),
+                    unchecked=_unchecked(args, report, event_record),
+                )
+            )
+    summary = counts(records)
+    run = Run("validate", records, summary, exit_code(records))
+    return _emit(args, run, lambda r: _validate_text(args, r))
 
 
-def _print_report(
-    args: argparse.Namespace, path: str, label: str, line: int | None, report: Report, failed: bool
-) -> None:
-    if args.format == "json":
-        doc: dict[str, Any] = {"file": path}
-        if line is not None:
-            doc["line"] = line
-        doc.update(
-            {
-                "kind": report.subject,
-                "ok": not failed,
-                "source": report.source,
-                "dialect": report.dialect,
-                "issues": [
-                    {"path": i.path, "severity": i.severity, "code": i.code, "message": i.message, "rule": i.rule}
-                    for i in report
-                ],
-            }
-        )
-        print(json.dumps(doc))
-        return
-    for issue in report:
-        print(f"{label}: {issue.path}: {issue.severity}: {issue.message} [{issue.rule or '-'}]")
-    if not args.quiet:
-        dialect = f", {report.dialect} spelling" if report.dialect else ""
-        state = "ok" if not failed else "INVALID"
-        what = report.source or "unknown source"
-        if report.subject != "event":
-            what += f" {report.subject}"
-        print(f"{label}: {state} ({what}{dialect}; {len(report.errors)} error(s), {len(report.warnings)} warning(s))")
+def _validate_text(args: argparse.Namespace, run: Run) -> None:
+    for record in run.records:
+        if record.error is not None:
+            what = "the event file" if record.kind == "event" and args.response else "the file"
+            for finding in record.findings:
+                print(finding.text(), file=sys.stderr)
+            print(f"{record.file}: error: {record.error.replace('the file', what)}", file=sys.stderr)
+            continue
+        for finding in record.findings:
+            print(finding.text())
+        if args.quiet or (record.kind == "event" and args.response):
+            continue
+        for note in record.unchecked:
+            print(f"{record.label}: note: not checked: {note}")
+        dialect = f", {record.dialect} spelling" if record.dialect else ""
+        state = "ok" if record.ok else "INVALID"
+        what = record.source or "unknown source"
+        if record.kind != "event":
+            what += f" {record.kind}"
+        errors = sum(f.severity == "error" for f in record.findings)
+        warnings = len(record.findings) - errors
+        print(f"{record.label}: {state} ({what}{dialect}; {errors} error(s), {warnings} warning(s))")
+
+
+# --- outcome --------------------------------------------------------------------------------------------------
+
+_STATUS_CLASS = re.compile(r"^[1-5]xx$", re.IGNORECASE)
+
+
+def _verdicts(result: Outcome) -> list[str]:
+    """What an outcome can be expected to be: its kind (success, partial, failure) and status (502, applied)."""
+    found = []
+    for name in ("kind", "status"):
+        value = getattr(result, name, None)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            found.append(str(value))
+    return found
+
+
+def _meets(expected: str, verdicts: list[str]) -> bool:
+    wanted = expected.strip().lower()
+    for verdict in verdicts:
+        if verdict.lower() == wanted:
+            return True
+        if _STATUS_CLASS.match(wanted) and verdict.isdigit() and verdict[:1] == wanted[:1]:
+            return True
+    return False
 
 
 def cmd_outcome(args: argparse.Namespace) -> int:
-    """`fnkit outcome`: what the platform does with a response to an event."""
+    """`fnkit outcome`: what the platform does with a response to an event; 1 when it fails or is not --expect's."""
+    from ._locate import Locator
     from ._report import MISSING, decode_json
 
+    records: list[Record] = []
+    event_bytes = response_bytes = None
+    response_record: Record | None = None
     try:
         event_bytes = _read(args.event)
+    except OSError as exc:
+        records.append(Record(args.event, "event", "unreadable", False, error=_cannot_read(exc)))
+    try:
         response_bytes = _read(args.response)
     except OSError as exc:
-        print(f"error: cannot read {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2
-    event, issues = decode_json(event_bytes, "G0")
-    if event is MISSING:
-        print(f"{args.event}: {issues[0].path}: error: {issues[0].message}", file=sys.stderr)
-        return 2
-    name, module = _source(args.source, event)
-    if module is None:
-        print(f"{args.event}: error: not an event of a known source (queue, mail, alb)", file=sys.stderr)
-        return 2
-    report = module.validate_event(event)
-    for issue in report.errors:
-        print(f"{args.event}: {issue.path}: error: {issue.message} [{issue.rule}]", file=sys.stderr)
-    result: Outcome = module.outcome(event, Raw(response_bytes), **_given(args, name))
-    if args.format == "json":
-        print(
-            json.dumps(
-                {
-                    "source": name,
-                    "rule": result.rule,
-                    "reason": result.explanation,
-                    "rows": [_jsonable(r) for r in result.rows()],
-                    "issues": [
-                        {"path": i.path, "severity": i.severity, "message": i.message, "rule": i.rule}
-                        for i in result.issues
-                    ],
-                },
-                default=str,
+        response_record = Record(args.response, "outcome", "unreadable", False, error=_cannot_read(exc))
+    name = module = None
+    event: Any = MISSING
+    if event_bytes is not None:
+        event, issues = decode_json(event_bytes, "G0")
+        if event is MISSING:
+            records.append(
+                Record(
+                    args.event,
+                    "event",
+                    "unreadable",
+                    False,
+                    findings=_findings(issues, args.event, event_bytes, None),
+                    error=f"not valid JSON: {issues[-1].message}",
+                )
+            )
+        else:
+            name, module = _source(args.source, event)
+            if module is None:
+                records.append(
+                    Record(
+                        args.event,
+                        "event",
+                        "unreadable",
+                        False,
+                        error="not an event of a known source (queue, mail, alb)",
+                    )
+                )
+            else:
+                report = module.validate_event(event)
+                records.append(
+                    Record(
+                        args.event,
+                        "event",
+                        "ok" if report.ok else "invalid",
+                        report.ok,
+                        source=name,
+                        dialect=report.dialect,
+                        findings=_findings([*issues, *report.errors], args.event, event_bytes, None),
+                    )
+                )
+    if response_bytes is None:
+        assert response_record is not None  # set where the response cannot be read
+        records.append(response_record)
+    elif module is None:
+        records.append(
+            Record(
+                args.response,
+                "outcome",
+                "undecided",
+                False,
+                unchecked=[f"the outcome: the event ({args.event}) cannot be used"],
             )
         )
-        return 0
-    tag = " (inferred)" if result.inferred else ""
-    print(f"{name}: rule {result.rule}{tag}: {result.explanation}")
-    for row in result.rows():
-        shown = {
-            k: v
-            for k, v in row.items()
-            if k not in ("source", "reason", "rule", "inferred", "warnings", "explanation") and v not in (None, "")
-        }
-        print("  " + "  ".join(f"{k}={v}" for k, v in shown.items()))
-    for issue in result.issues:
-        print(f"  {issue.severity}: {issue.path}: {issue.message} [{issue.rule}]")
-    return 0
+    else:
+        result: Outcome = module.outcome(event, Raw(response_bytes), **_given(args, name))
+        findings = _findings(result.issues, args.response, response_bytes, None)
+        verdicts = _verdicts(result)
+        if args.expect is not None:
+            passed = _meets(args.expect, verdicts)
+            why = f"expected {args.expect}, got {' / '.join(verdicts) or result.headline}: {result.explanation}"
+        else:
+            passed = result.tone != "bad" and not result.issues.errors
+            why = f"the platform's outcome is {result.headline}: {result.explanation}"
+        if not passed:
+            line, column = Locator(response_bytes).locate("$")
+            findings.append(Finding(args.response, line, column, "$", "error", why, result.rule, "outcome"))
+        records.append(
+            Record(
+                args.response,
+                "outcome",
+                "ok" if passed else "failed",
+                passed,
+                source=name,
+                findings=findings,
+                details={
+                    "event": args.event,
+                    "rule": result.rule,
+                    "inferred": result.inferred,
+                    "reason": result.explanation,
+                    "headline": result.headline,
+                    "tone": result.tone,
+                    "verdicts": verdicts,
+                    "expected": args.expect,
+                    "rows": [_jsonable(r) for r in result.rows()],
+                },
+            )
+        )
+    run = Run("outcome", records, counts(records), exit_code(records))  # an unusable event has its `error`: 2
+    return _emit(args, run, _outcome_text)
+
+
+def _outcome_text(run: Run) -> None:
+    for record in run.records:
+        if record.kind == "event":
+            for finding in record.findings:
+                print(finding.text(), file=sys.stderr)
+            if record.error is not None:
+                print(f"{record.file}: error: {record.error}", file=sys.stderr)
+            continue
+        if record.error is not None:
+            print(f"{record.file}: error: {record.error}", file=sys.stderr)
+            continue
+        if "rule" not in record.details:
+            continue
+        d = record.details
+        tag = " (inferred)" if d["inferred"] else ""
+        print(f"{record.source}: rule {d['rule']}{tag}: {d['reason']}")
+        for row in d["rows"]:
+            shown = {
+                k: v
+                for k, v in row.items()
+                if k not in ("source", "reason", "rule", "inferred", "warnings", "explanation") and v not in (None, "")
+            }
+            print("  " + "  ".join(f"{k}={v}" for k, v in shown.items()))
+        for finding in record.findings:
+            print(f"  {finding.text()}")
+        if d["expected"] is not None:
+            state = "as expected" if record.ok else "NOT as expected"
+            print(
+                f"{record.file}: {state} ({d['expected']}; the outcome: {' / '.join(d['verdicts']) or d['headline']})"
+            )
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else v) for k, v in row.items()}
+
+
+# --- rules, schema ----------------------------------------------------------------------------------------------
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -290,49 +489,194 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_handler(spec: str) -> Callable[..., Any]:
+# --- handlers ---------------------------------------------------------------------------------------------------
+
+
+class HandlerNotFound(Exception):
+    """A MODULE:FUNCTION that cannot be imported or named; the message is one line."""
+
+
+def _add_app_dirs(app_dirs: Sequence[str]) -> None:
+    """Put the application's folders first on sys.path, then the current folder (fnkit's workers copy sys.path)."""
+    folders = [str(Path(d).resolve()) for d in app_dirs] + [str(Path.cwd())]
+    for folder in reversed(folders):
+        if folder in sys.path:
+            sys.path.remove(folder)
+        sys.path.insert(0, folder)
+
+
+def _export_app_dirs(app_dirs: Sequence[str]) -> None:
+    """The application's folders on PYTHONPATH too, for processes that start from the environment (Dask's)."""
+    if app_dirs:
+        old = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [*(str(Path(d).resolve()) for d in app_dirs), *([old] if old else [])]
+        )
+
+
+def resolve_handler(spec: str, app_dirs: Sequence[str] = ()) -> Callable[..., Any]:
+    """`module:function` or `path/to/file.py:function` → the function; HandlerNotFound (one line) when it is not."""
     import importlib
 
-    module_name, _, attr = spec.partition(":")
-    if not attr:
-        raise SystemExit(f"fnkit: give the handler as MODULE:FUNCTION, not {spec!r}")
-    sys.path.insert(0, str(Path.cwd()))
-    module = importlib.import_module(module_name)
+    target, _, attr = spec.rpartition(":")
+    if not target or not attr:
+        raise HandlerNotFound(f"give the handler as MODULE:FUNCTION (app:handler), not {spec!r}")
+    _add_app_dirs(app_dirs)
+    if target.endswith(".py"):
+        path = Path(target).resolve()
+        if not path.is_file():
+            raise HandlerNotFound(f"cannot import the handler {spec!r}: no such file {target}")
+        sys.path.insert(0, str(path.parent))
+        target = path.stem
     try:
-        handler: Callable[..., Any] = getattr(module, attr)
-    except AttributeError:
-        raise SystemExit(f"fnkit: module {module_name!r} has no {attr!r}") from None
-    return handler
+        module = importlib.import_module(target)
+    except SyntaxError as exc:
+        where = f" ({exc.filename}:{exc.lineno})" if exc.filename else ""
+        raise HandlerNotFound(f"cannot import the handler {spec!r}: SyntaxError: {exc.msg}{where}") from None
+    except ModuleNotFoundError as exc:
+        if exc.name != target:  # the module is there; something it imports is not
+            raise HandlerNotFound(
+                f"cannot import the handler {spec!r}: importing {target} raised ModuleNotFoundError: {exc}"
+            ) from None
+        hint = "" if app_dirs else "; give its folder with --app-dir"
+        raise HandlerNotFound(f"cannot import the handler {spec!r}: {exc}{hint}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the module raises on import, said in one line
+        raise HandlerNotFound(
+            f"cannot import the handler {spec!r}: importing {target} raised {type(exc).__name__}: {exc}"
+        ) from None
+    handler = getattr(module, attr, None)
+    if handler is None:
+        raise HandlerNotFound(f"the module {target!r} ({module.__file__}) has no {attr!r}")
+    if not callable(handler):
+        raise HandlerNotFound(f"{spec!r} is {type(handler).__name__}, not a function")
+    found: Callable[..., Any] = handler
+    return found
+
+
+def _load_handler(spec: str, app_dirs: Sequence[str] = ()) -> Callable[..., Any]:
+    """The handler of a serve command; one line and exit status 2 when it cannot be imported."""
+    try:
+        return resolve_handler(spec, app_dirs)
+    except HandlerNotFound as exc:
+        print(f"fnkit: {exc}", file=sys.stderr)
+        raise SystemExit(ERROR) from None
 
 
 def cmd_serve_alb(args: argparse.Namespace) -> int:
     """`fnkit serve-alb`: serve a handler over HTTP as the load balancer would."""
     from .alb._serve import cli_serve
 
-    return cli_serve(args, _load_handler(args.handler)) or 0
+    return cli_serve(args, _load_handler(args.handler, args.app_dir)) or 0
 
 
 def cmd_serve_mail(args: argparse.Namespace) -> int:
     """`fnkit serve-mail`: serve a handler as a mail-flow rule behind a real SMTP server."""
     from .mail._serve import cli_serve
 
-    return cli_serve(args, _load_handler(args.handler)) or 0
+    return cli_serve(args, _load_handler(args.handler, args.app_dir)) or 0
+
+
+# --- replay -----------------------------------------------------------------------------------------------------
+
+#: the results of replay rows that say an event could not be run (an unreadable line is its importer's issue)
+_NOT_RUN = ("invalid event", "not sent")
+_WHERE = re.compile(r"^(?P<file>.*):(?P<line>\d+)$")
+
+
+class _Inputs:
+    """The replay's inputs in order, each entry numbered as the replay numbers it and remembered by where it came from.
+
+    With `keep` (a source), events detected as another source are left out and counted (`skipped`).
+    """
+
+    def __init__(self, streams: list[tuple[str, ImportStream, bool]], keep: str | None) -> None:
+        self.streams = streams
+        self.keep = keep
+        self.input_of: dict[int, str] = {}
+        self.where: dict[int, str | None] = {}
+        self.skipped: dict[str, Counter[str]] = {path: Counter() for path, _, _ in streams}
+
+    def __iter__(self) -> Iterator[Any]:
+        from ._import import Unreadable
+        from ._sources import detect_source
+
+        index = 0
+        for path, stream, by_line in self.streams:
+            for entry in stream.entries():
+                if self.keep is not None and not isinstance(entry, Unreadable):
+                    event = entry.event if hasattr(entry, "replay_columns") else entry
+                    found = detect_source(event)
+                    if found is not None and found != self.keep:
+                        self.skipped[path][found] += 1
+                        continue
+                self.input_of[index] = path
+                where = getattr(entry, "where", None)
+                self.where[index] = where if isinstance(where, str) else (f"{path}:{stream.read}" if by_line else None)
+                index += 1
+                yield entry
+
+
+def _located(where: str | None, fallback: str) -> tuple[str, int | None]:
+    m = _WHERE.match(where or "")
+    return (m.group("file"), int(m.group("line"))) if m else (where or fallback, None)
+
+
+def _row_finding(row: dict[str, Any], inputs: _Inputs, path: str) -> Finding:
+    """An invalid (or unsent) event's row as a located finding: the input's file and line, the JSONPath, the rule."""
+    file, line = _located(inputs.where.get(row["event"]), path)
+    reason = str(row["reason"])
+    json_path = None
+    if row["result"] == "invalid event":
+        json_path = "$"
+        head, sep, rest = reason.partition(": ")
+        if sep and head.startswith("$"):
+            json_path, reason = head, rest
+    rule = row.get("rule")
+    return Finding(
+        file,
+        line,
+        1 if line is not None else None,
+        json_path,
+        "error",
+        f"{row['result']}: {reason}",
+        rule if isinstance(rule, str) else None,
+        str(row["result"]),
+    )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    """`fnkit replay`: run a handler over events, an access log or a queue message dump."""
-    from ._import import chain, open_events
+    """`fnkit replay`: run a handler over events, access logs or message dumps; 1 on unreadable or invalid rows."""
+    from ._import import files_of, is_json_lines, kind_of, open_events
     from ._replay import replay
 
-    handler = _load_handler(args.handler)
+    if args.force_source and args.source is None:
+        print("fnkit replay: --force-source goes with --source (the source to run every event as)", file=sys.stderr)
+        return ERROR
     try:
-        streams = [open_events(path, progress=args.progress) for path in args.inputs]
-    except (OSError, TypeError, ValueError) as exc:
+        handler = resolve_handler(args.handler, args.app_dir)
+    except HandlerNotFound as exc:
         print(f"fnkit replay: {exc}", file=sys.stderr)
-        return 2
-    options: dict[str, Any] = {"source": args.source, "label": args.label, **_given(args)}
+        return ERROR
+    records: dict[str, Record] = {}
+    streams: list[tuple[str, ImportStream, bool]] = []
+    for path in args.inputs:
+        try:
+            stream = open_events(path, progress=args.progress)
+            files = files_of(path)
+            by_line = len(files) == 1 and kind_of(path) == "events" and is_json_lines(files[0])
+        except (OSError, TypeError, ValueError) as exc:
+            why = str(exc) if not isinstance(exc, OSError) or not exc.strerror else f"{exc.strerror}"
+            records[path] = Record(path, "input", "unreadable", False, error=f"cannot read the input ({why})")
+            continue
+        streams.append((path, stream, by_line))
+    options: dict[str, Any] = {
+        "source": args.source if args.force_source else None,
+        "label": args.label,
+        **_given(args),
+    }
     if args.timeout is not None:
         options["timeout_s"] = args.timeout
+    inputs = _Inputs(streams, None if args.force_source else args.source)
     client: Any = None  # dask: the scheduler's address, or a Client of the cluster this command starts
     cluster: LocalCluster | None = None  # started here: closed here
     if args.engine == "dask":
@@ -344,6 +688,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         else:
             import distributed
 
+            _export_app_dirs(args.app_dir)
+
             cluster = distributed.LocalCluster(
                 n_workers=args.workers,
                 threads_per_worker=1,
@@ -354,13 +700,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         frame = replay(
             handler,
-            chain(streams),
+            iter(inputs),
             engine=args.engine,
             client=client,
             compute=True,
             partition_size=args.partition_size,
             **{k: v for k, v in options.items() if v is not None},
         )
+    except (TypeError, ValueError) as exc:  # a setting no source takes, or one the platform refuses
+        print(f"fnkit replay: {exc}", file=sys.stderr)
+        return ERROR
     finally:
         if cluster is not None:
             client.close()
@@ -371,20 +720,234 @@ def cmd_replay(args: argparse.Namespace) -> int:
             frame.to_csv(out, index=False)
         else:
             frame.to_json(out, orient="records", lines=True, force_ascii=False)
-    for stream in streams:
-        print(stream.summary())
+    rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
+    bad_rows = [r for r in rows if r.get("result") in _NOT_RUN]
+    for path, stream, _ in streams:
+        findings = []
         for issue in stream.issues:
-            print(f"  {issue.path}: {issue.severity}: {issue.message}")
-    print(
-        f"{len(frame)} row(s) from {frame['event'].nunique() if len(frame) else 0} event(s) on the {args.engine} engine"
-    )
+            file, line = _located(issue.path, path)
+            column = 1 if line is not None else None
+            findings.append(Finding(file, line, column, None, issue.severity, issue.message, issue.rule, issue.code))
+        findings += [_row_finding(r, inputs, path) for r in bad_rows if inputs.input_of.get(r["event"]) == path]
+        failed = any(f.severity == "error" for f in findings)
+        mine = [r for r in rows if inputs.input_of.get(r["event"]) == path]
+        records[path] = Record(
+            path,
+            "input",
+            "invalid" if failed else "ok",
+            not failed or args.allow_invalid,
+            findings=findings,
+            details={
+                "what": stream.what,
+                "summary": stream.summary(),
+                "read": stream.read,
+                "yielded": stream.yielded,
+                "reported": stream.reported,
+                "rows": len(mine),
+                "events": len({r["event"] for r in mine}),
+                "skipped": dict(inputs.skipped[path]),
+            },
+        )
+    ordered = [records[path] for path in args.inputs if path in records]
+    summary: dict[str, Any] = {
+        **counts(ordered),
+        "engine": args.engine,
+        "rows": len(frame),
+        "events": int(frame["event"].nunique()) if len(frame) else 0,
+        "results": dict(Counter(str(r.get("result")) for r in rows)),
+        "unreadable_rows": sum(r.get("result") == "unreadable" for r in rows),
+        "invalid_rows": len(bad_rows),
+        "skipped": sum(sum(c.values()) for c in inputs.skipped.values()),
+        "allow_invalid": args.allow_invalid,
+        "source": args.source,
+        "force_source": args.force_source,
+    }
     if len(frame):
-        counts = frame.groupby(["source", "result", "rule"], dropna=False, sort=True).size().rename("rows")
-        print(counts.reset_index().to_string(index=False))
+        grouped = frame.groupby(["source", "result", "rule"], dropna=False, sort=True).size()
+        summary["by_rule"] = [
+            {"source": _plain(s), "result": _plain(res), "rule": _plain(rule), "rows": int(n)}
+            for (s, res, rule), n in cast("Any", grouped).items()
+        ]
     if "agrees" in frame.columns:
         compared = frame["agrees"].dropna()
-        print(f"agrees with the log: {int(compared.sum())} of {len(compared)} request(s)")
+        summary["agrees"] = {"agree": int(compared.sum()), "compared": len(compared)}
+    code = exit_code(ordered)
+    run = Run("replay", ordered, summary, code)
+    if code == 1:
+        run.notices.append(
+            f"{summary['unreadable_rows']} unreadable and {summary['invalid_rows']} invalid row(s); "
+            "--allow-invalid accepts them"
+        )
+    return _emit(args, run, lambda r: _replay_text(r, frame))
+
+
+def _plain(value: Any) -> Any:
+    """A pandas cell as JSON: NaN and None as null, numpy scalars as Python's."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def _replay_text(run: Run, frame: Any) -> None:
+    for record in run.records:
+        if record.error is not None:
+            print(f"{record.file}: error: {record.error}", file=sys.stderr)
+            continue
+        print(record.details["summary"])
+        for finding in record.findings:
+            print(f"  {finding.text()}")
+        skipped = record.details["skipped"]
+        if skipped:
+            said = ", ".join(f"{n} {_LABELS[s]} event(s)" for s, n in sorted(skipped.items()))
+            print(f"  skipped {said}: not {_LABELS[run.summary['source']]} events (--source)")
+    engine = run.summary["engine"]
+    print(f"{run.summary['rows']} row(s) from {run.summary['events']} event(s) on the {engine} engine")
+    if len(frame):
+        grouped = frame.groupby(["source", "result", "rule"], dropna=False, sort=True).size().rename("rows")
+        print(grouped.reset_index().to_string(index=False))
+    if "agrees" in run.summary:
+        agrees = run.summary["agrees"]
+        print(f"agrees with the log: {agrees['agree']} of {agrees['compared']} request(s)")
+    for notice in run.notices:
+        print(f"fnkit replay: {notice}", file=sys.stderr)
+
+
+# --- event build ------------------------------------------------------------------------------------------------
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"a header is NAME:VALUE, not {text!r}")
+    return name.strip(), value.strip()
+
+
+def _build_queue(module: Any, args: argparse.Namespace, keywords: dict[str, Any]) -> Any:
+    bodies = args.body or [f"message {n}" for n in range(1, args.count + 1)]
+    if args.group_id:
+        keywords["group_ids"] = (args.group_id * len(bodies))[: len(bodies)]
+    for name in ("queue_arn", "region"):
+        if getattr(args, name) is not None:
+            keywords[name] = getattr(args, name)
+    return module.build_event(bodies, fifo=args.fifo or bool(args.group_id), **keywords)
+
+
+def _build_mail(module: Any, args: argparse.Namespace, keywords: dict[str, Any]) -> Any:
+    if args.message is not None:
+        keywords["message"] = _read(args.message)
+    return module.build_event(
+        mail_from=args.mail_from,
+        recipients=args.to or (None if args.message is not None else ["recipient@example.com"]),
+        subject=args.subject,
+        flow_direction="OUTBOUND" if args.outbound else "INBOUND",
+        **keywords,
+    )
+
+
+def _build_alb(module: Any, args: argparse.Namespace, keywords: dict[str, Any]) -> Any:
+    if args.target_group_arn is not None:
+        keywords["target_group_arn"] = args.target_group_arn
+    return module.build_event(
+        args.method,
+        args.path,
+        query=args.query,
+        headers=args.header or None,
+        body=args.body if args.body is not None else b"",
+        multi_value=args.multi_value,
+        **keywords,
+    )
+
+
+_BUILDERS = {"queue": _build_queue, "mail": _build_mail, "alb": _build_alb}
+
+
+def cmd_event_build(args: argparse.Namespace) -> int:
+    """`fnkit event build queue|mail|alb`: print a valid event, built by the source's own builder."""
+    from ._sources import source_module
+
+    keywords: dict[str, Any] = {"seed": args.seed}
+    if args.dialect is not None:
+        keywords["dialect"] = args.dialect
+    try:
+        event = _BUILDERS[args.source](source_module(args.source), args, keywords)
+    except (OSError, TypeError, ValueError) as exc:
+        print(f"fnkit event build {args.source}: {exc}", file=sys.stderr)
+        return ERROR
+    print(json.dumps(event, indent=None if args.compact else 2, ensure_ascii=False))
     return 0
+
+
+def _event_parsers(sub: Any) -> None:
+    p = sub.add_parser("event", help="make events: fnkit event build queue|mail|alb")
+    verbs = p.add_subparsers(dest="verb", required=True, metavar="build")
+    build = verbs.add_parser("build", help="print a valid event of a source, deterministic for a seed")
+    kinds = build.add_subparsers(dest="source", required=True, metavar="queue|mail|alb")
+
+    def common(q: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        q.add_argument(
+            "--dialect",
+            choices=("aws", "provider"),
+            default=None,
+            help="the spelling: 'aws' (aws:sqs, arn:aws:...) as the real platform sends it, or the spec's 'provider' "
+            "(default: the builders' default)",
+        )
+        q.add_argument("--seed", type=int, default=0, help="ids, times and traces follow from it (default 0)")
+        q.add_argument("--compact", action="store_true", help="one line (for a JSON Lines file), not indented")
+        q.set_defaults(func=cmd_event_build)
+        return q
+
+    q = common(kinds.add_parser("queue", help="a queue batch event: one record per body"))
+    q.add_argument("--body", action="append", metavar="TEXT", help="a message body (repeat for several records)")
+    q.add_argument(
+        "--count", type=int, default=1, metavar="N", help="without --body: N records 'message 1'... (default 1)"
+    )
+    q.add_argument("--fifo", action="store_true", help="a FIFO queue (records get a group id and a sequence number)")
+    q.add_argument(
+        "--group-id", action="append", metavar="ID", help="FIFO message group id (repeat: one per body, cycled)"
+    )
+    q.add_argument("--queue-arn", metavar="ARN", help="the queue's ARN (default: one of the dialect's spelling)")
+    q.add_argument("--region", metavar="REGION", help="the region (default: the ARN's, else us-east-1)")
+
+    m = common(kinds.add_parser("mail", help="a mail-flow rule event"))
+    m.add_argument(
+        "--from",
+        dest="mail_from",
+        default="sender@example.com",
+        metavar="ADDRESS",
+        help="the envelope sender (default sender@example.com)",
+    )
+    m.add_argument(
+        "--to", action="append", metavar="ADDRESS", help="a recipient (repeat; default recipient@example.com)"
+    )
+    m.add_argument("--subject", default="", help="the subject")
+    m.add_argument("--outbound", action="store_true", help="an outbound rule's event (default: inbound)")
+    m.add_argument("--message", metavar="FILE", help="a raw RFC 5322 message: subject, sender and recipients from it")
+
+    a = common(kinds.add_parser("alb", help="a load balancer request event"))
+    a.add_argument("--method", default="GET", help="the HTTP method (default GET)")
+    a.add_argument("--path", default="/", help="the path, a query may follow '?' (default /)")
+    a.add_argument("--query", help="the raw query string, kept as given")
+    a.add_argument("--header", action="append", type=_header, metavar="NAME:VALUE", help="a request header (repeat)")
+    a.add_argument("--body", help="the request body (text)")
+    a.add_argument("--multi-value", action="store_true", help="the target group has multi-value headers on")
+    a.add_argument(
+        "--target-group-arn", metavar="ARN", help="the target group's ARN (default: one of the dialect's spelling)"
+    )
+
+
+# --- the parser -------------------------------------------------------------------------------------------------
+
+_EXIT_CODES = "exit status: 0 nothing to report, 1 findings, 2 usage error or an input that cannot be read"
+
+
+def _add_app_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--app-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder to import the handler from, put first on sys.path (repeat; the current folder comes next)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -394,19 +957,23 @@ def build_parser() -> argparse.ArgumentParser:
     from .mail import MailConfig
 
     parser = argparse.ArgumentParser(
-        prog="fnkit", description="Validate, decide and serve function event contracts (queue, mail, load balancer)."
+        prog="fnkit",
+        description="Validate, decide and serve function event contracts (queue, mail, load balancer).",
+        epilog=_EXIT_CODES,
     )
-    parser.add_argument("--version", action="version", version=f"fnkit {__import__('fnkit').__version__}")
+    parser.add_argument("--version", action="version", version=f"fnkit {_version()}", help="print the version")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("validate", help="check event (or response) files; exit 0 only when every one is valid")
+    p = sub.add_parser(
+        "validate", help="check event (or response) files; exit 0 only when every one is valid", epilog=_EXIT_CODES
+    )
     p.add_argument(
         "files",
         nargs="+",
         metavar="FILE",
         help="JSON files, or JSON Lines files (one event per line); '-' for standard input",
     )
-    p.add_argument("--source", choices=["queue", "mail", "alb"], help="skip detection and validate as this source")
+    p.add_argument("--source", choices=SOURCE_CHOICES, help="skip detection and validate as this source")
     p.add_argument(
         "--response",
         action="store_true",
@@ -421,79 +988,119 @@ def build_parser() -> argparse.ArgumentParser:
     AlbConfig.add_arguments(p, ["multi_value"], prefix="load balancer: ")
     MailConfig.add_arguments(p, ["mode"], prefix="mail responses: ")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
-    p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the issues")
+    _add_format(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="text: print only the issues")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("outcome", help="what the platform does with a response to an event")
-    p.add_argument("--event", required=True, metavar="FILE")
+    p = sub.add_parser(
+        "outcome",
+        help="what the platform does with a response to an event; exit 1 when it fails or is not --expect's",
+        epilog=_EXIT_CODES,
+    )
+    p.add_argument("--event", required=True, metavar="FILE", help="the event the function was called with (JSON)")
     p.add_argument("--response", required=True, metavar="FILE", help="the exact bytes the function returned")
-    p.add_argument("--source", choices=["queue", "mail", "alb"])
+    p.add_argument("--source", choices=SOURCE_CHOICES, help="read the event as this source's (default: from its shape)")
+    p.add_argument(
+        "--expect",
+        metavar="KIND|STATUS",
+        help="the outcome the response should have: a queue batch's success, partial or failure; a mail rule's "
+        "applied, fallback or ignored; a load balancer status (200, 502, or a class: 2xx). Without it, exit 1 "
+        "when the outcome is a failure (a failed batch, a fallback, a 5xx) or the response has errors",
+    )
     _add_settings(p, "outcome")
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    _add_format(p)
     p.set_defaults(func=cmd_outcome)
 
     p = sub.add_parser("rules", help="the rules catalogue")
-    p.add_argument("--source", choices=["queue", "mail", "alb"])
+    p.add_argument("--source", choices=SOURCE_CHOICES, help="only this source's rules (and the common ones)")
     p.add_argument(
         "--format",
         choices=["text", "json", "markdown"],
         default="text",
-        help="markdown: the whole catalogue as the document docs/RULES.md holds (with --examples: json or text)",
+        help="text (a table), json (a list), or markdown: the whole catalogue as docs/RULES.md holds it "
+        "(with --examples: json or text)",
     )
     p.add_argument("--examples", action="store_true", help="for each rule, the example that triggers it")
     p.set_defaults(func=cmd_rules)
 
     p = sub.add_parser("schema", help="the JSON Schema (draft 2020-12) of an event or response")
-    p.add_argument("source", choices=["queue", "mail", "alb"])
-    p.add_argument("kind", nargs="?", choices=["event", "response"], default="event")
+    p.add_argument("source", choices=SOURCE_CHOICES, help="the source: queue, mail or alb")
+    p.add_argument(
+        "kind", nargs="?", choices=["event", "response"], default="event", help="event (default) or response"
+    )
     p.add_argument("--compact", action="store_true", help="one line")
     p.set_defaults(func=cmd_schema)
 
+    _event_parsers(sub)
+
     p = serve_alb_arguments(sub.add_parser("serve-alb", help="serve a handler over HTTP as the load balancer would"))
+    _add_app_dir(p)
     p.set_defaults(func=cmd_serve_alb)
 
     p = sub.add_parser("serve-mail", help="serve a handler as a mail-flow rule behind a real SMTP server")
-    p.add_argument("handler", metavar="MODULE:FUNCTION")
+    p.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, e.g. app:handler or app.py:handler")
     p.add_argument("--domain", action="append", required=True, dest="domains", help="an organisation domain (repeat)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8025)
-    p.add_argument("--maildir", default="maildir")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8025, help="SMTP port (default 8025; 0 picks a free one)")
+    p.add_argument("--maildir", default="maildir", help="where delivered mail is written (default ./maildir)")
     MailConfig.add_arguments(p)
-    p.add_argument("--outbound", action="store_true")
+    p.add_argument("--outbound", action="store_true", help="an outbound rule (default: inbound)")
     p.add_argument(
         "--isolation",
         choices=["process", "thread", "none"],
         default="process",
         help="where the handler runs (default: a worker process, killed past the timeout)",
     )
+    _add_app_dir(p)
     p.set_defaults(func=cmd_serve_mail)
 
-    p = sub.add_parser("replay", help="run a handler over events, an access log or a queue message dump")
-    p.add_argument("handler", metavar="MODULE:FUNCTION")
+    p = sub.add_parser(
+        "replay",
+        help="run a handler over events, an access log or a queue message dump; exit 1 on unreadable or invalid rows",
+        epilog=_EXIT_CODES,
+    )
+    p.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, e.g. app:handler or app.py:handler")
     p.add_argument(
         "inputs",
         nargs="+",
         metavar="INPUT",
-        help="JSON Lines events (.gz too), an access log (or a folder of them), a ReceiveMessage dump",
+        help="events (JSON Lines, a JSON list, or one JSON document; .gz too), an access log (or a folder of them), "
+        "a ReceiveMessage dump",
     )
-    p.add_argument("--engine", choices=["local", "dask"], default="local")
+    _add_app_dir(p)
+    p.add_argument("--engine", choices=["local", "dask"], default="local", help="local (default) or a Dask cluster")
     p.add_argument("--scheduler", metavar="ADDRESS", help="dask: an existing scheduler (default: a LocalCluster)")
     p.add_argument("--workers", type=int, default=2, help="dask: LocalCluster workers (default 2)")
     p.add_argument("--threads", action="store_true", help="dask: LocalCluster workers as threads, not processes")
     p.add_argument("--partition-size", type=int, default=None, metavar="N", help="dask: events per partition")
-    p.add_argument("--source", choices=["queue", "mail", "alb"])
+    p.add_argument(
+        "--source",
+        choices=SOURCE_CHOICES,
+        help="run only this source's events; events detected as another source are skipped and counted",
+    )
+    p.add_argument(
+        "--force-source",
+        action="store_true",
+        help="with --source: run every event as that source, even one detected as another (checked against "
+        "that source's contract first)",
+    )
+    p.add_argument(
+        "--allow-invalid",
+        action="store_true",
+        help="exit 0 even when rows are unreadable or invalid (they are still reported)",
+    )
     p.add_argument("--label", help="a 'handler' column with this value")
     p.add_argument("--timeout", type=float, default=None, help="function timeout in seconds")
     _add_settings(p, "outcome")
     p.add_argument("--out", metavar="FILE", help="write every row: .csv, or JSON Lines otherwise")
     p.add_argument("--progress", action="store_true", help="a progress bar while reading")
+    _add_format(p)
     p.set_defaults(func=cmd_replay)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code (0 nothing to report, 1 findings, 2 usage or read errors)."""
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

@@ -20,7 +20,8 @@ from fnkit.cli import main
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REAL_EVENT = REPO_ROOT / "tests" / "data" / "real" / "sqs_event.json"
 LOCATED = re.compile(
-    r"^(?P<file>[^:]+): (?P<path>\$\S*): (?P<severity>error|warning): (?P<message>.+) \[(?P<rule>[A-Za-z0-9-]+)\]$"
+    r"^(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<path>\$\S*): (?P<severity>error|warning): "
+    r"(?P<message>.+) \[(?P<rule>[A-Za-z0-9-]+)\]$"
 )
 
 
@@ -119,7 +120,7 @@ def test_validate_reads_standard_input(files, tmp_path):
 
 def test_validate_an_unreadable_file(files, tmp_path):
     proc = fnkit_cli("validate", "missing.json", "good.json", cwd=tmp_path)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a read error, as for an unreadable --event
     err = proc.stderr.decode()
     assert "missing.json: error: cannot read the file" in err
     assert "Traceback" not in err
@@ -128,7 +129,7 @@ def test_validate_an_unreadable_file(files, tmp_path):
 
 def test_validate_a_directory_is_unreadable(tmp_path):
     proc = fnkit_cli("validate", ".", cwd=tmp_path)
-    assert proc.returncode == 1 and "cannot read" in proc.stderr.decode()
+    assert proc.returncode == 2 and "cannot read" in proc.stderr.decode()
 
 
 def test_validate_not_json(files, tmp_path):
@@ -148,7 +149,7 @@ def test_validate_unknown_source(files, tmp_path):
 def test_validate_json_format(files, tmp_path):
     proc = fnkit_cli("validate", "--format", "json", "good.json", "broken.json", cwd=tmp_path)
     assert proc.returncode == 1
-    docs = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    docs = json.loads(proc.stdout)["records"]
     assert [(d["file"], d["ok"], d["source"]) for d in docs] == [
         ("good.json", True, "queue"),
         ("broken.json", False, "queue"),
@@ -170,7 +171,7 @@ def test_validate_strict_fails_on_warnings(tmp_path):
 
 def test_outcome_of_invalid_json_response_is_a_complete_failure(files, tmp_path):
     proc = fnkit_cli("outcome", "--event", "good.json", "--response", "badresponse.json", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # a failed batch is a finding
     out = proc.stdout.decode()
     assert out.startswith("queue: rule Q8: ")
     assert "not valid JSON" in out
@@ -180,7 +181,7 @@ def test_outcome_of_invalid_json_response_is_a_complete_failure(files, tmp_path)
 def test_outcome_partial(files, tmp_path):
     proc = fnkit_cli("outcome", "--event", "good.json", "--response", "partial.json", "--format", "json", cwd=tmp_path)
     assert proc.returncode == 0
-    doc = json.loads(proc.stdout)
+    [doc] = [r for r in json.loads(proc.stdout)["records"] if r["kind"] == "outcome"]
     assert doc["source"] == "queue" and doc["rule"] == "Q8"
     assert [r["action"] for r in doc["rows"]] == ["delete", "retry", "delete"]
 
@@ -207,7 +208,7 @@ def test_outcome_of_an_unknown_event(files, tmp_path):
 
 def test_outcome_of_a_missing_file(files, tmp_path):
     proc = fnkit_cli("outcome", "--event", "good.json", "--response", "nope.json", cwd=tmp_path)
-    assert proc.returncode == 2 and "cannot read nope.json" in proc.stderr.decode()
+    assert proc.returncode == 2 and "nope.json: error: cannot read the file" in proc.stderr.decode()
 
 
 # --- rules, in a subprocess -----------------------------------------------------------------------------
@@ -264,7 +265,7 @@ def test_main_validate_stdin_in_process(files, capsys, monkeypatch):
 
 
 def test_main_validate_unreadable_in_process(capsys, tmp_path):
-    assert main(["validate", str(tmp_path / "nope.json")]) == 1
+    assert main(["validate", str(tmp_path / "nope.json")]) == 2
     assert "cannot read the file" in capsys.readouterr().err
 
 
@@ -275,7 +276,7 @@ def test_main_validate_with_a_given_source(files, capsys):
 
 
 def test_main_outcome_in_process(files, capsys):
-    assert main(["outcome", "--event", str(files["good"]), "--response", str(files["badresponse"])]) == 0
+    assert main(["outcome", "--event", str(files["good"]), "--response", str(files["badresponse"])]) == 1
     out = capsys.readouterr().out
     assert "rule Q8:" in out and out.count("action=retry") == 3
 
@@ -283,15 +284,15 @@ def test_main_outcome_in_process(files, capsys):
 def test_main_outcome_json_in_process(files, capsys):
     assert (
         main(["outcome", "--event", str(files["good"]), "--response", str(files["badresponse"]), "--format", "json"])
-        == 0
+        == 1
     )
-    doc = json.loads(capsys.readouterr().out)
+    [doc] = [r for r in json.loads(capsys.readouterr().out)["records"] if r["kind"] == "outcome"]
     assert doc["rule"] == "Q8" and {r["action"] for r in doc["rows"]} == {"retry"}
     assert doc["issues"][0]["rule"] == "Q8"
 
 
 def test_main_outcome_prints_event_errors(files, capsys):
-    assert main(["outcome", "--event", str(files["broken"]), "--response", str(files["partial"])]) == 0
+    assert main(["outcome", "--event", str(files["broken"]), "--response", str(files["partial"])]) == 1
     err = capsys.readouterr().err
     assert "[Q13]" in err and "[QS4]" in err
 
@@ -327,7 +328,8 @@ def test_main_bad_arguments_exit_two(capsys):
 # --- validate: JSON Lines, responses (issue 11) --------------------------------------------------------------
 
 LINE_LOCATED = re.compile(
-    r"^(?P<file>[^:]+):(?P<line>\d+): (?P<path>\$\S*): (?P<severity>error|warning): .+ \[(?P<rule>\S+)\]$"
+    r"^(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<path>\$\S*): (?P<severity>error|warning): .+ "
+    r"\[(?P<rule>\S+)\]$"
 )
 
 
@@ -341,7 +343,7 @@ def test_main_validate_json_lines_one_verdict_per_line(files, capsys, tmp_path):
     assert lines[0] == f"{path}:1: ok (queue, provider spelling; 0 error(s), 0 warning(s))"
     assert lines[-1].startswith(f"{path}:4: ok")
     assert main(["validate", "--format", "json", str(path)]) == 1
-    docs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    docs = json.loads(capsys.readouterr().out)["records"]
     assert [(d["line"], d["ok"], d["kind"]) for d in docs] == [
         (1, True, "event"),
         (3, False, "event"),
@@ -353,7 +355,7 @@ def test_main_validate_a_pretty_printed_file_is_one_event(files, capsys, tmp_pat
     path = tmp_path / "pretty.json"
     path.write_text(json.dumps(json.loads(files["good"].read_text()), indent=2))
     assert main(["validate", "--format", "json", str(path)]) == 0
-    [doc] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [doc] = json.loads(capsys.readouterr().out)["records"]
     assert "line" not in doc and doc["ok"]
 
 

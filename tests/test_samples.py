@@ -90,7 +90,8 @@ def test_fnkit_replay_on_the_command_line_reads_logs_and_dumps_and_writes_every_
     done = _cli(
         tmp_path, str(DATA / "alb" / "access-logs"), str(DATA / "queue" / "dead-letter.jsonl"), "--out", str(out)
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # an unreadable log line and an invalid event are findings
+    assert "2 unreadable and 1 invalid row(s); --allow-invalid accepts them" in done.stderr
     text = done.stdout
     assert "access log: read 75 lines, yielded 73 requests, reported 2 lines" in text
     assert "queue messages: read 9 messages, yielded 2 events, reported 1 message" in text
@@ -103,7 +104,7 @@ def test_fnkit_replay_on_the_command_line_reads_logs_and_dumps_and_writes_every_
 
 
 def test_fnkit_replay_on_a_dask_local_cluster_says_the_same(tmp_path):
-    local = _cli(tmp_path, str(DATA / "alb" / "access-logs"))
+    local = _cli(tmp_path, str(DATA / "alb" / "access-logs"), "--allow-invalid")
     # another cluster's dashboard holds the usual port (a notebook's, a benchmark's): ours takes a free one, quietly
     with socket.socket() as taken:
         taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -113,7 +114,10 @@ def test_fnkit_replay_on_a_dask_local_cluster_says_the_same(tmp_path):
         except OSError:  # already held by a running cluster: the same situation
             pass
         dask = _cli(
-            tmp_path, str(DATA / "alb" / "access-logs"), "--engine", "dask", "--workers", "1", "--partition-size", "20"
+            tmp_path,
+            str(DATA / "alb" / "access-logs"),
+            "--allow-invalid",
+            *("--engine", "dask", "--workers", "1", "--partition-size", "20"),
         )
     assert dask.returncode == 0, dask.stderr
     assert "already in use" not in dask.stderr

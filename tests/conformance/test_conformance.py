@@ -1,10 +1,11 @@
 """The conformance suite: fixture files written from public facts, run through the command line as a user would.
 
 Each case of manifest.json names a fixture file (under fixtures/), the command a user would type
-(`fnkit validate --format json FILE`, `fnkit validate --response ...`, `fnkit outcome ...`), the
-expected verdict and the rule ids of its errors and warnings, the words its messages must show,
-and why (the public fact it rests on). Most cases run in-process through `fnkit.cli.main`; a
-handful run in a real subprocess (`python -m fnkit`) and must print the same.
+(`fnkit validate --format json FILE`, `fnkit validate --response ...`, `fnkit outcome ...`: one JSON
+document per run, with a record per input), the expected verdict and the rule ids of its errors and
+warnings, the words its messages must show, and why (the public fact it rests on). Most cases run
+in-process through `fnkit.cli.main`; a handful run in a real subprocess (`python -m fnkit`) and
+must print the same.
 
 Besides each verdict, every issue must point at what the user sees in the file: its path
 resolves in the document (the key, the record index), or names a missing key whose parent is
@@ -82,10 +83,17 @@ def _argv(case: dict[str, Any]) -> list[str]:
     return ["outcome", "--format", "json", *event, "--response", file, *args]
 
 
+def _records(out: str, case: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records of the one JSON document a run prints: the outcome's, or those of the files checked."""
+    records: list[dict[str, Any]] = json.loads(out)["records"]
+    if case["command"] == "outcome":
+        return [r for r in records if r["kind"] == "outcome"]
+    return [r for r in records if r["file"] == str(FIXTURES / case["file"])]  # not --event's record
+
+
 def _run(case: dict[str, Any], capsys) -> tuple[int, list[dict[str, Any]]]:
     code = main(_argv(case))
-    out = capsys.readouterr().out
-    return code, [json.loads(line) for line in out.splitlines()]
+    return code, _records(capsys.readouterr().out, case)
 
 
 # --- where an issue points ------------------------------------------------------------------
@@ -163,8 +171,9 @@ def test_case(case, capsys):
     code, docs = _run(case, capsys)
     expect = case["expect"]
     if case["command"] == "outcome":
-        assert code == 0
         [doc] = docs
+        failed = doc["tone"] == "bad" or any(i["severity"] == "error" and i["code"] != "outcome" for i in doc["issues"])
+        assert (code, doc["ok"]) == ((1, False) if failed else (0, True)), doc
         assert doc["rule"] == expect["rule"], (case["file"], doc)
         if "kind" in expect:  # the queue's verdict: every row's action follows from it
             actions = {"success": {"delete"}, "failure": {"retry"}, "partial": {"delete", "retry"}}[expect["kind"]]
@@ -256,5 +265,5 @@ def test_a_real_process_prints_the_same(name, capsys):
         check=False,
     )
     assert proc.returncode == code, proc.stderr.decode()
-    assert [json.loads(line) for line in proc.stdout.decode().splitlines()] == docs
+    assert _records(proc.stdout.decode(), case) == docs
     assert b"Traceback" not in proc.stderr

@@ -172,7 +172,7 @@ def test_the_command_line_reads_any_outcome_through_the_protocol(monkeypatch, tm
     out = capsys.readouterr().out
     assert f"queue: rule Q7: {_Verdict.explanation}" in out and "kept" in out
     assert main(["outcome", "--event", str(event), "--response", str(response), "--format", "json"]) == 0
-    shown = json.loads(capsys.readouterr().out)
+    [shown] = [r for r in json.loads(capsys.readouterr().out)["records"] if r["kind"] == "outcome"]
     assert shown["reason"] == _Verdict.explanation and shown["rows"][0]["verdict"] == "kept"
 
 
