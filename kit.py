@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fnkit's quick start, standard library only.
 
-    python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/)
+    python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test (with coverage)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
@@ -10,8 +10,10 @@
 
 Set-up: .venv is made with `python -m venv` when missing, and the project is
 installed into it editable, with the versions pinned in constraints.txt
-(`pip install -c constraints.txt -e .[dev]`, plain pip); the install is skipped
-while pyproject.toml and constraints.txt are unchanged since the last one.
+(`pip install -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
+while pyproject.toml and constraints.txt are unchanged since the last one. `lab`
+installs the extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and
+`bench` add the tools (DEV_EXTRAS), into the same .venv.
 
 Working copy: `lab` copies the notebooks of notebooks/ into work/ (ignored by
 git) the first time, and any notebook added to notebooks/ later; it never
@@ -46,6 +48,14 @@ BACKUP_DIR = ".backup"
 CHROMIUM = Path("/usr/bin/chromium")
 PIP_FOR_EDITABLE_PYPROJECT = (21, 3)  # PEP 660 editable installs
 MIN_PYTHON = (3, 11)
+# The extras of pyproject.toml each command installs, by name only: what each extra holds is
+# pyproject.toml's business. `lab` is what the notebooks import (a learner's .venv); `dev`
+# adds the tests, the browser, the gates and their type stubs.
+LAB_EXTRAS = ["lab"]
+DEV_EXTRAS = ["dev"]
+START_NOTEBOOK = "00_start_here.ipynb"  # what `lab` opens
+# JupyterLab's options for a learner: no news feed (nor the popup that asks about it)
+LAB_OPTIONS = ["--LabApp.news_url=None"]
 
 USAGE = __doc__.split("\n\n")[1]
 
@@ -288,17 +298,84 @@ def prepare_work_copy() -> None:
         say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
 
 
+_SERVER_URL = re.compile(
+    r"(?P<base>https?://(?:127\.0\.0\.1|localhost|\[::1\]|[\w.-]+):\d+/(?:[^\s?]*/)?)lab(?P<query>\?token=\w+)?"
+)
+
+
+def notebook_url(log_line: str, notebook: str) -> str | None:
+    """The URL opening `notebook` (relative to the server's root) from a log line naming the server's URL, or None."""
+    found = _SERVER_URL.search(log_line)
+    if found is None:
+        return None
+    return f"{found['base']}lab/tree/{notebook}{found['query'] or ''}"
+
+
+def boxed(line: str) -> str:
+    """`line` in a box of its own, so it stands out at the end of a server's log."""
+    bar = "=" * (len(line) + 4)
+    return f"\n{bar}\n  {line}\n{bar}\n"
+
+
+def run_lab(argv: Sequence[str | Path], notebook: str, quiet_s: float = 1.0) -> int:
+    """Run JupyterLab, passing its log through; once it has said its URL and gone quiet, print the notebook's URL boxed.
+
+    The exit code is JupyterLab's. Ctrl-C goes to JupyterLab (it asks before it stops), not to kit.py.
+    """
+    import queue
+    import threading
+
+    words = [str(a) for a in argv]
+    say("running: " + " ".join([os.path.relpath(words[0], ROOT), *words[1:]]))
+    child = subprocess.Popen(words, cwd=ROOT, env=venv_env(), stderr=subprocess.PIPE, text=True, bufsize=1)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert child.stderr is not None
+        for line in child.stderr:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    url: str | None = None
+    shown = False
+    while True:
+        try:
+            line = lines.get(timeout=quiet_s)
+        except queue.Empty:
+            if url is not None and not shown:
+                print(boxed(f"Open {notebook} in your browser: {url}"), flush=True)
+                shown = True
+            continue
+        except KeyboardInterrupt:
+            continue
+        if line is None:
+            break
+        found = notebook_url(line, notebook)
+        if found is not None and (url is None or "127.0.0.1" in found):
+            url = found
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            continue
+
+
 def cmd_lab(args: list[str]) -> None:
-    """Set up, copy the notebooks the learner lacks into work/, open JupyterLab there."""
+    """Set up, copy the notebooks the learner lacks into work/, open JupyterLab there on 00_start_here."""
     pristine = "--pristine" in args
     args = [a for a in args if a != "--pristine"]
-    ensure_installed(["dev"])
+    ensure_installed(LAB_EXTRAS)
     if not pristine:
         prepare_work_copy()
     extra = ["--allow-root"] if is_root() and "--allow-root" not in args else []
-    folder = "notebooks/" if pristine else "work/"
-    say(f"opening JupyterLab on {folder}: start with 00_start_here.ipynb")
-    replace_with([PYTHON, "-m", "jupyterlab", folder, *extra, *args])
+    folder = PRISTINE if pristine else WORK
+    say(f"opening JupyterLab on {folder.name}/{START_NOTEBOOK}")
+    # a file as JupyterLab's argument: its folder is the root, and the browser opens on the file
+    argv: list[str | Path] = [PYTHON, "-m", "jupyterlab", folder / START_NOTEBOOK, *LAB_OPTIONS, *extra, *args]
+    sys.exit(run_lab(argv, START_NOTEBOOK))
 
 
 def cmd_reset(args: list[str]) -> None:
@@ -413,14 +490,14 @@ def cmd_lint(args: list[str]) -> None:
             "usage: python3 kit.py lint [--fix]   (--fix: let ruff fix and format what it can first)", file=sys.stderr
         )
         sys.exit(0 if args[0] in ("-h", "--help") else 2)
-    ensure_installed(["dev"])
+    ensure_installed(DEV_EXTRAS)
     if run_gates(fix="--fix" in args):
         sys.exit(1)
 
 
 def cmd_test(args: list[str]) -> None:
     """The README's test command: set-up, the gates, the wheel smoke test, then pytest and nbval."""
-    ensure_installed(["dev"])
+    ensure_installed([*LAB_EXTRAS, *DEV_EXTRAS])
     if run_gates():
         print("kit.py test: the gates found something to fix (above); no test ran", file=sys.stderr)
         sys.exit(1)
@@ -446,7 +523,7 @@ def cmd_bench(args: list[str]) -> None:
     if not scripts:
         print("kit.py: no benchmarks found (tests/benchmarks/bench_*.py)", file=sys.stderr)
         sys.exit(1)
-    ensure_installed(["dev", "bench"])
+    ensure_installed([*DEV_EXTRAS, "bench"])
     failed: list[str] = []
     for script in scripts:
         name = script.relative_to(ROOT)
@@ -510,9 +587,12 @@ def main(argv: list[str]) -> None:
         sys.exit(
             f"kit.py: fnkit needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; this is {sys.version.split()[0]}"
         )
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(f"usage:\n{USAGE}")
+        sys.exit(0)
     if not argv or argv[0] not in COMMANDS:
         print(f"usage:\n{USAGE}", file=sys.stderr)
-        sys.exit(0 if argv and argv[0] in ("-h", "--help", "help") else 2)
+        sys.exit(2)
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # started in the background (`cmd &`, nohup, some CI runners): Ctrl-C is ignored and every
         # process started from here would inherit that, so a server, a kernel or a test that sends
