@@ -311,10 +311,11 @@ def notebook_url(log_line: str, notebook: str) -> str | None:
     return f"{found['base']}lab/tree/{notebook}{found['query'] or ''}"
 
 
-def boxed(line: str) -> str:
-    """`line` in a box of its own, so it stands out at the end of a server's log."""
-    bar = "=" * (len(line) + 4)
-    return f"\n{bar}\n  {line}\n{bar}\n"
+def boxed(*lines: str) -> str:
+    """`lines` in a box of their own, so they stand out at the end of a server's log."""
+    width = max(len(line) for line in lines)
+    bar = "+" + "-" * (width + 2) + "+"
+    return "\n".join(["", bar, *(f"| {line.ljust(width)} |" for line in lines), bar, ""])
 
 
 def run_lab(argv: Sequence[str | Path], notebook: str, quiet_s: float = 1.0) -> int:
@@ -339,6 +340,14 @@ def run_lab(argv: Sequence[str | Path], notebook: str, quiet_s: float = 1.0) -> 
         lines.put(None)
 
     threading.Thread(target=pump, daemon=True).start()
+    if os.name != "nt":
+        # kit.py stopped (a closed terminal, `kill`): JupyterLab stops with it, not left running alone
+        def stop_child(signum: int, frame: Any) -> None:
+            child.send_signal(signum)
+            sys.exit(child.wait())
+
+        for stop in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(stop, stop_child)
     url: str | None = None
     shown = False
     while True:
@@ -346,7 +355,7 @@ def run_lab(argv: Sequence[str | Path], notebook: str, quiet_s: float = 1.0) -> 
             line = lines.get(timeout=quiet_s)
         except queue.Empty:
             if url is not None and not shown:
-                print(boxed(f"Open {notebook} in your browser: {url}"), flush=True)
+                print(boxed(f"JupyterLab is ready: open {notebook} at", url), flush=True)
                 shown = True
             continue
         except KeyboardInterrupt:
