@@ -227,7 +227,8 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
             "build one with queue.build_event, mail.build_event or alb.build_event.",
         )
     try:
-        return _sources.source_module(source).run(handler, event, **config)
+        # the kernel must survive any handler: a worker process, whatever `run`'s own default
+        return _sources.source_module(source).run(handler, event, **{"isolation": "process", **config})
     except ContractError as exc:
         issues = list(exc.report)
         return CheckResult(
