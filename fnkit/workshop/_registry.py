@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from .._outcome import PROCESS_ENDED, what_it_did
 from .._table import short_ids_in, shorten
 from ._placeholders import placeholders
 
@@ -252,7 +253,10 @@ def _where(error: Any) -> str:
 
 def raised_sentence(error: Any, hint: str = "", consequence: str = "") -> str:
     """'your handler raised KeyError: 'x' (in h, line 3: ...), <consequence>; <hint>' as one sentence."""
-    text = f"your handler raised {error.type}" + (f": {shorten(error.message, 120)}" if error.message else "")
+    if error.type == PROCESS_ENDED:
+        text = f"your handler {what_it_did(error)}"
+    else:
+        text = f"your handler raised {error.type}" + (f": {shorten(error.message, 120)}" if error.message else "")
     where = _where(error)
     if where:
         text += f" ({shorten(where, 100)})"

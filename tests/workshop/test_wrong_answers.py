@@ -103,6 +103,13 @@ def processes_all_then_lists_every_id(event, context):
     return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
 
 
+@wrong("queue-partial", "your handler exited (the handler's process exited with code 0)", "every message comes back")
+def exits_the_process(event, context):
+    import os
+
+    os._exit(0)
+
+
 # process_order was never called: the check must not say a message "was processed fine"
 @wrong("queue-partial", "your handler never called process_order", 'process_order(record["body"])')
 def lists_every_id(event, context):
