@@ -111,3 +111,23 @@ def test_a_dataframe_tabulated_is_the_same_rows_shown_readably():
     table = fnkit.tabulate(frame)
     assert table.equals(frame) and type(table).__name__ == "Table"
     assert "handler / source" in table._repr_html_()
+
+
+def test_a_frame_of_numbered_rows_shows_no_index_column_but_a_named_index_stays():
+    import pandas as pd
+
+    from fnkit._table import frame_html
+
+    plain = frame_html(pd.DataFrame({"item": ["a", "b"], "action": ["delete", "retry"]}))
+    assert plain.count("<th ") == 2  # item and action: no column of row numbers
+    filtered = pd.DataFrame({"item": ["a", "b", "c"]}).iloc[[0, 2]]
+    assert frame_html(filtered).count("<th ") == 1
+    grouped = pd.DataFrame({"result": ["ok", "ok", "bad"]}).groupby("result").size().rename("rows").to_frame()
+    assert ">result<" in frame_html(grouped) and ">bad<" in frame_html(grouped)  # the index says something
+
+
+def test_a_one_word_cell_is_never_broken_in_the_middle_but_a_sentence_wraps():
+    from fnkit._table import cell_html
+
+    assert "white-space:nowrap" in cell_html("additionalProperties")
+    assert "overflow-wrap:anywhere" in cell_html("The messageId is there, but under 'id' instead.")

@@ -430,3 +430,12 @@ def test_the_partial_sentence_counts_in_plain_english(failed, deleted, words):
     from fnkit.queue._outcome import _partial_reason
 
     assert _partial_reason(failed, deleted) == f"Partial failure: {words}"
+
+
+def test_a_listed_receipt_handle_is_named_and_cut_short():
+    event = queue.build_event(['{"order": 1, "qty": 2}', '{"order": 2, "qty": 0}'], seed=5)
+    handle = event["Records"][1]["receiptHandle"]
+    result = queue.outcome(event, {"batchItemFailures": [{"itemIdentifier": handle}]})
+    message = next(i.message for i in result.issues if i.rule == "Q8")
+    assert handle not in message and handle[:8] in message and "…" in message
+    assert 'It looks like a receiptHandle: list the record\'s messageId (record["messageId"])' in message
