@@ -2,6 +2,7 @@
 """fnkit's quick start, standard library only.
 
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
+                        [--with dask]           (also install an extra: dask for 05's last part)
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test (with coverage)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
@@ -376,7 +377,15 @@ def cmd_lab(args: list[str]) -> None:
     """Set up, copy the notebooks the learner lacks into work/, open JupyterLab there on 00_start_here."""
     pristine = "--pristine" in args
     args = [a for a in args if a != "--pristine"]
-    ensure_installed(LAB_EXTRAS)
+    extras = list(LAB_EXTRAS)
+    while "--with" in args:  # `--with dask`: an extra of pyproject.toml on top (05's Dask part)
+        at = args.index("--with")
+        if at + 1 >= len(args) or args[at + 1].startswith("-"):
+            print("kit.py lab: --with needs an extra's name, e.g. --with dask", file=sys.stderr)
+            sys.exit(2)
+        extras.append(args[at + 1])
+        del args[at : at + 2]
+    ensure_installed(extras)
     if not pristine:
         prepare_work_copy()
     extra = ["--allow-root"] if is_root() and "--allow-root" not in args else []
@@ -406,8 +415,9 @@ def cmd_reset(args: list[str]) -> None:
                 f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}"
             )
     print(
-        "If a notebook you reset is open in JupyterLab, close it without saving (or choose Revert when "
-        "JupyterLab says the file changed on disk).",
+        "If a notebook you reset is open in JupyterLab, close its tab without saving and open it again from the "
+        "file browser; should JupyterLab ask about the changed file, choose Revert (Overwrite, its default, "
+        "would put your old version back).",
         flush=True,
     )
 
@@ -597,7 +607,10 @@ def main(argv: list[str]) -> None:
             f"kit.py: fnkit needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; this is {sys.version.split()[0]}"
         )
     if argv and argv[0] in ("-h", "--help", "help"):
-        print(f"usage:\n{USAGE}")
+        try:
+            print(f"usage:\n{USAGE}", flush=True)
+        except BrokenPipeError:  # `python3 kit.py --help | head`: the reader has what it wanted
+            sys.stdout = None  # nothing more to flush at exit
         sys.exit(0)
     if not argv or argv[0] not in COMMANDS:
         print(f"usage:\n{USAGE}", file=sys.stderr)

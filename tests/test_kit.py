@@ -116,7 +116,7 @@ def test_the_reset_command_says_what_it_replaced_and_where_the_old_copy_is(cours
     kept = course / line.split("yours is kept in ")[1]
     assert "my answer" in kept.read_text()
     assert "pristine" in (course / "work" / "exercises" / "01_queue.ipynb").read_text()
-    assert "close it without saving" in done.stdout
+    assert "close its tab without saving and open it again" in done.stdout
 
 
 def test_the_reset_command_refuses_an_unknown_or_ambiguous_name(course):
@@ -154,6 +154,10 @@ def test_lab_installs_the_lab_extra_only_and_test_adds_dev(monkeypatch, tmp_path
     # JupyterLab gets the notebook itself: its folder (work/) is the root, and the browser opens on it
     assert argv[3] == str(kit.WORK / "00_start_here.ipynb") and argv[-2:] == ["--port", "8899"]
     assert "--LabApp.news_url=None" in argv  # no news feed, so no popup asking about it
+    installed.clear()
+    with pytest.raises(SystemExit):
+        kit.cmd_lab(["--with", "dask", "--no-browser"])
+    assert installed == [["lab", "dask"]] and started[-1][-1] == "--no-browser"
     installed.clear()
     monkeypatch.setattr(kit, "run_gates", lambda fix=False: 1)
     with pytest.raises(SystemExit):
