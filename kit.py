@@ -55,8 +55,11 @@ MIN_PYTHON = (3, 11)
 LAB_EXTRAS = ["lab"]
 DEV_EXTRAS = ["dev"]
 START_NOTEBOOK = "00_start_here.ipynb"  # what `lab` opens
-# JupyterLab's options for a learner: no news feed (nor the popup that asks about it)
+# JupyterLab's options for a learner: no news feed fetched
 LAB_OPTIONS = ["--LabApp.news_url=None"]
+# ... nor the popup that asks whether to fetch it: JupyterLab asks while this setting is unset, so
+# .venv's JupyterLab gets it as a default (its settings/overrides.json; the learner's own settings win)
+LAB_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 
 USAGE = __doc__.split("\n\n")[1]
 
@@ -373,6 +376,23 @@ def run_lab(argv: Sequence[str | Path], notebook: str, quiet_s: float = 1.0) -> 
             continue
 
 
+def quiet_lab_settings(venv: Path) -> Path:
+    """Write LAB_SETTINGS into `venv`'s JupyterLab defaults (settings/overrides.json), keeping what else it holds."""
+    path = venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    try:
+        current = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        current = {}
+    if not isinstance(current, dict):
+        current = {}
+    for plugin, values in LAB_SETTINGS.items():
+        section = current.get(plugin)
+        current[plugin] = {**(section if isinstance(section, dict) else {}), **values}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
 def cmd_lab(args: list[str]) -> None:
     """Set up, copy the notebooks the learner lacks into work/, open JupyterLab there on 00_start_here."""
     pristine = "--pristine" in args
@@ -386,6 +406,7 @@ def cmd_lab(args: list[str]) -> None:
         extras.append(args[at + 1])
         del args[at : at + 2]
     ensure_installed(extras)
+    quiet_lab_settings(VENV)
     if not pristine:
         prepare_work_copy()
     extra = ["--allow-root"] if is_root() and "--allow-root" not in args else []

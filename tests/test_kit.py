@@ -139,6 +139,7 @@ def test_lab_installs_the_lab_extra_only_and_test_adds_dev(monkeypatch, tmp_path
     installed: list[list[str]] = []
     monkeypatch.setattr(kit, "ensure_installed", installed.append)
     monkeypatch.setattr(kit, "prepare_work_copy", lambda: None)
+    monkeypatch.setattr(kit, "VENV", tmp_path / ".venv")
     started: list[list[str]] = []
 
     def run_lab(argv, notebook):
@@ -153,7 +154,10 @@ def test_lab_installs_the_lab_extra_only_and_test_adds_dev(monkeypatch, tmp_path
     argv = started[0]
     # JupyterLab gets the notebook itself: its folder (work/) is the root, and the browser opens on it
     assert argv[3] == str(kit.WORK / "00_start_here.ipynb") and argv[-2:] == ["--port", "8899"]
-    assert "--LabApp.news_url=None" in argv  # no news feed, so no popup asking about it
+    assert "--LabApp.news_url=None" in argv  # no news feed fetched
+    # nor the popup asking about it: .venv's JupyterLab has the setting answered by default
+    overrides = json.loads((tmp_path / ".venv/share/jupyter/lab/settings/overrides.json").read_text())
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     installed.clear()
     with pytest.raises(SystemExit):
         kit.cmd_lab(["--with", "dask", "--no-browser"])
@@ -231,3 +235,14 @@ def test_a_kit_command_started_with_ctrl_c_ignored_gives_its_children_ctrl_c_bac
     done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_the_news_setting_joins_what_jupyterlabs_defaults_already_hold(tmp_path):
+    path = tmp_path / "share/jupyter/lab/settings/overrides.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"}}))
+    kit.quiet_lab_settings(tmp_path)
+    kit.quiet_lab_settings(tmp_path)  # twice: the same file
+    held = json.loads(path.read_text())
+    assert held["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
+    assert held["@jupyterlab/apputils-extension:notification"] == {"fetchNews": "false", "checkForUpdates": False}
