@@ -134,7 +134,8 @@ def test_a_run_stops_at_its_bound_on_attempts_and_says_so(event):
     assert run.stopped.count(". ") == 0 and "would retry until its timeout (240 min)" in run.stopped
     assert run.outcome.status == "fallback" and "rule timeout of 240 min leaves no time" not in run.outcome.reason
     assert run.stopped in repr(run)
-    few = rule.run(failing(), event, max_attempts=3, isolation="none")
+    with pytest.warns(RuntimeWarning, match="bound of 3 attempts"):
+        few = rule.run(failing(), event, max_attempts=3, isolation="none")
     assert len(few.attempts) == 3 and few.stopped is not None
 
 
