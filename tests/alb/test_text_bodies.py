@@ -1,4 +1,4 @@
-"""Which request bodies go as text: one statement (fnkit.alb.TEXT_BODIES), said by the code, the lesson and the exercise."""
+"""Which request bodies go as text: one statement (fnkit.alb.TEXT_BODIES), for the code, the lesson, the exercise."""
 
 from __future__ import annotations
 
