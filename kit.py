@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """fnkit's quick start, standard library only.
 
-    python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/)
+    python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
+                        [--with dask]           (also install an extra: dask for 05's last part)
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test (with coverage)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
@@ -10,8 +11,10 @@
 
 Set-up: .venv is made with `python -m venv` when missing, and the project is
 installed into it editable, with the versions pinned in constraints.txt
-(`pip install -c constraints.txt -e .[dev]`, plain pip); the install is skipped
-while pyproject.toml and constraints.txt are unchanged since the last one.
+(`pip install -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
+while pyproject.toml and constraints.txt are unchanged since the last one. `lab`
+installs the extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and
+`bench` add the tools (DEV_EXTRAS), into the same .venv.
 
 Working copy: `lab` copies the notebooks of notebooks/ into work/ (ignored by
 git) the first time, and any notebook added to notebooks/ later; it never
@@ -46,6 +49,17 @@ BACKUP_DIR = ".backup"
 CHROMIUM = Path("/usr/bin/chromium")
 PIP_FOR_EDITABLE_PYPROJECT = (21, 3)  # PEP 660 editable installs
 MIN_PYTHON = (3, 11)
+# The extras of pyproject.toml each command installs, by name only: what each extra holds is
+# pyproject.toml's business. `lab` is what the notebooks import (a learner's .venv); `dev`
+# adds the tests, the browser, the gates and their type stubs.
+LAB_EXTRAS = ["lab"]
+DEV_EXTRAS = ["dev"]
+START_NOTEBOOK = "00_start_here.ipynb"  # what `lab` opens
+# JupyterLab's options for a learner: no news feed fetched
+LAB_OPTIONS = ["--LabApp.news_url=None"]
+# ... nor the popup that asks whether to fetch it: JupyterLab asks while this setting is unset, so
+# .venv's JupyterLab gets it as a default (its settings/overrides.json; the learner's own settings win)
+LAB_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 
 USAGE = __doc__.split("\n\n")[1]
 
@@ -288,17 +302,119 @@ def prepare_work_copy() -> None:
         say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
 
 
+_SERVER_URL = re.compile(
+    r"(?P<base>https?://(?:127\.0\.0\.1|localhost|\[::1\]|[\w.-]+):\d+/(?:[^\s?]*/)?)lab(?P<query>\?token=\w+)?"
+)
+
+
+def notebook_url(log_line: str, notebook: str) -> str | None:
+    """The URL opening `notebook` (relative to the server's root) from a log line naming the server's URL, or None."""
+    found = _SERVER_URL.search(log_line)
+    if found is None:
+        return None
+    return f"{found['base']}lab/tree/{notebook}{found['query'] or ''}"
+
+
+def boxed(*lines: str) -> str:
+    """`lines` in a box of their own, so they stand out at the end of a server's log."""
+    width = max(len(line) for line in lines)
+    bar = "+" + "-" * (width + 2) + "+"
+    return "\n".join(["", bar, *(f"| {line.ljust(width)} |" for line in lines), bar, ""])
+
+
+def run_lab(argv: Sequence[str | Path], notebook: str, quiet_s: float = 1.0) -> int:
+    """Run JupyterLab, passing its log through; once it has said its URL and gone quiet, print the notebook's URL boxed.
+
+    The exit code is JupyterLab's. Ctrl-C goes to JupyterLab (it asks before it stops), not to kit.py.
+    """
+    import queue
+    import threading
+
+    words = [str(a) for a in argv]
+    say("running: " + " ".join([os.path.relpath(words[0], ROOT), *words[1:]]))
+    child = subprocess.Popen(words, cwd=ROOT, env=venv_env(), stderr=subprocess.PIPE, text=True, bufsize=1)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert child.stderr is not None
+        for line in child.stderr:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    if os.name != "nt":
+        # kit.py stopped (a closed terminal, `kill`): JupyterLab stops with it, not left running alone
+        def stop_child(signum: int, frame: Any) -> None:
+            child.send_signal(signum)
+            sys.exit(child.wait())
+
+        for stop in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(stop, stop_child)
+    url: str | None = None
+    shown = False
+    while True:
+        try:
+            line = lines.get(timeout=quiet_s)
+        except queue.Empty:
+            if url is not None and not shown:
+                print(boxed(f"JupyterLab is ready: open {notebook} at", url), flush=True)
+                shown = True
+            continue
+        except KeyboardInterrupt:
+            continue
+        if line is None:
+            break
+        found = notebook_url(line, notebook)
+        if found is not None and (url is None or "127.0.0.1" in found):
+            url = found
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            continue
+
+
+def quiet_lab_settings(venv: Path) -> Path:
+    """Write LAB_SETTINGS into `venv`'s JupyterLab defaults (settings/overrides.json), keeping what else it holds."""
+    path = venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    try:
+        current = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        current = {}
+    if not isinstance(current, dict):
+        current = {}
+    for plugin, values in LAB_SETTINGS.items():
+        section = current.get(plugin)
+        current[plugin] = {**(section if isinstance(section, dict) else {}), **values}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
 def cmd_lab(args: list[str]) -> None:
-    """Set up, copy the notebooks the learner lacks into work/, open JupyterLab there."""
+    """Set up, copy the notebooks the learner lacks into work/, open JupyterLab there on 00_start_here."""
     pristine = "--pristine" in args
     args = [a for a in args if a != "--pristine"]
-    ensure_installed(["dev"])
+    extras = list(LAB_EXTRAS)
+    while "--with" in args:  # `--with dask`: an extra of pyproject.toml on top (05's Dask part)
+        at = args.index("--with")
+        if at + 1 >= len(args) or args[at + 1].startswith("-"):
+            print("kit.py lab: --with needs an extra's name, e.g. --with dask", file=sys.stderr)
+            sys.exit(2)
+        extras.append(args[at + 1])
+        del args[at : at + 2]
+    ensure_installed(extras)
+    quiet_lab_settings(VENV)
     if not pristine:
         prepare_work_copy()
     extra = ["--allow-root"] if is_root() and "--allow-root" not in args else []
-    folder = "notebooks/" if pristine else "work/"
-    say(f"opening JupyterLab on {folder}: start with 00_start_here.ipynb")
-    replace_with([PYTHON, "-m", "jupyterlab", folder, *extra, *args])
+    folder = PRISTINE if pristine else WORK
+    say(f"opening JupyterLab on {folder.name}/{START_NOTEBOOK}")
+    # a file as JupyterLab's argument: its folder is the root, and the browser opens on the file
+    argv: list[str | Path] = [PYTHON, "-m", "jupyterlab", folder / START_NOTEBOOK, *LAB_OPTIONS, *extra, *args]
+    sys.exit(run_lab(argv, START_NOTEBOOK))
 
 
 def cmd_reset(args: list[str]) -> None:
@@ -320,8 +436,9 @@ def cmd_reset(args: list[str]) -> None:
                 f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}"
             )
     print(
-        "If a notebook you reset is open in JupyterLab, close it without saving (or choose Revert when "
-        "JupyterLab says the file changed on disk).",
+        "If a notebook you reset is open in JupyterLab, close its tab without saving and open it again from the "
+        "file browser; should JupyterLab ask about the changed file, choose Revert (Overwrite, its default, "
+        "would put your old version back).",
         flush=True,
     )
 
@@ -413,14 +530,14 @@ def cmd_lint(args: list[str]) -> None:
             "usage: python3 kit.py lint [--fix]   (--fix: let ruff fix and format what it can first)", file=sys.stderr
         )
         sys.exit(0 if args[0] in ("-h", "--help") else 2)
-    ensure_installed(["dev"])
+    ensure_installed(DEV_EXTRAS)
     if run_gates(fix="--fix" in args):
         sys.exit(1)
 
 
 def cmd_test(args: list[str]) -> None:
     """The README's test command: set-up, the gates, the wheel smoke test, then pytest and nbval."""
-    ensure_installed(["dev"])
+    ensure_installed([*LAB_EXTRAS, *DEV_EXTRAS])
     if run_gates():
         print("kit.py test: the gates found something to fix (above); no test ran", file=sys.stderr)
         sys.exit(1)
@@ -446,7 +563,7 @@ def cmd_bench(args: list[str]) -> None:
     if not scripts:
         print("kit.py: no benchmarks found (tests/benchmarks/bench_*.py)", file=sys.stderr)
         sys.exit(1)
-    ensure_installed(["dev", "bench"])
+    ensure_installed([*DEV_EXTRAS, "bench"])
     failed: list[str] = []
     for script in scripts:
         name = script.relative_to(ROOT)
@@ -510,9 +627,15 @@ def main(argv: list[str]) -> None:
         sys.exit(
             f"kit.py: fnkit needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; this is {sys.version.split()[0]}"
         )
+    if argv and argv[0] in ("-h", "--help", "help"):
+        try:
+            print(f"usage:\n{USAGE}", flush=True)
+        except BrokenPipeError:  # `python3 kit.py --help | head`: the reader has what it wanted
+            sys.stdout = None  # nothing more to flush at exit
+        sys.exit(0)
     if not argv or argv[0] not in COMMANDS:
         print(f"usage:\n{USAGE}", file=sys.stderr)
-        sys.exit(0 if argv and argv[0] in ("-h", "--help", "help") else 2)
+        sys.exit(2)
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # started in the background (`cmd &`, nohup, some CI runners): Ctrl-C is ignored and every
         # process started from here would inherit that, so a server, a kernel or a test that sends

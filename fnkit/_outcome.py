@@ -21,6 +21,19 @@ if TYPE_CHECKING:
     from ._report import Report
 
 TONES = ("good", "mixed", "bad", "none")
+# the error type an invocation carries when the handler's process ended under it (os._exit, a crash, a
+# kill): the platform's name for it, which is no exception the handler raised
+PROCESS_ENDED = "Runtime.ExitError"
+
+
+def what_it_did(error: Any, full: bool = True) -> str:
+    """How a handler failed, for a sentence: 'raised KeyError: 'x'' or, when its process ended, 'exited (...)'.
+
+    `full=False`: the exception type only ('raised KeyError'; 'exited' stays whole).
+    """
+    if error.type == PROCESS_ENDED:
+        return f"exited ({error.message})" if error.message else "exited (its process ended)"
+    return f"raised {error}" if full else f"raised {error.type}"
 
 
 @runtime_checkable

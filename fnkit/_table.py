@@ -102,7 +102,13 @@ def cell_html(value: Any, *, is_id: bool = False) -> str:
             f"<td style='{_CELL};text-align:left;white-space:nowrap' title='{escape(text, quote=True)}'>"
             f"<code>{escape(short_id(text))}</code></td>"
         )
+    if len(text) <= _WORD and not any(c.isspace() for c in text):
+        # one short word (a code, a severity, a rule id): never broken in the middle
+        return f"<td style='{_CELL};text-align:left;white-space:nowrap'>{escape(text)}</td>"
     return f"<td style='{_CELL};text-align:left;white-space:pre-wrap;overflow-wrap:anywhere'>{escape(text)}</td>"
+
+
+_WORD = 24  # a cell of one word up to this long stays on one line
 
 
 def html_table(
@@ -219,11 +225,14 @@ def panel_html(
 def frame_html(frame: Any, *, max_rows: int = 60, shown_rows: int = 10) -> str:
     """A DataFrame (flat index and columns) as `html_table`; long frames show their first and last rows."""
     records = frame.to_dict("records")
-    labels = list(frame.index)
+    # an unnamed index of row numbers (tabulate's, or what a filter left of it) says nothing: not shown
+    numbered = frame.index.name is None and frame.index.dtype.kind in "iu"
+    labels: list[Any] | None = None if numbered else list(frame.index)
     if len(records) > max_rows:
         half = shown_rows // 2
         records = [*records[:half], _GAP, *records[-half:]]
-        labels = [*labels[:half], None, *labels[-half:]]
+        if labels is not None:
+            labels = [*labels[:half], None, *labels[-half:]]
     caption = f"{len(frame)} rows × {len(frame.columns)} columns" if len(frame) > max_rows else ""
     names = [str(n) for n in (frame.columns.name, frame.index.name) if n is not None]
     return html_table(

@@ -177,13 +177,14 @@ def ids() -> frozenset[str]:
 
 
 def table(source: str | None = None) -> pd.DataFrame:
-    """The catalogue as a pandas DataFrame (id, source, evidence, origin, summary)."""
+    """The catalogue as a pandas DataFrame (id, source, evidence, origin, summary), an `fnkit.Table`: a notebook
+    shows its summaries whole and left-aligned."""
     from ._optional import require
 
     require("pandas", extra="frames", feature="fnkit.rules.table()")
-    import pandas as pd
+    from ._frame import Table
 
-    return pd.DataFrame(
+    return Table(
         [
             {"id": r.id, "source": r.source, "evidence": r.evidence, "origin": r.origin, "summary": r.summary}
             for r in catalogue(source)

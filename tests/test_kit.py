@@ -116,7 +116,7 @@ def test_the_reset_command_says_what_it_replaced_and_where_the_old_copy_is(cours
     kept = course / line.split("yours is kept in ")[1]
     assert "my answer" in kept.read_text()
     assert "pristine" in (course / "work" / "exercises" / "01_queue.ipynb").read_text()
-    assert "close it without saving" in done.stdout
+    assert "close its tab without saving and open it again" in done.stdout
 
 
 def test_the_reset_command_refuses_an_unknown_or_ambiguous_name(course):
@@ -129,8 +129,88 @@ def test_the_reset_command_refuses_an_unknown_or_ambiguous_name(course):
 
 def test_the_usage_lists_the_learner_commands(course):
     usage = _kit_cli(course, "--help")
-    assert usage.returncode == 0
-    assert "python3 kit.py lab" in usage.stderr and "python3 kit.py reset [NOTEBOOK...]" in usage.stderr
+    assert usage.returncode == 0 and usage.stderr == ""  # on stdout: `python3 kit.py --help | less` works
+    assert "python3 kit.py lab" in usage.stdout and "python3 kit.py reset [NOTEBOOK...]" in usage.stdout
+    wrong = _kit_cli(course, "labb")
+    assert wrong.returncode == 2 and "python3 kit.py lab" in wrong.stderr and wrong.stdout == ""
+
+
+def test_lab_installs_the_lab_extra_only_and_test_adds_dev(monkeypatch, tmp_path):
+    installed: list[list[str]] = []
+    monkeypatch.setattr(kit, "ensure_installed", installed.append)
+    monkeypatch.setattr(kit, "prepare_work_copy", lambda: None)
+    monkeypatch.setattr(kit, "VENV", tmp_path / ".venv")
+    started: list[list[str]] = []
+
+    def run_lab(argv, notebook):
+        started.append([str(a) for a in argv])
+        return 0
+
+    monkeypatch.setattr(kit, "run_lab", run_lab)
+    with pytest.raises(SystemExit) as exited:
+        kit.cmd_lab(["--port", "8899"])
+    assert exited.value.code == 0
+    assert installed == [["lab"]]  # not dev: no browser, gates, stubs or Dask for a learner
+    argv = started[0]
+    # JupyterLab gets the notebook itself: its folder (work/) is the root, and the browser opens on it
+    assert argv[3] == str(kit.WORK / "00_start_here.ipynb") and argv[-2:] == ["--port", "8899"]
+    assert "--LabApp.news_url=None" in argv  # no news feed fetched
+    # nor the popup asking about it: .venv's JupyterLab has the setting answered by default
+    overrides = json.loads((tmp_path / ".venv/share/jupyter/lab/settings/overrides.json").read_text())
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    installed.clear()
+    with pytest.raises(SystemExit):
+        kit.cmd_lab(["--with", "dask", "--no-browser"])
+    assert installed == [["lab", "dask"]] and started[-1][-1] == "--no-browser"
+    installed.clear()
+    monkeypatch.setattr(kit, "run_gates", lambda fix=False: 1)
+    with pytest.raises(SystemExit):
+        kit.cmd_test([])
+    assert installed == [["lab", "dev"]]
+
+
+_FAKE_LAB = """
+import sys, time
+log = sys.stderr
+print("[I ServerApp] Jupyter Server 2.21.1 is running at:", file=log)
+print("[I ServerApp] http://localhost:8931/lab?token=abc123", file=log)
+print("[I ServerApp]     http://127.0.0.1:8931/lab?token=abc123", file=log)
+print("[C ServerApp]", file=log)
+print("    Or copy and paste one of these URLs:", file=log)
+print("        http://localhost:8931/lab?token=abc123", file=log)
+print("        http://127.0.0.1:8931/lab?token=abc123", file=log, flush=True)
+time.sleep(1.0)
+print("[I ServerApp] Kernel started", file=log, flush=True)
+sys.exit(3)
+"""
+
+
+def test_lab_prints_the_notebooks_url_boxed_after_the_servers_log(tmp_path, capfd):
+    fake = tmp_path / "fake_lab.py"
+    fake.write_text(_FAKE_LAB)
+    code = kit.run_lab([sys.executable, fake], "00_start_here.ipynb", quiet_s=0.3)
+    out, err = capfd.readouterr()
+    assert code == 3  # JupyterLab's exit code is kit.py's
+    assert "Jupyter Server 2.21.1 is running at" in err and "Kernel started" in err  # the log passes through
+    box = out.strip().splitlines()[-4:]
+    assert box[0] == box[-1] and set(box[0]) == {"+", "-"}
+    # the URL on a line of its own, with the token, opening the notebook itself
+    assert box[2].strip("| ") == "http://127.0.0.1:8931/lab/tree/00_start_here.ipynb?token=abc123"
+    assert "00_start_here.ipynb" in box[1]
+
+
+@pytest.mark.parametrize(
+    ("line", "url"),
+    [
+        ("[I 2026] http://127.0.0.1:8888/lab?token=f00", "http://127.0.0.1:8888/lab/tree/N.ipynb?token=f00"),
+        ("        http://localhost:9000/base/lab?token=f00", "http://localhost:9000/base/lab/tree/N.ipynb?token=f00"),
+        ("[I 2026] http://127.0.0.1:8888/lab", "http://127.0.0.1:8888/lab/tree/N.ipynb"),  # a password, no token
+        ("        file:///root/.local/share/jupyter/runtime/jpserver-1-open.html", None),
+        ("[I 2026] Serving notebooks from local directory: /tmp/work", None),
+    ],
+)
+def test_the_notebooks_url_is_read_from_the_servers_log_line(line, url):
+    assert kit.notebook_url(line, "N.ipynb") == url
 
 
 def test_git_ignores_the_working_copy():
@@ -155,3 +235,14 @@ def test_a_kit_command_started_with_ctrl_c_ignored_gives_its_children_ctrl_c_bac
     done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_the_news_setting_joins_what_jupyterlabs_defaults_already_hold(tmp_path):
+    path = tmp_path / "share/jupyter/lab/settings/overrides.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"}}))
+    kit.quiet_lab_settings(tmp_path)
+    kit.quiet_lab_settings(tmp_path)  # twice: the same file
+    held = json.loads(path.read_text())
+    assert held["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
+    assert held["@jupyterlab/apputils-extension:notification"] == {"fetchNews": "false", "checkForUpdates": False}

@@ -23,3 +23,27 @@ def test_a_stuck_kernel_is_stop_first_then_interrupt_and_restart_last():
     stop, interrupt, restart = (advice.index(word) for word in ("**Stop**", "Interrupt Kernel", "Restart Kernel"))
     assert stop < interrupt < restart
     assert "last resort" in advice[restart - 40 : restart + 200]
+
+
+def _learners_section() -> str:
+    return README[README.index("## Learners: start here") : README.index("## Instructors")]
+
+
+def test_the_learners_path_runs_to_05_and_says_which_lessons_have_exercises():
+    learners = _learners_section()
+    assert "`01_queue_batch` to `05_real_logs`" in learners
+    assert "04 and 05 are lessons only" in learners and "python3 kit.py lab --with dask" in learners
+
+
+def test_an_open_notebook_is_reset_by_closing_its_tab_then_reset_then_reopening():
+    learners = " ".join(_learners_section().split())
+    close = learners.index("close its tab first")
+    reset = learners.index("then run `reset`", close)
+    reopen = learners.index("then open the notebook again", reset)
+    assert close < reset < reopen and "Overwrite" in learners[reopen:]
+
+
+def test_the_readme_gives_the_learners_install_size_and_time_and_the_help_command():
+    learners = " ".join(_learners_section().split())
+    assert re.search(r"\*\*\d+ s\*\* to install", learners) and re.search(r"a `\.venv` of \*\*\d+ MB\*\*", learners)
+    assert "`python3 kit.py --help`" in learners

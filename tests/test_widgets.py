@@ -490,3 +490,18 @@ def test_an_event_that_is_not_json_or_not_valid_is_explained_not_raised():
     runner = HandlerRunner(event='{"Records": [', source="queue")
     assert runner.run() is None and runner.summary == "invalid event"
     assert "not valid JSON" in runner.issues[0].message
+
+
+def test_every_one_line_fields_placeholder_shows_whole():
+    # a one-line field shows its placeholder beside its label in a half-width form: a long help was cut
+    # there, so it goes to the tooltip and the placeholder is a short example
+    from fnkit.widgets import _alb, _mail, _queue
+    from fnkit.widgets._fields import PLACEHOLDER_CHARS
+
+    fields = [f for module in (_queue, _mail, _alb) for f in module.FIELDS]
+    one_line = [f for f in fields if f.kind in ("text", "csv")]
+    assert {f.name for f in one_line} >= {"group_ids", "receive_counts", "path", "query", "subject", "mail_from"}
+    for field in one_line:
+        assert len(field.placeholder) <= PLACEHOLDER_CHARS, (field.name, field.placeholder)
+        control = field.control(None if field.kind == "csv" else "")
+        assert control.placeholder == field.placeholder and control.tooltip == field.help

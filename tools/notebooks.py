@@ -122,7 +122,10 @@ def normalise(nb: dict[str, Any], path: Path) -> dict[str, Any]:
         if (exercise or any(varies(out) for out in cell.get("outputs", []))) and IGNORE_TAG not in tags:
             tags.append(IGNORE_TAG)
         if IGNORE_TAG in tags:
-            cell["outputs"] = []  # never compared, so never committed: it could only mislead
+            # never compared, so never committed: it could only mislead; nor its count, so the cell shows
+            # `[ ]:` (not run yet) and not `[1]:` over nothing
+            cell["outputs"] = []
+            cell["execution_count"] = None
         if tags:
             cmeta["tags"] = tags
         else:
@@ -311,7 +314,10 @@ def problems(path: Path) -> list[str]:
         unrun = [
             i
             for i, c in enumerate(nb["cells"])
-            if c["cell_type"] == "code" and c.get("execution_count") is None and _source(c).strip()
+            if c["cell_type"] == "code"
+            and c.get("execution_count") is None
+            and _source(c).strip()
+            and IGNORE_TAG not in c.get("metadata", {}).get("tags", [])
         ]
         if unrun:
             out.append(

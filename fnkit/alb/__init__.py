@@ -13,7 +13,7 @@ from ._event import (
     query_pairs,
     validate_event,
 )
-from ._http import MAX_REQUEST_BODY, MAX_RESPONSE_JSON, make_target_group_arn, request_to_event
+from ._http import MAX_REQUEST_BODY, MAX_RESPONSE_JSON, TEXT_BODIES, make_target_group_arn, request_to_event
 from ._outcome import HttpOutcome, HttpRequest, outcome, refusal, run
 from ._response import RESPONSE_SHAPE, json_schema, validate_response
 from ._serve import AlbServer, cli_serve, serve
@@ -25,6 +25,7 @@ __all__ = [
     "MAX_REQUEST_BODY",
     "MAX_RESPONSE_JSON",
     "RESPONSE_SHAPE",
+    "TEXT_BODIES",
     "AlbConfig",
     "AlbServer",
     "Config",

@@ -22,6 +22,7 @@ from ._http import (
     DEFAULT_HOST,
     MAX_REQUEST_BODY,
     METHODS,
+    TEXT_BODIES,
     TEXT_TYPES,
     TRACE_HEADERS,
     encode_query,
@@ -308,6 +309,10 @@ def arn_dialect(arn: Any) -> str | None:
 
 
 _compiled_form = re.compile(TARGET_GROUP_ARN_FORM).match
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 def is_text_body(content_type: Any) -> bool:
@@ -651,8 +656,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
                 warning(
                     "$.isBase64Encoded",
                     "format",
-                    f"With {what} the load balancer sends the body base64-encoded (isBase64Encoded true); "
-                    "only text/*, application/json, application/javascript and application/xml go as text.",
+                    f"With {what} the load balancer sends the body base64-encoded: {_lower_first(TEXT_BODIES)}",
                     "A4",
                 )
             )

@@ -33,8 +33,15 @@ DEFAULT_CLIENT_IP = "198.51.100.7"  # TEST-NET-2: an address that is nobody's
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT = "123456789012"
 
-# A4: bodies of these content types reach the function as text (when they are UTF-8)
+# A4: bodies of these content types reach the function as text (when they are UTF-8), and every text/*
 TEXT_TYPES = frozenset({"application/json", "application/javascript", "application/xml"})
+# A4 in one sentence: the code's warning, the lesson (03) and the exercise (03) all say it in these words
+# (tests/alb/test_text_bodies.py holds them to it and to TEXT_TYPES)
+TEXT_BODIES = (
+    "A request body reaches the function as text when its content type is text/*, application/json, "
+    "application/javascript or application/xml, it is UTF-8 and it has no content-encoding header; "
+    "any other body arrives base64-encoded, with isBase64Encoded true."
+)
 
 # A7: connection-level headers the load balancer never passes on
 HOP_BY_HOP = frozenset(

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from .. import rules as _rules
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
-from .._outcome import Display, Grid, outcome_html, outcome_row
+from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Raw, Report, decode_json, error
 from ..rules import rule
 from ._config import AlbConfig
@@ -266,8 +266,8 @@ def _from_invocation(
             issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", "H4")
             why = f"the function timed out after {invocation.timeout_s} s (a 502, not a 504)."
         else:
-            issue = error("$", "raised", f"The function raised {invocation.error}.", "H3")
-            why = f"the function raised {invocation.error}."
+            issue = error("$", "raised", f"The function {what_it_did(invocation.error)}.", "H3")
+            why = f"the function {what_it_did(invocation.error)}."
         report = Report([issue], SOURCE, None, "response")
         failed = bad_gateway(
             "A5", why, report, method=method, path=path, multi_value=multi_value, invocation=invocation

@@ -34,7 +34,7 @@ from .. import rules as _rules
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
 from .._optional import require
-from .._outcome import Display, Grid, outcome_html, outcome_row
+from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from ..rules import rule
 from ._address import is_address
@@ -293,7 +293,7 @@ def invocation_failure(invocation: Invocation, response_timeout_s: float) -> tup
     if invocation.timed_out:
         return "timeout", f"The function did not answer within {response_timeout_s:g} s"
     if invocation.error is not None:
-        return "error", f"The function raised {invocation.error}"
+        return "error", f"The function {what_it_did(invocation.error)}"
     took = invocation.duration_ms / 1000.0
     if took > response_timeout_s:
         return "timeout", (
@@ -528,7 +528,7 @@ def _async_notes(response: Any) -> list[Issue]:
     """Say so when an asynchronous function answers with actions or fails: nothing follows from it (M8)."""
     if isinstance(response, Invocation):
         if response.timed_out or response.error is not None:
-            what = "did not finish in time" if response.timed_out else f"raised {response.error}"
+            what = "did not finish in time" if response.timed_out else what_it_did(response.error)
             return [
                 warning(
                     "$",

@@ -46,6 +46,10 @@ from ._outcome import (
 )
 
 RESULTS = ("applied", "error", "timeout", "invalid", "ignored")
+# MailRule.run's bound on attempts when the caller sets none: the rule timeout ends the retries on the
+# virtual clock, but short waits (backoff_max_s) under a long rule timeout could mean thousands of real
+# calls of a handler that always fails
+BOUND_ATTEMPTS = 25
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,8 @@ class MailRun:
     attempts: tuple[Attempt, ...]
     outcome: MailOutcome
     rule_timeout_s: float
+    # None, or the sentence saying the run stopped at MailRule.run's bound on attempts
+    stopped: str | None = None
 
     @property
     def delivered_content(self) -> bytes | None:
@@ -116,7 +122,8 @@ class MailRun:
 
     def __repr__(self) -> str:
         steps = ", ".join(f"{a.result}@{a.time_s:g}s" for a in self.attempts)
-        return f"<MailRun {_n(len(self.attempts), 'attempt')} ({steps}) -> {self.outcome!r}>"
+        text = f"<MailRun {_n(len(self.attempts), 'attempt')} ({steps}) -> {self.outcome!r}>"
+        return text if self.stopped is None else f"{text}\n{self.stopped}"
 
     # -- the Outcome protocol: the final outcome's, with the attempts ------------------------
 
@@ -221,29 +228,48 @@ class MailRule:
             times.append(t)
         return times
 
-    def run(self, handler: Handler, event: Any, *, isolation: str | None = None) -> MailRun:
+    def run(
+        self, handler: Handler, event: Any, *, max_attempts: int | None = None, isolation: str | None = None
+    ) -> MailRun:
         """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3).
 
+        The retries end with the rule timeout; besides, the run stops after `max_attempts` attempts
+        (BOUND_ATTEMPTS, 25, when not given), and then says so in `MailRun.stopped` (a RuntimeWarning
+        too) when the rule would have gone on retrying.
         `isolation`: where the handler runs ("none", the default: in this process, like a call;
         "process" or "thread", see `fnkit.invoke`).
         """
+        if max_attempts is not None and max_attempts < 1:
+            raise ValueError(f"max_attempts must be 1 or more, not {max_attempts!r}")
         from ._content import default_store
 
         value, _ = decode_event(event)
         store = self.store if self.store is not None else default_store()
         ensure_message(store, value)
         base = store.now_s
+        limit = BOUND_ATTEMPTS if max_attempts is None else max_attempts
         try:
-            attempts, clients, final = self._attempts(handler, value, store, base, isolation)
+            attempts, clients, final, stopped = self._attempts(handler, value, store, base, isolation, limit)
         finally:
             store.now_s = base
         final = with_content(final, clients, store, value["messageId"])
-        return MailRun(tuple(attempts), final, self.rule_timeout_s)
+        if stopped is not None:
+            import warnings
+
+            warnings.warn(stopped, RuntimeWarning, stacklevel=2)
+        return MailRun(tuple(attempts), final, self.rule_timeout_s, stopped)
 
     def _attempts(
-        self, handler: Handler, event: dict[str, Any], store: MessageStore, base: float, isolation: str | None
-    ) -> tuple[list[Attempt], list[Any], MailOutcome]:
-        """Invoke until an attempt counts or the rule timeout leaves no room (virtual clock from `base`)."""
+        self,
+        handler: Handler,
+        event: dict[str, Any],
+        store: MessageStore,
+        base: float,
+        isolation: str | None,
+        limit: int,
+    ) -> tuple[list[Attempt], list[Any], MailOutcome, str | None]:
+        """Invoke until an attempt counts, the rule timeout leaves no room (virtual clock from `base`) or
+        `limit` attempts are made; the last with the sentence saying the run stopped there."""
         rng = random.Random(self.seed)
         attempts: list[Attempt] = []
         clients: list[Any] = []  # each attempt's message content API (what it replaced)
@@ -269,10 +295,17 @@ class MailRule:
                 )
             )
             if result in ("applied", "ignored") or self.mode == "async":
-                return attempts, clients, self._finish_applied(result_outcome, attempts)
+                return attempts, clients, self._finish_applied(result_outcome, attempts), None
             next_t = t + duration + self.backoff_s(len(attempts), rng)
             if next_t + self.response_timeout_s > self.rule_timeout_s:
-                return attempts, clients, self._finish_fallback(event, result_outcome, attempts)
+                return attempts, clients, self._finish_fallback(event, result_outcome, attempts), None
+            if len(attempts) >= limit:
+                stopped = (
+                    f"The simulation stopped at its bound of {_n(limit, 'attempt')}, all failed, at {t:,.0f} virtual "
+                    f"seconds: the rule would retry until its timeout ({self.rule_timeout_minutes:g} min) and "
+                    "then apply the fallback action shown here."
+                )
+                return attempts, clients, self._finish_fallback(event, result_outcome, attempts, True), stopped
             t = round(next_t, 3)
 
     def _result(self, invocation: Invocation, result_outcome: MailOutcome) -> tuple[str, float]:
@@ -297,8 +330,12 @@ class MailRule:
         )
         return replace(result_outcome, reason=prefix + result_outcome.reason)
 
-    def _finish_fallback(self, event: dict[str, Any], last: MailOutcome, attempts: list[Attempt]) -> MailOutcome:
-        if self.rule_timeout_s == 0:
+    def _finish_fallback(
+        self, event: dict[str, Any], last: MailOutcome, attempts: list[Attempt], bound: bool = False
+    ) -> MailOutcome:
+        if bound:
+            when = "the simulation stopped there (its bound); the rule would retry until its timeout, then fall back"
+        elif self.rule_timeout_s == 0:
             when = "with a rule timeout of 0 there are no retries"
         else:
             when = (

@@ -11,7 +11,7 @@ import msgspec
 from .. import rules as _rules
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
-from .._outcome import Display, Grid, outcome_html, outcome_row
+from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
 from ._config import QueueConfig
@@ -191,9 +191,9 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
         return _all_fail(
             ids,
             "Q6",
-            f"The function raised {invocation.error.type}: nothing is deleted; the whole batch returns after the "
-            "visibility timeout.",
-            [error("$", "error", f"The handler raised {invocation.error}.", "H3")],
+            f"The function {what_it_did(invocation.error, False)}: nothing is deleted; the whole batch returns "
+            "after the visibility timeout.",
+            [error("$", "error", f"The handler {what_it_did(invocation.error)}.", "H3")],
             invocation,
         )
     return None
@@ -295,10 +295,14 @@ _REASONS: dict[tuple[int, int], str] = {}
 def _partial_reason(failed: int, deleted: int) -> str:
     reason = _REASONS.get((failed, deleted))
     if reason is None:
-        reason = (
-            f"Partial failure: {failed} listed message(s) return to the queue after the visibility timeout; "
-            f"the other {deleted} are deleted."
-        )
+        listed = "1 listed message returns" if failed == 1 else f"{failed} listed messages return"
+        if deleted == 0:
+            rest = "no other message is deleted"
+        elif deleted == 1:
+            rest = "the other one is deleted"
+        else:
+            rest = f"the other {deleted} are deleted"
+        reason = f"Partial failure: {listed} to the queue after the visibility timeout; {rest}."
         if len(_REASONS) < 10_000:  # the sentence for a pair of counts is made once
             _REASONS[failed, deleted] = reason
     return reason

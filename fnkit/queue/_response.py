@@ -17,6 +17,7 @@ import msgspec
 from .._config import with_settings
 from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
 from .._shape import F, ListOf, Nullable, Shape, Text
+from .._table import short_id
 from ..rules import rule
 from ._config import QueueConfig
 
@@ -248,16 +249,19 @@ def _identifiers(
         elif known is not None and ident not in known:
             near = [k for k in known if k.lower() == ident.lower()]
             hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
+            if not near and ident.startswith("AQEB") and len(ident) > 40:
+                # the queue's receipt handles start so: name what was listed, and what to list instead
+                hint = ' It looks like a receiptHandle: list the record\'s messageId (record["messageId"]).'
             issues.append(
                 error(
                     path,
                     "unknown",
-                    f"'{ident}' is not a messageId of this batch, so the whole batch fails.{hint}",
+                    f"'{short_id(ident)}' is not a messageId of this batch, so the whole batch fails.{hint}",
                     "Q8",
                 )
             )
         elif ident in listed:  # listed before: a warning, and it counts once
-            issues.append(warning(path, "duplicate", f"'{ident}' is listed twice; it counts once.", "Q8c"))
+            issues.append(warning(path, "duplicate", f"'{short_id(ident)}' is listed twice; it counts once.", "Q8c"))
             continue
         else:  # a str subclass naming a message of the batch
             listed.add(ident)

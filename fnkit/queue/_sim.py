@@ -44,6 +44,12 @@ _COUNTS = tuple(
     str(n) for n in range(_KNOWN_COUNTS)
 )  # ApproximateReceiveCount texts, made once (shared by every record)
 _ENVELOPE = len('{"Records":[]}')
+# QueueSim.run's bound when the caller sets none, so that a handler that keeps a message coming back
+# (it raises, or lists the message it has dealt with) ends: a virtual day, and a number of invocations
+# that no run can need without such a loop (each message received ten times, over a base)
+BOUND_S = 86_400.0
+BOUND_INVOCATIONS = 10_000
+BOUND_INVOCATIONS_PER_MESSAGE = 10
 
 
 def _records(
@@ -275,13 +281,20 @@ class SimInvocation(msgspec.Struct, gc=False, eq=False):
 
 
 class QueueRun:
-    """The result of `QueueSim.run`: every invocation and every message's life."""
+    """The result of `QueueSim.run`: every invocation and every message's life.
 
-    def __init__(self, sim: QueueSim, invocations: list[SimInvocation], end_s: float) -> None:
+    `stopped`: None when the run ended by itself (or at the caller's `until_s`/`max_invocations`),
+    else the sentence saying that it stopped at QueueSim.run's default bound, with messages left.
+    """
+
+    def __init__(
+        self, sim: QueueSim, invocations: list[SimInvocation], end_s: float, stopped: str | None = None
+    ) -> None:
         self.sim = sim
         self.invocations = invocations
         self.messages: list[Message] = list(sim._messages)
         self.end_s = end_s
+        self.stopped = stopped
 
     @property
     def dead_letter_queue(self) -> list[Message]:
@@ -374,16 +387,23 @@ class QueueRun:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (
+        text = (
             f"QueueRun(invocations={s['invocations']}, deleted={s['deleted']}, dead-lettered={s['dead-lettered']}, "
             f"queued={s['queued']}, ordering warnings={s['ordering warnings']})"
         )
+        return text if self.stopped is None else f"{text}\n{self.stopped}"
 
     def _repr_html_(self) -> str:
         from .._table import panel_html
 
         counts = [{"": name, "count": value} for name, value in self.summary().items()]
-        return panel_html("QueueRun", rows=counts, columns=["", "count"])
+        return panel_html(
+            "QueueRun",
+            tone="mixed" if self.stopped else None,
+            sentence=self.stopped or "",
+            rows=counts,
+            columns=["", "count"],
+        )
 
 
 class QueueSim:
@@ -627,12 +647,21 @@ class QueueSim:
     ) -> QueueRun:
         """Poll and invoke `handler` until the queue is empty (or `until_s` virtual seconds pass).
 
+        Without `until_s` and `max_invocations`, the run is bounded all the same: it stops after a
+        virtual day (BOUND_S) or 10,000 invocations plus ten per message sent, whichever comes first,
+        and the result says so in `QueueRun.stopped` (a RuntimeWarning too): a handler that never lets
+        a message go ends there instead of running for ever. `until_s=math.inf` lifts the bound.
         `isolation`: where the handler runs ("none", the default: in this process, like a call;
         "process" or "thread", see `fnkit.invoke`).
         Each batch's handler gets its own copy of the event; the poller decides from its own.
         """
         isolation = resolve_isolation(isolation)
         invocations = self._invocations
+        bounded = until_s is None and max_invocations is None
+        if bounded:
+            until_s = self.now + BOUND_S
+            max_invocations = len(invocations) + BOUND_INVOCATIONS + BOUND_INVOCATIONS_PER_MESSAGE * len(self._messages)
+        started = len(invocations)
         while True:
             if max_invocations is not None and len(invocations) >= max_invocations:
                 break
@@ -653,7 +682,23 @@ class QueueSim:
                     break
                 continue
             self._invoke(handler, batch, isolation)
-        return QueueRun(self, list(invocations), self.now)
+        stopped = self._bound_sentence(len(invocations) - started) if bounded and self._pending() else None
+        if stopped is not None:
+            import warnings
+
+            warnings.warn(stopped, RuntimeWarning, stacklevel=2)
+        return QueueRun(self, list(invocations), self.now, stopped)
+
+    def _bound_sentence(self, made: int) -> str:
+        """The one sentence a run that stopped at the default bound carries."""
+        left = sum(1 for m in self._messages if m.state in ("queued", "in-flight"))
+        most = max((m.receive_count for m in self._messages if m.state in ("queued", "in-flight")), default=0)
+        return (
+            f"The simulation stopped at its bound ({made:,} invocations, {self.now:,.0f} virtual seconds) with "
+            f"{left} message{'s' if left != 1 else ''} still in the queue (one received {most:,} times): the handler "
+            "keeps a message coming back (it raises, or lists a message it has dealt with), and the queue would "
+            "go on redelivering it."
+        )
 
     def _available(self) -> int:
         if self.fifo:

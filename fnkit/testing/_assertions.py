@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from .._outcome import Outcome
+from .._outcome import Outcome, what_it_did
 from .._report import ContractError, Report, decode_json
 from .._sources import SOURCES, detect_source, source_module, validate
 from .._table import rows_of, text_table
@@ -144,7 +144,7 @@ def describe_outcome(result: Outcome) -> str:
     if invocation is not None and invocation.timed_out:
         lines.append(f"The handler timed out after {invocation.timeout_s} s.")
     if invocation is not None and invocation.error is not None:
-        lines += [f"The handler raised {invocation.error}:", invocation.error.traceback.rstrip()]
+        lines += [f"The handler {what_it_did(invocation.error)}:", invocation.error.traceback.rstrip()]
     if invocation is not None and invocation.logs:
         lines += ["The handler's output:", invocation.logs.rstrip()]
     return "\n".join(lines)

@@ -16,13 +16,21 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
 FIELDS = [
     Field("method", "Method", "choice", "GET", "The HTTP method.", METHODS),
-    Field("path", "Path", "text", "/hello", "The request path, starting with /. Try /hello, /json, /cookies, /boom."),
+    Field(
+        "path",
+        "Path",
+        "text",
+        "/hello",
+        "The request path, starting with /. Try /hello, /json, /cookies, /boom.",
+        example="/hello, /json, /boom",
+    ),
     Field(
         "query",
         "Query",
         "text",
         "name=Ada%20Lovelace",
         "The raw query string, as in the URL after '?' (never decoded).",
+        example="name=Ada%20Lovelace",
     ),
     Field(
         "headers",

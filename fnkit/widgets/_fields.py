@@ -13,6 +13,7 @@ from ._ui import field_class, json_problem
 if TYPE_CHECKING:
     from .._config import Config, Setting
 
+PLACEHOLDER_CHARS = 32  # what a one-line field shows whole beside its label in a half-width form
 KINDS = ("text", "longtext", "lines", "csv", "bool", "choice", "int", "float", "json", "pairs")
 
 
@@ -36,6 +37,7 @@ class Field:
     options: tuple[Any, ...] = ()
     rows: int = 3
     setting: Setting | None = None  # the configuration setting the field is made from (it checks the value)
+    example: str = ""  # a one-line field's placeholder, short enough to show whole (the help is its tooltip)
 
     # -- Python value <-> control value ------------------------------------------------
 
@@ -119,6 +121,13 @@ class Field:
 
     # -- the control ---------------------------------------------------------------------
 
+    @property
+    def placeholder(self) -> str:
+        """What a one-line field shows while empty: its example, or its help when that fits whole."""
+        if self.example:
+            return self.example
+        return self.help if len(self.help) <= PLACEHOLDER_CHARS else ""
+
     def control(self, value: Any, label_width: str = "130px") -> Any:
         """A fresh ipywidgets control holding `value`, with the field's CSS class; its label `label_width` wide."""
         w = require("ipywidgets", extra="widgets", feature="fnkit.widgets")
@@ -141,7 +150,7 @@ class Field:
         elif self.kind == "float":
             ctl = w.FloatText(value=shown, **common)
         else:
-            ctl = w.Text(value=shown, placeholder=self.help, **common)
+            ctl = w.Text(value=shown, placeholder=self.placeholder, **common)
         ctl.add_class("fnkit-field")
         ctl.add_class(field_class(self.name))
         return ctl

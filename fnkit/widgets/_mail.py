@@ -11,11 +11,25 @@ from ._adapter import Form, SourceAdapter
 from ._fields import Field, FieldError, setting_field
 
 FIELDS = [
-    Field("mail_from", "From", "text", "ada@example.com", "The sender's address (envelope and From header)."),
+    Field(
+        "mail_from",
+        "From",
+        "text",
+        "ada@example.com",
+        "The sender's address (envelope and From header).",
+        example="ada@example.com",
+    ),
     Field(
         "recipients", "Recipients", "lines", ["bob@example.org", "carol@example.org"], "One address per line.", rows=3
     ),
-    Field("subject", "Subject", "text", "Invoice 2026-001", "The subject (the event keeps its first 256 characters)."),
+    Field(
+        "subject",
+        "Subject",
+        "text",
+        "Invoice 2026-001",
+        "The subject (the event keeps its first 256 characters).",
+        example="Invoice 2026-001",
+    ),
     Field(
         "flow_direction",
         "Direction",

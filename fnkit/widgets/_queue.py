@@ -20,13 +20,21 @@ FIELDS = [
         rows=4,
     ),
     setting_field(QueueConfig, "fifo"),
-    Field("group_ids", "Group ids", "csv", None, "FIFO only: one message group per body, e.g. a, a, b."),
+    Field(
+        "group_ids",
+        "Group ids",
+        "csv",
+        None,
+        "FIFO only: one message group per body, e.g. a, a, b.",
+        example="FIFO: a, a, b",
+    ),
     Field(
         "receive_counts",
         "Receive counts",
         "csv",
         None,
         "How often each message was received so far, one per body (1 = first delivery).",
+        example="e.g. 1, 1, 3",
     ),
     Field(
         "message_attributes",

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any, Self
 
+from .._outcome import what_it_did
 from .._report import Issue, Report
 from .._table import html_table, short_ids_in
 
@@ -171,9 +172,7 @@ def locate_error(traceback_text: str) -> str:
 def error_sentence(error: Any) -> str:
     """A raised error in plain words, located in the learner's code when possible."""
     where = locate_error(getattr(error, "traceback", "") or "")
-    text = f"Your handler raised {error.type}"
-    if error.message:
-        text += f": {error.message}"
+    text = f"Your handler {what_it_did(error)}"
     if where:
         text += f" ({where})"
     text += "."

@@ -28,7 +28,7 @@ def _alb_event(seed: int, **kwargs: Any) -> dict[str, Any]:
 def _run(handler: Callable[..., Any], case: Case) -> Any:
     from .. import alb
 
-    return alb.run(handler, case.event, timeout_s=CASE_TIMEOUT_S)
+    return alb.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="process")
 
 
 def _multi(event: dict[str, Any]) -> bool:

@@ -60,15 +60,12 @@ class EnvironmentReport:
         warns = [c for c in self.checks if not c.ok and c.severity != "error"]
         if not errors and not warns:
             return (
-                "✔ All checks pass: Python, the packages of pyproject.toml and environment.yml, fnkit from this "
-                "repository, and widgets. Your environment is ready for the workshop."
+                "✔ All checks pass: Python, the packages the notebooks need, fnkit from this repository, and "
+                "widgets. Your environment is ready for the workshop."
             )
         if not errors:
-            return (
-                f"⚠ The notebooks will work; {len(warns)} warning(s) below (things the tests need, or how the "
-                "notebook is run)."
-            )
-        return f"✘ {len(errors)} problem(s) to fix before the workshop; start with the first one."
+            return f"⚠ The notebooks will work; {_count(len(warns), 'warning')} below (how the notebook is run)."
+        return f"✘ {_count(len(errors), 'problem')} to fix before the workshop; start with the first one."
 
     def __str__(self) -> str:
         return self.verdict() + "\n" + self.details()
@@ -111,6 +108,10 @@ class EnvironmentReport:
         return Table(
             [{"what": c.what, "needs": c.needed, "found": c.found, "ok": c.ok, "fix": c.fix} for c in self.checks]
         )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _project_name(pyproject: Path) -> str | None:
@@ -269,29 +270,24 @@ def check_environment(root: str | Path | None = None) -> EnvironmentReport:
             f"install Python {needs.lstrip('>=~')} or newer, then {FIX_ALL}",
         )
     )
-    # packages: what environment.yml installs (extras of the project line), split by who needs them
+    # packages: what the notebooks import, the project's own and its `lab` extra (what `kit.py lab`
+    # installs); the tests' tools are not a learner's business, so they are not listed
     notebook_reqs = _requirements(pyproject, "") + _requirements(pyproject, "lab")
-    notebook_names = {r.name.lower() for r in notebook_reqs}
-    other = [
-        r for e in env.extras if e != "lab" for r in _requirements(pyproject, e) if r.name.lower() not in notebook_names
-    ]
     seen_names: set[str] = set()
-    for req, severity in [*((r, "error") for r in notebook_reqs), *((r, "warning") for r in other)]:
+    for req in notebook_reqs:
         if req.name.lower() in seen_names:
             continue
         seen_names.add(req.name.lower())
         version = _installed_version(req.name)
-        who = "the notebooks" if severity == "error" else "the tests"
         wanted = str(req.specifier) or "any version"
         if version is None:
             checks.append(
                 EnvCheck(
                     req.name,
-                    f"{wanted} (for {who})",
+                    wanted,
                     "not installed",
                     False,
-                    f'{FIX_ALL}; or, in this environment: pip install -e "{root}[{",".join(env.extras)}]"',
-                    severity,
+                    f'{FIX_ALL}; or, in this environment: pip install -e "{root}[lab]"',
                 )
             )
         else:
@@ -299,11 +295,10 @@ def check_environment(root: str | Path | None = None) -> EnvironmentReport:
             checks.append(
                 EnvCheck(
                     req.name,
-                    f"{wanted} (for {who})",
+                    wanted,
                     version,
                     ok,
                     "" if ok else f'pip install "{req.name}{req.specifier}" in this environment, or {FIX_ALL}',
-                    severity,
                 )
             )
     # fnkit itself, from this repository

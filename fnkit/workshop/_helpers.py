@@ -1,8 +1,9 @@
 """What the exercises' handlers call: orders for the queue, emails and mailboxes for mail.
 
 Two of them say what they were asked to do with `fnkit.isolation.report`, which works
-wherever the handler runs (in a worker process too): `process_order` reports each body,
-`park` each message id. A check reads them back from its invocation (`Watched.of`).
+wherever the handler runs (in a worker process too): `process_order` reports each call (what it
+got, and what it raised), `park` each message id. A check reads them back from its invocation
+(`Watched.of`), so its feedback says what the handler did, not what it should have done.
 """
 
 from __future__ import annotations
@@ -25,21 +26,54 @@ class BadOrder(ValueError):
     """Raised by `process_order` for an order that cannot be processed."""
 
 
+@dataclass(frozen=True)
+class OrderCall:
+    """One call of `process_order`: the body (None when not text), what it got ('a str', 'a dict'), what it raised."""
+
+    body: str | None
+    got: str
+    raised: str | None = None
+
+    @classmethod
+    def of(cls, value: Any) -> OrderCall:
+        if isinstance(value, dict):
+            return cls(value.get("body"), str(value.get("got", "a str")), value.get("raised"))
+        return cls(value if isinstance(value, str) else None, "a str")
+
+
 @dataclass
 class Watched:
-    """What a handler did during one invocation: bodies processed and messages parked, in order."""
+    """What a handler did during one invocation: its calls of process_order and the messages parked, in order."""
 
-    processed: list[Any] = field(default_factory=list)
+    calls: list[OrderCall] = field(default_factory=list)
     parked: list[Any] = field(default_factory=list)
+
+    @property
+    def processed(self) -> list[str | None]:
+        """The bodies process_order was given, in order (None for one that was not text)."""
+        return [c.body for c in self.calls]
+
+    def call_for(self, body: str) -> OrderCall | None:
+        """The first call of process_order with `body`, or None when it was never given that body."""
+        return next((c for c in self.calls if c.body == body), None)
+
+    def not_text(self) -> OrderCall | None:
+        """The first call that got something other than the body text (a dict from json.loads...), if any."""
+        return next((c for c in self.calls if c.got != "a str"), None)
 
     @classmethod
     def of(cls, invocation: Any) -> Watched:
         """Read from what `process_order` and `park` reported during the invocation (`Invocation.reports`)."""
         reports = getattr(invocation, "reports", None) or ()
         return cls(
-            [value for topic, value in reports if topic == PROCESSED],
+            [OrderCall.of(value) for topic, value in reports if topic == PROCESSED],
             [value for topic, value in reports if topic == PARKED],
         )
+
+
+def _kind(value: Any) -> str:
+    name = type(value).__name__
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
 
 
 def _parse_order(body: Any) -> dict[str, Any]:
@@ -55,14 +89,20 @@ def _parse_order(body: Any) -> dict[str, Any]:
     return order
 
 
-def process_order(body: str) -> dict[str, Any]:
+def process_order(body: Any) -> dict[str, Any]:
     """Process one order (a message body such as '{"order": 7, "qty": 2}'); raises BadOrder when it is bad.
 
     An order is bad when the body is not JSON, not an object, or its qty is not a whole
     number above 0.
     """
-    report(PROCESSED, body)
-    return _parse_order(body)
+    text = body if isinstance(body, str) else None
+    try:
+        order = _parse_order(body)
+    except BadOrder as exc:
+        report(PROCESSED, {"body": text, "got": _kind(body), "raised": str(exc)})
+        raise
+    report(PROCESSED, {"body": text, "got": _kind(body), "raised": None})
+    return order
 
 
 def is_good_order(body: Any) -> bool:

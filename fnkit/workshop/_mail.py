@@ -18,7 +18,7 @@ def _mail_event(seed: int, to: list[str], **message: Any) -> dict[str, Any]:
 def _run(handler: Callable[..., Any], case: Case) -> Any:
     from .. import mail
 
-    return mail.run(handler, case.event, timeout_s=CASE_TIMEOUT_S)
+    return mail.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="process")
 
 
 def _falls_back(result: Any) -> str | None:

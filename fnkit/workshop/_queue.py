@@ -27,7 +27,7 @@ def _run(handler: Callable[..., Any], case: Case) -> tuple[Any, Watched]:
     """Run a queue case in a worker process; (outcome, what the handler processed and parked, as it reported)."""
     from .. import queue
 
-    result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, **case.config)
+    result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="process", **case.config)
     return result, Watched.of(result.invocation)
 
 
@@ -134,18 +134,61 @@ def _raised(result: Any, catch: str) -> str | None:
     )
 
 
-def _lost(event: dict[str, Any], mid: str) -> Finding:
+def _body_of(event: dict[str, Any], mid: str) -> str | None:
+    return next((r["body"] for r in event["Records"] if r["messageId"] == mid), None)
+
+
+def _what_it_did(result: Any, seen: Watched, catch: str) -> str | None:
+    """What the handler's own calls show first: process_order given something else than the body text, a
+    raise, or no call of process_order at all (each said from what happened, not from what was meant)."""
+    call = seen.not_text()
+    if call is not None:
+        wrong = sum(1 for c in seen.calls if c.got != "a str")
+        what = "every call" if wrong == len(seen.calls) else f"{wrong} of {len(seen.calls)} calls"
+        raised = "raised BadOrder" if call.raised else "was given it"
+        return Finding(
+            f"your handler gave process_order {call.got} instead of the body text ({what}), and process_order "
+            f'{raised}, bad order or not: pass record["body"] as it is (process_order reads the JSON itself).',
+            "not text",
+        )
+    problem = _raised(result, catch)
+    if problem:
+        return problem
+    if not seen.calls:
+        return Finding(
+            "your handler never called process_order, so no order was processed, whatever your response says: "
+            'call process_order(record["body"]) for each record.',
+            "never called",
+        )
+    return None
+
+
+def _lost(event: dict[str, Any], mid: str, seen: Watched) -> Finding:
+    body = _body_of(event, mid)
+    if body is not None and seen.call_for(body) is None:
+        return Finding(
+            f"your handler never passed {_describe(event, mid)} to process_order and does not list it, so the "
+            "platform deletes it and that order is lost.",
+            "lost unprocessed",
+        )
     return Finding(
-        f"{_describe(event, mid)} failed, but your response does not list it, so the platform deletes it "
-        "and that order is lost.",
+        f"{_describe(event, mid)} failed (process_order raised BadOrder), but your response does not list it, "
+        "so the platform deletes it and that order is lost.",
         "lost",
     )
 
 
-def _twice(event: dict[str, Any], mid: str) -> Finding:
+def _twice(event: dict[str, Any], mid: str, seen: Watched) -> Finding:
+    body = _body_of(event, mid)
+    if body is not None and seen.call_for(body) is None:
+        return Finding(
+            f"your response lists {_describe(event, mid)}, which your handler never passed to process_order, so "
+            "it comes back although nothing failed.",
+            "listed unprocessed",
+        )
     return Finding(
-        f"{_describe(event, mid)} was processed fine, but your response lists it, so it comes back and is "
-        "processed twice.",
+        f"{_describe(event, mid)} was processed fine (process_order returned), but your response lists it, so "
+        "it comes back and is processed twice.",
         "twice",
     )
 
@@ -174,8 +217,8 @@ def _cases_partial() -> list[Case]:
 
 
 def _judge_partial(handler: Callable[..., Any], case: Case) -> str | None:
-    result, _ = _run(handler, case)
-    problem = _raised(result, _CATCH)
+    result, seen = _run(handler, case)
+    problem = _what_it_did(result, seen, _CATCH)
     if problem:
         return problem
     expected = list(case.expect)
@@ -187,10 +230,10 @@ def _judge_partial(handler: Callable[..., Any], case: Case) -> str | None:
     failed = set(result.failed_ids)
     for mid in expected:
         if mid not in failed:
-            return _lost(case.event, mid)
+            return _lost(case.event, mid, seen)
     for mid in result.failed_ids:
         if mid not in expected:
-            return _twice(case.event, mid)
+            return _twice(case.event, mid, seen)
     return None
 
 
@@ -228,8 +271,9 @@ def _cases_fifo() -> list[Case]:
 
 def _judge_fifo(handler: Callable[..., Any], case: Case) -> str | None:
     result, seen = _run(handler, case)
-    problem = _raised(
+    problem = _what_it_did(
         result,
+        seen,
         "catch BadOrder: a bad order fails its own message and the later ones of its group, not the whole batch.",
     )
     if problem:
@@ -260,8 +304,10 @@ def _judge_fifo(handler: Callable[..., Any], case: Case) -> str | None:
                     "out of order: once a message of a group fails, list every later message of that group.",
                     "fifo order",
                 )
-            return _lost(case.event, mid)
+            return _lost(case.event, mid, seen)
         if mid not in required and mid in failed and i < first_bad:
+            if seen.call_for(r["body"]) is None:
+                return _twice(case.event, mid, seen)
             return Finding(
                 f"{_describe(case.event, mid)} came before any failure and was fine, but your response "
                 "lists it, so it comes back and is processed twice.",
@@ -307,7 +353,9 @@ def _cases_poison() -> list[Case]:
 def _judge_poison(handler: Callable[..., Any], case: Case) -> str | None:
     result, seen = _run(handler, case)
     parked = seen.parked
-    problem = _raised(result, f"catch BadOrder: park the message from its {PARK_FROM}rd receive on, list it before.")
+    problem = _what_it_did(
+        result, seen, f"catch BadOrder: park the message from its {PARK_FROM}rd receive on, list it before."
+    )
     if problem:
         return problem
     recs = case.event["Records"]
@@ -349,6 +397,8 @@ def _judge_poison(handler: Callable[..., Any], case: Case) -> str | None:
                 "parked early",
             )
         if mid in to_list and mid not in failed:
+            if seen.call_for(r["body"]) is None:
+                return _lost(case.event, mid, seen)
             return Finding(
                 f"{_describe(case.event, mid)} failed on receive {count} but is not listed, so it is "
                 "deleted and that order is lost.",
@@ -356,8 +406,15 @@ def _judge_poison(handler: Callable[..., Any], case: Case) -> str | None:
             )
         if mid not in to_list and mid not in to_park and (mid in failed or mid in parked):
             done = "parked" if mid in parked else "listed"
+            if seen.call_for(r["body"]) is None:
+                return Finding(
+                    f"your handler {done} {_describe(case.event, mid)} without passing it to process_order.",
+                    f"{done} unprocessed",
+                )
             return Finding(
-                f"{_describe(case.event, mid)} was processed fine, but your handler {done} it.", f"good {done}"
+                f"{_describe(case.event, mid)} was processed fine (process_order returned), but your handler "
+                f"{done} it.",
+                f"good {done}",
             )
     return None
 

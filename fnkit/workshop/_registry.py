@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from .._outcome import PROCESS_ENDED, what_it_did
 from .._table import short_ids_in, shorten
 from ._placeholders import placeholders
 
@@ -227,7 +228,8 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
             "build one with queue.build_event, mail.build_event or alb.build_event.",
         )
     try:
-        return _sources.source_module(source).run(handler, event, **config)
+        # the kernel must survive any handler: a worker process, whatever `run`'s own default
+        return _sources.source_module(source).run(handler, event, **{"isolation": "process", **config})
     except ContractError as exc:
         issues = list(exc.report)
         return CheckResult(
@@ -251,7 +253,10 @@ def _where(error: Any) -> str:
 
 def raised_sentence(error: Any, hint: str = "", consequence: str = "") -> str:
     """'your handler raised KeyError: 'x' (in h, line 3: ...), <consequence>; <hint>' as one sentence."""
-    text = f"your handler raised {error.type}" + (f": {shorten(error.message, 120)}" if error.message else "")
+    if error.type == PROCESS_ENDED:
+        text = f"your handler {what_it_did(error)}"
+    else:
+        text = f"your handler raised {error.type}" + (f": {shorten(error.message, 120)}" if error.message else "")
     where = _where(error)
     if where:
         text += f" ({shorten(where, 100)})"

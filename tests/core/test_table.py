@@ -132,3 +132,23 @@ def test_a_text_table_cuts_long_cells_with_an_ellipsis_and_keeps_the_columns_ask
 
     text = text_table([{"a": "x" * 30, "b": 1, "c": 2}], ["c", "a"], width=10)
     assert text.splitlines() == ["c  a", "2  xxxxxxxxx…"]
+
+
+def test_a_frame_of_numbered_rows_shows_no_index_column_but_a_named_index_stays():
+    import pandas as pd
+
+    from fnkit._table import frame_html
+
+    plain = frame_html(pd.DataFrame({"item": ["a", "b"], "action": ["delete", "retry"]}))
+    assert plain.count("<th ") == 2  # item and action: no column of row numbers
+    filtered = pd.DataFrame({"item": ["a", "b", "c"]}).iloc[[0, 2]]
+    assert frame_html(filtered).count("<th ") == 1
+    grouped = pd.DataFrame({"result": ["ok", "ok", "bad"]}).groupby("result").size().rename("rows").to_frame()
+    assert ">result<" in frame_html(grouped) and ">bad<" in frame_html(grouped)  # the index says something
+
+
+def test_a_one_word_cell_is_never_broken_in_the_middle_but_a_sentence_wraps():
+    from fnkit._table import cell_html
+
+    assert "white-space:nowrap" in cell_html("additionalProperties")
+    assert "overflow-wrap:anywhere" in cell_html("The messageId is there, but under 'id' instead.")

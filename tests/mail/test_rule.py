@@ -124,3 +124,21 @@ def test_tables(event):
     assert list(run.attempts_frame()["attempt"]) == [1, 2]
     assert list(run.to_frame()["action"]) == ["DEFAULT"] * 3
     assert "applied" in run._repr_html_() and run.invocation_id == event["invocationId"]
+
+
+def test_a_run_stops_at_its_bound_on_attempts_and_says_so(event):
+    rule = mail.MailRule(rule_timeout_minutes=240, backoff_initial_s=1, backoff_max_s=1, response_timeout_s=1)
+    with pytest.warns(RuntimeWarning, match="stopped at its bound of 25 attempts") as caught:
+        run = rule.run(failing(), event, isolation="none")
+    assert len(run.attempts) == 25 and run.stopped == str(caught[0].message)
+    assert run.stopped.count(". ") == 0 and "would retry until its timeout (240 min)" in run.stopped
+    assert run.outcome.status == "fallback" and "rule timeout of 240 min leaves no time" not in run.outcome.reason
+    assert run.stopped in repr(run)
+    with pytest.warns(RuntimeWarning, match="bound of 3 attempts"):
+        few = rule.run(failing(), event, max_attempts=3, isolation="none")
+    assert len(few.attempts) == 3 and few.stopped is not None
+
+
+def test_a_run_the_rule_timeout_ends_says_nothing_of_a_bound(event, recwarn):
+    run = mail.MailRule(rule_timeout_minutes=10, response_timeout_s=1).run(failing(), event, isolation="none")
+    assert run.stopped is None and not [w for w in recwarn if "bound" in str(w.message)]

@@ -123,7 +123,7 @@ def test_q8_partial_failure_returns_the_listed_and_deletes_the_rest(event, ids):
     assert result.kind == "partial" and result.rule == "Q8"
     assert set(result.failed_ids) == {ids[0], ids[2]}
     assert list(result.deleted_ids) == [ids[1]]
-    assert "2 listed message(s) return" in result.reason and "other 1 are deleted" in result.reason
+    assert "2 listed messages return" in result.reason and "the other one is deleted" in result.reason
     assert not result.inferred
 
 
@@ -416,3 +416,26 @@ def test_every_outcome_rule_is_in_the_catalogue(event, ids, fifo_event):
             for issue in result.issues:
                 assert issue.rule is not None
                 fnkit.rules.get(issue.rule)
+
+
+@pytest.mark.parametrize(
+    ("failed", "deleted", "words"),
+    [
+        (1, 1, "1 listed message returns to the queue after the visibility timeout; the other one is deleted."),
+        (2, 3, "2 listed messages return to the queue after the visibility timeout; the other 3 are deleted."),
+        (3, 0, "3 listed messages return to the queue after the visibility timeout; no other message is deleted."),
+    ],
+)
+def test_the_partial_sentence_counts_in_plain_english(failed, deleted, words):
+    from fnkit.queue._outcome import _partial_reason
+
+    assert _partial_reason(failed, deleted) == f"Partial failure: {words}"
+
+
+def test_a_listed_receipt_handle_is_named_and_cut_short():
+    event = queue.build_event(['{"order": 1, "qty": 2}', '{"order": 2, "qty": 0}'], seed=5)
+    handle = event["Records"][1]["receiptHandle"]
+    result = queue.outcome(event, {"batchItemFailures": [{"itemIdentifier": handle}]})
+    message = next(i.message for i in result.issues if i.rule == "Q8")
+    assert handle not in message and handle[:8] in message and "…" in message
+    assert 'It looks like a receiptHandle: list the record\'s messageId (record["messageId"])' in message

@@ -389,3 +389,83 @@ def test_same_seed_gives_the_same_run(seed, n):
     assert [(m.message_id, m.final_state, m.receive_count) for m in a.messages] == [
         (m.message_id, m.final_state, m.receive_count) for m in b.messages
     ]
+
+
+# --- the default bound: a wrong answer that keeps a message coming back ends the run -------------------
+
+
+def _orders_sim():
+    """The exercise's queue: three orders, the second one bad (qty 0), no dead-letter queue."""
+    import json
+
+    sim = queue.QueueSim(visibility_timeout_s=30, seed=2)
+    for n, qty in enumerate([1, 0, 2], start=1):
+        sim.send(json.dumps({"order": n, "qty": qty}))
+    return sim
+
+
+def give_up_compares_a_string(event, context):
+    """exercise 01's give_up, with ApproximateReceiveCount compared as it comes (a string) with 3."""
+    from fnkit.workshop import BadOrder, park, process_order
+
+    failures = []
+    for record in event["Records"]:
+        try:
+            process_order(record["body"])
+        except BadOrder:
+            if record["attributes"]["ApproximateReceiveCount"] >= 3:
+                park(record)
+            else:
+                failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}
+
+
+def give_up_parks_and_lists(event, context):
+    """exercise 01's give_up, parking the message from its 3rd receive but listing it still."""
+    from fnkit.workshop import BadOrder, park, process_order
+
+    failures = []
+    for record in event["Records"]:
+        try:
+            process_order(record["body"])
+        except BadOrder:
+            if int(record["attributes"]["ApproximateReceiveCount"]) >= 3:
+                park(record)
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}
+
+
+@pytest.mark.parametrize(
+    ("handler", "left"),
+    [(give_up_compares_a_string, 3), (give_up_parks_and_lists, 1)],
+    ids=["str>=int", "parked+listed"],
+)
+def test_a_handler_that_never_lets_a_message_go_stops_at_the_default_bound_and_says_so(handler, left):
+    sim = _orders_sim()
+    with pytest.warns(RuntimeWarning, match="stopped at its bound") as caught:
+        run = sim.run(handler, isolation="none")
+    assert run.stopped is not None and len(caught) == 1 and str(caught[0].message) == run.stopped
+    assert run.end_s == pytest.approx(queue._sim.BOUND_S, abs=31)  # a virtual day
+    assert f"with {left} message{'s' if left > 1 else ''} still in the queue" in run.stopped
+    assert run.stopped.count(". ") == 0 and run.stopped.endswith(".")  # one sentence
+    assert run.summary()["queued"] == left
+    assert run.stopped in repr(run) and "stopped at its bound" in run._repr_html_()
+
+
+def test_the_invocation_bound_ends_a_loop_that_spends_no_virtual_time():
+    sim = queue.QueueSim(visibility_timeout_s=0.001, function_timeout_s=0.001, invocation_s=0.001, seed=4)
+    sim.send("poison")
+    with pytest.warns(RuntimeWarning, match="stopped at its bound"):
+        run = sim.run(fail_bodies("poison"), isolation="none")
+    bound = queue._sim.BOUND_INVOCATIONS + queue._sim.BOUND_INVOCATIONS_PER_MESSAGE
+    assert len(run.invocations) == bound and run.end_s < queue._sim.BOUND_S
+
+
+def test_a_run_that_ends_by_itself_or_at_the_callers_limit_says_nothing_of_a_bound(recwarn):
+    sim = _orders_sim()
+    finished = sim.run(fail_bodies(), isolation="none")
+    assert finished.stopped is None and "bound" not in repr(finished)
+    sim = _orders_sim()
+    asked = sim.run(give_up_parks_and_lists, until_s=120, isolation="none")
+    assert asked.stopped is None and asked.summary()["queued"] == 1
+    assert not [w for w in recwarn if "bound" in str(w.message)]

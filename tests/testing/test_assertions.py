@@ -123,7 +123,7 @@ def test_a_differing_outcome_prints_what_differs_and_the_outcome_table(queue_eve
     assert lines[0] == "fnkit.testing.assert_outcome: the queue outcome is not what the test expects:"
     assert lines[1] == "  kind: expected 'success', got 'partial'"
     assert lines[2] == f"  failed_ids: expected [] (in any order), got ['{ids[1]}']; not expected ['{ids[1]}']"
-    assert lines[3].startswith("Outcome: partial, rule Q8: Partial failure: 1 listed message(s)")
+    assert lines[3].startswith("Outcome: partial, rule Q8: Partial failure: 1 listed message returns")
     header = lines[4].split()
     assert header[:2] == ["item", "index"] and "action" in header
     assert lines[5].split()[0] == ids[0] and "delete" in lines[5].split()

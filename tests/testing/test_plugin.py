@@ -72,6 +72,6 @@ def test_a_failing_user_test_shows_the_outcome_table(tmp_path):
     assert done.returncode == 1
     out = done.stdout
     assert "kind: expected 'success', got 'partial'" in out
-    assert "Outcome: partial, rule Q8: Partial failure: 1 listed message(s)" in out
+    assert "Outcome: partial, rule Q8: Partial failure: 1 listed message returns" in out
     assert "retry" in out and "delete" in out  # the table's action column, one row per record
     assert "assert_outcome(handler" in out and "_assertions.py" not in out  # the user's line, not fnkit's insides

@@ -93,9 +93,69 @@ def returns_the_body(event, context):
     return {"batchItemFailures": [{"itemIdentifier": b} for b in _bad_ids(event, "body")]}
 
 
-@wrong("queue-partial", "was processed fine, but your response lists it", "processed twice")
+@wrong("queue-partial", "was processed fine (process_order returned), but your response lists it", "processed twice")
+def processes_all_then_lists_every_id(event, context):
+    for record in event["Records"]:
+        try:
+            process_order(record["body"])
+        except BadOrder:
+            pass
+    return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
+
+
+@wrong("queue-partial", "your handler exited (the handler's process exited with code 0)", "every message comes back")
+def exits_the_process(event, context):
+    import os
+
+    os._exit(0)
+
+
+# process_order was never called: the check must not say a message "was processed fine"
+@wrong("queue-partial", "your handler never called process_order", 'process_order(record["body"])')
 def lists_every_id(event, context):
     return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
+
+
+@wrong("queue-partial", "never called process_order")
+def lists_nothing_and_processes_nothing(event, context):
+    return {"batchItemFailures": []}
+
+
+# the body decoded first: process_order raised (it got a dict) for every message, good orders too
+@wrong(
+    "queue-partial",
+    "gave process_order a dict instead of the body text (every call)",
+    "process_order raised BadOrder",
+    'pass record["body"] as it is',
+)
+def decodes_the_body_first(event, context):
+    failures = []
+    for record in event["Records"]:
+        try:
+            process_order(json.loads(record["body"]))
+        except BadOrder:
+            failures.append({"itemIdentifier": record["messageId"]})
+        except ValueError:
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}
+
+
+@wrong("queue-partial", "gave process_order a dict instead of the body text", "process_order raised BadOrder")
+def decodes_the_body_first_and_lets_it_raise(event, context):
+    for record in event["Records"]:
+        process_order(json.loads(record["body"]))
+    return {"batchItemFailures": []}
+
+
+@wrong("queue-fifo", "gave process_order a dict instead of the body text")
+def fifo_decodes_the_body_first(event, context):
+    failures = []
+    for record in event["Records"]:
+        try:
+            process_order(json.loads(record["body"]))
+        except (BadOrder, ValueError):
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}
 
 
 @wrong("queue-partial", "returns a list", '{"batchItemFailures": [...]}')
