@@ -2,7 +2,8 @@
 
 Verbs shared with the other sources: `build_event`, `validate_event`, `parse_event`,
 `validate_response`, `outcome`, `run`; the rule simulator `MailRule`; the message
-content API (`MessageStore`, reached by handlers as `context.message_content`).
+content API (`MessageStore`, reached by handlers as `context.message_content`, or through
+boto3's message flow client, as the provider's templates call it: fnkit/mail/_workmail.py).
 """
 
 from typing import Any

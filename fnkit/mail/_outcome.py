@@ -580,14 +580,18 @@ def call_handler(
     """Invoke `handler` once with the content API open on `context.message_content` (M9).
 
     The function gets its own copy of the event, as it would get its own JSON; in a worker
-    process, its calls to the content API come back here, where the store is.
+    process, its calls to the content API come back here, where the store is. Its boto3
+    calls to the message flow API are answered from the same content API (`_workmail`).
     """
+    from ._workmail import bridged
+
     message_id = event["messageId"]
     with store.invocation(message_id, mode=mode, at_s=at_s) as content:
         if context is None:
             context = Context(timeout_s=timeout_s, aws_request_id=request_id(event["invocationId"], attempt))
         context.message_content = content
-        invocation = invoke(handler, event, timeout_s=timeout_s, context=context, isolation=isolation)
+        with bridged(context, isolation):
+            invocation = invoke(handler, event, timeout_s=timeout_s, context=context, isolation=isolation)
     return invocation, content
 
 
