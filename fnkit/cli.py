@@ -299,7 +299,7 @@ def cmd_serve_alb(args: argparse.Namespace) -> int:
     """`fnkit serve-alb`: serve a handler over HTTP as the load balancer would."""
     from .alb._serve import cli_serve
 
-    return cli_serve(args, _load_handler(args.handler)) or 0
+    return cli_serve(args) or 0  # the server resolves args.handler ("module:function") and keeps the path
 
 
 def cmd_serve_mail(args: argparse.Namespace) -> int:
