@@ -554,6 +554,9 @@ class AlbServer:
         if isinstance(handler, str):
             handler, self.handler_spec = resolve_handler(handler)
         self.handler: Handler = handler
+        # what invoke is given: the function itself until invoke takes "module:attr" in every mode; then
+        # `self.handler_spec or handler`, and a worker process imports the handler instead of receiving it pickled
+        self._call_target: Handler = handler
         self.config = config
         self.multi_value = config.multi_value_on  # the server makes the events: None is off
         self._target = config.replace(multi_value=self.multi_value)  # what every outcome is decided with
@@ -630,10 +633,8 @@ class AlbServer:
     # -- inside ----------------------------------------------------------------------------
 
     def _invoke(self, event: dict[str, Any]) -> Invocation:
-        # the function itself until invoke takes "module:attr" in every mode; then `self.handler_spec or
-        # self.handler`, and a worker imports the handler instead of receiving it pickled
         return invoke(
-            self.handler,
+            self._call_target,
             event,
             timeout_s=self.timeout_s,
             context=Context(timeout_s=self.timeout_s),
@@ -680,7 +681,11 @@ class AlbServer:
             )
             timeout = self.timeout_s if self.timeout_s is not None else HEALTH_CHECK_TIMEOUT_S
             invocation = invoke(
-                self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout), isolation=self.isolation
+                self._call_target,
+                event,
+                timeout_s=timeout,
+                context=Context(timeout_s=timeout),
+                isolation=self.isolation,
             )
             result = outcome(event, invocation, config=self._target)
             if self._stopped.is_set():
