@@ -123,6 +123,20 @@ def _wire(text: str) -> bytes:
         return text.encode("utf-8")
 
 
+_date: tuple[int, bytes] = (0, b"")  # the Date header of the current second, and that second
+
+
+def _http_date() -> bytes:
+    """Now as an HTTP Date header value (IMF-fixdate), made once a second."""
+    global _date
+    now = int(time.time())
+    if _date[0] != now:
+        from email.utils import formatdate
+
+        _date = (now, formatdate(now, usegmt=True).encode("ascii"))
+    return _date[1]
+
+
 class _Request:
     """The request a connection is reading or answering."""
 
@@ -333,6 +347,8 @@ class _Connection:
 
         conn = self.h11
         headers = [(_wire(name), _wire(value.strip(" \t"))) for name, value in result.headers]
+        if not any(name.lower() == b"date" for name, _ in headers):
+            headers.append((b"date", _http_date()))  # as the load balancer (and the uvicorn before) adds it
         if close:
             headers.append((b"connection", b"close"))
         reason = result.reason

@@ -224,6 +224,9 @@ def status_line(server, path: str, method: str = "GET") -> bytes:
 
 def test_the_status_line_carries_the_functions_reason_phrase(server):
     # A9: what a client reads off the socket, byte for byte
+    reply = raw_exchange(server, b"GET /reason/totally HTTP/1.1\r\nHost: loopback\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 200 Totally OK\r\n") and reply.endswith(b"\r\n\r\nfine")
+    assert b"\r\ndate: " in reply  # the front end dates its answers, as the load balancer does
     assert status_line(server, "/reason/totally") == b"HTTP/1.1 200 Totally OK"
     assert status_line(server, "/reason/no-code") == b"HTTP/1.1 201 Made It"
     assert status_line(server, "/reason/latin") == "HTTP/1.1 200 Très bien".encode("latin-1")
