@@ -566,7 +566,8 @@ def cmd_serve_alb(args: argparse.Namespace) -> int:
     """`fnkit serve-alb`: serve a handler over HTTP as the load balancer would."""
     from .alb._serve import cli_serve
 
-    return cli_serve(args, _load_handler(args.handler, args.app_dir)) or 0
+    _load_handler(args.handler, args.app_dir)  # one line and exit 2 when it cannot be imported (--app-dir first)
+    return cli_serve(args) or 0  # the server keeps the import path: its workers import the handler themselves
 
 
 def cmd_serve_mail(args: argparse.Namespace) -> int:

@@ -323,6 +323,12 @@ def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **set
         return dataclasses.replace(
             found, multi_value=multi, explanation=found.explanation + " The function's response is never asked for."
         )
+    return answered_by_function(response, method, path, multi)
+
+
+def answered_by_function(response: Any, method: str, path: str, multi_value: bool) -> HttpOutcome:
+    """What the client receives for a request the load balancer forwarded (no refusal, A1 and A14 already
+    checked), answered with `response` (a value, `Raw` or an `Invocation`): the server's one step after invoking."""
     invocation = response if isinstance(response, Invocation) else None
     size = None
     if isinstance(response, (str, bytes, bytearray, memoryview)):
@@ -331,18 +337,18 @@ def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **set
         text, why = encode_response(response)
         response = Invocation(returned=response, response_text=text, encode_error=why)
     if isinstance(response, Invocation):
-        failed, response, size = _from_invocation(response, method, path, multi)
+        failed, response, size = _from_invocation(response, method, path, multi_value)
         if failed is not None:
             return failed if failed.invocation is invocation else dataclasses.replace(failed, invocation=invocation)
-    report = validate_response(response, multi_value=multi, _size=size)
+    report = validate_response(response, multi_value=multi_value, _size=size)
     if not report.ok:
         first = report.errors[0]
         rule = _DECIDING.get(first.rule or "A6", first.rule or "A6")
         return bad_gateway(
-            rule, first.message, report, method=method, path=path, multi_value=multi, invocation=invocation
+            rule, first.message, report, method=method, path=path, multi_value=multi_value, invocation=invocation
         )
     value, _ = decode_json(response, "G0")
-    parts: HttpParts = response_to_http(value, method=method, multi_value=multi)
+    parts: HttpParts = response_to_http(value, method=method, multi_value=multi_value)
     rule = "A10" if method == "HEAD" else "AS4"
     said = f"The function answered {parts.status} {parts.reason}".rstrip()
     notes = "; ".join(parts.notes)
@@ -360,7 +366,7 @@ def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **set
         invocation,
         method,
         path,
-        multi,
+        multi_value,
         parts.rules,
         description,
     )
@@ -404,6 +410,7 @@ __all__ = [
     "HttpOutcome",
     "HttpRequest",
     "answered_by_balancer",
+    "answered_by_function",
     "bad_gateway",
     "event_multi_value",
     "outcome",

@@ -222,11 +222,21 @@ def check_ignored_headers(response: Any, seen: Seen) -> Iterator[Issue]:
     "alb",
     "inferred",
     "What HTTP cannot carry is not sent: a header name that is not a token, a header value "
-    "with a line break or control character, or a 1xx statusCode makes the response invalid (502); a 204 or 304 "
-    "response goes without a body.",
+    "or statusDescription with a line break or control character, or a 1xx statusCode makes the response "
+    "invalid (502); a 204 or 304 response goes without a body.",
 )
 def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
-    """A13 (inferred): header names are HTTP tokens and values hold no line break or control character."""
+    """A13 (inferred): header names are HTTP tokens; values and the reason phrase hold no line break or control
+    character (the reason phrase goes on the status line)."""
+    description = response.get("statusDescription") if isinstance(response, dict) else None
+    if isinstance(description, str) and BAD_HEADER_VALUE.search(description):
+        yield error(
+            "$.statusDescription",
+            "format",
+            "statusDescription holds a line break or control character, which the status line's reason phrase "
+            "cannot carry: 502 (rule A13, inferred).",
+            "A13",
+        )
     for path, name, value in _active_pairs(response, seen):
         if not HEADER_NAME.fullmatch(name):
             yield error(

@@ -1,14 +1,17 @@
 """A real HTTP front end: `serve(handler)` answers HTTP the way the load balancer would.
 
-An ASGI app served by uvicorn on a background thread. Each request is refused before
-invoking when the load balancer would (A1, A14), else turned into an event by
-`_http.request_to_event`, handed to the handler on a worker thread (with its timeout),
-and the response turned into HTTP by `outcome`: the same code the simulator uses.
+An asyncio server on a background thread speaks HTTP/1.1 through h11 (a parser and a state
+machine, no framework), so that the status line carries the function's own reason phrase
+(A9): an ASGI server has no way to write one. Each request is refused before invoking when
+the load balancer would (A1, A14), else turned into an event by `_http.request_to_event`,
+handed to the handler on a worker thread (with its timeout), and the response turned into
+HTTP by `answered_by_function`: the same code the simulator's `outcome` ends in.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import queue
 import sys
 import threading
@@ -23,20 +26,25 @@ from .._invoke import Context, Handler, Invocation, _check_isolation, invoke
 from .._optional import require
 from ._config import AlbConfig
 from ._http import (
+    BAD_HEADER_VALUE,
     MAX_REQUEST_BODY,
     Refusal,
+    as_text,
+    error_page,
     health_check_event,
+    reason_phrase,
     refusal_for,
     request_to_event,
     trace_id,
 )
-from ._outcome import HttpOutcome, answered_by_balancer, outcome
+from ._outcome import HttpOutcome, answered_by_balancer, answered_by_function, bad_gateway, outcome
 
 if TYPE_CHECKING:  # the server's own imports wait until a server starts
     import argparse
-    import concurrent.futures
+    import asyncio
     import socket
 
+    import h11
     import pandas as pd
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -57,125 +65,452 @@ LOG_COLUMNS = [
 ]
 HEALTH_CHECK_TIMEOUT_S = 30.0  # the load balancer's default health check timeout for a function target
 MAX_RECORDS = 10_000  # the log keeps the most recent requests: a server that runs for days stays small
+MAX_HEAD_BYTES = 16 * 1024  # the request line and headers together; past it the client gets 431
+KEEP_ALIVE_S = 5.0  # an idle keep-alive connection is closed after this long
+READ_TIMEOUT_S = 60.0  # a client silent this long in the middle of its request is disconnected
+GRACE_S = 1.0  # on stop, answers in flight get this long before their connections are closed
+
+_log = logging.getLogger("fnkit.alb.serve")
 
 
 class _Workers:
     """Threads that run handlers. One more starts whenever none is idle, so a hung handler never blocks others."""
 
     def __init__(self, idle_timeout_s: float = 30.0) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Callable[[Any, BaseException | None], None]]] = (
+            queue.SimpleQueue()
+        )
         self._lock = threading.Lock()
         self._idle = 0
         self._idle_timeout_s = idle_timeout_s
 
-    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future[Any]:
-        """Run `fn` on an idle worker thread, or a new one; its future."""
-        from concurrent.futures import Future
-
-        future: Future[Any] = Future()
+    def submit(self, fn: Callable[[], Any], done: Callable[[Any, BaseException | None], None]) -> None:
+        """Run `fn` on an idle worker thread, or a new one; then `done(result, None)` or `done(None, error)` there."""
         with self._lock:
             if self._idle:
                 self._idle -= 1  # an idle worker will take it
                 start = False
             else:
                 start = True
-        self._tasks.put((fn, future))
+        self._tasks.put((fn, done))
         if start:
             threading.Thread(target=self._work, name="fnkit-alb-worker", daemon=True).start()
-        return future
 
     def _work(self) -> None:
         while True:
             try:
-                fn, future = self._tasks.get(timeout=self._idle_timeout_s)
+                fn, done = self._tasks.get(timeout=self._idle_timeout_s)
             except queue.Empty:
                 with self._lock:
                     if self._idle:  # nobody counts on this worker: leave
                         self._idle -= 1
                         return
                 continue  # a task was promised to an idle worker: stay for it
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn())
-                except BaseException as exc:  # noqa: BLE001 - handed to the waiting request
-                    future.set_exception(exc)
+            try:
+                result = fn()
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting request
+                done(None, exc)
+            else:
+                done(result, None)
             with self._lock:
                 self._idle += 1
 
 
-class _App:
-    """The ASGI application: one HTTP request in, the load balancer's answer out."""
+def _wire(text: str) -> bytes:
+    """A header value or reason phrase as bytes on the wire: Latin-1 when it fits, else UTF-8 (obs-text)."""
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode("utf-8")
 
-    def __init__(self, server: AlbServer) -> None:
-        self.server = server
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        if scope["type"] != "http":
-            return  # uvicorn runs with ws="none": WebSocket upgrades arrive as plain HTTP requests
-        await self.http(scope, receive, send)
+_date: tuple[int, bytes] = (0, b"")  # the Date header of the current second, and that second
 
-    async def http(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        import asyncio
 
-        srv = self.server
-        started = time.perf_counter()
-        method = scope["method"]
-        raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
-        raw_query = scope.get("query_string") or b""
-        raw_headers = scope.get("headers") or []
-        text_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw_headers]
-        path = raw_path.decode("latin-1")
-        declared = _content_length(text_headers)
+def _http_date() -> bytes:
+    """Now as an HTTP Date header value (IMF-fixdate), made once a second."""
+    global _date
+    now = int(time.time())
+    if _date[0] != now:
+        from email.utils import formatdate
 
+        _date = (now, formatdate(now, usegmt=True).encode("ascii"))
+    return _date[1]
+
+
+class _Request:
+    """The request a connection is reading or answering."""
+
+    __slots__ = ("body", "header_pairs", "method", "path", "raw_path", "raw_query", "size", "started")
+
+    def __init__(self, started: float, method: str, target: bytes, header_pairs: list[tuple[bytes, bytes]]) -> None:
+        self.started = started
+        self.method = method
+        self.raw_path, _, self.raw_query = target.partition(b"?")
+        self.path = as_text(self.raw_path) or "/"
+        self.header_pairs = header_pairs
+        self.body: list[bytes] = []
+        self.size = 0
+
+
+class _Connection:
+    """One client connection (an asyncio protocol): HTTP/1.1 in through h11, the load balancer's answers out.
+
+    A request is answered at once when the load balancer refuses it (the rest of its body is
+    read and dropped, so the connection stays usable), else invoked once its body is whole;
+    keep-alive and pipelining follow h11's state machine.
+    """
+
+    def __init__(self, front: _Front) -> None:
+        import h11
+
+        self.front = front
+        self.server = front.server
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self.transport: asyncio.Transport | None = None
+        self.client: tuple[str, int] | None = None
+        self.request: _Request | None = None
+        self.answered = False  # the current request was answered early (refused): its body is dropped
+        self.busy = False  # the handler is answering the current request
+        self.paused = False
+        self.eof = False
+        self.last_io = 0.0
+
+    # -- asyncio's calls ---------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment] # a stream transport: create_server makes only these
+        peer = transport.get_extra_info("peername")
+        self.client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else None
+        self.last_io = self.front.loop.time()
+        self.front.connections.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.last_io = self.front.loop.time()
+        self.h11.receive_data(data)
+        if self.busy:  # a pipelined request: it waits, and so does reading, until this one is answered
+            self._pause()
+            return
+        self._process()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self.h11.receive_data(b"")
+        if not self.busy:
+            self._process()
+        return True  # this side closes, once any answer in flight is written
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        self.front.connections.discard(self)
+
+    def pause_writing(self) -> None:
+        pass  # an answer is at most about 1 MB: the transport buffers it
+
+    def resume_writing(self) -> None:
+        pass
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _process(self) -> None:
+        """Handle every event h11 has for us, until it needs more bytes or a handler is answering."""
+        import h11
+
+        conn = self.h11
+        while self.transport is not None and not self.busy:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                self._malformed(exc.error_status_hint)
+                return
+            kind = type(event)
+            if kind is h11.Data:
+                self._on_body(event.data)  # type: ignore[union-attr]
+            elif kind is h11.Request:
+                self._on_request(event)  # type: ignore[arg-type]
+            elif kind is h11.EndOfMessage:
+                self._on_end()
+            elif event is h11.NEED_DATA:
+                if self.eof:
+                    self._close()
+                return
+            else:  # ConnectionClosed, or PAUSED after an answer that closes the connection
+                self._close()
+                return
+
+    def _on_request(self, event: h11.Request) -> None:
+        header_pairs = list(event.headers)  # (lower-case name, value), as the client sent them
+        if len(event.target) + sum(len(k) + len(v) + 4 for k, v in header_pairs) > MAX_HEAD_BYTES:
+            self._malformed(431)  # h11 counts only a head that has not all arrived: the same limit, whole
+            return
+        request = self.request = _Request(time.perf_counter(), event.method.decode("ascii"), event.target, header_pairs)
+        self.answered = False
+        text_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in header_pairs]
         # A1, A14: answered before the body is read and before anything is invoked
-        found = refusal_for(method, text_headers, declared)
-        body = b""
-        if found is None:
-            body, over, gone = await _read_body(receive, MAX_REQUEST_BODY)
-            if gone:
-                return  # the client left before sending its body
-            if over:
-                found = Refusal(
+        found = refusal_for(request.method, text_headers, _content_length(text_headers))
+        if found is not None:
+            # a client waiting for "100 Continue" sends no body: the connection closes after the answer
+            self._refuse(found, close=self.h11.they_are_waiting_for_100_continue)
+        elif self.h11.they_are_waiting_for_100_continue:
+            import h11
+
+            self._write(self.h11.send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")))
+
+    def _on_body(self, data: bytes) -> None:
+        request = self.request
+        if self.answered or request is None:
+            return  # the body of a request already answered: read and dropped
+        request.size += len(data)
+        if request.size > MAX_REQUEST_BODY:
+            request.body.clear()
+            self._refuse(
+                Refusal(
                     413,
                     "A1",
                     f"The request body is over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): "
                     "413, the function is not invoked (reading stopped at the limit).",
                 )
-        if found is not None:
-            result = answered_by_balancer(found, method, path, srv.multi_value)
-            srv._record("request", result, started, raw_query, scope, None)  # logged before the client hears
-            await _send(send, result)
+            )
             return
+        request.body.append(data)
 
-        client = scope.get("client") or ("127.0.0.1", 0)
-        server_addr = scope.get("server") or (srv.host, srv.port)
+    def _on_end(self) -> None:
+        import h11
+
+        if self.answered:
+            if self.h11.our_state is h11.DONE:
+                self._next_cycle()
+            return
+        request = self.request
+        assert request is not None  # h11 sends no EndOfMessage without a Request
+        srv = self.server
         event = request_to_event(
-            method,
-            raw_path,
-            raw_query,
-            raw_headers,
-            body,
+            request.method,
+            request.raw_path,
+            request.raw_query,
+            request.header_pairs,
+            b"".join(request.body),
             srv.multi_value,
             target_group_arn=srv.target_group_arn,
             dialect=srv.dialect,
             trace=trace_id(),
-            client_ip=str(client[0]),
-            port=int(server_addr[1] or srv.port),
-            proto=scope.get("scheme", "http"),
+            client_ip=self.client[0] if self.client else "127.0.0.1",
+            port=srv.port,
+            proto="http",
         )
-        invocation = await asyncio.wrap_future(srv._workers.submit(lambda: srv._invoke(event)))
-        result = outcome(event, invocation, config=srv._target)
-        srv._record("request", result, started, raw_query, scope, invocation)
-        # what HTTP cannot carry (A13) is already a 502 here, so uvicorn accepts every header it is given
-        await _send(send, result)
+        request.body = []
+        self.busy = True
+        srv._workers.submit(lambda: srv._invoke(event), self._invoked)
+
+    # -- answering ---------------------------------------------------------------------------
+
+    def _invoked(self, invocation: Invocation | None, error: BaseException | None) -> None:
+        """On the worker thread: hand the invocation back to the event loop."""
+        self.front.call_soon_threadsafe(self._answer, invocation, error)
+
+    def _answer(self, invocation: Invocation | None, error: BaseException | None) -> None:
+        request = self.request
+        assert request is not None
+        srv = self.server
+        try:
+            if error is not None:
+                raise error
+            result = answered_by_function(invocation, request.method, request.path, srv.multi_value)
+        except Exception as exc:  # noqa: BLE001 - a bug of fnkit's: the client gets a 502 and the log says why
+            _log.error("fnkit could not answer %s %s", request.method, request.path, exc_info=exc)
+            result = bad_gateway(
+                "A5",
+                f"fnkit itself failed ({type(exc).__name__}: {exc}); the server's log has the traceback.",
+                method=request.method,
+                path=request.path,
+                multi_value=srv.multi_value,
+                invocation=invocation,
+            )
+        srv._record("request", result, request.started, request.raw_query, self.client, invocation)
+        self.busy = False
+        if self.transport is None:
+            return  # the client left
+        self._respond(result, close=self.front.closing or self.eof)
+        self._process()  # a pipelined request, or the end of the connection
+
+    def _refuse(self, found: Refusal, close: bool = False) -> None:
+        request = self.request
+        assert request is not None
+        srv = self.server
+        result = answered_by_balancer(found, request.method, request.path, srv.multi_value)
+        srv._record("request", result, request.started, request.raw_query, self.client, None)
+        self.answered = True
+        self._respond(result, close=close or self.front.closing)
+
+    def _respond(self, result: HttpOutcome, close: bool = False) -> None:
+        """Write `result` with its own reason phrase (A9); then the next request, or the end of the connection."""
+        import h11
+
+        conn = self.h11
+        headers = [(_wire(name), _wire(value.strip(" \t"))) for name, value in result.headers]
+        if not any(name.lower() == b"date" for name, _ in headers):
+            headers.append((b"date", _http_date()))  # as the load balancer (and the uvicorn before) adds it
+        if close:
+            headers.append((b"connection", b"close"))
+        reason = result.reason
+        if BAD_HEADER_VALUE.search(reason):  # never: A13 makes such a description a 502
+            reason = reason_phrase(result.status)
+        try:
+            data = conn.send(h11.Response(status_code=result.status, headers=headers, reason=_wire(reason)))
+            if result.body:
+                data += conn.send(h11.Data(data=result.body))
+            data += conn.send(h11.EndOfMessage())
+        except h11.LocalProtocolError as exc:  # never: what HTTP cannot carry (A13) is a 502 already
+            _log.error("fnkit could not write its answer to %s %s", result.method, result.path, exc_info=exc)
+            self._close()
+            return
+        self._write(data)
+        self.last_io = self.front.loop.time()
+        if conn.our_state is h11.MUST_CLOSE:
+            self._close()
+        elif conn.their_state is h11.DONE:
+            self._next_cycle()
+        # else: the client is still sending the body of a request answered early; it is read and dropped
+
+    def _next_cycle(self) -> None:
+        self.h11.start_next_cycle()
+        self.request = None
+        self.answered = False
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+
+    def _malformed(self, status: int) -> None:
+        """What is not HTTP/1.1 gets the load balancer's error page (400, or 431 for an oversized head), then the
+        connection closes. Written by hand: h11 will not send a response after the client's protocol error."""
+        page_headers, body = error_page(status)
+        head = f"HTTP/1.1 {status} {reason_phrase(status)}\r\n".encode("ascii")
+        head += b"".join(name.encode("ascii") + b": " + value.encode("ascii") + b"\r\n" for name, value in page_headers)
+        self._write(head + b"connection: close\r\n\r\n" + body)
+        self._close()
+
+    def _write(self, data: bytes) -> None:
+        if self.transport is not None:
+            self.transport.write(data)
+
+    def _pause(self) -> None:
+        if not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+
+    def _close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()  # after what is written has gone
+            self.transport = None
+            self.front.connections.discard(self)
+
+    # -- the server's calls ----------------------------------------------------------------------
+
+    def expire(self, now: float) -> None:
+        """Close the connection if its client has been silent too long: between requests, or within one."""
+        import h11
+
+        if self.busy or self.transport is None:
+            return
+        between = self.h11.their_state is h11.IDLE and not self.h11.trailing_data[0]
+        if now - self.last_io > (KEEP_ALIVE_S if between else READ_TIMEOUT_S):
+            self._close()
+
+    def shutdown(self) -> None:
+        """The server is stopping: close now unless an answer is on its way (then close after it)."""
+        if not self.busy:
+            self._close()
+
+    def abort(self) -> None:
+        """The grace period is over: drop the connection, answered or not."""
+        transport = self.transport
+        self.transport = None
+        if transport is not None:
+            transport.abort()
+
+
+class _Front:
+    """The event loop on its own thread: accepts connections, times out idle ones, stops gracefully."""
+
+    def __init__(self, server: AlbServer, sock: socket.socket) -> None:
+        import asyncio
+
+        self.server = server
+        self.sock = sock
+        self.loop = asyncio.new_event_loop()
+        self.connections: set[_Connection] = set()
+        self.closing = False
+        self._listener: asyncio.Server | None = None
+        self._ready = threading.Event()
+        self._failed: BaseException | None = None
+        self._deadline = 0.0
+        self.thread = threading.Thread(target=self._run, name="fnkit-alb-server", daemon=True)
+
+    def start(self) -> None:
+        """Start serving; raises when the loop cannot."""
+        self.thread.start()
+        if not self._ready.wait(10) or self._failed is not None:
+            raise RuntimeError(f"the load balancer could not start: {self._failed or 'no answer in 10 s'}")
+
+    def _run(self) -> None:
+        import asyncio
+
+        asyncio.set_event_loop(self.loop)
+        try:
+            # _Connection has every method of asyncio.Protocol without subclassing it: importing fnkit.alb does
+            # not import asyncio
+            self._listener = self.loop.run_until_complete(
+                self.loop.create_server(lambda: _Connection(self), sock=self.sock, backlog=1024)  # type: ignore[arg-type,return-value]
+            )
+        except BaseException as exc:  # noqa: BLE001 - said by start()
+            self._failed = exc
+            self._ready.set()
+            self.loop.close()
+            return
+        self.loop.call_later(1.0, self._sweep)
+        self._ready.set()
+        try:
+            self.loop.run_forever()
+        finally:
+            for connection in list(self.connections):
+                connection.abort()
+            self.loop.run_until_complete(asyncio.sleep(0))  # the aborted transports close their sockets
+            self.loop.close()
+
+    def call_soon_threadsafe(self, fn: Callable[..., Any], *args: Any) -> None:
+        """`fn(*args)` on the loop, from any thread; nothing once the server has stopped."""
+        try:
+            self.loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:
+            pass  # the loop is closed: the answer has nobody to go to
+
+    def _sweep(self) -> None:
+        now = self.loop.time()
+        for connection in list(self.connections):
+            connection.expire(now)
+        if not self.closing:
+            self.loop.call_later(1.0, self._sweep)
+
+    def stop(self, grace_s: float = GRACE_S) -> None:
+        """Stop accepting, close idle connections, give answers in flight `grace_s`, then close everything."""
+        if self.thread.is_alive():
+            self.call_soon_threadsafe(self._begin_stop, grace_s)
+            self.thread.join(grace_s + 5)
+
+    def _begin_stop(self, grace_s: float) -> None:
+        self.closing = True
+        if self._listener is not None:
+            self._listener.close()  # no new connections: the port refuses them from now on
+        for connection in list(self.connections):
+            connection.shutdown()
+        self._deadline = self.loop.time() + grace_s
+        self._stop_when_answered()
+
+    def _stop_when_answered(self) -> None:
+        if any(c.busy for c in self.connections) and self.loop.time() < self._deadline:
+            self.loop.call_later(0.02, self._stop_when_answered)
+        else:
+            self.loop.stop()
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -197,42 +532,12 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _content_length(headers: list[tuple[str, str]]) -> int | None:
     for name, value in headers:
-        if name.lower() == "content-length":
+        if name == "content-length":
             try:
                 return int(value)
             except ValueError:
                 return None
     return None
-
-
-async def _read_body(receive: Callable[..., Any], limit: int) -> tuple[bytes, bool, bool]:
-    """The request body, or (b"", True, _) as soon as it is past `limit` (the rest is never read)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b"", False, True
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return b"", True, False
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks), False, False
-
-
-def _header_bytes(text: str) -> bytes:
-    try:
-        return text.encode("latin-1")
-    except UnicodeEncodeError:
-        return text.encode("utf-8")
-
-
-async def _send(send: Callable[..., Any], result: HttpOutcome) -> None:
-    headers = [(_header_bytes(name), _header_bytes(value.strip(" \t"))) for name, value in result.headers]
-    await send({"type": "http.response.start", "status": result.status, "headers": headers})
-    await send({"type": "http.response.body", "body": result.body, "more_body": False})
 
 
 class AlbServer:
@@ -241,7 +546,7 @@ class AlbServer:
     @with_settings(AlbConfig)
     def __init__(
         self,
-        handler: Handler,
+        handler: Handler | str,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -255,10 +560,17 @@ class AlbServer:
     ) -> None:
         config = AlbConfig.of(config, settings, AlbServer.__init__)
         _check_isolation(isolation)
-        require("uvicorn", extra="serve", feature="fnkit.alb.serve")  # an edge dependency: only the server needs it
-        import uvicorn
+        require("h11", extra="serve", feature="fnkit.alb.serve")  # an edge dependency: only the server needs it
 
-        self.handler = handler
+        # an import path "module:attr" (or "file.py:attr") is resolved here, so that a wrong one is said at once;
+        # `handler_spec` keeps it as "module:attr", which a worker process can import by itself
+        self.handler_spec: str | None = None
+        if isinstance(handler, str):
+            handler, self.handler_spec = resolve_handler(handler)
+        self.handler: Handler = handler
+        # what invoke is given: the import path when there is one, so a worker process imports the handler (as
+        # the platform does) instead of receiving a copy, which an application object such as Mangum(app) defeats
+        self._call_target: Handler | str = self.handler_spec or handler
         self.config = config
         self.multi_value = config.multi_value_on  # the server makes the events: None is off
         self._target = config.replace(multi_value=self.multi_value)  # what every outcome is decided with
@@ -281,27 +593,13 @@ class AlbServer:
         self._socket = _listen(host, port)
         self.host = host
         self.port = self._socket.getsockname()[1]
-        server_config = uvicorn.Config(
-            _App(self),
-            log_level="error",
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            server_header=False,
-            timeout_graceful_shutdown=1,
-            timeout_keep_alive=5,
-        )
-        self._server = uvicorn.Server(server_config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, name="fnkit-alb-server", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self._socket.close()
-                raise RuntimeError(f"the load balancer could not start on {host}:{port}")
-            time.sleep(0.005)
+        self._front = _Front(self, self._socket)
+        self._thread = self._front.thread
+        try:
+            self._front.start()
+        except RuntimeError as exc:
+            self._socket.close()
+            raise RuntimeError(f"the load balancer could not start on {host}:{port}: {exc}") from None
         self._health_thread = None
         if health_check_interval_s:
             self._health_thread = threading.Thread(target=self._health_checks, name="fnkit-alb-health", daemon=True)
@@ -331,8 +629,7 @@ class AlbServer:
         if self._stopped.is_set():
             return
         self._stopped.set()
-        self._server.should_exit = True
-        self._thread.join(5)
+        self._front.stop(GRACE_S)
         if self._health_thread is not None:
             self._health_thread.join(5)
         self._socket.close()
@@ -352,7 +649,7 @@ class AlbServer:
 
     def _invoke(self, event: dict[str, Any]) -> Invocation:
         return invoke(
-            self.handler,
+            self._call_target,
             event,
             timeout_s=self.timeout_s,
             context=Context(timeout_s=self.timeout_s),
@@ -365,16 +662,15 @@ class AlbServer:
         result: HttpOutcome,
         started: float,
         raw_query: bytes,
-        scope: dict[str, Any] | None,
+        client: tuple[str, int] | None,
         invocation: Invocation | None,
     ) -> None:
-        client = (scope or {}).get("client")
         row = {
             "time": time.time(),
             "kind": kind,
             "method": result.method,
             "path": result.path,
-            "query": raw_query.decode("latin-1"),
+            "query": as_text(raw_query),
             "status": result.status,
             "reason": result.reason,
             "rule": result.rule,
@@ -400,7 +696,11 @@ class AlbServer:
             )
             timeout = self.timeout_s if self.timeout_s is not None else HEALTH_CHECK_TIMEOUT_S
             invocation = invoke(
-                self.handler, event, timeout_s=timeout, context=Context(timeout_s=timeout), isolation=self.isolation
+                self._call_target,
+                event,
+                timeout_s=timeout,
+                context=Context(timeout_s=timeout),
+                isolation=self.isolation,
             )
             result = outcome(event, invocation, config=self._target)
             if self._stopped.is_set():
@@ -410,7 +710,7 @@ class AlbServer:
 
 @with_settings(AlbConfig)
 def serve(
-    handler: Handler,
+    handler: Handler | str,
     *,
     host: str = "127.0.0.1",
     port: int = 0,
@@ -423,6 +723,8 @@ def serve(
 ) -> AlbServer:
     """Serve `handler` over HTTP as the load balancer would, on a background thread (a context manager).
 
+    `handler`: a function, or its import path "module:function" (or "file.py:function").
+    The status line carries the function's statusDescription as its reason phrase (A9).
     Binds 127.0.0.1 and a free port by default (`.url` says where). The target group's
     settings (`config`, an `AlbConfig`, or as keywords): `multi_value`, multi-value headers
     on; `timeout_s`, the function timeout (past it: 502); `health_check_interval_s`, send
@@ -461,25 +763,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def load_handler(spec: str) -> Handler:
-    """`module:function` or `path/to/file.py:function` → the function (the current directory is importable)."""
+def resolve_handler(spec: str) -> tuple[Handler, str]:
+    """`module:function` or `path/to/file.py:function` → (the function, "module:function"); ValueError says what
+    is wrong. The current directory (or the file's own) becomes importable, as for `python -m`."""
     target, _, name = spec.rpartition(":")
     if not target or not name:
-        raise SystemExit(f"fnkit: give the handler as MODULE:FUNCTION, not {spec!r}")
+        raise ValueError(f"give the handler as MODULE:FUNCTION, not {spec!r}")
     if target.endswith(".py"):
         path = Path(target).resolve()
-        sys.path.insert(0, str(path.parent))
-        target = path.stem
+        folder, target = str(path.parent), path.stem
     else:
-        sys.path.insert(0, str(Path.cwd()))
+        folder = str(Path.cwd())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     try:
         module = importlib.import_module(target)
     except ImportError as exc:
-        raise SystemExit(f"fnkit: cannot import {target!r}: {exc}") from None
+        raise ValueError(f"cannot import {target!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the learner's module failed as it was imported: say how
+        raise ValueError(f"importing {target!r} raised {type(exc).__name__}: {exc}") from None
     handler: Handler | None = getattr(module, name, None)
     if not callable(handler):
-        raise SystemExit(f"fnkit: {target!r} has no function {name!r}")
-    return handler
+        raise ValueError(f"{target!r} has no function {name!r}")
+    return handler, f"{target}:{name}"
+
+
+def load_handler(spec: str) -> Handler:
+    """`module:function` or `path/to/file.py:function` → the function; a wrong one ends the command with a message."""
+    try:
+        return resolve_handler(spec)[0]
+    except ValueError as exc:
+        raise SystemExit(f"fnkit: {exc}") from None
 
 
 def _print_record(row: dict[str, Any]) -> None:
@@ -510,7 +824,7 @@ def _stop_on_sigterm() -> Callable[[], None]:
     return undo
 
 
-def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> int:
+def cli_serve(args: Any, handler: Handler | str | None = None) -> int:
     """`fnkit serve-alb MODULE:FUNCTION [--host] [--port] [--multi-value] [--timeout S] ...`: serve in the foreground.
 
     `args`: the parsed options (an argparse Namespace) or the argument list. Ctrl-C stops.
@@ -520,15 +834,18 @@ def cli_serve(args: Any, handler: Callable[[Any, Any], Any] | None = None) -> in
     if not isinstance(args, argparse.Namespace):
         args = add_arguments(argparse.ArgumentParser(prog="fnkit serve-alb")).parse_args(list(args))
     if handler is None:
-        handler = load_handler(args.handler)
-    server = AlbServer(
-        handler,
-        host=args.host,
-        port=args.port,
-        config=AlbConfig(**AlbConfig.given(args)),
-        on_record=_print_record,
-        isolation=getattr(args, "isolation", "process"),
-    )
+        handler = args.handler  # the import path: the server resolves it and keeps it
+    try:
+        server = AlbServer(
+            handler,
+            host=args.host,
+            port=args.port,
+            config=AlbConfig(**AlbConfig.given(args)),
+            on_record=_print_record,
+            isolation=getattr(args, "isolation", "process"),
+        )
+    except ValueError as exc:  # a handler that cannot be imported, a setting out of range: said, no traceback
+        raise SystemExit(f"fnkit: {exc}") from None
     mode = "on" if server.multi_value else "off"
     print(
         f"fnkit: load balancer for {args.handler} at {server.url} (multi-value headers {mode}); Ctrl-C stops",
@@ -552,7 +869,7 @@ def main(argv: list[str] | None = None) -> int:
     return cli_serve(sys.argv[1:] if argv is None else argv)
 
 
-__all__ = ["AlbServer", "add_arguments", "cli_serve", "load_handler", "main", "serve"]
+__all__ = ["AlbServer", "add_arguments", "cli_serve", "load_handler", "main", "resolve_handler", "serve"]
 
 
 if __name__ == "__main__":

@@ -90,6 +90,14 @@ def test_a13_informational_status_and_unsendable_headers():
     ]
 
 
+@pytest.mark.parametrize("description", ["200 OK\r\nInjected: 1", "200 O\nK", "200 \x00", "200 \x7f"])
+def test_a13_a_status_description_the_status_line_cannot_carry(description):
+    # the reason phrase goes on the status line: a line break there would start a header of the function's making
+    report = alb.validate_response({"statusCode": 200, "statusDescription": description})
+    assert errors(report) == [("$.statusDescription", "A13")] and "status line" in report[0].message
+    assert alb.validate_response({"statusCode": 200, "statusDescription": "200 Tab\tand Très bien"}).ok
+
+
 def test_a5_response_over_1_mb():
     big = {"statusCode": 200, "body": "x" * alb.MAX_RESPONSE_JSON}
     report = alb.validate_response(big)

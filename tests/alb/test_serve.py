@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -35,6 +36,19 @@ JUNK = {  # every response the load balancer turns into a 502, and the rule that
     "/junk/big": ({"statusCode": 200, "body": "x" * ONE_MB}, "A5"),
     "/junk/status-range": ({"statusCode": 700}, "A12"),
     "/junk/injection": ({"statusCode": 200, "headers": {"x-a": "1\r\nx-b: 2"}}, "A13"),
+}
+
+REASONS = {  # statusDescription on the wire (A9), its absence, and what a status line cannot carry (A13)
+    "/reason/totally": {"statusCode": 200, "statusDescription": "200 Totally OK", "body": "fine"},
+    "/reason/absent": {"statusCode": 200, "body": "fine"},
+    "/reason/absent-teapot": {"statusCode": 418},
+    "/reason/absent-unknown": {"statusCode": 299},
+    "/reason/no-code": {"statusCode": 201, "statusDescription": "Made It"},
+    "/reason/other-code": {"statusCode": 200, "statusDescription": "404 Not Found"},
+    "/reason/latin": {"statusCode": 200, "statusDescription": "200 Très bien"},
+    "/reason/wide": {"statusCode": 200, "statusDescription": "200 良い"},
+    "/reason/empty": {"statusCode": 204, "statusDescription": ""},
+    "/reason/injection": {"statusCode": 200, "statusDescription": "200 OK\r\nx-injected: 1"},
 }
 
 
@@ -73,6 +87,8 @@ def handler(event, context):
         }
     if path == "/described":
         return {"statusCode": 418, "statusDescription": "418 Short And Stout", "body": "tea"}
+    if path in REASONS:
+        return REASONS[path]
     if path in JUNK:
         return JUNK[path][0]
     return {"statusCode": 200, "headers": {"content-type": "text/plain"}, "body": "twelve bytes"}
@@ -178,6 +194,205 @@ def test_status_description_and_standard_reason(client):
     r = client.get("/described")
     assert r.status_code == 418 and r.text == "tea"
     assert client.get("/plain").reason_phrase == "OK"
+
+
+def raw_exchange(server, request: bytes, *, responses: int = 1, timeout: float = 10) -> bytes:
+    """Send raw bytes over one connection; what came back once `responses` status lines arrived and the rest."""
+    with socket.create_connection((server.host, server.port), timeout=timeout) as sock:
+        sock.sendall(request)
+        reply = b""
+        while reply.count(b"HTTP/1.1 ") < responses or not _complete(reply):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    return reply
+
+
+def _complete(reply: bytes) -> bool:
+    head, sep, body = reply.rpartition(b"HTTP/1.1 ")[2].partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    lengths = [line.split(b":", 1)[1] for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")]
+    return len(body) >= int(lengths[0]) if lengths else True
+
+
+def status_line(server, path: str, method: str = "GET") -> bytes:
+    reply = raw_exchange(server, f"{method} {path} HTTP/1.1\r\nHost: loopback\r\n\r\n".encode())
+    return reply.split(b"\r\n", 1)[0]
+
+
+def test_the_status_line_carries_the_functions_reason_phrase(server):
+    # A9: what a client reads off the socket, byte for byte
+    reply = raw_exchange(server, b"GET /reason/totally HTTP/1.1\r\nHost: loopback\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 200 Totally OK\r\n") and reply.endswith(b"\r\n\r\nfine")
+    assert b"\r\ndate: " in reply  # the front end dates its answers, as the load balancer does
+    assert status_line(server, "/reason/totally") == b"HTTP/1.1 200 Totally OK"
+    assert status_line(server, "/reason/no-code") == b"HTTP/1.1 201 Made It"
+    assert status_line(server, "/reason/latin") == "HTTP/1.1 200 Très bien".encode("latin-1")
+    assert status_line(server, "/reason/wide") == "HTTP/1.1 200 良い".encode()
+    assert last_row(server, "/reason/totally")["reason"] == "Totally OK"
+
+
+def test_without_a_status_description_the_standard_phrase(server):
+    assert status_line(server, "/reason/absent") == b"HTTP/1.1 200 OK"
+    assert status_line(server, "/reason/absent-teapot") == b"HTTP/1.1 418 I'm a Teapot"
+    assert status_line(server, "/reason/absent-unknown") == b"HTTP/1.1 299 "  # a code with no standard phrase
+    assert status_line(server, "/nothing-special") == b"HTTP/1.1 200 OK"
+
+
+def test_the_status_line_is_the_kits_own_outcome(server):
+    # the front end and alb.outcome agree on every response: status and reason alike
+    for path, response in REASONS.items():
+        expected = alb.outcome(alb.build_event("GET", path), response)
+        line = status_line(server, path)
+        try:  # Latin-1 on the wire when the phrase fits it, else UTF-8
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            text = line.decode("latin-1")
+        assert text == f"HTTP/1.1 {expected.status} {expected.reason}", path
+        assert last_row(server, path)["reason"] == expected.reason, path
+
+
+def test_a_reason_phrase_with_a_line_break_is_a_502_not_a_second_header(server):
+    reply = raw_exchange(server, b"GET /reason/injection HTTP/1.1\r\nHost: loopback\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 502 Bad Gateway\r\n") and b"x-injected" not in reply
+    assert last_row(server, "/reason/injection")["rule"] == "A13"
+
+
+def test_pipelined_requests_are_answered_in_order(server):
+    request = b"GET /reason/totally HTTP/1.1\r\nHost: a\r\n\r\nGET /described HTTP/1.1\r\nHost: a\r\n\r\n"
+    reply = raw_exchange(server, request, responses=2)
+    assert reply.startswith(b"HTTP/1.1 200 Totally OK\r\n") and b"HTTP/1.1 418 Short And Stout\r\n" in reply
+    assert reply.endswith(b"tea")
+
+
+def test_a_client_waiting_for_100_continue_gets_it_or_its_refusal(server):
+    head = b"POST /size HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n"
+    with socket.create_connection((server.host, server.port), timeout=10) as sock:
+        sock.sendall(head)
+        assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n")
+        sock.sendall(b"abc")
+        reply = sock.recv(1000)
+    assert reply.startswith(b"HTTP/1.1 200 OK\r\n") and reply.endswith(b"\r\n\r\n3")
+    too_big = f"POST /size HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: {ONE_MB + 1}\r\n\r\n"
+    reply = raw_exchange(server, too_big.encode())  # no body sent: answered, then the connection closes
+    assert reply.startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n") and b"connection: close" in reply.lower()
+
+
+def test_a_malformed_request_gets_400_and_the_server_goes_on(server, client):
+    reply = raw_exchange(server, b"THIS IS NOT HTTP\x00\xff\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 400 Bad Request\r\n") and b"<h1>400 Bad Request</h1>" in reply
+
+    def head(size):
+        return b"GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + b"b" * size + b"\r\n\r\n"
+
+    assert raw_exchange(server, head(20_000)).startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")
+    assert raw_exchange(server, head(12_000)).startswith(b"HTTP/1.1 200 OK\r\n")
+    assert client.get("/fine").status_code == 200
+
+
+def test_a_refused_body_is_read_and_dropped_and_the_connection_goes_on(server):
+    body = b"z" * (ONE_MB + 1)
+    request = f"POST /size HTTP/1.1\r\nHost: a\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+    reply = raw_exchange(server, request + b"GET /reason/totally HTTP/1.1\r\nHost: a\r\n\r\n", responses=2)
+    assert reply.startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n")
+    assert b"HTTP/1.1 200 Totally OK\r\n" in reply and reply.endswith(b"fine")
+
+
+def test_an_idle_keep_alive_connection_is_closed(monkeypatch):
+    from fnkit.alb import _serve
+
+    monkeypatch.setattr(_serve, "KEEP_ALIVE_S", 0.2)
+    with (
+        alb.serve(handler, isolation="none") as running,
+        socket.create_connection((running.host, running.port), timeout=10) as sock,
+    ):
+        sock.sendall(b"GET /reason/totally HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert sock.recv(1000).startswith(b"HTTP/1.1 200 Totally OK")
+        started = time.perf_counter()
+        assert sock.recv(1000) == b""  # closed by the server, not by the 10 s timeout
+        assert time.perf_counter() - started < 5
+
+
+def test_stopping_lets_an_answer_in_flight_finish_then_refuses_connections():
+    def slow(event, context):
+        time.sleep(0.4)
+        return {"statusCode": 200, "statusDescription": "200 Just In Time"}
+
+    running = alb.serve(slow, isolation="thread")
+    replies = []
+    thread = threading.Thread(target=lambda: replies.append(status_line(running, "/slow")))
+    thread.start()
+    time.sleep(0.15)
+    started = time.perf_counter()
+    running.stop()
+    thread.join(5)
+    assert replies == [b"HTTP/1.1 200 Just In Time"] and time.perf_counter() - started < 2
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((running.host, running.port), timeout=2)
+
+
+def test_a_hung_answer_does_not_hold_up_stopping():
+    def hang(event, context):
+        time.sleep(3)
+
+    running = alb.serve(hang, isolation="thread")
+    replies = []
+    thread = threading.Thread(
+        target=lambda: replies.append(raw_exchange(running, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"))
+    )
+    thread.start()
+    time.sleep(0.15)
+    started = time.perf_counter()
+    running.stop()
+    assert time.perf_counter() - started < 2.5  # the grace period (1 s), not the handler's 3 s
+    thread.join(5)
+    assert replies == [b""]  # no answer: the connection was closed
+
+
+def test_a_failure_of_fnkit_itself_is_a_logged_502(monkeypatch, caplog):
+    from fnkit.alb import _serve
+
+    def broken(*args):
+        raise KeyError("a bug of fnkit's")
+
+    monkeypatch.setattr(_serve, "answered_by_function", broken)
+    with alb.serve(handler, isolation="none") as running:
+        assert status_line(running, "/fine") == b"HTTP/1.1 502 Bad Gateway"
+        assert status_line(running, "/x", method="BREW") == b"HTTP/1.1 405 Method Not Allowed"  # serving goes on
+        row = last_row(running, "/fine")
+    assert "KeyError" in row["explanation"] and "a bug of fnkit's" in row["explanation"]
+    logged = [r for r in caplog.records if r.name == "fnkit.alb.serve"]
+    assert logged and "GET /fine" in logged[0].getMessage() and logged[0].exc_info is not None
+
+
+def test_a_handler_given_as_an_import_path(tmp_path):
+    (tmp_path / "reason_app.py").write_text(
+        "def handler(event, context):\n    return {'statusCode': 200, 'statusDescription': '200 From A File'}\n"
+    )
+    with alb.serve(f"{tmp_path / 'reason_app.py'}:handler") as running:
+        assert running.handler_spec == "reason_app:handler" and callable(running.handler)
+        assert status_line(running, "/") == b"HTTP/1.1 200 From A File"
+    with alb.serve("tests.alb.test_serve:handler", isolation="thread") as running:
+        assert running.handler_spec == "tests.alb.test_serve:handler"
+        assert status_line(running, "/reason/totally") == b"HTTP/1.1 200 Totally OK"
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("no_such_module_anywhere:handler", "cannot import 'no_such_module_anywhere'"),
+        ("tests.alb.test_serve:no_such_function", "has no function 'no_such_function'"),
+        ("just-a-name", "give the handler as MODULE:FUNCTION"),
+    ],
+)
+def test_a_wrong_import_path_is_said_plainly(spec, said, capsys):
+    with pytest.raises(ValueError, match=said):
+        alb.serve(spec)
+    with pytest.raises(SystemExit, match=said) as stopped:  # the command line: a message, no traceback
+        alb.cli_serve([spec, "--port", "0"])
+    assert str(stopped.value).startswith("fnkit: ")
 
 
 def test_head_gets_headers_without_body(client, server):
