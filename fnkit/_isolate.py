@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import pickle
 import signal
 import socket
@@ -1338,7 +1339,7 @@ def _finish(item: _Item, message: ResultMessage) -> Invocation:
         (topic, _from_data(kind, value, type_name, shown)) for topic, kind, value, type_name, shown in facts
     )
     if status == "error":
-        error = HandlerError(str(payload[0]), str(payload[1]), str(payload[2]))
+        error = HandlerError(str(payload[0]), str(payload[1]), with_source_lines(str(payload[2])))
         return finished(status, float(duration_ms), logs, timeout_s, reports, error=error)
     kind, value, text, why, type_name, shown = payload
     return finished(
@@ -1351,6 +1352,32 @@ def _finish(item: _Item, message: ResultMessage) -> Invocation:
         response_text=text,
         encode_error=why,
     )
+
+
+_FRAME_LINE = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in ')
+
+
+def with_source_lines(traceback_text: str) -> str:
+    """A worker's traceback with the source lines it could not show filled in from this process (a notebook
+    cell's code is known to the kernel, not to a worker that received a copy of the handler)."""
+    if "  File " not in traceback_text:
+        return traceback_text
+    import linecache
+
+    lines = traceback_text.splitlines(keepends=True)
+    out: list[str] = []
+    for n, line in enumerate(lines):
+        out.append(line)
+        m = _FRAME_LINE.match(line)
+        if m is None:
+            continue
+        following = lines[n + 1] if n + 1 < len(lines) else ""
+        if following.startswith("    "):
+            continue  # the worker showed it
+        source = linecache.getline(m["file"], int(m["line"])).strip()
+        if source:
+            out.append(f"    {source}\n")
+    return "".join(out)
 
 
 def _from_data(kind: str, value: Any, type_name: str, shown: str) -> Any:

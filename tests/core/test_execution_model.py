@@ -313,3 +313,19 @@ def test_the_worker_never_unpickles_in_a_serving_caller(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "alive returned" in done.stdout
+
+
+def test_a_worker_traceback_shows_the_source_line_of_a_notebook_cell():
+    import linecache
+
+    name = "<ipython-input-fnkit-probe>"
+    source = "def broken(event, context):\n    return 1 / 0\n"
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    namespace: dict = {}
+    exec(compile(source, name, "exec"), namespace)
+    inv = fnkit.invoke(namespace["broken"], {}, isolation="process", timeout_s=10)
+    assert inv.error is not None and inv.error.type == "ZeroDivisionError"
+    assert f'File "{name}", line 2, in broken\n    return 1 / 0' in inv.error.traceback
+    from fnkit.widgets._ui import locate_error
+
+    assert locate_error(inv.error.traceback) == "in broken, line 2: return 1 / 0"
