@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import pickle
+import re
 import signal
 import socket
 import sys
