@@ -27,6 +27,7 @@ once by a router that sends each write to the invocation running in that context
 from __future__ import annotations
 
 import contextvars
+import functools
 import importlib
 import io
 import itertools
@@ -42,7 +43,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar, cast
 
 from ._report import Raw, loads_strict
 
@@ -641,13 +642,38 @@ def _import_failed(exc: HandlerImportError, timeout_s: float | None) -> Invocati
     return Invocation(error=HandlerError(IMPORT_ERROR, str(exc), ""), timeout_s=timeout_s)
 
 
-def interrupted(started: float) -> Interrupted:
+def interrupted(started: float, what: str = "the handler") -> Interrupted:
     """The one sentence a person who pressed Ctrl-C (or Jupyter's ■) during a call reads."""
     _quiet_interrupt_in_ipython()
+    ended = "before it returned" if what == "the handler" else "before it ended"
     return Interrupted(
-        f"Interrupted: the handler was stopped after {time.perf_counter() - started:.1f} s, before it returned "
+        f"Interrupted: {what} was stopped after {time.perf_counter() - started:.1f} s, {ended} "
         "(Ctrl-C or Kernel → Interrupt); this call has no outcome."
     )
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def stops_in_one_sentence(what: str) -> Callable[[_F], _F]:
+    """Ctrl-C anywhere in the decorated call (a simulation, a replay) raises `Interrupted`: one sentence, no
+    traceback through fnkit's own code."""
+
+    def decorate(func: _F) -> _F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            started = time.perf_counter()
+            try:
+                return func(*args, **kwargs)
+            except Interrupted:
+                raise
+            except KeyboardInterrupt:
+                raise interrupted(started, what) from None
+
+        return cast(_F, wrapper)
+
+    return decorate
 
 
 _ipython_hooked = False

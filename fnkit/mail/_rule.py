@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._config import with_settings
-from .._invoke import Handler, Invocation
+from .._invoke import Handler, Invocation, stops_in_one_sentence
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import Report
@@ -228,6 +228,7 @@ class MailRule:
             times.append(t)
         return times
 
+    @stops_in_one_sentence("the mail rule's run")
     def run(
         self, handler: Handler, event: Any, *, max_attempts: int | None = None, isolation: str | None = None
     ) -> MailRun:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .._config import with_settings
-from .._invoke import Context, Invocation, _call, resolve_isolation
+from .._invoke import Context, Invocation, _call, resolve_isolation, stops_in_one_sentence
 from .._optional import require
 from ..rules import rule
 from ._config import QueueConfig
@@ -637,6 +637,7 @@ class QueueSim:
             return any(q for q in self._groups.values()) or bool(self._hidden)
         return bool(self._ready) or bool(self._hidden)
 
+    @stops_in_one_sentence("the simulation")
     def run(
         self,
         handler: Callable[[Any, Any], Any],

@@ -329,3 +329,14 @@ def test_a_worker_traceback_shows_the_source_line_of_a_notebook_cell():
     from fnkit.widgets._ui import locate_error
 
     assert locate_error(inv.error.traceback) == "in broken, line 2: return 1 / 0"
+
+
+def test_ctrl_c_in_a_simulation_ends_it_with_one_sentence():
+    sim = fnkit.queue.QueueSim(seed=0)
+    sim.send(["a", "b"])
+
+    def handler(event, context):
+        raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted, match="^Interrupted: the handler was stopped"):
+        sim.run(handler)
