@@ -338,5 +338,5 @@ def test_ctrl_c_in_a_simulation_ends_it_with_one_sentence():
     def handler(event, context):
         raise KeyboardInterrupt
 
-    with pytest.raises(Interrupted, match="^Interrupted: the handler was stopped"):
+    with pytest.raises(Interrupted, match=r"^Interrupted: the handler was stopped"):
         sim.run(handler)
