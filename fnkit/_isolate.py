@@ -1147,7 +1147,7 @@ def _import_path_of(handler: Any) -> str | None:
         return known[1]
     found = None
     for name, module in list(sys.modules.items()):
-        if name == "__main__" or module is None or not getattr(module, "__file__", None):
+        if name == "__main__" or not getattr(module, "__file__", None):
             continue
         try:
             attrs = vars(module)

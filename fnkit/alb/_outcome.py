@@ -374,7 +374,7 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
 
 @with_settings(AlbConfig, "multi_value", "timeout_s")
 def run(
-    handler: Callable[[Any, Any], Any],
+    handler: Callable[[Any, Any], Any] | str,
     event: Any,
     *,
     context: Context | None = None,

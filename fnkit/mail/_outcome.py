@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import rules as _rules
 from .._config import with_settings
-from .._invoke import Context, Invocation, encode_response, invoke
+from .._invoke import Context, Invocation, encode_response, invoke, resolve_isolation
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
@@ -590,7 +590,7 @@ def call_handler(
         if context is None:
             context = Context(timeout_s=timeout_s, aws_request_id=request_id(event["invocationId"], attempt))
         context.message_content = content
-        with bridged(context, isolation):
+        with bridged(context, resolve_isolation(isolation)):
             invocation = invoke(handler, event, timeout_s=timeout_s, context=context, isolation=isolation)
     return invocation, content
 

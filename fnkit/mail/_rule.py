@@ -230,7 +230,7 @@ class MailRule:
 
     @stops_in_one_sentence("the mail rule's run")
     def run(
-        self, handler: Handler, event: Any, *, max_attempts: int | None = None, isolation: str | None = None
+        self, handler: Handler | str, event: Any, *, max_attempts: int | None = None, isolation: str | None = None
     ) -> MailRun:
         """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3).
 
@@ -262,7 +262,7 @@ class MailRule:
 
     def _attempts(
         self,
-        handler: Handler,
+        handler: Handler | str,
         event: dict[str, Any],
         store: MessageStore,
         base: float,

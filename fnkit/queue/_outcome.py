@@ -357,7 +357,7 @@ def _not_reporting(
 
 @with_settings(QueueConfig, "report_batch_item_failures")
 def run(
-    handler: Callable[[Any, Any], Any],
+    handler: Callable[[Any, Any], Any] | str,
     event: Any,
     *,
     timeout_s: float | None = None,

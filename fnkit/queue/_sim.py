@@ -640,7 +640,7 @@ class QueueSim:
     @stops_in_one_sentence("the simulation")
     def run(
         self,
-        handler: Callable[[Any, Any], Any],
+        handler: Callable[[Any, Any], Any] | str,
         *,
         until_s: float | None = None,
         max_invocations: int | None = None,

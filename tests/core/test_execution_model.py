@@ -261,7 +261,7 @@ def test_a_handler_that_exits_is_reported_at_once_whatever_its_children_do(worke
     started = time.monotonic()
     inv = fnkit.invoke("fnkit_worker_probe:forks_and_exits", {}, isolation="process", timeout_s=20)
     took = time.monotonic() - started
-    assert inv.status == "error" and "exited with code 3" in inv.error.message
+    assert inv.error is not None and "exited with code 3" in inv.error.message
     assert took < 5, f"reported after {took:.1f} s"
 
 
@@ -321,7 +321,7 @@ def test_a_worker_traceback_shows_the_source_line_of_a_notebook_cell():
     name = "<ipython-input-fnkit-probe>"
     source = "def broken(event, context):\n    return 1 / 0\n"
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
-    namespace: dict = {}
+    namespace: dict[str, object] = {}
     exec(compile(source, name, "exec"), namespace)
     inv = fnkit.invoke(namespace["broken"], {}, isolation="process", timeout_s=10)
     assert inv.error is not None and inv.error.type == "ZeroDivisionError"

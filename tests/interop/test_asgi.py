@@ -61,7 +61,7 @@ def app_module(tmp_path, monkeypatch):
     return importlib.import_module("fnkit_asgi_app")
 
 
-def _get(path: str, query: dict[str, str] | None = None) -> dict:
+def _get(path: str, query: dict[str, str] | None = None) -> dict[str, object]:
     return fnkit.alb.build_event(
         method="GET", path=path, query=query or {}, headers={"x-test": "yes"}, dialect="aws", seed=1
     )
