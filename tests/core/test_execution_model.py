@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -321,7 +322,7 @@ def test_a_worker_traceback_shows_the_source_line_of_a_notebook_cell():
     name = "<ipython-input-fnkit-probe>"
     source = "def broken(event, context):\n    return 1 / 0\n"
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
-    namespace: dict[str, object] = {}
+    namespace: dict[str, Any] = {}
     exec(compile(source, name, "exec"), namespace)
     inv = fnkit.invoke(namespace["broken"], {}, isolation="process", timeout_s=10)
     assert inv.error is not None and inv.error.type == "ZeroDivisionError"
