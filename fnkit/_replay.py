@@ -112,40 +112,28 @@ def _planners(runs: dict[str, dict[str, Any]]) -> dict[str, Callable[[Any], Plan
 def _handler_copy(value: Any) -> Any:
     """The event as the handler gets it in this process: its own copy (the outcome reads the original, as `run`'s
     does). A JSON value (dicts, lists, strings, numbers) is copied as a tree, much faster than a pickle."""
-    copied = _json_copy(value)
-    return handler_copy(value) if copied is _NOT_JSON else copied
+    try:
+        return _json_tree(value)
+    except _NotJson:
+        return handler_copy(value)
 
 
-_NOT_JSON = object()
+class _NotJson(Exception):
+    """A value that is not a plain JSON tree (a tuple, a custom object): copied by `handler_copy` instead."""
+
+
 _JSON_LEAVES = frozenset((str, int, float, bool, type(None)))
 
 
-def _json_copy(value: Any) -> Any:
+def _json_tree(value: Any) -> Any:
     kind = type(value)
-    if kind is dict:
-        out = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                return _NOT_JSON
-            kind = type(item)
-            if kind in _JSON_LEAVES:
-                out[key] = item
-            else:
-                item = _json_copy(item)
-                if item is _NOT_JSON:
-                    return _NOT_JSON
-                out[key] = item
-        return out
+    if kind is dict:  # keys are strings (or other immutable values): shared, as a copy may
+        return {k: v if type(v) in _JSON_LEAVES else _json_tree(v) for k, v in value.items()}
     if kind is list:
-        items = []
-        for item in value:
-            if type(item) not in _JSON_LEAVES:
-                item = _json_copy(item)
-                if item is _NOT_JSON:
-                    return _NOT_JSON
-            items.append(item)
-        return items
-    return value if kind in _JSON_LEAVES else _NOT_JSON
+        return [v if type(v) in _JSON_LEAVES else _json_tree(v) for v in value]
+    if kind in _JSON_LEAVES:
+        return value
+    raise _NotJson
 
 
 def _outcome_rows(
@@ -258,9 +246,11 @@ def replay_partition(
                     ]
                 )
                 continue
-            extra = getattr(item, "replay_columns", None)
-            event = item.event if extra is not None else item
-            value, issues = decode_json(event, "G0")
+            if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
+                extra, value, issues = None, item, []
+            else:
+                extra = getattr(item, "replay_columns", None)
+                value, issues = decode_json(item.event if extra is not None else item, "G0")
             source = forced or (source_of(value) if value is not MISSING else None)
             if source is None:
                 message = issues[0].message if issues else "not an event of a known source"

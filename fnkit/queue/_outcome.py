@@ -67,22 +67,22 @@ class BatchOutcome(msgspec.Struct):
         """One row per record: what happens to it, and why."""
         failed = set(self.failed_ids)
         ids = self.event_ids or tuple(self.failed_ids) + tuple(self.deleted_ids)
-        out = []
-        for i, mid in enumerate(ids):
-            out.append(
-                {
-                    "source": "queue",
-                    "item": mid,
-                    "index": i,
-                    "kind": self.kind,
-                    "action": "retry" if mid in failed else "delete",
-                    "rule": self.rule,
-                    "inferred": self.inferred,
-                    "reason": self.reason,
-                    "warnings": "; ".join(w.message for w in self.issues.warnings),
-                }
-            )
-        return out
+        kind, rule_id, inferred, reason = self.kind, self.rule, self.inferred, self.reason
+        warned = "; ".join(w.message for w in self.issues.warnings) if self.issues else ""  # the same on every row
+        return [
+            {
+                "source": "queue",
+                "item": mid,
+                "index": i,
+                "kind": kind,
+                "action": "retry" if mid in failed else "delete",
+                "rule": rule_id,
+                "inferred": inferred,
+                "reason": reason,
+                "warnings": warned,
+            }
+            for i, mid in enumerate(ids)
+        ]
 
     def __repr__(self) -> str:
         return (

@@ -11,7 +11,9 @@ their targets and the load average (the machine is shared: read the ratios):
   the cost of source detection per event;
 - a CPU-bound 1 ms handler over 3,000 events: the local engine, Dask with 1 worker and
   with 2 workers at the default partition size, and the ratios.
-Each speed is the best of a few interleaved rounds. `--contracts` stops there.
+Each speed is the best of a few interleaved rounds; the in-process rows also show events
+per CPU-second of this process, which other work on the machine changes less (though
+still some: a shared core runs slower). `--contracts` stops there.
 
 Then, at scale, events are load balancer requests drawn from a generator (never a list).
 For each size it prints events/s for the local engine and for Dask with 1 and 2 worker
@@ -152,9 +154,13 @@ def busy_1ms(event: dict[str, Any], context: object) -> None:
         pass
 
 
-def best_rate(n: int, fn: Callable[[], object], rounds: list[float]) -> None:
+def best_rate(n: int, fn: Callable[[], object], rounds: list[float], cpu: list[float] | None = None) -> None:
+    """Append n / wall seconds to `rounds` (and n / this process's CPU seconds to `cpu`)."""
+    started = time.process_time()
     seconds, _ = timed(fn)
     rounds.append(n / seconds)
+    if cpu is not None:
+        cpu.append(n / (time.process_time() - started))
 
 
 def per_event_runs(events: list[dict[str, Any]]) -> None:
@@ -175,21 +181,28 @@ def contract_rows(quick: bool) -> None:
     events = queue_events(n)
     fnkit.replay(trivial, events[:200], isolation="process")  # a warm worker, as a session has one
     print(f"replay, contract rows ({load()})")
-    rates: dict[str, list[float]] = {"run": [], "none": [], "process": []}
+    rates: dict[str, list[float]] = {"run": [], "none": [], "process": [], "run cpu": [], "none cpu": []}
     for _ in range(1 if quick else 3):  # interleaved: the machine's noise hits every row alike
-        best_rate(n, partial(per_event_runs, events), rates["run"])
-        best_rate(n, partial(fnkit.replay, trivial, events), rates["none"])
+        best_rate(n, partial(per_event_runs, events), rates["run"], rates["run cpu"])
+        best_rate(n, partial(fnkit.replay, trivial, events), rates["none"], rates["none cpu"])
         best_rate(n, partial(fnkit.replay, trivial, events, isolation="process"), rates["process"])
     best = {k: max(v) for k, v in rates.items()}
     detect_s, _ = timed(lambda: [fnkit.detect_source(e) for e in events])
+    texts = [json.dumps(e) for e in events]
+    loads_s = min(timed(lambda: [json.loads(t) for t in texts])[0] for _ in range(3))
     ratio = best["process"] / best["none"]
     print(f"{'row':<64} {'measured':>14} {'target':>12}")
     print(f"{f'{n:,} 1-record queue events, trivial handler:':<64}")
     print(f"{'  per-event run() with detection (before chunks), events/s':<64} {best['run']:>14,.0f}")
+    print(f"{'    the same, events per CPU-second of this process':<64} {best['run cpu']:>14,.0f}")
     print(f"{'  local replay in-process (default), events/s':<64} {best['none']:>14,.0f} {'>= 50,000':>12}")
+    print(f"{'    the same, events per CPU-second of this process':<64} {best['none cpu']:>14,.0f} {'>= 50,000':>12}")
     print(f"{'  local replay isolation=process, events/s':<64} {best['process']:>14,.0f}")
     print(f"{'  ratio process / in-process':<64} {ratio:>14.2f} {'>= 0.5':>12}")
     print(f"{'  source detection, us per event':<64} {detect_s / n * 1e6:>14.1f}")
+    print(f"{'  yardstick: json.loads of one event text now, us':<64} {loads_s / n * 1e6:>14.1f}")
+    per_event = n / (loads_s * best["none"])  # one event's replay, counted in json.loads of its text
+    print(f"{'  local replay in-process, one event in json.loads of its text':<64} {per_event:>14.2f}")
 
     m = 600 if quick else 3_000
     busy = queue_events(m)
