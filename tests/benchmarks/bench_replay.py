@@ -7,8 +7,9 @@ The contract rows come first, measured in this one run and printed side by side 
 their targets and the load average (the machine is shared: read the ratios):
 - local replay of 1-record queue events with a trivial handler, in-process (isolation
   "none", the default) and isolation="process", and their ratio; beside them, the same
-  events through each source's `run` called per event (what replay did before chunks) and
-  the cost of source detection per event;
+  events through each source's `run` called per event, rows kept and one frame made (the
+  engine before chunks, with today's detection), the cost of source detection per event,
+  and json.loads of one event's text as a yardstick of the machine's speed at the time;
 - a CPU-bound 1 ms handler over 3,000 events: the local engine, Dask with 1 worker and
   with 2 workers at the default partition size, and the ratios.
 Each speed is the best of a few interleaved rounds; the in-process rows also show events
@@ -163,12 +164,20 @@ def best_rate(n: int, fn: Callable[[], object], rounds: list[float], cpu: list[f
         cpu.append(n / (time.process_time() - started))
 
 
-def per_event_runs(events: list[dict[str, Any]]) -> None:
-    """Each source's `run` called per event, with detection: the shape of replay before chunks (no table)."""
-    for event in events:
+def per_event_runs(events: list[dict[str, Any]]) -> pd.DataFrame:
+    """The engine before chunks: detection and each source's `run` per event, every row kept, one frame."""
+    from fnkit._replay import _finish, _partition_frame
+
+    rows = []
+    for index, event in enumerate(events):
         source = fnkit.detect_source(event)
         assert source == "queue"
-        queue.run(trivial, event, isolation="none").rows()
+        result = queue.run(trivial, event, isolation="none")
+        for row in result.rows():
+            row["event"] = index
+            row.setdefault("result", row.get(result.result_column))
+            rows.append(row)
+    return _finish([_partition_frame(rows)])
 
 
 def load() -> str:
@@ -193,7 +202,7 @@ def contract_rows(quick: bool) -> None:
     ratio = best["process"] / best["none"]
     print(f"{'row':<64} {'measured':>14} {'target':>12}")
     print(f"{f'{n:,} 1-record queue events, trivial handler:':<64}")
-    print(f"{'  per-event run() with detection (before chunks), events/s':<64} {best['run']:>14,.0f}")
+    print(f"{'  per-event run() + detection + frame (before chunks), events/s':<64} {best['run']:>14,.0f}")
     print(f"{'    the same, events per CPU-second of this process':<64} {best['run cpu']:>14,.0f}")
     print(f"{'  local replay in-process (default), events/s':<64} {best['none']:>14,.0f} {'>= 50,000':>12}")
     print(f"{'    the same, events per CPU-second of this process':<64} {best['none cpu']:>14,.0f} {'>= 50,000':>12}")
