@@ -13,12 +13,21 @@ import os
 import pickle
 from collections import deque
 from collections.abc import Iterable, Iterator
+from itertools import chain, islice
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ._invoke import Handler
 from ._optional import require
-from ._replay import _finish, _order, _partition_frame, pack, partitions, replay_partition
+from ._replay import (
+    DEFAULT_PARTITION_SIZE,
+    _finish,
+    _order,
+    _partition_frame,
+    pack,
+    partitions,
+    replay_partition,
+)
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -188,18 +197,42 @@ def _submit_all(
             unfinished = deque(f for f in unfinished if not f.done())
 
 
+def _threads(client: Client) -> int:
+    """The cluster's threads: how many partitions run at once."""
+    threads: dict[str, int] = client.nthreads()
+    return max(1, sum(threads.values()))
+
+
 def _window(client: Client, window: int | None) -> int:
     """Partitions in flight: `window`, or twice the cluster's threads."""
     if window is not None:
         if window < 1:
             raise ValueError(f"window is at least 1, not {window}")
         return window
-    threads: dict[str, int] = client.nthreads()
-    return 2 * max(1, sum(threads.values()))
+    return 2 * _threads(client)
+
+
+def sized(items: Iterable[Any], partition_size: int | None, threads: int) -> tuple[Iterable[Any], int]:
+    """(the items, the partition size): `partition_size` when given; else, when the stream ends within a
+    partition per thread, as many equal partitions as there are threads (every worker gets work), and otherwise
+    `DEFAULT_PARTITION_SIZE`. Only what the first partitions would hold anyway is read ahead."""
+    if partition_size is not None:
+        return items, partition_size
+    iterator = iter(items)
+    head = list(islice(iterator, threads * DEFAULT_PARTITION_SIZE))
+    if len(head) < threads * DEFAULT_PARTITION_SIZE:  # the whole stream: one share per thread
+        return head, max(1, -(-len(head) // threads))
+    return chain(head, iterator), DEFAULT_PARTITION_SIZE
 
 
 def dask_replay(
-    handler: Handler, items: Iterable[Any], config: dict[str, Any], *, client: Any, compute: bool, partition_size: int
+    handler: Handler,
+    items: Iterable[Any],
+    config: dict[str, Any],
+    *,
+    client: Any,
+    compute: bool,
+    partition_size: int | None,
 ) -> pd.DataFrame | dd.DataFrame:
     """`replay` on Dask: a Dask DataFrame (or, with `compute`, the local engine's pandas DataFrame)."""
     _distributed()
@@ -210,7 +243,8 @@ def dask_replay(
 
     cluster = get_client(client)
     handler_blob(handler)  # an unserialisable handler fails before any event is read
-    futures = list(_submit_all(cluster, handler, items, config, partition_size, _window(cluster, None)))
+    items, size = sized(items, partition_size, _threads(cluster))
+    futures = list(_submit_all(cluster, handler, items, config, size, _window(cluster, None)))
     label = config["label"]
     if compute:
         frame: pd.DataFrame = _finish(cluster.gather(futures), label)
@@ -240,7 +274,7 @@ def dask_partitions(
     config: dict[str, Any],
     *,
     client: Any,
-    partition_size: int,
+    partition_size: int | None,
     window: int | None,
 ) -> Iterator[pd.DataFrame]:
     """`replay_partitions` on Dask: pandas frames in order, at most `window` partitions in flight."""
@@ -250,7 +284,8 @@ def dask_partitions(
 
     def stream() -> Iterator[pd.DataFrame]:
         pending: deque[Future[pd.DataFrame]] = deque()
-        for future in _submit_all(cluster, handler, items, config, partition_size, limit):
+        read, size = sized(items, partition_size, _threads(cluster))
+        for future in _submit_all(cluster, handler, read, config, size, limit):
             pending.append(future)
             while pending and (len(pending) >= limit or pending[0].done()):
                 yield _finish([pending.popleft().result()], config["label"])
@@ -260,4 +295,4 @@ def dask_partitions(
     return stream()
 
 
-__all__ = ["common_dtype", "dask_partitions", "dask_replay", "get_client", "handler_blob", "run_partition"]
+__all__ = ["common_dtype", "dask_partitions", "dask_replay", "get_client", "handler_blob", "run_partition", "sized"]

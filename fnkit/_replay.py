@@ -11,19 +11,23 @@ for dtype.
 
 from __future__ import annotations
 
+import importlib
 import json
 import pickle
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._call import PlannedCall
 from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, unreadable
-from ._invoke import capturing
+from ._invoke import Context, Handler, capturing, handler_copy, invoke_many, resolve_isolation
 from ._optional import require
 from ._report import MISSING, ContractError, decode_json
-from ._sources import SOURCES, detect_source, source_module
+from ._sources import SOURCES, source_module, source_of
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -34,10 +38,12 @@ if TYPE_CHECKING:
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
 ENGINES = ("local", "dask")
 DEFAULT_PARTITION_SIZE = 5_000
+CHUNK_SIZE = 1_000  # events called together (one invoke_many): a worker round trip per chunk, not per event
 
 
 def make_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The replay configuration: `source` (forced), `label`, and for each source the keywords of its `run`.
+    """The replay configuration: `source` (forced), `label`, `isolation` (default "none": in this process), and
+    for each source the keywords of its `run` (which its `plan_call` takes).
 
     Each source's settings (`report_batch_item_failures`, `mode`, `multi_value`, ... or
     `config=`: a source's `Config`, or several, one per source) become that source's
@@ -48,6 +54,7 @@ def make_config(config: dict[str, Any]) -> dict[str, Any]:
     forced = config.pop("source", None)
     label = config.pop("label", None)
     given = config.pop("config", None)
+    isolation = resolve_isolation(config.pop("isolation", None))  # a bad one is refused before any event
     if forced is not None:
         source_module(forced)  # an unknown source fails now
     configs: dict[str, Config] = {}
@@ -71,7 +78,7 @@ def make_config(config: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(config) - taken)
     if unknown:
         raise TypeError(f"replay got keyword(s) that no source's run takes: {', '.join(unknown)}")
-    return {"source": forced, "label": label, "runs": runs}
+    return {"source": forced, "label": label, "runs": runs, "isolation": isolation}
 
 
 def iter_events(events: Any) -> Iterable[Any]:
@@ -90,49 +97,178 @@ def iter_events(events: Any) -> Iterable[Any]:
     return stream
 
 
+def _planners(runs: dict[str, dict[str, Any]]) -> dict[str, Callable[[Any], PlannedCall[Outcome]]]:
+    """Each source's `plan_call` with the replay's keywords for it: the call its `run` would make for an event."""
+    planners: dict[str, Callable[[Any], PlannedCall[Outcome]]] = {}
+    for name, keywords in runs.items():
+        plan_call = importlib.import_module(f"fnkit.{name}._outcome").plan_call
+        planners[name] = partial(plan_call, **keywords)
+    return planners
+
+
+def _handler_copy(value: Any) -> Any:
+    """The event as the handler gets it in this process: its own copy (the outcome reads the original, as `run`'s
+    does). A JSON value (dicts, lists, strings, numbers) is copied as a tree, much faster than a pickle."""
+    try:
+        return _json_tree(value)
+    except _NotJson:
+        return handler_copy(value)
+
+
+class _NotJson(Exception):
+    """A value that is not a plain JSON tree (a tuple, a custom object): copied by `handler_copy` instead."""
+
+
+_JSON_LEAVES = frozenset((str, int, float, bool, type(None)))
+
+
+def _json_tree(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:  # keys are strings (or other immutable values): shared, as a copy may
+        return {k: v if type(v) in _JSON_LEAVES else _json_tree(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _JSON_LEAVES else _json_tree(v) for v in value]
+    if kind in _JSON_LEAVES:
+        return value
+    raise _NotJson
+
+
+def _outcome_rows(
+    index: int, result: Outcome, extra: Callable[[dict[str, Any]], dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    said = result.result_column  # the column that says what happened to each item
+    rows = result.rows()
+    for row in rows:
+        row["event"] = index
+        row.setdefault("result", row.get(said))
+        if extra is not None:
+            row.update(extra(row))
+    return rows
+
+
+class _Chunk:
+    """Consecutive events of one source, planned, waiting to be called together (`invoke_many`)."""
+
+    __slots__ = ("calls", "extras", "indexes", "keys", "slots", "source", "timeout_s")
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.source: str | None = None
+        self.timeout_s: float | None = None
+        self.calls: list[PlannedCall[Outcome]] = []
+        self.indexes: list[int] = []
+        self.extras: list[Callable[[dict[str, Any]], dict[str, Any]] | None] = []
+        self.slots: list[list[dict[str, Any]]] = []  # where each event's rows go, in the partition's order
+        self.keys: set[Any] = set()
+
+    def takes(self, source: str, call: PlannedCall[Outcome]) -> bool:
+        """True when the call can join: same source and timeout, no shared key, room left."""
+        if not self.calls:
+            return True
+        return (
+            source == self.source
+            and call.timeout_s == self.timeout_s
+            and len(self.calls) < CHUNK_SIZE
+            and self.keys.isdisjoint(call.exclusive)
+        )
+
+    def add(self, source: str, call: PlannedCall[Outcome], index: int, extra: Any, slot: list[dict[str, Any]]) -> None:
+        self.source, self.timeout_s = source, call.timeout_s
+        self.calls.append(call)
+        self.indexes.append(index)
+        self.extras.append(extra)
+        self.slots.append(slot)
+        if call.exclusive:
+            self.keys.update(call.exclusive)
+
+    def run(self, handler: Handler, isolation: str) -> None:
+        """Call the handler on every event (one `invoke_many`), fill each event's rows, and empty the chunk."""
+        calls = self.calls
+        if not calls:
+            return
+        if isolation == "process":  # the events travel to the worker: a copy of their own there
+            events = [c.event for c in calls]
+        else:
+            events = [_handler_copy(c.event) for c in calls]
+        timeout = self.timeout_s
+        contexts = None
+        if any(c.context is not None for c in calls):
+            contexts = [c.context if c.context is not None else Context(timeout_s=timeout) for c in calls]
+        with ExitStack() as opened:
+            for c in calls:
+                if c.session is not None:
+                    opened.enter_context(c.session(isolation))
+            invocations = invoke_many(
+                handler, events, timeout_s=timeout, contexts=contexts, isolation=isolation, copy=False
+            )
+        for call, invocation, index, extra, slot in zip(
+            calls, invocations, self.indexes, self.extras, self.slots, strict=True
+        ):
+            assert call.finish is not None  # a call in a chunk was not decided without the handler
+            slot.extend(_outcome_rows(index, call.finish(invocation), extra))
+        self.clear()
+
+
 def replay_partition(
     handler: Callable[[Any, Any], Any], items: Iterable[Any], config: dict[str, Any], start: int = 0
 ) -> list[dict[str, Any]]:
     """The rows of one partition: every item (an event, an importer's entry such as a logged
-    request, or an `Unreadable`) numbered from `start`; both engines call this and nothing else."""
+    request, or an `Unreadable`) numbered from `start`; both engines call this and nothing else.
+
+    Each event is decoded once, its source detected once (unless `source=` names it), and
+    planned by its source's `plan_call` (the call that source's `run` makes); consecutive
+    events of one source are then called in chunks, through `invoke_many`, in their order,
+    and each outcome is made from its `Invocation` by the plan's `finish`: the rows are those
+    of `run` called per event.
+    """
     forced = config["source"]
-    runs = config["runs"]
-    rows: list[dict[str, Any]] = []
+    isolation = config["isolation"]
+    planners = _planners(config["runs"])
+    parts: list[list[dict[str, Any]]] = []  # each item's rows, in order (a chunk fills its slots when it runs)
+    chunk = _Chunk()
     with capturing():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
-                rows.append(
-                    {
-                        "event": index,
-                        "source": item.source,
-                        "item": item.where,
-                        "result": item.result,
-                        "rule": item.issue.rule,
-                        "inferred": False,
-                        "reason": item.issue.message,
-                    }
+                parts.append(
+                    [
+                        {
+                            "event": index,
+                            "source": item.source,
+                            "item": item.where,
+                            "result": item.result,
+                            "rule": item.issue.rule,
+                            "inferred": False,
+                            "reason": item.issue.message,
+                        }
+                    ]
                 )
                 continue
-            extra = getattr(item, "replay_columns", None)
-            event = item.event if extra is not None else item
-            value, issues = decode_json(event, "G0")
-            source = forced or (detect_source(value) if value is not MISSING else None)
+            if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
+                extra, value, issues = None, item, []
+            else:
+                extra = getattr(item, "replay_columns", None)
+                value, issues = decode_json(item.event if extra is not None else item, "G0")
+            source = forced or (source_of(value) if value is not MISSING else None)
             if source is None:
                 message = issues[0].message if issues else "not an event of a known source"
-                rows.append(
-                    {
-                        "event": index,
-                        "source": None,
-                        "item": None,
-                        "result": "invalid event",
-                        "rule": "G3" if not issues else "G0",
-                        "inferred": True,
-                        "reason": message,
-                    }
+                parts.append(
+                    [
+                        {
+                            "event": index,
+                            "source": None,
+                            "item": None,
+                            "result": "invalid event",
+                            "rule": "G3" if not issues else "G0",
+                            "inferred": True,
+                            "reason": message,
+                        }
+                    ]
                 )
                 continue
             try:
-                result: Outcome = source_module(source).run(handler, value, **runs[source])
+                call = planners[source](value)
             except ContractError as exc:
                 first = exc.report.errors[0]
                 row = {
@@ -144,16 +280,18 @@ def replay_partition(
                     "inferred": False,
                     "reason": f"{first.path}: {first.message}",
                 }
-                rows.append(row | extra(row) if extra is not None else row)
+                parts.append([row | extra(row) if extra is not None else row])
                 continue
-            said = result.result_column  # the column that says what happened to each item
-            for row in result.rows():
-                row["event"] = index
-                row.setdefault("result", row.get(said))
-                if extra is not None:
-                    row.update(extra(row))
-                rows.append(row)
-    return rows
+            if call.decided is not None:  # answered without calling the handler: nothing to wait for
+                parts.append(_outcome_rows(index, call.decided, extra))
+                continue
+            if not chunk.takes(source, call):
+                chunk.run(handler, isolation)
+            slot: list[dict[str, Any]] = []
+            parts.append(slot)
+            chunk.add(source, call, index, extra, slot)
+        chunk.run(handler, isolation)
+    return [row for part in parts for row in part]
 
 
 def _partition_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -227,17 +365,25 @@ def replay(
     (`fnkit.alb.events_from_access_log`, `fnkit.queue.events_from_messages`: their logged
     facts become columns, their unreadable lines rows), or a path (JSON Lines events, an
     access log, a message dump). Keywords go to each source's `run` when it takes them
-    (`report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, `timeout_s`, `isolation`, ...;
+    (`report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, `timeout_s`, ...;
     `config=`: a source's `Config`, or one per source); a setting the platform refuses is a
     ValueError naming the rule, raised before any event is read. `source=` forces one
-    source, `label=` adds a `handler` column. One row per record /
-    recipient / request; an invalid event or an unreadable line is one row saying why.
+    source (no detection), `label=` adds a `handler` column. One row per record /
+    recipient / request; an invalid event or an unreadable line is one row saying why: the
+    rows `run` gives event by event.
+
+    `isolation`: "none" (default: the handler runs in this process, on this thread, like a
+    call, so doubles and breakpoints work), "thread", or "process" (worker processes, which
+    survive a handler that exits or hangs). Consecutive events of one source are called in
+    chunks, so a worker gets a chunk of events per round trip, not one.
 
     `engine="local"` (a pandas DataFrame) or `"dask"`: partitions of `partition_size` events
     stream to a `dask.distributed` cluster (`client`: a Client, a scheduler address, or None
     for the current client or a LocalCluster made once per session), the handler runs in the
-    workers, and the result is a Dask DataFrame with the same columns (`compute=True`: the
-    pandas DataFrame the local engine gives, exactly).
+    workers (in each worker's process under the default isolation), and the result is a Dask
+    DataFrame with the same columns (`compute=True`: the pandas DataFrame the local engine
+    gives, exactly). Without `partition_size`, fewer events than a default partition
+    (5,000) per worker thread are split evenly over the threads, so every worker gets work.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine is one of {', '.join(ENGINES)}, not {engine!r}")
@@ -251,9 +397,7 @@ def replay(
         return _finish([_partition_frame(rows)], cfg["label"])
     from ._dask import dask_replay
 
-    return dask_replay(
-        handler, items, cfg, client=client, compute=compute, partition_size=partition_size or DEFAULT_PARTITION_SIZE
-    )
+    return dask_replay(handler, items, cfg, client=client, compute=compute, partition_size=partition_size or None)
 
 
 def replay_partitions(
@@ -277,15 +421,14 @@ def replay_partitions(
     _require_engine(engine, "fnkit.replay_partitions")
     cfg = make_config(config)
     items = iter_events(events)
-    size = partition_size or DEFAULT_PARTITION_SIZE
     if engine == "local":
         return (
             _finish([_partition_frame(replay_partition(handler, chunk, cfg, start))], cfg["label"])
-            for start, chunk in partitions(items, size)
+            for start, chunk in partitions(items, partition_size or DEFAULT_PARTITION_SIZE)
         )
     from ._dask import dask_partitions
 
-    return dask_partitions(handler, items, cfg, client=client, partition_size=size, window=window)
+    return dask_partitions(handler, items, cfg, client=client, partition_size=partition_size or None, window=window)
 
 
 def dumps_events(events: Iterable[Any]) -> str:

@@ -23,11 +23,17 @@ _ANY = "a queue, mail-flow or load balancer event"
 _RESPONSES = {"queue": "a queue response", "mail": "a mail-flow response", "alb": "a load balancer response"}
 
 
+_MODULES: dict[str, Any] = {}  # imported on first use: detection runs once per event, import_module costs more
+
+
 def source_module(name: str) -> Any:
     """The module of one source (`fnkit.queue`, `fnkit.mail`, `fnkit.alb`)."""
-    if name not in SOURCES:
-        raise ValueError(f"unknown source {name!r}: use one of {', '.join(SOURCES)}")
-    return importlib.import_module(f"fnkit.{name}")
+    module = _MODULES.get(name)
+    if module is None:
+        if name not in SOURCES:
+            raise ValueError(f"unknown source {name!r}: use one of {', '.join(SOURCES)}")
+        module = _MODULES[name] = importlib.import_module(f"fnkit.{name}")
+    return module
 
 
 # --- what users mistake for the three sources ----------------------------------------
@@ -52,7 +58,7 @@ def _record_of(service: str, key: str) -> Callable[[dict[str, Any]], list[str]]:
 
     def landmarks(value: dict[str, Any]) -> list[str]:
         record = _first_record(value)
-        if record is None or any(k in record for k in _QUEUE_RECORD_KEYS):
+        if record is None or not record.keys().isdisjoint(_QUEUE_RECORD_KEYS):
             return []
         found = [f"Records[0].{key}"] if isinstance(record.get(key), dict) else []
         found.extend(
@@ -130,6 +136,10 @@ class Lookalike:
     landmarks: Callable[[dict[str, Any]], list[str]]  # the keys that give it away ([] when the value is not one)
     advice: str = ""  # a sentence: how the source it is not differs, or what to do
     kind: str = ""  # which variant, when the name covers several: "REST API, payload format 1.0"
+    # the top-level keys a value has at least one of when it is one: detection asks `landmarks` only then
+    keys: tuple[str, ...] = ()
+    # its landmarks are in Records[0], which is never a queue record (messageId, receiptHandle or md5OfBody)
+    other_records: bool = False
 
 
 LOOKALIKES: tuple[Lookalike, ...] = (
@@ -140,6 +150,7 @@ LOOKALIKES: tuple[Lookalike, ...] = (
         "a load balancer event carries requestContext.elb.targetGroupArn and no resource, pathParameters or "
         "stageVariables",
         "REST API, payload format 1.0",
+        keys=("httpMethod",),
     ),
     Lookalike(
         "an API Gateway proxy event",
@@ -147,48 +158,61 @@ LOOKALIKES: tuple[Lookalike, ...] = (
         _http_api,
         "a load balancer event has httpMethod and path at the top and requestContext.elb",
         "HTTP API or function URL, payload format 2.0",
+        keys=("version",),
     ),
     Lookalike(
         "an API Gateway WebSocket event",
         _NAMES["alb"],
         _websocket_api,
         "the load balancer never forwards WebSocket traffic to a function (A1)",
+        keys=("requestContext",),
     ),
     Lookalike(
         "an SNS notification event",
         _NAMES["queue"],
         _record_of("aws:sns", "Sns"),
         "a queue record has messageId, receiptHandle, body and eventSource 'provider:queue' ('aws:sqs')",
+        keys=("Records",),
+        other_records=True,
     ),
     Lookalike(
         "an S3 event notification",
         _NAMES["queue"],
         _record_of("aws:s3", "s3"),
         "when S3 notifies a queue, this JSON is the body of a queue record, not the event",
+        keys=("Records",),
+        other_records=True,
     ),
     Lookalike(
         "an SES receipt-rule event",
         _NAMES["mail"],
         _record_of("aws:ses", "ses"),
         "a mail-flow event has summaryVersion, envelope, sender, subject, invocationId and flowDirection",
+        keys=("Records",),
+        other_records=True,
     ),
     Lookalike(
         "a Kinesis stream event",
         _NAMES["queue"],
         _record_of("aws:kinesis", "kinesis"),
         "a queue record has messageId, receiptHandle and body",
+        keys=("Records",),
+        other_records=True,
     ),
     Lookalike(
         "a DynamoDB stream event",
         _NAMES["queue"],
         _record_of("aws:dynamodb", "dynamodb"),
         "a queue record has messageId, receiptHandle and body",
+        keys=("Records",),
+        other_records=True,
     ),
     Lookalike(
         "an EventBridge event",
         _ANY,
         _eventbridge,
         "when EventBridge targets a queue, this JSON is the body of a queue record",
+        keys=("detail-type",),
     ),
     Lookalike(
         "a ReceiveMessage response of the queue's API",
@@ -196,39 +220,68 @@ LOOKALIKES: tuple[Lookalike, ...] = (
         _receive_message,
         'the poller hands a function {"Records": [...]} with camelCase keys (messageId, receiptHandle, body); '
         "fnkit.queue.events_from_messages turns a dump like this into events",
+        keys=("Messages",),
     ),
     Lookalike(
         "a single queue record",
         _NAMES["queue"],
         _lone_record,
         'a queue event wraps its records: {"Records": [record, ...]}',
+        keys=_QUEUE_RECORD_KEYS,
     ),
     Lookalike(
         "a queue response",
         "an event",
         _response_of(("batchItemFailures",)),
         "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+        keys=("batchItemFailures",),
     ),
     Lookalike(
         "a load balancer response",
         "an event",
         _response_of(("statusCode",)),
         "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+        keys=("statusCode",),
     ),
     Lookalike(
         "a mail-flow response",
         "an event",
         _response_of(("actions",)),
         "validate a response with `fnkit validate --response` (fnkit.validate_response)",
+        keys=("actions",),
     ),
 )
+
+
+# by a value's set of keys, and whether its first record is a queue record: the lookalikes it may be
+_ASKED: dict[tuple[frozenset[Any], bool], tuple[Lookalike, ...]] = {}
+
+
+def _asked(value: dict[Any, Any]) -> tuple[Lookalike, ...]:
+    """The lookalikes a value may be: those whose `keys` it has, less those of other services' records when its
+    first record is a queue record. A plain dict's answer is looked up by its key set; a dict subclass asks all."""
+    if type(value) is not dict:
+        return LOOKALIKES
+    keys = frozenset(value)
+    record = _first_record(value) if "Records" in keys else None
+    queue_record = record is not None and not record.keys().isdisjoint(_QUEUE_RECORD_KEYS)
+    asked = _ASKED.get((keys, queue_record))
+    if asked is None:
+        asked = tuple(
+            known
+            for known in LOOKALIKES
+            if (not known.keys or not keys.isdisjoint(known.keys)) and not (queue_record and known.other_records)
+        )
+        if len(_ASKED) < 4096:  # events of one stream have few key sets; an odd stream must not grow this forever
+            _ASKED[keys, queue_record] = asked
+    return asked
 
 
 def lookalike(value: Any) -> tuple[Lookalike, list[str]] | None:
     """(the event type a decoded value is, the keys that show it) when it is one users mistake for a source."""
     if not isinstance(value, dict):
         return None
-    for known in LOOKALIKES:
+    for known in _asked(value):
         try:
             found = known.landmarks(value)
         except Exception:  # a detector must never take validation down  # noqa: BLE001
@@ -264,11 +317,25 @@ def detect_source(event: Any) -> str | None:
     """'queue', 'mail' or 'alb' from the event's shape (JSON text and bytes are decoded); None when unknown,
     or when the value is an event of another kind users mistake for one of them (see `LOOKALIKES`)."""
     value, _ = decode_json(event, "G0")
-    if value is MISSING or not isinstance(value, dict) or lookalike(value) is not None:
+    return None if value is MISSING else source_of(value)
+
+
+_LOOKS_LIKE: list[tuple[str, Callable[[Any], bool]]] = []  # each source's `looks_like`, in the order of SOURCES
+
+
+def source_of(value: Any) -> str | None:
+    """`detect_source` of a decoded value (JSON text is a string here, not an event): 'queue', 'mail', 'alb' or None.
+
+    A replay calls it once per event, so it costs little: a lookalike is asked only when the
+    value has one of its keys, and each source's `looks_like` looks at a few keys.
+    """
+    if not isinstance(value, dict) or lookalike(value) is not None:
         return None
-    for name in SOURCES:
+    if not _LOOKS_LIKE:
+        _LOOKS_LIKE.extend((name, source_module(name).looks_like) for name in SOURCES)
+    for name, looks_like in _LOOKS_LIKE:
         try:
-            if source_module(name).looks_like(value):
+            if looks_like(value):
                 return name
         except Exception:  # a detector must never take validation down  # noqa: BLE001
             continue

@@ -169,3 +169,33 @@ def test_a_path_is_read_by_content_an_access_log_a_message_dump_or_events(tmp_pa
     jsonl.write_text(fnkit._replay.dumps_events([queue.build_event(["x"], seed=1)]) + "{oops\n")
     frame = fnkit.replay(handler, jsonl)
     assert list(frame["result"]) == ["delete", "unreadable"] and frame["item"][1].endswith("events.jsonl:2")
+
+
+def test_dask_workers_run_handlers_in_their_own_process_unless_told_to_isolate(client, tmp_path):
+    import os
+
+    def pid_handler(event, context):
+        with open(event["path"], "a") as out:  # the pid of the process that ran the handler
+            out.write(f"{os.getpid()}\n")
+        return {"statusCode": 200}
+
+    def ran_in(isolation, name):
+        log = tmp_path / name
+        events = [alb.build_event("GET", str(log), seed=i) for i in range(4)]
+        given = {} if isolation is None else {"isolation": isolation}
+        fnkit.replay(pid_handler, events, engine="dask", client=client, compute=True, **given)
+        return {int(line) for line in log.read_text().split()}
+
+    workers = set(client.run(os.getpid).values())  # the workers' process (this one: the fixture's are threads)
+    assert ran_in(None, "inline") <= workers  # the default
+    assert not ran_in("process", "isolated") & workers  # a worker process of fnkit's own, as asked
+
+
+def test_the_default_partition_size_gives_every_worker_thread_a_share(client):
+    sample = events(3_000)
+    lazy = fnkit.replay(handler, sample, engine="dask", client=client)
+    assert lazy.npartitions == 2  # 2 threads: 1,500 events each, not one partition of 3,000
+    streamed = list(fnkit.replay_partitions(handler, iter(sample), engine="dask", client=client))
+    assert [f["event"].iloc[0] for f in streamed] == [0, 1_500]
+    big = fnkit.replay(handler, iter(events(12_000)), engine="dask", client=client)
+    assert big.npartitions == 3  # past one default partition (5,000) per thread: partitions of 5,000

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .. import rules as _rules
+from .._call import PlannedCall
 from .._config import with_settings
-from .._invoke import Context, Invocation, encode_response, invoke
+from .._invoke import Context, Invocation, encode_response
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Raw, Report, decode_json, error
 from ..rules import rule
@@ -388,22 +389,31 @@ def run(
     event shows) and `timeout_s=` (the function timeout). `isolation`: where the handler
     runs (see `fnkit.invoke`); it gets its own copy of the event.
     """
-    target = AlbConfig.of(config, settings, run)
-    multi_value, timeout_s = target.multi_value, target.timeout_s
+    return plan_call(event, config=AlbConfig.of(config, settings, run), context=context).run(handler, isolation)
+
+
+def plan_call(event: Any, *, config: AlbConfig, context: Context | None = None) -> PlannedCall[HttpOutcome]:
+    """The call `run` makes for `event` (checked, never refused for being invalid: the event report goes along),
+    or the load balancer's own answer when it refuses the request (A1, A14); the outcome follows from `outcome`."""
+    multi_value = config.multi_value
     event_report = validate_event(event, multi_value=multi_value)
     value, _ = decode_json(event, "G0")
     if value is MISSING:
         value = event  # not JSON: the handler gets it as it is, and the event report says what is wrong
     found = refusal(value)
     if found is not None:
-        return dataclasses.replace(
+        refused = dataclasses.replace(
             found,
             event_issues=event_report,
             multi_value=event_multi_value(value) if multi_value is None else bool(multi_value),
         )
-    invocation = invoke(handler, value, timeout_s=timeout_s, context=context, isolation=isolation)
-    result: HttpOutcome = outcome(value, invocation, config=target)  # `@rule` leaves it untyped
-    return dataclasses.replace(result, invocation=invocation, event_issues=event_report)
+        return PlannedCall(value, config.timeout_s, None, context, decided=refused)
+
+    def finish(invocation: Invocation) -> HttpOutcome:
+        result: HttpOutcome = outcome(value, invocation, config=config)  # `@rule` leaves it untyped
+        return dataclasses.replace(result, invocation=invocation, event_issues=event_report)
+
+    return PlannedCall(value, config.timeout_s, finish, context)
 
 
 __all__ = [
@@ -414,6 +424,7 @@ __all__ = [
     "bad_gateway",
     "event_multi_value",
     "outcome",
+    "plan_call",
     "refusal",
     "run",
 ]

@@ -27,10 +27,13 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import rules as _rules
+from .._call import PlannedCall
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke, resolve_isolation
 from .._optional import require
@@ -43,6 +46,8 @@ from ._event import decode_event
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ._content import MessageContent
 
 from ._response import (
     UNIQUE_ACTIONS_LIMIT,
@@ -583,16 +588,31 @@ def call_handler(
     process, its calls to the content API come back here, where the store is. Its boto3
     calls to the message flow API are answered from the same content API (`_workmail`).
     """
+    if context is None:
+        context = Context(timeout_s=timeout_s, aws_request_id=request_id(event["invocationId"], attempt))
+    with content_open(store, event["messageId"], context, mode=mode, at_s=at_s, isolation=isolation) as content:
+        invocation = invoke(handler, event, timeout_s=timeout_s, context=context, isolation=isolation)
+    return invocation, content
+
+
+@contextmanager
+def content_open(
+    store: Any,
+    message_id: str,
+    context: Context,
+    *,
+    mode: str,
+    at_s: float | None = None,
+    isolation: str | None = None,
+) -> Iterator[MessageContent]:
+    """The content API of one invocation, open on `context.message_content` while the handler runs (M9), and
+    answering the message flow SDK's calls there (fnkit.mail._workmail) in the isolation the handler runs in."""
     from ._workmail import bridged
 
-    message_id = event["messageId"]
     with store.invocation(message_id, mode=mode, at_s=at_s) as content:
-        if context is None:
-            context = Context(timeout_s=timeout_s, aws_request_id=request_id(event["invocationId"], attempt))
         context.message_content = content
         with bridged(context, resolve_isolation(isolation)):
-            invocation = invoke(handler, event, timeout_s=timeout_s, context=context, isolation=isolation)
-    return invocation, content
+            yield content
 
 
 def ensure_message(store: Any, event: dict[str, Any]) -> None:
@@ -660,17 +680,46 @@ def run(
     what happened. `isolation`: where the handler runs (see `fnkit.invoke`). Raises
     ContractError for an invalid event.
     """
+    planned = plan_call(
+        event, config=MailConfig.of(config, settings, run), timeout_s=timeout_s, context=context, store=store
+    )
+    return planned.run(handler, isolation)
+
+
+def plan_call(
+    event: Any,
+    *,
+    config: MailConfig,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+    store: Any = None,
+) -> PlannedCall[MailOutcome]:
+    """The call `run` makes for `event`: validated (ContractError when invalid), its raw message in `store`
+    (restored), cut at `response_timeout_s` (or `timeout_s` when shorter), with the content API open during
+    the call; its outcome is `outcome` on the Invocation, with what the content API did (`with_content`)."""
     from ._content import default_store
 
-    rule_config = MailConfig.of(config, settings, run)
     value, _ = decode_event(event)
-    limit = rule_config.response_timeout_s
+    limit = config.response_timeout_s
     wait = limit if timeout_s is None else min(timeout_s, limit)
     store = store if store is not None else default_store()
     ensure_message(store, value)
-    invocation, content = call_handler(
-        handler, value, store=store, mode=rule_config.mode, timeout_s=wait, context=context, isolation=isolation
-    )
-    result = outcome(value, invocation, config=rule_config)
-    completed: MailOutcome = with_content(result, [content], store, value["messageId"])  # `@rule` leaves it untyped
-    return completed
+    message_id = value["messageId"]
+    if context is None:
+        context = Context(timeout_s=wait, aws_request_id=request_id(value["invocationId"], 1))
+    call_context = context
+    opened: list[MessageContent] = []
+
+    @contextmanager
+    def session(isolation: str) -> Iterator[None]:
+        with content_open(store, message_id, call_context, mode=config.mode, isolation=isolation) as content:
+            opened.append(content)
+            yield
+
+    def finish(invocation: Invocation) -> MailOutcome:
+        result = outcome(value, invocation, config=config)
+        completed: MailOutcome = with_content(result, opened, store, message_id)  # `@rule` leaves it untyped
+        return completed
+
+    # one message's calls never share a chunk, nor do calls that share the caller's one context
+    return PlannedCall(value, wait, finish, context, session=session, exclusive=(message_id, id(context)))

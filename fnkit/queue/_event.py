@@ -998,10 +998,10 @@ def looks_like(event: Any) -> bool:
     if not isinstance(recs, list) or not recs or not isinstance(recs[0], dict):
         return True
     first = recs[0]
-    return any(k in first for k in ("messageId", "receiptHandle", "body", "md5OfBody")) or first.get("eventSource") in (
-        "provider:queue",
-        "aws:sqs",
-    )
+    return not first.keys().isdisjoint(_RECORD_LANDMARKS) or first.get("eventSource") in ("provider:queue", "aws:sqs")
+
+
+_RECORD_LANDMARKS = frozenset(("messageId", "receiptHandle", "body", "md5OfBody"))
 
 
 _MESSAGE_ID = itemgetter("messageId")

@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 import msgspec
 
 from .. import rules as _rules
+from .._call import PlannedCall
 from .._config import with_settings
-from .._invoke import Context, Invocation, encode_response, invoke
+from .._invoke import Context, Invocation, encode_response
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
@@ -66,22 +67,22 @@ class BatchOutcome(msgspec.Struct):
         """One row per record: what happens to it, and why."""
         failed = set(self.failed_ids)
         ids = self.event_ids or tuple(self.failed_ids) + tuple(self.deleted_ids)
-        out = []
-        for i, mid in enumerate(ids):
-            out.append(
-                {
-                    "source": "queue",
-                    "item": mid,
-                    "index": i,
-                    "kind": self.kind,
-                    "action": "retry" if mid in failed else "delete",
-                    "rule": self.rule,
-                    "inferred": self.inferred,
-                    "reason": self.reason,
-                    "warnings": "; ".join(w.message for w in self.issues.warnings),
-                }
-            )
-        return out
+        kind, rule_id, inferred, reason = self.kind, self.rule, self.inferred, self.reason
+        warned = "; ".join(w.message for w in self.issues.warnings) if self.issues else ""  # the same on every row
+        return [
+            {
+                "source": "queue",
+                "item": mid,
+                "index": i,
+                "kind": kind,
+                "action": "retry" if mid in failed else "delete",
+                "rule": rule_id,
+                "inferred": inferred,
+                "reason": reason,
+                "warnings": warned,
+            }
+            for i, mid in enumerate(ids)
+        ]
 
     def __repr__(self) -> str:
         return (
@@ -373,12 +374,23 @@ def run(
     "process" or "thread", see `fnkit.invoke`);
     it gets its own copy of the event, and the outcome is decided from the original.
     """
-    config = QueueConfig.of(config, settings, run)
+    planned = plan_call(event, config=QueueConfig.of(config, settings, run), timeout_s=timeout_s, context=context)
+    return planned.run(handler, isolation)
+
+
+def plan_call(
+    event: Any, *, config: QueueConfig, timeout_s: float | None = None, context: Context | None = None
+) -> PlannedCall[BatchOutcome]:
+    """The call `run` makes for `event`: validated (ContractError when invalid), decoded, with its timeout
+    (`timeout_s`, else the config's `function_timeout_s`); its outcome is `decide` on the Invocation."""
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)
-    event, _ = decode_json(event, "G0")
-    timeout = config.function_timeout_s if timeout_s is None else timeout_s
-    invocation = invoke(handler, event, timeout_s=timeout, context=context, isolation=isolation)
-    decided: BatchOutcome = decide(event, correlation_ids(event), invocation, config.report_batch_item_failures)
-    return decided
+    value, _ = decode_json(event, "G0")
+    reporting = config.report_batch_item_failures
+
+    def finish(invocation: Invocation) -> BatchOutcome:
+        decided: BatchOutcome = decide(value, correlation_ids(value), invocation, reporting)  # `@rule`: untyped
+        return decided
+
+    return PlannedCall(value, config.function_timeout_s if timeout_s is None else timeout_s, finish, context)

@@ -1,21 +1,36 @@
-"""Replay at scale: events per second, local and on a Dask LocalCluster (1 and 2 workers), and bounded memory.
+"""Replay at scale: the contract rows side by side, then events per second at scale and bounded memory.
 
     python3 kit.py bench                       (every benchmark)
-    .venv/bin/python tests/benchmarks/bench_replay.py [--sizes 100000,1000000] [--big 10000000] [--quick]
+    .venv/bin/python tests/benchmarks/bench_replay.py [--contracts] [--sizes 100000,1000000] [--big 10000000] [--quick]
 
-Events are load balancer requests drawn from a generator (never a list). For each size it
-prints events/s for the local engine and for Dask with 1 and 2 worker processes; it checks
-that the Dask and local replays agree row for row on the first size. Then it streams `--big`
-events through `fnkit.replay_partitions` on 2 workers, counting results as partitions
-arrive, and prints the peak memory (RSS) of this process and of the workers against the
-same run on a tenth of the events: flat, because partitions stream and no full list is held.
-The machine is shared: read ratios, not absolute times.
+The contract rows come first, measured in this one run and printed side by side with
+their targets and the load average (the machine is shared: read the ratios):
+- local replay of 1-record queue events with a trivial handler, in-process (isolation
+  "none", the default) and isolation="process", and their ratio; beside them, the same
+  events through each source's `run` called per event, rows kept and one frame made (the
+  engine before chunks, with today's detection), the cost of source detection per event,
+  and json.loads of one event's text as a yardstick of the machine's speed at the time;
+- a CPU-bound 1 ms handler over 3,000 events: the local engine, Dask with 1 worker and
+  with 2 workers at the default partition size, and the ratios.
+Each speed is the best of a few interleaved rounds; the in-process rows also show events
+per CPU-second of this process, which other work on the machine changes less (though
+still some: a shared core runs slower). `--contracts` stops there.
+
+Then, at scale, events are load balancer requests drawn from a generator (never a list).
+For each size it prints events/s for the local engine and for Dask with 1 and 2 worker
+processes; it checks that the Dask and local replays agree row for row on the first size.
+Then it streams `--big` events through `fnkit.replay_partitions` on 2 workers, counting
+results as partitions arrive, and prints the peak memory (RSS) of this process and of the
+workers against the same run on a tenth of the events: flat, because partitions stream
+and no full list is held.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import sys
 import time
 from collections import Counter
@@ -26,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pandas as pd
 
 import fnkit
-from fnkit import alb
+from fnkit import alb, queue
 
 if TYPE_CHECKING:
     from distributed import Client, LocalCluster
@@ -111,13 +126,128 @@ def stream(n: int, client: Client, partition_size: int, counts: Counter[str], pe
     return rows
 
 
+# --- the contract rows ---------------------------------------------------------------------------
+
+QUEUE_TEMPLATE = queue.build_event(['{"type": "order", "id": 0}'], seed=1)
+
+
+def queue_events(n: int) -> list[dict[str, Any]]:
+    """n distinct 1-record queue events (each its own dicts, its own messageId and body)."""
+    text = json.dumps(QUEUE_TEMPLATE)
+    record = QUEUE_TEMPLATE["Records"][0]
+    out = []
+    for i in range(n):
+        event = json.loads(text)
+        first = event["Records"][0]
+        first["messageId"] = f"{record['messageId'][:-8]}{i:08d}"
+        out.append(event)
+    return out
+
+
+def trivial(event: dict[str, Any], context: object) -> None:
+    return None
+
+
+def busy_1ms(event: dict[str, Any], context: object) -> None:
+    """1 ms of this thread's CPU time, whatever else the machine runs."""
+    start = time.thread_time()
+    while time.thread_time() - start < 0.001:
+        pass
+
+
+def best_rate(n: int, fn: Callable[[], object], rounds: list[float], cpu: list[float] | None = None) -> None:
+    """Append n / wall seconds to `rounds` (and n / this process's CPU seconds to `cpu`)."""
+    started = time.process_time()
+    seconds, _ = timed(fn)
+    rounds.append(n / seconds)
+    if cpu is not None:
+        cpu.append(n / (time.process_time() - started))
+
+
+def per_event_runs(events: list[dict[str, Any]]) -> pd.DataFrame:
+    """The engine before chunks: detection and each source's `run` per event, every row kept, one frame."""
+    from fnkit._replay import _finish, _partition_frame
+
+    rows = []
+    for index, event in enumerate(events):
+        source = fnkit.detect_source(event)
+        assert source == "queue"
+        result = queue.run(trivial, event, isolation="none")
+        for row in result.rows():
+            row["event"] = index
+            row.setdefault("result", row.get(result.result_column))
+            rows.append(row)
+    return _finish([_partition_frame(rows)])
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def contract_rows(quick: bool) -> None:
+    n = 5_000 if quick else 50_000
+    events = queue_events(n)
+    fnkit.replay(trivial, events[:200], isolation="process")  # a warm worker, as a session has one
+    print(f"replay, contract rows ({load()})")
+    rates: dict[str, list[float]] = {"run": [], "none": [], "process": [], "run cpu": [], "none cpu": []}
+    for _ in range(1 if quick else 3):  # interleaved: the machine's noise hits every row alike
+        best_rate(n, partial(per_event_runs, events), rates["run"], rates["run cpu"])
+        best_rate(n, partial(fnkit.replay, trivial, events), rates["none"], rates["none cpu"])
+        best_rate(n, partial(fnkit.replay, trivial, events, isolation="process"), rates["process"])
+    best = {k: max(v) for k, v in rates.items()}
+    detect_s, _ = timed(lambda: [fnkit.detect_source(e) for e in events])
+    texts = [json.dumps(e) for e in events]
+    loads_s = min(timed(lambda: [json.loads(t) for t in texts])[0] for _ in range(3))
+    ratio = best["process"] / best["none"]
+    print(f"{'row':<64} {'measured':>14} {'target':>12}")
+    print(f"{f'{n:,} 1-record queue events, trivial handler:':<64}")
+    print(f"{'  per-event run() + detection + frame (before chunks), events/s':<64} {best['run']:>14,.0f}")
+    print(f"{'    the same, events per CPU-second of this process':<64} {best['run cpu']:>14,.0f}")
+    print(f"{'  local replay in-process (default), events/s':<64} {best['none']:>14,.0f} {'>= 50,000':>12}")
+    print(f"{'    the same, events per CPU-second of this process':<64} {best['none cpu']:>14,.0f} {'>= 50,000':>12}")
+    print(f"{'  local replay isolation=process, events/s':<64} {best['process']:>14,.0f}")
+    print(f"{'  ratio process / in-process':<64} {ratio:>14.2f} {'>= 0.5':>12}")
+    print(f"{'  source detection, us per event':<64} {detect_s / n * 1e6:>14.1f}")
+    print(f"{'  yardstick: json.loads of one event text now, us':<64} {loads_s / n * 1e6:>14.1f}")
+    per_event = n / (loads_s * best["none"])  # one event's replay, counted in json.loads of its text
+    print(f"{'  local replay in-process, one event in json.loads of its text':<64} {per_event:>14.2f}")
+
+    m = 600 if quick else 3_000
+    busy = queue_events(m)
+    local_s, local = timed(partial(fnkit.replay, busy_1ms, busy))
+    dask_s: dict[int, float] = {}
+    for workers in (1, 2):
+        cl, client = cluster(workers)
+        try:
+            fnkit.replay(busy_1ms, busy[:50], engine="dask", client=client, compute=True)  # the handler reaches them
+            dask_s[workers], frame = timed(
+                partial(fnkit.replay, busy_1ms, busy, engine="dask", client=client, compute=True)
+            )
+        finally:
+            client.close()
+            cl.close()
+        pd.testing.assert_frame_equal(local, frame)  # queue rows hold no timing: equal as they are
+    print(f"{f'{m:,} events, CPU-bound 1 ms handler, default partition size:':<64}")
+    print(f"{'  local engine, seconds':<64} {local_s:>14.2f}")
+    print(f"{'  Dask 1 worker, seconds':<64} {dask_s[1]:>14.2f}")
+    print(f"{'  Dask 2 workers, seconds':<64} {dask_s[2]:>14.2f}")
+    print(f"{'  Dask 2 workers vs 1 worker (speed-up)':<64} {dask_s[1] / dask_s[2]:>14.2f} {'>= 1.7':>12}")
+    print(f"{'  Dask 2 workers vs the local engine (speed-up)':<64} {local_s / dask_s[2]:>14.2f} {'>= 1.6':>12}")
+    print(f"({load()}; local and Dask frames agree row for row)\n", flush=True)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--big", type=int, default=10_000_000)
     parser.add_argument("--partition-size", type=int, default=20_000)
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the script runs")
+    parser.add_argument("--contracts", action="store_true", help="the contract rows only")
     args = parser.parse_args(argv)
+    contract_rows(args.quick)
+    if args.contracts:
+        return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.quick:
         sizes, args.big, args.partition_size = [2_000, 10_000], 40_000, 1_000

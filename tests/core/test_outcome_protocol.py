@@ -14,6 +14,7 @@ import pytest
 
 import fnkit
 from fnkit import _table
+from fnkit._call import PlannedCall
 from fnkit._config import with_settings
 from fnkit._outcome import Display, Grid, Outcome, outcome_html, outcome_row
 from fnkit._report import Report
@@ -139,10 +140,9 @@ class _Verdict:
     _repr_html_ = outcome_html
 
 
-@with_settings(QueueConfig, "report_batch_item_failures")
-def _fake_run(handler, event, *, timeout_s=None, context=None, isolation="process", config=None, **settings):
-    QueueConfig.of(config, settings, _fake_run)
-    return _Verdict(fnkit.correlation_ids(event))
+def _fake_plan_call(event, *, config, timeout_s=None, context=None):
+    """The queue's `plan_call` (the call `run` makes; replay makes it in chunks), deciding an unknown verdict."""
+    return PlannedCall(event, timeout_s, lambda invocation: _Verdict(fnkit.correlation_ids(event)), context)
 
 
 @with_settings(QueueConfig, "report_batch_item_failures")
@@ -152,7 +152,7 @@ def _fake_outcome(event, response, *, config=None, **settings):
 
 
 def test_replay_reads_any_outcome_through_the_protocol(monkeypatch):
-    monkeypatch.setattr(fnkit.queue, "run", _fake_run)
+    monkeypatch.setattr(fnkit.queue._outcome, "plan_call", _fake_plan_call)
     event = fnkit.queue.build_event(["a", "b"])
     frame = fnkit.replay(lambda e, c: None, [event], report_batch_item_failures=False)
     assert list(frame["result"]) == ["kept", "kept"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fnkit
 from fnkit import queue
@@ -189,6 +191,79 @@ def test_the_three_sources_are_still_recognised_beside_their_lookalikes():
     broken = alb.build_event()
     del broken["requestContext"]["elb"]
     assert fnkit.detect_source(broken) == "alb"  # no API Gateway landmark: a broken load balancer event
+
+
+_KEYS = [
+    "Records",
+    "httpMethod",
+    "requestContext",
+    "version",
+    "detail-type",
+    "detail",
+    "Messages",
+    "messageId",
+    "receiptHandle",
+    "md5OfBody",
+    "body",
+    "batchItemFailures",
+    "statusCode",
+    "actions",
+    "envelope",
+    "summaryVersion",
+    "invocationId",
+    "path",
+    "isBase64Encoded",
+    "resource",
+    "rawPath",
+    "routeKey",
+    "rawQueryString",
+    "pathParameters",
+    "stageVariables",
+    "other",
+]
+_WORDS = ["2.0", "aws:sns", "aws:s3", "aws:ses", "aws:kinesis", "aws:dynamodb", "aws:sqs", "x"]
+_LEAF = st.one_of(st.sampled_from(_WORDS), st.integers(0, 3), st.none())
+_MAP = st.dictionaries(
+    st.sampled_from([*_KEYS, "elb", "connectionId", "apiId", "eventSource", "EventSource", "Sns", "s3", "MessageId"]),
+    st.one_of(_LEAF, st.dictionaries(st.sampled_from(["elb", "routeKey", "name"]), _LEAF, max_size=2)),
+    max_size=4,
+)
+_VALUE = st.dictionaries(
+    st.sampled_from(_KEYS),
+    st.one_of(st.just("2.0"), _LEAF, _MAP, st.lists(st.one_of(_MAP, _LEAF), min_size=1, max_size=2)),
+    max_size=6,
+)
+
+
+def _every_lookalike(value):
+    """What detection said before it looked at keys first: every lookalike asked, in order."""
+    from fnkit._sources import LOOKALIKES
+
+    for known in LOOKALIKES:
+        try:
+            found = known.landmarks(value)
+        except Exception:  # noqa: BLE001 - as detection does
+            continue
+        if found:
+            return known, found
+    return None
+
+
+@given(_VALUE)
+@settings(max_examples=1500, deadline=None)
+def test_detection_that_looks_at_keys_first_names_what_asking_every_lookalike_names(value):
+    from fnkit._sources import lookalike
+
+    assert lookalike(value) == _every_lookalike(value)
+
+
+def test_detection_that_looks_at_keys_first_agrees_on_the_corpus_and_the_lookalikes():
+    from fnkit import corpus
+    from fnkit._sources import lookalike
+
+    values = [v for v, _, _ in LOOKALIKES] + corpus.load()[:600]
+    assert [lookalike(v) for v in values] == [_every_lookalike(v) for v in values]
+    assert sum(lookalike(v) is not None for v in values) == len(LOOKALIKES)
 
 
 def test_validate_keeps_the_byte_order_mark_warning(event):
