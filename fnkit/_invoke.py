@@ -766,6 +766,34 @@ def _call(
         return _internal_error(exc, timeout_s)
 
 
+def _inline_many(
+    handler: Handler, events: list[Any], contexts: list[Any], timeout_s: float | None, copy: bool
+) -> list[Invocation]:
+    """`_call` with "none" for each event in turn, as one loop: the capture is installed once."""
+    __tracebackhide__ = True
+    _ensure_capture()
+    results: list[Invocation] = []
+    append = results.append
+    for event, given in zip(events, contexts, strict=True):
+        context = _prepare(given, timeout_s)
+        capture = _Capture()
+        token = _current.set(capture)
+        started = time.perf_counter()
+        try:
+            status, value, duration_ms = _call_handler(
+                handler, handler_copy(event) if copy else event, context, interruptible=True
+            )
+        except KeyboardInterrupt:
+            raise interrupted(started) from None
+        except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
+            append(_internal_error(exc, timeout_s))
+            continue
+        finally:
+            _current.reset(token)
+        append(_invocation(status, value, duration_ms, capture, timeout_s))
+    return results
+
+
 def invoke_many(
     handler: Handler | str,
     events: Any,
@@ -796,8 +824,12 @@ def invoke_many(
                 handler = load_handler(handler)
             except HandlerImportError as exc:
                 return [_import_failed(exc, timeout_s) for _ in events]
-        copier = handler_copy if copy else None
-        return [_call(handler, e, timeout_s, c, isolation, copy=copier) for e, c in zip(events, contexts, strict=True)]
+        if isolation == "thread" and timeout_s is not None:
+            copier = handler_copy if copy else None
+            return [
+                _call(handler, e, timeout_s, c, isolation, copy=copier) for e, c in zip(events, contexts, strict=True)
+            ]
+        return _inline_many(handler, events, contexts, timeout_s, copy)
     prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
     started = time.perf_counter()
     try:
