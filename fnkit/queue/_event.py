@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from .._config import with_settings
+from .._memo import Readings
 from .._report import ContractError, Issue, Report, child_path, error, warning
 from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits, snake
 from .._validate import Contract, Seen
@@ -442,7 +443,7 @@ def check_event_source(event: Any, seen: Seen) -> list[Issue]:
     return []
 
 
-_ARN_READINGS: dict[str, tuple[str, str, bool] | None] = {}
+_ARN_READINGS: Readings[str, tuple[str, str, bool] | None] = Readings()
 _UNREAD: tuple[str, str, bool] = ("not", "read", False)  # by identity: no reading is this very tuple
 
 
@@ -471,8 +472,7 @@ def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
     found = _ARN_READINGS.get(arn, _UNREAD)
     if found is _UNREAD:
         found = _arn_fields(arn)
-        if len(_ARN_READINGS) < 1024:
-            _ARN_READINGS[arn] = found
+        _ARN_READINGS.remember(arn, found)
     return found
 
 
