@@ -228,7 +228,11 @@ class _Delivery:
 
 
 class _DeliveryFailed(Exception):
-    """Nothing of a message was delivered (what was written is removed); the words say which delivery failed."""
+    """Nothing of a message was delivered (what was written is removed): which delivery failed, and why."""
+
+    def __init__(self, address: str, exc: OSError) -> None:
+        super().__init__(f"delivery to {address} failed: {type(exc).__name__}: {exc}")
+        self.short = f"delivery to {address} failed ({type(exc).__name__})"  # fits an SMTP reply line
 
 
 @dataclass(frozen=True)
@@ -659,10 +663,10 @@ class MailServer:
         try:
             paths = self._deliver_all(deliveries)
         except _DeliveryFailed as failed:  # nothing was delivered: the client keeps the message and retries
-            failure = str(failed)
+            failure = failed.short
             for row in rows:
                 row["status"] = "deferred"
-                row["note"] = _joined(row["note"], f"nothing delivered: {failure}; the client retries")
+                row["note"] = _joined(row["note"], f"nothing delivered: {failed}; the client retries")
         else:
             for delivery, path in zip(deliveries, paths, strict=True):
                 for row in delivery.rows:
@@ -739,14 +743,12 @@ class MailServer:
                             self._write_tmp(self._maildir(delivery.address, delivery.folder), delivery.content)
                         )
                 except OSError as exc:
-                    raise _DeliveryFailed(
-                        f"delivery to {delivery.address} failed: {type(exc).__name__}: {exc}"
-                    ) from exc
-            for tmp, new in staged:
+                    raise _DeliveryFailed(delivery.address, exc) from exc
+            for delivery, (tmp, new) in zip(deliveries, staged, strict=True):
                 try:
                     os.rename(tmp, new)  # atomic within a file system: a reader sees the whole file or none
                 except OSError as exc:
-                    raise _DeliveryFailed(f"filing {new} failed: {type(exc).__name__}: {exc}") from exc
+                    raise _DeliveryFailed(delivery.address, exc) from exc
                 moved.append(new)
         except _DeliveryFailed:
             for path in [*moved, *(tmp for tmp, new in staged if new not in moved)]:
