@@ -134,6 +134,7 @@ NULL_PATH = "<>"  # MAIL FROM:<>, the null sender of bounces and delivery report
 #: the sender an event shows for a null-sender message whose From header gives no address
 NULL_SENDER_STANDIN = "MAILER-DAEMON@fnkit.invalid"
 _NAME_MAX = 255  # the longest file name most file systems take, in bytes
+_MAILDIRS_KNOWN = 10_000  # Maildirs remembered as made (past it, forgotten and checked again)
 
 logger = logging.getLogger("fnkit.mail.serve")
 
@@ -722,6 +723,8 @@ class MailServer:
                         box.add_folder(folder)
                 if not all((path / sub).is_dir() for sub in ("tmp", "new", "cur")):  # a file in the way, say
                     raise NotADirectoryError(f"{path} is not a Maildir (it lacks tmp/, new/ or cur/)")
+                if len(self._maildirs) >= _MAILDIRS_KNOWN:  # a cache of what exists: it stays small
+                    self._maildirs.clear()
                 found = self._maildirs[key] = path
         return found
 
