@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar, cast
 
+from ._memo import Readings
+
 _KEY = "fnkit"
 _NOT_GIVEN: Any = object()
 
@@ -214,8 +216,7 @@ def _kind(annotation: Any) -> tuple[type, bool]:
     return annotation, optional
 
 
-_MADE: dict[type, dict[Any, Any]] = {}  # per class: (config, settings given) -> the configuration made
-_MADE_AT_MOST = 256
+_MADE: dict[type, Readings[Any, Any]] = {}  # per class: (config, settings given) -> the configuration made
 
 
 class Config:
@@ -316,10 +317,10 @@ class Config:
         values.update(settings)
         made = cls(**values)
         if key is not None:
-            memo = _MADE.setdefault(cls, {})
-            if len(memo) >= _MADE_AT_MOST:
-                memo.clear()
-            memo[key] = made
+            memo = _MADE.get(cls)
+            if memo is None:
+                memo = _MADE[cls] = Readings()
+            memo.remember(key, made)
         return made
 
     def keywords(self, names: Iterable[str] | None = None) -> dict[str, Any]:

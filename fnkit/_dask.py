@@ -8,7 +8,9 @@ flight, so a generator of any length is never held whole. Each worker task calls
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import logging
 import os
 import pickle
 from collections import deque
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from distributed import Client, Future
 
 _SESSION: dict[str, Any] = {}  # the LocalCluster made for this session, and clients by scheduler address
+_CLOSES_AT_EXIT = False  # whether close_session is registered to run at exit
 _HANDLERS: dict[str, Handler] = {}  # in a worker: handlers already unpickled, by digest
 
 
@@ -57,6 +60,7 @@ def get_client(client: Any = None) -> Client:
     if isinstance(client, str):
         if client not in _SESSION:
             _SESSION[client] = distributed.Client(client)
+            _close_at_exit()
         found = _SESSION[client]
         return found
     if client is not None and hasattr(client, "scheduler_address"):  # a cluster object
@@ -82,8 +86,42 @@ def get_client(client: Any = None) -> Client:
             dashboard_address="127.0.0.1:0",
         )
         _SESSION["local"] = distributed.Client(cluster)
+        _close_at_exit()
     found = _SESSION["local"]
     return found
+
+
+def _close_at_exit() -> None:
+    global _CLOSES_AT_EXIT
+    if not _CLOSES_AT_EXIT:
+        _CLOSES_AT_EXIT = True
+        atexit.register(close_session)  # runs before distributed's own clean-up (registered at its import)
+
+
+class _KillNotice(logging.Filter):
+    """Drops the nanny's notice that it killed a worker process still stopping (4 s, on a busy machine)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Worker process still alive after")
+
+
+def close_session() -> None:
+    """Close the clients this session made, then its LocalCluster (run at exit): in that order the scheduler
+    forgets the clients' tasks (those a lazy replay's frame still holds) before the workers stop, so no task is
+    reported lost, and the workers are stopped without a word."""
+    local = _SESSION.pop("local", None)
+    clients = [*_SESSION.values(), *([local] if local is not None else [])]
+    _SESSION.clear()
+    for client in clients:
+        client.close()
+    if local is not None and local.cluster is not None:
+        nanny = logging.getLogger("distributed.nanny")
+        notice = _KillNotice()
+        nanny.addFilter(notice)
+        try:
+            local.cluster.close()
+        finally:
+            nanny.removeFilter(notice)
 
 
 def handler_blob(handler: Handler) -> bytes:

@@ -266,7 +266,9 @@ def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
                 error(
                     "$",
                     "format",
-                    f"The bytes are not UTF-8 text (bad byte at position {exc.start}), so they cannot be JSON.",
+                    # the position in the bytes as given, the skipped byte-order mark counted
+                    f"The bytes are not UTF-8 text (bad byte at position {exc.start + (3 if bom else 0)}), "
+                    "so they cannot be JSON.",
                     rule,
                 )
             ]

@@ -31,6 +31,7 @@ from operator import is_not
 from types import GenericAlias
 from typing import Annotated, Any, Literal, TypeVar
 
+from ._memo import Accepted
 from ._report import Issue, Severity, child_path, describe, error, warning
 from .rules import rule
 
@@ -147,19 +148,18 @@ def _compiled(pattern: str) -> Callable[[str], Any]:
     return found
 
 
-#: how many accepted strings each constraint remembers (values that repeat, such as ARNs, regions,
-#: header names and data types, are then tested once; a full memo stops growing)
-MEMO_LIMIT = 4096
-_ACCEPTED: dict[ConstraintKey, set[str]] = {}
+#: the strings known to meet each constraint (values that repeat, such as ARNs, regions, header names
+#: and data types, are then tested once), each memo bounded by bytes (see fnkit/_memo.py)
+_ACCEPTED: dict[ConstraintKey, Accepted] = {}
 _MEETS: dict[tuple[str | None, int | None, int | None, bool], Callable[[str], bool]] = {}
 
 
-def accepted(t: Text) -> set[str]:
-    """The bounded memo of strings known to meet the Text's constraint (one per constraint)."""
+def accepted(t: Text) -> Accepted:
+    """The memo of strings known to meet the Text's constraint (one per constraint, bounded by bytes)."""
     key: ConstraintKey = (t.pattern, t.min_len, t.max_len)
     found = _ACCEPTED.get(key)
     if found is None:
-        found = _ACCEPTED[key] = set()
+        found = _ACCEPTED[key] = Accepted()
     return found
 
 
@@ -180,7 +180,7 @@ def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeat
         def meets(s: str) -> bool:
             return low <= len(s) <= high and whole(s) is not None
     else:
-        ok = _ACCEPTED.setdefault(key, set())
+        ok = _ACCEPTED.setdefault(key, Accepted())
         whole = _compiled(pattern)
 
         def meets(s: str) -> bool:
@@ -188,8 +188,7 @@ def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeat
                 return True
             if not low <= len(s) <= high or whole(s) is None:
                 return False
-            if len(ok) < MEMO_LIMIT:
-                ok.add(s)
+            ok.remember(s)
             return True
 
     _MEETS[(*key, repeats)] = meets
@@ -758,7 +757,7 @@ class _PostGen:
         else:
             self.emit(depth, f"if {whole}({x}) is None: return False")
         if t.repeats:
-            self.emit(depth, f"if len({ok}) < {MEMO_LIMIT}: {ok}.add({x})")
+            self.emit(depth, f"{ok}.remember({x})")
 
     def shape(self, t: Shape, x: str, depth: int, prefix: str) -> None:
         for f in t.fields:
@@ -929,7 +928,7 @@ class _PostGen:
         else:
             self.emit(depth + 1, f"if not all(map({whole}, set({col}))): return False")
         if t.repeats:
-            self.emit(depth + 1, f"if len({ok}) < {MEMO_LIMIT}: {ok}.update({col})")
+            self.emit(depth + 1, f"{ok}.remember_all({col})")
 
     def spellings(self, t: Shape, f: F, col: str, depth: int) -> None:
         """At most one spelling of the field in each object of `col`; a required one in exactly one."""

@@ -112,9 +112,10 @@ class Contract:
         self._post = self.shape.post_check
         self._tables = self.shape.tables
         self._convert = msgspec.convert
-        # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError)
+        # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
+        # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
         self._rejected = (msgspec.ValidationError, UnicodeEncodeError)
-        self._undecodable = (msgspec.DecodeError, TypeError, UnicodeEncodeError)
+        self._undecodable = (msgspec.DecodeError, TypeError, UnicodeError)
         decoder: Decoder[Any] = msgspec.json.Decoder(self._struct)
         self._decoder = decoder
         return decoder
@@ -184,7 +185,7 @@ class Contract:
                 notes = [bom_warning()]
             try:  # decoded and checked in one pass
                 typed = decoder.decode(data)
-            except self._undecodable:  # (a str with a lone surrogate)
+            except self._undecodable:  # (a str with a lone surrogate, bytes that are not UTF-8)
                 # not JSON, or JSON of another shape: the standard decoder says which, and where
                 value, notes = decode_json(value, "G0")
                 if value is MISSING:

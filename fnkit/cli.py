@@ -1052,6 +1052,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="process",
         help="where the handler runs (default: a worker process, killed past the timeout)",
     )
+    p.add_argument(
+        "--max-store-bytes",
+        type=int,
+        default=64 * 1024 * 1024,
+        metavar="BYTES",
+        help="raw messages kept readable through the content API (default 64 MiB); past it the oldest are dropped",
+    )
     _add_app_dir(p)
     p.set_defaults(func=cmd_serve_mail)
 

@@ -219,6 +219,39 @@ def as_forms(values: st.SearchStrategy) -> st.SearchStrategy:
     )
 
 
+#: byte sequences that are not UTF-8: a lone FF or FE, an overlong slash, a lead byte before ASCII, a UTF-16
+#: surrogate, a code point past U+10FFFF, a lone continuation byte, a three-byte sequence cut short
+INVALID_UTF8 = (b"\xff", b"\xfe", b"\xc0\xaf", b"\xc3\x28", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80", b"\xe2\x82")
+_MARK = "~fuzz~mark~"  # ASCII that no built value holds (so JSON writes it as is): replaced by the bad bytes
+
+
+@st.composite
+def invalid_utf8_inside(draw, source: str) -> tuple[bytes, int, str]:
+    """(a built event or response of `source` as UTF-8 JSON bytes with one invalid UTF-8 sequence inside one of
+    its keys or string values, the position of its first bad byte, "key" or "value")."""
+    value = copy.deepcopy(draw(st.one_of(built_events(source), built_responses(source))))
+    spots = [path for path in _paths(value) if path]
+    path = draw(st.sampled_from(spots))
+    parent = value
+    for step in path[:-1]:
+        parent = parent[step]
+    last = path[-1]
+    where = draw(st.sampled_from(["key", "value"])) if isinstance(parent, dict) else "value"
+    cut = draw(st.integers(0, 4))
+    if where == "key":  # the key keeps its place in the object
+        items = list(parent.items())
+        parent.clear()
+        for k, v in items:
+            parent[k[:cut] + _MARK + k[cut:] if k == last else k] = v
+    else:
+        old = parent[last]
+        parent[last] = old[:cut] + _MARK + old[cut:] if isinstance(old, str) else _MARK
+    data = json.dumps(value, ensure_ascii=draw(st.booleans())).encode("utf-8")
+    mark = _MARK.encode("utf-8")
+    at = data.index(mark)
+    return data.replace(mark, draw(st.sampled_from(INVALID_UTF8)), 1), at, where
+
+
 SPECIAL = [
     deep_list(),
     deep_dict(),
@@ -250,6 +283,7 @@ def inputs(source: str) -> st.SearchStrategy:
         as_forms(mutated(built_events(source))),
         as_forms(mutated(built_responses(source))),
         hostile_values,
+        invalid_utf8_inside(source).map(lambda found: found[0]),
         st.sampled_from(range(len(SPECIAL))).map(special),
     )
 
@@ -267,14 +301,14 @@ def targets(source: str) -> dict[str, Callable[[Any], Any]]:
     out: dict[str, Callable[[Any], Any]] = {
         f"{source}.validate_event": module.validate_event,
         f"{source}.validate_response": module.validate_response,
-        f"{source}.parse_event": _parse(module),
+        f"{source}.parse_event": parse_or_report(module),
     }
     if source == "mail" and "mode" in inspect.signature(mail.validate_response).parameters:
         out["mail.validate_response(async)"] = lambda v: mail.validate_response(v, mode="async")
     return out
 
 
-def _parse(module: Any) -> Callable[[Any], Any]:
+def parse_or_report(module: Any) -> Callable[[Any], Any]:
     def parse(value: Any) -> Any:
         try:
             return module.parse_event(value)

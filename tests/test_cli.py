@@ -139,6 +139,17 @@ def test_validate_not_json(files, tmp_path):
     assert issue["rule"] == "G0" and "not valid JSON" in issue["message"]
 
 
+@pytest.mark.parametrize("source", ["queue", "mail", "alb"])
+def test_validate_invalid_utf8_in_a_key_prints_the_located_issue(source, tmp_path):
+    (tmp_path / "key.json").write_bytes(b'{"Records": [{"\xffkey": 1}]}')
+    for args in (["--source", source], ["--source", source, "--response"], []):
+        proc = fnkit_cli("validate", *args, "key.json", cwd=tmp_path)
+        assert proc.returncode == 1 and b"Traceback" not in proc.stderr, proc.stderr.decode()
+        [issue] = _located(proc.stdout.decode().splitlines())
+        assert issue["file"] == "key.json" and issue["path"] == "$"
+        assert "bad byte at position 15" in issue["message"]
+
+
 def test_validate_unknown_source(files, tmp_path):
     proc = fnkit_cli("validate", "unknown.json", cwd=tmp_path)
     assert proc.returncode == 1

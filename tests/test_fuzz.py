@@ -59,6 +59,38 @@ def test_the_special_inputs_for_every_target(value):
     fuzzing.validate_any(value)
 
 
+@pytest.mark.parametrize("source", SOURCES)
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_invalid_utf8_in_a_key_or_a_value_is_a_located_issue_for_every_validator(source, data):
+    raw, at, _where = data.draw(fuzzing.invalid_utf8_inside(source))
+    module = {"queue": queue, "mail": mail, "alb": alb}[source]
+    answers = {
+        "validate_event": module.validate_event,
+        "validate_response": module.validate_response,
+        "parse_event": fuzzing.parse_or_report(module),
+        "fnkit.validate": fnkit.validate,
+        "fnkit.validate_response": lambda d: fnkit.validate_response(d, source=source),
+    }
+    for name, target in answers.items():
+        report = target(raw)
+        assert isinstance(report, fnkit.Report), name
+        [issue] = report.errors  # nothing else can be said of bytes that are not text
+        # G0; a queue response names Q8, what the platform does with it (the whole batch fails)
+        assert issue.rule in ("G0", "Q8") and issue.path == "$", (name, issue)
+        assert f"not UTF-8 text (bad byte at position {at})" in issue.message, (name, issue.message)
+
+
+def test_invalid_utf8_in_a_key_is_located_by_each_source_and_fnkit_validate():
+    for module in (queue, mail, alb):
+        for target in (module.validate_event, module.validate_response, fuzzing.parse_or_report(module)):
+            [issue] = target(b'{"\xff": 1}').errors
+            assert "bad byte at position 2" in issue.message and issue.rule in ("G0", "Q8")
+    assert "bad byte at position 16" in fnkit.validate(b'{"Records": [{"a\xc3\x28": 1}]}').errors[0].message
+    # after a byte-order mark, the position still counts from the first byte of what was given
+    assert "bad byte at position 5" in queue.validate_event(b'\xef\xbb\xbf{"\xff": 1}').errors[0].message
+
+
 # --- the findings, each kept as a regression test --------------------------------------------------
 
 

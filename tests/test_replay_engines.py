@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -199,3 +202,32 @@ def test_the_default_partition_size_gives_every_worker_thread_a_share(client):
     assert [f["event"].iloc[0] for f in streamed] == [0, 1_500]
     big = fnkit.replay(handler, iter(events(12_000)), engine="dask", client=client)
     assert big.npartitions == 3  # past one default partition (5,000) per thread: partitions of 5,000
+
+
+_SESSION_REPLAY = """
+import fnkit
+from fnkit import queue
+
+def handler(event, context):
+    return {"batchItemFailures": []}
+
+if __name__ == "__main__":
+    events = [queue.build_event(["a"], seed=i) for i in range(8)]
+    lazy = fnkit.replay(handler, events, engine="dask", partition_size=2, isolation="none")
+    print(len(lazy.compute()))  # the lazy frame still holds its partitions' futures at exit
+"""
+
+
+def test_the_session_cluster_shuts_down_quietly_at_exit(tmp_path):
+    # the cluster fnkit makes when no client is given, in a process of its own: what its exit prints
+    script = tmp_path / "session_replay.py"
+    script.write_text(_SESSION_REPLAY)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0 and proc.stdout.split() == ["8"], proc.stderr
+    # before: "Removing worker ... caused the cluster to lose already computed task(s)", once per worker
+    assert "lose already computed" not in proc.stderr and "Removing worker" not in proc.stderr, proc.stderr
+    assert "still alive" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

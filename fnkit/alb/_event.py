@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._config import with_settings
+from .._memo import Readings
 from .._report import DIALECTS, ContractError, Issue, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._validate import Contract, Seen
@@ -593,7 +594,7 @@ def _read_target_group_arn(arn: str, path: str, seen: Seen, out: list[Issue]) ->
         )
 
 
-_ARN_READINGS: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+_ARN_READINGS: Readings[str, tuple[str | None, tuple[str, ...]]] = Readings()
 
 
 def _arn_reading(arn: str) -> tuple[str | None, tuple[str, ...]]:
@@ -602,8 +603,7 @@ def _arn_reading(arn: str) -> tuple[str | None, tuple[str, ...]]:
     found = _ARN_READINGS.get(arn)
     if found is None:
         found = (_partition_dialect(arn), tuple(unusual_arn_parts(arn)))
-        if len(_ARN_READINGS) < 1024:
-            _ARN_READINGS[arn] = found
+        _ARN_READINGS.remember(arn, found)
     return found
 
 

@@ -25,7 +25,7 @@ changed; the next attempt reads it); this is fnkit's reading, the platform does 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -240,14 +240,32 @@ class Replacement:
     why: str = ""
 
 
+def _nbytes(data: Any) -> int:
+    """The bytes a stored content holds (0 for a function not yet called)."""
+    if callable(data):
+        return 0
+    return data.nbytes if isinstance(data, memoryview) else len(data)
+
+
+def _footprint(stored: StoredMessage) -> int:
+    """The bytes one stored message holds: what arrived, and a replacement beside it."""
+    held = _nbytes(stored.original)
+    return held if stored.content is stored.original else held + _nbytes(stored.content)
+
+
 class MessageStore:
-    """Raw messages in flight, on a virtual clock (`now_s`), kept 24 hours (M9)."""
+    """Raw messages in flight, on a virtual clock (`now_s`), kept 24 hours (M9).
+
+    A long-running holder (the SMTP front end) keeps it small with `forget_expired` and
+    `make_room` (a size cap in bytes, oldest dropped first); `size_bytes` is what it holds.
+    """
 
     def __init__(self, *, retention_s: float = RETENTION_S) -> None:
         self.retention_s = retention_s
         self.now_s = 0.0
-        self._messages: dict[str, StoredMessage] = {}
+        self._messages: dict[str, StoredMessage] = {}  # in arrival order: the oldest first
         self._open_sync: dict[str, int] = {}
+        self._bytes = 0
         self._lock = threading.RLock()
 
     def __contains__(self, message_id: object) -> bool:
@@ -273,8 +291,48 @@ class MessageStore:
         if not (callable(content) or isinstance(content, (bytes, bytearray, memoryview))):
             raise TypeError(f"content must be bytes, not {type(content).__name__}")
         at = self.now_s if at_s is None else at_s
+        stored = StoredMessage(message_id, content, content, at)  # type: ignore[arg-type]
         with self._lock:
-            self._messages[message_id] = StoredMessage(message_id, content, content, at)  # type: ignore[arg-type]
+            before = self._messages.pop(message_id, None)  # a message added again arrives again: the newest
+            if before is not None:
+                self._bytes -= _footprint(before)
+            self._messages[message_id] = stored
+            self._bytes += _footprint(stored)
+
+    @property
+    def size_bytes(self) -> int:
+        """The bytes of raw message content the store holds (originals and replacements)."""
+        return self._bytes
+
+    def forget(self, message_id: str) -> None:
+        """Drop one message (its content can no longer be read); nothing when it is unknown."""
+        with self._lock:
+            stored = self._messages.pop(message_id, None)
+            if stored is not None:
+                self._bytes -= _footprint(stored)
+
+    def forget_expired(self) -> list[str]:
+        """Drop the messages past the retention (24 hours); their ids."""
+        with self._lock:
+            expired = [k for k, m in self._messages.items() if self.now_s - m.received_s > self.retention_s]
+            for message_id in expired:
+                self.forget(message_id)
+        return expired
+
+    def make_room(self, max_bytes: int, keep: Collection[str] = ()) -> list[tuple[str, int]]:
+        """Drop the oldest messages, except those in `keep` (in flight), until the store holds at most
+        `max_bytes`; the (id, bytes) of each message dropped."""
+        dropped: list[tuple[str, int]] = []
+        with self._lock:
+            if self._bytes <= max_bytes:
+                return dropped
+            for message_id, stored in list(self._messages.items()):
+                if self._bytes <= max_bytes:
+                    break
+                if message_id not in keep:
+                    dropped.append((message_id, _footprint(stored)))
+                    self.forget(message_id)
+        return dropped
 
     def message(self, message_id: str) -> StoredMessage:
         """The stored message; `MessageNotFoundError` when unknown or older than 24 hours."""
@@ -282,6 +340,7 @@ class MessageStore:
             stored = self._messages.get(message_id)
             if stored is not None and callable(stored.original):
                 stored.original = stored.content = bytes(stored.original())
+                self._bytes += _footprint(stored)  # a function counted 0 until now
         if stored is None:
             raise MessageNotFoundError(f"No message {message_id!r} is in flight (M9).")
         age = self.now_s - stored.received_s
@@ -305,13 +364,22 @@ class MessageStore:
                 raise MessageFrozenError(
                     f"Message {message_id!r} can be replaced only during a synchronous invocation for it (M9)."
                 )
-            stored.content = data
+            self._set_content(stored, data)
 
     def restore(self, message_id: str) -> None:
         """Undo every replacement: the message is as it arrived (a new simulated delivery)."""
         stored = self.message(message_id)
         with self._lock:
-            stored.content = stored.original
+            self._set_content(stored, stored.original)
+
+    def _set_content(self, stored: StoredMessage, content: bytes) -> None:
+        """Under the lock: the message's content becomes `content`, and `size_bytes` counts it."""
+        counted = self._messages.get(stored.message_id) is stored  # not dropped meanwhile
+        if counted:
+            self._bytes -= _footprint(stored)
+        stored.content = content
+        if counted:
+            self._bytes += _footprint(stored)
 
     def original_content(self, message_id: str) -> bytes:
         """The raw message as it arrived."""

@@ -438,7 +438,7 @@ def build_event(
         raw, found = message_fields(message)
         subject = subject or found["subject"]
         sender = sender or found["sender"]
-        mail_from = mail_from or found["mail_from"]
+        mail_from = found["mail_from"] if mail_from is None else mail_from  # "": the null sender, as given
         if recipients is None:
             recipients = found["recipients"]
     if mail_from is None:

@@ -2,10 +2,15 @@
 
 An aiosmtpd server (the `serve` extra) that stands where the mail service stands:
 
+- MAIL and RCPT: an address past RFC 5321's lengths (local part 64 octets, domain 255:
+  553; path 256 with its angle brackets: 501 "Path too long") or not `local@domain` (MS3:
+  553) is refused with a sentence saying which. `MAIL FROM:<>`, the null sender of
+  bounces and delivery reports, is accepted (inbound; the event's envelope sender is "",
+  its sender the From header's, else MAILER-DAEMON@fnkit.invalid), and is never bounced.
 - RCPT: inbound, only the organisation's `domains` are accepted; outbound, the sender
   must be of those domains and recipients may be anywhere, at most 500 (MS4). Anything
-  else gets "550 5.7.1 Relaying denied": the server is never an open relay. Addresses
-  that are not `local@domain` (MS3) get 553; a repeated recipient is accepted once (MS5).
+  else gets "550 5.7.1 Relaying denied": the server is never an open relay. A repeated
+  recipient is accepted once (MS5).
 - DATA: over `max_message_bytes` gets 552. Otherwise the summary event is built from
   the real message and envelope by `build_event` (M1: subject cut to 256 characters,
   recipients cut past 128 KB; it is handed only the header lines it reads, see
@@ -22,6 +27,10 @@ An aiosmtpd server (the `serve` extra) that stands where the mail service stands
   byte for byte (no trace headers are added). Outbound, fnkit relays nothing onward:
   DEFAULT files the message in the (outside) recipient's Maildir under the same root,
   as a capture of what would have been sent.
+- A message is delivered to all of its recipients or to none: every file (and the bounce)
+  is first written whole under its Maildir's tmp/, then all are moved into new/; when one
+  fails, what was written is removed, every row of the message says "deferred", and the
+  client gets 451 and retries, so a retry never duplicates mail.
 - The reply is "250" once every decision is carried out, "451" when something inside
   fnkit failed (the client keeps the message and retries), never a dropped connection.
 
@@ -44,8 +53,10 @@ Readings of fnkit (the platform does not say; documented here and in the log):
 
 Running it: up to `workers` messages are handled at once (a hanging function holds one
 worker for at most the response timeout per attempt). Raw messages stay readable
-through the content API for 24 real hours, then leave the store. `stop()` leaves the
-Maildirs, a temporary root included, for reading afterwards.
+through the content API for 24 real hours, then leave the store; the store holds at most
+`max_store_bytes` (64 MiB): past it the oldest messages not in flight leave first, and a
+warning on the `fnkit.mail.serve` logger says which. `stop()` leaves the Maildirs, a
+temporary root included, for reading afterwards.
 """
 
 from __future__ import annotations
@@ -53,11 +64,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import hashlib
 import inspect
 import ipaddress
 import itertools
+import logging
 import mailbox
 import os
+import socket
 import sys
 import tempfile
 import threading
@@ -111,6 +125,19 @@ LOG_COLUMNS = [
 ]
 _PRUNE_EVERY_S = 60.0
 MAX_RECORDS = 10_000  # log rows kept (a ring buffer): a server that runs for days stays small
+#: the raw messages kept readable through the content API, in bytes; past it the oldest are dropped
+DEFAULT_MAX_STORE_BYTES = 64 * 1024 * 1024
+#: RFC 5321 4.5.3.1: the longest local part, domain, and path (the address in its angle brackets), in octets
+LOCAL_PART_OCTETS = 64
+DOMAIN_OCTETS = 255
+PATH_OCTETS = 256
+NULL_PATH = "<>"  # MAIL FROM:<>, the null sender of bounces and delivery reports (RFC 5321 4.5.5)
+#: the sender an event shows for a null-sender message whose From header gives no address
+NULL_SENDER_STANDIN = "MAILER-DAEMON@fnkit.invalid"
+_NAME_MAX = 255  # the longest file name most file systems take, in bytes
+_MAILDIRS_KNOWN = 10_000  # Maildirs remembered as made (past it, forgotten and checked again)
+
+logger = logging.getLogger("fnkit.mail.serve")
 
 
 def _domain(address: str) -> str:
@@ -118,8 +145,36 @@ def _domain(address: str) -> str:
 
 
 def maildir_name(address: str) -> str:
-    """The folder name of an address's Maildir: the address in lower case, `/` and `%` escaped."""
-    return quote(address.lower(), safe="@.+-_=!#$&'*^`{|}~")
+    """The folder name of an address's Maildir: the address in lower case, `/` and `%` escaped (a name
+    past 255 bytes, as escaped non-ASCII makes it, keeps its first 200 and a digest of the whole)."""
+    name = quote(address.lower(), safe="@.+-_=!#$&'*^`{|}~")
+    if len(name) > _NAME_MAX:
+        name = name[:200] + "~" + hashlib.sha256(name.encode("ascii")).hexdigest()[:24]
+    return name
+
+
+def path_too_long(address: str) -> tuple[int, str] | None:
+    """(reply code, why) when an address breaks RFC 5321's length limits (local part 64 octets, domain 255,
+    path 256 with its angle brackets), else None; the enhanced status is the caller's (sender or recipient)."""
+    octets = len(address.encode("utf-8", "surrogateescape"))
+    local, at, domain = address.rpartition("@")
+    local_octets = len(local.encode("utf-8", "surrogateescape")) if at else octets
+    if local_octets > LOCAL_PART_OCTETS:
+        return 553, (
+            f"The local part (before the @) is {local_octets} octets long; at most {LOCAL_PART_OCTETS} are "
+            "allowed (RFC 5321 4.5.3.1.1)"
+        )
+    domain_octets = len(domain.encode("utf-8", "surrogateescape"))
+    if at and domain_octets > DOMAIN_OCTETS:
+        return 553, (
+            f"The domain is {domain_octets} octets long; at most {DOMAIN_OCTETS} are allowed (RFC 5321 4.5.3.1.2)"
+        )
+    if octets + 2 > PATH_OCTETS:
+        return 501, (
+            f"Path too long: the address is {octets} octets, {octets + 2} in its angle brackets; at most "
+            f"{PATH_OCTETS} are allowed (RFC 5321 4.5.3.1.3)"
+        )
+    return None
 
 
 def _positive_int(value: object) -> bool:
@@ -165,8 +220,26 @@ def _plain_handler(handler: Handler) -> Handler:
 
 
 @dataclass(frozen=True)
+class _Delivery:
+    """One file to deliver: the content, to the address's Maildir (or its folder), for the log rows it serves."""
+
+    rows: list[dict[str, Any]]
+    address: str
+    folder: str | None
+    content: bytes
+
+
+class _DeliveryFailed(Exception):
+    """Nothing of a message was delivered (what was written is removed): which delivery failed, and why."""
+
+    def __init__(self, address: str, exc: OSError) -> None:
+        super().__init__(f"delivery to {address} failed: {type(exc).__name__}: {exc}")
+        self.short = f"delivery to {address} failed ({type(exc).__name__})"  # fits an SMTP reply line
+
+
+@dataclass(frozen=True)
 class _Message:
-    """One accepted DATA: the envelope and the raw bytes."""
+    """One accepted DATA: the envelope ("" for the null sender) and the raw bytes."""
 
     mail_from: str
     recipients: tuple[str, ...]
@@ -180,17 +253,27 @@ class _SmtpHooks:
         self.server = server
 
     async def handle_MAIL(self, server: Any, session: Any, envelope: Any, address: str, mail_options: list[Any]) -> str:
-        if not is_address(address):
-            return "553 5.1.7 The sender address is not a valid address (local@domain)"
+        # the null sender stays "<>" in the envelope (aiosmtpd takes an empty one for "no MAIL yet")
+        if address != NULL_PATH:
+            too_long = path_too_long(address)
+            if too_long is not None:
+                return f"{too_long[0]} 5.1.7 {too_long[1]}"
+            if not is_address(address):
+                return "553 5.1.7 The sender address is not a valid address (local@domain)"
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
         return "250 OK"
 
     async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[Any]) -> str:
         gateway = self.server
+        too_long = path_too_long(address)
+        if too_long is not None:
+            return f"{too_long[0]} 5.1.3 {too_long[1]}"
         if not is_address(address):
             return "553 5.1.3 The recipient address is not a valid address (local@domain)"
         if gateway.outbound:
+            if envelope.mail_from == NULL_PATH:
+                return "550 5.7.1 Relaying denied: outbound mail needs an organisation sender, not the null sender"
             if _domain(envelope.mail_from or "") not in gateway.domains:
                 return "550 5.7.1 Relaying denied"
         elif _domain(address) not in gateway.domains:
@@ -210,7 +293,8 @@ class _SmtpHooks:
         raw = envelope.original_content or b""
         if len(raw) > gateway.max_message_bytes:
             return "552 5.3.4 Message size exceeds fixed maximum message size"
-        message = _Message(envelope.mail_from, tuple(envelope.rcpt_tos), bytes(raw))
+        mail_from = "" if envelope.mail_from == NULL_PATH else envelope.mail_from
+        message = _Message(mail_from, tuple(envelope.rcpt_tos), bytes(raw))
         gateway._busy(+1)
         try:
             return await asyncio.get_running_loop().run_in_executor(gateway._executor, gateway._handle, message)
@@ -239,6 +323,7 @@ class MailServer:
         on_record: Callable[[dict[str, Any]], Any] | None = None,
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
+        max_store_bytes: int = DEFAULT_MAX_STORE_BYTES,
     ) -> None:
         from .._invoke import _check_isolation
 
@@ -266,6 +351,9 @@ class MailServer:
         if not _positive_int(max_message_bytes):
             raise ValueError(f"max_message_bytes must be a positive number of bytes, not {max_message_bytes!r}")
         self.max_message_bytes = max_message_bytes
+        if not _positive_int(max_store_bytes):
+            raise ValueError(f"max_store_bytes must be a positive number of bytes, not {max_store_bytes!r}")
+        self.max_store_bytes = max_store_bytes
         self.maildir = Path(maildir) if maildir is not None else Path(tempfile.mkdtemp(prefix="fnkit-maildir-"))
         self.maildir.mkdir(parents=True, exist_ok=True)
         self.host = host
@@ -274,7 +362,11 @@ class MailServer:
         self.records: deque[dict[str, Any]] = deque(maxlen=max_records)  # the newest rows
         self._records_lock = threading.Lock()
         self._deliver_lock = threading.Lock()
-        self._mailboxes: dict[tuple[str, str | None], tuple[mailbox.Maildir, str]] = {}
+        self._maildirs: dict[tuple[str, str | None], Path] = {}  # (address, folder) -> its Maildir, made
+        self._deliveries = itertools.count(1)  # the Q part of a delivered file's name
+        self._host = socket.gethostname().replace("/", r"\057").replace(":", r"\072") or "localhost"
+        self._held: set[str] = set()  # ids of the messages in flight: never dropped from the store
+        self._held_lock = threading.Lock()
         self._sequence = itertools.count(1)
         self._started = time.monotonic()
         self._pruned = self._started
@@ -364,9 +456,10 @@ class MailServer:
             if self._in_flight == 0:
                 self._idle.notify_all()
 
-    def _release_if_cancelled(self, future: Future[None]) -> None:
+    def _release_if_cancelled(self, future: Future[None], message_id: str) -> None:
         """A task cancelled before it ran (the server stopping) is no longer in flight."""
         if future.cancelled():
+            self._release(message_id)
             self._busy(-1)
 
     # --- reading what happened -------------------------------------------------------
@@ -405,38 +498,45 @@ class MailServer:
         except Exception as exc:  # noqa: BLE001 - the client retries; the log says why
             self._record_all(message, None, "deferred", f"the event could not be built: {type(exc).__name__}: {exc}")
             return "451 4.3.0 The message could not be summarised; try again later"
+        message_id = event["messageId"]
+        released = True  # the message leaves the in-flight set here, unless an asynchronous invocation holds it
         try:
             if self.rule.mode == "async":
-                rows = self._carry_out(
+                rows, failure = self._carry_out(
                     message, event, async_outcome(envelope_recipients(event), []).decisions, "ignored", 0, None, note
                 )
-                self._busy(+1)
-                try:
-                    future = self._executor.submit(self._invoke_async, event, rows)
-                except RuntimeError:  # the server is stopping: nothing will run it
-                    self._busy(-1)
-                else:
-                    future.add_done_callback(self._release_if_cancelled)
+                if failure is None:  # delivered (M8): now the function (not when the client is to retry)
+                    self._busy(+1)
+                    try:
+                        future = self._executor.submit(self._invoke_async, event, rows)
+                    except RuntimeError:  # the server is stopping: nothing will run it
+                        self._busy(-1)
+                    else:
+                        released = False
+                        future.add_done_callback(lambda f: self._release_if_cancelled(f, message_id))
             else:
                 run = self.rule.run(self.handler, event, isolation=self.isolation)
-                rows = self._carry_out(
+                _, failure = self._carry_out(
                     message, event, run.outcome.decisions, run.outcome.status, len(run.attempts), run, note
                 )
         except Exception as exc:  # noqa: BLE001
             self._record_all(message, event, "deferred", f"fnkit failed: {type(exc).__name__}: {exc}")
             return "451 4.3.0 Internal error; try again later"
-        failed = [r for r in rows if r["status"] == "failed"]
-        if failed:
-            return f"451 4.3.0 Delivery to {len(failed)} recipient(s) failed; try again later"
-        return f"250 2.0.0 OK {event['messageId']}"
+        finally:
+            if released:
+                self._release(message_id)
+        if failure is not None:
+            return f"451 4.3.0 Nothing was delivered ({failure}); try again later"
+        return f"250 2.0.0 OK {message_id}"
 
     def _event(self, message: _Message) -> tuple[dict[str, Any], str]:
-        """The summary event of a message (M1) and a note when its headers were unusable."""
+        """The summary event of a message (M1) and a note when its headers were unusable; the raw message
+        joins the store, held there while in flight (the oldest others leave it past its size cap)."""
         now = time.monotonic()
         self.store.now_s = max(self.store.now_s, now - self._started)  # real seconds: M9's 24 hours are real
         if now - self._pruned > _PRUNE_EVERY_S:
             self._pruned = now
-            _forget_expired(self.store)
+            self.store.forget_expired()
         keywords = {
             "mail_from": message.mail_from,
             "recipients": list(message.recipients),
@@ -445,17 +545,44 @@ class MailServer:
             "seed": next(self._sequence),
         }
         headers = event_headers(message.raw)
+        # without a usable From header the sender is the envelope's, and the null sender's is a stand-in
+        fallback = message.mail_from or NULL_SENDER_STANDIN
         try:
             event, note = build_event(message=headers, **keywords), ""
         except ValueError:
             try:  # a From header that is no address: the sender is the envelope's, the rest as parsed
-                event = build_event(message=headers, sender=message.mail_from, **keywords)
-                note = "the From header is not a usable address: sender taken from the envelope"
+                event = build_event(message=headers, sender=fallback, **keywords)
+                note = f"the From header is not a usable address: sender taken as {fallback}"
             except ValueError:  # headers nothing can be made of: the event from the envelope alone
-                event = build_event(sender=message.mail_from, **keywords)
-                note = "the headers could not be read: sender and subject taken from the envelope"
-        self.store.add(event["messageId"], message.raw)  # the content API serves the whole message (M9)
+                event = build_event(sender=fallback, **keywords)
+                note = f"the headers could not be read: sender taken as {fallback}, no subject"
+        message_id = event["messageId"]
+        with self._held_lock:
+            self._held.add(message_id)
+        self.store.add(message_id, message.raw)  # the content API serves the whole message (M9)
+        self._make_room()
         return event, note
+
+    def _make_room(self) -> None:
+        """Keep the store under its size cap: the oldest messages not in flight leave it, and the log says so."""
+        with self._held_lock:
+            in_flight = frozenset(self._held)
+        dropped = self.store.make_room(self.max_store_bytes, keep=in_flight)
+        if dropped:
+            logger.warning(
+                "fnkit serve-mail: the message store passed its cap of %s bytes: dropped the %d oldest message(s) "
+                "(%s bytes: %s); the content API no longer serves them",
+                f"{self.max_store_bytes:,}",
+                len(dropped),
+                f"{sum(size for _, size in dropped):,}",
+                ", ".join(message_id for message_id, _ in dropped[:5]) + (", ..." if len(dropped) > 5 else ""),
+            )
+
+    def _release(self, message_id: str) -> None:
+        """The message is no longer in flight: the store may drop it to make room (and does, past its cap)."""
+        with self._held_lock:
+            self._held.discard(message_id)
+        self._make_room()
 
     def _carry_out(
         self,
@@ -466,8 +593,9 @@ class MailServer:
         attempts: int,
         run: MailRun | None,
         note: str,
-    ) -> list[dict[str, Any]]:
-        """Deliver, drop or bounce for every recipient; one log row each."""
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Deliver, drop or bounce for every recipient, all or nothing; one log row each, and why nothing was
+        delivered (None when all was)."""
         content = (run.delivered_content if run is not None else None) or message.raw
         by_key = {r.lower(): (r, d) for r, d in decisions.items()}
         in_envelope = {r.lower() for r in message.recipients}
@@ -508,6 +636,7 @@ class MailServer:
             if key not in in_envelope:
                 plan.append((address, decision, "added by the response (BCC)"))
         rows: list[dict[str, Any]] = []
+        deliveries: list[_Delivery] = []
         bounced: list[tuple[dict[str, Any], str]] = []
         for address, decision, extra in plan:
             row = {
@@ -527,21 +656,37 @@ class MailServer:
                 "note": _joined(note, extra),
                 "reason": _reason(decision, run),
             }
-            try:
-                self._dispose(row, address, decision, content, bool(extra), bounced)
-            except Exception as exc:  # noqa: BLE001 - one recipient's failure is logged, the reply says 451
-                row["status"] = "failed"
-                row["note"] = _joined(row["note"], f"{type(exc).__name__}: {exc}")
+            self._dispose(row, address, decision, content, bool(extra), deliveries, bounced)
             rows.append(row)
         if bounced:
-            self._bounce(message, event, bounced)
+            self._bounce(message, event, bounced, deliveries)
+        failure = None
+        try:
+            paths = self._deliver_all(deliveries)
+        except _DeliveryFailed as failed:  # nothing was delivered: the client keeps the message and retries
+            failure = failed.short
+            for row in rows:
+                row["status"] = "deferred"
+                row["note"] = _joined(row["note"], f"nothing delivered: {failed}; the client retries")
+        else:
+            for delivery, path in zip(deliveries, paths, strict=True):
+                for row in delivery.rows:
+                    row["delivered_to"] = path
         for row in rows:
             self._record(row)
-        return rows
+        return rows, failure
 
     def _dispose(
-        self, row: dict[str, Any], address: str, decision: Decision, content: bytes, added: bool, bounced: list[Any]
+        self,
+        row: dict[str, Any],
+        address: str,
+        decision: Decision,
+        content: bytes,
+        added: bool,
+        deliveries: list[_Delivery],
+        bounced: list[tuple[dict[str, Any], str]],
     ) -> None:
+        """One recipient's decision: its status, and the delivery or bounce it asks for."""
         action = decision.action
         if added and not self.outbound and _domain(address) not in self.domains:
             row["status"] = "not delivered"
@@ -549,10 +694,10 @@ class MailServer:
                 row["note"], "not an organisation address: on inbound mail the platform adds only its own (M5)"
             )
         elif action in ("DEFAULT", "BYPASS_SPAM_CHECK"):
-            row["delivered_to"] = self._deliver(address, content)
+            deliveries.append(_Delivery([row], address, None, content))
             row["status"] = "delivered"
         elif action == "MOVE_TO_JUNK":
-            row["delivered_to"] = self._deliver(address, content, folder="Junk")
+            deliveries.append(_Delivery([row], address, "Junk", content))
             row["status"] = "junk"
         elif action == "DROP":
             row["status"] = "dropped"
@@ -562,10 +707,10 @@ class MailServer:
         else:  # pragma: no cover - the outcome only decides the actions above
             raise ValueError(f"unknown action {action!r}")
 
-    def _deliver(self, address: str, content: bytes, *, folder: str | None = None) -> str:
-        """Store `content` in the address's Maildir (a folder of it); the path of the new file."""
+    def _maildir(self, address: str, folder: str | None) -> Path:
+        """The Maildir (with its tmp, new and cur) of an address, or of one of its folders, made when missing."""
         key = (address.lower(), folder)
-        found = self._mailboxes.get(key)
+        found = self._maildirs.get(key)
         if found is None:
             with self._deliver_lock:
                 path = self.maildir_for(address)
@@ -573,42 +718,90 @@ class MailServer:
                 if folder is not None:
                     path = path / f".{folder}"
                     try:
-                        box = box.get_folder(folder)
+                        box.get_folder(folder)
                     except mailbox.NoSuchMailboxError:
-                        box = box.add_folder(folder)
-                found = self._mailboxes[key] = (box, f"{path / 'new'}{os.sep}")
-        box, new_dir = found
-        # No lock around add(): it fsyncs, and deliveries of several messages may overlap.
-        # Its unique names (time, pid, a shared counter) can clash between threads in the
-        # same microsecond; the temporary file is created exclusively, so a clash raises.
-        for tries in range(5):
-            try:
-                return new_dir + box.add(content)  # add() files it under new/, named by its key
-            except mailbox.ExternalClashError:
-                if tries == 4:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+                        box.add_folder(folder)
+                if not all((path / sub).is_dir() for sub in ("tmp", "new", "cur")):  # a file in the way, say
+                    raise NotADirectoryError(f"{path} is not a Maildir (it lacks tmp/, new/ or cur/)")
+                if len(self._maildirs) >= _MAILDIRS_KNOWN:  # a cache of what exists: it stays small
+                    self._maildirs.clear()
+                found = self._maildirs[key] = path
+        return found
 
-    def _bounce(self, message: _Message, event: dict[str, Any], bounced: list[tuple[dict[str, Any], str]]) -> None:
-        """One bounce message to the sender, listing every bounced recipient with its text."""
+    def _deliver_all(self, deliveries: list[_Delivery]) -> list[str]:
+        """Carry out every delivery, or none: each is written whole under its Maildir's tmp/
+        first (and synced), then all are moved into new/; a failure removes what was written or moved.
+        The paths of the new files; `_DeliveryFailed` when nothing was delivered."""
+        staged: list[tuple[str, str]] = []  # (tmp path, new path)
+        moved: list[str] = []
+        try:
+            for delivery in deliveries:
+                try:
+                    maildir = self._maildir(delivery.address, delivery.folder)
+                    try:
+                        staged.append(self._write_tmp(maildir, delivery.content))
+                    except OSError:  # the Maildir went away since it was made: make it again, once
+                        self._maildirs.pop((delivery.address.lower(), delivery.folder), None)
+                        staged.append(
+                            self._write_tmp(self._maildir(delivery.address, delivery.folder), delivery.content)
+                        )
+                except OSError as exc:
+                    raise _DeliveryFailed(delivery.address, exc) from exc
+            for delivery, (tmp, new) in zip(deliveries, staged, strict=True):
+                try:
+                    os.rename(tmp, new)  # atomic within a file system: a reader sees the whole file or none
+                except OSError as exc:
+                    raise _DeliveryFailed(delivery.address, exc) from exc
+                moved.append(new)
+        except _DeliveryFailed:
+            for path in [*moved, *(tmp for tmp, new in staged if new not in moved)]:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            raise
+        return moved
+
+    def _write_tmp(self, maildir: Path, content: bytes) -> tuple[str, str]:
+        """`content` written whole and synced to a new file under the Maildir's tmp/: (its path, its path in new/),
+        named as the Maildir convention asks (time, process, a delivery counter, host), unique in this server."""
+        now = time.time_ns()
+        name = f"{now // 10**9}.M{now // 1000 % 10**6}P{os.getpid()}Q{next(self._deliveries)}.{self._host}"
+        tmp = str(maildir / "tmp" / name)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as out:
+                out.write(content)
+                out.flush()
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        os.close(fd)
+        return tmp, str(maildir / "new" / name)
+
+    def _bounce(
+        self,
+        message: _Message,
+        event: dict[str, Any],
+        bounced: list[tuple[dict[str, Any], str]],
+        deliveries: list[_Delivery],
+    ) -> None:
+        """One bounce message to the sender, listing every bounced recipient with its text (delivered with the
+        message's other deliveries, all or none)."""
         sender = message.mail_from
+        if not sender:
+            for row, _ in bounced:
+                row["note"] = _joined(row["note"], "no bounce: the sender is the null sender <> (RFC 5321 4.5.5)")
+            return
         if _domain(sender) not in self.domains:
             for row, _ in bounced:
                 row["note"] = _joined(row["note"], "bounce not delivered (remote sender)")
             return
-        try:
-            path = self._deliver(
-                sender,
-                make_bounce(message, event, [(r["recipient"], t) for r, t in bounced], self._reporting_domain(sender)),
-            )
-        except Exception as exc:  # noqa: BLE001
-            for row, _ in bounced:
-                row["status"] = "failed"
-                row["note"] = _joined(row["note"], f"bounce failed: {type(exc).__name__}: {exc}")
-            return
+        bounce = make_bounce(message, event, [(r["recipient"], t) for r, t in bounced], self._reporting_domain(sender))
         for row, _ in bounced:
-            row["delivered_to"] = path
             row["note"] = _joined(row["note"], f"bounce delivered to {sender}")
+        deliveries.append(_Delivery([row for row, _ in bounced], sender, None, bounce))  # one file for them all
 
     def _reporting_domain(self, sender: str) -> str:
         domain = _domain(sender)
@@ -628,6 +821,7 @@ class MailServer:
             for row in rows:
                 row.update(update)
                 row["note"] = _joined(row["note"], extra, issues)
+        self._release(event["messageId"])
         self._busy(-1)
 
     def _record(self, row: dict[str, Any]) -> None:
@@ -750,21 +944,6 @@ def make_bounce(message: _Message, event: dict[str, Any], bounced: list[tuple[st
     return bounce.as_bytes()
 
 
-def _forget_expired(store: MessageStore) -> None:
-    """Drop messages past the content API's 24 hours from the store, so a long-running server stays small.
-
-    An adapter: MessageStore has no public way to remove a message (it only refuses to
-    read one past its retention).
-    """
-    lock = getattr(store, "_lock", None)
-    messages = getattr(store, "_messages", None)
-    if lock is None or not isinstance(messages, dict):
-        return
-    with lock:
-        for key in [k for k, m in messages.items() if store.now_s - m.received_s > store.retention_s]:
-            del messages[key]
-
-
 @with_settings(MailConfig)
 def serve(
     handler: Handler,
@@ -781,6 +960,7 @@ def serve(
     on_record: Callable[[dict[str, Any]], Any] | None = None,
     isolation: str = "process",
     max_records: int = MAX_RECORDS,
+    max_store_bytes: int = DEFAULT_MAX_STORE_BYTES,
     config: MailConfig | None = None,
     **settings: Any,
 ) -> MailServer:
@@ -798,7 +978,8 @@ def serve(
     called with each log row as it is written. `isolation`: where the handler runs
     ("process", the default: a worker process per message in flight, so a crash or a hang
     never reaches the server; "thread"; "none"; see `fnkit.invoke`). `.log` keeps the
-    newest `max_records` rows.
+    newest `max_records` rows. `max_store_bytes`: the raw messages kept readable through the
+    content API (default 64 MiB); past it the oldest not in flight are dropped, with a log line.
     """
     if rule is not None and (config is not None or settings):
         raise TypeError("serve() takes a rule, or the rule's settings (config= or keywords), not both")
@@ -818,6 +999,7 @@ def serve(
         on_record=on_record,
         isolation=isolation,
         max_records=max_records,
+        max_store_bytes=max_store_bytes,
     )
     return server.start()
 
@@ -854,6 +1036,7 @@ def cli_serve(args: Any, handler: Callable[..., Any]) -> int:
                 outbound=args.outbound,
                 on_record=_print_row,
                 isolation=getattr(args, "isolation", "process"),
+                max_store_bytes=getattr(args, "max_store_bytes", DEFAULT_MAX_STORE_BYTES),
             )
         for warning in caught:
             print(f"fnkit serve-mail: warning: {warning.message}", file=sys.stderr)

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from .._config import with_settings
+from .._memo import Readings
 from .._report import ContractError, Issue, Report, child_path, error, warning
 from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits, snake
 from .._validate import Contract, Seen
@@ -444,19 +445,36 @@ def check_event_source(event: Any, seen: Seen) -> list[Issue]:
     return []
 
 
-_ARN_READINGS: dict[str, tuple[str, str] | None] = {}
-_UNREAD: tuple[str, str] = ("not", "read")  # by identity: no reading is this very tuple
+_ARN_READINGS: Readings[str, tuple[str, str, bool] | None] = Readings()
+_UNREAD: tuple[str, str, bool] = ("not", "read", False)  # by identity: no reading is this very tuple
 
 
-def _arn_reading(arn: str) -> tuple[str, str] | None:
-    """(partition, region) of a queue ARN of the declared form, else None; a batch's records, and a function's
-    batches, name one queue, so each ARN is read once (a bounded memo)."""
+_ARN_FIELD = re.compile(r"[a-z0-9-]+")
+
+
+def _arn_fields(arn: str) -> tuple[str, str, bool] | None:
+    """(partition, region, True) of a queue ARN of the declared form; (partition, region, False) of a malformed
+    one (QS2 says how) whose six colon-separated fields can still be told apart and whose partition and region
+    are words once stripped of white space ('arn:aws:sqs:us-east-1 :1:q'); else None."""
+    m = _ARN.match(arn)
+    if m is not None:
+        return m.group(1), m.group(3), True
+    fields = arn.split(":")
+    if len(fields) != len(_ARN_PARTS) or fields[0].strip() != "arn":
+        return None
+    partition, region = fields[1].strip(), fields[3].strip()
+    if _ARN_FIELD.fullmatch(partition) is None or _ARN_FIELD.fullmatch(region) is None:
+        return None
+    return partition, region, False
+
+
+def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
+    """(partition, region, well formed) of a queue ARN whose fields can be read, else None; a batch's records,
+    and a function's batches, name one queue, so each ARN is read once (a bounded memo)."""
     found = _ARN_READINGS.get(arn, _UNREAD)
     if found is _UNREAD:
-        m = _ARN.match(arn)
-        found = (m.group(1), m.group(3)) if m is not None else None
-        if len(_ARN_READINGS) < 1024:
-            _ARN_READINGS[arn] = found
+        found = _arn_fields(arn)
+        _ARN_READINGS.remember(arn, found)
     return found
 
 
@@ -484,11 +502,12 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     for arn, region in distinct:
         reading = _arn_reading(arn)
         if reading is None:
-            continue  # the walk reported the ARN's form
-        partition, arn_region = reading
-        if partition in EVENT_SOURCE:
-            seen.saw(partition)
-        queues.add(arn)
+            continue  # the walk reported the ARN's form, and no region can be read from it
+        partition, arn_region, well_formed = reading
+        if well_formed:  # a malformed ARN tells no dialect and no second queue: QS2 names it
+            if partition in EVENT_SOURCE:
+                seen.saw(partition)
+            queues.add(arn)
         if arn_region and region != arn_region:
             wrong[arn, region] = arn_region
     out = []

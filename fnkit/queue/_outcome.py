@@ -12,6 +12,7 @@ from .. import rules as _rules
 from .._call import PlannedCall
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response
+from .._memo import Readings
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
@@ -290,7 +291,7 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
     return _all_fail(ids, rule_id, reason, issues, invocation)
 
 
-_REASONS: dict[tuple[int, int], str] = {}
+_REASONS: Readings[tuple[int, int], str] = Readings()
 
 
 def _partial_reason(failed: int, deleted: int) -> str:
@@ -304,8 +305,7 @@ def _partial_reason(failed: int, deleted: int) -> str:
         else:
             rest = f"the other {deleted} are deleted"
         reason = f"Partial failure: {listed} to the queue after the visibility timeout; {rest}."
-        if len(_REASONS) < 10_000:  # the sentence for a pair of counts is made once
-            _REASONS[failed, deleted] = reason
+        _REASONS.remember((failed, deleted), reason)  # the sentence for a pair of counts is made once
     return reason
 
 

@@ -6,8 +6,10 @@ one connection, sending the same small message to one recipient, N messages per 
 Rounds alternate between the two servers (bare, fnkit, fnkit, bare, ...), and the ratio
 is the median, over rounds, of fnkit's rate over the bare rate measured right beside it:
 on a shared machine, pairing compares the two under the same conditions, where
-best-of-N would pit each one's luckiest moment against the other's. Both store with
-`mailbox.Maildir.add`, which fsyncs every message, so absolute rates swing with the disk.
+best-of-N would pit each one's luckiest moment against the other's. Both fsync every
+message (the bare server through `mailbox.Maildir.add`; fnkit writes each file under tmp/
+and moves a message's files into new/ together, the same system calls), so absolute rates
+swing with the disk.
 (a) fnkit.mail.serve with a trivial synchronous handler (DEFAULT for all recipients);
 (b) a bare aiosmtpd handler that only stores the message in the recipient's Maildir.
 Target (issue "Real front ends", SMTP): (a) / (b) >= 0.5.

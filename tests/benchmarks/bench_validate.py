@@ -359,19 +359,23 @@ def mail_rows(table: Table, rounds: int) -> None:
     # The rows above validate one event again and again: its addresses are then in the bounded memo of
     # accepted strings (an organisation's own addresses repeat). Events whose addresses were never seen,
     # after the memo is full, cost the column test every time:
-    from fnkit._shape import MEMO_LIMIT
+    from fnkit._memo import MEMO_BYTES, Accepted
 
+    # enough events to fill a memo of the addresses' size (it is bounded by bytes)
+    probe = Accepted()
+    probe.remember("user1000-00@example.com")
+    filling = MEMO_BYTES // probe.size // 50 + 2
     pool = [
         mail.build_event(
             mail_from=f"billing{k}@example.com",
             recipients=[f"user{k}-{i:02d}@example.com" for i in range(50)],
             subject="Your invoice",
         )
-        for k in range(MEMO_LIMIT // 50 + 400)
+        for k in range(filling + 400)
     ]
-    for e in pool[: MEMO_LIMIT // 50 + 2]:
+    for e in pool[:filling]:
         mail.validate_event(e)  # fills the memo
-    fresh = pool[MEMO_LIMIT // 50 + 2 :]
+    fresh = pool[filling:]
     cursor = iter(range(10**9))
     table.ratio_row(
         "mail, 50 recipients never seen before, validate_event(dict)",

@@ -85,6 +85,30 @@ def test_a_replacement_outside_an_invocation_is_refused():
     assert store.get_raw_message_content("m1") == VALID
 
 
+def test_the_store_counts_its_bytes_and_makes_room_oldest_first_sparing_what_is_kept():
+    store = mail.MessageStore()
+    for name in ("m1", "m2", "m3"):
+        store.add(name, VALID)
+    store.add("lazy", lambda: VALID * 2)  # a function counts once it is called
+    assert store.size_bytes == 3 * len(VALID)
+    assert store.get_raw_message_content("lazy") == VALID * 2 and store.size_bytes == 5 * len(VALID)
+    with store.invocation("m1"):  # a replacement is held beside the original
+        store.put_raw_message_content("m1", VALID.replace(b"Hello", b"Hello again"))
+    assert store.size_bytes == 6 * len(VALID) + len(b" again")
+    store.restore("m1")
+    assert store.size_bytes == 5 * len(VALID)
+    assert store.make_room(5 * len(VALID)) == []  # under the cap: nothing leaves
+    dropped = store.make_room(3 * len(VALID), keep={"m1"})  # m1 is in flight: m2 goes, then m3
+    assert dropped == [("m2", len(VALID)), ("m3", len(VALID))] and store.size_bytes == 3 * len(VALID)
+    assert "m1" in store and "lazy" in store and "m2" not in store
+    store.advance(24 * 3600 + 1)
+    store.add("new", VALID)
+    assert sorted(store.forget_expired()) == ["lazy", "m1"] and store.size_bytes == len(VALID)
+    store.forget("new")
+    store.forget("new")  # nothing to forget: no error
+    assert store.size_bytes == 0 and len(store) == 0
+
+
 # --- handlers using context.message_content ---------------------------------------------------
 
 

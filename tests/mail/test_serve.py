@@ -272,6 +272,128 @@ def test_bad_addresses_refused(start):
     assert len(server.log) == 0
 
 
+# --- a mail server's manners (RFC 5321): lengths, all-or-nothing delivery, the null sender, a bounded store ----
+
+LONG_DOMAIN = "d" * 177 + ".example.com"  # 189 octets: with a 64-octet local part, a path of exactly 256
+
+
+def test_addresses_past_rfc_5321_lengths_are_refused_at_mail_and_rcpt_with_a_reason(start):
+    server = start(Recorder(), domains=["example.com", LONG_DOMAIN])
+    with smtplib.SMTP(server.host, server.port, timeout=5) as client:
+        client.ehlo()
+        code, text = client.mail("s" * 65 + "@example.org")
+        assert code == 553 and b"5.1.7" in text and b"local part" in text and b"65 octets" in text
+        assert client.mail(OUTSIDER)[0] == 250
+        code, text = client.rcpt("x" * 300 + "@example.com")  # before: accepted, then 451 for the whole message
+        assert code == 553 and b"5.1.3" in text and b"300 octets long; at most 64" in text
+        code, text = client.rcpt("a@" + "d" * 250 + ".example.com")
+        assert code == 553 and b"domain is 262 octets long; at most 255" in text
+        code, text = client.rcpt("u" * 64 + "@" + "e" * 178 + ".example.com")  # 255 octets: a path of 257
+        assert code == 501 and text.startswith(b"5.1.3 Path too long") and b"257" in text
+        exactly = "u" * 64 + "@" + LONG_DOMAIN  # every limit met exactly
+        assert client.rcpt(exactly)[0] == 250
+        assert client.rcpt(ALICE)[0] == 250
+        assert client.data(make_message(to=(ALICE,)))[0] == 250
+    assert len(server.delivered(exactly)) == 1 and len(server.delivered(ALICE)) == 1
+
+
+def test_a_non_ascii_address_of_the_longest_length_has_a_maildir(start):
+    server = start(Recorder(), domains=[LONG_DOMAIN])
+    address = "é" * 32 + "@" + LONG_DOMAIN  # 254 octets; its folder name, escaped, would be 382 characters
+    with smtplib.SMTP(server.host, server.port, timeout=5) as client:
+        assert client.sendmail(OUTSIDER, [address], make_message(to=(ALICE,)), mail_options=["SMTPUTF8"]) == {}
+    assert len(server.delivered(address)) == 1 and len(server.maildir_for(address).name) <= 255
+
+
+def test_a_message_is_delivered_to_all_its_recipients_or_none_so_retries_never_duplicate(start):
+    server = start(Recorder())
+    server.maildir_for(BOB).write_text("a file where bob's Maildir would be")  # bob's delivery fails
+    raw = make_message(to=(ALICE, BOB, CAROL))
+    replies = []
+    for _ in range(3):  # the client retries, as it must after 451
+        with smtplib.SMTP(server.host, server.port, timeout=10) as client:
+            client.ehlo()
+            client.mail(OUTSIDER)
+            for person in (ALICE, BOB, CAROL):
+                client.rcpt(person)
+            replies.append(client.data(raw))
+    # before: alice and carol got a copy at each attempt (three each), bob none
+    assert server.delivered(ALICE) == [] and server.delivered(CAROL) == []
+    for code, text in replies:
+        assert code == 451 and b"Nothing was delivered" in text and BOB.encode() in text
+    log = server.log
+    assert len(log) == 9 and set(log["status"]) == {"deferred"} and log["delivered_to"].isna().all()
+    assert all(f"delivery to {BOB} failed" in note for note in log["note"])
+    server.maildir_for(BOB).unlink()  # the fault is mended: the next retry delivers once to each
+    assert send(server, OUTSIDER, [ALICE, BOB, CAROL], raw) == {}
+    assert [len(server.delivered(p)) for p in (ALICE, BOB, CAROL)] == [1, 1, 1]
+    for person in (ALICE, BOB, CAROL):  # nothing half-written is left behind
+        assert list((server.maildir_for(person) / "tmp").iterdir()) == []
+
+
+def test_a_failed_bounce_defers_the_whole_message(start):
+    server = start(Recorder(lambda e, c: respond(("BOUNCE", [BOB]), ("DEFAULT", [ALICE]))))
+    server.maildir_for(CAROL).write_text("in the way")  # carol sends; her bounce cannot be filed
+    with pytest.raises(smtplib.SMTPDataError) as deferred:
+        send(server, CAROL, [ALICE, BOB], make_message(frm=CAROL, to=(ALICE, BOB)))
+    assert deferred.value.smtp_code == 451
+    assert server.delivered(ALICE) == [] and set(server.log["status"]) == {"deferred"}
+
+
+def test_the_null_sender_is_accepted_and_never_bounced(start):
+    handler = Recorder(lambda e, c: respond(("BOUNCE", True)))
+    server = start(handler)
+    dsn = make_message(frm="MAILER-DAEMON@example.org", subject="Undelivered Mail Returned to Sender")
+    with smtplib.SMTP(server.host, server.port, timeout=5) as client:
+        client.ehlo()
+        assert client.mail("<>") == (250, b"OK")  # before: 553, not a valid address
+        assert client.rcpt(ALICE)[0] == 250
+        assert client.data(dsn)[0] == 250
+    [event] = handler.events
+    assert event["envelope"]["mailFrom"]["address"] == "" and event["sender"]["address"] == "MAILER-DAEMON@example.org"
+    [row] = server.log.to_dict("records")
+    assert row["status"] == "bounced" and "no bounce: the sender is the null sender" in row["note"]
+    assert row["sender"] == "" and list(server.maildir.iterdir()) == []  # nothing filed for anyone
+    # smtplib's way of saying it; a message without a From header gets a stand-in sender
+    handler.answer = lambda e, c: respond(("DEFAULT", True))
+    assert send(server, "", [ALICE], b"Subject: delivery report\r\n\r\nx\r\n") == {}
+    assert handler.events[-1]["sender"]["address"] == "MAILER-DAEMON@fnkit.invalid"
+    assert len(server.delivered(ALICE)) == 1
+
+
+def test_outbound_refuses_the_null_sender_as_a_relay(start):
+    server = start(Recorder(), outbound=True)
+    with smtplib.SMTP(server.host, server.port, timeout=5) as client:
+        client.ehlo()
+        assert client.mail("<>")[0] == 250
+        code, text = client.rcpt("x@example.net")
+    assert code == 550 and b"null sender" in text
+
+
+def test_the_message_store_is_bounded_in_bytes_dropping_the_oldest_with_a_log_line(start, caplog):
+    read = []
+
+    def reads_its_message(event, context):  # the message in flight is always there to read
+        read.append(len(context.message_content.get_raw_message_content(event["messageId"])))
+        return respond(("DROP", True))
+
+    server = start(Recorder(reads_its_message), max_store_bytes=250_000)
+    raws = [make_message(subject=f"m{i}", body=f"{i}" + "x" * 99_000 + "\n") for i in range(8)]
+    with caplog.at_level("WARNING", logger="fnkit.mail.serve"):
+        for raw in raws:
+            assert send(server, OUTSIDER, [ALICE], raw) == {}
+    ids = list(server.log["message_id"])
+    assert read == [len(raw) for raw in raws]
+    # before: all eight stayed (for 24 hours); now two fit: the newest, and the one before it
+    assert server.store.size_bytes <= 250_000 and len(server.store) == 2
+    assert ids[-1] in server.store and ids[-2] in server.store and ids[0] not in server.store
+    lines = [r.getMessage() for r in caplog.records if r.name == "fnkit.mail.serve"]
+    assert len(lines) == 6 and all("dropped the 1 oldest message(s)" in line for line in lines)
+    assert "cap of 250,000 bytes" in lines[0] and ids[0] in lines[0]
+    with pytest.raises(ValueError, match="max_store_bytes"):
+        start(Recorder(), max_store_bytes=0)
+
+
 def test_oversize_refused(start):
     handler = Recorder()
     server = start(handler, max_message_bytes=4000)
@@ -317,8 +439,10 @@ def test_outbound_takes_at_most_500_recipients(start):
 
 def test_truncated_event_recipients_cut_get_the_fallback(start):
     handler = Recorder(lambda e, c: respond(("DROP", True)))
-    server = start(handler, rule=mail.MailRule(fallback_action="BOUNCE"))
-    recipients = [f"{'u' * 180}{i:04d}@example.com" for i in range(700)]  # ~140 KB of recipients
+    # addresses as long as RFC 5321 lets them be: a 64-octet local part, a domain of 185
+    domain = "d" * 173 + ".example.com"
+    server = start(handler, rule=mail.MailRule(fallback_action="BOUNCE"), domains=[domain])
+    recipients = [f"{'u' * 60}{i:04d}@{domain}" for i in range(700)]  # ~180 KB of recipients
     assert send(server, OUTSIDER, recipients, make_message()) == {}
     [event] = handler.events
     assert event["truncated"] is True and len(event["envelope"]["recipients"]) < 700
@@ -650,6 +774,8 @@ def test_cli_serve_mail(tmp_path):
             "0",
             "--maildir",
             str(tmp_path / "md"),
+            "--max-store-bytes",
+            "100",  # smaller than one message: each leaves the store once handled, with a line on stderr
         ],
         cwd=tmp_path,
         env=env,
@@ -680,3 +806,4 @@ def test_cli_serve_mail(tmp_path):
     assert process.returncode == 0, err
     assert "stopped after 1 message(s)" in out
     assert len(list((tmp_path / "md" / ALICE / "new").iterdir())) == 1
+    assert "fnkit serve-mail: the message store passed its cap of 100 bytes: dropped the 1 oldest" in err

@@ -393,6 +393,35 @@ def test_q12_aws_region_is_the_region_of_the_arn(event):
     assert "us-east-1" in report.errors[0].message
 
 
+@pytest.mark.parametrize(
+    "arn",
+    [
+        "arn:aws:sqs:us-east-1 :123456789012:orders",  # a space after the region
+        "arn:aws:sqs: us-east-1:123456789012:orders",  # a space before it
+        "arn:aws:sqs:us-east-1\t:123456789012:orders queue",  # a tab, and a space in the queue name
+        "arn:aws:SQS:us-east-1:123456789012:orders",  # a service in capitals
+    ],
+)
+def test_q12_the_region_of_a_malformed_arn_that_can_be_read_is_compared(event, arn):
+    for record in event["Records"]:
+        record["eventSourceARN"] = arn
+    event["Records"][1]["awsRegion"] = "eu-west-1"
+    report = queue.validate_event(event)
+    # the ARN's form is named for each record (QS2), and the one region that disagrees with it (Q12)
+    assert [r for _p, r in _errors(report)].count("QS2") == len(event["Records"])
+    [q12] = [i for i in report.errors if i.rule == "Q12"]
+    assert q12.path == "$.Records[1].awsRegion" and "eu-west-1" in q12.message and "'us-east-1'" in q12.message
+
+
+def test_q12_an_arn_whose_region_cannot_be_read_is_compared_with_nothing(event):
+    for arn in ("arn:aws:sqs:us-east-1:orders", "arn:aws:sqs:us east 1:123456789012:orders", "sqs:us-east-1:1:q:x:y"):
+        for record in event["Records"]:
+            record["eventSourceARN"] = arn
+        event["Records"][1]["awsRegion"] = "eu-west-1"
+        report = queue.validate_event(event)
+        assert {r for _p, r in _errors(report)} == {"QS2"}, (arn, list(report))
+
+
 def test_q12_the_builder_takes_the_region_from_the_arn():
     event = queue.build_event(["x"], queue_arn="arn:aws:sqs:ap-south-1:111122223333:jobs")
     assert event["Records"][0]["awsRegion"] == "ap-south-1"
