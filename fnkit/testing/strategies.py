@@ -21,6 +21,7 @@ from typing import Any
 
 from .._optional import MissingDependency
 from .._report import DIALECTS
+from ..alb._http import HOP_BY_HOP  # a response header the load balancer drops (A7) is not "valid" to draw
 
 try:
     from hypothesis import strategies as st
@@ -213,7 +214,11 @@ def alb_responses(
     """
     if event is not None:
         multi_value = "multiValueHeaders" in event
-    headers = draw(st.dictionaries(_TOKEN.filter(lambda n: n not in _RESERVED_HEADERS), _HEADER_VALUE, max_size=4))
+    headers = draw(
+        st.dictionaries(
+            _TOKEN.filter(lambda n: n not in _RESERVED_HEADERS and n not in HOP_BY_HOP), _HEADER_VALUE, max_size=4
+        )
+    )
     response: dict[str, Any] = {"statusCode": draw(_STATUSES)}
     if multi_value:
         response["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
