@@ -186,7 +186,9 @@ def test_an_unknown_isolation_is_refused_before_any_event_is_read():
     def never(event, context):
         raise AssertionError("called")
 
-    with pytest.raises(ValueError, match="isolation is 'process', 'thread' or 'none', not 'proces'"):
+    with pytest.raises(
+        ValueError, match="isolation is 'none' \\(in this process\\), 'process' or 'thread', not 'proces'"
+    ):
         fnkit.replay(never, iter([queue.build_event(["a"], seed=1)]), isolation="proces")
 
 

@@ -174,7 +174,7 @@ EXTRA_OF = {
     "rules.table": ("fnkit.rules.table()", "pandas", "frames"),
     "strategies": ("fnkit.testing.strategies", "hypothesis", "testing"),
     "dask": ("replay(engine='dask')", "dask", "dask"),
-    "alb.serve": ("fnkit.alb.serve", "uvicorn", "serve"),
+    "alb.serve": ("fnkit.alb.serve", "h11", "serve"),
     "mail.serve": ("fnkit.mail.serve", "aiosmtpd", "serve"),
     "widgets": ("fnkit.widgets.EventBuilder", "ipywidgets", "widgets"),
     "progress": ("progress bars (progress=True)", "tqdm", "lab"),

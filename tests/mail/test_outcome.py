@@ -223,14 +223,14 @@ def test_run_invokes_the_handler_and_applies_its_answer(event):
 
 def test_run_gives_a_hanging_handler_only_the_response_time(event):
     start = time.perf_counter()
-    result = mail.run(lambda e, c: time.sleep(3), event, response_timeout_s=0.2)
+    result = mail.run(lambda e, c: time.sleep(3), event, response_timeout_s=0.2, isolation="process")
     assert time.perf_counter() - start < 1.5
     assert result.invocation is not None
     assert result.status == "fallback" and result.invocation.timed_out
-    shorter = mail.run(lambda e, c: time.sleep(3), event, timeout_s=0.1, response_timeout_s=0.3)
+    shorter = mail.run(lambda e, c: time.sleep(3), event, timeout_s=0.1, response_timeout_s=0.3, isolation="process")
     assert shorter.invocation is not None
     assert shorter.invocation.timeout_s == pytest.approx(0.1)
-    longer = mail.run(lambda e, c: time.sleep(3), event, timeout_s=9, response_timeout_s=0.1)
+    longer = mail.run(lambda e, c: time.sleep(3), event, timeout_s=9, response_timeout_s=0.1, isolation="process")
     assert longer.invocation is not None
     assert longer.invocation.timeout_s == pytest.approx(0.1)
 
