@@ -20,6 +20,13 @@ import fnkit
 from fnkit import isolation
 from fnkit._invoke import encode_response
 
+
+@pytest.fixture(autouse=True)
+def _in_a_worker_process(monkeypatch):
+    """Most tests here were written for the worker process: it is their default (FNKIT_ISOLATION)."""
+    monkeypatch.setenv("FNKIT_ISOLATION", "process")
+
+
 MODES = ["process", "thread", "none"]
 
 
