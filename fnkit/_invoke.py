@@ -685,9 +685,10 @@ def _quiet_interrupt_in_ipython() -> None:
     if _ipython_hooked or "IPython" not in sys.modules:
         return
     try:
-        from IPython import get_ipython
+        import builtins
 
-        shell = get_ipython()
+        getter = getattr(builtins, "get_ipython", None)  # IPython puts it there: nothing of IPython is imported
+        shell = getter() if getter is not None else None
         if shell is None:
             return
 
