@@ -341,3 +341,36 @@ def test_ctrl_c_in_a_simulation_ends_it_with_one_sentence():
 
     with pytest.raises(Interrupted, match=r"^Interrupted: the handler was stopped"):
         sim.run(handler)
+
+
+def test_in_a_jupyter_kernel_an_interrupted_call_is_one_sentence_without_a_traceback():
+    jupyter_client = pytest.importorskip("jupyter_client")
+    manager = jupyter_client.KernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=str(REPO_ROOT), env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        code = "import fnkit\ndef handler(event, context):\n    raise KeyboardInterrupt\nfnkit.invoke(handler, {})\n"
+        msg_id = client.execute(code)
+        texts, tracebacks = [], []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                msg = client.get_iopub_msg(timeout=1)
+            except Exception:  # noqa: BLE001 - queue.Empty: keep waiting
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "stream":
+                texts.append(msg["content"]["text"])
+            if msg["msg_type"] == "error":
+                tracebacks.append("\n".join(msg["content"]["traceback"]))
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+        shown = "".join(texts)
+        assert "Interrupted: the handler was stopped" in shown, (shown, tracebacks)
+        assert not tracebacks and "Traceback" not in shown and "_invoke.py" not in shown
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
