@@ -141,7 +141,7 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         here = ".".join(map(str, sys.version_info[:3]))
         assert text.startswith("✔ All checks pass")
         assert re.search(rf"✔\tpython\t[^\n]*\t{re.escape(here)}\t", text), text  # this machine's Python
-        assert "✘" not in text and text.count("✔") >= 20
+        assert "✘" not in text and text.count("✔") >= 14  # the headline and a row per thing the notebooks need
         assert re.search(r"✔\twidgets\t[^\n]*\tready in this kernel", text), text  # a front end that draws them
         assert page.locator(f"{PANEL} .widget-slider").count() >= 1  # ... and a slider is drawn
         shot(page, check_cell - 1, check_cell, "1-start-here-environment-check.png")
