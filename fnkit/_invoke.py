@@ -382,26 +382,29 @@ def current_context() -> Any:
     return _running_context.get()
 
 
-_loop_checked = threading.local()  # threads already known to have an event loop of their own
-
-
 def _ensure_event_loop(asyncio: Any) -> None:
-    """Give this thread an event loop when it has none (a handler thread, a worker, a Dask worker's thread).
+    """Give this thread an open event loop when it has none (a handler thread, a worker, a Dask worker's thread,
+    or a thread whose loop `asyncio.run` closed and unset).
 
     Adapters such as Mangum ask asyncio for the thread's loop; off the main thread there is
-    none unless somebody sets one. Checked once per thread.
+    none unless somebody sets one.
     """
-    if getattr(_loop_checked, "done", False):
-        return
-    import warnings
+    local = getattr(asyncio.get_event_loop_policy(), "_local", None)  # the default policy's per-thread slot
+    if local is not None:
+        loop = getattr(local, "_loop", None)
+        if loop is not None and not loop.is_closed():
+            return
+    else:  # another policy: ask it, quietly
+        import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            asyncio.get_event_loop()
-        except RuntimeError:
-            asyncio.set_event_loop(asyncio.new_event_loop())
-    _loop_checked.done = True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                if not asyncio.get_event_loop().is_closed():
+                    return
+            except RuntimeError:
+                pass
+    asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 def _set_loop_aside(asyncio: Any) -> tuple[Any, Any] | None:

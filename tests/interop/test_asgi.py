@@ -132,3 +132,9 @@ def test_serve_alb_runs_the_mangum_app_by_import_path(tmp_path):
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
+
+
+def test_mangum_still_answers_after_asyncio_run_closed_this_threads_loop(app_module):
+    asyncio.run(asyncio.sleep(0))  # closes the loop it made and leaves the thread without one
+    outcome = fnkit.alb.run(app_module.handler, _get("/hello/after"), timeout_s=30)
+    assert outcome.status == 200 and json.loads(outcome.text)["hello"] == "after"
