@@ -12,7 +12,6 @@ from typing import Any
 import msgspec
 
 from .._report import (
-    DIALECTS,
     MISSING,
     ContractError,
     Issue,
@@ -21,6 +20,7 @@ from .._report import (
     error,
     warning,
 )
+from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, Shape, Text, snake
 from .._validate import Contract, Seen
 from ..rules import rule
@@ -409,7 +409,7 @@ def build_event(
     flow_direction: str = "INBOUND",
     message: Any = None,
     summary_version: str | None = None,
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     seed: int = 0,
     store: Any = None,
     **more: Any,
@@ -429,8 +429,7 @@ def build_event(
     """
     from ._content import default_store, message_fields, minimal_message
 
-    if dialect not in DIALECTS:
-        raise ValueError(f"build_event: dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}.")
+    resolve_dialect(dialect)  # checked (and the project's setting read) like every builder's, though unused
     if flow_direction not in FLOW_DIRECTIONS:
         raise ValueError(f"build_event: flow_direction must be INBOUND or OUTBOUND, not {flow_direction!r} (MS2).")
     raw = None

@@ -24,6 +24,7 @@ import msgspec
 
 from .._config import with_settings
 from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._settings import Dialect, resolve_dialect
 from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits, snake
 from .._validate import Contract, Seen
 from ..rules import rule
@@ -1063,13 +1064,16 @@ def queue_arn(
     region: str = "us-east-1",
     name: str | None = None,
     account: str = "123456789012",
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     config: QueueConfig | None = None,
     **settings: Any,
 ) -> str:
-    """A queue ARN in the dialect's spelling (`.fifo` names for ordered queues: `fifo=True`, or `config`)."""
+    """A queue ARN in the dialect's spelling (`.fifo` names for ordered queues: `fifo=True`, or `config`).
+
+    `dialect`: 'aws' or 'provider'; by default the project's setting (fnkit's README, "One project setting").
+    """
     fifo = QueueConfig.of(config, settings, queue_arn).fifo
-    partition = "aws" if dialect == "aws" else "provider"
+    partition = "aws" if resolve_dialect(dialect) == "aws" else "provider"
     name = name or ("orders.fifo" if fifo else "orders")
     if fifo and not name.endswith(".fifo"):
         name += ".fifo"
@@ -1160,7 +1164,7 @@ def build_event(
     receive_counts: Sequence[int] | None = None,
     trace_header: str | None = None,
     sent_timestamp_ms: int | None = None,
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     seed: int = 0,
     config: QueueConfig | None = None,
     **settings: Any,
@@ -1168,10 +1172,11 @@ def build_event(
     """A valid queue batch event: one record per body (non-string bodies become JSON text); deterministic per seed.
 
     The queue: `fifo=`, or `config` (a `QueueConfig`: then the batch also holds at most its batch size, Q1).
+    `dialect`: 'aws' or 'provider'; by default the project's setting (fnkit's README, "One project setting").
     """
     queue = QueueConfig.of(config, settings, build_event)
     fifo = queue.fifo
-    _check_dialect(dialect)
+    dialect = resolve_dialect(dialect)
     if isinstance(bodies, (str, bytes)):
         bodies = [bodies]
     bodies = [
@@ -1229,5 +1234,5 @@ def build_event(
     return {"Records": records}
 
 
-def _default_arn(fifo: bool, region: str, dialect: str) -> str:
+def _default_arn(fifo: bool, region: str, dialect: Dialect) -> str:
     return queue_arn(fifo=fifo, region=region, dialect=dialect)

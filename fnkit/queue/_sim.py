@@ -20,6 +20,7 @@ import msgspec
 from .._config import with_settings
 from .._invoke import Context, Invocation, _call, resolve_isolation, stops_in_one_sentence
 from .._optional import require
+from .._settings import Dialect, resolve_dialect
 from ..rules import rule
 from ._config import QueueConfig
 from ._event import (
@@ -423,13 +424,12 @@ class QueueSim:
         real_timeout_s: float | None = None,
         region: str = "us-east-1",
         queue_name: str | None = None,
-        dialect: str = "provider",
+        dialect: Dialect | None = None,
         seed: int = 0,
         **settings: Any,
     ) -> None:
         config = QueueConfig.of(config, settings, QueueSim.__init__)
-        if dialect not in EVENT_SOURCE:
-            raise ValueError(f"dialect must be 'provider' or 'aws', not {dialect!r}")
+        dialect = resolve_dialect(dialect)
         self.config = config
         # the settings the poller reads on every batch, as plain attributes
         self.fifo = fifo = config.fifo
