@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 from .. import rules as _rules
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
-from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
-from .._report import MISSING, Raw, Report, decode_json, error
+from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
+from .._report import MISSING, ContractError, Raw, Report, decode_json, error
 from ..rules import rule
 from ._config import AlbConfig
 from ._event import body_size, validate_event
@@ -76,6 +76,15 @@ class HttpOutcome:
     def ok(self) -> bool:
         """True when the function was invoked and its response was delivered (not a 502 or a refusal)."""
         return self.invoked and self.rule in ("AS4", "A10")
+
+    @property
+    def kind(self) -> str:
+        """What happened, in a word: "delivered" (the function's answer, `ok`), "refused" (the load balancer
+        answered without invoking it) or "error" (the function was invoked and the client got an error from
+        the load balancer: 502 Bad Gateway, 504)."""
+        if self.ok:
+            return "delivered"
+        return "error" if self.invoked else "refused"
 
     @property
     def text(self) -> str:
@@ -143,6 +152,7 @@ class HttpOutcome:
         )
 
     to_row = outcome_row
+    to_frame = outcome_frame
     _repr_html_ = outcome_html
 
 
@@ -386,14 +396,16 @@ def run(
 
     The target group's settings: `config` (an `AlbConfig`) or `multi_value=` (None: as the
     event shows) and `timeout_s=` (the function timeout). `isolation`: where the handler
-    runs (see `fnkit.invoke`); it gets its own copy of the event.
+    runs (see `fnkit.invoke`); it gets its own copy of the event. A request the load balancer
+    answers by itself (A1) is refused without invoking; any other invalid event raises
+    `ContractError`, as `fnkit.queue.run` and `fnkit.mail.run` do.
     """
     target = AlbConfig.of(config, settings, run)
     multi_value, timeout_s = target.multi_value, target.timeout_s
     event_report = validate_event(event, multi_value=multi_value)
     value, _ = decode_json(event, "G0")
     if value is MISSING:
-        value = event  # not JSON: the handler gets it as it is, and the event report says what is wrong
+        raise ContractError(event_report)
     found = refusal(value)
     if found is not None:
         return dataclasses.replace(
@@ -401,6 +413,8 @@ def run(
             event_issues=event_report,
             multi_value=event_multi_value(value) if multi_value is None else bool(multi_value),
         )
+    if not event_report.ok:
+        raise ContractError(event_report)
     invocation = invoke(handler, value, timeout_s=timeout_s, context=context, isolation=isolation)
     result: HttpOutcome = outcome(value, invocation, config=target)  # `@rule` leaves it untyped
     return dataclasses.replace(result, invocation=invocation, event_issues=event_report)

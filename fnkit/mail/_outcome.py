@@ -93,6 +93,7 @@ class MailOutcome:
     fallback_action: str = "DEFAULT"
     inferred_reading: bool = field(default=False, repr=False)
     cause: str = field(default="", repr=False)  # a fallback's cause, as a sentence without the consequence
+    event_issues: Report | None = field(default=None, compare=False)  # the event's report, when `run` validated it
 
     source: ClassVar[str] = SOURCE
     result_column: ClassVar[str] = "action"  # what each recipient gets
@@ -101,6 +102,19 @@ class MailOutcome:
     def inferred(self) -> bool:
         """True when the deciding rule's evidence is inferred (the reason then says so)."""
         return self.inferred_reading or _rules.get(self.rule).inferred
+
+    @property
+    def kind(self) -> str:
+        """What happened, in a word (the `status`): "applied", "fallback" or "ignored"."""
+        return self.status
+
+    @property
+    def ok(self) -> bool:
+        """True when the function's answer was applied, or an asynchronous rule's function finished (M8)."""
+        if self.status == "applied":
+            return True
+        failed = self.invocation is not None and (self.invocation.timed_out or self.invocation.error is not None)
+        return self.status == "ignored" and not failed
 
     @property
     def actions(self) -> dict[str, str]:
@@ -663,7 +677,7 @@ def run(
     from ._content import default_store
 
     rule_config = MailConfig.of(config, settings, run)
-    value, _ = decode_event(event)
+    value, event_report = decode_event(event)
     limit = rule_config.response_timeout_s
     wait = limit if timeout_s is None else min(timeout_s, limit)
     store = store if store is not None else default_store()
@@ -673,4 +687,4 @@ def run(
     )
     result = outcome(value, invocation, config=rule_config)
     completed: MailOutcome = with_content(result, [content], store, value["messageId"])  # `@rule` leaves it untyped
-    return completed
+    return replace(completed, event_issues=event_report)

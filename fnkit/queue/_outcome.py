@@ -11,7 +11,7 @@ import msgspec
 from .. import rules as _rules
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response, invoke
-from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
+from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
 from ._config import QueueConfig
@@ -25,7 +25,9 @@ _DEFAULTS = QueueConfig.of()  # the settings of a call that names none
 class BatchOutcome(msgspec.Struct):
     """What happens to each message of a batch: `kind`, `failed_ids`, `deleted_ids`, `rule`, `reason`.
 
-    (A msgspec Struct: made in C, which a simulation of millions of batches notices.)
+    `kind`: "success", "partial" or "failure"; `ok` when it is "success". `event_issues`: the
+    event's report when `run` validated it. (A msgspec Struct: made in C, which a simulation
+    of millions of batches notices.)
     """
 
     kind: str
@@ -36,6 +38,7 @@ class BatchOutcome(msgspec.Struct):
     issues: Report = _EMPTY
     invocation: Invocation | None = None
     event_ids: tuple[str, ...] = ()
+    event_issues: Report | None = None
     source: ClassVar[str] = "queue"
     result_column: ClassVar[str] = "action"  # what happens to each record: retry or delete
 
@@ -47,6 +50,11 @@ class BatchOutcome(msgspec.Struct):
     @property
     def warnings(self) -> list[Issue]:
         return self.issues.warnings
+
+    @property
+    def ok(self) -> bool:
+        """True when the whole batch succeeded (`kind == "success"`): every message is deleted."""
+        return self.kind == "success"
 
     def _replace(self, **changes: Any) -> BatchOutcome:
         values = {k: getattr(self, k) for k in self.__struct_fields__}
@@ -111,6 +119,7 @@ class BatchOutcome(msgspec.Struct):
         return Display([Grid(rows, ["messageId", "action"], ("messageId",))])
 
     to_row = outcome_row
+    to_frame = outcome_frame
     _repr_html_ = outcome_html
 
 
@@ -381,4 +390,4 @@ def run(
     timeout = config.function_timeout_s if timeout_s is None else timeout_s
     invocation = invoke(handler, event, timeout_s=timeout, context=context, isolation=isolation)
     decided: BatchOutcome = decide(event, correlation_ids(event), invocation, config.report_batch_item_failures)
-    return decided
+    return decided._replace(event_issues=report)
