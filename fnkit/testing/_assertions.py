@@ -170,11 +170,12 @@ def assert_outcome(
     Expectations, each checked only when given: `kind` (queue: "success" | "partial" |
     "failure"; mail: its status; load balancer: "delivered" | "refused" | "error"),
     `failed_ids`, `deleted_ids` (queue; ids in any order), `status` (mail: "applied" |
-    "fallback" | "ignored"; load balancer: the HTTP status), `rule` (any source), `actions` (mail: recipient -> action, or one action for
-    every recipient), `body` (load balancer: bytes, or text), `headers` (load balancer: name
-    -> first value, or name -> list of every value). Other keywords go to `run` (`timeout_s`,
-    `report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, ...). The failure
-    message shows the outcome's table, its issues, and the handler's error and output.
+    "fallback" | "ignored"; load balancer: the HTTP status), `rule` (any source), `actions`
+    (mail: recipient -> action, or one action for every recipient), `body` (load balancer:
+    bytes, or text), `headers` (load balancer: name -> first value, or name -> list of every
+    value). Other keywords go to `run` (`timeout_s`, `report_batch_item_failures`, `mode`,
+    `fallback_action`, `multi_value`, ...). The failure message shows the outcome's table,
+    its issues, and the handler's error and output.
     Returns the outcome.
     """
     __tracebackhide__ = True
