@@ -17,6 +17,7 @@ from .._invoke import Context, Invocation, encode_response, invoke
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Raw, Report, decode_json, error
 from ..rules import rule
+from ..types import AlbKind
 from ._config import AlbConfig
 from ._event import body_size, validate_event
 from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
@@ -78,7 +79,7 @@ class HttpOutcome:
         return self.invoked and self.rule in ("AS4", "A10")
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> AlbKind:
         """What happened, in a word: "delivered" (the function's answer, `ok`), "refused" (the load balancer
         answered without invoking it) or "error" (the function was invoked and the client got an error from
         the load balancer: 502 Bad Gateway, 504)."""

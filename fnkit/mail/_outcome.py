@@ -28,7 +28,7 @@ import hashlib
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from .. import rules as _rules
 from .._config import with_settings
@@ -37,6 +37,7 @@ from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from ..rules import rule
+from ..types import MailKind
 from ._address import is_address
 from ._config import MailConfig
 from ._event import decode_event
@@ -104,9 +105,9 @@ class MailOutcome:
         return self.inferred_reading or _rules.get(self.rule).inferred
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> MailKind:
         """What happened, in a word (the `status`): "applied", "fallback" or "ignored"."""
-        return self.status
+        return cast("MailKind", self.status)
 
     @property
     def ok(self) -> bool:

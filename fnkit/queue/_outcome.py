@@ -14,6 +14,7 @@ from .._invoke import Context, Invocation, encode_response, invoke
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
+from ..types import QueueKind
 from ._config import QueueConfig
 from ._event import correlation_ids, validate_event
 from ._response import QueueResponse, iter_group_order, read_response
@@ -30,7 +31,7 @@ class BatchOutcome(msgspec.Struct):
     of millions of batches notices.)
     """
 
-    kind: str
+    kind: QueueKind
     failed_ids: tuple[str, ...]
     deleted_ids: tuple[str, ...]
     rule: str
@@ -269,7 +270,7 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         # Q10 applies when the records carry message groups (a FIFO batch)
         first = records[0] if isinstance(records, list) and records else None
         attrs = first.get("attributes") if isinstance(first, dict) else None
-        if isinstance(attrs, dict) and "MessageGroupId" in attrs:
+        if isinstance(records, list) and isinstance(attrs, dict) and "MessageGroupId" in attrs:
             issues.extend(iter_group_order(records, set(failed)))
             if any(i.rule == "Q10" for i in issues):
                 reason += " The FIFO group order breaks (see warnings)."
