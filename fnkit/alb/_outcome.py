@@ -17,7 +17,7 @@ from .._invoke import Context, Invocation, encode_response, invoke
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Raw, Report, decode_json, error
 from ..rules import rule
-from ..types import AlbKind
+from ..types import AlbKind, Isolation
 from ._config import AlbConfig
 from ._event import body_size, validate_event
 from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
@@ -389,7 +389,7 @@ def run(
     event: Any,
     *,
     context: Context | None = None,
-    isolation: str | None = None,
+    isolation: Isolation | None = None,
     config: AlbConfig | None = None,
     **settings: Any,
 ) -> HttpOutcome:

@@ -37,7 +37,7 @@ from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from ..rules import rule
-from ..types import MailKind
+from ..types import Isolation, MailKind
 from ._address import is_address
 from ._config import MailConfig
 from ._event import decode_event
@@ -662,7 +662,7 @@ def run(
     timeout_s: float | None = None,
     context: Context | None = None,
     store: Any = None,
-    isolation: str | None = None,
+    isolation: Isolation | None = None,
     config: MailConfig | None = None,
     **settings: Any,
 ) -> MailOutcome:

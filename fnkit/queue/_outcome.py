@@ -14,7 +14,7 @@ from .._invoke import Context, Invocation, encode_response, invoke
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
-from ..types import QueueKind
+from ..types import Isolation, QueueKind
 from ._config import QueueConfig
 from ._event import correlation_ids, validate_event
 from ._response import QueueResponse, iter_group_order, read_response
@@ -372,7 +372,7 @@ def run(
     *,
     timeout_s: float | None = None,
     context: Context | None = None,
-    isolation: str | None = None,
+    isolation: Isolation | None = None,
     config: QueueConfig | None = None,
     **settings: Any,
 ) -> BatchOutcome:

@@ -46,7 +46,8 @@ USER_FILE = textwrap.dedent(
     reveal_type(fnkit.replay(handler, [event]))
     reveal_type(fnkit.replay(handler, [event], engine="dask"))
     reveal_type(fnkit.invoke(handler, event, isolation="none"))
-    queue.build_event(["a"], dialect="amazon")  # the one mistake: mypy names it
+    queue.build_event(["a"], dialect="amazon")  # two mistakes: mypy names them
+    queue.run(handler, event, isolation="docker")
     '''
 )
 
@@ -91,8 +92,9 @@ def test_a_users_file_type_checks_strictly_and_sees_fnkits_types(tmp_path):
     # checkout is found through MYPYPATH, so mypy reads it as source and would list fnkit's)
     lines = [line for line in done.stdout.splitlines() if line.startswith("test_service.py:")]
     errors = [line for line in lines if ": error:" in line]
-    assert len(errors) == 1, done.stdout
+    assert len(errors) == 2, done.stdout
     assert 'Argument "dialect" to "build_event" has incompatible type "Literal[\'amazon\']"' in errors[0]
+    assert 'Argument "isolation" to "run" has incompatible type "Literal[\'docker\']"' in errors[1]
     revealed = [re.sub(r'^.*Revealed type is "(.*)"$', r"\1", line) for line in lines if "Revealed type" in line]
     assert len(revealed) == len(EXPECTED) + 1, done.stdout
     assert [_normalise(r).replace("?", "") for r in revealed[: len(EXPECTED)]] == EXPECTED

@@ -144,7 +144,9 @@ def test_the_template_runs_unchanged_under_a_mail_rule(template, monkeypatch):
 def test_the_template_passes_assert_outcome(template):
     store = mail.MessageStore()
     event = mail.build_event(message=quarterly(), store=store)
-    result = assert_outcome(template.update_handler, event, status="applied", actions="DEFAULT", store=store)
+    result = assert_outcome(
+        template.update_handler, event, status="applied", actions="DEFAULT", store=store, source="mail"
+    )
     assert subject(result.delivered_content) == "[EXTERNAL] Quarterly report"
 
 
