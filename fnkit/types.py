@@ -13,7 +13,8 @@ import beyond `typing`.
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from ._settings import Dialect, Isolation
 
@@ -188,6 +189,107 @@ class AlbResponse(TypedDict):
 #: any source's event
 Event = QueueEvent | MailEvent | AlbEvent
 
+
+# -- what `parse_event` returns: frozen typed values, fields in snake_case -------------------
+# (msgspec Structs made from the contract's shapes at import; these protocols say what a reader
+# finds on them. They are frozen: an assignment raises at run time.)
+
+
+class ParsedQueueAttributes(Protocol):
+    """A parsed record's system attributes (FIFO ones are None on a standard queue)."""
+
+    approximate_receive_count: str
+    sent_timestamp: str
+    sender_id: str
+    approximate_first_receive_timestamp: str
+    sequence_number: str | None
+    message_group_id: str | None
+    message_deduplication_id: str | None
+    trace_header: str | None  # either spelling's trace header key
+
+
+class ParsedMessageAttribute(Protocol):
+    """A parsed message attribute."""
+
+    data_type: str
+    string_value: str | None
+    binary_value: str | None
+
+
+class ParsedQueueRecord(Protocol):
+    """A parsed queue record."""
+
+    message_id: str
+    receipt_handle: str
+    body: str
+    attributes: ParsedQueueAttributes
+    message_attributes: Mapping[str, ParsedMessageAttribute]
+    md5_of_message_attributes: str | None
+    md5_of_body: str
+    event_source: str
+    event_source_arn: str
+    aws_region: str
+
+
+class ParsedQueueEvent(Protocol):
+    """`fnkit.queue.parse_event`'s answer: the records, in order."""
+
+    records: tuple[ParsedQueueRecord, ...]
+
+
+class ParsedMailAddress(Protocol):
+    """A parsed address."""
+
+    address: str
+
+
+class ParsedMailEnvelope(Protocol):
+    """A parsed envelope."""
+
+    mail_from: ParsedMailAddress
+    recipients: tuple[ParsedMailAddress, ...]
+
+
+class ParsedMailEvent(Protocol):
+    """`fnkit.mail.parse_event`'s answer."""
+
+    summary_version: str
+    envelope: ParsedMailEnvelope
+    sender: ParsedMailAddress
+    subject: str
+    message_id: str
+    invocation_id: str
+    flow_direction: str
+    truncated: bool
+
+
+class ParsedElb(Protocol):
+    """A parsed request context's load balancer part."""
+
+    target_group_arn: str
+
+
+class ParsedRequestContext(Protocol):
+    """A parsed request context."""
+
+    elb: ParsedElb
+
+
+class ParsedAlbEvent(Protocol):
+    """`fnkit.alb.parse_event`'s answer: single-value maps, or multi-value ones (the others are None)."""
+
+    request_context: ParsedRequestContext
+    target_group_arn: str | None
+    http_method: str
+    path: str
+    query_string_parameters: Mapping[str, str] | None
+    multi_value_query_string_parameters: Mapping[str, tuple[str, ...]] | None
+    headers: Mapping[str, str] | None
+    multi_value_headers: Mapping[str, tuple[str, ...]] | None
+    is_base64_encoded: bool
+    body: str
+
+
 __all__ = [
     "AlbEvent",
     "AlbKind",
@@ -204,6 +306,10 @@ __all__ = [
     "MailRecipientAction",
     "MailResponse",
     "OutcomeKind",
+    "ParsedAlbEvent",
+    "ParsedMailEvent",
+    "ParsedQueueEvent",
+    "ParsedQueueRecord",
     "QueueEvent",
     "QueueItemFailure",
     "QueueKind",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._config import with_settings
 from .._report import ContractError, Issue, Report, child_path, error, warning
@@ -57,6 +57,9 @@ _ARN_EXAMPLE = (
     "arn:provider:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id> (arn:aws:… on the real platform)"
 )
 _ARN_SPACE_NAMES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
+
+if TYPE_CHECKING:
+    from ..types import ParsedAlbEvent
 
 
 def _arn_sentence(arn: str) -> str:
@@ -805,12 +808,12 @@ def validate_event(event: Any, *, config: AlbConfig | None = None, **settings: A
     return EVENT_CONTRACT.check(event, None if multi_value is None else {"multi_value": multi_value})[0]
 
 
-def parse_event(event: Any) -> Any:
+def parse_event(event: Any) -> ParsedAlbEvent:
     """The event as frozen typed values (`e.request_context.elb.target_group_arn`); ContractError when invalid."""
     report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    return typed
+    return cast("ParsedAlbEvent", typed)
 
 
 def looks_like(event: Any) -> bool:

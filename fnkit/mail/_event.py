@@ -7,7 +7,7 @@ import hashlib
 import json
 import random
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -159,6 +159,9 @@ MailFrom = MAIL_FROM.struct
 # --- semantic rules, over the typed event ------------------------------------------
 # On the lenient path (the event broke its shape; the walk said where) a field may hold
 # anything, so each check tests types before it reads.
+
+if TYPE_CHECKING:
+    from ..types import ParsedMailEvent
 
 
 def _recipients(event: Any) -> tuple[Any, ...] | None:
@@ -353,7 +356,7 @@ def decode_event(event: Any) -> tuple[dict[str, Any], Report]:
     return value, report
 
 
-def parse_event(event: Any) -> Any:
+def parse_event(event: Any) -> ParsedMailEvent:
     """The event as frozen typed values (`summary_version`, `envelope.mail_from.address`, ...).
 
     Raises `fnkit.ContractError` (with `.report`) when the event is invalid.
@@ -361,7 +364,7 @@ def parse_event(event: Any) -> Any:
     report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    return typed
+    return cast("ParsedMailEvent", typed)
 
 
 def correlation_ids(event: Any) -> list[str]:

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter, lt
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -43,6 +43,9 @@ MAX_PAYLOAD_BYTES = 6_291_456  # Q17: "6 MB", as the platform counts a synchrono
 _ARN_PATTERN = r"^arn:([a-z-]+):([a-z0-9-]+):([a-z0-9-]+):([^:\s]+):([^:\s]+)$"
 _ARN_PARTS = ("arn", "partition", "service", "region", "account", "queue name")
 _DIGITS_PATTERN = DIGITS
+
+if TYPE_CHECKING:
+    from ..types import ParsedQueueEvent
 
 
 _SPACES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
@@ -983,12 +986,12 @@ def validate_event(event: Any, *, batch_size: int | None = None) -> Report:
     return EVENT_CONTRACT.check(event, {"batch_size": batch_size} if batch_size is not None else None)[0]
 
 
-def parse_event(event: Any) -> Any:
+def parse_event(event: Any) -> ParsedQueueEvent:
     """The event as frozen typed values (`QueueEvent.records[i].md5_of_body`); raises ContractError when invalid."""
     report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    return typed
+    return cast("ParsedQueueEvent", typed)
 
 
 def looks_like(event: Any) -> bool:

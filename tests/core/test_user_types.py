@@ -45,6 +45,7 @@ USER_FILE = textwrap.dedent(
     reveal_type(fnkit.tabulate([queue.run(handler, event)]))
     reveal_type(fnkit.replay(handler, [event]))
     reveal_type(fnkit.replay(handler, [event], engine="dask"))
+    reveal_type(queue.parse_event(event).records[0].attributes.message_group_id)
     reveal_type(fnkit.invoke(handler, event, isolation="none"))
     queue.build_event(["a"], dialect="amazon")  # two mistakes: mypy names them
     queue.run(handler, event, isolation="docker")
@@ -65,6 +66,7 @@ EXPECTED = [
     "fnkit._frame.Table",
     "pandas.core.frame.DataFrame",
     "dask.dataframe.dask_expr._collection.DataFrame",
+    "str | None",
 ]
 
 
@@ -99,3 +101,24 @@ def test_a_users_file_type_checks_strictly_and_sees_fnkits_types(tmp_path):
     assert len(revealed) == len(EXPECTED) + 1, done.stdout
     assert [_normalise(r).replace("?", "") for r in revealed[: len(EXPECTED)]] == EXPECTED
     assert revealed[-1].startswith("fnkit._invoke.Invocation")
+
+
+def test_the_parsed_event_protocols_name_only_fields_the_parsed_values_have():
+    from typing import get_type_hints
+
+    from fnkit import alb, mail, queue, types
+
+    queue_event = queue.parse_event(queue.build_event(["x"], fifo=True, message_attributes={"a": "b"}))
+    letter = mail.build_event(mail_from="a@example.org", recipients=["b@example.com"])
+    record = queue_event.records[0]
+    parsed = {
+        types.ParsedQueueEvent: queue_event,
+        types.ParsedQueueRecord: record,
+        types.ParsedQueueAttributes: record.attributes,
+        types.ParsedMessageAttribute: record.message_attributes["a"],
+        types.ParsedMailEvent: mail.parse_event(letter),
+        types.ParsedAlbEvent: alb.parse_event(alb.build_event()),
+    }
+    for protocol, value in parsed.items():
+        missing = [name for name in get_type_hints(protocol) if not hasattr(value, name)]
+        assert missing == [], protocol.__name__
