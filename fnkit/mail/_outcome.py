@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from .. import rules as _rules
 from .._config import with_settings
-from .._invoke import Context, Invocation, encode_response, invoke
+from .._invoke import Context, Invocation, encode_response, invoke, resolve_isolation
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
@@ -600,6 +600,7 @@ def call_handler(
     """
     from ._workmail import bridged
 
+    isolation = resolve_isolation(isolation)  # the project's default too: the bridge differs in a worker
     message_id = event["messageId"]
     with store.invocation(message_id, mode=mode, at_s=at_s) as content:
         if context is None:

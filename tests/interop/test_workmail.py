@@ -260,6 +260,18 @@ def test_the_message_flow_api_answers_in_every_isolation_mode(aws, monkeypatch, 
     }
 
 
+def test_the_message_flow_api_answers_when_the_project_setting_chooses_the_worker(aws, monkeypatch):
+    for name, value in NOWHERE.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("FNKIT_ISOLATION", "process")  # no isolation= below: the setting decides
+    template = fresh_template()
+    store = mail.MessageStore()
+    secret = mail.build_event(message=quarterly("CONFIDENTIAL: the merger.\n"), store=store)
+    bounced = mail.run(template.bounce_confidential, secret, store=store)
+    assert bounced.actions == {"bob@example.com": "BOUNCE"}, bounced.reason
+    assert bounced.invocation is not None and bounced.invocation.error is None
+
+
 # --- clients made early, and no boto3 at all -----------------------------------------------------------------
 
 
