@@ -7,11 +7,20 @@ offer build_event, validate_event, parse_event, validate_response, outcome and r
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import rules
 from ._invoke import Context, HandlerError, Interrupted, Invocation, invoke
 from ._report import DIALECTS, ContractError, Dialect, Issue, Raw, Report
+
+if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)
+    from . import alb, corpus, isolation, mail, queue, types  # noqa: F401 - lazy modules, typed (not testing: a layer above)
+    from ._config import Config, Setting
+    from ._invoke import invoke_many
+    from ._outcome import Outcome, Tabular
+    from ._replay import replay, replay_partitions
+    from ._sources import correlation_ids, detect_source, validate, validate_response
+    from ._table import tabulate
 
 __version__ = "0.1.0"
 
@@ -26,6 +35,7 @@ _LAZY = {
     "correlation_ids": ("._sources", "correlation_ids"),
     "corpus": (".corpus", None),
     "testing": (".testing", None),
+    "types": (".types", None),
     "workshop": (".workshop", None),
     "widgets": (".widgets", None),
     "isolation": (".isolation", None),
@@ -63,6 +73,7 @@ __all__ = [
     "replay_partitions",
     "rules",
     "tabulate",
+    "types",
     "validate",
     "validate_response",
 ]

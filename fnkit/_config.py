@@ -228,6 +228,8 @@ class Config:
 
     source: ClassVar[str] = ""
     title: ClassVar[str] = ""  # what the configuration configures ("the queue and its poller")
+    #: other names a keyword may use for a setting (alias -> setting), as `timeout_s` for the queue's function timeout
+    aliases: ClassVar[dict[str, str]] = {}
     _settings: ClassVar[dict[str, Setting]]
     _default: ClassVar[Any]
 
@@ -300,6 +302,7 @@ class Config:
                 raise TypeError(f"config must be a {cls.__name__}, not {type(config).__name__}")
             return config
         allowed = getattr(taker, "__fnkit_settings__", None) or cls.names()
+        settings = cls._unaliased(settings, allowed)
         unknown = [k for k in settings if k not in allowed]
         if unknown:
             who = getattr(taker, "__qualname__", cls.__name__)
@@ -322,6 +325,20 @@ class Config:
                 memo = _MADE[cls] = Readings()
             memo.remember(key, made)
         return made
+
+    @classmethod
+    def _unaliased(cls, settings: Mapping[str, Any], allowed: Iterable[str] | None = None) -> dict[str, Any]:
+        """`settings` with each alias (`aliases`) replaced by its setting's name; TypeError when both are given."""
+        names = set(cls.names() if allowed is None else allowed)
+        out: dict[str, Any] = {}
+        for key, value in settings.items():
+            name = cls.aliases.get(key, key)
+            if name != key and name not in names:
+                name = key  # the taker does not take the setting: refused below under the name given
+            if name in out or (name != key and name in settings):
+                raise TypeError(f"{key} and {name} are one setting ({cls.__name__}): give one of them")
+            out[name] = value
+        return out
 
     def keywords(self, names: Iterable[str] | None = None) -> dict[str, Any]:
         """The settings as keywords (only `names` when given)."""

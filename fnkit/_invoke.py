@@ -33,7 +33,6 @@ import io
 import itertools
 import json
 import logging
-import os
 import queue as queue_module
 import sys
 import threading
@@ -186,12 +185,10 @@ class Interrupted(KeyboardInterrupt):
 
 
 def resolve_isolation(isolation: str | None) -> str:
-    """The isolation a call runs with: the one given, else `FNKIT_ISOLATION`, else "none" (in the caller)."""
-    if isolation is None:
-        isolation = os.environ.get("FNKIT_ISOLATION") or DEFAULT_ISOLATION
-    if isolation not in ISOLATIONS:
-        raise ValueError(f"isolation is 'none' (in this process), 'process' or 'thread', not {isolation!r}")
-    return isolation
+    """The isolation a call runs with: the one given, else the project's setting (fnkit/_settings.py), else "none"."""
+    from ._settings import resolve_isolation as resolve
+
+    return resolve(isolation)
 
 
 def check_memory_limit(memory_limit_mb: object) -> int | None:

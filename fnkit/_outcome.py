@@ -1,7 +1,9 @@
 """One protocol for what the platform does, whatever the source: `Outcome` (and `Tabular`, for what tabulates).
 
 `BatchOutcome` (queue), `MailOutcome` (mail), `HttpOutcome` (load balancer) and a mail
-rule's `MailRun` are `Outcome`s: the deciding `rule` (a catalogue id), whether it is
+rule's `MailRun` are `Outcome`s. The three sources' outcomes also share `kind` (a word for
+what happened), `ok`, `issues` (the response's), `event_issues` (the event's, when `run`
+validated it), `rows()` and `to_frame()`. Each is: the deciding `rule` (a catalogue id), whether it is
 `inferred`, the sentence that explains it (`explanation`), a few words for a badge
 (`headline`, in a `tone`), the `issues` and the `invocation`, one row per record /
 recipient / request (`rows()`, whose `result_column` says what happened to the item), and
@@ -17,6 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ._invoke import Invocation
     from ._report import Report
 
@@ -134,6 +138,16 @@ def outcome_html(outcome: Any) -> str:
     )
 
 
+def outcome_frame(outcome: Any) -> pd.DataFrame:
+    """An outcome's `rows()` as a pandas DataFrame (its `to_frame()`; pandas comes with `fnkit[frames]`)."""
+    from ._optional import require
+
+    require("pandas", extra="frames", feature=f"{type(outcome).__name__}.to_frame()")
+    import pandas as pd
+
+    return pd.DataFrame(outcome.rows())
+
+
 def outcome_row(outcome: Any) -> dict[str, Any]:
     """An outcome's one summary row (its `to_row()`)."""
     issues = outcome.issues
@@ -149,4 +163,4 @@ def outcome_row(outcome: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["TONES", "Display", "Grid", "Outcome", "Tabular", "outcome_html", "outcome_row"]
+__all__ = ["TONES", "Display", "Grid", "Outcome", "Tabular", "outcome_frame", "outcome_html", "outcome_row"]

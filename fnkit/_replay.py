@@ -19,7 +19,7 @@ from contextlib import ExitStack
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._call import PlannedCall
 from ._config import Config, accepted, settings_of
@@ -347,6 +347,58 @@ def _require_engine(engine: str, feature: str) -> None:
         _distributed()
     else:
         require("pandas", extra="frames", feature=feature)
+
+
+@overload
+def replay(
+    handler: Callable[[Any, Any], Any],
+    events: Any,
+    *,
+    engine: Literal["local"] = "local",
+    client: None = None,
+    compute: bool = False,
+    partition_size: int | None = None,
+    **config: Any,
+) -> pd.DataFrame: ...
+
+
+@overload
+def replay(
+    handler: Callable[[Any, Any], Any],
+    events: Any,
+    *,
+    engine: Literal["dask"],
+    client: Any = None,
+    compute: Literal[True],
+    partition_size: int | None = None,
+    **config: Any,
+) -> pd.DataFrame: ...
+
+
+@overload
+def replay(
+    handler: Callable[[Any, Any], Any],
+    events: Any,
+    *,
+    engine: Literal["dask"],
+    client: Any = None,
+    compute: Literal[False] = False,
+    partition_size: int | None = None,
+    **config: Any,
+) -> dd.DataFrame: ...
+
+
+@overload
+def replay(
+    handler: Callable[[Any, Any], Any],
+    events: Any,
+    *,
+    engine: str = "local",
+    client: Any = None,
+    compute: bool = False,
+    partition_size: int | None = None,
+    **config: Any,
+) -> pd.DataFrame | dd.DataFrame: ...
 
 
 def replay(

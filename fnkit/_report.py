@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._optional import require
+from ._settings import Dialect as Dialect
 from .rules import rule
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Severity = Literal["error", "warning"]
-Dialect = Literal["provider", "aws"]
 DIALECTS: tuple[str, ...] = ("provider", "aws")
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

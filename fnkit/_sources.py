@@ -12,7 +12,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from .types import Source
 
 from ._report import MISSING, Issue, Report, decode_json, describe, error, warning
 from .rules import rule
@@ -313,7 +316,7 @@ def lookalike_issue(value: Any, severity: str = "error") -> Issue | None:
     "response) are named as what they are.",
     origin="kit",
 )
-def detect_source(event: Any) -> str | None:
+def detect_source(event: Any) -> Source | None:
     """'queue', 'mail' or 'alb' from the event's shape (JSON text and bytes are decoded); None when unknown,
     or when the value is an event of another kind users mistake for one of them (see `LOOKALIKES`)."""
     value, _ = decode_json(event, "G0")
@@ -336,7 +339,7 @@ def source_of(value: Any) -> str | None:
     for name, looks_like in _LOOKS_LIKE:
         try:
             if looks_like(value):
-                return name
+                return cast("Source", name)
         except Exception:  # a detector must never take validation down  # noqa: BLE001
             continue
     return None

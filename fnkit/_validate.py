@@ -18,7 +18,7 @@ carries validator keywords.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
@@ -94,7 +94,7 @@ class Contract:
     )
 
     def __init__(
-        self, shape: Shape, checks: list[Check], *, source: str, subject: str = "event", plain: bool = False
+        self, shape: Shape, checks: Sequence[Check], *, source: str, subject: str = "event", plain: bool = False
     ) -> None:
         """`plain`: the checks read the decoded JSON value (dicts and lists), not the typed one."""
         self.shape = shape

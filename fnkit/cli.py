@@ -23,6 +23,7 @@ from . import rules as _rules
 from ._cli_formats import ERROR, FORMAT_HELP, FORMATS, Finding, Record, Run, counts, exit_code, render
 from ._optional import MissingDependency
 from ._report import Issue, Raw, Report
+from ._settings import SettingError
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
@@ -890,7 +891,7 @@ def _event_parsers(sub: Any) -> None:
             choices=("aws", "provider"),
             default=None,
             help="the spelling: 'aws' (aws:sqs, arn:aws:...) as the real platform sends it, or the spec's 'provider' "
-            "(default: the builders' default)",
+            "(default: FNKIT_DIALECT, else [tool.fnkit] dialect in pyproject.toml, else provider)",
         )
         q.add_argument("--seed", type=int, default=0, help="ids, times and traces follow from it (default 0)")
         q.add_argument("--compact", action="store_true", help="one line (for a JSON Lines file), not indented")
@@ -1114,6 +1115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
         return code
     except MissingDependency as exc:  # an extra is not installed: one line with the pip command, no traceback
+        print(f"fnkit {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except SettingError as exc:  # FNKIT_DIALECT, FNKIT_ISOLATION or [tool.fnkit] holds a bad value: one line
         print(f"fnkit {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ._settings import Dialect
+
 
 def path() -> Path:
     """The bundled corpus: `fnkit/data/corpus.jsonl.gz` inside the installed package (a wheel carries it)."""
@@ -48,7 +50,7 @@ def _queue_event(rng: random.Random, n: int) -> dict[str, Any]:
             bodies.append(
                 json.dumps({"type": rng.choice(_WORDS), "id": n * 100 + i, "amount": round(rng.uniform(-5, 500), 2)})
             )
-    dialect = "aws" if rng.random() < 0.3 else "provider"
+    dialect: Dialect = "aws" if rng.random() < 0.3 else "provider"
     if kind < 0.25:
         groups = [rng.choice(["g1", "g2", "g3"]) for _ in bodies]
         event = queue.build_event(bodies, fifo=True, group_ids=groups, dialect=dialect, seed=n)
@@ -112,7 +114,7 @@ def _alb_event(rng: random.Random, n: int) -> dict[str, Any]:
 
     r = rng.random()
     multi = rng.random() < 0.3
-    dialect = "aws" if rng.random() < 0.3 else "provider"
+    dialect: Dialect = "aws" if rng.random() < 0.3 else "provider"
     if r < 0.08:
         return alb.health_check_event(multi_value=multi, dialect=dialect)
     headers: list[tuple[str, str]] = [

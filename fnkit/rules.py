@@ -29,7 +29,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,6 +65,7 @@ _DECLARING_MODULES = (
     "fnkit.alb._outcome",
     "fnkit.alb._http",
 )
+_T = TypeVar("_T")  # what a rule decorates keeps its type (a function keeps its signature)
 _ID = re.compile(r"^(?:[GH]|[QMA]S?)\d{1,2}[a-z]?$")
 
 
@@ -103,7 +104,7 @@ class Rule:
         )
         return f"{self.declared_in}:{what}"
 
-    def __call__(self, implementation: Any) -> Any:
+    def __call__(self, implementation: _T) -> _T:
         """Attach the implementation (used as a decorator); returns it unchanged."""
         if self.implementation is not None:
             raise ValueError(f"rule {self.id} is already implemented by {self.implemented_by}")

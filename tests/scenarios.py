@@ -15,6 +15,7 @@ from typing import Any
 
 import fnkit
 from fnkit import mail, queue
+from fnkit.types import Isolation
 
 BEHAVIOURS = [
     "ok",
@@ -53,7 +54,7 @@ def queue_handler(event: dict[str, Any], context: Any) -> Any:
     return {"batchItemFailures": [{"itemIdentifier": i} for i in failing]}
 
 
-def queue_scenario(seed: int, isolation: str) -> dict[str, Any]:
+def queue_scenario(seed: int, isolation: Isolation) -> dict[str, Any]:
     """Run one random QueueSim scenario; check its invariants (AssertionError says which); its summary."""
     rng = random.Random(seed)
     fifo = rng.random() < 0.5
@@ -155,7 +156,7 @@ def mail_handler(event: dict[str, Any], context: Any) -> Any:
     return {"actions": actions}
 
 
-def mail_scenario(seed: int, isolation: str) -> dict[str, Any]:
+def mail_scenario(seed: int, isolation: Isolation) -> dict[str, Any]:
     """Run one random MailRule; every recipient must get exactly one disposition."""
     rng = random.Random(seed)
     outbound = rng.random() < 0.3

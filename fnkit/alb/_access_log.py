@@ -27,6 +27,7 @@ from typing import Any
 
 from .._config import with_settings
 from .._import import ImportStream, Producer, Unreadable, iter_lines, unreadable
+from .._settings import Dialect
 from ._config import AlbConfig
 from ._http import DEFAULT_CLIENT_IP, request_to_event, seeded_trace_id
 
@@ -299,7 +300,7 @@ class LoggedRequest:
         }
 
 
-def _dialect(arn: str | None) -> str:
+def _dialect(arn: str | None) -> Dialect:
     return "provider" if isinstance(arn, str) and arn.startswith("arn:provider:") else "aws"
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._config import with_settings
 from .._memo import Readings
-from .._report import DIALECTS, ContractError, Issue, Report, child_path, error, warning
+from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._validate import Contract, Seen
 from ..rules import rule
@@ -57,6 +58,9 @@ _ARN_EXAMPLE = (
     "arn:provider:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id> (arn:aws:… on the real platform)"
 )
 _ARN_SPACE_NAMES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
+
+if TYPE_CHECKING:
+    from ..types import ParsedAlbEvent
 
 
 def _arn_sentence(arn: str) -> str:
@@ -804,12 +808,12 @@ def validate_event(event: Any, *, config: AlbConfig | None = None, **settings: A
     return EVENT_CONTRACT.check(event, None if multi_value is None else {"multi_value": multi_value})[0]
 
 
-def parse_event(event: Any) -> Any:
+def parse_event(event: Any) -> ParsedAlbEvent:
     """The event as frozen typed values (`e.request_context.elb.target_group_arn`); ContractError when invalid."""
     report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    return typed
+    return cast("ParsedAlbEvent", typed)
 
 
 def looks_like(event: Any) -> bool:
@@ -890,7 +894,7 @@ def build_event(
     headers: Any = None,
     body: Any = b"",
     target_group_arn: str | None = None,
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     seed: int = 0,
     client_ip: str = DEFAULT_CLIENT_IP,
     port: int = 80,
@@ -905,14 +909,14 @@ def build_event(
     (percent-encoded as a client would); a `path` holding '?' also brings its query.
     `headers`: a mapping or (name, value) pairs, repeats allowed (last wins, or all with
     `multi_value`). `body`: bytes, text (UTF-8), or a dict/list sent as JSON. The target
-    group: `multi_value=` (multi-value headers on), or `config` (an `AlbConfig`).
+    group: `multi_value=` (multi-value headers on), or `config` (an `AlbConfig`). `dialect`:
+    'aws' or 'provider'; by default the project's setting (fnkit's README, "One project setting").
     """
     multi_value = AlbConfig.of(config, settings, build_event).multi_value_on
     method = str(method).upper()
     if method not in METHODS:
         raise ValueError(f"the load balancer forwards only {', '.join(METHODS)} to a function, not {method}")
-    if dialect not in DIALECTS:
-        raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}")
+    dialect = resolve_dialect(dialect)
     given: object = path  # a learner may pass anything
     if not isinstance(given, str) or not given.startswith("/"):
         raise ValueError(f"path must start with '/', got {path!r}")
@@ -951,12 +955,15 @@ def build_event(
 
 @with_settings(AlbConfig, "multi_value")
 def health_check_event(
-    *, target_group_arn: str | None = None, dialect: str = "provider", config: AlbConfig | None = None, **settings: Any
+    *,
+    target_group_arn: str | None = None,
+    dialect: Dialect | None = None,
+    config: AlbConfig | None = None,
+    **settings: Any,
 ) -> dict[str, Any]:
     """The event a load balancer health check sends (A11): GET /, `{}` query, only a user-agent, empty body."""
     multi_value = AlbConfig.of(config, settings, health_check_event).multi_value_on
-    if dialect not in DIALECTS:
-        raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}")
+    dialect = resolve_dialect(dialect)
     return _health_check_event(multi_value=multi_value, target_group_arn=target_group_arn, dialect=dialect)
 
 

@@ -17,6 +17,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
 
+from .._settings import Dialect, resolve_dialect
 from ..rules import rule
 
 #: The largest request body the load balancer forwards (A1); one byte more gets 413.
@@ -79,7 +80,7 @@ def reason_phrase(status: int) -> str:
 
 
 def make_target_group_arn(
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     *,
     name: str = "fnkit-targets",
     region: str = DEFAULT_REGION,
@@ -87,7 +88,7 @@ def make_target_group_arn(
     suffix: str = "49e9d65c45c6791a",
 ) -> str:
     """A well-formed target group ARN in the dialect's spelling (`arn:provider:` or `arn:aws:`)."""
-    partition = ARN_PARTITIONS.get(dialect, "provider")
+    partition = ARN_PARTITIONS[resolve_dialect(dialect)]
     return f"arn:{partition}:elasticloadbalancing:{region}:{account}:targetgroup/{name}/{suffix}"
 
 
@@ -202,7 +203,7 @@ def request_to_event(
     multi_value: bool = False,
     *,
     target_group_arn: str | None = None,
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     trace: str | None = None,
     client_ip: str = DEFAULT_CLIENT_IP,
     port: int = 80,
@@ -215,6 +216,7 @@ def request_to_event(
     names are lower-cased; `x-forwarded-for/-port/-proto`, the trace header (`trace`, or a
     fresh one) and `host` (when the client sent none) are added.
     """
+    dialect = resolve_dialect(dialect)
     pairs = [(as_text(k).lower(), as_text(v)) for k, v in header_pairs]
     names = {k for k, _ in pairs}
     forwarded_for = [v for k, v in pairs if k == "x-forwarded-for"]
@@ -250,7 +252,7 @@ def request_to_event(
 
 
 def health_check_event(
-    *, multi_value: bool = False, target_group_arn: str | None = None, dialect: str = "provider"
+    *, multi_value: bool = False, target_group_arn: str | None = None, dialect: Dialect | None = None
 ) -> dict[str, Any]:
     """The event of a load balancer health check (A11): GET /, no query, only a user-agent header."""
     event: dict[str, Any] = {

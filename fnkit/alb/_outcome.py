@@ -15,9 +15,10 @@ from .. import rules as _rules
 from .._call import PlannedCall
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response
-from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
-from .._report import MISSING, Raw, Report, decode_json, error
+from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
+from .._report import MISSING, ContractError, Raw, Report, decode_json, error
 from ..rules import rule
+from ..types import AlbKind, Isolation
 from ._config import AlbConfig
 from ._event import body_size, validate_event
 from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
@@ -77,6 +78,15 @@ class HttpOutcome:
     def ok(self) -> bool:
         """True when the function was invoked and its response was delivered (not a 502 or a refusal)."""
         return self.invoked and self.rule in ("AS4", "A10")
+
+    @property
+    def kind(self) -> AlbKind:
+        """What happened, in a word: "delivered" (the function's answer, `ok`), "refused" (the load balancer
+        answered without invoking it) or "error" (the function was invoked and the client got an error from
+        the load balancer: 502 Bad Gateway, 504)."""
+        if self.ok:
+            return "delivered"
+        return "error" if self.invoked else "refused"
 
     @property
     def text(self) -> str:
@@ -144,6 +154,7 @@ class HttpOutcome:
         )
 
     to_row = outcome_row
+    to_frame = outcome_frame
     _repr_html_ = outcome_html
 
 
@@ -379,7 +390,7 @@ def run(
     event: Any,
     *,
     context: Context | None = None,
-    isolation: str | None = None,
+    isolation: Isolation | None = None,
     config: AlbConfig | None = None,
     **settings: Any,
 ) -> HttpOutcome:
@@ -387,7 +398,9 @@ def run(
 
     The target group's settings: `config` (an `AlbConfig`) or `multi_value=` (None: as the
     event shows) and `timeout_s=` (the function timeout). `isolation`: where the handler
-    runs (see `fnkit.invoke`); it gets its own copy of the event.
+    runs (see `fnkit.invoke`); it gets its own copy of the event. A request the load balancer
+    answers by itself (A1) is refused without invoking; any other invalid event raises
+    `ContractError`, as `fnkit.queue.run` and `fnkit.mail.run` do.
     """
     return plan_call(event, config=AlbConfig.of(config, settings, run), context=context).run(handler, isolation)
 
@@ -399,7 +412,7 @@ def plan_call(event: Any, *, config: AlbConfig, context: Context | None = None) 
     event_report = validate_event(event, multi_value=multi_value)
     value, _ = decode_json(event, "G0")
     if value is MISSING:
-        value = event  # not JSON: the handler gets it as it is, and the event report says what is wrong
+        raise ContractError(event_report)
     found = refusal(value)
     if found is not None:
         refused = dataclasses.replace(
@@ -408,6 +421,8 @@ def plan_call(event: Any, *, config: AlbConfig, context: Context | None = None) 
             multi_value=event_multi_value(value) if multi_value is None else bool(multi_value),
         )
         return PlannedCall(value, config.timeout_s, None, context, decided=refused)
+    if not event_report.ok:  # an invalid event is refused as queue.run and mail.run refuse theirs
+        raise ContractError(event_report)
 
     def finish(invocation: Invocation) -> HttpOutcome:
         result: HttpOutcome = outcome(value, invocation, config=config)  # `@rule` leaves it untyped

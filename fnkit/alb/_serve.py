@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Self
 from .._config import with_settings
 from .._invoke import Context, Handler, Invocation, _check_isolation, invoke
 from .._optional import require
+from .._settings import Dialect, resolve_dialect
 from ._config import AlbConfig
 from ._http import (
     BAD_HEADER_VALUE,
@@ -552,7 +553,7 @@ class AlbServer:
         port: int = 0,
         config: AlbConfig | None = None,
         target_group_arn: str | None = None,
-        dialect: str = "provider",
+        dialect: Dialect | None = None,
         on_record: Callable[[dict[str, Any]], Any] | None = None,
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
@@ -577,7 +578,7 @@ class AlbServer:
         self.timeout_s = config.timeout_s
         self.health_check_interval_s = health_check_interval_s = config.health_check_interval_s
         self.target_group_arn = target_group_arn
-        self.dialect = dialect
+        self.dialect = resolve_dialect(dialect)
         self.isolation = isolation
         self.records: deque[dict[str, Any]] = deque(maxlen=max_records)  # a ring buffer: the newest `max_records` rows
         self._on_record = on_record
@@ -716,7 +717,7 @@ def serve(
     port: int = 0,
     config: AlbConfig | None = None,
     target_group_arn: str | None = None,
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     isolation: str = "process",
     max_records: int = MAX_RECORDS,
     **settings: Any,

@@ -7,12 +7,11 @@ import hashlib
 import json
 import random
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
 from .._report import (
-    DIALECTS,
     MISSING,
     ContractError,
     Issue,
@@ -21,6 +20,7 @@ from .._report import (
     error,
     warning,
 )
+from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, Shape, Text, snake
 from .._validate import Contract, Seen
 from ..rules import rule
@@ -159,6 +159,9 @@ MailFrom = MAIL_FROM.struct
 # --- semantic rules, over the typed event ------------------------------------------
 # On the lenient path (the event broke its shape; the walk said where) a field may hold
 # anything, so each check tests types before it reads.
+
+if TYPE_CHECKING:
+    from ..types import ParsedMailEvent
 
 
 def _recipients(event: Any) -> tuple[Any, ...] | None:
@@ -353,7 +356,7 @@ def decode_event(event: Any) -> tuple[dict[str, Any], Report]:
     return value, report
 
 
-def parse_event(event: Any) -> Any:
+def parse_event(event: Any) -> ParsedMailEvent:
     """The event as frozen typed values (`summary_version`, `envelope.mail_from.address`, ...).
 
     Raises `fnkit.ContractError` (with `.report`) when the event is invalid.
@@ -361,7 +364,7 @@ def parse_event(event: Any) -> Any:
     report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    return typed
+    return cast("ParsedMailEvent", typed)
 
 
 def correlation_ids(event: Any) -> list[str]:
@@ -409,7 +412,7 @@ def build_event(
     flow_direction: str = "INBOUND",
     message: Any = None,
     summary_version: str | None = None,
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     seed: int = 0,
     store: Any = None,
     **more: Any,
@@ -429,8 +432,7 @@ def build_event(
     """
     from ._content import default_store, message_fields, minimal_message
 
-    if dialect not in DIALECTS:
-        raise ValueError(f"build_event: dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}.")
+    resolve_dialect(dialect)  # checked (and the project's setting read) like every builder's, though unused
     if flow_direction not in FLOW_DIRECTIONS:
         raise ValueError(f"build_event: flow_direction must be INBOUND or OUTBOUND, not {flow_direction!r} (MS2).")
     raw = None

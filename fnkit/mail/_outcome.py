@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from .. import rules as _rules
 from .._call import PlannedCall
@@ -40,6 +40,7 @@ from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from ..rules import rule
+from ..types import Isolation, MailKind
 from ._address import is_address
 from ._config import MailConfig
 from ._event import decode_event
@@ -98,6 +99,7 @@ class MailOutcome:
     fallback_action: str = "DEFAULT"
     inferred_reading: bool = field(default=False, repr=False)
     cause: str = field(default="", repr=False)  # a fallback's cause, as a sentence without the consequence
+    event_issues: Report | None = field(default=None, compare=False)  # the event's report, when `run` validated it
 
     source: ClassVar[str] = SOURCE
     result_column: ClassVar[str] = "action"  # what each recipient gets
@@ -106,6 +108,19 @@ class MailOutcome:
     def inferred(self) -> bool:
         """True when the deciding rule's evidence is inferred (the reason then says so)."""
         return self.inferred_reading or _rules.get(self.rule).inferred
+
+    @property
+    def kind(self) -> MailKind:
+        """What happened, in a word (the `status`): "applied", "fallback" or "ignored"."""
+        return cast("MailKind", self.status)
+
+    @property
+    def ok(self) -> bool:
+        """True when the function's answer was applied, or an asynchronous rule's function finished (M8)."""
+        if self.status == "applied":
+            return True
+        failed = self.invocation is not None and (self.invocation.timed_out or self.invocation.error is not None)
+        return self.status == "ignored" and not failed
 
     @property
     def actions(self) -> dict[str, str]:
@@ -667,7 +682,7 @@ def run(
     timeout_s: float | None = None,
     context: Context | None = None,
     store: Any = None,
-    isolation: str | None = None,
+    isolation: Isolation | None = None,
     config: MailConfig | None = None,
     **settings: Any,
 ) -> MailOutcome:
@@ -699,7 +714,7 @@ def plan_call(
     the call; its outcome is `outcome` on the Invocation, with what the content API did (`with_content`)."""
     from ._content import default_store
 
-    value, _ = decode_event(event)
+    value, event_report = decode_event(event)
     limit = config.response_timeout_s
     wait = limit if timeout_s is None else min(timeout_s, limit)
     store = store if store is not None else default_store()
@@ -719,7 +734,7 @@ def plan_call(
     def finish(invocation: Invocation) -> MailOutcome:
         result = outcome(value, invocation, config=config)
         completed: MailOutcome = with_content(result, opened, store, message_id)  # `@rule` leaves it untyped
-        return completed
+        return replace(completed, event_issues=event_report)
 
     # one message's calls never share a chunk, nor do calls that share the caller's one context
     return PlannedCall(value, wait, finish, context, session=session, exclusive=(message_id, id(context)))

@@ -27,6 +27,7 @@ from .._invoke import Handler, Invocation, stops_in_one_sentence
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import Report
+from .._settings import Isolation
 from ._config import MailConfig
 from ._content import MessageStore
 
@@ -230,7 +231,12 @@ class MailRule:
 
     @stops_in_one_sentence("the mail rule's run")
     def run(
-        self, handler: Handler | str, event: Any, *, max_attempts: int | None = None, isolation: str | None = None
+        self,
+        handler: Handler | str,
+        event: Any,
+        *,
+        max_attempts: int | None = None,
+        isolation: Isolation | None = None,
     ) -> MailRun:
         """Deliver `event` through this rule: invoke `handler`, retry on failure, fall back (M3).
 

@@ -1,13 +1,16 @@
 """The queue and its poller, declared once (Q1, Q2, Q3, Q7, Q11): `QueueConfig`.
 
 `QueueSim` takes every setting; `outcome`, `run` and `validate_response` take
-`report_batch_item_failures`; `build_event` takes `fifo`; the command line, `fnkit.replay`
+`report_batch_item_failures`; the function timeout is `function_timeout_s`, also taken as
+`timeout_s` (the name `run` and the other sources use); `build_event` takes `fifo`; the command line, `fnkit.replay`
 and the widgets make their options and fields from these declarations.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._config import Config, setting
 from ..rules import rule
@@ -94,6 +97,29 @@ class QueueConfig(Config):
 
     source = "queue"
     title = "the queue and its poller"
+    #: the name `run`, `invoke` and the other sources use
+    aliases: ClassVar[dict[str, str]] = {"timeout_s": "function_timeout_s"}
+
+    if TYPE_CHECKING:  # what the __init__ below takes, for type checkers (the dataclass makes the real one)
+
+        def __init__(
+            self,
+            fifo: bool = False,
+            batch_size: int = DEFAULT_BATCH,
+            batch_window_s: float = 0,
+            report_batch_item_failures: bool = True,
+            function_timeout_s: float = 3,
+            visibility_timeout_s: float = 30,
+            max_receive_count: int | None = None,
+            content_based_deduplication: bool = False,
+            *,
+            timeout_s: float = 3,
+        ) -> None: ...
+
+    @property
+    def timeout_s(self) -> float:
+        """The function timeout in seconds: `function_timeout_s` under the name every source uses."""
+        return self.function_timeout_s
 
     def _check_together(self) -> None:
         self._batch_fits_the_queue()
@@ -130,5 +156,16 @@ class QueueConfig(Config):
                 f"timeout ({self.function_timeout_s:g} s): the platform refuses this configuration (Q2)."
             )
 
+
+_generated_init = QueueConfig.__init__
+
+
+def _init_taking_timeout_s(self: QueueConfig, *args: Any, **keywords: Any) -> None:
+    """`QueueConfig(timeout_s=...)`: the function timeout under the name every source uses."""
+    _generated_init(self, *args, **QueueConfig._unaliased(keywords))
+
+
+_init_taking_timeout_s.__signature__ = inspect.signature(_generated_init)  # type: ignore[attr-defined]
+QueueConfig.__init__ = _init_taking_timeout_s  # type: ignore[method-assign]
 
 __all__ = ["DEFAULT_BATCH", "MAX_BATCH_FIFO", "MAX_BATCH_STANDARD", "MAX_VISIBILITY_S", "MAX_WINDOW_S", "QueueConfig"]

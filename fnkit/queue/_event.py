@@ -18,13 +18,14 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter, lt
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
 from .._config import with_settings
 from .._memo import Readings
 from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._settings import Dialect, resolve_dialect
 from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits, snake
 from .._validate import Contract, Seen
 from ..rules import rule
@@ -43,6 +44,9 @@ MAX_PAYLOAD_BYTES = 6_291_456  # Q17: "6 MB", as the platform counts a synchrono
 _ARN_PATTERN = r"^arn:([a-z-]+):([a-z0-9-]+):([a-z0-9-]+):([^:\s]+):([^:\s]+)$"
 _ARN_PARTS = ("arn", "partition", "service", "region", "account", "queue name")
 _DIGITS_PATTERN = DIGITS
+
+if TYPE_CHECKING:
+    from ..types import ParsedQueueEvent
 
 
 _SPACES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
@@ -1001,12 +1005,12 @@ def validate_event(event: Any, *, batch_size: int | None = None) -> Report:
     return EVENT_CONTRACT.check(event, {"batch_size": batch_size} if batch_size is not None else None)[0]
 
 
-def parse_event(event: Any) -> Any:
+def parse_event(event: Any) -> ParsedQueueEvent:
     """The event as frozen typed values (`QueueEvent.records[i].md5_of_body`); raises ContractError when invalid."""
     report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    return typed
+    return cast("ParsedQueueEvent", typed)
 
 
 def looks_like(event: Any) -> bool:
@@ -1082,13 +1086,16 @@ def queue_arn(
     region: str = "us-east-1",
     name: str | None = None,
     account: str = "123456789012",
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     config: QueueConfig | None = None,
     **settings: Any,
 ) -> str:
-    """A queue ARN in the dialect's spelling (`.fifo` names for ordered queues: `fifo=True`, or `config`)."""
+    """A queue ARN in the dialect's spelling (`.fifo` names for ordered queues: `fifo=True`, or `config`).
+
+    `dialect`: 'aws' or 'provider'; by default the project's setting (fnkit's README, "One project setting").
+    """
     fifo = QueueConfig.of(config, settings, queue_arn).fifo
-    partition = "aws" if dialect == "aws" else "provider"
+    partition = "aws" if resolve_dialect(dialect) == "aws" else "provider"
     name = name or ("orders.fifo" if fifo else "orders")
     if fifo and not name.endswith(".fifo"):
         name += ".fifo"
@@ -1179,7 +1186,7 @@ def build_event(
     receive_counts: Sequence[int] | None = None,
     trace_header: str | None = None,
     sent_timestamp_ms: int | None = None,
-    dialect: str = "provider",
+    dialect: Dialect | None = None,
     seed: int = 0,
     config: QueueConfig | None = None,
     **settings: Any,
@@ -1187,10 +1194,11 @@ def build_event(
     """A valid queue batch event: one record per body (non-string bodies become JSON text); deterministic per seed.
 
     The queue: `fifo=`, or `config` (a `QueueConfig`: then the batch also holds at most its batch size, Q1).
+    `dialect`: 'aws' or 'provider'; by default the project's setting (fnkit's README, "One project setting").
     """
     queue = QueueConfig.of(config, settings, build_event)
     fifo = queue.fifo
-    _check_dialect(dialect)
+    dialect = resolve_dialect(dialect)
     if isinstance(bodies, (str, bytes)):
         bodies = [bodies]
     bodies = [
@@ -1248,5 +1256,5 @@ def build_event(
     return {"Records": records}
 
 
-def _default_arn(fifo: bool, region: str, dialect: str) -> str:
+def _default_arn(fifo: bool, region: str, dialect: Dialect) -> str:
     return queue_arn(fifo=fifo, region=region, dialect=dialect)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._import import ImportStream, Producer, Unreadable, files_of, head_bytes, iter_lines, unreadable
+from .._settings import Dialect
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 from ._event import (
     EVENT_SOURCE,
@@ -342,7 +343,7 @@ def events_from_messages(
     *,
     queue_arn: str | None = None,
     batch_size: int = DEFAULT_BATCH,
-    dialect: str = "aws",
+    dialect: Dialect = "aws",
     progress: bool | None = None,
 ) -> ImportStream:
     """Stream ReceiveMessage output as queue batch events of up to `batch_size` records, in the event's spelling.

@@ -13,9 +13,10 @@ from .._call import PlannedCall
 from .._config import with_settings
 from .._invoke import Context, Invocation, encode_response
 from .._memo import Readings
-from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
+from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
 from ..rules import rule
+from ..types import Isolation, QueueKind
 from ._config import QueueConfig
 from ._event import correlation_ids, validate_event
 from ._response import QueueResponse, iter_group_order, read_response
@@ -27,10 +28,12 @@ _DEFAULTS = QueueConfig.of()  # the settings of a call that names none
 class BatchOutcome(msgspec.Struct):
     """What happens to each message of a batch: `kind`, `failed_ids`, `deleted_ids`, `rule`, `reason`.
 
-    (A msgspec Struct: made in C, which a simulation of millions of batches notices.)
+    `kind`: "success", "partial" or "failure"; `ok` when it is "success". `event_issues`: the
+    event's report when `run` validated it. (A msgspec Struct: made in C, which a simulation
+    of millions of batches notices.)
     """
 
-    kind: str
+    kind: QueueKind
     failed_ids: tuple[str, ...]
     deleted_ids: tuple[str, ...]
     rule: str
@@ -38,6 +41,7 @@ class BatchOutcome(msgspec.Struct):
     issues: Report = _EMPTY
     invocation: Invocation | None = None
     event_ids: tuple[str, ...] = ()
+    event_issues: Report | None = None
     source: ClassVar[str] = "queue"
     result_column: ClassVar[str] = "action"  # what happens to each record: retry or delete
 
@@ -49,6 +53,11 @@ class BatchOutcome(msgspec.Struct):
     @property
     def warnings(self) -> list[Issue]:
         return self.issues.warnings
+
+    @property
+    def ok(self) -> bool:
+        """True when the whole batch succeeded (`kind == "success"`): every message is deleted."""
+        return self.kind == "success"
 
     def _replace(self, **changes: Any) -> BatchOutcome:
         values = {k: getattr(self, k) for k in self.__struct_fields__}
@@ -113,6 +122,7 @@ class BatchOutcome(msgspec.Struct):
         return Display([Grid(rows, ["messageId", "action"], ("messageId",))])
 
     to_row = outcome_row
+    to_frame = outcome_frame
     _repr_html_ = outcome_html
 
 
@@ -262,7 +272,7 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         # Q10 applies when the records carry message groups (a FIFO batch)
         first = records[0] if isinstance(records, list) and records else None
         attrs = first.get("attributes") if isinstance(first, dict) else None
-        if isinstance(attrs, dict) and "MessageGroupId" in attrs:
+        if isinstance(records, list) and isinstance(attrs, dict) and "MessageGroupId" in attrs:
             issues.extend(iter_group_order(records, set(failed)))
             if any(i.rule == "Q10" for i in issues):
                 reason += " The FIFO group order breaks (see warnings)."
@@ -363,7 +373,7 @@ def run(
     *,
     timeout_s: float | None = None,
     context: Context | None = None,
-    isolation: str | None = None,
+    isolation: Isolation | None = None,
     config: QueueConfig | None = None,
     **settings: Any,
 ) -> BatchOutcome:
@@ -391,6 +401,6 @@ def plan_call(
 
     def finish(invocation: Invocation) -> BatchOutcome:
         decided: BatchOutcome = decide(value, correlation_ids(value), invocation, reporting)  # `@rule`: untyped
-        return decided
+        return decided._replace(event_issues=report)
 
     return PlannedCall(value, config.function_timeout_s if timeout_s is None else timeout_s, finish, context)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -19,6 +19,7 @@ from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, desc
 from .._shape import F, ListOf, Nullable, Shape, Text
 from .._table import short_id
 from ..rules import rule
+from ..types import QueueKind
 from ._config import QueueConfig
 
 ITEM_IDENTIFIER = Text(min_len=1, rule="Q8", message="itemIdentifier is an empty string, so the whole batch fails.")
@@ -87,7 +88,7 @@ def _key_issues(response: dict[Any, Any]) -> list[Issue]:
     return issues
 
 
-def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[Issue]]:
+def read_response(response: Any, batch_ids: Any) -> tuple[QueueKind, list[str], list[Issue]]:
     """Read a decoded response as the platform does: (kind, failed ids in listing order, issues).
 
     kind is "success", "partial" or "failure". With `batch_ids` None, ids are not matched
@@ -108,10 +109,10 @@ def read_response(response: Any, batch_ids: Any) -> tuple[str, list[str], list[I
         failures = typed.batch_item_failures
         if not failures:
             return "success", [], []
-        judged: tuple[str, list[str], list[Issue]] = _identifiers(map(_ITEM_IDENTIFIER, failures), batch_ids, [])
-        return judged  # `@rule` leaves it untyped
-    read: tuple[str, list[str], list[Issue]] = classify(response, batch_ids)  # `@rule` leaves it untyped
-    return read
+        kind, failed, issues = _identifiers(map(_ITEM_IDENTIFIER, failures), batch_ids, [])
+        return cast("QueueKind", kind), failed, issues
+    kind, failed, issues = classify(response, batch_ids)
+    return cast("QueueKind", kind), failed, issues
 
 
 @rule(

@@ -20,6 +20,7 @@ import msgspec
 from .._config import with_settings
 from .._invoke import Context, Invocation, _call, resolve_isolation, stops_in_one_sentence
 from .._optional import require
+from .._settings import Dialect, Isolation, resolve_dialect
 from ..rules import rule
 from ._config import QueueConfig
 from ._event import (
@@ -423,13 +424,12 @@ class QueueSim:
         real_timeout_s: float | None = None,
         region: str = "us-east-1",
         queue_name: str | None = None,
-        dialect: str = "provider",
+        dialect: Dialect | None = None,
         seed: int = 0,
         **settings: Any,
     ) -> None:
         config = QueueConfig.of(config, settings, QueueSim.__init__)
-        if dialect not in EVENT_SOURCE:
-            raise ValueError(f"dialect must be 'provider' or 'aws', not {dialect!r}")
+        dialect = resolve_dialect(dialect)
         self.config = config
         # the settings the poller reads on every batch, as plain attributes
         self.fifo = fifo = config.fifo
@@ -644,7 +644,7 @@ class QueueSim:
         *,
         until_s: float | None = None,
         max_invocations: int | None = None,
-        isolation: str | None = None,
+        isolation: Isolation | None = None,
     ) -> QueueRun:
         """Poll and invoke `handler` until the queue is empty (or `until_s` virtual seconds pass).
 
@@ -656,7 +656,7 @@ class QueueSim:
         "process" or "thread", see `fnkit.invoke`).
         Each batch's handler gets its own copy of the event; the poller decides from its own.
         """
-        isolation = resolve_isolation(isolation)
+        where = resolve_isolation(isolation)
         invocations = self._invocations
         bounded = until_s is None and max_invocations is None
         if bounded:
@@ -682,7 +682,7 @@ class QueueSim:
                 if until_s is not None and self.now > until_s:
                     break
                 continue
-            self._invoke(handler, batch, isolation)
+            self._invoke(handler, batch, where)
         stopped = self._bound_sentence(len(invocations) - started) if bounded and self._pending() else None
         if stopped is not None:
             import warnings

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from .._outcome import Outcome, what_it_did
 from .._report import ContractError, Report, decode_json
 from .._sources import SOURCES, detect_source, source_module, validate
 from .._table import rows_of, text_table
+
+if TYPE_CHECKING:
+    from ..alb import HttpOutcome
+    from ..mail import MailOutcome
+    from ..queue import BatchOutcome
 
 _UNSET: Any = object()
 _NAMES = {"queue": "queue", "mail": "mail", "alb": "load balancer"}
@@ -150,6 +155,24 @@ def describe_outcome(result: Outcome) -> str:
     return "\n".join(lines)
 
 
+@overload
+def assert_outcome(
+    handler: Callable[[Any, Any], Any], event: Any, *, source: Literal["queue"], **expectations: Any
+) -> BatchOutcome: ...
+@overload
+def assert_outcome(
+    handler: Callable[[Any, Any], Any], event: Any, *, source: Literal["mail"], **expectations: Any
+) -> MailOutcome: ...
+@overload
+def assert_outcome(
+    handler: Callable[[Any, Any], Any], event: Any, *, source: Literal["alb"], **expectations: Any
+) -> HttpOutcome: ...
+@overload
+def assert_outcome(
+    handler: Callable[[Any, Any], Any], event: Any, *, source: str | None = None, **expectations: Any
+) -> BatchOutcome | MailOutcome | HttpOutcome: ...
+
+
 def assert_outcome(
     handler: Callable[[Any, Any], Any],
     event: Any,
@@ -164,16 +187,20 @@ def assert_outcome(
     headers: Any = _UNSET,
     source: str | None = None,
     **run_keywords: Any,
-) -> Any:
+) -> BatchOutcome | MailOutcome | HttpOutcome:
     """Run `handler` on `event` as the platform would (`fnkit.<source>.run`) and fail unless the outcome is as expected.
 
-    Expectations, each checked only when given: `kind`, `failed_ids`, `deleted_ids` (queue;
-    ids in any order), `status` (mail: "applied" | "fallback" | "ignored"; load balancer: the
-    HTTP status), `rule` (any source), `actions` (mail: recipient -> action, or one action for
-    every recipient), `body` (load balancer: bytes, or text), `headers` (load balancer: name
-    -> first value, or name -> list of every value). Other keywords go to `run` (`timeout_s`,
-    `report_batch_item_failures`, `mode`, `fallback_action`, `multi_value`, ...). The failure
-    message shows the outcome's table, its issues, and the handler's error and output.
+    Expectations, each checked only when given: `kind` (queue: "success" | "partial" |
+    "failure"; mail: its status; load balancer: "delivered" | "refused" | "error"),
+    `failed_ids`, `deleted_ids` (queue; ids in any order), `status` (mail: "applied" |
+    "fallback" | "ignored"; load balancer: the HTTP status), `rule` (any source), `actions`
+    (mail: recipient -> action, or one action for every recipient), `body` (load balancer:
+    bytes, or text), `headers` (load balancer: name -> first value, or name -> list of every
+    value). Other keywords go to `run` (`timeout_s`, `report_batch_item_failures`, `mode`,
+    `fallback_action`, `multi_value`, ...). The failure message shows the outcome's table,
+    its issues, and the handler's error and output. `source`: the event's source, when
+    detection should not decide; as a literal ("queue", "mail", "alb") it also tells a type
+    checker which outcome class comes back.
     Returns the outcome.
     """
     __tracebackhide__ = True
@@ -222,4 +249,4 @@ def assert_outcome(
                 ]
             )
         )
-    return result
+    return cast("BatchOutcome | MailOutcome | HttpOutcome", result)

@@ -6,6 +6,11 @@ Fixtures (one fresh factory per test; each call builds a valid event with the ne
 - `mail_event(mail_from=..., recipients=[...], subject=..., **keywords)`: `fnkit.mail.build_event`
 - `alb_event(method="GET", path="/", **keywords)`: `fnkit.alb.build_event`
 
+Ini options (pytest.ini, tox.ini, setup.cfg or `[tool.pytest.ini_options]`): `fnkit_dialect`
+("aws" or "provider") and `fnkit_isolation` ("none", "process" or "thread") set the default
+of every builder, fixture, strategy and run during the session, above `[tool.fnkit]` and
+below the environment (`FNKIT_DIALECT`, `FNKIT_ISOLATION`) and an explicit argument.
+
 Assertions (`assert_valid`, `assert_outcome`) and strategies live in `fnkit.testing`;
 `pytest -p no:fnkit` turns the plugin off.
 """
@@ -14,7 +19,34 @@ from __future__ import annotations
 
 import pytest
 
+from .._settings import INI, set_pytest_ini
 from ._factories import EventFactory, event_factory
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """fnkit's ini options: the session's default dialect and isolation."""
+    parser.addini(
+        INI["dialect"],
+        "fnkit's default dialect of built events: 'aws' or 'provider' (below FNKIT_DIALECT, above [tool.fnkit])",
+        default="",
+    )
+    parser.addini(
+        INI["isolation"],
+        "where fnkit runs handlers by default: 'none', 'process' or 'thread' "
+        "(below FNKIT_ISOLATION, above [tool.fnkit])",
+        default="",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's ini options become fnkit's defaults while it runs."""
+    values = {name: str(config.getini(option)).strip() for name, option in INI.items()}
+    set_pytest_ini(values, str(config.inipath or ""))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session is over: its ini options no longer set fnkit's defaults."""
+    set_pytest_ini({})
 
 
 @pytest.fixture

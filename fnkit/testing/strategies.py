@@ -21,6 +21,7 @@ from typing import Any
 
 from .._optional import MissingDependency
 from .._report import DIALECTS
+from .._settings import resolve_dialect
 from ..alb._http import HOP_BY_HOP  # a response header the load balancer drops (A7) is not "valid" to draw
 
 try:
@@ -64,6 +65,15 @@ def _fixed(value: Any, default: st.SearchStrategy) -> st.SearchStrategy:
     return value if isinstance(value, st.SearchStrategy) else st.just(value)
 
 
+def _dialects(dialect: str | st.SearchStrategy | None) -> st.SearchStrategy:
+    """The spellings to draw: one (given, else the project's setting), both for "both", or a strategy's."""
+    if isinstance(dialect, st.SearchStrategy):
+        return dialect
+    if dialect == "both":
+        return st.sampled_from(DIALECTS)
+    return st.just(resolve_dialect(dialect))
+
+
 @st.composite
 def queue_events(
     draw: Any,
@@ -76,10 +86,11 @@ def queue_events(
     message_attributes: bool = True,
     receive_counts: bool = True,
 ) -> dict[str, Any]:
-    """Valid queue batch events: 1-10 records, standard or FIFO (groups g1-g3), either dialect.
+    """Valid queue batch events: 1-10 records, standard or FIFO (groups g1-g3), in one spelling.
 
-    `bodies`: a strategy of one body (default: JSON objects and any text). `fifo`, `dialect`:
-    fixed values or strategies. `message_attributes`, `receive_counts`: whether records may
+    `bodies`: a strategy of one body (default: JSON objects and any text). `fifo`: a fixed
+    value or a strategy. `dialect`: 'aws' or 'provider' (default: the project's setting,
+    else 'provider'), "both" to draw either, or a strategy. `message_attributes`, `receive_counts`: whether records may
     carry attributes and redelivery counts above 1.
     """
     from .. import queue
@@ -94,9 +105,7 @@ def queue_events(
         options["message_attributes"] = draw(st.dictionaries(_NAME, _ATTRIBUTE_VALUES, min_size=1, max_size=4))
     if receive_counts:
         options["receive_counts"] = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
-    return queue.build_event(
-        chosen, fifo=is_fifo, dialect=draw(_fixed(dialect, st.sampled_from(DIALECTS))), seed=draw(_SEEDS), **options
-    )
+    return queue.build_event(chosen, fifo=is_fifo, dialect=draw(_dialects(dialect)), seed=draw(_SEEDS), **options)
 
 
 @st.composite
@@ -120,10 +129,13 @@ def mail_events(
     flow_direction: str | st.SearchStrategy | None = None,
     subject: st.SearchStrategy | None = None,
     addresses: st.SearchStrategy | None = None,
+    dialect: str | st.SearchStrategy | None = None,
 ) -> dict[str, Any]:
     """Valid mail-flow events: 1-10 distinct recipients, inbound or outbound, any subject text.
 
     `addresses`: a strategy of one address (default: plain addresses at example domains).
+    `dialect`: as in `queue_events` (the mail event is spelled the same in both, so it is
+    taken for the common signature and checked).
     """
     from .. import mail
 
@@ -134,6 +146,7 @@ def mail_events(
         recipients=recipients,
         subject=draw(subject if subject is not None else st.text(max_size=120)),
         flow_direction=draw(_fixed(flow_direction, st.sampled_from(["INBOUND", "OUTBOUND"]))),
+        dialect=draw(_dialects(dialect)),
         seed=draw(_SEEDS),
     )
 
@@ -166,7 +179,8 @@ def alb_events(
     """Valid load balancer events: any method, path, query and headers, text or binary bodies, both header modes.
 
     `bodies`: a strategy of request bodies (bytes or text; default: JSON, text or binary);
-    a GET has no body. `multi_value`, `dialect`: fixed values or strategies.
+    a GET has no body. `multi_value`: a fixed value or a strategy. `dialect`: as in
+    `queue_events` (one spelling, the project's by default; "both" draws either).
     """
     from .. import alb
 
@@ -198,7 +212,7 @@ def alb_events(
         headers=headers,
         body=body,
         multi_value=draw(_fixed(multi_value, st.booleans())),
-        dialect=draw(_fixed(dialect, st.sampled_from(DIALECTS))),
+        dialect=draw(_dialects(dialect)),
         seed=draw(_SEEDS),
     )
 

@@ -368,9 +368,7 @@ def test_a_config_and_keywords_combine_the_keywords_on_top():
 def test_a_configuration_shows_one_row_per_setting():
     config = QueueConfig(max_receive_count=3)
     frame = fnkit.tabulate(config)
-    assert list(frame.to_frame()["setting"] if hasattr(frame, "to_frame") else frame["setting"]) == list(
-        QueueConfig.names()
-    )
+    assert list(frame["setting"]) == list(QueueConfig.names())
     html = config._repr_html_()
     assert "QueueConfig: 1 setting(s) changed" in html and "max_receive_count" in html
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -371,7 +371,7 @@ def test_the_aliased_trace_header_reads_the_same_in_both_spellings(dialect):
     for form in (event, json.dumps(event), json.dumps(event).encode()):
         attrs = queue.parse_event(form).records[0].attributes
         assert attrs.trace_header == "Root=1-abc"
-        assert "trace_header" in {f.name for f in dataclasses.fields(attrs)}
+        assert "trace_header" in {f.name for f in dataclasses.fields(cast(Any, attrs))}
     assert queue.parse_event(queue.build_event(["x"], dialect=dialect)).records[0].attributes.trace_header is None
 
 

@@ -91,8 +91,8 @@ def test_calls_under_a_stopped_stopper_do_not_start():
         assert current_stopper() is stopper
         invocations = fnkit.invoke_many(lambda e, c: e, [1, 2, 3], timeout_s=5)
     assert current_stopper() is None
-    assert [i.error.type for i in invocations] == [STOPPED_ERROR] * 3
-    assert "before the handler started" in invocations[0].error.message
+    assert [i.error.type if i.error else None for i in invocations] == [STOPPED_ERROR] * 3
+    assert "before the handler started" in str(invocations[0].error)
 
 
 def test_a_stop_in_the_middle_of_many_events_stops_the_rest():

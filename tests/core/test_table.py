@@ -72,6 +72,7 @@ def test_the_html_is_left_aligned_whole_and_says_absent_with_a_dash():
         [{"text": long, "n": 3, "missing": None}, {"text": "short", "n": None, "missing": float("nan")}]
     )
     html = frame._repr_html_()
+    assert html is not None
     assert long in html  # never cut
     assert "text-align:left" in html and "text-align:right" in html  # text left, numbers right
     assert html.count(">—</td>") == 3 and "NaN" not in html and "None" not in html
@@ -80,7 +81,7 @@ def test_the_html_is_left_aligned_whole_and_says_absent_with_a_dash():
 
 def test_a_long_table_shows_its_first_and_last_rows_and_says_how_many():
     frame = fnkit.tabulate([{"n": i} for i in range(100)])
-    html = frame._repr_html_()
+    html = frame._repr_html_() or ""
     assert ">0</td>" in html and ">99</td>" in html and ">50</td>" not in html
     assert "100 rows × 1 columns" in html
 
@@ -110,7 +111,7 @@ def test_a_dataframe_tabulated_is_the_same_rows_shown_readably():
     frame = pd.DataFrame({"n": [1, None]}).rename_axis("source").rename_axis("handler", axis=1)
     table = fnkit.tabulate(frame)
     assert table.equals(frame) and type(table).__name__ == "Table"
-    assert "handler / source" in table._repr_html_()
+    assert "handler / source" in (table._repr_html_() or "")
 
 
 # --- the plain-text table (fnkit.testing's failure messages, where pandas may be absent) ----------

@@ -123,8 +123,9 @@ def test_batch_processor_reports_exactly_the_bad_records(dialect):
         seed=1,
     )
     ids = queue.correlation_ids(event)
-    result = assert_outcome(batch_handler, event, kind="partial", failed_ids=[ids[1], ids[2]])
+    result = assert_outcome(batch_handler, event, kind="partial", failed_ids=[ids[1], ids[2]], source="queue")
     assert result.deleted_ids == (ids[0], ids[3])
+    assert result.invocation is not None
     assert_valid(result.invocation.returned, event=event)
 
 
@@ -132,6 +133,7 @@ def test_batch_processor_that_fails_every_record_fails_the_batch():
     # Powertools raises BatchProcessingError when every record failed: the platform retries the whole batch
     event = queue.build_event(["{bad", "{worse"], seed=2)
     result = assert_outcome(batch_handler, event, kind="failure", rule="Q6")
+    assert result.invocation is not None and result.invocation.error is not None
     assert result.invocation.error.type == "BatchProcessingError"
 
 

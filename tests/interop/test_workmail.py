@@ -144,7 +144,9 @@ def test_the_template_runs_unchanged_under_a_mail_rule(template, monkeypatch):
 def test_the_template_passes_assert_outcome(template):
     store = mail.MessageStore()
     event = mail.build_event(message=quarterly(), store=store)
-    result = assert_outcome(template.update_handler, event, status="applied", actions="DEFAULT", store=store)
+    result = assert_outcome(
+        template.update_handler, event, status="applied", actions="DEFAULT", store=store, source="mail"
+    )
     assert subject(result.delivered_content) == "[EXTERNAL] Quarterly report"
 
 
@@ -256,6 +258,18 @@ def test_the_message_flow_api_answers_in_every_isolation_mode(aws, monkeypatch, 
     assert mail.run(template.bounce_confidential, plain, store=store, isolation=isolation).actions == {
         "bob@example.com": "DEFAULT"
     }
+
+
+def test_the_message_flow_api_answers_when_the_project_setting_chooses_the_worker(aws, monkeypatch):
+    for name, value in NOWHERE.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("FNKIT_ISOLATION", "process")  # no isolation= below: the setting decides
+    template = fresh_template()
+    store = mail.MessageStore()
+    secret = mail.build_event(message=quarterly("CONFIDENTIAL: the merger.\n"), store=store)
+    bounced = mail.run(template.bounce_confidential, secret, store=store)
+    assert bounced.actions == {"bob@example.com": "BOUNCE"}, bounced.reason
+    assert bounced.invocation is not None and bounced.invocation.error is None
 
 
 # --- clients made early, and no boto3 at all -----------------------------------------------------------------

@@ -110,7 +110,13 @@ def test_a_matching_outcome_passes_and_is_returned(queue_event):
     event = queue_event(["ok", "poison", "ok too"])
     ids = queue.correlation_ids(event)
     result = assert_outcome(
-        poison_handler, event, kind="partial", failed_ids=[ids[1]], deleted_ids=[ids[2], ids[0]], rule="Q8"
+        poison_handler,
+        event,
+        kind="partial",
+        failed_ids=[ids[1]],
+        deleted_ids=[ids[2], ids[0]],
+        rule="Q8",
+        source="queue",  # a type checker then knows the outcome is a BatchOutcome
     )
     assert result.failed_ids == (ids[1],)
 
@@ -196,10 +202,17 @@ def test_mail_expectations(mail_event):
 
 
 def test_an_expectation_of_another_source_is_a_type_error(alb_event, queue_event):
-    with pytest.raises(TypeError, match="kind= does not apply to a load balancer outcome"):
-        assert_outcome(lambda e, c: {"statusCode": 200}, alb_event(), kind="success")
+    with pytest.raises(TypeError, match="failed_ids= does not apply to a load balancer outcome"):
+        assert_outcome(lambda e, c: {"statusCode": 200}, alb_event(), failed_ids=[])
     with pytest.raises(TypeError, match="status=, body= does not apply to a queue outcome"):
         assert_outcome(poison_handler, queue_event(), status=200, body="x")
+
+
+def test_kind_applies_to_every_source(alb_event, mail_event):
+    assert_outcome(lambda e, c: {"statusCode": 200}, alb_event(), kind="delivered")
+    message = fail_message(assert_outcome, lambda e, c: {"statusCode": 200}, alb_event(), kind="success")
+    assert "kind: expected 'success', got 'delivered'" in message
+    assert_outcome(lambda e, c: None, mail_event(), kind="fallback")
 
 
 def test_an_invalid_event_fails_before_the_handler_runs(queue_event):

@@ -77,3 +77,35 @@ def test_mail_events_can_be_narrowed(event):
 def test_alb_events_can_be_narrowed(event):
     assert event["httpMethod"] == "POST" and "multiValueHeaders" in event and event["isBase64Encoded"]
     assert fnkit.validate(event).dialect == "aws"
+
+
+@settings(max_examples=40)
+@given(strategies.queue_events(), strategies.alb_events(), strategies.mail_events(dialect="aws"))
+def test_each_strategy_draws_one_spelling_the_projects_default(queue_event, alb_event, mail_event):
+    assert fnkit.validate(queue_event).dialect == "provider"  # this repository sets no [tool.fnkit]
+    assert fnkit.validate(alb_event).dialect == "provider"
+    assert mail.validate_event(mail_event).ok
+
+
+def test_dialect_both_draws_both_spellings_over_a_run():
+    seen: set[str | None] = set()
+
+    @settings(max_examples=60, database=None)
+    @given(strategies.alb_events(dialect="both"))
+    def collect(event):
+        seen.add(fnkit.validate(event).dialect)
+
+    collect()
+    assert seen == {"aws", "provider"}
+
+
+def test_a_bad_dialect_of_a_strategy_is_refused():
+    import pytest
+
+    @settings(max_examples=1, database=None)
+    @given(strategies.mail_events(dialect="amazon"))
+    def draw(event):
+        pass
+
+    with pytest.raises(ValueError, match="dialect is 'amazon'"):
+        draw()

@@ -1,0 +1,128 @@
+"""One project-wide setting: the default `dialect` and `isolation` of every builder, run and command.
+
+Where a call does not say, fnkit takes the first of:
+
+1. the environment: `FNKIT_DIALECT`, `FNKIT_ISOLATION`;
+2. pytest's ini options `fnkit_dialect`, `fnkit_isolation` (pytest.ini, tox.ini, setup.cfg or
+   `[tool.pytest.ini_options]`), while pytest runs with fnkit's plugin;
+3. `[tool.fnkit]` in the nearest pyproject.toml that has one, from the current directory up:
+
+       [tool.fnkit]
+       dialect = "aws"        # or "provider"
+       isolation = "none"     # or "process", "thread"
+
+4. the built-in default: "provider" for the dialect, "none" (in the caller) for isolation.
+
+An argument given to a call always wins. A pyproject.toml is read once and cached; it is read
+again when its modification time or size changes. A value that is not one of the choices is a
+ValueError that says where it came from.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, cast
+
+Dialect = Literal["provider", "aws"]
+Isolation = Literal["none", "process", "thread"]
+
+#: the choices of each setting, and the sentence that lists them
+CHOICES: dict[str, tuple[str, ...]] = {"dialect": ("provider", "aws"), "isolation": ("none", "process", "thread")}
+_EXPLAINED = {
+    "dialect": "expected 'provider' (the spec's spelling) or 'aws' (the real platform's)",
+    "isolation": "expected 'none' (in this process), 'process' or 'thread'",
+}
+BUILT_IN: dict[str, str] = {"dialect": "provider", "isolation": "none"}
+ENVIRONMENT = {"dialect": "FNKIT_DIALECT", "isolation": "FNKIT_ISOLATION"}
+INI = {"dialect": "fnkit_dialect", "isolation": "fnkit_isolation"}
+
+# set by the pytest plugin while a session runs (pytest_configure / pytest_unconfigure): name -> (value, its file)
+_pytest_ini: dict[str, tuple[str, str]] = {}
+# pyproject.toml path -> ((mtime_ns, size), its [tool.fnkit] table or None when it has none)
+_read: dict[Path, tuple[tuple[int, int], dict[str, Any] | None]] = {}
+
+
+class SettingError(ValueError):
+    """A project setting (environment, pytest ini, [tool.fnkit]) holds a value fnkit cannot use; says where."""
+
+
+def _check(name: str, value: object, where: str, error: type[ValueError] = SettingError) -> str:
+    if not isinstance(value, str) or value not in CHOICES[name]:
+        raise error(f"{where} is {value!r}: {_EXPLAINED[name]}")
+    return value
+
+
+def _tool_table(path: Path, stamp: tuple[int, int]) -> dict[str, Any] | None:
+    """The [tool.fnkit] table of one pyproject.toml (None without one), from the cache while the file is unchanged."""
+    cached = _read.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    import tomllib  # only when a project has a pyproject.toml: `import fnkit` stays light
+
+    try:
+        with path.open("rb") as file:
+            document = tomllib.load(file)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingError(f"{path} is not valid TOML ({exc}), so its [tool.fnkit] cannot be read") from None
+    tool = document.get("tool")
+    table = tool.get("fnkit") if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
+        raise SettingError(f"[tool.fnkit] in {path} is {table!r}: it is a table (dialect = ..., isolation = ...)")
+    _read[path] = (stamp, table)
+    return table
+
+
+def project_file(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The nearest pyproject.toml with a [tool.fnkit] table, from `start` (the current directory) up, and the table."""
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        try:
+            status = candidate.stat()
+        except OSError:
+            continue
+        table = _tool_table(candidate, (status.st_mtime_ns, status.st_size))
+        if table is not None:
+            return candidate, table
+    return None
+
+
+def setting(name: str) -> tuple[str, str]:
+    """The default of setting `name` ('dialect' or 'isolation') and where it came from, checked."""
+    if name not in CHOICES:
+        raise KeyError(f"fnkit has the settings 'dialect' and 'isolation', not {name!r}")
+    value = os.environ.get(ENVIRONMENT[name])
+    if value:
+        where = f"the environment variable {ENVIRONMENT[name]}"
+        return _check(name, value, where), where
+    if name in _pytest_ini:
+        value, inifile = _pytest_ini[name]
+        where = f"pytest's ini option {INI[name]}" + (f" in {inifile}" if inifile else "")
+        return _check(name, value, where), where
+    found = project_file()
+    if found is not None and name in found[1]:
+        path, table = found
+        where = f"[tool.fnkit] {name} in {path}"
+        return _check(name, table[name], where), where
+    return BUILT_IN[name], "fnkit's built-in default"
+
+
+def resolve_dialect(dialect: str | None) -> Dialect:
+    """The dialect a builder uses: the one given, else the project's setting (module docstring), else 'provider'."""
+    if dialect is None:
+        return cast(Dialect, setting("dialect")[0])
+    return cast(Dialect, _check("dialect", dialect, "dialect", ValueError))
+
+
+def resolve_isolation(isolation: str | None) -> Isolation:
+    """Where a call runs: the isolation given, else the project's setting (module docstring), else 'none'."""
+    if isolation is None:
+        return cast(Isolation, setting("isolation")[0])
+    return cast(Isolation, _check("isolation", isolation, "isolation", ValueError))
+
+
+def set_pytest_ini(values: dict[str, str], inifile: str = "") -> None:
+    """The pytest plugin's ini options of this session, by setting name (empty values are unset); `{}` ends them."""
+    _pytest_ini.clear()
+    _pytest_ini.update({name: (value, inifile) for name, value in values.items() if name in CHOICES and value})
