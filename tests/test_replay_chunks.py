@@ -187,7 +187,7 @@ def test_an_unknown_isolation_is_refused_before_any_event_is_read():
         raise AssertionError("called")
 
     with pytest.raises(
-        ValueError, match="isolation is 'none' \\(in this process\\), 'process' or 'thread', not 'proces'"
+        ValueError, match=r"isolation is 'proces': expected 'none' \(in this process\), 'process' or 'thread'"
     ):
         fnkit.replay(never, iter([queue.build_event(["a"], seed=1)]), isolation="proces")
 
