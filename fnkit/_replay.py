@@ -26,7 +26,7 @@ from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, unreadable
 from ._invoke import Context, Handler, capturing, handler_copy, invoke_many, resolve_isolation
 from ._optional import require
-from ._report import MISSING, ContractError, decode_json
+from ._report import MISSING, ContractError, Issue, decode_json
 from ._sources import SOURCES, source_module, source_of
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ def replay_partition(
                 )
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
-                extra, value, issues = None, item, []
+                extra, value, issues = None, item, list[Issue]()
             else:
                 extra = getattr(item, "replay_columns", None)
                 value, issues = decode_json(item.event if extra is not None else item, "G0")

@@ -326,7 +326,7 @@ def detect_source(event: Any) -> Source | None:
 _LOOKS_LIKE: list[tuple[str, Callable[[Any], bool]]] = []  # each source's `looks_like`, in the order of SOURCES
 
 
-def source_of(value: Any) -> str | None:
+def source_of(value: Any) -> Source | None:
     """`detect_source` of a decoded value (JSON text is a string here, not an event): 'queue', 'mail', 'alb' or None.
 
     A replay calls it once per event, so it costs little: a lookalike is asked only when the

@@ -170,7 +170,7 @@ def assert_outcome(
 @overload
 def assert_outcome(
     handler: Callable[[Any, Any], Any], event: Any, *, source: str | None = None, **expectations: Any
-) -> BatchOutcome | MailOutcome | HttpOutcome: ...
+) -> Any: ...  # the source is read from the event at run time: the test reads the fields of the one it wrote
 
 
 def assert_outcome(
