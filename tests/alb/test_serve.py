@@ -418,18 +418,20 @@ def test_crash_then_a_good_request(client, server):
 
 def test_timeout_is_a_502_and_the_server_stays_responsive(client, server):
     results = {}
+    ended: dict[str, float] = {}
 
     def slow():
         started = time.perf_counter()
         results["hang"] = (httpx.get(server.url + "/hang", timeout=10).status_code, time.perf_counter() - started)
+        ended["hang"] = time.perf_counter()
 
     thread = threading.Thread(target=slow)
     thread.start()
     time.sleep(0.1)
-    started = time.perf_counter()
     assert client.get("/quick").status_code == 200
-    assert time.perf_counter() - started < 0.75  # answered while the other handler hangs (3 s)
+    quick_ended = time.perf_counter()
     thread.join(5)
+    assert quick_ended < ended["hang"]  # answered while the other handler still hung, whatever the load
     status, took = results["hang"]
     assert status == 502 and 0.9 <= took < 2.5  # the 1 s function timeout, not the 3 s sleep
     assert last_row(server, "/hang")["rule"] == "A5"

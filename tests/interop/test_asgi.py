@@ -12,7 +12,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -84,7 +86,11 @@ def test_mangum_runs_in_a_caller_whose_event_loop_is_running(app_module):
     async def cell():
         return fnkit.alb.run(app_module.handler, _get("/hello/jo"), timeout_s=30)
 
-    outcome = asyncio.run(cell())
+    box: list[Any] = []  # a thread of its own: the caller's loop is the cell's, whatever the test runner's thread holds
+    thread = threading.Thread(target=lambda: box.append(asyncio.run(cell())))
+    thread.start()
+    thread.join(60)
+    (outcome,) = box
     assert outcome.status == 200 and json.loads(outcome.text)["hello"] == "jo"
 
 
@@ -135,6 +141,13 @@ def test_serve_alb_runs_the_mangum_app_by_import_path(tmp_path):
 
 
 def test_mangum_still_answers_after_asyncio_run_closed_this_threads_loop(app_module):
-    asyncio.run(asyncio.sleep(0))  # closes the loop it made and leaves the thread without one
-    outcome = fnkit.alb.run(app_module.handler, _get("/hello/after"), timeout_s=30)
+    def on_a_thread():
+        asyncio.run(asyncio.sleep(0))  # closes the loop it made and leaves the thread without one
+        return fnkit.alb.run(app_module.handler, _get("/hello/after"), timeout_s=30)
+
+    box: list[Any] = []
+    thread = threading.Thread(target=lambda: box.append(on_a_thread()))
+    thread.start()
+    thread.join(60)
+    (outcome,) = box
     assert outcome.status == 200 and json.loads(outcome.text)["hello"] == "after"
