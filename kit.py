@@ -4,8 +4,8 @@
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
                         [--with dask]           (also install an extra: dask for 05's last part)
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
-    python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test (with coverage)
-    python3 kit.py cover [pytest args...]       every test, coverage of every process (workers, kernels)
+    python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test
+    python3 kit.py cover [pytest args...]       every test, with coverage (workers and kernels too)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
     python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
@@ -536,12 +536,6 @@ def cmd_lint(args: list[str]) -> None:
         sys.exit(1)
 
 
-# Coverage of every process (handler workers forked by the zygote, subprocesses, notebook
-# kernels): `kit.py cover` reads this file instead of pyproject's [tool.coverage], which
-# measures the pytest process alone (cheap: no data file per worker to write and combine).
-COVER_ALL = ROOT / "tools" / "coverage_all.toml"
-
-
 def suite_argv(args: list[str]) -> list[str | Path]:
     """pytest over tests/ and the notebooks (nbval), in one run; `args` last."""
     argv: list[str | Path] = [PYTHON, "-m", "pytest", "tests"]
@@ -566,18 +560,16 @@ def cmd_test(args: list[str]) -> None:
         sys.exit(1)
     ensure_chromium()
     smoke_test_wheel()
-    # coverage of fnkit in the pytest process (pyproject's [tool.coverage]); the figure closes
-    # the run. `--no-cov` turns it off; `kit.py cover` measures every process.
-    drop_stale_coverage()
-    replace_with(suite_argv(["--cov=fnkit", "--cov-report=term", *args]))
+    # no coverage: its tracer doubles the time of the CPU-bound tests; `kit.py cover` measures it
+    replace_with(suite_argv(args))
 
 
 def cmd_cover(args: list[str]) -> None:
-    """The suite with coverage of every process (worker processes, forks, notebook kernels); no gates, no wheel."""
+    """The suite with coverage of fnkit in every process (pyproject's [tool.coverage]); no gates, no wheel."""
     ensure_installed([*LAB_EXTRAS, *DEV_EXTRAS])
     ensure_chromium()
     drop_stale_coverage()
-    replace_with(suite_argv(["--cov=fnkit", f"--cov-config={COVER_ALL.relative_to(ROOT)}", "--cov-report=term", *args]))
+    replace_with(suite_argv(["--cov=fnkit", "--cov-report=term", *args]))
 
 
 def cmd_bench(args: list[str]) -> None:
