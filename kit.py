@@ -4,7 +4,8 @@
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
                         [--with dask]           (also install an extra: dask for 05's last part)
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
-    python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test (with coverage)
+    python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test
+    python3 kit.py cover [pytest args...]       every test, with coverage (workers and kernels too)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
     python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
@@ -535,6 +536,22 @@ def cmd_lint(args: list[str]) -> None:
         sys.exit(1)
 
 
+def suite_argv(args: list[str]) -> list[str | Path]:
+    """pytest over tests/ and the notebooks (nbval), in one run; `args` last."""
+    argv: list[str | Path] = [PYTHON, "-m", "pytest", "tests"]
+    if has_notebooks():
+        argv += ["notebooks", "--nbval", "--nbval-current-env"]
+        if (ROOT / "notebooks" / "sanitize.cfg").exists():
+            argv += ["--nbval-sanitize-with", "notebooks/sanitize.cfg"]
+    return [*argv, "-p", "no:cacheprovider", *args]
+
+
+def drop_stale_coverage() -> None:
+    """Remove the data files a killed run left behind: they must not count."""
+    for stale in ROOT.glob(".coverage.*"):
+        stale.unlink(missing_ok=True)
+
+
 def cmd_test(args: list[str]) -> None:
     """The README's test command: set-up, the gates, the wheel smoke test, then pytest and nbval."""
     ensure_installed([*LAB_EXTRAS, *DEV_EXTRAS])
@@ -543,18 +560,16 @@ def cmd_test(args: list[str]) -> None:
         sys.exit(1)
     ensure_chromium()
     smoke_test_wheel()
-    argv: list[str | Path] = [PYTHON, "-m", "pytest", "tests"]
-    if has_notebooks():
-        argv += ["notebooks", "--nbval", "--nbval-current-env"]
-        if (ROOT / "notebooks" / "sanitize.cfg").exists():
-            argv += ["--nbval-sanitize-with", "notebooks/sanitize.cfg"]
-    # coverage of fnkit, worker processes and notebook kernels included (pyproject's
-    # [tool.coverage]); the figure closes the run. `--no-cov` turns it off.
-    argv += ["--cov=fnkit", "--cov-report=term"]
-    argv += ["-p", "no:cacheprovider", *args]
-    for stale in ROOT.glob(".coverage.*"):  # data a killed run left behind must not count
-        stale.unlink(missing_ok=True)
-    replace_with(argv)
+    # no coverage: its tracer doubles the time of the CPU-bound tests; `kit.py cover` measures it
+    replace_with(suite_argv(args))
+
+
+def cmd_cover(args: list[str]) -> None:
+    """The suite with coverage of fnkit in every process (pyproject's [tool.coverage]); no gates, no wheel."""
+    ensure_installed([*LAB_EXTRAS, *DEV_EXTRAS])
+    ensure_chromium()
+    drop_stale_coverage()
+    replace_with(suite_argv(["--cov=fnkit", "--cov-report=term", *args]))
 
 
 def cmd_bench(args: list[str]) -> None:
@@ -614,6 +629,7 @@ def cmd_lock(args: list[str]) -> None:
 COMMANDS = {
     "lab": cmd_lab,
     "test": cmd_test,
+    "cover": cmd_cover,
     "lint": cmd_lint,
     "bench": cmd_bench,
     "lock": cmd_lock,

@@ -1,7 +1,7 @@
 """Fuzzing every validator, parser and outcome (issue 10): nothing raises but the documented errors.
 
-A few hundred examples each here; tests/benchmarks/bench_fuzz.py runs 10,000 each and
-checks the time per input. Inputs and checks live in tests/fuzzing.py.
+The profile's examples each here (tests/conftest.py: 100 in the suite); tests/benchmarks/bench_fuzz.py
+runs 10,000 each and checks the time per input. Inputs and checks live in tests/fuzzing.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from fnkit import alb, mail, queue
 
 from . import fuzzing
 
-FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+# the examples per test come from the profile (tests/conftest.py)
+FUZZ = settings(deadline=None, suppress_health_check=list(HealthCheck))
 SOURCES = ["queue", "mail", "alb"]
 
 
@@ -60,7 +61,7 @@ def test_the_special_inputs_for_every_target(value):
 
 
 @pytest.mark.parametrize("source", SOURCES)
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@FUZZ
 @given(data=st.data())
 def test_invalid_utf8_in_a_key_or_a_value_is_a_located_issue_for_every_validator(source, data):
     raw, at, _where = data.draw(fuzzing.invalid_utf8_inside(source))

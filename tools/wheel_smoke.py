@@ -6,7 +6,8 @@ What an engineer who runs `pip install fnkit` gets, checked where the checkout c
 the wheel is built (`pip wheel`), a new venv is made in a temporary folder, the wheel and
 its dependencies go in, and from that folder the smoke test imports fnkit, validates a
 built event of each source, replays the bundled corpus, runs `fnkit --help`, and runs
-`pytest examples/` (a copy) with the pytest plugin that the wheel registers.
+`pytest examples/` (a copy) with the pytest plugin that the wheel registers: the suite's only
+run of examples/, which checks that pytest's header names that plugin.
 
 Fast on purpose (it runs in every `python3 kit.py test`): nothing is resolved again and
 nothing is fetched twice. The wheel goes in with `--no-deps`, next to the exact versions
@@ -274,6 +275,26 @@ def clean_env() -> dict[str, str]:
     return env
 
 
+def examples(python: Path, wheel: Path, work: Path, env: dict[str, Any]) -> None:
+    """`pytest examples/` (a copy) in the fresh venv: the fixtures come from the plugin the wheel registers.
+
+    The suite's one run of examples/ (tests/testing/test_plugin.py runs the plugin on tests of
+    its own): every example passes, and pytest's header names the wheel's plugin.
+    """
+    if list((ROOT / "examples").glob("conftest.py")):
+        raise SystemExit("wheel_smoke: examples/ holds a conftest.py: its fixtures must come from the plugin")
+    shutil.copytree(ROOT / "examples", work / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    # not -q: the header names the plugin
+    done = run([python, "-I", "-m", "pytest", "examples", "-p", "no:cacheprovider"], cwd=work, env=env)
+    version = wheel.name.split("-")[1]
+    header = f"fnkit {version}: fixtures queue_event, mail_event, alb_event"
+    last = done.stdout.strip().splitlines()[-1]
+    if header not in done.stdout or " passed" not in last or "failed" in last:
+        sys.stdout.write(done.stdout)
+        raise SystemExit(f"wheel_smoke: pytest examples/ did not show {header!r} and pass everything")
+    print("pytest examples/: " + last.strip("= "))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build, install, try; 0 when every step passed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -302,9 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         done = run([python, "-I", "-c", SMOKE], cwd=work, env=env)
         sys.stdout.write(done.stdout)
         lap("smoke")
-        shutil.copytree(ROOT / "examples", work / "examples", ignore=shutil.ignore_patterns("__pycache__"))
-        done = run([python, "-I", "-m", "pytest", "examples", "-q", "-p", "no:cacheprovider"], cwd=work, env=env)
-        print("pytest examples/: " + done.stdout.strip().splitlines()[-1])
+        examples(python, wheel, work, env)
         lap("examples")
     finally:
         if args.keep:

@@ -184,10 +184,10 @@ def test_run_handler_gets_its_own_copy(event):
 
 def test_run_timeout_is_a_502_and_does_not_wait(event):
     started = time.perf_counter()
-    out = alb.run(lambda e, c: time.sleep(2), event, timeout_s=0.1, isolation="process")  # a hard stop
+    out = alb.run(lambda e, c: time.sleep(30), event, timeout_s=0.1, isolation="process")  # a real cut needs a worker
     assert out.invocation is not None
     assert (out.status, out.rule) == (502, "A5") and out.invocation.timed_out
-    assert time.perf_counter() - started < 1.5
+    assert time.perf_counter() - started < 5  # far below the handler's 30 s, with room for a loaded machine
 
 
 def test_run_junk_return_is_a_502(event):

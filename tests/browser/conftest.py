@@ -131,7 +131,11 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # The tests check what the page shows with expect(...), which retries until the text is
+    # there; 20 s (not Playwright's 5 s) holds on a loaded machine.
+    expect.set_options(timeout=20_000)
 
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from ._shots import screenshot_dir
 
@@ -64,18 +64,19 @@ def _open_and_run_all(browser, lab, name: str):
     return page
 
 
-def _outcome(page: Page, runner: str) -> str:
-    return page.locator(f"{runner} .fnkit-outcome").first.inner_text().strip()
+# The widgets change their parts one after another (the outcome, then the reason and the
+# issues): every check of shown text waits for it (Playwright's expect retries until its
+# timeout) instead of reading the page at one instant.
+WAIT_MS = 20_000
+
+
+def _expect_outcome(page: Page, runner: str, expected: str) -> None:
+    expect(page.locator(f"{runner} .fnkit-outcome").first).to_have_text(expected, timeout=WAIT_MS)
 
 
 def _run_and_expect(page: Page, runner: str, expected: str) -> None:
     page.locator(f"{runner} button.fnkit-run").first.click()
-    page.wait_for_function(
-        "([sel, want]) => { const e = document.querySelector(sel); return e && e.textContent.trim() === want; }",
-        arg=[f"{runner} .fnkit-outcome", expected],
-        timeout=20_000,
-    )
-    assert _outcome(page, runner) == expected
+    _expect_outcome(page, runner, expected)
 
 
 def _shot(page: Page, selector: str, name: str) -> None:
@@ -88,7 +89,7 @@ def test_queue_notebook_builder_and_runner_in_a_real_browser(browser, lab):
     page = _open_and_run_all(browser, lab, "01_queue_batch.ipynb")
     try:
         builder, runner = ".fnkit-builder-queue", ".fnkit-runner-queue"
-        assert _outcome(page, runner) == "success"  # the notebook ran the runner on three good orders
+        _expect_outcome(page, runner, "success")  # the notebook ran the runner on three good orders
         cut = page.evaluate(
             """(sel) => [...document.querySelectorAll(sel + ' .widget-label')]
             .filter(e => e.offsetWidth > 0 && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""",
@@ -107,28 +108,20 @@ def test_queue_notebook_builder_and_runner_in_a_real_browser(browser, lab):
         bodies = page.locator(f"{builder} .fnkit-field-bodies textarea").first
         bodies.fill('{"order": 1, "qty": 2}\n{"order": 2, "qty": 0}\n{"order": 3, "qty": 5}')
         _run_and_expect(page, runner, "partial")
-        assert "1 listed message" in page.locator(f"{runner} .fnkit-reason").first.inner_text()
+        expect(page.locator(f"{runner} .fnkit-reason").first).to_contain_text("1 listed message", timeout=WAIT_MS)
         _shot(page, builder, "queue_event_builder.png")
         _shot(page, runner, "queue_handler_runner.png")
         bodies.fill('{"order": 1, "qty": 2}\n{"order": 3, "qty": 5}')
         _run_and_expect(page, runner, "success")
         # bad input: JSON typed into the preview shows a located issue, and the runner says why it cannot run
         page.locator(f"{builder} .fnkit-preview textarea").first.fill('{"Records": [}')
-        page.wait_for_function(
-            "(sel) => document.querySelector(sel).textContent.includes('line 1, column')",
-            arg=f"{builder} .fnkit-issues",
-            timeout=20_000,
-        )
+        expect(page.locator(f"{builder} .fnkit-issues").first).to_contain_text("line 1, column", timeout=WAIT_MS)
         _run_and_expect(page, runner, "no event")
         page.locator(f"{builder} button.fnkit-reset").first.click()
         _run_and_expect(page, runner, "success")
         explorer = ".fnkit-explorer-queue"
         page.locator(f"{explorer} button.fnkit-form-wrong-key-name").first.click()
-        page.wait_for_function(
-            "(sel) => document.querySelector(sel).textContent.trim() === 'failure'",
-            arg=f"{explorer} .fnkit-outcome",
-            timeout=20_000,
-        )
+        _expect_outcome(page, explorer, "failure")
         _shot(page, explorer, "queue_response_explorer.png")
     finally:
         close(page)
@@ -138,11 +131,11 @@ def test_load_balancer_notebook_runner_in_a_real_browser(browser, lab):
     page = _open_and_run_all(browser, lab, "03_load_balancer.ipynb")
     try:
         builder, runner = ".fnkit-builder-alb", ".fnkit-runner-alb"
-        assert _outcome(page, runner) == "200 OK"
+        _expect_outcome(page, runner, "200 OK")
         path = page.locator(f"{builder} .fnkit-field-path input").first
         path.fill("/boom")
         _run_and_expect(page, runner, "502 Bad Gateway")
-        assert "raised RuntimeError" in page.locator(f"{runner} .fnkit-issues").first.inner_text()
+        expect(page.locator(f"{runner} .fnkit-issues").first).to_contain_text("raised RuntimeError", timeout=WAIT_MS)
         _shot(page, runner, "alb_handler_runner.png")
         path.fill("/hello")
         _run_and_expect(page, runner, "200 OK")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 
 from ._shots import screenshot_dir
 from .test_lab import KERNEL_IDLE, close, open_page, run_all
@@ -108,8 +108,9 @@ def add_cell(page: Page, text: str) -> int:
     return index
 
 
-def output_text(page: Page, index: int) -> str:
-    return cells(page).nth(index).locator(".jp-OutputArea").first.inner_text()
+def output(page: Page, index: int) -> Locator:
+    """A cell's output area: check its text with `expect(...)`, which waits for the output to arrive."""
+    return cells(page).nth(index).locator(".jp-OutputArea").first
 
 
 def shot(page: Page, first: int, last: int, name: str) -> None:
@@ -136,14 +137,17 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         assert cells(page).nth(check_cell).locator(".jp-OutputArea-output").count() == 0
         run_all(page)
         report = page.locator(f"{PANEL} .fnkit-environment").first
-        report.wait_for(state="visible")
+        expect(report).to_contain_text("All checks pass")  # waits: the report is drawn after the cell ran
         text = report.inner_text()
         here = ".".join(map(str, sys.version_info[:3]))
         assert text.startswith("✔ All checks pass")
         assert re.search(rf"✔\tpython\t[^\n]*\t{re.escape(here)}\t", text), text  # this machine's Python
-        assert "✘" not in text and text.count("✔") >= 14  # the headline and a row per thing the notebooks need
+        from fnkit.workshop import check_environment
+
+        rows = len(check_environment(ROOT).checks)  # the same checks, from this process: one ✔ each
+        assert "✘" not in text and text.count("✔") >= 1 + rows >= 10
         assert re.search(r"✔\twidgets\t[^\n]*\tready in this kernel", text), text  # a front end that draws them
-        assert page.locator(f"{PANEL} .widget-slider").count() >= 1  # ... and a slider is drawn
+        expect(page.locator(f"{PANEL} .widget-slider").first).to_be_attached()  # ... and a slider is drawn
         shot(page, check_cell - 1, check_cell, "1-start-here-environment-check.png")
 
         # 2. the first exercise: not done yet, then a wrong answer and its feedback
@@ -157,12 +161,12 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
             i for i in range(cells(page).count()) if source_of(page, i).startswith("def report_failures")
         )
         check = handler_cell + 1
-        assert "not done yet: report_failures still holds 2 placeholders (...)" in output_text(page, check)
+        expect(output(page, check)).to_contain_text("not done yet: report_failures still holds 2 placeholders (...)")
         write_cell(page, handler_cell, WRONG)
         run_cell(page, handler_cell)
         run_cell(page, check)
         feedback = cells(page).nth(check).locator(".fnkit-check-failed").first
-        feedback.wait_for(state="visible")
+        expect(feedback).to_contain_text("5 of 6 hidden cases fail")
         said = feedback.inner_text()
         assert "5 of 6 hidden cases fail" in said and "you listed the receiptHandle of message 2" in said
         assert 'list record["messageId"] instead' in said
@@ -173,8 +177,7 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         run_cell(page, handler_cell)
         run_cell(page, check)
         passed = cells(page).nth(check).locator(".fnkit-check-passed").first
-        passed.wait_for(state="visible")
-        assert "done: all 6 hidden cases pass." in passed.inner_text()
+        expect(passed).to_contain_text("done: all 6 hidden cases pass.")
         shot(page, handler_cell, check, "3-exercise-passes.png")
 
         # 4. a handler that never returns, in a runner: Run gives the kernel back, Stop stops it
@@ -189,24 +192,22 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         )
         meanwhile = add_cell(page, 'print("the kernel answers while the handler runs:", 6 * 7)')
         run_cell(page, meanwhile)
-        assert "the kernel answers while the handler runs: 42" in output_text(page, meanwhile)
+        expect(output(page, meanwhile)).to_contain_text("the kernel answers while the handler runs: 42")
         assert "fnkit-running" in (runner.get_attribute("class") or "")  # still running: nothing waited for it
         shot(page, runner_cell, meanwhile, "4-handler-running.png")
         stop_pressed = time.monotonic()
         runner.locator("button.fnkit-stop").click()
-        page.wait_for_function(
-            "(e) => e.textContent.trim() === 'stopped'",
-            arg=runner.locator(".fnkit-outcome").first.element_handle(),
-            timeout=20_000,
-        )
+        expect(runner.locator(".fnkit-outcome").first).to_have_text("stopped", timeout=20_000)
         stopped_after = time.monotonic() - stop_pressed
+        # the reason is written after the outcome: wait for it, then read it whole
+        expect(runner.locator(".fnkit-reason").first).to_contain_text("You stopped the handler after ")
         reason = runner.locator(".fnkit-reason").first.inner_text()
         assert reason.startswith("You stopped the handler after ") and "the kernel is free" in reason
         assert "the whole batch returns" in reason and "Q6" in reason  # what the platform would have done
-        assert runner.locator("button.fnkit-stop").first.is_hidden()
+        expect(runner.locator("button.fnkit-stop").first).to_be_hidden()
         after = add_cell(page, 'print("the kernel answers after Stop:", 6 * 7)')
         run_cell(page, after)
-        assert "the kernel answers after Stop: 42" in output_text(page, after)
+        expect(output(page, after)).to_contain_text("the kernel answers after Stop: 42")
         answered_after = time.monotonic() - stop_pressed
         shot(page, runner_cell, after, "5-handler-stopped.png")
         wall = time.monotonic() - started

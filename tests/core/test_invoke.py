@@ -566,7 +566,7 @@ def quiet_until_it_hangs(event, context):
 def test_invoke_many_keeps_the_answers_a_worker_held_back_before_a_hang():
     # a quick answer is held back briefly in the worker to travel with the next ones; a handler that
     # hangs next (printing nothing, which would have flushed it) must not take that answer with it
-    invocations = fnkit.invoke_many(quiet_until_it_hangs, ["a", "hang", "b"], timeout_s=0.5)
+    invocations = fnkit.invoke_many(quiet_until_it_hangs, ["a", "hang", "b"], timeout_s=0.5, isolation="process")
     assert [i.status for i in invocations] == ["returned", "timeout", "returned"]
     assert [invocations[0].returned, invocations[2].returned] == ["a", "b"]
 

@@ -137,7 +137,7 @@ def test_each_schema_is_draft_2020_12(shape, schema, fnkit_ok):
 
 
 @pytest.mark.parametrize(("shape", "schema", "fnkit_ok"), CASES)
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(data=st.data())
 def test_jsonschema_agrees_with_fnkit_on_every_structural_verdict(shape, schema, fnkit_ok, data):
     value = data.draw(st.one_of(json_values, near(shape)))

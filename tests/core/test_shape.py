@@ -430,7 +430,7 @@ def test_the_column_tests_are_found():
 
 
 @pytest.mark.parametrize("text", COLUMN_TESTED, ids=lambda t: f"{t.column_test.__name__}:{t.pattern[:20]}")
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_a_column_test_never_accepts_what_its_pattern_rejects(text, data):
     import re

@@ -250,7 +250,7 @@ def _every_lookalike(value):
 
 
 @given(_VALUE)
-@settings(max_examples=1500, deadline=None)
+@settings(deadline=None)
 def test_detection_that_looks_at_keys_first_names_what_asking_every_lookalike_names(value):
     from fnkit._sources import lookalike
 

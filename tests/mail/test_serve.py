@@ -698,7 +698,7 @@ _LINE = st.tuples(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(lines=st.lists(_LINE, max_size=12))
 def test_event_headers_give_build_event_the_same_subject_and_sender(lines):
     raw = b"".join(line + newline for line, newline in lines)

@@ -276,7 +276,7 @@ def test_q6_a_timed_out_handler_fails_the_whole_batch_quickly(event, ids):
         return None
 
     started = time.monotonic()
-    result = queue.run(handler, event, timeout_s=0.2, isolation="process")  # a hard stop
+    result = queue.run(handler, event, timeout_s=0.2, isolation="process")  # a real cut needs a worker
     assert time.monotonic() - started < 2.0
     _assert_all_failed(result, ids, rule="Q6")
     assert "timed out" in result.reason

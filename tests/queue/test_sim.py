@@ -106,7 +106,7 @@ def test_a_handler_that_really_hangs_is_cut_at_the_real_timeout():
     sim = queue.QueueSim(function_timeout_s=0.2, visibility_timeout_s=30, max_receive_count=1, seed=6)
     sim.send("x")
     started = time.perf_counter()
-    run = sim.run(hang, isolation="process")  # a worker is cut at the real timeout
+    run = sim.run(hang, isolation="process")  # a real cut needs a worker
     assert time.perf_counter() - started < 5
     outcome = run.invocations[0].outcome
     assert outcome is not None and outcome.invocation is not None
