@@ -386,6 +386,8 @@ def end_children(rounds: int = 200) -> int:
 
 def _apply_sync(sync: dict[str, Any]) -> None:
     """Become like the caller now; what is set here is what every call then starts from."""
+    if not sync:  # the caller is as it was: the baseline stands (copying the environment costs tens of µs)
+        return
     import logging
 
     if "environ" in sync:  # the caller's environment now (a handler reads its configuration there)

@@ -21,6 +21,7 @@ ValueError that says where it came from.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -88,6 +89,59 @@ def project_file(start: Path | None = None) -> tuple[Path, dict[str, Any]] | Non
     return None
 
 
+# current directory -> (the pyproject.toml paths looked at, each with its (mtime_ns, size) or None; when the missing
+# ones were last looked for; what was found)
+_lookups: dict[
+    str, tuple[tuple[tuple[str, tuple[int, int] | None], ...], float, tuple[Path, dict[str, Any]] | None]
+] = {}
+_RECHECK_MISSING_S = 1.0
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+def _project_here() -> tuple[Path, dict[str, Any]] | None:
+    """`project_file()` for the current directory, remembered while none of the files it looked at changed (a few
+    stat calls: every call a user makes reads the setting, so it must cost microseconds, not a walk of paths)."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None
+    cached = _lookups.get(cwd)
+    now = time.monotonic()
+    if cached is not None:
+        looked_at, checked, result = cached
+        # a file that changed is seen at once; a pyproject.toml that appears in a folder above, within a second
+        if now - checked < _RECHECK_MISSING_S:
+            if all(_stamp(path) == stamp for path, stamp in looked_at if stamp is not None):
+                return result
+        elif all(_stamp(path) == stamp for path, stamp in looked_at):
+            _lookups[cwd] = (looked_at, now, result)
+            return result
+    looked: list[tuple[str, tuple[int, int] | None]] = []
+    found: tuple[Path, dict[str, Any]] | None = None
+    here = Path(cwd)
+    for folder in (here, *here.parents):
+        candidate = os.path.join(folder, "pyproject.toml")
+        stamp = _stamp(candidate)
+        looked.append((candidate, stamp))
+        if stamp is None:
+            continue
+        table = _tool_table(Path(candidate), stamp)
+        if table is not None:
+            found = (Path(candidate), table)
+            break
+    if len(_lookups) > 64:
+        _lookups.clear()
+    _lookups[cwd] = (tuple(looked), now, found)
+    return found
+
+
 def setting(name: str) -> tuple[str, str]:
     """The default of setting `name` ('dialect' or 'isolation') and where it came from, checked."""
     if name not in CHOICES:
@@ -100,7 +154,7 @@ def setting(name: str) -> tuple[str, str]:
         value, inifile = _pytest_ini[name]
         where = f"pytest's ini option {INI[name]}" + (f" in {inifile}" if inifile else "")
         return _check(name, value, where), where
-    found = project_file()
+    found = _project_here()
     if found is not None and name in found[1]:
         path, table = found
         where = f"[tool.fnkit] {name} in {path}"
