@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -437,7 +438,10 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    """`fnkit rules`: print the rules catalogue (or, with --examples, the example of each rule)."""
+    """`fnkit rules`: print the rules catalogue (or, with --examples, the example of each rule; or, given ids,
+    each rule with the one function that holds its logic, at file:line)."""
+    if args.ids:
+        return _show_rules(args)
     rows = _rules.catalogue(args.source)
     if args.format == "markdown":
         if args.source or args.examples:
@@ -463,6 +467,50 @@ def cmd_rules(args: argparse.Namespace) -> int:
         return 0
     for r in rows:
         print(f"{r.id:<5} {r.source:<6} {r.evidence:<9} {r.summary}")
+    return 0
+
+
+def _show_rules(args: argparse.Namespace) -> int:
+    """`fnkit rules Q8 A1`: each rule, where its one function is (file:line), and that function's code."""
+    known = _rules.ids()
+    unknown = [i for i in args.ids if i not in known]
+    if unknown:
+        print(
+            f"fnkit rules: no rule {', '.join(unknown)} in the catalogue (`fnkit rules` lists every id)",
+            file=sys.stderr,
+        )
+        return 2
+    if args.format == "markdown" or args.examples:
+        print("fnkit rules ID: shows rules as text or json (no --format markdown, no --examples)", file=sys.stderr)
+        return 2
+    shown = []
+    for rule_id in args.ids:
+        r = _rules.get(rule_id)
+        path, line = _rules.location(rule_id)
+        what, _ = _rules.where(r)
+        shown.append(
+            {
+                "id": r.id,
+                "source": r.source,
+                "evidence": r.evidence,
+                "severity": r.severity,
+                "summary": r.summary,
+                "implemented_by": what,
+                "file": path,
+                "line": line,
+                "code": _rules.code(rule_id),
+            }
+        )
+    if args.format == "json":
+        print(json.dumps(shown, indent=1))
+        return 0
+    for i, s in enumerate(shown):
+        if i:
+            print()
+        print(f"{s['id']} ({s['source']}, {s['evidence']}, {s['severity']}): {s['summary']}")
+        print(f"{s['file']}:{s['line']}: {s['implemented_by']}")
+        print()
+        print(textwrap.indent(textwrap.dedent(s["code"]).rstrip("\n"), "    "))
     return 0
 
 
@@ -1013,7 +1061,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_format(p)
     p.set_defaults(func=cmd_outcome)
 
-    p = sub.add_parser("rules", help="the rules catalogue")
+    p = sub.add_parser("rules", help="the rules catalogue, or given ids, each rule's one function (file:line)")
+    p.add_argument("ids", nargs="*", metavar="ID", help="show these rules (Q8, A1, M1) with the function holding each")
     p.add_argument("--source", choices=SOURCE_CHOICES, help="only this source's rules (and the common ones)")
     p.add_argument(
         "--format",

@@ -81,6 +81,7 @@ class Rule:
     severity: str = "error"
     implementation: Any = field(default=None, repr=False)
     declared_in: str = field(default="", repr=False)  # the module that declares the rule
+    declared_at: int = field(default=0, repr=False)  # the line of that module where `rule(...)` is called
 
     @property
     def inferred(self) -> bool:
@@ -132,7 +133,17 @@ def rule(
         raise ValueError(f"rule {id} is declared twice (again in a module, first by {_REGISTRY[id].implemented_by})")
     if source not in SOURCES or evidence not in EVIDENCE or origin not in ORIGINS or severity not in SEVERITIES:
         raise ValueError(f"rule {id}: bad source/evidence/origin/severity {(source, evidence, origin, severity)}")
-    declared = Rule(id, source, summary, evidence, origin, severity, declared_in=sys._getframe(1).f_globals["__name__"])
+    caller = sys._getframe(1)
+    declared = Rule(
+        id,
+        source,
+        summary,
+        evidence,
+        origin,
+        severity,
+        declared_in=caller.f_globals["__name__"],
+        declared_at=caller.f_lineno,
+    )
     _REGISTRY[id] = declared
     return declared
 
@@ -241,6 +252,47 @@ def where(r: Rule) -> tuple[str, str]:
     """(what implements the rule: a function's qualified name or a declaration, the file that holds it)."""
     module, _, what = r.implemented_by.partition(":")
     return what, source_file(module) if module else ""
+
+
+def location(rule_id: str) -> tuple[str, int]:
+    """(the repository path, the line) of the one function or declaration holding a rule's logic.
+
+    A function (or class) is found where it is defined; a declaration (a shape, a field) where
+    `rule(...)` is applied to it. `fnkit rules ID` prints it as file:line.
+    """
+    r = get(rule_id)
+    impl = r.implementation
+    code = getattr(impl, "__code__", None) if callable(impl) else None
+    if code is not None:
+        module = impl.__module__
+        line = code.co_firstlineno
+    elif isinstance(impl, type):
+        import inspect
+
+        module = impl.__module__
+        line = inspect.getsourcelines(impl)[1]
+    else:
+        module, line = r.declared_in, r.declared_at
+    return source_file(module), line
+
+
+def code(rule_id: str) -> str:
+    """The source text of the function (or the declaration's line) that holds a rule's logic."""
+    import inspect
+
+    r = get(rule_id)
+    impl = r.implementation
+    if callable(impl) and (getattr(impl, "__code__", None) is not None or isinstance(impl, type)):
+        return inspect.getsource(impl)
+    import ast
+
+    _, line = location(rule_id)
+    text = inspect.getsource(sys.modules[r.declared_in])
+    for node in ast.walk(ast.parse(text)):  # the statement that applies the rule to its declaration
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if not isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) or node.lineno == line:
+                return (ast.get_source_segment(text, node, padded=True) or "") + "\n"
+    return ""
 
 
 def _cell(text: str) -> str:

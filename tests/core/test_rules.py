@@ -91,3 +91,47 @@ def test_table_for_one_source():
 
 def test_rules_is_reachable_from_the_package():
     assert fnkit.rules is rules
+
+
+# --- an id leads to its one function: `fnkit rules ID` ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule_id", ["Q7", "Q8", "Q10", "A1", "M1", "Q13", "G1"])
+def test_fnkit_rules_id_shows_the_function_at_file_line(rule_id, capsys):
+    from fnkit.cli import main
+
+    assert main(["rules", rule_id]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{rule_id} (")
+    where, _, name = out[1].partition(": ")
+    path, _, line = where.rpartition(":")
+    source = (FNKIT_DIR.parent / path).read_text(encoding="utf-8").splitlines()
+    # the line named is where the function starts (its decorators: the rule's declaration among them)
+    start = int(line) - 1
+    head = "\n".join(source[start : start + 40])
+    assert f"def {name.rsplit('.', 1)[-1]}(" in head, (rule_id, out[1])
+    assert f'"{rule_id}"' in head, f"{rule_id} is not declared on the function shown at {where}"
+    # and its code is printed beneath, as the file holds it
+    assert any(f"def {name.rsplit('.', 1)[-1]}(" in o for o in out[3:])
+
+
+def test_fnkit_rules_id_json_and_an_unknown_id(capsys):
+    import json
+
+    from fnkit.cli import main
+
+    assert main(["rules", "Q8", "A1", "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [s["id"] for s in shown] == ["Q8", "A1"]
+    for s in shown:
+        assert s["file"].startswith("fnkit/") and s["line"] > 0 and s["code"].strip()
+        assert rules.location(s["id"]) == (s["file"], s["line"])
+    assert main(["rules", "Q99"]) == 2
+    assert "no rule Q99" in capsys.readouterr().err
+
+
+def test_every_rule_leads_to_code():
+    for r in rules.catalogue():
+        path, line = rules.location(r.id)
+        assert (FNKIT_DIR.parent / path).is_file() and line > 0, r.id
+        assert rules.code(r.id).strip(), r.id
