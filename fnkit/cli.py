@@ -510,7 +510,7 @@ def _show_rules(args: argparse.Namespace) -> int:
         print(f"{s['id']} ({s['source']}, {s['evidence']}, {s['severity']}): {s['summary']}")
         print(f"{s['file']}:{s['line']}: {s['implemented_by']}")
         print()
-        print(textwrap.indent(textwrap.dedent(s["code"]).rstrip("\n"), "    "))
+        print(textwrap.indent(textwrap.dedent(str(s["code"])).rstrip("\n"), "    "))
     return 0
 
 

@@ -289,9 +289,9 @@ def code(rule_id: str) -> str:
     _, line = location(rule_id)
     text = inspect.getsource(sys.modules[r.declared_in])
     for node in ast.walk(ast.parse(text)):  # the statement that applies the rule to its declaration
-        spans = isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno)
-        defines = isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        if spans and (not defines or node.lineno == line):
+        if not isinstance(node, ast.stmt) or not node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        if not isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) or node.lineno == line:
             return (ast.get_source_segment(text, node, padded=True) or "") + "\n"
     return ""
 
