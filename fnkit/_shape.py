@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 from operator import attrgetter
 from types import GenericAlias
 from typing import Annotated, Any, Literal
@@ -495,6 +496,15 @@ class TableSpec:
     names: tuple[str, ...]  # the columns, in the Struct's field order
     nullable: bool = False  # rows may be None (a nullable object, or an absent optional one)
 
+    @cached_property
+    def rows_of(self) -> Callable[[Any], Any]:
+        """A root table's rows read from a compiled typed value (AttributeError: an object on the way is absent)."""
+        return attrgetter(".".join(attr for _, attr in self.steps))
+
+    @cached_property
+    def row_type(self) -> type[Any]:
+        return self.shape.struct
+
 
 def _struct_names(shape: Shape) -> tuple[str, ...]:
     names: list[str] = []
@@ -543,36 +553,54 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
 
 
 _NO_ROWS = range(0)
+# msgspec's astuple and UNSET, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
+_astuple: Callable[[Any], tuple[Any, ...]] | None = None
+_UNSET: Any = None
+
+
+def _load_msgspec() -> Callable[[Any], tuple[Any, ...]]:
+    global _astuple, _UNSET
+    import msgspec
+
+    _astuple, _UNSET = msgspec.structs.astuple, msgspec.UNSET
+    return _astuple
 
 
 def read_tables(specs: tuple[TableSpec, ...], value: Any, *, lenient: bool) -> Tables:
     """The tables of a typed value: each list of objects as columns, one C-level pass per table (msgspec's
     astuple, then zip). `lenient`: the value was built leniently, so an object on the way may be anything,
     and only the rows that are objects of their shape are kept."""
-    from msgspec.structs import astuple
-
+    astuple = _astuple or _load_msgspec()
     out: Tables = {}
     for spec in specs:
-        rows: Sequence[Any]
+        rows: Any
         at: Sequence[int]
-        if spec.parent is None:
-            node = value
-            for shape, attr in spec.steps:  # (an object on the way may be absent, or on the lenient path anything)
-                node = getattr(node, attr) if type(node) is shape.struct else None
-            rows = node if type(node) is tuple else ()
-            at = range(len(rows)) if rows else _NO_ROWS
-        else:
-            assert spec.column is not None  # a nested table reads a column of its parent
+        if spec.parent is not None:
             parent = out[spec.parent]
-            rows, at = parent[spec.column], parent["at"]
-        if lenient or spec.nullable:
-            struct = spec.shape.struct
+            rows, at = parent[spec.column], parent["at"]  # type: ignore[index]
+        else:
+            if lenient:
+                rows = value
+                for shape, attr in spec.steps:  # (on the lenient path an object on the way may be anything)
+                    rows = getattr(rows, attr) if type(rows) is shape.struct else None
+            else:
+                try:
+                    rows = spec.rows_of(value)
+                except AttributeError:  # an optional object on the way is absent
+                    rows = None
+            if type(rows) is not tuple:
+                rows = ()
+            at = range(len(rows)) if rows else _NO_ROWS
+        if rows and (lenient or spec.nullable):
+            struct = spec.row_type
             if not all([type(x) is struct for x in rows]):  # noqa: C419 - a list is faster than a generator here
                 keep = [i for i, x in enumerate(rows) if type(x) is struct]
                 at = [at[i] for i in keep]
                 rows = [rows[i] for i in keep]
-        columns = [*zip(*map(astuple, rows), strict=True)] if rows else [()] * len(spec.names)
-        out[spec.name] = {"at": at, **dict(zip(spec.names, columns, strict=True))}
+        columns = zip(*map(astuple, rows)) if rows else repeat(())  # noqa: B905 - every row has every column
+        table: dict[str, Any] = dict(zip(spec.names, columns))  # noqa: B905 - repeat(()) is endless
+        table["at"] = at
+        out[spec.name] = table
     return out
 
 
@@ -633,14 +661,14 @@ def _objects(value: Any, steps: tuple[str | None, ...]) -> list[Any]:
 def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
     """True when each object holds at most one spelling of a field (a required field: exactly one);
     `columns`: one column per spelling, UNSET where an object lacks that spelling."""
-    import msgspec
-
-    unset = msgspec.UNSET
+    if _UNSET is None:
+        _load_msgspec()
+    UNSET = _UNSET  # noqa: N806
     n = len(columns[0])
-    absent = [column.count(unset) for column in columns]
-    if sum(a != n for a in absent) <= 1:  # one spelling in use at most (the usual case): C-level counts
+    absent = [column.count(UNSET) for column in columns]
+    if absent.count(n) >= len(absent) - 1:  # one spelling in use at most (the usual case): C-level counts
         return not required or min(absent) == 0
-    held = [sum(x is not unset for x in row) for row in zip(*columns, strict=True)]
+    held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
     return all(h == 1 for h in held) if required else max(held) <= 1
 
 
