@@ -1,7 +1,7 @@
-"""Memos of values already met (strings known to meet a constraint, readings of ARNs), bounded by bytes.
+"""Memos of values already met (readings of ARNs), bounded by bytes.
 
-A function's events repeat a few values (its queue's ARN, its target group, its paths, its
-organisation's addresses): each is tested or read once, then found in a memo. What a memo keeps
+A function's events repeat a few values (its queue's ARN, its target group): each is read
+once, then found in a memo. What a memo keeps
 alive is counted in bytes, the strings as Python holds them, so that distinct long values (4,096
 paths of 100 KB) cannot pin hundreds of megabytes: a string longer than `LONGEST` characters is
 never remembered (testing it again costs about what reading it costs), and a memo whose next
@@ -11,7 +11,6 @@ entry would pass `MEMO_BYTES` stops growing (what it holds stays useful; nothing
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
 from typing import Any, TypeVar
 
 #: the most bytes one memo keeps alive (its entries, and its own table)
@@ -37,30 +36,6 @@ def footprint(value: Any) -> int:
 def _admits(size: int, cost: int) -> bool:
     """True when an entry of `cost` bytes fits a memo that holds `size` bytes."""
     return size + cost <= MEMO_BYTES
-
-
-class Accepted(set[str]):
-    """Strings known to meet one constraint: `s in memo` is one look-up; `remember` keeps what fits."""
-
-    __slots__ = ("size",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.size = 0  # the bytes the entries keep alive, with their table slots
-
-    def remember(self, text: str) -> None:
-        """Keep `text` when it is short enough and fits the budget (a full memo stops growing)."""
-        if len(text) > LONGEST or text in self:
-            return
-        cost = footprint(text) + _SLOT
-        if _admits(self.size, cost):
-            self.add(text)
-            self.size += cost
-
-    def remember_all(self, texts: Iterable[str]) -> None:
-        """`remember` each string of `texts` not yet known."""
-        for text in set(texts).difference(self):
-            self.remember(text)
 
 
 class Readings(dict[K, V]):

@@ -3,15 +3,20 @@
 One declaration of an event or response drives:
 - the compiled check (`Shape.struct`): a msgspec Struct generated from the declaration
   (snake_case attributes renamed to the contract's keys, unknown keys forbidden, enums as
-  Literal, patterns and length bounds as `msgspec.Meta`), so JSON text is decoded and
-  checked in one pass and a Python value is checked in one `msgspec.convert`;
+  Literal, every Text's pattern and length bounds and every list's length bounds as
+  `msgspec.Meta`), so JSON text is decoded and checked in one pass and a Python value is
+  checked in one `msgspec.convert`, in C. What msgspec cannot say (a field with two
+  spellings holds at most one of them, a required one exactly one) is one plain function,
+  `spelled_once`, run over the typed value;
 - the typed parse: the Struct instances themselves, which also speak the dataclass
   protocol (`dataclasses.is_dataclass`, `dataclasses.fields`, FrozenInstanceError on
   assignment), with snake_case fields;
 - the located walker (`Shape.walk`), run only when the compiled check rejects a value:
-  it names every problem with its path, code, sentence and rule, never an exception;
+  it names every problem with its path, code, sentence and rule, never an exception; it
+  asks a Text's constraint of msgspec too (`Text.broken`), so both ways test one thing;
 - the lenient build (`Shape.lenient`): the same classes holding whatever a broken value
   has, so the semantic rules read one kind of value on both paths;
+- the tables (`Shape.tables`): the value's lists of objects read as columns, once per call;
 - the field table a notebook shows (`Shape.fields_table`) and the JSON Schema export
   (`Shape.json_schema`), which carries every enum, pattern, length bound and required
   key the compiled check enforces.
@@ -23,25 +28,19 @@ import dataclasses
 import json
 import keyword
 import re
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from operator import is_not
+from functools import cached_property
+from itertools import repeat
+from operator import attrgetter
 from types import GenericAlias
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-from ._memo import Accepted
 from ._report import Issue, Severity, child_path, describe, error, warning
 from .rules import rule
 
 #: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
 Tables = dict[str, dict[str, Any]]
-#: the generated reading of a typed value's tables, and the generated check over a typed value and them
-TablesReader = Callable[[Any], Tables]
-PostCheck = Callable[[Any, Tables], bool]
-#: a Text's constraint as its memos key it: (pattern, min_len, max_len)
-ConstraintKey = tuple[str | None, int | None, int | None]
 
 # --- type vocabulary ---------------------------------------------------------
 
@@ -63,14 +62,16 @@ class Scalar:
 
 @dataclass(frozen=True)
 class Text(Scalar):
-    """A JSON string with a constraint: a regular expression it must match, length bounds.
+    """A JSON string with a constraint: a regular expression it must match whole, length bounds.
 
-    When the string breaks the constraint, the walker reports `code` with `severity`,
-    citing `rule` (else the field's rule), in the words of `message`: a template over
-    `{value}` (the string), `{json}` (the string as JSON) and `{length}`, or a function of
-    the string. `pattern` is searched (anchor it with ^ and $), as msgspec and JSON
-    Schema do. Warning-severity constraints are left out of the JSON Schema: a value that
-    breaks one still meets the contract.
+    The constraint is compiled once, to `msgspec.Meta` (`annotation`): the compiled check of
+    every shape that holds the Text tests it in C, and the walker asks the same (`broken`).
+    When the string breaks it, the walker reports `code` with `severity`, citing `rule`
+    (else the field's rule), in the words of `message`: a template over `{value}` (the
+    string), `{json}` (the string as JSON) and `{length}`, or a function of the string.
+    `pattern` must match the whole string (it is anchored for msgspec, which searches).
+    Warning-severity constraints are left out of the JSON Schema: a value that breaks one
+    still meets the contract.
     """
 
     kind: str = "str"
@@ -82,37 +83,40 @@ class Text(Scalar):
     severity: Severity = "error"
     message: str | Callable[[str], str] | None = None
     doc: str = ""
-    #: optional: a faster test of a whole column against `pattern`, True only when every value
-    #: surely matches (False: unsure, the pattern decides value by value); tests hold it to the pattern
-    column_test: Callable[[Sequence[str]], bool] | None = None
-    #: False for values that rarely repeat (timestamps, sequence numbers): they are tested every time,
-    #: not remembered; values that do repeat (ARNs, regions, header names) are tested once (see `accepted`)
-    repeats: bool = True
+    #: ignored, kept while fnkit/queue, fnkit/mail and fnkit/alb still pass them (to be removed)
+    column_test: Any = field(default=None, repr=False, compare=False)
+    repeats: bool = field(default=True, repr=False, compare=False)
+
+    @cached_property
+    def annotation(self) -> Any:
+        """The constraint as msgspec checks it: `Annotated[str, Meta(pattern=..., min_length=..., max_length=...)]`."""
+        import msgspec
+
+        if self.pattern is None and self.min_len is None and self.max_len is None:
+            return str
+        pattern = None if self.pattern is None else whole(self.pattern)
+        return Annotated[str, msgspec.Meta(pattern=pattern, min_length=self.min_len, max_length=self.max_len)]
+
+    @cached_property
+    def _probe(self) -> tuple[Callable[..., Any], type[Any], type[Exception]]:
+        """(msgspec.convert, a one-field Struct holding `annotation`, the error it raises): msgspec's own test."""
+        import msgspec
+
+        probe = msgspec.defstruct("TextProbe", [("value", self.annotation)], array_like=True)
+        return msgspec.convert, probe, msgspec.ValidationError
 
     def broken(self, value: str) -> bool:
-        """True when the string breaks the constraint (the pattern must match the whole string)."""
-        return not _meets(self.pattern, self.min_len, self.max_len, self.repeats)(value)
+        """True when the string breaks the constraint (msgspec's own test of `annotation`, as in the compiled check)."""
+        convert, probe, rejected = self._probe
+        try:
+            convert((value,), probe)
+        except rejected:
+            return True
+        return False
 
-    @property
-    def meets(self) -> Callable[[str], bool]:
-        """The compiled test of one string: True when it meets the constraint (bounds, then the pattern;
-        a string already known to meet it is one look-up in the constraint's bounded memo)."""
-        return _meets(self.pattern, self.min_len, self.max_len, self.repeats)
-
-    def all_ok(self, values: Any) -> bool:
-        """True when every string of `values` meets the constraint (a column at once, at C speed where it can)."""
-        values = values if isinstance(values, (list, tuple, set, frozenset)) else list(values)
-        if not values:
-            return True
-        if self.min_len is not None and min(map(len, values)) < self.min_len:
-            return False
-        if self.max_len is not None and max(map(len, values)) > self.max_len:
-            return False
-        if self.pattern is None:
-            return True
-        if self.column_test is not None and self.column_test(values):
-            return True
-        return all(map(_compiled(self.pattern), set(values)))
+    def meets(self, value: str) -> bool:
+        """True when the string meets the constraint."""
+        return not self.broken(value)
 
     def sentence(self, value: str) -> str:
         if callable(self.message):
@@ -126,73 +130,19 @@ class Text(Scalar):
         return f"{json.dumps(value)} does not have the expected form."
 
 
-#: the pattern of a string of ASCII digits, and its column test (one join, two C-level tests)
+def whole(pattern: str) -> str:
+    """`pattern` made to match a whole string when searched (msgspec searches: `re.search`), as `re.fullmatch`
+    matches it: `\\A(?:pattern)\\Z` (a `$` alone would also match before a final line break)."""
+    return rf"\A(?:{pattern})\Z"
+
+
+#: kept while fnkit/queue/_event.py imports them (to be removed): the digits pattern, and a test of it
 DIGITS = r"^[0-9]+$"
 
 
 def all_digits(values: Any) -> bool:
-    """True when every string of `values` is ASCII digits, at least one (the pattern DIGITS)."""
-    joined = "".join(values)
-    # (bytes.isdigit reads ASCII digits a byte at a time, many times faster than str.isdigit's Unicode look-ups)
-    return joined.isascii() and joined.encode().isdigit() and all(values)
-
-
-_PATTERNS: dict[str, Callable[[str], Any]] = {}
-
-
-def _compiled(pattern: str) -> Callable[[str], Any]:
-    """The whole-string matcher of a pattern (anchors or not, the string must match entirely)."""
-    found = _PATTERNS.get(pattern)
-    if found is None:
-        found = _PATTERNS[pattern] = re.compile(pattern).fullmatch
-    return found
-
-
-#: the strings known to meet each constraint (values that repeat, such as ARNs, regions, header names
-#: and data types, are then tested once), each memo bounded by bytes (see fnkit/_memo.py)
-_ACCEPTED: dict[ConstraintKey, Accepted] = {}
-_MEETS: dict[tuple[str | None, int | None, int | None, bool], Callable[[str], bool]] = {}
-
-
-def accepted(t: Text) -> Accepted:
-    """The memo of strings known to meet the Text's constraint (one per constraint, bounded by bytes)."""
-    key: ConstraintKey = (t.pattern, t.min_len, t.max_len)
-    found = _ACCEPTED.get(key)
-    if found is None:
-        found = _ACCEPTED[key] = Accepted()
-    return found
-
-
-def _meets(pattern: str | None, min_len: int | None, max_len: int | None, repeats: bool) -> Callable[[str], bool]:
-    key: ConstraintKey = (pattern, min_len, max_len)
-    found = _MEETS.get((*key, repeats))
-    if found is not None:
-        return found
-    low = min_len if min_len is not None else 0
-    high = max_len if max_len is not None else float("inf")
-    if pattern is None:
-
-        def meets(s: str) -> bool:
-            return low <= len(s) <= high
-    elif not repeats:
-        whole = _compiled(pattern)
-
-        def meets(s: str) -> bool:
-            return low <= len(s) <= high and whole(s) is not None
-    else:
-        ok = _ACCEPTED.setdefault(key, Accepted())
-        whole = _compiled(pattern)
-
-        def meets(s: str) -> bool:
-            if s in ok:
-                return True
-            if not low <= len(s) <= high or whole(s) is None:
-                return False
-            ok.remember(s)
-            return True
-
-    _MEETS[(*key, repeats)] = meets
-    return meets
+    """True when every string of `values` is ASCII digits, at least one (DIGITS)."""
+    return all(re.fullmatch(DIGITS, v) for v in values)
 
 
 STR = Scalar("str")
@@ -267,15 +217,6 @@ class F:
     message: str | None = None
 
 
-C = TypeVar("C", bound=Callable[..., Any])
-
-
-def _generated(fn: C, source: str) -> C:
-    """`fn` with the Python source fnkit generated it from, as `fn.source` (to read what a shape compiles to)."""
-    fn.__dict__["source"] = source
-    return fn
-
-
 def _frozen(self: Any, name: str, value: Any = None) -> None:
     raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
@@ -290,8 +231,7 @@ class Shape:
     unknown: str = "warn"  # "warn": unknown keys are warnings; "allow": silently kept
     doc: str = ""
     _struct: type[Any] | None = field(default=None, repr=False)
-    _post_ok: Callable[[Any], bool] | None = field(default=None, repr=False)
-    _compiled_parts: tuple[tuple[TableSpec, ...], TablesReader, PostCheck] | None = field(default=None, repr=False)
+    _layout: tuple[tuple[TableSpec, ...], tuple[Spelling, ...]] | None = field(default=None, repr=False)
 
     def label(self) -> str:
         return "an object"
@@ -338,49 +278,48 @@ class Shape:
             typed: Any = msgspec.convert(value, self.struct, strict=True)
         except (msgspec.ValidationError, RecursionError, UnicodeEncodeError):
             return None
-        return typed if self.post_ok(typed) else None
+        return typed if self.spelled_once(typed) else None
 
     def fast(self, value: Any) -> bool:
         """True when `value` surely has the shape: the compiled check accepts it."""
         return self.compiled(value) is not None
 
     @property
-    def post_ok(self) -> Callable[[Any], bool]:
-        """The generated check of what msgspec leaves to fnkit, over a typed value: one spelling per
-        field (a required one present in one), and every Text pattern and length bound."""
-        if self._post_ok is None:
-            post, tables = self.post_check, self.tables
-
-            def post_ok(typed: Any) -> bool:
-                return post(typed, tables(typed))
-
-            self._post_ok = _generated(post_ok, getattr(post, "source", ""))
-        return self._post_ok
-
-    @property
     def table_specs(self) -> tuple[TableSpec, ...]:
         """The lists of objects of the shape that are read as columns (see TableSpec)."""
-        return (self._compiled_parts or self._compile_parts())[0]
+        return (self._layout or self._find_layout())[0]
 
     @property
-    def tables(self) -> TablesReader:
-        """The generated reading of a compiled typed value's tables: {name: {"at": positions, column: values}}."""
-        return (self._compiled_parts or self._compile_parts())[1]
+    def spellings(self) -> tuple[Spelling, ...]:
+        """The fields of the shape, at any depth, that have two spellings (see Spelling)."""
+        return (self._layout or self._find_layout())[1]
 
-    @property
-    def post_check(self) -> PostCheck:
-        """`post_ok` over a typed value and its tables (read once, shared with the semantic checks)."""
-        return (self._compiled_parts or self._compile_parts())[2]
+    def _find_layout(self) -> tuple[tuple[TableSpec, ...], tuple[Spelling, ...]]:
+        specs = _find_tables(self)
+        self._layout = (specs, _find_spellings(self, specs))
+        return self._layout
+
+    def tables(self, typed: Any) -> Tables:
+        """The tables of a compiled typed value: {name: {"at": row positions, column: values}} (see TableSpec)."""
+        return read_tables(self.table_specs, typed, lenient=False)
 
     def lenient_tables(self, typed: Any) -> Tables:
         """The tables of a leniently built value: the rows that are objects of their shape, raw values in columns."""
-        return lenient_tables(self.table_specs, typed)
+        return read_tables(self.table_specs, typed, lenient=True)
 
-    def _compile_parts(self) -> tuple[tuple[TableSpec, ...], TablesReader, PostCheck]:
-        specs = _find_tables(self)
-        parts = (specs, _tables_builder(specs), _post_checker(self, specs) or _always)
-        self._compiled_parts = parts
-        return parts
+    def spelled_once(self, typed: Any, tables: Tables | None = None) -> bool:
+        """True when every field of the compiled typed value that has two spellings holds at most one of them (a
+        required one: exactly one): what msgspec cannot check (`tables`: the value's tables, when read)."""
+        for site in self.spellings:
+            if site.table is not None and tables is not None:
+                table = tables[site.table]
+                columns: list[Sequence[Any]] = [table[slot] for slot in site.slots]
+            else:
+                objects = _objects(typed, site.steps)
+                columns = [[*map(attrgetter(slot), objects)] for slot in site.slots]
+            if not one_spelling(columns, site.required):
+                return False
+        return True
 
     def parse(self, value: Any) -> Any:
         """The typed value (assumes `value` has been validated; a broken value is built leniently)."""
@@ -423,7 +362,6 @@ class Shape:
         return out
 
 
-_MISS = object()
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
@@ -464,7 +402,9 @@ def _annotation(t: Any, enum: tuple[Any, ...] | None = None) -> Any:
         return _annotation(t.inner, enum) | None
     if enum is not None:
         return Literal[tuple(enum)]
-    if isinstance(t, Scalar):  # a Text's pattern and bounds are checked a column at a time (_post_checker)
+    if isinstance(t, Text):
+        return t.annotation
+    if isinstance(t, Scalar):
         return {"str": str, "int": int, "bool": bool, "number": int | float, "any": Any}[t.kind]
     if isinstance(t, ListOf):
         inner = GenericAlias(tuple, (_annotation(t.item), ...))  # tuple[item, ...], made at run time
@@ -557,6 +497,15 @@ class TableSpec:
     names: tuple[str, ...]  # the columns, in the Struct's field order
     nullable: bool = False  # rows may be None (a nullable object, or an absent optional one)
 
+    @cached_property
+    def rows_of(self) -> Callable[[Any], Any]:
+        """A root table's rows read from a compiled typed value (AttributeError: an object on the way is absent)."""
+        return attrgetter(".".join(attr for _, attr in self.steps))
+
+    @cached_property
+    def row_type(self) -> type[Any]:
+        return self.shape.struct
+
 
 def _struct_names(shape: Shape) -> tuple[str, ...]:
     names: list[str] = []
@@ -604,360 +553,124 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
     return tuple(found)
 
 
-_FEW_COLUMNS = 3  # up to this many columns, a comprehension per column beats astuple and zip
+_NO_ROWS = range(0)
+# msgspec's astuple and UNSET, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
+_astuple: Callable[[Any], tuple[Any, ...]] | None = None
+_UNSET: Any = None
 
 
-def _tables_builder(specs: tuple[TableSpec, ...]) -> TablesReader:
-    """The generated reading of a compiled typed value's tables: one C-level pass per list of
-    objects (msgspec's astuple, then zip into columns)."""
-    from msgspec.structs import astuple
+def _load_msgspec() -> Callable[[Any], tuple[Any, ...]]:
+    global _astuple, _UNSET
+    import msgspec
 
-    lines = ["def tables(v0):"]
-    consts: dict[str, Any] = {"ASTUPLE": astuple, "EMPTY_AT": range(0)}
-    index = {spec.name: k for k, spec in enumerate(specs)}
-    for k, spec in enumerate(specs):
-        consts[f"E{k}"] = [()] * len(spec.names)
-        if spec.parent is None:
-            lines.append(f"    r = v0.{spec.steps[0][1]}")
-            for _, attr in spec.steps[1:]:  # (an object on the way may be absent)
-                lines.append(f"    r = r.{attr} if r is not None else None")
-            lines.append(f"    at{k} = range(len(r)) if r else EMPTY_AT")
-        else:
-            parent = index[spec.parent]
-            lines.append(f"    r = c{parent}[{specs[parent].names.index(spec.column)}]")
-            lines.append(f"    at{k} = at{parent}")
-        if spec.nullable:  # objects that are None (nullable, or an absent optional object) are left out
-            lines.append("    if r and None in r:")
-            lines.append("        keep = [i for i, x in enumerate(r) if x is not None]")
-            lines.append(f"        at{k} = [at{k}[i] for i in keep]")
-            lines.append("        r = [r[i] for i in keep]")
-        if len(spec.names) <= _FEW_COLUMNS:  # a few columns: one comprehension each
-            lines.append(f"    c{k} = [{', '.join(f'[x.{name} for x in r]' for name in spec.names)}] if r else E{k}")
-        else:  # many: every row as a tuple (C-level), then zip into columns
-            lines.append(f"    c{k} = [*zip(*map(ASTUPLE, r))] if r else E{k}")
-    tables = ", ".join(
-        f"{spec.name!r}: {{'at': at{k}, {', '.join(f'{name!r}: c{k}[{i}]' for i, name in enumerate(spec.names))}}}"
-        for k, spec in enumerate(specs)
-    )
-    lines.append(f"    return {{{tables}}}")
-    namespace = dict(consts)
-    exec(compile("\n".join(lines), "<fnkit tables>", "exec"), namespace)
-    reader: TablesReader = namespace["tables"]
-    return _generated(reader, "\n".join(lines))
+    _astuple, _UNSET = msgspec.structs.astuple, msgspec.UNSET
+    return _astuple
 
 
-def lenient_tables(specs: tuple[TableSpec, ...], typed: Any) -> Tables:
-    """The tables of a leniently built value: only rows that are objects of their shape (raw values in columns)."""
-    from msgspec.structs import astuple
-
+def read_tables(specs: tuple[TableSpec, ...], value: Any, *, lenient: bool) -> Tables:
+    """The tables of a typed value: each list of objects as columns, one C-level pass per table (msgspec's
+    astuple, then zip). `lenient`: the value was built leniently, so an object on the way may be anything,
+    and only the rows that are objects of their shape are kept."""
+    astuple = _astuple or _load_msgspec()
     out: Tables = {}
     for spec in specs:
-        rows: Sequence[Any]
-        if spec.parent is None:
-            node = typed
-            for shape, attr in spec.steps:
-                node = getattr(node, attr) if type(node) is shape.struct else None
-            rows = node if type(node) is tuple else ()
-            at: Any = range(len(rows))
-        else:
-            assert spec.column is not None  # a nested table reads a column of its parent
+        rows: Any
+        at: Sequence[int]
+        if spec.parent is not None:
             parent = out[spec.parent]
-            rows, at = parent[spec.column], parent["at"]
-        struct = spec.shape.struct
-        keep = [i for i, x in enumerate(rows) if type(x) is struct]
-        if len(keep) != len(rows):
-            at = [at[i] for i in keep]
-            rows = [rows[i] for i in keep]
-        columns = [*zip(*map(astuple, rows), strict=True)] if rows else [()] * len(spec.names)
-        out[spec.name] = {"at": at, **dict(zip(spec.names, columns, strict=True))}
+            rows, at = parent[spec.column], parent["at"]  # type: ignore[index]
+        else:
+            if lenient:
+                rows = value
+                for shape, attr in spec.steps:  # (on the lenient path an object on the way may be anything)
+                    rows = getattr(rows, attr) if type(rows) is shape.struct else None
+            else:
+                try:
+                    rows = spec.rows_of(value)
+                except AttributeError:  # an optional object on the way is absent
+                    rows = None
+            if type(rows) is not tuple:
+                rows = ()
+            at = range(len(rows)) if rows else _NO_ROWS
+        if rows and (lenient or spec.nullable):
+            struct = spec.row_type
+            if not all([type(x) is struct for x in rows]):  # noqa: C419 - a list is faster than a generator here
+                keep = [i for i, x in enumerate(rows) if type(x) is struct]
+                at = [at[i] for i in keep]
+                rows = [rows[i] for i in keep]
+        columns = zip(*map(astuple, rows)) if rows else repeat(())  # noqa: B905 - every row has every column
+        table: dict[str, Any] = dict(zip(spec.names, columns))  # noqa: B905 - repeat(()) is endless
+        table["at"] = at
+        out[spec.name] = table
     return out
 
 
-# --- the generated post-check -----------------------------------------------------------
+# --- fields with two spellings: what msgspec cannot check ------------------------------------
 
 
-def _always(value: Any, tables: Any = None) -> bool:
-    return True
+@dataclass(frozen=True)
+class Spelling:
+    """A field with two spellings (`slots`: the Struct attribute of each) in the objects found at `steps`
+    from the root (attribute names; None: every item of a list or value of a map), which are the rows of
+    `table` when they are a table's."""
+
+    steps: tuple[str | None, ...]
+    slots: tuple[str, ...]
+    required: bool
+    table: str | None
 
 
-def _needs_post(t: Any) -> bool:
-    """True when values of `t` have something msgspec does not check: a Text constraint or two spellings."""
-    t = _strip_null(t)
-    if isinstance(t, Text):
-        return t.pattern is not None or t.min_len is not None or t.max_len is not None
-    if isinstance(t, ListOf):
-        return _needs_post(t.item)
-    if isinstance(t, MapOf):
-        return (t.keys is not None and _needs_post(t.keys)) or _needs_post(t.value)
-    if isinstance(t, Shape):
-        return any(f.aliases or _needs_post(f.type) for f in t.fields)
-    return False
-
-
-class _PostGen:
-    """Generates the check of what msgspec leaves to fnkit, over a typed value and its tables: one
-    spelling per field (a required one in one of them), every Text pattern and length bound.
-
-    A list of objects is checked a column at a time, from the tables (read once per value and
-    shared with the semantic checks); each Text column is first looked up in the constraint's
-    memo of accepted strings (`set.issuperset`: one C-level pass), and only what is new is tested,
-    a column at once (the Text's column test, else its pattern over the distinct values).
-    """
-
-    def __init__(self, specs: tuple[TableSpec, ...]) -> None:
-        self.lines: list[str] = []
-        self.consts: dict[str, Any] = {}
-        self.n = 0
-        self.specs = {spec.name: spec for spec in specs}
-
-    def var(self) -> str:
-        self.n += 1
-        return f"v{self.n}"
-
-    def const(self, value: Any) -> str:
-        self.n += 1
-        self.consts[f"C{self.n}"] = value
-        return f"C{self.n}"
-
-    def emit(self, depth: int, line: str) -> None:
-        self.lines.append("    " * depth + line)
-
-    # -- one value -------------------------------------------------------------
-    def one(self, t: Any, x: str, depth: int, prefix: str) -> None:
-        """Check the typed value in variable `x` (never None here) of type `t` (`prefix`: its attribute path)."""
-        t = _strip_null(t)
-        if isinstance(t, Text):
-            self.single(t, x, depth)
-        elif isinstance(t, ListOf):
-            self.many(t.item, x, depth)
-        elif isinstance(t, MapOf):
-            self.map_of(t, f"({x},)", depth, one=x)
-        elif isinstance(t, Shape):
-            self.shape(t, x, depth, prefix)
-
-    def single(self, t: Text, x: str, depth: int) -> None:
-        """One string meets the Text's bounds and pattern (a string the memo knows: one look-up)."""
-        if t.pattern is None:  # bounds alone: cheaper than any look-up
-            if t.min_len is not None:
-                self.emit(depth, f"if len({x}) < {t.min_len}: return False")
-            if t.max_len is not None:
-                self.emit(depth, f"if len({x}) > {t.max_len}: return False")
-            return
-        ok = self.const(accepted(t)) if t.repeats else ""
-        if t.repeats:
-            self.emit(depth, f"if {x} not in {ok}:")
-            depth += 1
-        if t.min_len is not None:
-            self.emit(depth, f"if len({x}) < {t.min_len}: return False")
-        if t.max_len is not None:
-            self.emit(depth, f"if len({x}) > {t.max_len}: return False")
-        whole = self.const(_compiled(t.pattern))
-        if t.column_test is not None:  # often faster than the regular expression, even for one value
-            self.emit(depth, f"if not {self.const(t.column_test)}(({x},)) and {whole}({x}) is None: return False")
+def _find_spellings(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Spelling, ...]:
+    # the steps that lead to each table's rows
+    tables: dict[tuple[str | None, ...], str] = {}
+    for spec in specs:
+        if spec.parent is None:
+            tables[(*(attr for _, attr in spec.steps), None)] = spec.name
         else:
-            self.emit(depth, f"if {whole}({x}) is None: return False")
-        if t.repeats:
-            self.emit(depth, f"{ok}.remember({x})")
+            parent = next(steps for steps, name in tables.items() if name == spec.parent)
+            tables[(*parent, spec.column)] = spec.name
+    found: list[Spelling] = []
 
-    def shape(self, t: Shape, x: str, depth: int, prefix: str) -> None:
-        for f in t.fields:
-            name = prefix + attr_name(f)
-            if f.aliases:
-                self.spellings(t, f, f"({x},)", depth)
-                if _needs_post(f.type):
-                    y = self.var()
-                    self.emit(depth, f"{y} = {x}.{attr_name(f)}")
-                    self.emit(depth, f"if {y} is not None:")
-                    self.one(f.type, y, depth + 1, name + ".")
-                continue
-            if not _needs_post(f.type):
-                continue
-            inner = _strip_null(f.type)
-            if isinstance(inner, ListOf) and name in self.specs:
-                self.table(self.specs[name], depth)
-                continue
-            y = self.var()
-            self.emit(depth, f"{y} = {x}.{attr_name(f)}")
-            if f.required is True and not isinstance(f.type, Nullable):
-                self.one(f.type, y, depth, name + ".")
-            else:
-                self.emit(depth, f"if {y} is not None:")
-                self.one(f.type, y, depth + 1, name + ".")
-
-    # -- a table's columns (read once per value) --------------------------------------
-    def table(self, spec: TableSpec, depth: int) -> None:
-        tv = self.var()
-        self.emit(depth, f"{tv} = T[{spec.name!r}]")
-        same: dict[tuple[Any, ...], list[tuple[Text, str]]] = defaultdict(list)
-        for f in spec.shape.fields:
-            if f.aliases:
-                slots = [spelling_attr(f, key) for key in spec.shape.keys_of(f)]
-                self.column_spellings(f, [f"{tv}[{s!r}]" for s in slots], f"len({tv}['at'])", depth)
-                if _needs_post(f.type):
-                    y = self.var()
-                    cols = ", ".join(f"{tv}[{s!r}]" for s in slots)
-                    self.emit(depth, f"{y} = [z for c in ({cols},) for z in c if z is not UNSET and z is not None]")
-                    self.many(_strip_null(f.type), y, depth)
-                continue
-            sub = f"{spec.name}.{attr_name(f)}"
-            if sub in self.specs:
-                if _needs_post(f.type):
-                    self.table(self.specs[sub], depth)
-                continue
-            if not _needs_post(f.type):
-                continue
-            y = self.var()
-            if f.required is True and not isinstance(f.type, Nullable):
-                self.emit(depth, f"{y} = {tv}[{attr_name(f)!r}]")
-            else:  # absent optional fields read as None (a column of them all, or of none: no copy)
-                col = f"{tv}[{attr_name(f)!r}]"
-                self.emit(depth, f"{y} = {col}")
-                self.emit(depth, f"if {y}.count(None) == len({y}): {y} = ()")
-                self.emit(depth, f"elif None in {y}: {y} = [*filter(NOT_NONE, {y})]")
-            inner = _strip_null(f.type)
-            if isinstance(inner, Text):  # tested below, with the other columns of the same constraint
-                same[(inner.pattern, inner.min_len, inner.max_len, inner.column_test, inner.repeats)].append((inner, y))
-            else:
-                self.many(inner, y, depth)
-        # columns of one constraint (SentTimestamp and ApproximateFirstReceiveTimestamp, say) are one column
-        for group in same.values():
-            if len(group) == 1:
-                self.column(group[0][0], group[0][1], depth)
-            else:
-                y = self.var()
-                self.emit(depth, f"{y} = [{', '.join(f'*{col}' for _, col in group)}]")
-                self.column(group[0][0], y, depth)
-
-    def column_spellings(self, f: F, cols: list[str], n: str, depth: int) -> None:
-        """At most one spelling of the field in each row (a required field: exactly one), from the columns."""
-        unset = [f"{c}.count(UNSET)" for c in cols]
-        if f.required is True:  # the usual case first: one spelling in every row, the others in none
-            usual = " or ".join(
-                f"({u} == 0 and {' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n})" for u in unset
-            )
-            test = "!= 1"
-        else:  # the usual case first: every spelling but one absent from every row
-            usual = " or ".join(f"{' + '.join(o for o in unset if o != u)} == {len(cols) - 1} * {n}" for u in unset)
-            test = "> 1"
-        count = " + ".join(f"(x{i} is not UNSET)" for i in range(len(cols)))
-        names = ", ".join(f"x{i}" for i in range(len(cols)))
-        self.emit(
-            depth, f"if not ({usual}) and any([{count} {test} for {names} in zip({', '.join(cols)})]): return False"
-        )
-
-    # -- a column of values (a list, tuple or dict view, None already dropped) -------------
-    def many(self, t: Any, col: str, depth: int) -> None:
-        """Check every value of the column `col` (values may be None where `t` is nullable)."""
-        if isinstance(t, Nullable):
-            y = self.var()
-            self.emit(depth, f"{y} = [*filter(NOT_NONE, {col})]")
-            col, t = y, t.inner
-        if isinstance(t, Text):
-            self.column(t, col, depth)
-        elif isinstance(t, ListOf):
-            y = self.var()
-            self.emit(depth, f"{y} = [*chain.from_iterable({col})]")
-            self.many(t.item, y, depth)
+    def visit(t: Any, steps: tuple[str | None, ...]) -> None:
+        t = _strip_null(t)
+        if isinstance(t, ListOf):
+            visit(t.item, (*steps, None))
         elif isinstance(t, MapOf):
-            self.map_of(t, col, depth)
+            visit(t.value, (*steps, None))
         elif isinstance(t, Shape):
             for f in t.fields:
                 if f.aliases:
-                    self.spellings(t, f, col, depth)
-                    if _needs_post(f.type):
-                        y = self.var()
-                        self.emit(depth, f"{y} = [z for x in {col} if (z := x.{attr_name(f)}) is not None]")
-                        self.many(f.type, y, depth)
-            wanted = [f for f in t.fields if not f.aliases and _needs_post(f.type)]
-            if not wanted:
-                return
-            # every field to check, read in one pass over the objects and turned into columns
-            columns = self.var()
-            self.emit(depth, f"if {col}:")
-            reads = ", ".join(f"x.{attr_name(f)}" for f in wanted)
-            self.emit(depth + 1, f"{columns} = [*zip(*[({reads},) for x in {col}])]")
-            for k, f in enumerate(wanted):
-                y = self.var()
-                if f.required is True and not isinstance(f.type, Nullable):
-                    self.emit(depth + 1, f"{y} = {columns}[{k}]")
-                else:  # absent optional fields read as None
-                    self.emit(depth + 1, f"{y} = [*filter(NOT_NONE, {columns}[{k}])]")
-                self.many(_strip_null(f.type), y, depth + 1)
+                    slots = tuple(spelling_attr(f, key) for key in t.keys_of(f))
+                    found.append(Spelling(steps, slots, f.required is True, tables.get(steps)))
+                visit(f.type, (*steps, attr_name(f)))
 
-    def map_of(self, t: MapOf, col: str, depth: int, one: str | None = None) -> None:
-        """Every key and value of the objects of `col` (`one`: the one object, when there is one)."""
-        if one is not None:
-            self.emit(depth, f"if {one}:")
-            keys, values = one, f"{one}.values()"
+    visit(shape, ())
+    return tuple(found)
+
+
+def _objects(value: Any, steps: tuple[str | None, ...]) -> list[Any]:
+    """The objects found at `steps` from a compiled typed value (absent ones left out)."""
+    objects = [value]
+    for step in steps:
+        if step is None:
+            objects = [x for o in objects for x in (o.values() if type(o) is dict else o) if x is not None]
         else:
-            self.emit(depth, f"if any({col}):")  # most objects of a column are often empty: nothing to flatten
-            keys, values = self.var(), self.var()
-            self.emit(depth + 1, f"{keys} = [*chain.from_iterable({col})]")
-            self.emit(depth + 1, f"{values} = [*chain.from_iterable(map(dict.values, {col}))]")
-        if t.keys is not None and _needs_post(t.keys):
-            self.column(t.keys, keys, depth + 1)
-        if _needs_post(t.value):
-            self.many(t.value, values, depth + 1)
-        if not (t.keys is not None and _needs_post(t.keys)) and not _needs_post(t.value):
-            self.emit(depth + 1, "pass")
-
-    def column(self, t: Text, col: str, depth: int) -> None:
-        """Every string of `col` meets the Text's bounds and pattern (strings the memo knows: one C-level pass)."""
-        if t.pattern is None:  # bounds alone: cheaper than any look-up
-            self.emit(depth, f"if {col}:")
-            if t.min_len is not None:
-                self.emit(depth + 1, f"if min(map(len, {col})) < {t.min_len}: return False")
-            if t.max_len is not None:
-                self.emit(depth + 1, f"if max(map(len, {col})) > {t.max_len}: return False")
-            if t.min_len is None and t.max_len is None:
-                self.emit(depth + 1, "pass")
-            return
-        ok = self.const(accepted(t)) if t.repeats else ""
-        if t.repeats:
-            self.emit(depth, f"if {col} and not {ok}.issuperset({col}):")
-        else:
-            self.emit(depth, f"if {col}:")
-        if t.min_len is not None:
-            self.emit(depth + 1, f"if min(map(len, {col})) < {t.min_len}: return False")
-        if t.max_len is not None:
-            self.emit(depth + 1, f"if max(map(len, {col})) > {t.max_len}: return False")
-        whole = self.const(_compiled(t.pattern))
-        if t.column_test is not None:
-            test = self.const(t.column_test)
-            self.emit(depth + 1, f"if not {test}({col}) and not all(map({whole}, set({col}))): return False")
-        else:
-            self.emit(depth + 1, f"if not all(map({whole}, set({col}))): return False")
-        if t.repeats:
-            self.emit(depth + 1, f"{ok}.remember_all({col})")
-
-    def spellings(self, t: Shape, f: F, col: str, depth: int) -> None:
-        """At most one spelling of the field in each object of `col`; a required one in exactly one."""
-        slots = [spelling_attr(f, key) for key in t.keys_of(f)]
-        count = " + ".join(f"(x.{slot} is not UNSET)" for slot in slots)
-        test = "!= 1" if f.required is True else "> 1"
-        self.emit(depth, f"if any([{count} {test} for x in {col}]): return False")
+            objects = [x for x in map(attrgetter(step), objects) if x is not None]
+    return objects
 
 
-def _post_checker(shape: Shape, specs: tuple[TableSpec, ...]) -> PostCheck | None:
-    """The generated check (see _PostGen) of a typed value of `shape` and its tables; None when nothing is to check."""
-    from itertools import chain
-
-    import msgspec
-
-    if not _needs_post(shape):
-        return None
-    gen = _PostGen(specs)
-    gen.emit(0, "def post_ok(v0, T):")
-    gen.shape(shape, "v0", 1, "")
-    gen.emit(1, "return True")
-    src = "\n".join(gen.lines)
-    namespace: dict[str, Any] = {"NOT_NONE": _NOT_NONE, "chain": chain, "UNSET": msgspec.UNSET, **gen.consts}
-    exec(compile(src, f"<fnkit post check: {shape.name}>", "exec"), namespace)
-    post_ok: PostCheck = namespace["post_ok"]
-    return _generated(post_ok, src)
-
-
-_NOT_NONE = partial(is_not, None)  # filter(_NOT_NONE, xs): the values that are not None, at C speed
+def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
+    """True when each object holds at most one spelling of a field (a required field: exactly one);
+    `columns`: one column per spelling, UNSET where an object lacks that spelling."""
+    if _UNSET is None:
+        _load_msgspec()
+    UNSET = _UNSET  # noqa: N806
+    n = len(columns[0])
+    absent = [column.count(UNSET) for column in columns]
+    if absent.count(n) >= len(absent) - 1:  # one spelling in use at most (the usual case): C-level counts
+        return not required or min(absent) == 0
+    held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
+    return all(h == 1 for h in held) if required else max(held) <= 1
 
 
 def _lenient(t: Any, v: Any) -> Any:

@@ -3,7 +3,9 @@
 `Contract(shape, checks, source=..., subject=...)` compiles the shape once. `check(value)`:
 1. JSON text, bytes, `Raw` or a memoryview are decoded and checked in one pass by a
    `msgspec.json.Decoder` of the shape's Struct; a dict is checked (and typed) by one
-   `msgspec.convert`. Either way the result is the typed value.
+   `msgspec.convert`. Either way the result is the typed value: every type, key, enum,
+   pattern and length bound of the declaration held (msgspec checks them, in C). A field
+   with two spellings is then asked to hold one (`Shape.spelled_once`).
 2. Only when the compiled check rejects the value does the located walker run; it names
    every problem. The typed classes are then built leniently (raw values where types are
    wrong, None where keys are missing), so that
@@ -11,9 +13,8 @@
    once, over the typed value, on both paths. On the lenient path a field may hold
    anything, so a check guards with isinstance where a wrong type is possible.
 `seen.tables` holds the columns of the value's lists of objects, read once per call and
-shared by the generated post-check and every check (`seen.tables["records"]["body"]`);
-`seen.saw("aws"|"provider")` records which dialect spelling a check met; `seen.options`
-carries validator keywords.
+shared by every check (`seen.tables["records"]["body"]`); `seen.saw("aws"|"provider")`
+records which dialect spelling a check met; `seen.options` carries validator keywords.
 """
 
 from __future__ import annotations
@@ -81,10 +82,9 @@ class Contract:
         "_clean",
         "_convert",
         "_decoder",
-        "_post",
         "_rejected",
+        "_spellings",
         "_struct",
-        "_tables",
         "_undecodable",
         "checks",
         "plain",
@@ -109,8 +109,7 @@ class Contract:
         import msgspec
 
         self._struct = self.shape.struct
-        self._post = self.shape.post_check
-        self._tables = self.shape.tables
+        self._spellings = bool(self.shape.spellings)
         self._convert = msgspec.convert
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
         # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
@@ -195,22 +194,18 @@ class Contract:
                 typed = self._convert(value, self._struct, strict=True)
             except self._rejected:
                 pass
-        ok = False
         tables: Tables | None = None
         if typed is not None:
-            tables = self._tables(typed)
-            try:
-                ok = self._post(typed, tables)
-            except Exception:  # noqa: BLE001 - an odd value (a str subclass that cannot be hashed): the walk says
-                ok = False
+            tables = self.shape.tables(typed)
+            if self._spellings and not self.shape.spelled_once(typed, tables):
+                typed = None  # two spellings of one field: the walk says where
+                value, _ = decode_json(value, "G0")  # (the text the compiled check decoded, as plain values)
         issues: list[Issue]
-        if ok:
+        if typed is not None:
             seen = Seen(options, True, tables)
             issues = []
             read = value if self.plain else typed
         else:
-            if typed is not None:  # decoded, but a spelling or a Text constraint is wrong: walk the plain value
-                value, _ = decode_json(value, "G0")
             issues = self.shape.walk(value)
             typed = self.shape.lenient(value)
             read = value if self.plain else typed

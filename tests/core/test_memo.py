@@ -1,4 +1,5 @@
-"""The validators' memos of values already met (fnkit/_memo.py) are bounded by bytes, not by count."""
+"""The validators' memos of values already met (fnkit/_memo.py) are bounded by bytes, not by count; the
+constraints of a shape remember nothing."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from typing import Any
 import pytest
 
 from fnkit import alb, queue
-from fnkit._memo import LONGEST, MEMO_BYTES, Accepted, Readings
-from fnkit._shape import _ACCEPTED
+from fnkit._memo import LONGEST, MEMO_BYTES, Readings
 
 MB = 1024 * 1024
 
@@ -41,19 +41,7 @@ def test_distinct_100_kb_paths_are_not_kept_alive():
             assert alb.validate_event(event).ok
 
     # before: each path stayed in the path constraint's memo (4,096 of them: about 400 MB)
-    assert kept_alive(validate) < 1 * MB  # 300 paths are 30 MB
-
-
-def test_distinct_paths_short_enough_to_remember_fill_at_most_the_byte_budget():
-    def validate() -> None:  # the paths are made here, so that what the memos keep of them is counted
-        for event in alb_events_with_distinct_paths(2000, LONGEST):  # 2 MB of paths
-            assert alb.validate_event(event).ok
-
-    kept = kept_alive(validate)
-    assert kept <= 1.1 * MEMO_BYTES  # the path memo is full at its budget: the rest are tested each time
-    memo = next(m for key, m in _ACCEPTED.items() if key[0] == r"^/[\s\S]*$")
-    assert memo.size <= MEMO_BYTES and f"/{0:06d}" + "x" * (LONGEST - 7) in memo
-    assert f"/{1999:06d}" + "x" * (LONGEST - 7) not in memo
+    assert kept_alive(validate) < 1 * MB  # 300 paths are 30 MB; the path's constraint remembers none
 
 
 def test_distinct_long_queue_arns_fill_at_most_the_byte_budget():
@@ -65,32 +53,28 @@ def test_distinct_long_queue_arns_fill_at_most_the_byte_budget():
             arn = f"arn:aws:sqs:us-east-1:123456789012:q{i:05d}" + "n" * 900
             assert queue.validate_event({"Records": [{**record, "eventSourceARN": arn}]}).ok
 
-    # the ARN constraint's memo and the ARN readings' memo: each full at its budget
-    assert kept_alive(validate) <= 2 * 1.1 * MEMO_BYTES
+    # the ARN readings' memo, full at its budget (the ARN's constraint remembers nothing)
+    assert kept_alive(validate) <= 1.1 * MEMO_BYTES
 
 
 @pytest.mark.parametrize("length", [10, 200])
 def test_a_memo_accounts_for_what_it_keeps_and_stops_at_its_budget(length):
-    memo: Accepted = Accepted()
     readings: Readings[str, tuple[str, str]] = Readings()
 
     def fill() -> None:
-        for i in range(MEMO_BYTES // (length + 100) + 50):  # more than either memo holds
+        for i in range(MEMO_BYTES // (length + 100) + 50):  # more than the memo holds
             text = f"{i:08d}" + "x" * length
-            memo.remember(text)
             readings.remember(text, (text[:3], text[3:8]))
 
     kept = kept_alive(fill)
-    assert memo.size <= MEMO_BYTES and readings.size <= MEMO_BYTES
-    assert MEMO_BYTES - memo.size < 500 and MEMO_BYTES - readings.size < 500  # full: no next entry fits
-    assert (
-        len(memo) < MEMO_BYTES // (length + 100) and "00000000" + "x" * length in memo
-    )  # the first are kept, nothing evicted
-    assert kept <= memo.size + readings.size  # the accounting does not undercount
+    assert readings.size <= MEMO_BYTES
+    assert MEMO_BYTES - readings.size < 500  # full: no next entry fits
+    assert "00000000" + "x" * length in readings  # the first are kept, nothing evicted
+    assert kept <= readings.size  # the accounting does not undercount
 
 
 def test_a_string_longer_than_the_longest_is_never_remembered():
-    memo = Accepted()
-    memo.remember("y" * (LONGEST + 1))
-    memo.remember_all(["z" * (LONGEST + 1), "short"])
-    assert set(memo) == {"short"}
+    readings: Readings[str, int] = Readings()
+    readings.remember("y" * (LONGEST + 1), 1)
+    readings.remember("short", 2)
+    assert set(readings) == {"short"}

@@ -1,21 +1,19 @@
 """Shapes declared once (fnkit/_shape.py).
 
-The walker, the compiled check (Structs and the generated post-check), the typed parse, the tables.
+The walker, the compiled check (Structs with the declared constraints as msgspec.Meta, and the one-spelling
+check), the typed parse, the tables; and the one test that the compiled and located ways report alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 from typing import Any, cast
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from fnkit import queue
-from fnkit._shape import ANY, BOOL, INT, NUMBER, STR, F, ListOf, MapOf, Nullable, Scalar, Shape, snake
+from fnkit._shape import ANY, BOOL, INT, NUMBER, STR, F, ListOf, MapOf, Nullable, Shape, snake
 
 # --- small synthetic shapes ---------------------------------------------------------
 
@@ -44,151 +42,10 @@ SYNTHETIC = Shape(
 )
 
 OPEN = Shape("Open", [F("a", INT), F("b", Nullable(ListOf(STR)), required=False)], rule="QS6", unknown="allow")
-EMPTY = Shape("Empty", [], rule="QS6")
 ONE_ALIASED = Shape("OneAliased", [F("x", STR, aliases=(("aws", "X"),))], rule="QS6")
 
 
-def _real_shapes() -> list[Any]:
-    shapes = [
-        pytest.param(queue.EVENT_SHAPE, id="queue-event"),
-        pytest.param(queue.RESPONSE_SHAPE, id="queue-response"),
-    ]
-    for name in ("mail", "alb"):
-        try:
-            shape = importlib.import_module(f"fnkit.{name}").EVENT_SHAPE
-        except (ImportError, AttributeError):
-            shapes.append(
-                pytest.param(None, id=f"{name}-event", marks=pytest.mark.skip(reason=f"fnkit.{name} not available yet"))
-            )
-        else:
-            shapes.append(pytest.param(shape, id=f"{name}-event"))
-    return shapes
-
-
-REAL_SHAPES = _real_shapes()
-SYNTHETIC_SHAPES = [
-    pytest.param(s, id=s.name)
-    for s in (SYNTHETIC, ITEM, OPEN, EMPTY, ONE_ALIASED, queue._event.MESSAGE_ATTRIBUTE, queue._event.ATTRIBUTES)
-]
-
-# --- strategies ------------------------------------------------------------------------
-
-json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.floats(allow_nan=True),
-    st.text(max_size=6),
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.one_of(
-        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=6), children, max_size=4)
-    ),
-    max_leaves=12,
-)
-
-_SCALAR_VALUES = {
-    "str": st.text(max_size=6),
-    "int": st.integers(),
-    "bool": st.booleans(),
-    "number": st.one_of(st.integers(), st.floats(allow_nan=True)),
-    "any": json_values,
-}
-
-
-def near(t, depth: int = 0, strict: bool = False) -> st.SearchStrategy:
-    """Values of type `t`; unless `strict`, with a junk value now and then at every level."""
-    if isinstance(t, Nullable):
-        good = st.one_of(st.none(), near(t.inner, depth, strict))
-    elif isinstance(t, Scalar):
-        good = _SCALAR_VALUES[t.kind]
-    elif isinstance(t, ListOf):
-        lo, hi = t.min_len or 0, t.max_len if t.max_len is not None else 3
-        if not strict:
-            lo, hi = max(0, lo - 1), hi + 1
-        good = st.lists(near(t.item, depth + 1, strict), min_size=lo, max_size=min(hi, 4))
-    elif isinstance(t, MapOf):
-        good = st.dictionaries(st.text(max_size=4), near(t.value, depth + 1, strict), max_size=3)
-    else:
-        good = near_object(t, depth, strict)
-    if strict:
-        return good
-    return st.one_of(good, good, good, json_scalars if depth > 3 else json_values)
-
-
-@st.composite
-def near_object(draw, shape: Shape, depth: int = 0, strict: bool = False):
-    out: dict[str, Any] = {}
-    for f in shape.fields:
-        keys = shape.keys_of(f)
-        if f.required is True:
-            present = strict or draw(st.integers(0, 9)) > 0
-        else:
-            present = draw(st.booleans())
-        if not present:
-            continue
-        key = draw(st.sampled_from(keys))
-        if f.enum is not None and (strict or draw(st.integers(0, 3)) > 0):
-            out[key] = draw(
-                st.sampled_from(f.enum)
-                if f.required is True or not isinstance(f.type, Nullable)
-                else st.one_of(st.none(), st.sampled_from(f.enum))
-            )
-        else:
-            out[key] = draw(near(f.type, depth + 1, strict))
-        if not strict and len(keys) > 1 and draw(st.integers(0, 9)) == 0:
-            out[draw(st.sampled_from(keys))] = draw(near(f.type, depth + 1))  # maybe both spellings
-    if not strict and draw(st.integers(0, 9)) == 0:
-        out[draw(st.text(max_size=5))] = draw(json_scalars)  # maybe an unknown key
-    return out
-
-
-def values_for(shape: Shape) -> st.SearchStrategy:
-    """Arbitrary JSON, values of the shape, and values of the shape with junk here and there."""
-    return st.one_of(json_values, near(shape, strict=True), near(shape))
-
-
-def _agree(shape: Shape, value) -> None:
-    issues = shape.walk(value)
-    assert shape.fast(value) is (not issues), (value, issues, getattr(shape.post_ok, "source", None))
-
-
-# --- the property: the generated check and the walker agree ---------------------------
-
-
-@pytest.mark.parametrize("shape", REAL_SHAPES)
-@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(data=st.data())
-def test_fast_check_agrees_with_walker_on_real_shapes(shape, data):
-    value = data.draw(values_for(shape))
-    _agree(shape, value)
-
-
-@pytest.mark.parametrize("shape", SYNTHETIC_SHAPES)
-@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(data=st.data())
-def test_fast_check_agrees_with_walker_on_synthetic_shapes(shape, data):
-    value = data.draw(values_for(shape))
-    _agree(shape, value)
-
-
-@given(
-    seed=st.integers(0, 2**16), n=st.integers(1, 5), fifo=st.booleans(), dialect=st.sampled_from(["provider", "aws"])
-)
-def test_fast_check_accepts_every_built_queue_event(seed, n, fifo, dialect):
-    event = queue.build_event(
-        [f"body {i}" for i in range(n)],
-        fifo=fifo,
-        dialect=dialect,
-        seed=seed,
-        message_attributes={"k": "v"} if seed % 2 else None,
-    )
-    assert queue.EVENT_SHAPE.fast(event)
-    assert queue.EVENT_SHAPE.walk(event) == []
-
-
-# --- examples the property found worth pinning --------------------------------------
+# --- the compiled check: what msgspec cannot say (two spellings of one field) -----------------
 
 
 @pytest.mark.parametrize(
@@ -346,12 +203,12 @@ def test_json_schema_of_nullable_and_limits():
     assert "trace" not in schema["required"]  # either spelling may carry it
 
 
-# --- the compiled layer: Structs as the typed parse, Text constraints, column tests -------------------
+# --- the compiled layer: Structs as the typed parse, Text constraints as msgspec.Meta -----------------
 
 import msgspec  # noqa: E402
 
 from fnkit import alb, mail  # noqa: E402
-from fnkit._shape import Text, all_digits  # noqa: E402
+from fnkit._shape import Text  # noqa: E402
 
 
 def test_the_typed_parse_is_the_compiled_struct_with_the_dataclass_protocol():
@@ -389,68 +246,110 @@ def test_absent_optional_fields_read_as_none():
     assert typed.multi_value_headers is None and typed.target_group_arn is None
 
 
-def _declared_texts():
-    seen, out = set(), []
-
-    def visit(t):
-        if isinstance(t, Nullable):
-            visit(t.inner)
-        elif isinstance(t, Text):
-            if id(t) not in seen:
-                seen.add(id(t))
-                out.append(t)
-        elif isinstance(t, ListOf):
-            visit(t.item)
-        elif isinstance(t, MapOf):
-            visit(t.value)
-            if t.keys is not None:
-                visit(t.keys)
-        elif isinstance(t, Shape):
-            for f in t.fields:
-                visit(f.type)
-
-    for shape in (
-        queue.EVENT_SHAPE,
-        queue.RESPONSE_SHAPE,
-        mail.EVENT_SHAPE,
-        mail.RESPONSE_SHAPE,
-        alb.EVENT_SHAPE,
-        alb.RESPONSE_SHAPE,
-    ):
-        visit(shape)
-    return [t for t in out if t.column_test is not None]
+DIGITS = Text(pattern=r"^[0-9]+$", rule="QS3", message="'{value}' is not digits.")
+TEXTS = Shape(
+    "Texts",
+    [
+        F("n", DIGITS),
+        F("short", Text(max_len=2, rule="QS3"), required=False),
+        F("tags", MapOf(STR, keys=Text(pattern=r"^[a-z]*$", rule="QS3", severity="warning")), required=False),
+    ],
+    rule="QS1",
+)
 
 
-COLUMN_TESTED = _declared_texts()
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ({"n": "12"}, True),
+        ({"n": "12\n"}, False),  # `$` alone would match before the line break: the whole string must match
+        ({"n": "a12"}, False),  # msgspec searches: the pattern is anchored for it
+        ({"n": "12a"}, False),
+        ({"n": ""}, False),
+        ({"n": "1", "short": "😀😀"}, True),  # lengths count characters, as len() does
+        ({"n": "1", "short": "abc"}, False),
+        ({"n": "1", "tags": {"ab": "x"}}, True),
+        ({"n": "1", "tags": {"aB": "x"}}, False),  # a warning's constraint too: the walk then says it
+    ],
+)
+def test_text_constraints_are_checked_by_the_compiled_check_and_the_walk_alike(value, ok):
+    assert TEXTS.fast(value) is ok
+    assert (not TEXTS.walk(value)) is ok
 
 
-def test_the_column_tests_are_found():
-    assert {t.column_test for t in COLUMN_TESTED} >= {all_digits}
-    assert len({t.column_test for t in COLUMN_TESTED}) >= 5
+def test_a_broken_text_is_one_located_issue_in_the_texts_words():
+    [issue] = TEXTS.walk({"n": "x1"})
+    assert (issue.path, issue.code, issue.rule, issue.message) == ("$.n", "format", "QS3", "'x1' is not digits.")
+    [issue] = TEXTS.walk({"n": "1", "tags": {"aB": "x"}})
+    assert (issue.path, issue.severity) == ("$.tags.aB", "warning")
 
 
-@pytest.mark.parametrize("text", COLUMN_TESTED, ids=lambda t: f"{t.column_test.__name__}:{t.pattern[:20]}")
-@settings(deadline=None)
-@given(data=st.data())
-def test_a_column_test_never_accepts_what_its_pattern_rejects(text, data):
-    import re
-
-    alphabet = st.sampled_from([*list("09az AZ@.-_#/\n\t\x7féÉ%+"), "\xa0"])
-    strings = st.one_of(st.text(alphabet, max_size=8), st.from_regex(text.pattern, fullmatch=True), st.text(max_size=6))
-    values = data.draw(st.lists(strings, min_size=1, max_size=5))
-    matches = all(re.fullmatch(text.pattern, v) for v in values)
-    if text.column_test(values):
-        assert matches, values
-    if all(v.isascii() for v in values) and _exact(text):
-        assert bool(text.column_test(values)) == matches, values  # on ASCII text it is exact
+def test_a_text_constraint_is_declared_to_msgspec_once():
+    meta = DIGITS.annotation.__metadata__[0]
+    assert isinstance(meta, msgspec.Meta) and meta.pattern == r"\A(?:^[0-9]+$)\Z"
+    assert Text(min_len=1).annotation.__metadata__[0].min_length == 1 and Text().annotation is str
 
 
-def _exact(text: Text) -> bool:
-    """Column tests that answer exactly on ASCII text (the address test is for addresses, not the empty sender)."""
-    from fnkit.alb._event import all_raw_url_text, all_without_capitals
-    from fnkit.mail._address import ADDRESS_PATTERN, all_addresses
-    from fnkit.queue._event import all_counts
+NESTED_ALIASED = Shape(
+    "Outer", [F("m", MapOf(ListOf(ONE_ALIASED))), F("one", Nullable(ONE_ALIASED), required=False)], rule="QS6"
+)
 
-    return text.column_test in (all_digits, all_counts, all_raw_url_text, all_without_capitals) or (
-        text.column_test is all_addresses and text.pattern == ADDRESS_PATTERN
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ({"m": {"a": [{"x": "1"}, {"X": "2"}]}}, True),
+        ({"m": {"a": [{"x": "1"}], "b": [{"x": "1", "X": "2"}]}}, False),  # both spellings, deep in a map's list
+        ({"m": {"a": [{}]}}, False),  # a required field in neither spelling
+        ({"m": {}, "one": {"X": "1"}}, True),
+        ({"m": {}, "one": None}, True),
+        ({"m": {}, "one": {"X": "1", "x": "2"}}, False),
+    ],
+)
+def test_two_spellings_are_found_at_any_depth(value, ok):
+    assert NESTED_ALIASED.fast(value) is ok and (not NESTED_ALIASED.walk(value)) is ok
+
+
+def test_two_spellings_of_the_trace_header_in_one_record_take_the_located_way():
+    event = queue.build_event(["a", "b"], trace_header="Root=1-x")
+    event["Records"][1]["attributes"]["AWSTraceHeader"] = "Root=1-y"
+    assert not queue.EVENT_SHAPE.fast(event)
+    assert any(
+        i.rule == "G2" and i.path == "$.Records[1].attributes.AWSTraceHeader" for i in queue.validate_event(event)
     )
+
+
+# --- the compiled and the located ways give one report -----------------------------------------
+
+
+def _contracts() -> list[Any]:
+    from fnkit.alb._event import EVENT_CONTRACT as ALB
+    from fnkit.mail._event import EVENT_CONTRACT as MAIL
+    from fnkit.mail._response import RESPONSE_CONTRACT as MAIL_RESPONSE
+    from fnkit.queue._event import EVENT_CONTRACT as QUEUE
+
+    return [QUEUE, ALB, MAIL, MAIL_RESPONSE]
+
+
+def _documents() -> list[Any]:
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parents[1] / "conformance" / "fixtures"
+    files = sorted(fixtures.rglob("*.json"))
+    built = [
+        queue.build_event(["a", "b"], fifo=True, dialect="aws", seed=1, message_attributes={"k": "v"}),
+        alb.build_event("POST", "/x", query="a=1&b=2", headers={"content-type": "text/plain"}, body=b"hi"),
+        mail.build_event(mail_from="a@example.com", recipients=["b@example.com", "c@example.com"]),
+    ]
+    return [f.read_bytes() for f in files] + built + [json.dumps(e) for e in built]
+
+
+def test_the_compiled_and_the_located_ways_report_alike():
+    """Both ways exist by design (the compiled one for speed, the located one to name every issue): over the
+    conformance fixtures and built events, under every contract, they give one report."""
+    documents = _documents()
+    assert len(documents) > 100
+    for contract in _contracts():
+        for document in documents:
+            fast, full = contract.validate(document), contract.located(document)
+            assert (list(fast), fast.dialect) == (list(full), full.dialect), (contract.shape.name, document[:200])
