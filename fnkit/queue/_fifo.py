@@ -30,7 +30,6 @@ from .._report import Issue, error, warning
 from ..rules import rule
 
 FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
-_COLUMNS = ("sequence_number", "message_group_id", "message_deduplication_id")  # their columns in the tables
 #: the sentence an outcome's reason gains when a FIFO group's order breaks (Q10)
 GROUP_ORDER_BREAKS = " The FIFO group order breaks (see warnings)."
 
@@ -47,40 +46,32 @@ def queue_kind(arn: Any, group: Any, sequence: Any) -> tuple[bool, bool]:
     return group is not None, False
 
 
-def _first_record(event: Any) -> tuple[int, Any, Any, Any] | None:
-    """(position, eventSourceARN, MessageGroupId, SequenceNumber) of the batch's first record, as a dict or typed;
-    None without one."""
-    if type(event) is dict:
-        records = event.get("Records")
-    else:  # the typed event (its lenient form holds whatever the event had)
-        records = getattr(event, "records", None)
-    if not isinstance(records, (list, tuple)):
-        return None
-    for i, rec in enumerate(records):
+def fifo_reading(event: Any) -> tuple[bool, int | None]:
+    """(FIFO?, the position of the record whose ARN lacks .fifo when the attributes say FIFO despite it, else None),
+    as the batch's first record shows it (the event as a dict or typed; a record of another type is passed over)."""
+    records = event.get("Records") if type(event) is dict else getattr(event, "records", None)
+    if type(records) is not list and type(records) is not tuple:
+        return False, None
+    first: Any = records[0] if records else None
+    rec: Any
+    for i, rec in ((0, first),) if type(first) is dict else enumerate(records):  # (the usual batch: no iterator)
         if type(rec) is dict:
-            attrs = rec.get("attributes")
-            if type(attrs) is not dict:
-                return i, rec.get("eventSourceARN"), None, None
-            return i, rec.get("eventSourceARN"), attrs.get("MessageGroupId"), attrs.get("SequenceNumber")
-        if hasattr(rec, "event_source_arn"):  # a typed record
+            arn, attrs = rec.get("eventSourceARN"), rec.get("attributes")
+            if type(attrs) is dict:
+                fifo, by_attributes = queue_kind(arn, attrs.get("MessageGroupId"), attrs.get("SequenceNumber"))
+            else:
+                fifo, by_attributes = queue_kind(arn, None, None)
+        elif hasattr(rec, "event_source_arn"):  # a typed record (its lenient form holds whatever the event had)
             attrs = rec.attributes
-            return (
-                i,
+            fifo, by_attributes = queue_kind(
                 rec.event_source_arn,
                 getattr(attrs, "message_group_id", None),
                 getattr(attrs, "sequence_number", None),
             )
-    return None
-
-
-def fifo_reading(event: Any) -> tuple[bool, int | None]:
-    """(FIFO?, the position of the record whose ARN lacks .fifo when only the attributes say FIFO, else None)."""
-    first = _first_record(event)
-    if first is None:
-        return False, None
-    at, arn, group, sequence = first
-    fifo, by_attributes = queue_kind(arn, group, sequence)
-    return fifo, (at if by_attributes else None)
+        else:
+            continue
+        return fifo, (i if by_attributes else None)
+    return False, None
 
 
 def is_fifo(event: Any) -> bool:
@@ -109,8 +100,9 @@ def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
     (`inferred_at`: that record's position, from `fifo_reading`)."""
     if inferred_at is None:
         return []
-    first = _first_record(event)
-    arn = first[1] if first is not None else ""
+    records: Any = event.get("Records") if type(event) is dict else event.records
+    rec = records[inferred_at]
+    arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
     return [
         warning(
             _path(inferred_at, "eventSourceARN"),
@@ -134,12 +126,12 @@ def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
 def fifo_attributes(table: dict[str, Any], fifo: bool) -> list[Issue]:
     """QS5: each record carries the three FIFO attributes exactly when the queue is FIFO. `table`: the
     "records.attributes" columns (a value of any type counts as present; absent is None)."""
-    columns = [table[name] for name in _COLUMNS]
+    sequences, groups, tokens = table["sequence_number"], table["message_group_id"], table["message_deduplication_id"]
     absent = 0 if fifo else len(table["at"])  # how many records lack each attribute when all is as it should be
-    if all(column.count(None) == absent for column in columns):
+    if sequences.count(None) == absent and groups.count(None) == absent and tokens.count(None) == absent:
         return []
     out = []
-    for i, *values in zip(table["at"], *columns, strict=True):
+    for i, *values in zip(table["at"], sequences, groups, tokens, strict=True):
         for key, value in zip(FIFO_ATTRIBUTES, values, strict=True):
             if (value is not None) == fifo:
                 continue
@@ -182,9 +174,9 @@ def check_fifo(event: Any, seen: Any) -> list[Issue]:
 def group_order(event: Any, failed: Any) -> list[Issue]:
     """Q10: in a FIFO batch, each unlisted message that follows a listed one of its group (it is deleted, and the
     group's order breaks): a warning for each. `failed`: the listed messageIds. The event as a dict."""
-    records = event.get("Records") if type(event) is dict else None
-    if not records or not failed or not is_fifo(event):
+    if not failed or type(event) is not dict or not fifo_reading(event)[0]:
         return []
+    records = event["Records"]
     out = []
     failed_groups: dict[str, str] = {}
     for i, rec in enumerate(records):

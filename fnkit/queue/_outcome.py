@@ -205,9 +205,8 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
     else:
         value, notes, unencodable = platform_reads(response, text_is_json=False)
     all_ids = ids if type(ids) is tuple else tuple(ids)
-    kind, failed, rule_id, reason, issues = read(
-        value, all_ids, reporting=reporting, notes=notes, unencodable=unencodable, event=event
-    )
+    reading = read(value, all_ids, reporting, notes, unencodable, event)
+    kind, failed, rule_id, reason, issues = reading.kind, reading.failed, reading.rule, reading.reason, reading.issues
     report = Report(issues, "queue", None, "response") if issues else _EMPTY
     if kind == "success":
         return BatchOutcome("success", (), all_ids, rule_id, reason, report, invocation, all_ids)
