@@ -446,10 +446,10 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     table = seen.tables["records"]
     arns, regions = table["event_source_arn"], table["aws_region"]
     if arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
-        pairs: Any = ((arns[0], regions[0]),)
+        arn, region = arns[0], regions[0]
+        distinct = {(arn, region)} if type(arn) is str and type(region) is str else set()
     else:
-        pairs = zip(arns, regions, strict=True)
-    distinct = {(a, r) for a, r in pairs if type(a) is str and type(r) is str}
+        distinct = {(a, r) for a, r in zip(arns, regions, strict=True) if type(a) is str and type(r) is str}
     queues: set[str] = set()
     wrong: dict[tuple[str, str], str] = {}
     for arn, region in distinct:
@@ -507,9 +507,10 @@ def _lengths(texts: Sequence[Any]) -> list[int]:
 def check_attributes(event: Any, seen: Seen) -> list[Issue]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
     table = seen.tables["records.attributes"]
-    if _holds(table["trace_header__0"], _UNSET):
+    n = len(table["at"])
+    if table["trace_header__0"].count(_UNSET) != n:  # (C-level counts)
         seen.saw("provider")  # ProviderTraceHeader
-    if _holds(table["trace_header__1"], _UNSET):
+    if table["trace_header__1"].count(_UNSET) != n:
         seen.saw("aws")  # AWSTraceHeader
     sent, first = table["sent_timestamp"], table["approximate_first_receive_timestamp"]
     # timestamps are digit strings (their declared pattern): two of one length compare as their numbers do
@@ -518,7 +519,7 @@ def check_attributes(event: Any, seen: Seen) -> list[Issue]:
     try:
         early = (
             any(map(lt, first, sent))
-            if _lengths(first) == _lengths(sent)
+            if [*map(len, first)] == [*map(len, sent)]
             else any(map(lt, map(int, first), map(int, sent)))
         )
     except (TypeError, ValueError):

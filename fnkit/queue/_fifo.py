@@ -1,6 +1,6 @@
 """Ordered (FIFO) queues, in one place: is this batch FIFO, and the rules only FIFO queues have (Q9, Q10, QS5, Q15).
 
-Is a batch FIFO? Two kinds of evidence can say, and `queue_kind` weighs them the same way for every
+Is a batch FIFO? Two kinds of evidence can say, and `fifo_reading` weighs them the same way for every
 caller (the event checks, the outcome's decision, QueueSim's events and the importer):
 
 - the queue's name in `eventSourceARN`: every FIFO queue's name ends in `.fifo`, and a standard queue's
@@ -34,21 +34,10 @@ FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 GROUP_ORDER_BREAKS = " The FIFO group order breaks (see warnings)."
 
 
-def queue_kind(arn: Any, group: Any, sequence: Any) -> tuple[bool, bool]:
-    """(FIFO?, FIFO by the attributes although the ARN names a queue without .fifo?) of a queue whose record shows
-    eventSourceARN `arn`, MessageGroupId `group` and SequenceNumber `sequence` (None when absent); see the module."""
-    if type(arn) is str and ":" in arn:  # an ARN that names the queue
-        if arn.endswith(".fifo"):
-            return True, False
-        if group is not None and sequence is not None:  # only a FIFO queue's delivery adds both (Q15)
-            return True, True
-        return False, False
-    return group is not None, False
-
-
 def fifo_reading(event: Any) -> tuple[bool, int | None]:
     """(FIFO?, the position of the record whose ARN lacks .fifo when the attributes say FIFO despite it, else None),
-    as the batch's first record shows it (the event as a dict or typed; a record of another type is passed over)."""
+    as the batch's first record shows it (see the module's note). The event as a dict or typed; a record of
+    another type is passed over."""
     records = event.get("Records") if type(event) is dict else getattr(event, "records", None)
     if type(records) is not list and type(records) is not tuple:
         return False, None
@@ -58,19 +47,21 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
         if type(rec) is dict:
             arn, attrs = rec.get("eventSourceARN"), rec.get("attributes")
             if type(attrs) is dict:
-                fifo, by_attributes = queue_kind(arn, attrs.get("MessageGroupId"), attrs.get("SequenceNumber"))
+                group, sequence = attrs.get("MessageGroupId"), attrs.get("SequenceNumber")
             else:
-                fifo, by_attributes = queue_kind(arn, None, None)
+                group = sequence = None
         elif hasattr(rec, "event_source_arn"):  # a typed record (its lenient form holds whatever the event had)
-            attrs = rec.attributes
-            fifo, by_attributes = queue_kind(
-                rec.event_source_arn,
-                getattr(attrs, "message_group_id", None),
-                getattr(attrs, "sequence_number", None),
-            )
+            arn, attrs = rec.event_source_arn, rec.attributes
+            group, sequence = getattr(attrs, "message_group_id", None), getattr(attrs, "sequence_number", None)
         else:
             continue
-        return fifo, (i if by_attributes else None)
+        if type(arn) is str and ":" in arn:  # an ARN that names the queue
+            if arn.endswith(".fifo"):
+                return True, None
+            if group is not None and sequence is not None:  # only a FIFO queue's delivery adds both (Q15)
+                return True, i
+            return False, None
+        return group is not None, None  # no ARN to read: a message group says FIFO
     return False, None
 
 
@@ -157,9 +148,10 @@ def fifo_attributes(table: dict[str, Any], fifo: bool) -> list[Issue]:
 def check_fifo(event: Any, seen: Any) -> list[Issue]:
     """The event's FIFO rules from one reading of its queue's kind: Q15 (a placeholder ARN), then QS5."""
     fifo, inferred_at = fifo_reading(event)
-    said = placeholder_arn(event, inferred_at)
     wrong = fifo_attributes(seen.tables["records.attributes"], fifo)
-    return [*said, *wrong] if said else wrong
+    if inferred_at is None:
+        return wrong
+    return [*placeholder_arn(event, inferred_at), *wrong]
 
 
 @rule(

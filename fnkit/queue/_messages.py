@@ -29,7 +29,7 @@ from ._event import (
 from ._event import (
     queue_arn as make_queue_arn,
 )
-from ._fifo import queue_kind
+from ._fifo import is_fifo
 
 SOURCE = "queue"
 REQUIRED = ("MessageId", "ReceiptHandle", "Body")
@@ -389,7 +389,7 @@ def events_from_messages(
             group = attributes.get("MessageGroupId")
             if fifo_seen is None or arn is None:  # the first message: it and queue_arn tell the queue's kind, as
                 # the event's checks will read it
-                fifo_seen = queue_kind(queue_arn, group, attributes.get("SequenceNumber"))[0]
+                fifo_seen = is_fifo({"Records": [{"eventSourceARN": queue_arn, "attributes": attributes}]})
                 arn = queue_arn or make_queue_arn(fifo=fifo_seen, dialect=dialect)
             if (group is not None) != fifo_seen:
                 kind = (

@@ -19,7 +19,7 @@ from ..types import Isolation, QueueKind
 from ._config import QueueConfig
 from ._event import correlation_ids, validate_event
 from ._fifo import GROUP_ORDER_BREAKS
-from ._response import NOT_JSON, partial_reason, platform_reads, read
+from ._response import NOT_JSON, PARTIAL_REASONS, partial_reason, platform_reads, read
 
 _EMPTY = Report((), "queue", None, "response")
 _DEFAULTS = QueueConfig.of()  # the settings of a call that names none
@@ -221,7 +221,8 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         fset = set(failed)
         deleted = tuple(filterfalse(fset.__contains__, all_ids))
         ordered = failed if one is not None else tuple(filter(fset.__contains__, all_ids))  # batch order
-    reason = partial_reason(len(failed), len(deleted))
+    counts = (len(failed), len(deleted))
+    reason = PARTIAL_REASONS.get(counts) or partial_reason(*counts)
     if issues and any(i.rule == "Q10" for i in issues):
         reason += GROUP_ORDER_BREAKS
     return BatchOutcome("partial", ordered, deleted, rule_id, reason, report, invocation, all_ids)

@@ -237,76 +237,69 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
         ]
         return Reading("failure", (), "Q8", _NOT_JSON, said)
     issues = notes
+    idents: Any
+    entry_notes: list[list[Issue]] | None = None  # what each entry says before its identifier is judged
     if type(value) is QueueResponse:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
         failures = value.batch_item_failures
         if not failures:
             return Reading("success", (), "Q8", _SUCCESS, issues)
-        return _verdict(map(_ITEM_IDENTIFIER, failures), batch_ids, issues, None)
-    if value is None:
-        return Reading("success", (), "Q8", _SUCCESS, issues)
-    wrong = unreadable("response", value)
-    if wrong is not None:
-        issues.append(wrong)
-        return _failure(issues)
-    said, misspelled = misspelled_keys(value)
-    issues.extend(said)
-    failures = value.get("batchItemFailures")
-    if failures is None:
-        return (
-            Reading("success", (), "Q8b", _MISSPELLED, issues)
-            if misspelled
-            else Reading("success", (), "Q8", _SUCCESS, issues)
-        )
-    wrong = unreadable("batchItemFailures", failures)
-    if wrong is not None:
-        issues.append(wrong)
-        return _failure(issues)
-    idents: list[Any] = []
-    entry_notes: list[list[Issue]] = []  # what each entry says before its identifier is judged
-    for i, item in enumerate(failures):
-        wrong = unreadable("entry", item, i)
+        idents = map(_ITEM_IDENTIFIER, failures)
+    else:  # any other decoded value: read entry by entry
+        if value is None:
+            return Reading("success", (), "Q8", _SUCCESS, issues)
+        wrong = unreadable("response", value)
         if wrong is not None:
-            entry_notes.append([wrong])
-            idents.append(_BROKEN)
-        elif "itemIdentifier" not in item:
-            other = ", ".join(repr(k) for k in item) or "no key at all"
-            entry_notes.append(
-                [
-                    error(
-                        f"$.batchItemFailures[{i}].itemIdentifier",
-                        "missing",
-                        f"The failure has {other} instead of 'itemIdentifier' (a wrong key name), so the whole "
-                        "batch fails.",
-                        "Q8",
-                    )
-                ]
+            issues.append(wrong)
+            return _failure(issues)
+        said, misspelled = misspelled_keys(value)
+        issues.extend(said)
+        failures = value.get("batchItemFailures")
+        if failures is None:
+            return (
+                Reading("success", (), "Q8b", _MISSPELLED, issues)
+                if misspelled
+                else Reading("success", (), "Q8", _SUCCESS, issues)
             )
-            idents.append(_BROKEN)
-        else:
-            entry_notes.append(
-                [
-                    warning(
-                        child_path(f"$.batchItemFailures[{i}]", key),
-                        "unknown",
-                        f"'{key}' is ignored; a failure carries only itemIdentifier.",
-                        "G1",
-                    )
-                    for key in item
-                    if key != "itemIdentifier"
-                ]
-            )
-            idents.append(item["itemIdentifier"])
-    return _verdict(idents, batch_ids, issues, entry_notes)
-
-
-_BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
-
-
-def _verdict(
-    idents: Any, batch_ids: tuple[str, ...] | None, issues: list[Issue], notes: list[list[Issue]] | None
-) -> Reading:
-    """Q8 over the listed identifiers, in listing order: each names a message of the batch, once, or says what
-    is wrong with it (`notes`: issues to say before each entry's own)."""
+        wrong = unreadable("batchItemFailures", failures)
+        if wrong is not None:
+            issues.append(wrong)
+            return _failure(issues)
+        idents = []
+        entry_notes = []
+        for i, item in enumerate(failures):
+            wrong = unreadable("entry", item, i)
+            if wrong is not None:
+                entry_notes.append([wrong])
+                idents.append(_BROKEN)
+            elif "itemIdentifier" not in item:
+                other = ", ".join(repr(k) for k in item) or "no key at all"
+                entry_notes.append(
+                    [
+                        error(
+                            f"$.batchItemFailures[{i}].itemIdentifier",
+                            "missing",
+                            f"The failure has {other} instead of 'itemIdentifier' (a wrong key name), so the whole "
+                            "batch fails.",
+                            "Q8",
+                        )
+                    ]
+                )
+                idents.append(_BROKEN)
+            else:
+                entry_notes.append(
+                    [
+                        warning(
+                            child_path(f"$.batchItemFailures[{i}]", key),
+                            "unknown",
+                            f"'{key}' is ignored; a failure carries only itemIdentifier.",
+                            "G1",
+                        )
+                        for key in item
+                        if key != "itemIdentifier"
+                    ]
+                )
+                idents.append(item["itemIdentifier"])
+    # each listed identifier, in listing order, names a message of the batch, once: else the first thing wrong
     known: Any = batch_ids
     if known is not None and len(known) > 32:
         known = set(known)  # a long batch: look ids up in a set
@@ -314,13 +307,12 @@ def _verdict(
     listed: set[str] = set()
     broken = False
     for i, ident in enumerate(idents):
-        if notes is not None:
-            if notes[i]:
-                issues.extend(notes[i])
+        if entry_notes is not None:
+            if entry_notes[i]:
+                issues.extend(entry_notes[i])
             if ident is _BROKEN:
                 broken = True
                 continue
-        # the identifier names a message of the batch, once: else the first thing wrong with it
         issue: Issue | None
         if ident is None:
             issue = error(
@@ -356,6 +348,9 @@ def _verdict(
     return Reading("partial", tuple(failed), "Q8", "", issues)
 
 
+_BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
+
+
 def _unknown(ident: str, i: int, known: Any) -> Issue:
     """Q8: an itemIdentifier that is not a messageId of the batch, with a hint at what was meant."""
     near = [k for k in known if k.lower() == ident.lower()]
@@ -380,12 +375,13 @@ def _failure(issues: list[Issue]) -> Reading:
     return Reading("failure", (), rule_id, f"Complete failure{tag}: {said} Every message returns to the queue.", issues)
 
 
-_REASONS: Readings[tuple[int, int], str] = Readings()
+#: Q8's partial-failure sentences made so far, by (failed, deleted) counts (`partial_reason` makes each once)
+PARTIAL_REASONS: Readings[tuple[int, int], str] = Readings()
 
 
 def partial_reason(failed: int, deleted: int) -> str:
     """Q8's sentence for a partial failure: how many listed messages return, how many others are deleted."""
-    reason = _REASONS.get((failed, deleted))
+    reason = PARTIAL_REASONS.get((failed, deleted))
     if reason is None:
         listed = "1 listed message returns" if failed == 1 else f"{failed} listed messages return"
         if deleted == 0:
@@ -395,7 +391,7 @@ def partial_reason(failed: int, deleted: int) -> str:
         else:
             rest = f"the other {deleted} are deleted"
         reason = f"Partial failure: {listed} to the queue after the visibility timeout; {rest}."
-        _REASONS.remember((failed, deleted), reason)  # the sentence for a pair of counts is made once
+        PARTIAL_REASONS.remember((failed, deleted), reason)  # the sentence for a pair of counts is made once
     return reason
 
 
