@@ -39,30 +39,31 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
     as the batch's first record shows it (see the module's note). The event as a dict or typed; a record of
     another type is passed over."""
     records = event.get("Records") if type(event) is dict else getattr(event, "records", None)
-    if type(records) is not list and type(records) is not tuple:
+    if not records or (type(records) is not list and type(records) is not tuple):
         return False, None
-    first: Any = records[0] if records else None
-    rec: Any
-    for i, rec in ((0, first),) if type(first) is dict else enumerate(records):  # (the usual batch: no iterator)
-        if type(rec) is dict:
-            arn, attrs = rec.get("eventSourceARN"), rec.get("attributes")
-            if type(attrs) is dict:
-                group, sequence = attrs.get("MessageGroupId"), attrs.get("SequenceNumber")
-            else:
-                group = sequence = None
-        elif hasattr(rec, "event_source_arn"):  # a typed record (its lenient form holds whatever the event had)
-            arn, attrs = rec.event_source_arn, rec.attributes
-            group, sequence = getattr(attrs, "message_group_id", None), getattr(attrs, "sequence_number", None)
+    i, rec = 0, records[0]
+    if type(rec) is not dict and not hasattr(rec, "event_source_arn"):  # pass over items that are not records
+        for i, rec in enumerate(records):  # noqa: B007 - the record found, and where
+            if type(rec) is dict or hasattr(rec, "event_source_arn"):
+                break
         else:
-            continue
-        if type(arn) is str and ":" in arn:  # an ARN that names the queue
-            if arn.endswith(".fifo"):
-                return True, None
-            if group is not None and sequence is not None:  # only a FIFO queue's delivery adds both (Q15)
-                return True, i
             return False, None
-        return group is not None, None  # no ARN to read: a message group says FIFO
-    return False, None
+    if type(rec) is dict:
+        arn, attrs = rec.get("eventSourceARN"), rec.get("attributes")
+        if type(attrs) is dict:
+            group, sequence = attrs.get("MessageGroupId"), attrs.get("SequenceNumber")
+        else:
+            group = sequence = None
+    else:  # a typed record (its lenient form holds whatever the event had)
+        arn, attrs = rec.event_source_arn, rec.attributes
+        group, sequence = getattr(attrs, "message_group_id", None), getattr(attrs, "sequence_number", None)
+    if type(arn) is str and ":" in arn:  # an ARN that names the queue
+        if arn.endswith(".fifo"):
+            return True, None
+        if group is not None and sequence is not None:  # only a FIFO queue's delivery adds both (Q15)
+            return True, i
+        return False, None
+    return group is not None, None  # no ARN to read: a message group says FIFO
 
 
 def is_fifo(event: Any) -> bool:

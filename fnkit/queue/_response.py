@@ -314,7 +314,9 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 broken = True
                 continue
         issue: Issue | None
-        if ident is None:
+        if type(ident) is str:  # (the usual identifier: no type to doubt)
+            issue = None
+        elif ident is None:
             issue = error(
                 f"$.batchItemFailures[{i}].itemIdentifier",
                 "type",
@@ -322,7 +324,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 "Q8",
             )
         else:
-            issue = unreadable("itemIdentifier", ident, i)  # Q8a: not a string
+            issue = unreadable("itemIdentifier", ident, i)  # Q8a: not a string (a str subclass reads)
         if issue is None and not _ITEM_OK(ident):  # "" (the declared constraint)
             issue = Issue(
                 f"$.batchItemFailures[{i}].itemIdentifier",
