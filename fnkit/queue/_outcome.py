@@ -1,4 +1,5 @@
-"""What the queue poller does with a handler's response (Q6, Q7, Q8, Q10)."""
+"""What the queue poller does with a handler's response: Q6 here, and the effect of the outcome rules that
+`._response.read` applies (Q7, Q8, Q8a-c, Q10), split over the batch."""
 
 from __future__ import annotations
 
