@@ -50,6 +50,7 @@ _DECLARING_MODULES = (
     "fnkit._handler_rules",
     "fnkit.queue._config",
     "fnkit.queue._event",
+    "fnkit.queue._fifo",
     "fnkit.queue._response",
     "fnkit.queue._outcome",
     "fnkit.queue._sim",

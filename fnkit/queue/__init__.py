@@ -7,7 +7,6 @@ from ._event import (
     MAX_PAYLOAD_BYTES,
     build_event,
     correlation_ids,
-    is_fifo,
     looks_like,
     md5_of_body,
     md5_of_message_attributes,
@@ -16,6 +15,7 @@ from ._event import (
     queue_arn,
     validate_event,
 )
+from ._fifo import is_fifo
 from ._messages import events_from_messages
 from ._outcome import BatchOutcome, outcome, run
 from ._response import RESPONSE_SHAPE, json_schema, validate_response

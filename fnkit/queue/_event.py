@@ -26,15 +26,15 @@ from .._config import with_settings
 from .._memo import Readings
 from .._report import ContractError, Issue, Report, child_path, error, warning
 from .._settings import Dialect, resolve_dialect
-from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits, snake
+from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits
 from .._validate import Contract, Seen
 from ..rules import rule
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
+from ._fifo import check_fifo, is_fifo
 
 SOURCE = "queue"
 EVENT_SOURCE = {"provider": "provider:queue", "aws": "aws:sqs"}
 TRACE_KEY = {"provider": "ProviderTraceHeader", "aws": "AWSTraceHeader"}
-FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 MAX_MESSAGE_BYTES = 1_048_576  # Q16: 1 MiB, body and message attributes (256 KiB, 262,144, before August 2025)
 MAX_PAYLOAD_BYTES = 6_291_456  # Q17: "6 MB", as the platform counts a synchronous invocation's payload
 
@@ -294,59 +294,6 @@ def _rpath(i: int, *keys: str) -> str:
     return path
 
 
-def _fifo_reading(arn: Any, group: Any, sequence: Any) -> tuple[bool, bool] | None:
-    """(FIFO?, inferred from the attributes despite the ARN?) as one record shows it; None when it does not say.
-
-    The ARN's .fifo decides; an ARN without it whose record carries MessageGroupId and SequenceNumber (only FIFO
-    queues send a SequenceNumber) is a placeholder: FIFO, inferred (Q15). Without an ARN, a group id says FIFO.
-    """
-    if type(arn) is str and ":" in arn:
-        if arn.endswith(".fifo"):
-            return True, False
-        if group is not None and sequence is not None:
-            return True, True
-        return False, False
-    if group is not None:
-        return True, False
-    return None
-
-
-def _fifo_kind(recs: tuple[Any, ...]) -> tuple[bool, int | None]:
-    """(FIFO?, the index of the record whose ARN lacks .fifo when FIFO was inferred from its attributes, else None)."""
-    for i, rec in enumerate(recs):
-        if type(rec) is not QueueRecord:
-            continue
-        attrs = rec.attributes
-        typed = type(attrs) is QueueRecordAttributes
-        reading = _fifo_reading(
-            rec.event_source_arn, attrs.message_group_id if typed else None, attrs.sequence_number if typed else None
-        )
-        if reading is not None:
-            return reading[0], (i if reading[1] else None)
-    return False, None
-
-
-def _typed_fifo(recs: tuple[Any, ...]) -> bool:
-    return _fifo_kind(recs)[0]
-
-
-def is_fifo(event: Any) -> bool:
-    """True when the batch comes from an ordered (FIFO) queue: its ARN ends in .fifo, or its records carry
-    MessageGroupId and SequenceNumber (Q15), or group ids without an ARN."""
-    if type(event) is QueueEvent:
-        return _typed_fifo(_records(event))
-    recs = event.get("Records") if isinstance(event, dict) else None
-    for rec in recs if isinstance(recs, list) else ():
-        if not isinstance(rec, dict):
-            continue
-        attrs = rec.get("attributes")
-        attrs = attrs if isinstance(attrs, dict) else {}
-        reading = _fifo_reading(rec.get("eventSourceARN"), attrs.get("MessageGroupId"), attrs.get("SequenceNumber"))
-        if reading is not None:
-            return reading[0]
-    return False
-
-
 @rule(
     "Q1",
     "queue",
@@ -369,7 +316,7 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
     limit = seen.options.get("batch_size")
     if n <= (DEFAULT_BATCH if limit is None else min(limit, DEFAULT_BATCH)):
         return []  # within every limit there is
-    fifo = n > MAX_BATCH_FIFO and _typed_fifo(event.records)  # only a long batch asks
+    fifo = n > MAX_BATCH_FIFO and is_fifo(event)  # only a long batch asks
     if fifo and n > MAX_BATCH_FIFO:
         return [
             error(
@@ -405,9 +352,10 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
 
 
 # The checks read the event's tables (seen.tables, read once per call): "records" holds a column per
-# record field, "records.attributes" one per attribute; "at" is each row's position in the batch. On
-# the compiled path every record is typed and every column value has its declared type; on the
-# lenient path the tables hold the typed records only, and their columns whatever the event had.
+# record field, "records.attributes" one per attribute; "at" is each row's position in the batch. Each
+# check is one code path for every event: a column holds its declared type when the event is well
+# formed, and whatever the event had when it is not (the walk has named that), so a check guards
+# where a wrong type would stop it (an unhashable value, a body that is not text).
 
 
 @rule(
@@ -417,8 +365,11 @@ def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
     """QS7: no messageId twice in one batch."""
     table = seen.tables["records"]
     ids = table["message_id"]
-    if len(set(ids if seen.typed else [m for m in ids if type(m) is str])) == len(ids):
-        return []
+    try:
+        if len(set(ids)) == len(ids):
+            return []
+    except TypeError:  # an unhashable messageId (the walk named its type): look id by id
+        pass
     out = []
     first: dict[str, int] = {}
     for i, mid in zip(table["at"], ids, strict=True):
@@ -442,9 +393,8 @@ def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
 def check_event_source(event: Any, seen: Seen) -> list[Issue]:
     """QS4: eventSource's spelling tells the dialect (a value of neither spelling is the walk's enum error)."""
     sources = seen.tables["records"]["event_source"]
-    for value in set(sources) if seen.typed else {v for v in sources if type(v) is str}:
-        dialect = _SOURCE_DIALECT.get(value)
-        if dialect is not None:
+    for spelling, dialect in _SOURCE_DIALECT.items():
+        if spelling in sources:
             seen.saw(dialect)
     return []
 
@@ -495,12 +445,11 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
     table = seen.tables["records"]
     arns, regions = table["event_source_arn"], table["aws_region"]
-    if not seen.typed:
-        distinct = {(a, r) for a, r in zip(arns, regions, strict=True) if type(a) is str and type(r) is str}
-    elif arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
-        distinct = {(arns[0], regions[0])}
+    if arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
+        arn, region = arns[0], regions[0]
+        distinct = {(arn, region)} if type(arn) is str and type(region) is str else set()
     else:
-        distinct = set(zip(arns, regions, strict=True))
+        distinct = {(a, r) for a, r in zip(arns, regions, strict=True) if type(a) is str and type(r) is str}
     queues: set[str] = set()
     wrong: dict[tuple[str, str], str] = {}
     for arn, region in distinct:
@@ -542,34 +491,40 @@ def _as_int(text: Any) -> int | None:
     return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
 
 
-def _holds(column: tuple[Any, ...], absent: Any, typed: bool) -> bool:
-    """True when some value of the column is not `absent` (None, or UNSET for a spelling not used)."""
-    if typed:  # declared types only: a C-level count
-        return column.count(absent) != len(column)
-    return any([x is not absent for x in column])  # noqa: C419 - a list is faster than a generator here
+def _holds(column: Sequence[Any], absent: Any) -> bool:
+    """True when some value of the column is not `absent` (None, or UNSET for a spelling not used): a C-level count."""
+    return column.count(absent) != len(column)
+
+
+def _lengths(texts: Sequence[Any]) -> list[int]:
+    """The length of each value of a column of texts (0 for one without a length: the walk named its type)."""
+    try:
+        return [*map(len, texts)]
+    except TypeError:
+        return [len(t) if type(t) is str else 0 for t in texts]
 
 
 def check_attributes(event: Any, seen: Seen) -> list[Issue]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
     table = seen.tables["records.attributes"]
-    typed = seen.typed
-    if typed:  # declared types only: C-level counts
-        n = len(table["at"])
-        provider, aws = table["trace_header__0"].count(_UNSET) != n, table["trace_header__1"].count(_UNSET) != n
-    else:
-        provider, aws = _holds(table["trace_header__0"], _UNSET, False), _holds(table["trace_header__1"], _UNSET, False)
-    if provider:
+    n = len(table["at"])
+    if table["trace_header__0"].count(_UNSET) != n:  # (C-level counts)
         seen.saw("provider")  # ProviderTraceHeader
-    if aws:
+    if table["trace_header__1"].count(_UNSET) != n:
         seen.saw("aws")  # AWSTraceHeader
     sent, first = table["sent_timestamp"], table["approximate_first_receive_timestamp"]
-    # compiled path: the timestamps are digit strings (their declared pattern held); two of one length
-    # compare as their numbers do (C-level), else int() reads them
-    if typed and not (
-        any(map(lt, first, sent))
-        if [*map(len, first)] == [*map(len, sent)]
-        else any(map(lt, map(int, first), map(int, sent)))
-    ):
+    # timestamps are digit strings (their declared pattern): two of one length compare as their numbers do
+    # (C-level), else int() reads them; a pair that says "maybe" is read record by record, where a value
+    # that is not digits (the walk named it) is passed over
+    try:
+        early = (
+            any(map(lt, first, sent))
+            if [*map(len, first)] == [*map(len, sent)]
+            else any(map(lt, map(int, first), map(int, sent)))
+        )
+    except (TypeError, ValueError):
+        early = True
+    if not early:
         return []
     out = []
     for i, sent_at, first_at in zip(table["at"], sent, first, strict=True):
@@ -583,81 +538,6 @@ def check_attributes(event: Any, seen: Seen) -> list[Issue]:
                     "QS3",
                 )
             )
-    return out
-
-
-_FIFO_SLOTS = tuple((key, snake(key)) for key in FIFO_ATTRIBUTES)
-
-
-@rule(
-    "Q15",
-    "queue",
-    "inferred",
-    "A batch whose records carry MessageGroupId and SequenceNumber comes from a FIFO "
-    "queue even when its eventSourceARN lacks .fifo (a placeholder ARN; every FIFO queue's name ends in .fifo): one "
-    "warning for the batch, and the records are checked as FIFO.",
-    origin="kit",
-    severity="warning",
-)
-@rule(
-    "QS5",
-    "queue",
-    "contract",
-    "SequenceNumber, MessageGroupId and MessageDeduplicationId appear in records of "
-    "ordered (FIFO) queues and are absent for standard queues.",
-    origin="spec",
-)
-def check_fifo_attributes(event: Any, seen: Seen) -> list[Issue]:
-    """QS5: FIFO attributes are present exactly in records of ordered queues. Q15: a batch read as FIFO from its
-    attributes whose ARN lacks .fifo is said once, then checked as FIFO."""
-    recs = _records(event)
-    fifo, inferred_at = _fifo_kind(recs)
-    out = []
-    if inferred_at is not None:
-        out.append(
-            warning(
-                _rpath(inferred_at, "eventSourceARN"),
-                "fifo",
-                f"eventSourceARN '{recs[inferred_at].event_source_arn}' does not end in .fifo, yet the records "
-                "carry MessageGroupId and SequenceNumber, which only FIFO queues send, and every FIFO queue's "
-                "name ends in .fifo: the ARN looks like a placeholder. fnkit checks the batch as FIFO.",
-                "Q15",
-            )
-        )
-    table = seen.tables["records.attributes"]
-    columns = [table["sequence_number"], table["message_group_id"], table["message_deduplication_id"]]
-    # every record as the queue kind says: all three present (FIFO), or all three absent (standard)
-    if seen.typed:
-        if (
-            (None not in columns[0] and None not in columns[1] and None not in columns[2])
-            if fifo
-            else (columns[0].count(None) == columns[1].count(None) == columns[2].count(None) == len(columns[0]))
-        ):
-            return out
-    elif set(zip(*[[x is not None for x in c] for c in columns], strict=True)) <= {(fifo, fifo, fifo)}:
-        return out
-    for i, *values in zip(table["at"], *columns, strict=True):
-        for (key, _), value in zip(_FIFO_SLOTS, values, strict=True):
-            here = value is not None
-            if fifo and not here:
-                out.append(
-                    error(
-                        _rpath(i, "attributes", key),
-                        "missing",
-                        f"Records of a FIFO queue carry {key}; it is missing.",
-                        "QS5",
-                    )
-                )
-            elif not fifo and here:
-                out.append(
-                    error(
-                        _rpath(i, "attributes", key),
-                        "unexpected",
-                        f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue "
-                        "is standard.",
-                        "QS5",
-                    )
-                )
     return out
 
 
@@ -677,15 +557,13 @@ def check_md5_of_body(event: Any, seen: Seen) -> list[Issue]:
     """Q13: md5OfBody matches the body."""
     table = seen.tables["records"]
     bodies, digests = table["body"], table["md5_of_body"]
-    if seen.typed:
-        try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
-            expected: list[str | None] = [_md5(body.encode()).hexdigest() for body in bodies]
-        except UnicodeEncodeError:  # a lone surrogate: its bytes as the platform would hash them
-            expected = [_md5(body.encode("utf-8", "surrogatepass")).hexdigest() for body in bodies]
-        if expected == [*digests]:
-            return []
-    else:
+    try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
+        expected: list[str | None] = [_md5(body.encode()).hexdigest() for body in bodies]
+    except (UnicodeEncodeError, AttributeError):  # a lone surrogate (hashed as the platform would), or a body
+        # that is not text (the walk named it: no digest to compare)
         expected = [_md5(b.encode("utf-8", "surrogatepass")).hexdigest() if type(b) is str else None for b in bodies]
+    if expected == [*digests]:
+        return []
     return [
         error(
             _rpath(i, "md5OfBody"), "mismatch", f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13"
@@ -744,11 +622,7 @@ def check_message_attributes(event: Any, seen: Seen) -> list[Issue]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
     table = seen.tables["records"]
     attributes, digests = table["message_attributes"], table["md5_of_message_attributes"]
-    if (
-        not any(attributes) and not _holds(digests, None, seen.typed)
-        if seen.typed
-        else not any([a or d is not None for a, d in zip(attributes, digests, strict=True)])  # noqa: C419 - faster
-    ):
+    if not any(attributes) and not _holds(digests, None):
         return []  # no attributes and no digest anywhere: nothing to check
     return [*_message_attribute_issues(table["at"], attributes, digests)]
 
@@ -917,15 +791,15 @@ def check_message_size(event: Any, seen: Seen) -> list[Issue]:
     """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
     table = seen.tables["records"]
     bodies, attributes = table["body"], table["message_attributes"]
-    texts = bodies if seen.typed else [b if type(b) is str else "" for b in bodies]
-    longest = 4 * max(map(len, texts), default=0)  # UTF-8 takes at most 4 bytes a character
+    lengths = _lengths(bodies)
+    longest = 4 * max(lengths, default=0)  # UTF-8 takes at most 4 bytes a character
     if longest <= MAX_MESSAGE_BYTES and (
         not any(attributes) or longest + sum([_attributes_bound(a) for a in attributes if a]) <= MAX_MESSAGE_BYTES
     ):
         return []  # the longest body and every attribute together could not reach the limit
     out = []
-    for i, body, attrs in zip(table["at"], texts, attributes, strict=True):
-        if 4 * len(body) + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:
+    for i, body, length, attrs in zip(table["at"], bodies, lengths, attributes, strict=True):
+        if type(body) is not str or 4 * length + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:
             continue
         body_bytes = len(body.encode("utf-8", "surrogatepass"))
         size = body_bytes + _attributes_size(attrs)
@@ -960,9 +834,8 @@ def check_payload_size(event: Any, seen: Seen) -> list[Issue]:
     """Q17: the event's JSON fits one invocation (measured only when the lengths alone cannot tell)."""
     table = seen.tables["records"]
     bodies, attributes = table["body"], table["message_attributes"]
-    texts = bodies if seen.typed else [b for b in bodies if type(b) is str]
     # JSON takes at most 6 bytes a character (a control character as \u00XX)
-    bound = 6 * sum(map(len, texts)) + len(bodies) * _RECORD_ALLOWANCE
+    bound = 6 * sum(_lengths(bodies)) + len(bodies) * _RECORD_ALLOWANCE
     if bound <= MAX_PAYLOAD_BYTES and (
         not any(attributes) or bound + 2 * sum([_attributes_bound(a) for a in attributes if a]) <= MAX_PAYLOAD_BYTES
     ):
@@ -970,7 +843,7 @@ def check_payload_size(event: Any, seen: Seen) -> list[Issue]:
     try:
         size, exact = len(msgspec.json.encode(event)), True
     except (TypeError, ValueError, UnicodeEncodeError, OverflowError):  # a lenient value JSON cannot carry as it is
-        size, exact = sum(len(b.encode("utf-8", "surrogatepass")) for b in texts), False
+        size, exact = sum(len(b.encode("utf-8", "surrogatepass")) for b in bodies if type(b) is str), False
     if size <= MAX_PAYLOAD_BYTES:
         return []
     return [
@@ -991,7 +864,7 @@ EVENT_CHECKS = [
     check_event_source,
     check_arn_region,
     check_attributes,
-    check_fifo_attributes,
+    check_fifo,
     check_md5_of_body,
     check_message_attributes,
     check_message_size,

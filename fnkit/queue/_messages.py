@@ -29,6 +29,7 @@ from ._event import (
 from ._event import (
     queue_arn as make_queue_arn,
 )
+from ._fifo import is_fifo
 
 SOURCE = "queue"
 REQUIRED = ("MessageId", "ReceiptHandle", "Body")
@@ -371,7 +372,7 @@ def events_from_messages(
     def produce(stream: ImportStream) -> Producer:
         batch: list[dict[str, Any]] = []
         ids: set[str] = set()
-        fifo_seen: bool | None = None if queue_arn is None else queue_arn.endswith(".fifo")
+        fifo_seen: bool | None = None  # the queue's kind, from the first message (and queue_arn)
         limit = batch_size
         arn = queue_arn
         region = arn_match.group(1) if arn_match else "us-east-1"
@@ -384,15 +385,21 @@ def events_from_messages(
             if why is not None:
                 yield unreadable(where, f"{label} cannot be a record: {why}.", SOURCE)
                 continue
-            fifo = "MessageGroupId" in (message.get("Attributes") or {})
-            if fifo_seen is None or arn is None:  # the first message, when no queue_arn was given
-                fifo_seen = fifo
-                arn = make_queue_arn(fifo=fifo, dialect=dialect)
-            elif fifo != fifo_seen:
-                kind = "a FIFO queue's (it has a MessageGroupId)" if fifo else "a standard queue's (no MessageGroupId)"
+            attributes = message.get("Attributes") or {}
+            group = attributes.get("MessageGroupId")
+            if fifo_seen is None or arn is None:  # the first message: it and queue_arn tell the queue's kind, as
+                # the event's checks will read it
+                fifo_seen = is_fifo({"Records": [{"eventSourceARN": queue_arn, "attributes": attributes}]})
+                arn = queue_arn or make_queue_arn(fifo=fifo_seen, dialect=dialect)
+            if (group is not None) != fifo_seen:
+                kind = (
+                    "a FIFO queue's (it has a MessageGroupId)"
+                    if group is not None
+                    else "a standard queue's (no MessageGroupId)"
+                )
                 stream.note(
                     where,
-                    f"{label} is {kind}, unlike the messages before it; the record will not validate "
+                    f"{label} is {kind}, unlike the queue's other messages; the record will not validate "
                     "in this queue's event (QS5).",
                     code="conflict",
                 )

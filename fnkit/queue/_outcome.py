@@ -1,4 +1,5 @@
-"""What the queue poller does with a handler's response (Q6, Q7, Q8, Q10)."""
+"""What the queue poller does with a handler's response: Q6 here, and the effect of the outcome rules that
+`._response.read` applies (Q7, Q8, Q8a-c, Q10), split over the batch."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ import msgspec
 from .. import rules as _rules
 from .._call import PlannedCall
 from .._config import with_settings
-from .._invoke import Context, Invocation, encode_response
-from .._memo import Readings
+from .._invoke import Context, Invocation
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
-from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning
+from .._report import MISSING, ContractError, Issue, Report, decode_json, error
 from ..rules import rule
 from ..types import Isolation, QueueKind
 from ._config import QueueConfig
 from ._event import correlation_ids, validate_event
-from ._response import QueueResponse, iter_group_order, read_response
+from ._fifo import GROUP_ORDER_BREAKS
+from ._response import NOT_JSON, PARTIAL_REASONS, partial_reason, platform_reads, read
 
 _EMPTY = Report((), "queue", None, "response")
 _DEFAULTS = QueueConfig.of()  # the settings of a call that names none
@@ -129,31 +130,6 @@ class BatchOutcome(msgspec.Struct):
 _TONES = {"success": "good", "partial": "mixed", "failure": "bad"}
 
 
-_INVALID = object()  # the platform could not read JSON
-
-
-def _platform_reads(response: Any) -> Any:
-    """What the poller reads: the decoded JSON of `Raw` text, a Python value as its JSON would decode
-    (the typed response straight away when it is a well-formed object), or _INVALID when it is not JSON."""
-    if type(response) is dict:
-        try:  # a well-formed answer is JSON as it is: no need to encode it and read it back
-            return msgspec.convert(response, QueueResponse, strict=True)
-        except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
-            pass
-    elif response is None:
-        return None
-    if isinstance(response, Raw):
-        text = response.text()
-    else:
-        text, _ = encode_response(response)
-    if text is None:
-        return _INVALID
-    try:  # a response file written with a byte-order mark reads as its content, as validate_response reads it (G0)
-        return loads_strict(strip_bom(text)[0])
-    except (ValueError, RecursionError):
-        return _INVALID
-
-
 @with_settings(QueueConfig, "report_batch_item_failures")
 def outcome(event: Any, response: Any, *, config: QueueConfig | None = None, **settings: Any) -> BatchOutcome:
     """What the poller does with `response` (a returned value, `Raw`, or an `Invocation`) for this batch.
@@ -211,159 +187,46 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
     return None
 
 
-_SUCCESS = "Complete success: no failures reported, so every message is deleted."
-_MISSPELLED = (
-    "Complete success (inferred): no batchItemFailures key, so every message is deleted; a misspelled key "
-    "loses the failures."
-)
-_NOT_JSON = "The response is not valid JSON: complete failure, every message returns to the queue."
-
-
-@rule(
-    "Q8",
-    "queue",
-    "contract",
-    "Reporting on: null, {}, null or [] batchItemFailures is complete success; invalid "
-    'JSON or an itemIdentifier that is "", null, under another key or not in the batch is complete failure; '
-    "otherwise the listed messages fail.",
-    severity="outcome",
-)
 def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True) -> BatchOutcome:
-    """The one decision: `response` (a value, `Raw` or an `Invocation`) is normalised to what the poller
-    reads, then read once (Q6, Q7, Q8, Q8a-c, Q10). Equivalent responses get the same outcome."""
+    """What the poller does with `response` (a value, `Raw` or an `Invocation`) for the batch of `ids`: Q6 when
+    the function failed, else the response as the poller reads it (`platform_reads`), read once by the outcome
+    rules (`read`: Q7, or Q8 with Q8a-c and Q10), whose effect is split over the batch here."""
     invocation: Invocation | None = None
-    unencodable: str | None = None  # why JSON could not encode what the handler returned
+    notes: list[Issue]
+    unencodable: str | None
     if type(response) is Invocation:
         invocation = response
         stopped: BatchOutcome | None = _invocation_failed(ids, invocation)  # `@rule` leaves it untyped
         if stopped is not None:
             return stopped
-        if invocation.response_text is None:
-            unencodable = invocation.encode_error or "unknown reason"
-            value = _INVALID
-        else:  # what it returned reads as its JSON text does (_platform_reads encodes what is not plain JSON)
-            value = _platform_reads(invocation.returned)
+        if invocation.response_text is None:  # what it returned could not be encoded
+            value, notes, unencodable = NOT_JSON, [], invocation.encode_error or "unknown reason"
+        else:
+            value, notes, unencodable = platform_reads(invocation.returned, text_is_json=False)
     else:
-        value = _platform_reads(response)
-    if not reporting:
-        ignored: BatchOutcome = _not_reporting(ids, value, invocation, unencodable)  # `@rule` leaves it untyped
-        return ignored
-    if value is _INVALID:
-        issue = (
-            error("$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", "H2")
-            if unencodable
-            else error("$", "format", "The response is not valid JSON.", "Q8")
-        )
-        return _all_fail(ids, "Q8", _NOT_JSON, [issue], invocation)
+        value, notes, unencodable = platform_reads(response, text_is_json=False)
     all_ids = ids if type(ids) is tuple else tuple(ids)
-    kind, failed, issues = read_response(value, all_ids)
-    if kind == "partial":
-        one = failed[0] if len(failed) == 1 else None
-        at = all_ids.index(one) if one is not None else 0  # read_response found it in the batch
-        if one is not None and one not in all_ids[at + 1 :]:  # one listed message, once in the batch: cut it out
-            ordered: tuple[str, ...] = (one,)
-            deleted = all_ids[:at] + all_ids[at + 1 :]
-        else:
-            fset = set(failed)
-            deleted = tuple(filterfalse(fset.__contains__, all_ids))
-            ordered = tuple(failed) if one is not None else tuple(filter(fset.__contains__, all_ids))  # batch order
-        reason = _REASONS.get((len(failed), len(deleted))) or _partial_reason(len(failed), len(deleted))
-        records = event.get("Records") if isinstance(event, dict) else None
-        # Q10 applies when the records carry message groups (a FIFO batch)
-        first = records[0] if isinstance(records, list) and records else None
-        attrs = first.get("attributes") if isinstance(first, dict) else None
-        if isinstance(records, list) and isinstance(attrs, dict) and "MessageGroupId" in attrs:
-            issues.extend(iter_group_order(records, set(failed)))
-            if any(i.rule == "Q10" for i in issues):
-                reason += " The FIFO group order breaks (see warnings)."
-        report = Report(issues, "queue", None, "response") if issues else _EMPTY
-        return BatchOutcome("partial", ordered, deleted, "Q8", reason, report, invocation, all_ids)
+    reading = read(value, all_ids, reporting, notes, unencodable, event)
+    kind, failed, rule_id, reason, issues = reading.kind, reading.failed, reading.rule, reading.reason, reading.issues
+    report = Report(issues, "queue", None, "response") if issues else _EMPTY
     if kind == "success":
-        q8b = any(i.rule == "Q8b" for i in issues)
-        report = Report(issues, "queue", None, "response") if issues else _EMPTY
-        return BatchOutcome(
-            "success",
-            (),
-            all_ids,
-            "Q8b" if q8b else "Q8",
-            _MISSPELLED if q8b else _SUCCESS,
-            report,
-            invocation,
-            all_ids,
-        )
-    cause = next((i for i in issues if i.severity == "error"), None)
-    rule_id = cause.rule if cause is not None and cause.rule else "Q8"
-    tag = " (inferred)" if _rules.get(rule_id).inferred else ""
-    reason = (
-        f"Complete failure{tag}: {cause.message if cause else 'the response is invalid.'} "
-        "Every message returns to the queue."
-    )
-    return _all_fail(ids, rule_id, reason, issues, invocation)
-
-
-_REASONS: Readings[tuple[int, int], str] = Readings()
-
-
-def _partial_reason(failed: int, deleted: int) -> str:
-    reason = _REASONS.get((failed, deleted))
-    if reason is None:
-        listed = "1 listed message returns" if failed == 1 else f"{failed} listed messages return"
-        if deleted == 0:
-            rest = "no other message is deleted"
-        elif deleted == 1:
-            rest = "the other one is deleted"
-        else:
-            rest = f"the other {deleted} are deleted"
-        reason = f"Partial failure: {listed} to the queue after the visibility timeout; {rest}."
-        _REASONS.remember((failed, deleted), reason)  # the sentence for a pair of counts is made once
-    return reason
-
-
-@rule(
-    "Q7",
-    "queue",
-    "inferred",
-    "Reporting (ReportBatchItemFailures) off and the function succeeded: the response is "
-    "ignored and the whole batch is deleted; returned failures are lost.",
-    severity="outcome",
-)
-def _not_reporting(
-    ids: Sequence[str], value: Any, invocation: Invocation | None, unencodable: str | None
-) -> BatchOutcome:
-    issues: list[Issue] = []
-    if unencodable is not None:
-        issues.append(
-            warning(
-                "$",
-                "encoding",
-                f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
-                "H2",
-            )
-        )
-    if type(value) is QueueResponse:
-        failures = value.batch_item_failures
+        return BatchOutcome("success", (), all_ids, rule_id, reason, report, invocation, all_ids)
+    if kind == "failure":
+        return BatchOutcome("failure", all_ids, (), rule_id, reason, report, invocation, all_ids)
+    one = failed[0] if len(failed) == 1 else None
+    at = all_ids.index(one) if one is not None else 0  # the reading found it in the batch
+    if one is not None and one not in all_ids[at + 1 :]:  # one listed message, once in the batch: cut it out
+        ordered: tuple[str, ...] = failed
+        deleted = all_ids[:at] + all_ids[at + 1 :]
     else:
-        failures = value.get("batchItemFailures") if isinstance(value, dict) else None
-    if isinstance(failures, (list, tuple)) and failures:
-        issues.append(
-            warning(
-                "$.batchItemFailures",
-                "ignored",
-                f"Partial-batch reporting is off: the {len(failures)} reported failure(s) are ignored and deleted "
-                "with the rest. They are lost.",
-                "Q7",
-            )
-        )
-    return BatchOutcome(
-        "success",
-        (),
-        tuple(ids),
-        "Q7",
-        "Success (inferred): reporting is off, so the response is ignored and the whole batch is deleted.",
-        Report(issues, "queue", None, "response"),
-        invocation,
-        tuple(ids),
-    )
+        fset = set(failed)
+        deleted = tuple(filterfalse(fset.__contains__, all_ids))
+        ordered = failed if one is not None else tuple(filter(fset.__contains__, all_ids))  # batch order
+    counts = (len(failed), len(deleted))
+    reason = PARTIAL_REASONS.get(counts) or partial_reason(*counts)
+    if issues and any(i.rule == "Q10" for i in issues):
+        reason += GROUP_ORDER_BREAKS
+    return BatchOutcome("partial", ordered, deleted, rule_id, reason, report, invocation, all_ids)
 
 
 @with_settings(QueueConfig, "report_batch_item_failures")

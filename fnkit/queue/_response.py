@@ -1,26 +1,31 @@
-"""The queue response: `batchItemFailures`, and how the platform reads it (Q8, Q8a-c).
+"""The queue response: `batchItemFailures`, and the outcome rules that read it (Q7, Q8, Q8a-c; Q10 in ._fifo).
 
-`read_response(value, batch_ids)` is the one reading of a decoded response: the compiled
-shape takes the common, well-formed answers in one `msgspec.convert`; anything else is read
-entry by entry, saying where and why. Both ways judge the listed itemIdentifiers with the same
-`_identifiers`, so the verdicts cannot drift apart.
+Each rule is one function that reads the values it needs, says its issues and states its effect:
+`reporting_off` (Q7), `reporting_on` (Q8, which asks `unreadable` (Q8a), `misspelled_keys` (Q8b) and
+`listed_before` (Q8c) for their parts). `platform_reads` turns a response into what the poller reads
+(the typed response, in one `msgspec.convert`, for the usual well-formed answers), and `read` applies
+the rules once: `validate_response` reports the reading's issues and `outcome` acts on its effect,
+so the two cannot disagree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from operator import attrgetter
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 
+from .. import rules as _rules
 from .._config import with_settings
+from .._invoke import encode_response
+from .._memo import Readings
 from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
 from .._shape import F, ListOf, Nullable, Shape, Text
 from .._table import short_id
 from ..rules import rule
 from ..types import QueueKind
 from ._config import QueueConfig
+from ._fifo import group_order
 
 ITEM_IDENTIFIER = Text(min_len=1, rule="Q8", message="itemIdentifier is an empty string, so the whole batch fails.")
 ITEM_FAILURE = Shape(
@@ -57,6 +62,385 @@ _ITEM_IDENTIFIER = attrgetter("item_identifier")  # the identifiers of typed fai
 _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "failures", "itemfailures"}
 
 
+class _NotJson:
+    def __repr__(self) -> str:
+        return "NOT_JSON"
+
+
+#: what the poller reads of a response that is not JSON (invalid text, or a value JSON cannot encode)
+NOT_JSON: Any = _NotJson()
+
+
+class Reading(msgspec.Struct, frozen=True, gc=False):
+    """What the outcome rules make of one response, which `validate_response` and `outcome` both report.
+
+    The effect: `kind` ("success", "partial" or "failure") and `failed` (the listed messageIds, in listing
+    order, each once); `rule`, the rule that decided it; `reason`, its sentence ("" for a partial failure,
+    whose sentence counts the batch: `partial_reason`); and `issues`, the located sentences that say why.
+    (A msgspec Struct: made in C, as every outcome makes one.)
+    """
+
+    kind: QueueKind
+    failed: tuple[str, ...]
+    rule: str
+    reason: str
+    issues: list[Issue]
+
+
+def _typed(value: dict[Any, Any]) -> Any:
+    """The typed response of a well-formed object ({}, null failures, a list of itemIdentifier objects), else None."""
+    try:
+        return msgspec.convert(value, QueueResponse, strict=True)
+    except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):  # msgspec cannot word a lone surrogate
+        return None
+
+
+def platform_reads(response: Any, *, text_is_json: bool) -> tuple[Any, list[Issue], str | None]:
+    """What the poller reads of `response`: (the value, what reading its text said, why JSON cannot encode it).
+
+    The value is the typed response when it is a well-formed object, else its JSON as decoded (None for null),
+    or NOT_JSON. `Raw` is JSON text; with `text_is_json` so are str and bytes (what `validate_response` takes),
+    without it (a handler's return) a str is a JSON string. Any other value reads as its JSON encoding does (a
+    tuple as a list), or is NOT_JSON with the reason JSON cannot encode it (a set, bytes, NaN). What reading
+    the text said: a byte-order mark skipped (G0, a warning), or why the text is not JSON (errors).
+    """
+    if type(response) is dict:
+        try:  # the usual answer: typed in one call, no need to encode it and read it back
+            return msgspec.convert(response, QueueResponse, strict=True), [], None
+        except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):  # (msgspec cannot word a lone surrogate)
+            pass
+    elif response is None:
+        return None, [], None
+    if isinstance(response, Raw) or (text_is_json and isinstance(response, (str, bytes, bytearray, memoryview))):
+        value, notes = decode_json(response, "Q8")
+    else:
+        text, why = encode_response(response)
+        if text is None:
+            return NOT_JSON, [], why or "unknown reason"
+        value, notes = decode_json(text, "Q8")
+    if value is MISSING:
+        return NOT_JSON, notes, None
+    if type(value) is dict:
+        typed = _typed(value)
+        if typed is not None:
+            return typed, notes, None
+    return value, notes, None
+
+
+def read(
+    value: Any,
+    batch_ids: tuple[str, ...] | None,
+    reporting: bool = True,
+    notes: list[Issue] | None = None,
+    unencodable: str | None = None,
+    event: Any = None,
+) -> Reading:
+    """The one reading of a response (what `platform_reads` made of it) by the outcome rules: Q7 when reporting
+    is off, else Q8 (with Q8a-c), and Q10 over a partial failure of a FIFO batch (`event` as a dict).
+    `batch_ids`: the batch's messageIds, or None to match no batch (only the response's own form is judged)."""
+    if not reporting:
+        ignored: Reading = reporting_off(value, unencodable)  # `@rule` leaves it untyped
+        return ignored
+    reading: Reading = reporting_on(value, batch_ids, [] if notes is None else notes, unencodable)
+    if reading.kind == "partial" and event is not None:
+        order = group_order(event, reading.failed)
+        if order:
+            reading.issues.extend(order)
+    return reading
+
+
+def read_response(value: Any, batch_ids: tuple[str, ...] | None) -> Reading:
+    """The reading of a decoded response with reporting on (`read` with its defaults)."""
+    return read(value, batch_ids)
+
+
+_IGNORED = "Success (inferred): reporting is off, so the response is ignored and the whole batch is deleted."
+
+
+@rule(
+    "Q7",
+    "queue",
+    "inferred",
+    "Reporting (ReportBatchItemFailures) off and the function succeeded: the response is "
+    "ignored and the whole batch is deleted; returned failures are lost.",
+    severity="outcome",
+)
+def reporting_off(value: Any, unencodable: str | None) -> Reading:
+    """Q7: with partial-batch reporting off, the platform ignores the response, whatever it is, and deletes the
+    whole batch: no error; a warning when it lists failures (they are lost), or when JSON cannot encode it (H2)."""
+    issues: list[Issue] = []
+    if unencodable is not None:
+        issues.append(
+            warning(
+                "$",
+                "encoding",
+                f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
+                "H2",
+            )
+        )
+    if type(value) is QueueResponse:
+        failures = value.batch_item_failures
+    else:
+        failures = value.get("batchItemFailures") if type(value) is dict else None
+    if isinstance(failures, (list, tuple)) and failures:
+        issues.append(
+            warning(
+                "$.batchItemFailures",
+                "ignored",
+                f"Partial-batch reporting is off: the {len(failures)} reported failure(s) are ignored and deleted "
+                "with the rest. They are lost.",
+                "Q7",
+            )
+        )
+    elif failures is not None and not isinstance(failures, (list, tuple)):
+        issues.append(
+            warning(
+                "$.batchItemFailures",
+                "ignored",
+                f"Partial-batch reporting is off: the platform ignores batchItemFailures ({describe(failures)}) and "
+                "deletes the whole batch, so the failures it was meant to report are lost.",
+                "Q7",
+            )
+        )
+    return Reading("success", (), "Q7", _IGNORED, issues)
+
+
+_SUCCESS = "Complete success: no failures reported, so every message is deleted."
+_NOT_JSON = "The response is not valid JSON: complete failure, every message returns to the queue."
+
+
+@rule(
+    "Q8",
+    "queue",
+    "contract",
+    "Reporting on: null, {}, null or [] batchItemFailures is complete success; invalid "
+    'JSON or an itemIdentifier that is "", null, under another key or not in the batch is complete failure; '
+    "otherwise the listed messages fail.",
+    severity="outcome",
+)
+def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issue], unencodable: str | None) -> Reading:
+    """Q8: what the poller does with the response of a function that succeeded, reporting on: complete success
+    (null, {}, batchItemFailures null or []), complete failure (not JSON; an itemIdentifier "", null, under
+    another key or not in the batch; any Q8a error), else the listed messages fail. Q8b and Q8c say their part.
+    `notes`: what reading the text said (a list this reading may extend)."""
+    if value is NOT_JSON:
+        if unencodable is not None:
+            cause = error("$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", "H2")
+            return Reading("failure", (), "Q8", _NOT_JSON, [cause])
+        said = [
+            i
+            if i.severity == "warning"
+            else Issue(
+                i.path, i.code, i.message + " The platform treats invalid JSON as a complete failure.", "error", "Q8"
+            )
+            for i in notes
+        ]
+        return Reading("failure", (), "Q8", _NOT_JSON, said)
+    issues = notes
+    idents: Any
+    entry_notes: list[list[Issue]] | None = None  # what each entry says before its identifier is judged
+    if type(value) is QueueResponse:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
+        failures = value.batch_item_failures
+        if not failures:
+            return Reading("success", (), "Q8", _SUCCESS, issues)
+        idents = map(_ITEM_IDENTIFIER, failures)
+    else:  # any other decoded value: read entry by entry
+        if value is None:
+            return Reading("success", (), "Q8", _SUCCESS, issues)
+        wrong = unreadable("response", value)
+        if wrong is not None:
+            issues.append(wrong)
+            return _failure(issues)
+        said, misspelled = misspelled_keys(value)
+        issues.extend(said)
+        failures = value.get("batchItemFailures")
+        if failures is None:
+            return (
+                Reading("success", (), "Q8b", _MISSPELLED, issues)
+                if misspelled
+                else Reading("success", (), "Q8", _SUCCESS, issues)
+            )
+        wrong = unreadable("batchItemFailures", failures)
+        if wrong is not None:
+            issues.append(wrong)
+            return _failure(issues)
+        idents = []
+        entry_notes = []
+        for i, item in enumerate(failures):
+            wrong = unreadable("entry", item, i)
+            if wrong is not None:
+                entry_notes.append([wrong])
+                idents.append(_BROKEN)
+            elif "itemIdentifier" not in item:
+                other = ", ".join(repr(k) for k in item) or "no key at all"
+                entry_notes.append(
+                    [
+                        error(
+                            f"$.batchItemFailures[{i}].itemIdentifier",
+                            "missing",
+                            f"The failure has {other} instead of 'itemIdentifier' (a wrong key name), so the whole "
+                            "batch fails.",
+                            "Q8",
+                        )
+                    ]
+                )
+                idents.append(_BROKEN)
+            else:
+                entry_notes.append(
+                    [
+                        warning(
+                            child_path(f"$.batchItemFailures[{i}]", key),
+                            "unknown",
+                            f"'{key}' is ignored; a failure carries only itemIdentifier.",
+                            "G1",
+                        )
+                        for key in item
+                        if key != "itemIdentifier"
+                    ]
+                )
+                idents.append(item["itemIdentifier"])
+    # each listed identifier, in listing order, names a message of the batch, once: else the first thing wrong
+    known: Any = batch_ids
+    if known is not None and len(known) > 32:
+        known = set(known)  # a long batch: look ids up in a set
+    failed: list[str] = []
+    listed: set[str] = set()
+    broken = False
+    for i, ident in enumerate(idents):
+        if entry_notes is not None:
+            if entry_notes[i]:
+                issues.extend(entry_notes[i])
+            if ident is _BROKEN:
+                broken = True
+                continue
+        issue: Issue | None
+        if type(ident) is str:  # (the usual identifier: no type to doubt)
+            issue = None
+        elif ident is None:
+            issue = error(
+                f"$.batchItemFailures[{i}].itemIdentifier",
+                "type",
+                "itemIdentifier is null, so the whole batch fails.",
+                "Q8",
+            )
+        else:
+            issue = unreadable("itemIdentifier", ident, i)  # Q8a: not a string (a str subclass reads)
+        if issue is None and not _ITEM_OK(ident):  # "" (the declared constraint)
+            issue = Issue(
+                f"$.batchItemFailures[{i}].itemIdentifier",
+                ITEM_IDENTIFIER.code,
+                ITEM_IDENTIFIER.sentence(ident),
+                "error",
+                ITEM_IDENTIFIER.rule,
+            )
+        if issue is None and known is not None and ident not in known:
+            issue = _unknown(ident, i, known)
+        if issue is None:
+            issue = listed_before(ident, i, listed)  # Q8c
+        if issue is None:
+            listed.add(ident)
+            failed.append(ident)
+        else:
+            issues.append(issue)
+            broken = broken or issue.severity == "error"
+    if broken:
+        return _failure(issues)
+    if not failed:  # an empty list
+        return Reading("success", (), "Q8", _SUCCESS, issues)
+    return Reading("partial", tuple(failed), "Q8", "", issues)
+
+
+_BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
+
+
+def _unknown(ident: str, i: int, known: Any) -> Issue:
+    """Q8: an itemIdentifier that is not a messageId of the batch, with a hint at what was meant."""
+    near = [k for k in known if k.lower() == ident.lower()]
+    hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
+    if not near and ident.startswith("AQEB") and len(ident) > 40:
+        # the queue's receipt handles start so: name what was listed, and what to list instead
+        hint = ' It looks like a receiptHandle: list the record\'s messageId (record["messageId"]).'
+    return error(
+        f"$.batchItemFailures[{i}].itemIdentifier",
+        "unknown",
+        f"'{short_id(ident)}' is not a messageId of this batch, so the whole batch fails.{hint}",
+        "Q8",
+    )
+
+
+def _failure(issues: list[Issue]) -> Reading:
+    """Complete failure: the rule of the first error decides, and its sentence is the reason."""
+    cause = next((i for i in issues if i.severity == "error"), None)
+    rule_id = cause.rule if cause is not None and cause.rule else "Q8"
+    tag = " (inferred)" if _rules.get(rule_id).inferred else ""
+    said = cause.message if cause is not None else "the response is invalid."
+    return Reading("failure", (), rule_id, f"Complete failure{tag}: {said} Every message returns to the queue.", issues)
+
+
+#: Q8's partial-failure sentences made so far, by (failed, deleted) counts (`partial_reason` makes each once)
+PARTIAL_REASONS: Readings[tuple[int, int], str] = Readings()
+
+
+def partial_reason(failed: int, deleted: int) -> str:
+    """Q8's sentence for a partial failure: how many listed messages return, how many others are deleted."""
+    reason = PARTIAL_REASONS.get((failed, deleted))
+    if reason is None:
+        listed = "1 listed message returns" if failed == 1 else f"{failed} listed messages return"
+        if deleted == 0:
+            rest = "no other message is deleted"
+        elif deleted == 1:
+            rest = "the other one is deleted"
+        else:
+            rest = f"the other {deleted} are deleted"
+        reason = f"Partial failure: {listed} to the queue after the visibility timeout; {rest}."
+        PARTIAL_REASONS.remember((failed, deleted), reason)  # the sentence for a pair of counts is made once
+    return reason
+
+
+#: what the platform reads at each place of a response, where it is, and what it says of anything else (Q8a)
+_PLACES: dict[str, tuple[type, str, str]] = {
+    "response": (dict, "$", "The response is {}; the platform reads only an object or null, so the whole batch fails."),
+    "batchItemFailures": (
+        list,
+        "$.batchItemFailures",
+        "batchItemFailures is {}; it must be a list, so the whole batch fails.",
+    ),
+    "entry": (
+        dict,
+        "$.batchItemFailures[{i}]",
+        "Each failure is an object with itemIdentifier; this one is {}, so the whole batch fails.",
+    ),
+    "itemIdentifier": (
+        str,
+        "$.batchItemFailures[{i}].itemIdentifier",
+        "itemIdentifier is {}; it must be the messageId string, so the whole batch fails.",
+    ),
+}
+
+
+@rule(
+    "Q8a",
+    "queue",
+    "inferred",
+    "Also complete failure: a top level that is not an object or null, batchItemFailures "
+    "not a list, an entry not an object, an itemIdentifier not a string.",
+)
+def unreadable(place: str, value: Any, i: int = 0) -> Issue | None:
+    """Q8a: a value the platform cannot read at its `place` of the response ("response", "batchItemFailures",
+    the `i`th "entry" or its "itemIdentifier"; null is Q8's): an error, and the whole batch fails; None when it
+    reads."""
+    kind, path, sentence = _PLACES[place]
+    if isinstance(value, kind):
+        return None
+    return error(path.format(i=i), "type", sentence.format(describe(value)), "Q8a")
+
+
+_MISSPELLED = (
+    "Complete success (inferred): no batchItemFailures key, so every message is deleted; a misspelled key "
+    "loses the failures."
+)
+
+
 @rule(
     "Q8b",
     "queue",
@@ -64,14 +448,17 @@ _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "f
     "A misspelled top-level key (e.g. BatchItemFailures) reads as no failures: complete success, with a loud warning.",
     severity="warning",
 )
-def _key_issues(response: dict[Any, Any]) -> list[Issue]:
-    """Q8b and G1: keys other than batchItemFailures are ignored; a misspelling of it loses the failures."""
+def misspelled_keys(response: dict[Any, Any]) -> tuple[list[Issue], bool]:
+    """Q8b (and G1): keys other than batchItemFailures are ignored; a misspelling of it loses the failures, and
+    decides the success when batchItemFailures is absent (its sentence: `_MISSPELLED`). (issues, misspelled?)"""
     issues = []
+    misspelled = False
     for key in response:
         if key == "batchItemFailures":
             continue
         path = child_path("$", key)
         if isinstance(key, str) and key.lower().replace("_", "") in _SPELLINGS:
+            misspelled = True
             issues.append(
                 warning(
                     path,
@@ -85,193 +472,20 @@ def _key_issues(response: dict[Any, Any]) -> list[Issue]:
             issues.append(
                 warning(path, "unknown", f"'{key}' is not part of the response; the platform ignores it.", "G1")
             )
-    return issues
-
-
-def read_response(response: Any, batch_ids: Any) -> tuple[QueueKind, list[str], list[Issue]]:
-    """Read a decoded response as the platform does: (kind, failed ids in listing order, issues).
-
-    kind is "success", "partial" or "failure". With `batch_ids` None, ids are not matched
-    against a batch (only the response's own form is judged).
-    """
-    if type(response) is QueueResponse:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
-        typed = response
-    elif response is None:
-        return "success", [], []
-    elif type(response) is dict:
-        try:
-            typed = msgspec.convert(response, QueueResponse, strict=True)
-        except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot word an error about a lone surrogate
-            typed = None
-    else:
-        typed = None
-    if typed is not None:
-        failures = typed.batch_item_failures
-        if not failures:
-            return "success", [], []
-        kind, failed, issues = _identifiers(map(_ITEM_IDENTIFIER, failures), batch_ids, [])
-        return cast("QueueKind", kind), failed, issues
-    kind, failed, issues = classify(response, batch_ids)
-    return cast("QueueKind", kind), failed, issues
-
-
-@rule(
-    "Q8a",
-    "queue",
-    "inferred",
-    "Also complete failure: a top level that is not an object or null, batchItemFailures "
-    "not a list, an entry not an object, an itemIdentifier not a string.",
-)
-def classify(response: Any, batch_ids: Any) -> tuple[str, list[str], list[Issue]]:
-    """The entry-by-entry reading of any decoded response (what `read_response` does with an odd one)."""
-    if response is None:
-        return "success", [], []
-    if not isinstance(response, dict):
-        return (
-            "failure",
-            [],
-            [
-                error(
-                    "$",
-                    "type",
-                    f"The response is {describe(response)}; the platform reads only an "
-                    "object or null, so the whole batch fails.",
-                    "Q8a",
-                )
-            ],
-        )
-    issues = _key_issues(response)
-    failures = response.get("batchItemFailures")
-    if failures is None:
-        return "success", [], issues
-    if not isinstance(failures, list):
-        issues.append(
-            error(
-                "$.batchItemFailures",
-                "type",
-                f"batchItemFailures is {describe(failures)}; it must be a list, so the whole batch fails.",
-                "Q8a",
-            )
-        )
-        return "failure", [], issues
-    idents: list[Any] = []
-    notes: list[list[Issue]] = []  # what each entry says before its identifier is judged
-    for i, item in enumerate(failures):
-        path = f"$.batchItemFailures[{i}]"
-        if not isinstance(item, dict):
-            notes.append(
-                [
-                    error(
-                        path,
-                        "type",
-                        f"Each failure is an object with itemIdentifier; this one is "
-                        f"{describe(item)}, so the whole batch fails.",
-                        "Q8a",
-                    )
-                ]
-            )
-            idents.append(_BROKEN)
-        elif "itemIdentifier" not in item:
-            other = ", ".join(repr(k) for k in item) or "no key at all"
-            notes.append(
-                [
-                    error(
-                        f"{path}.itemIdentifier",
-                        "missing",
-                        f"The failure has {other} instead of "
-                        "'itemIdentifier' (a wrong key name), so the whole batch fails.",
-                        "Q8",
-                    )
-                ]
-            )
-            idents.append(_BROKEN)
-        else:
-            notes.append(
-                [
-                    warning(
-                        child_path(path, key),
-                        "unknown",
-                        f"'{key}' is ignored; a failure carries only itemIdentifier.",
-                        "G1",
-                    )
-                    for key in item
-                    if key != "itemIdentifier"
-                ]
-            )
-            idents.append(item["itemIdentifier"])
-    judged: tuple[str, list[str], list[Issue]] = _identifiers(idents, batch_ids, issues, notes)  # `@rule`: untyped
-    return judged
-
-
-_BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
+    return issues, misspelled
 
 
 @rule("Q8c", "queue", "inferred", "An itemIdentifier listed twice counts once.", severity="warning")
-def _identifiers(
-    idents: Any, batch_ids: Any, issues: list[Issue], notes: list[list[Issue]] | None = None
-) -> tuple[str, list[str], list[Issue]]:
-    """The verdict on the listed identifiers, in listing order (Q8/Q8a/Q8c): each names a message of the
-    batch, once, or says what is wrong with it. `batch_ids`: the batch's ids (a set or tuple), or None to
-    match no batch; `notes`: issues to say before each entry's own."""
-    known = batch_ids
-    if known is not None and len(known) > 32 and not isinstance(known, (set, frozenset)):
-        known = set(known)  # a long batch: look ids up in a set
-    meets = _ITEM_OK
-    failed: list[str] = []
-    listed: set[str] = set()
-    broken = False
-    for i, ident in enumerate(idents):
-        if notes is not None:
-            if notes[i]:
-                issues.extend(notes[i])
-            if ident is _BROKEN:
-                broken = True
-                continue
-        if type(ident) is str and meets(ident) and (known is None or ident in known) and ident not in listed:
-            listed.add(ident)
-            failed.append(ident)
-            continue
-        path = f"$.batchItemFailures[{i}].itemIdentifier"
-        if ident is None:
-            issues.append(error(path, "type", "itemIdentifier is null, so the whole batch fails.", "Q8"))
-        elif not isinstance(ident, str):
-            issues.append(
-                error(
-                    path,
-                    "type",
-                    f"itemIdentifier is {describe(ident)}; it must be the messageId string, so the whole batch fails.",
-                    "Q8a",
-                )
-            )
-        elif ITEM_IDENTIFIER.broken(ident):
-            issues.append(
-                Issue(path, ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "error", ITEM_IDENTIFIER.rule)
-            )
-        elif known is not None and ident not in known:
-            near = [k for k in known if k.lower() == ident.lower()]
-            hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
-            if not near and ident.startswith("AQEB") and len(ident) > 40:
-                # the queue's receipt handles start so: name what was listed, and what to list instead
-                hint = ' It looks like a receiptHandle: list the record\'s messageId (record["messageId"]).'
-            issues.append(
-                error(
-                    path,
-                    "unknown",
-                    f"'{short_id(ident)}' is not a messageId of this batch, so the whole batch fails.{hint}",
-                    "Q8",
-                )
-            )
-        elif ident in listed:  # listed before: a warning, and it counts once
-            issues.append(warning(path, "duplicate", f"'{short_id(ident)}' is listed twice; it counts once.", "Q8c"))
-            continue
-        else:  # a str subclass naming a message of the batch
-            listed.add(ident)
-            failed.append(ident)
-            continue
-        broken = True
-    if broken:
-        return "failure", failed, issues
-    return ("partial" if failed else "success"), failed, issues
+def listed_before(ident: str, i: int, listed: set[str]) -> Issue | None:
+    """Q8c: an itemIdentifier listed before counts once: a warning (the message fails once); None the first time."""
+    if ident not in listed:
+        return None
+    return warning(
+        f"$.batchItemFailures[{i}].itemIdentifier",
+        "duplicate",
+        f"'{short_id(ident)}' is listed twice; it counts once.",
+        "Q8c",
+    )
 
 
 @with_settings(QueueConfig, "report_batch_item_failures")
@@ -279,80 +493,18 @@ def validate_response(
     response: Any, *, event: Any = None, config: QueueConfig | None = None, **settings: Any
 ) -> Report:
     """Every problem of a queue handler's response (pass `event` to match ids against the batch); never raises
-    for any response. The queue's settings: `config`, or `report_batch_item_failures=` (Q7)."""
+    for any response. The queue's settings: `config`, or `report_batch_item_failures=` (Q7). JSON text (str,
+    bytes, `Raw`) is read as JSON; the issues are those `outcome` reports for the same response."""
     from ._event import correlation_ids
 
     reporting = QueueConfig.of(config, settings, validate_response).report_batch_item_failures
-
-    notes: list[Issue] = []  # what decoding the text said (a byte-order mark skipped, G0)
-    if isinstance(response, (Raw, str, bytes, bytearray, memoryview)):
-        value, notes = decode_json(response, "Q8")
-        if value is MISSING:
-            issues = [
-                i
-                if i.severity == "warning"
-                else Issue(
-                    i.path,
-                    i.code,
-                    i.message + " The platform treats invalid JSON as a complete failure.",
-                    "error",
-                    "Q8",
-                )
-                for i in notes
-            ]
-            return Report(issues, "queue", None, "response")
-        response = value
-    if event is not None and not isinstance(event, dict):
+    if event is not None and type(event) is not dict:
         event, _ = decode_json(event, "G0")  # the event as JSON text or bytes, like validate_event takes it
-        event = {} if event is MISSING else event
-    batch_ids = correlation_ids(event) if event is not None else None
-    try:
-        _, _, issues = read_response(response, batch_ids)
-    except RecursionError:
-        issues = [error("$", "limit", "The response nests too deeply to read.", "Q8a")]
-    issues = [*notes, *issues]
-    if not reporting and isinstance(response, dict) and response.get("batchItemFailures"):
-        issues.append(
-            warning(
-                "$.batchItemFailures",
-                "ignored",
-                "Partial-batch reporting is off: the platform ignores this list and deletes the whole "
-                "batch, so these failures are lost.",
-                "Q7",
-            )
-        )
-    return Report(issues, "queue", None, "response")
-
-
-@rule(
-    "Q10",
-    "queue",
-    "inferred",
-    "FIFO partial response: a listed message of a group followed by an unlisted message of "
-    "the same group breaks the group's order (the unlisted one is deleted); report every failed and unprocessed "
-    "message instead.",
-    severity="warning",
-)
-def iter_group_order(records: list[Any], failed: set[str]) -> Iterator[Issue]:
-    """Q10: a listed message of a group followed by an unlisted one of the same group breaks the order."""
-    failed_groups: dict[str, str] = {}
-    for i, rec in enumerate(records):
-        attrs = rec.get("attributes") if isinstance(rec, dict) else None
-        group = attrs.get("MessageGroupId") if isinstance(attrs, dict) else None
-        mid = rec.get("messageId") if isinstance(rec, dict) else None
-        if not isinstance(group, str) or not isinstance(mid, str):
-            continue
-        if mid in failed:
-            failed_groups.setdefault(group, mid)
-        elif group in failed_groups:
-            yield warning(
-                f"$.Records[{i}]",
-                "ordering",
-                f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
-                "it is deleted and the group's order breaks. List every message after the first failure of "
-                "a group.",
-                "Q10",
-            )
+        event = {} if event is MISSING or type(event) is not dict else event
+    batch_ids = tuple(correlation_ids(event)) if event is not None else None
+    value, notes, unencodable = platform_reads(response, text_is_json=True)
+    reading = read(value, batch_ids, reporting, notes, unencodable, event)
+    return Report(reading.issues, "queue", None, "response")
 
 
 def json_schema(kind: str = "event") -> dict[str, Any]:

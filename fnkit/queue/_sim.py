@@ -13,6 +13,7 @@ import json
 import random
 from collections import deque
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -32,6 +33,7 @@ from ._event import (
     normalize_message_attributes,
     queue_arn,
 )
+from ._fifo import GroupQueue, send_refusal
 from ._outcome import BatchOutcome, decide
 
 if TYPE_CHECKING:
@@ -51,6 +53,7 @@ _ENVELOPE = len('{"Records":[]}')
 BOUND_S = 86_400.0
 BOUND_INVOCATIONS = 10_000
 BOUND_INVOCATIONS_PER_MESSAGE = 10
+_GROUP = attrgetter("group_id")  # a FIFO message's group (Q9)
 
 
 def _records(
@@ -458,8 +461,7 @@ class QueueSim:
         self._messages: list[Message] = []
         self._ready: deque[Message] = deque()  # visible, in send order (standard) / per group (FIFO)
         self._hidden: list[tuple[float, int, Message]] = []  # (visible again at, index, message)
-        self._groups: dict[str | None, deque[Message]] = {}  # FIFO only, where every message has a group
-        self._group_busy: dict[str | None, int] = {}
+        self._groups: GroupQueue[Message] = GroupQueue(_GROUP)  # FIFO only, where every message has a group (Q9)
         self._dedup: dict[str, float] = {}
         self._dlq: list[Message] = []
         self._sequence = 18_000_000_000_000_000_000 + self._rng.randrange(10**17)
@@ -498,9 +500,10 @@ class QueueSim:
                     f"the queue refuses a message of {size:,} bytes (body and message attributes): at most "
                     f"{MAX_MESSAGE_BYTES:,} (1 MiB) (Q16)"
                 )
+        refused = send_refusal(self.fifo, group_id, dedup_id)
+        if refused is not None:
+            raise ValueError(refused)
         if self.fifo:
-            if not group_id:
-                raise ValueError("a FIFO queue needs a group_id for every message (Q9)")
             if dedup_id is None:
                 if not self.content_based_deduplication:
                     raise ValueError("a FIFO queue without content-based deduplication needs a dedup_id (Q11)")
@@ -510,8 +513,6 @@ class QueueSim:
                 self.deduplicated += 1
                 return None
             self._dedup[dedup_id] = self.now
-        elif group_id is not None or dedup_id is not None:
-            raise ValueError("group_id and dedup_id belong to FIFO queues: QueueSim(fifo=True) (QS5)")
         index = len(self._messages)
         # ids are seeded and unique: a per-queue random stem and a scrambled counter
         mid = f"{self._id_stem}{(index * 0x9E3779B97F4A7C15 + self._id_salt) & 0xFFFFFFFFFFFF:012x}"
@@ -533,7 +534,7 @@ class QueueSim:
             msg.dedup_id = dedup_id
             self._sequence += 1 + self._rng.randrange(1000)
             msg.sequence_number = str(self._sequence)
-            self._groups.setdefault(group_id, deque()).append(msg)
+            self._groups.push(msg)
         else:
             self._ready.append(msg)
         self._messages.append(msg)
@@ -558,43 +559,27 @@ class QueueSim:
                 continue
             m.state = "queued"
             if m.group_id is not None:
-                self._group_busy[m.group_id] -= 1
+                self._groups.done(m)
             else:
                 self._ready.append(m)
 
-    @rule(
-        "Q9",
-        "queue",
-        "doc",
-        "FIFO: at most one batch in flight per message group; order kept within a group; a batch may mix groups.",
-        severity="behaviour",
-    )
     def _take(self) -> list[Message]:
-        """The next batch, as the poller assembles it (dead-letter moves on the way, Q5)."""
+        """The next batch, as the poller assembles it (dead-letter moves on the way, Q5; by group when FIFO, Q9)."""
         batch: list[Message] = []
         size = 0
         limit = self.batch_size
         if self.fifo:
-            # Q9: a group with a message in flight delivers nothing; order kept; groups may mix
-            for gid, queue in self._groups.items():
-                if len(batch) >= limit:
-                    break
-                if self._group_busy.get(gid):
-                    continue
-                while queue and len(batch) < limit:
-                    m = queue[0]
-                    if m.state != "queued":
-                        queue.popleft()
-                        continue
-                    if self._dead_letter(m):
-                        queue.popleft()
-                        continue
-                    size += m._size
-                    if batch and size > MAX_PAYLOAD:
-                        return batch
-                    batch.append(m)
-                    queue.popleft()
-            return batch
+
+            def admit(m: Message) -> bool | None:
+                nonlocal size
+                if m.state != "queued" or self._dead_letter(m):
+                    return False
+                if size and size + m._size > MAX_PAYLOAD:
+                    return None
+                size += m._size
+                return True
+
+            return self._groups.take(limit, admit)
         ready = self._ready
         while ready and len(batch) < limit:
             m = ready[0]
@@ -634,7 +619,7 @@ class QueueSim:
 
     def _pending(self) -> bool:
         if self.fifo:
-            return any(q for q in self._groups.values()) or bool(self._hidden)
+            return self._groups.waiting() or bool(self._hidden)
         return bool(self._ready) or bool(self._hidden)
 
     @stops_in_one_sentence("the simulation")
@@ -703,12 +688,12 @@ class QueueSim:
 
     def _available(self) -> int:
         if self.fifo:
-            return sum(len(q) for g, q in self._groups.items() if not self._group_busy.get(g))
+            return self._groups.available()
         return len(self._ready)
 
     def _invoke(self, handler: Callable[[Any, Any], Any] | str, batch: list[Message], isolation: str) -> None:
         now = self.now
-        busy = self._group_busy
+        groups = self._groups
         counts: list[int] = []
         for m in batch:
             m.receive_count = count = m.receive_count + 1
@@ -717,7 +702,7 @@ class QueueSim:
                 m.first_receive_s = now
             m.state = "in-flight"
             if m.group_id is not None:
-                busy[m.group_id] = busy.get(m.group_id, 0) + 1
+                groups.in_flight(m)
         messages = tuple(batch)
         receive_counts = tuple(counts)
         inv = SimInvocation(len(self._invocations), now, messages, receive_counts, self._texts)
@@ -755,21 +740,9 @@ class QueueSim:
                 m.state = "deleted"
                 m.deleted_s = end
                 if m.group_id is not None:
-                    busy[m.group_id] -= 1
-        if self.fifo:
-            self._requeue_failed_fifo(batch, failed)
-
-    def _requeue_failed_fifo(self, batch: list[Message], failed: set[str]) -> None:
-        # failed FIFO messages go back to the front of their group, in their original order,
-        # and keep the group busy until their visibility timeout passes (Q9)
-        by_group: dict[str | None, list[Message]] = {}
-        for m in batch:
-            if m.message_id in failed:
-                by_group.setdefault(m.group_id, []).append(m)
-        for gid, msgs in by_group.items():
-            queue = self._groups[gid]
-            for m in reversed(msgs):
-                queue.appendleft(m)
+                    groups.done(m)
+        if self.fifo and failed:
+            groups.requeue([m for m in batch if m.message_id in failed])
 
     def messages(self) -> Iterator[Message]:
         """Every message sent so far (deduplicated sends excluded)."""

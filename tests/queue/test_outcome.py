@@ -427,7 +427,7 @@ def test_every_outcome_rule_is_in_the_catalogue(event, ids, fifo_event):
     ],
 )
 def test_the_partial_sentence_counts_in_plain_english(failed, deleted, words):
-    from fnkit.queue._outcome import _partial_reason
+    from fnkit.queue._response import partial_reason as _partial_reason
 
     assert _partial_reason(failed, deleted) == f"Partial failure: {words}"
 

@@ -1,0 +1,268 @@
+"""Ordered (FIFO) queues, in one place: is this batch FIFO, and the rules only FIFO queues have (Q9, Q10, QS5, Q15).
+
+Is a batch FIFO? Two kinds of evidence can say, and `fifo_reading` weighs them the same way for every
+caller (the event checks, the outcome's decision, QueueSim's events and the importer):
+
+- the queue's name in `eventSourceARN`: every FIFO queue's name ends in `.fifo`, and a standard queue's
+  name cannot (the platform's naming rule); it is one fact for the whole batch, set by the platform;
+- the record attributes: the contract states that SequenceNumber, MessageGroupId and
+  MessageDeduplicationId appear in events of ordered queues and are absent from standard queues' (QS5).
+
+The ARN wins when it names a queue, with one exception. A name ending in .fifo is FIFO, so its records
+that lack the attributes have attributes missing (QS5 names each). A name without .fifo is standard, so a
+stray MessageGroupId on its records is one misplaced attribute (one QS5 error, not a FIFO batch with errors
+on every other record), unless the records carry MessageGroupId *and* SequenceNumber: the queue service
+assigns a SequenceNumber itself, only on a FIFO queue's delivery, so such records came out of a FIFO queue.
+The contract's evidence is then unambiguous and wins over the name (a contract fact always wins): the ARN is
+a placeholder, said once (Q15). With no ARN to read (a hand-made record, the importer without `queue_arn`),
+MessageGroupId says FIFO: it is the attribute that gives FIFO its behaviour (one batch in flight per group,
+Q9; the group's order, Q10). A batch comes from one queue, so its first record speaks for it; QS5 then holds
+every record to that answer.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from .._report import Issue, error, warning
+from ..rules import rule
+
+FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
+#: the sentence an outcome's reason gains when a FIFO group's order breaks (Q10)
+GROUP_ORDER_BREAKS = " The FIFO group order breaks (see warnings)."
+
+
+def fifo_reading(event: Any) -> tuple[bool, int | None]:
+    """(FIFO?, the position of the record whose ARN lacks .fifo when the attributes say FIFO despite it, else None),
+    as the batch's first record shows it (see the module's note). The event as a dict or typed; a record of
+    another type is passed over."""
+    records = event.get("Records") if type(event) is dict else getattr(event, "records", None)
+    if not records or (type(records) is not list and type(records) is not tuple):
+        return False, None
+    i, rec = 0, records[0]
+    if type(rec) is not dict and not hasattr(rec, "event_source_arn"):  # pass over items that are not records
+        for i, rec in enumerate(records):  # noqa: B007 - the record found, and where
+            if type(rec) is dict or hasattr(rec, "event_source_arn"):
+                break
+        else:
+            return False, None
+    if type(rec) is dict:
+        arn, attrs = rec.get("eventSourceARN"), rec.get("attributes")
+        if type(attrs) is dict:
+            group, sequence = attrs.get("MessageGroupId"), attrs.get("SequenceNumber")
+        else:
+            group = sequence = None
+    else:  # a typed record (its lenient form holds whatever the event had)
+        arn, attrs = rec.event_source_arn, rec.attributes
+        group, sequence = getattr(attrs, "message_group_id", None), getattr(attrs, "sequence_number", None)
+    if type(arn) is str and ":" in arn:  # an ARN that names the queue
+        if arn.endswith(".fifo"):
+            return True, None
+        if group is not None and sequence is not None:  # only a FIFO queue's delivery adds both (Q15)
+            return True, i
+        return False, None
+    return group is not None, None  # no ARN to read: a message group says FIFO
+
+
+def is_fifo(event: Any) -> bool:
+    """True when the batch comes from an ordered (FIFO) queue: its ARN ends in .fifo, or its records carry
+    MessageGroupId and SequenceNumber (Q15), or a MessageGroupId without an ARN. The event as a dict or typed."""
+    return fifo_reading(event)[0]
+
+
+def _path(i: int, *keys: str) -> str:
+    return f"$.Records[{i}]" + "".join(f".{k}" for k in keys)
+
+
+@rule(
+    "Q15",
+    "queue",
+    "inferred",
+    "A batch whose records carry MessageGroupId and SequenceNumber comes from a FIFO queue even when its "
+    "eventSourceARN lacks .fifo "
+    "(a placeholder ARN; every FIFO queue's name ends in .fifo): one warning for the batch, and the records are "
+    "checked as FIFO.",
+    origin="kit",
+    severity="warning",
+)
+def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
+    """Q15: the one warning of a batch read as FIFO from its attributes while its ARN names a queue without .fifo
+    (`inferred_at`: that record's position, from `fifo_reading`)."""
+    if inferred_at is None:
+        return []
+    records: Any = event.get("Records") if type(event) is dict else event.records
+    rec = records[inferred_at]
+    arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
+    return [
+        warning(
+            _path(inferred_at, "eventSourceARN"),
+            "fifo",
+            f"eventSourceARN '{arn}' does not end in .fifo, yet the records carry MessageGroupId and SequenceNumber, "
+            "which only FIFO queues send, and every FIFO queue's name ends in .fifo: the ARN looks like a "
+            "placeholder. fnkit checks the batch as FIFO.",
+            "Q15",
+        )
+    ]
+
+
+@rule(
+    "QS5",
+    "queue",
+    "contract",
+    "SequenceNumber, MessageGroupId and MessageDeduplicationId appear in records of "
+    "ordered (FIFO) queues and are absent for standard queues.",
+    origin="spec",
+)
+def fifo_attributes(table: dict[str, Any], fifo: bool) -> list[Issue]:
+    """QS5: each record carries the three FIFO attributes exactly when the queue is FIFO. `table`: the
+    "records.attributes" columns (a value of any type counts as present; absent is None)."""
+    sequences, groups, tokens = table["sequence_number"], table["message_group_id"], table["message_deduplication_id"]
+    absent = 0 if fifo else len(table["at"])  # how many records lack each attribute when all is as it should be
+    if sequences.count(None) == absent and groups.count(None) == absent and tokens.count(None) == absent:
+        return []
+    out = []
+    for i, *values in zip(table["at"], sequences, groups, tokens, strict=True):
+        for key, value in zip(FIFO_ATTRIBUTES, values, strict=True):
+            if (value is not None) == fifo:
+                continue
+            out.append(
+                error(
+                    _path(i, "attributes", key),
+                    "missing",
+                    f"Records of a FIFO queue carry {key}; it is missing.",
+                    "QS5",
+                )
+                if fifo
+                else error(
+                    _path(i, "attributes", key),
+                    "unexpected",
+                    f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue "
+                    "is standard.",
+                    "QS5",
+                )
+            )
+    return out
+
+
+def check_fifo(event: Any, seen: Any) -> list[Issue]:
+    """The event's FIFO rules from one reading of its queue's kind: Q15 (a placeholder ARN), then QS5."""
+    fifo, inferred_at = fifo_reading(event)
+    wrong = fifo_attributes(seen.tables["records.attributes"], fifo)
+    if inferred_at is None:
+        return wrong
+    return [*placeholder_arn(event, inferred_at), *wrong]
+
+
+@rule(
+    "Q10",
+    "queue",
+    "inferred",
+    "FIFO partial response: a listed message of a group followed by an unlisted message of "
+    "the same group breaks the group's order (the unlisted one is deleted); report every failed and unprocessed "
+    "message instead.",
+    severity="warning",
+)
+def group_order(event: Any, failed: Any) -> list[Issue]:
+    """Q10: in a FIFO batch, each unlisted message that follows a listed one of its group (it is deleted, and the
+    group's order breaks): a warning for each. `failed`: the listed messageIds. The event as a dict."""
+    if not failed or type(event) is not dict or not fifo_reading(event)[0]:
+        return []
+    records = event["Records"]
+    out = []
+    failed_groups: dict[str, str] = {}
+    for i, rec in enumerate(records):
+        attrs = rec.get("attributes") if type(rec) is dict else None
+        group = attrs.get("MessageGroupId") if type(attrs) is dict else None
+        mid = rec.get("messageId") if type(rec) is dict else None
+        if type(group) is not str or type(mid) is not str:
+            continue
+        if mid in failed:
+            failed_groups.setdefault(group, mid)
+        elif group in failed_groups:
+            out.append(
+                warning(
+                    f"$.Records[{i}]",
+                    "ordering",
+                    f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
+                    "it is deleted and the group's order breaks. List every message after the first failure of "
+                    "a group.",
+                    "Q10",
+                )
+            )
+    return out
+
+
+def send_refusal(fifo: bool, group_id: Any, dedup_id: Any) -> str | None:
+    """Why a message with this group and deduplication id cannot go to a queue of this kind (Q9, QS5), else None."""
+    if fifo and not group_id:
+        return "a FIFO queue needs a group_id for every message (Q9)"
+    if not fifo and (group_id is not None or dedup_id is not None):
+        return "group_id and dedup_id belong to FIFO queues: QueueSim(fifo=True) (QS5)"
+    return None
+
+
+_M = TypeVar("_M")
+
+
+@rule(
+    "Q9",
+    "queue",
+    "doc",
+    "FIFO: at most one batch in flight per message group; order kept within a group; a batch may mix groups.",
+    severity="behaviour",
+)
+class GroupQueue(Generic[_M]):
+    """Q9: a FIFO queue's waiting messages, by group: a group with a message in flight delivers nothing, a group
+    delivers in order, and a batch may mix groups. `group_of(m)` names a message's group."""
+
+    def __init__(self, group_of: Callable[[_M], Any]) -> None:
+        self.group_of = group_of
+        self.groups: dict[Any, deque[_M]] = {}
+        self.busy: dict[Any, int] = {}  # messages in flight per group
+
+    def push(self, m: _M) -> None:
+        """A sent message joins the end of its group."""
+        self.groups.setdefault(self.group_of(m), deque()).append(m)
+
+    def take(self, limit: int, admit: Callable[[_M], bool | None]) -> list[_M]:
+        """Up to `limit` messages, group by group in order, from groups with nothing in flight. `admit(m)`: True
+        takes the message, False drops it from its group (it left the queue), None ends the batch before it."""
+        batch: list[_M] = []
+        for gid, waiting in self.groups.items():
+            if len(batch) >= limit:
+                break
+            if self.busy.get(gid):
+                continue
+            while waiting and len(batch) < limit:
+                verdict = admit(waiting[0])
+                if verdict is None:
+                    return batch
+                m = waiting.popleft()
+                if verdict:
+                    batch.append(m)
+        return batch
+
+    def in_flight(self, m: _M) -> None:
+        """The message was delivered: its group is busy until it is deleted or visible again."""
+        gid = self.group_of(m)
+        self.busy[gid] = self.busy.get(gid, 0) + 1
+
+    def done(self, m: _M) -> None:
+        """The message was deleted, or its visibility timeout passed."""
+        self.busy[self.group_of(m)] -= 1
+
+    def requeue(self, failed: list[_M]) -> None:
+        """Failed messages go back to the front of their groups, in their order (their groups stay busy until
+        their visibility timeout passes)."""
+        for m in reversed(failed):
+            self.groups[self.group_of(m)].appendleft(m)
+
+    def available(self) -> int:
+        """How many messages wait in groups with nothing in flight."""
+        return sum(len(q) for g, q in self.groups.items() if not self.busy.get(g))
+
+    def waiting(self) -> bool:
+        """True when a message waits in some group."""
+        return any(self.groups.values())
