@@ -1,0 +1,95 @@
+"""How fast the load balancer's rules are: the ALB rows of bench_validate.py, then the response side.
+
+A plain script (pytest collects only test_*.py):
+`python tests/benchmarks/bench_alb.py [--rounds N] [--quick]`.
+
+Rows: `validate_event` of a GET with 15 headers (bench_validate's ALB rows, with their floors
+and Powertools' AlbModel when installed), then `validate_response` and `outcome` of a plain
+200 answer, a multi-value answer with cookies, a refused WebSocket upgrade (A1) and an
+invalid answer (502), each in µs per call (median of interleaved rounds) and as a ratio to
+`json.loads` of the response's JSON text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_validate, beside this file
+
+from bench_validate import ROOT, Table, absolute_us, alb_rows, load_powertools, ratio  # noqa: E402
+
+
+def response_rows(table: Table, rounds: int) -> None:
+    from fnkit import alb
+
+    event = alb.build_event("GET", "/orders", query="page=2", headers={"accept": "application/json"}, seed=1)
+    multi_event = alb.build_event("GET", "/orders", headers={"accept": "*/*"}, multi_value=True, seed=1)
+    upgrade = alb.build_event("GET", "/chat", seed=1)
+    upgrade["headers"]["upgrade"] = "websocket"
+    plain = {
+        "statusCode": 200,
+        "statusDescription": "200 OK",
+        "headers": {"content-type": "application/json", "cache-control": "no-store"},
+        "body": '{"orders": [1, 2, 3]}',
+        "isBase64Encoded": False,
+    }
+    multi = {
+        "statusCode": 200,
+        "multiValueHeaders": {"set-cookie": ["a=1", "b=2"], "content-type": ["text/html"]},
+        "body": "<p>hi</p>",
+    }
+    invalid = {"statusCode": "200", "headers": {"x": 1}, "body": "ok"}
+    cases = [
+        ("plain 200", event, plain, {}),
+        ("multi-value 200, cookies", multi_event, multi, {"multi_value": True}),
+        ("invalid (502)", event, invalid, {}),
+    ]
+    for name, ev, response, options in cases:
+        text = json.dumps(response)
+        loads = lambda text=text: json.loads(text)  # noqa: E731
+        table.ratio_row(
+            f"alb validate_response, {name}",
+            ratio(lambda r=response, o=options: alb.validate_response(r, **o), loads, rounds),
+            None,
+        )
+        table.ratio_row(
+            f"alb outcome, {name}",
+            ratio(lambda e=ev, r=response, o=options: alb.outcome(e, r, **o), loads, rounds),
+            None,
+        )
+    assert alb.outcome(upgrade, plain).status == 400
+    us = absolute_us(lambda: alb.outcome(upgrade, plain), rounds)
+    table.add("alb outcome, WebSocket upgrade refused (A1)", f"{us:.2f} µs", "-", None)
+    us = absolute_us(lambda: alb.refusal(event), rounds)
+    table.add("alb refusal, a request that is forwarded", f"{us:.2f} µs", "-", None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds per ratio (median taken)")
+    parser.add_argument("--quick", action="store_true", help="5 rounds")
+    args = parser.parse_args(argv)
+    rounds = 5 if args.quick else args.rounds
+
+    import fnkit
+
+    print(
+        f"fnkit {fnkit.__version__} from {Path(fnkit.__file__).parent} (root {ROOT}); Python "
+        f"{sys.version.split()[0]}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
+    _, alb_model, missing = load_powertools()
+    if missing:
+        print(f"Powertools parser models not installed ({missing})")
+    table = Table()
+    alb_rows(table, rounds, alb_model)
+    response_rows(table, rounds)
+    table.print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
