@@ -27,10 +27,13 @@ from ._http import (
     TEXT_BODIES,
     TEXT_TYPES,
     TRACE_HEADERS,
+    Refusal,
     encode_query,
+    header_values,
     is_health_check,
     is_strict_base64,
     media_type,
+    never_forwarded,
     request_to_event,
     seeded_trace_id,
     split_query,
@@ -722,44 +725,32 @@ def check_health_check(event: Any, seen: Seen) -> list[Issue]:
     return out
 
 
-@rule(
-    "A1",
-    "alb",
-    "contract",
-    "Before invoking: a WebSocket upgrade gets 400; a body over 1 MB gets 413; the function is not invoked.",
-)
-def check_never_forwarded(event: Any, seen: Seen) -> list[Issue]:
-    """A1: a WebSocket upgrade or a body over 1 MB never reaches the function."""
-    out: list[Issue] = []
-    for key, mapping in _header_maps(event):
+def refusals(event: Any) -> tuple[tuple[str, Refusal], ...]:
+    """(where, refusal) for each reason the load balancer never forwards this request (A1, `never_forwarded`):
+    read from the event (typed, lenient or a plain dict): its `upgrade` header and its body's size."""
+    if type(event) is LoadBalancerEvent:
+        maps: Any = _header_maps(event)
+        body, encoded = event.body, event.is_base64_encoded
+    elif isinstance(event, dict):
+        maps = [(key, event.get(key)) for key in _HEADER_FIELDS if type(event.get(key)) is dict]
+        body, encoded = event.get("body"), event.get("isBase64Encoded")
+    else:
+        return ()
+    where, upgrade = "$", None
+    for key, mapping in maps:
         upgrade = mapping.get("upgrade")
-        if upgrade is None:
-            continue
-        values = upgrade if isinstance(upgrade, tuple) else [upgrade]
-        if any(isinstance(v, str) and "websocket" in v.lower() for v in values):
-            out.append(
-                error(
-                    child_path(child_path("$", key), "upgrade"),
-                    "refused",
-                    "A WebSocket upgrade request is answered 400 by the load balancer itself; "
-                    "no function ever receives this event.",
-                    "A1",
-                )
-            )
+        if upgrade is not None:
+            where = child_path(child_path("$", key), "upgrade")
             break
-    if type(event) is LoadBalancerEvent and type(event.body) is str and len(event.body) > MAX_REQUEST_BODY // 4:
-        size = _body_size(event.body, event.is_base64_encoded)  # a text this short is under 1 MB in UTF-8
-        if size is not None and size > MAX_REQUEST_BODY:
-            out.append(
-                error(
-                    "$.body",
-                    "limit",
-                    f"The body is {size:,} bytes, over the 1 MB limit ({MAX_REQUEST_BODY:,}); "
-                    "the load balancer answers 413 and no function receives this event.",
-                    "A1",
-                )
-            )
-    return out
+    # a text of at most a quarter of the limit is under 1 MB in UTF-8 (and smaller still decoded from base64)
+    size = _body_size(body, encoded) if type(body) is str and len(body) > MAX_REQUEST_BODY // 4 else None
+    found = never_forwarded(upgrade, size)
+    return tuple((where if r.status == 400 else "$.body", r) for r in found) if found else ()
+
+
+def check_never_forwarded(event: Any, seen: Seen) -> list[Issue]:
+    """A1 (`never_forwarded`) as issues: a WebSocket upgrade or a body over 1 MB never reaches the function."""
+    return [error(where, "refused" if r.status == 400 else "limit", r.why, "A1") for where, r in refusals(event)]
 
 
 EVENT_CHECKS = [
@@ -926,16 +917,9 @@ def build_event(
         raw_query = path_query
     header_pairs = _pairs(headers or (), "headers")
     data = _body_bytes(body, header_pairs)
-    if len(data) > MAX_REQUEST_BODY:
-        raise ValueError(
-            f"a body of {len(data):,} bytes is over the 1 MB limit: the load balancer answers 413 and "
-            "never invokes the function (A1); see fnkit.alb.refusal"
-        )
-    if any(n.lower() == "upgrade" and "websocket" in v.lower() for n, v in header_pairs):
-        raise ValueError(
-            "a WebSocket upgrade is answered 400 by the load balancer and never reaches the function "
-            "(A1); see fnkit.alb.refusal"
-        )
+    refused = never_forwarded(header_values(header_pairs, "upgrade"), len(data))
+    if refused:
+        raise ValueError(f"{refused[0].why} (A1; fnkit.alb.refusal says so for a request)")
     return request_to_event(
         method,
         path,

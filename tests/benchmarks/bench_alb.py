@@ -17,10 +17,11 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_validate, beside this file
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmark the working tree
 
-from bench_validate import ROOT, Table, absolute_us, alb_rows, load_powertools, ratio  # noqa: E402
+from tests.benchmarks.bench_validate import ROOT, Table, absolute_us, alb_rows, load_powertools, ratio
 
 
 def response_rows(table: Table, rounds: int) -> None:
@@ -50,17 +51,18 @@ def response_rows(table: Table, rounds: int) -> None:
     ]
     for name, ev, response, options in cases:
         text = json.dumps(response)
-        loads = lambda text=text: json.loads(text)  # noqa: E731
-        table.ratio_row(
-            f"alb validate_response, {name}",
-            ratio(lambda r=response, o=options: alb.validate_response(r, **o), loads, rounds),
-            None,
-        )
-        table.ratio_row(
-            f"alb outcome, {name}",
-            ratio(lambda e=ev, r=response, o=options: alb.outcome(e, r, **o), loads, rounds),
-            None,
-        )
+
+        def loads(text: str = text) -> Any:
+            return json.loads(text)
+
+        def validate(r: Any = response, o: dict[str, Any] = options) -> Any:
+            return alb.validate_response(r, **o)
+
+        def decide(e: Any = ev, r: Any = response, o: dict[str, Any] = options) -> Any:
+            return alb.outcome(e, r, **o)
+
+        table.ratio_row(f"alb validate_response, {name}", ratio(validate, loads, rounds), None)
+        table.ratio_row(f"alb outcome, {name}", ratio(decide, loads, rounds), None)
     assert alb.outcome(upgrade, plain).status == 400
     us = absolute_us(lambda: alb.outcome(upgrade, plain), rounds)
     table.add("alb outcome, WebSocket upgrade refused (A1)", f"{us:.2f} µs", "-", None)
