@@ -320,18 +320,18 @@ def never_forwarded(upgrade: object, body_size: int | None, *, body_complete: bo
     caller asks this one function: the event check, `build_event`, `refusal`, the server.
     """
     found = _NONE
-    values = upgrade if isinstance(upgrade, (list, tuple)) else (upgrade,)
-    for value in values:
-        if isinstance(value, str) and "websocket" in value.lower():
-            found = (
-                Refusal(
-                    400,
-                    "A1",
-                    "A WebSocket upgrade request gets 400 from the load balancer itself: it never forwards "
-                    "WebSockets to a function, which is not invoked.",
-                ),
-            )
-            break
+    if upgrade is not None:
+        for value in upgrade if isinstance(upgrade, (list, tuple)) else (upgrade,):
+            if isinstance(value, str) and "websocket" in value.lower():
+                found = (
+                    Refusal(
+                        400,
+                        "A1",
+                        "A WebSocket upgrade request gets 400 from the load balancer itself: it never forwards "
+                        "WebSockets to a function, which is not invoked.",
+                    ),
+                )
+                break
     if body_size is not None and body_size > MAX_REQUEST_BODY:
         size = f"{body_size:,} bytes" if body_complete else f"over {MAX_REQUEST_BODY:,} bytes (reading stopped there)"
         found += (

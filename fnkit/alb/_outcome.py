@@ -22,12 +22,10 @@ from ..types import AlbKind, Isolation
 from ._config import AlbConfig
 from ._event import refusals, validate_event
 from ._http import HttpParts, Refusal, error_page, method_refused, reason_phrase, refusal_for, response_to_http
-from ._response import validate_response
+from ._response import deciding_rule, validate_response
 
 SOURCE = "alb"
 _EMPTY = Report((), SOURCE, None, "response")
-# the rule an outcome cites for a response error of this rule (502 all the same)
-_DECIDING = {"G0": "A6", "G1": "A6", "G2": "A6", "H2": "A6", "AS1": "A6"}
 
 
 @dataclass(frozen=True)
@@ -336,11 +334,16 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
         if failed is not None:
             return failed if failed.invocation is invocation else dataclasses.replace(failed, invocation=invocation)
     report = validate_response(response, multi_value=multi_value, _size=size)
-    if not report.ok:
-        first = report.errors[0]
-        rule = _DECIDING.get(first.rule or "A6", first.rule or "A6")
+    rule = deciding_rule(report)  # the rule results validation reported decide the answer
+    if rule is not None:
         return bad_gateway(
-            rule, first.message, report, method=method, path=path, multi_value=multi_value, invocation=invocation
+            rule,
+            report.errors[0].message,
+            report,
+            method=method,
+            path=path,
+            multi_value=multi_value,
+            invocation=invocation,
         )
     value, _ = decode_json(response, "G0")
     parts: HttpParts = response_to_http(value, method=method, multi_value=multi_value)
