@@ -385,7 +385,7 @@ def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **setti
     multi_value = AlbConfig.of(config, settings, json_schema).multi_value_on
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema()
+        return EVENT_CONTRACT.json_schema(also=("A1",))  # A1 is asked of never_forwarded by its check
     if kind == "response":
         return _CONTRACTS[multi_value].json_schema(also=("A6",))
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
