@@ -25,14 +25,13 @@ from ._http import (
     MAX_REQUEST_BODY,
     METHODS,
     TEXT_BODIES,
-    TEXT_TYPES,
     TRACE_HEADERS,
     Refusal,
     encode_query,
     header_values,
     is_health_check,
     is_strict_base64,
-    media_type,
+    is_text_body,
     never_forwarded,
     request_to_event,
     seeded_trace_id,
@@ -291,12 +290,6 @@ def arn_dialect(arn: Any) -> str | None:
 
 def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
-
-
-def is_text_body(content_type: Any) -> bool:
-    """True when A4 sends a body of this content type as text (`text/*`, JSON, JavaScript, XML)."""
-    kind = media_type(content_type) if isinstance(content_type, str) else ""
-    return kind.startswith("text/") or kind in TEXT_TYPES
 
 
 # --- semantic rules, over the typed event ---------------------------------------------

@@ -172,17 +172,22 @@ def media_type(content_type: str | None) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
+def is_text_body(content_type: object) -> bool:
+    """True when A4 sends a body of this content type as text (`text/*`, JSON, JavaScript, XML), when it is UTF-8
+    and has no content-encoding."""
+    kind = media_type(content_type) if isinstance(content_type, str) else ""
+    return kind.startswith("text/") or kind in TEXT_TYPES
+
+
 def encode_request_body(body: bytes, content_type: str | None, content_encoding: str | None) -> tuple[str, bool]:
     """The event's `body` and `isBase64Encoded` for a request body (A4)."""
     if not body:
         return "", False
-    if content_encoding is None:
-        kind = media_type(content_type)
-        if kind.startswith("text/") or kind in TEXT_TYPES:
-            try:
-                return body.decode("utf-8"), False
-            except UnicodeDecodeError:
-                pass
+    if content_encoding is None and is_text_body(content_type):
+        try:
+            return body.decode("utf-8"), False
+        except UnicodeDecodeError:
+            pass
     return base64.b64encode(body).decode("ascii"), True
 
 
