@@ -92,17 +92,18 @@ def active_field(multi_value: bool) -> str:
     return "multiValueHeaders" if multi_value else "headers"
 
 
-def _active_pairs(response: Any, seen: Seen) -> Iterator[tuple[str, str, Any]]:
-    """(path, name, value-or-list) for each entry of the active header field that is a dict."""
-    if not isinstance(response, dict):
-        return
-    key = active_field(bool(seen.options.get("multi_value")))
-    mapping = response.get(key)
-    if isinstance(mapping, dict):
-        base = child_path("$", key)
-        for name, value in dict.items(mapping):  # a subclass's own items() may raise
-            if isinstance(name, str):
-                yield child_path(base, name), name, value
+def _active_pairs(response: Any, seen: Seen) -> list[tuple[str, Any]]:
+    """(name, value-or-list) for each entry of the active header field, when it is a dict."""
+    mapping = response.get(active_field(bool(seen.options.get("multi_value")))) if isinstance(response, dict) else None
+    if not isinstance(mapping, dict):
+        return []
+    # dict.items: a subclass's own items() may raise
+    return [(name, value) for name, value in dict.items(mapping) if isinstance(name, str)]
+
+
+def _header_path(seen: Seen, name: str) -> str:
+    """The path of a header of the active field (made only for an issue)."""
+    return child_path(child_path("$", active_field(bool(seen.options.get("multi_value")))), name)
 
 
 def _values(value: Any) -> list[str]:
@@ -210,10 +211,15 @@ def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
         )
     length = None
     cookies = []
-    for path, name, value in _active_pairs(response, seen):
+    for name, value in _active_pairs(response, seen):
         lower = name.lower()
         if lower in HOP_BY_HOP:
-            yield warning(path, "dropped", f"'{name}' is a hop-by-hop header: the load balancer drops it.", "A7")
+            yield warning(
+                _header_path(seen, name),
+                "dropped",
+                f"'{name}' is a hop-by-hop header: the load balancer drops it.",
+                "A7",
+            )
         elif lower == "content-length":
             if length is None:
                 try:
@@ -223,7 +229,7 @@ def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
             given = _values(value)
             if length >= 0 and given != [str(length)]:
                 yield warning(
-                    path,
+                    _header_path(seen, name),
                     "recomputed",
                     f"Content-Length says {', '.join(given) or 'nothing'} but the body is {length} byte(s): "
                     "the load balancer sends its own Content-Length.",
@@ -277,10 +283,10 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
             "cannot carry: 502 (rule A13, inferred).",
             "A13",
         )
-    for path, name, value in _active_pairs(response, seen):
+    for name, value in _active_pairs(response, seen):
         if not HEADER_NAME.fullmatch(name):
             yield error(
-                path,
+                _header_path(seen, name),
                 "format",
                 f"'{name}' cannot be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ "
                 "only): 502 (rule A13, inferred).",
@@ -290,7 +296,7 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
         for v in _values(value):
             if BAD_HEADER_VALUE.search(v):
                 yield error(
-                    path,
+                    _header_path(seen, name),
                     "format",
                     f"The value of '{name}' holds a line break or control character, "
                     "which an HTTP header cannot carry: 502 (rule A13, inferred).",
