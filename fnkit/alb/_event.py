@@ -1,7 +1,7 @@
 """The load balancer request event: its shape, rule checks, builder, typed parse and validation.
 
-Rules: AS1-AS3 (the spec's event), A1 (what is never forwarded), A2-A4 (how a request
-becomes an event), A11 (health checks).
+Rules: AS1-AS3 (the spec's event), A2-A4 (how a request becomes an event), A11 (health
+checks), A15 (unusual ARNs); A1 (what is never forwarded) is asked of `_http.never_forwarded`.
 """
 
 from __future__ import annotations

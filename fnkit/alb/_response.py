@@ -2,7 +2,8 @@
 
 Rules: A5 (size), A6 (what makes a response invalid: 502), A7 (which header field is
 read, cookies, hop-by-hop), A9 (reason phrase), A12 (status range), A13 (what HTTP
-cannot carry).
+cannot carry). `deciding_rule` turns a report into the 502's rule: `outcome` decides from
+the very report `validate_response` gives.
 """
 
 from __future__ import annotations
