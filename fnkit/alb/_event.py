@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._config import with_settings
@@ -713,9 +713,10 @@ def refusals(event: Any) -> tuple[tuple[str, Refusal], ...]:
     return tuple((where if r.status == 400 else "$.body", r) for r in found) if found else ()
 
 
-def check_never_forwarded(event: Any, seen: Seen) -> list[Issue]:
+def check_never_forwarded(event: Any, seen: Seen) -> Sequence[Issue]:
     """A1 (`never_forwarded`) as issues: a WebSocket upgrade or a body over 1 MB never reaches the function."""
-    return [error(where, "refused" if r.status == 400 else "limit", r.why, "A1") for where, r in refusals(event)]
+    found = refusals(event)
+    return [error(where, "refused" if r.status == 400 else "limit", r.why, "A1") for where, r in found] if found else ()
 
 
 EVENT_CHECKS = [
