@@ -694,23 +694,34 @@ def refusals(event: Any) -> tuple[tuple[str, Refusal], ...]:
     """(where, refusal) for each reason the load balancer never forwards this request (A1, `never_forwarded`):
     read from the event (typed, lenient or a plain dict): its `upgrade` header and its body's size."""
     if type(event) is LoadBalancerEvent:
-        maps: Any = _header_maps(event)
-        body, encoded = event.body, event.is_base64_encoded
+        single, multi, body = event.headers, event.multi_value_headers, event.body
     elif isinstance(event, dict):
-        maps = [(key, event.get(key)) for key in _HEADER_FIELDS if type(event.get(key)) is dict]
-        body, encoded = event.get("body"), event.get("isBase64Encoded")
+        single, multi, body = event.get("headers"), event.get("multiValueHeaders"), event.get("body")
     else:
         return ()
-    where, upgrade = "$", None
-    for key, mapping in maps:
-        upgrade = mapping.get("upgrade")
-        if upgrade is not None:
-            where = child_path(child_path("$", key), "upgrade")
-            break
+    upgrade = field = None
+    for field, mapping in (("headers", single), ("multiValueHeaders", multi)):  # noqa: B007 - field: where it is
+        if type(mapping) is dict:
+            upgrade = mapping.get("upgrade")
+            if upgrade is not None:
+                break
     # a text of at most a quarter of the limit is under 1 MB in UTF-8 (and smaller still decoded from base64)
-    size = _body_size(body, encoded) if type(body) is str and len(body) > MAX_REQUEST_BODY // 4 else None
+    size = None
+    if type(body) is str and len(body) > _QUARTER_OF_LIMIT:
+        size = _body_size(
+            body, event.is_base64_encoded if type(event) is LoadBalancerEvent else event.get("isBase64Encoded")
+        )
+    if upgrade is None and size is None:
+        return ()  # no upgrade header and a short body: nothing to ask
     found = never_forwarded(upgrade, size)
-    return tuple((where if r.status == 400 else "$.body", r) for r in found) if found else ()
+    if not found:
+        return ()
+    return tuple(
+        (child_path(child_path("$", str(field)), "upgrade") if r.status == 400 else "$.body", r) for r in found
+    )
+
+
+_QUARTER_OF_LIMIT = MAX_REQUEST_BODY // 4
 
 
 def check_never_forwarded(event: Any, seen: Seen) -> Sequence[Issue]:
