@@ -172,17 +172,22 @@ def media_type(content_type: str | None) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
+def is_text_body(content_type: object) -> bool:
+    """True when A4 sends a body of this content type as text (`text/*`, JSON, JavaScript, XML), when it is UTF-8
+    and has no content-encoding."""
+    kind = media_type(content_type) if isinstance(content_type, str) else ""
+    return kind.startswith("text/") or kind in TEXT_TYPES
+
+
 def encode_request_body(body: bytes, content_type: str | None, content_encoding: str | None) -> tuple[str, bool]:
     """The event's `body` and `isBase64Encoded` for a request body (A4)."""
     if not body:
         return "", False
-    if content_encoding is None:
-        kind = media_type(content_type)
-        if kind.startswith("text/") or kind in TEXT_TYPES:
-            try:
-                return body.decode("utf-8"), False
-            except UnicodeDecodeError:
-                pass
+    if content_encoding is None and is_text_body(content_type):
+        try:
+            return body.decode("utf-8"), False
+        except UnicodeDecodeError:
+            pass
     return base64.b64encode(body).decode("ascii"), True
 
 
@@ -293,17 +298,56 @@ class Refusal:
     why: str
 
 
-def is_websocket_upgrade(header_pairs: Iterable[tuple[object, object]]) -> bool:
-    """True when an `Upgrade` header asks for websocket (with or without `Connection: upgrade`)."""
-    for name, value in header_pairs:
-        if (
-            isinstance(name, str)
-            and name.lower() == "upgrade"
-            and isinstance(value, str)
-            and "websocket" in value.lower()
-        ):
-            return True
-    return False
+def header_values(header_pairs: Iterable[tuple[object, object]], name: str) -> list[str]:
+    """Every text value of the header `name` (lower-case) among name/value pairs, names in any case, in order."""
+    return [
+        value
+        for key, value in header_pairs
+        if isinstance(key, str) and isinstance(value, str) and len(key) == len(name) and key.lower() == name
+    ]
+
+
+_NONE: tuple[Refusal, ...] = ()
+
+
+@rule(
+    "A1",
+    "alb",
+    "contract",
+    "Before invoking: a WebSocket upgrade gets 400; a body over 1 MB gets 413; the function is not invoked.",
+)
+def never_forwarded(upgrade: object, body_size: int | None, *, body_complete: bool = True) -> tuple[Refusal, ...]:
+    """A1: what the load balancer answers by itself for a request it never forwards (400, then 413), or ().
+
+    `upgrade`: the value of the request's `upgrade` header (a string, a list of its values, or
+    None); `body_size`: the request body's size in bytes (None when unknown); `body_complete`:
+    False while the body is still arriving (the size is then what has been read so far). Every
+    caller asks this one function: the event check, `build_event`, `refusal`, the server.
+    """
+    found = _NONE
+    if upgrade is not None:
+        for value in upgrade if isinstance(upgrade, (list, tuple)) else (upgrade,):
+            if isinstance(value, str) and "websocket" in value.lower():
+                found = (
+                    Refusal(
+                        400,
+                        "A1",
+                        "A WebSocket upgrade request gets 400 from the load balancer itself: it never forwards "
+                        "WebSockets to a function, which is not invoked.",
+                    ),
+                )
+                break
+    if body_size is not None and body_size > MAX_REQUEST_BODY:
+        size = f"{body_size:,} bytes" if body_complete else f"over {MAX_REQUEST_BODY:,} bytes (reading stopped there)"
+        found += (
+            Refusal(
+                413,
+                "A1",
+                f"The request body is {size}, over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): the load "
+                "balancer answers 413 and the function is not invoked.",
+            ),
+        )
+    return found
 
 
 @rule(
@@ -314,23 +358,8 @@ def is_websocket_upgrade(header_pairs: Iterable[tuple[object, object]]) -> bool:
     "answered 405 by the load balancer; the function is not invoked.",
     severity="outcome",
 )
-def refusal_for(method: Any, header_pairs: Iterable[tuple[str, str]], body_length: int | None) -> Refusal | None:
-    """What the load balancer answers without invoking the function, or None when it invokes it."""
-    pairs = list(header_pairs)
-    if is_websocket_upgrade(pairs):
-        return Refusal(
-            400,
-            "A1",
-            "A WebSocket upgrade request gets 400: the load balancer does not forward "
-            "WebSockets to a function, which is not invoked.",
-        )
-    if body_length is not None and body_length > MAX_REQUEST_BODY:
-        return Refusal(
-            413,
-            "A1",
-            f"The request body is {body_length:,} bytes, over the 1 MB limit "
-            f"({MAX_REQUEST_BODY:,} bytes): 413, the function is not invoked.",
-        )
+def method_refused(method: object) -> Refusal | None:
+    """A14 (inferred): a method the load balancer does not forward to a function gets 405."""
     if isinstance(method, str) and method.upper() not in METHODS:
         return Refusal(
             405,
@@ -339,6 +368,12 @@ def refusal_for(method: Any, header_pairs: Iterable[tuple[str, str]], body_lengt
             "(DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT): 405, not invoked (inferred).",
         )
     return None
+
+
+def refusal_for(method: Any, header_pairs: Iterable[tuple[str, str]], body_length: int | None) -> Refusal | None:
+    """What the load balancer answers without invoking the function (A1, then A14), or None when it invokes it."""
+    found = never_forwarded(header_values(header_pairs, "upgrade"), body_length)
+    return found[0] if found else method_refused(method)
 
 
 def error_page(status: int) -> tuple[list[tuple[str, str]], bytes]:

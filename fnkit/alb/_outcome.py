@@ -20,14 +20,12 @@ from .._report import MISSING, ContractError, Raw, Report, decode_json, error
 from ..rules import rule
 from ..types import AlbKind, Isolation
 from ._config import AlbConfig
-from ._event import body_size, validate_event
-from ._http import HttpParts, Refusal, error_page, reason_phrase, refusal_for, response_to_http
-from ._response import validate_response
+from ._event import refusals, validate_event
+from ._http import HttpParts, Refusal, error_page, method_refused, reason_phrase, refusal_for, response_to_http
+from ._response import deciding_rule, validate_response
 
 SOURCE = "alb"
 _EMPTY = Report((), SOURCE, None, "response")
-# the rule an outcome cites for a response error of this rule (502 all the same)
-_DECIDING = {"G0": "A6", "G1": "A6", "G2": "A6", "H2": "A6", "AS1": "A6"}
 
 
 @dataclass(frozen=True)
@@ -173,24 +171,6 @@ def event_multi_value(event: Any) -> bool:
     return isinstance(event, dict) and isinstance(event.get("multiValueHeaders"), dict)
 
 
-def _event_header_pairs(event: Any) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = []
-    if not isinstance(event, dict):
-        return pairs
-    single, multi = event.get("headers"), event.get("multiValueHeaders")
-    if isinstance(single, dict):
-        pairs += [(k, v) for k, v in dict.items(single) if isinstance(k, str) and isinstance(v, str)]
-    if isinstance(multi, dict):
-        pairs += [
-            (k, v)
-            for k, vs in dict.items(multi)
-            if isinstance(k, str) and isinstance(vs, list)
-            for v in vs
-            if isinstance(v, str)
-        ]
-    return pairs
-
-
 def answered_by_balancer(
     found: Refusal, method: str, path: str, multi_value: bool = False, note: str = ""
 ) -> HttpOutcome:
@@ -262,7 +242,8 @@ def refusal(event_or_request: Any) -> HttpOutcome | None:
         multi = False
     else:
         method, path = _method_path(event_or_request)
-        found = refusal_for(method, _event_header_pairs(event_or_request), body_size(event_or_request))
+        refused = refusals(event_or_request)  # A1, read from the event as its check reads it
+        found = refused[0][1] if refused else method_refused(method)
         multi = event_multi_value(event_or_request)
     if found is None:
         return None
@@ -353,11 +334,16 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
         if failed is not None:
             return failed if failed.invocation is invocation else dataclasses.replace(failed, invocation=invocation)
     report = validate_response(response, multi_value=multi_value, _size=size)
-    if not report.ok:
-        first = report.errors[0]
-        rule = _DECIDING.get(first.rule or "A6", first.rule or "A6")
+    rule = deciding_rule(report)  # the rule results validation reported decide the answer
+    if rule is not None:
         return bad_gateway(
-            rule, first.message, report, method=method, path=path, multi_value=multi_value, invocation=invocation
+            rule,
+            report.errors[0].message,
+            report,
+            method=method,
+            path=path,
+            multi_value=multi_value,
+            invocation=invocation,
         )
     value, _ = decode_json(response, "G0")
     parts: HttpParts = response_to_http(value, method=method, multi_value=multi_value)

@@ -2,7 +2,8 @@
 
 Rules: A5 (size), A6 (what makes a response invalid: 502), A7 (which header field is
 read, cookies, hop-by-hop), A9 (reason phrase), A12 (status range), A13 (what HTTP
-cannot carry).
+cannot carry). `deciding_rule` turns a report into the 502's rule: `outcome` decides from
+the very report `validate_response` gives.
 """
 
 from __future__ import annotations
@@ -92,17 +93,18 @@ def active_field(multi_value: bool) -> str:
     return "multiValueHeaders" if multi_value else "headers"
 
 
-def _active_pairs(response: Any, seen: Seen) -> Iterator[tuple[str, str, Any]]:
-    """(path, name, value-or-list) for each entry of the active header field that is a dict."""
-    if not isinstance(response, dict):
-        return
-    key = active_field(bool(seen.options.get("multi_value")))
-    mapping = response.get(key)
-    if isinstance(mapping, dict):
-        base = child_path("$", key)
-        for name, value in dict.items(mapping):  # a subclass's own items() may raise
-            if isinstance(name, str):
-                yield child_path(base, name), name, value
+def _active_pairs(response: Any, seen: Seen) -> list[tuple[str, Any]]:
+    """(name, value-or-list) for each entry of the active header field, when it is a dict."""
+    mapping = response.get(active_field(bool(seen.options.get("multi_value")))) if isinstance(response, dict) else None
+    if not isinstance(mapping, dict):
+        return []
+    # dict.items: a subclass's own items() may raise
+    return [(name, value) for name, value in dict.items(mapping) if isinstance(name, str)]
+
+
+def _header_path(seen: Seen, name: str) -> str:
+    """The path of a header of the active field (made only for an issue)."""
+    return child_path(child_path("$", active_field(bool(seen.options.get("multi_value")))), name)
 
 
 def _values(value: Any) -> list[str]:
@@ -129,27 +131,18 @@ def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
 
 @rule("A12", "alb", "inferred", "statusCode outside 100-599 is an invalid response (502).")
 def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
-    """A12 (inferred) and A13: a final HTTP status is 200-599."""
+    """A12 (inferred): statusCode is an HTTP status code, 100-599 (a 1xx is A13's: HTTP cannot end with one)."""
     status = response.get("statusCode") if isinstance(response, dict) else None
-    if not isinstance(status, int) or isinstance(status, bool):
+    if not isinstance(status, int) or isinstance(status, bool) or 100 <= status <= 599:
         return
-    if not 100 <= status <= 599:
-        digits = len(str(abs(status))) if status.bit_length() < 10_000 else "thousands of"
-        shown = status if abs(status) < 10**12 else f"{'-' if status < 0 else ''}of {digits} digits"
-        yield error(
-            "$.statusCode",
-            "limit",
-            f"statusCode {shown} is outside 100-599, so it is no HTTP status: 502 (rule A12, inferred).",
-            "A12",
-        )
-    elif status < 200:
-        yield error(
-            "$.statusCode",
-            "limit",
-            f"statusCode {status} is informational (1xx), which cannot be the final "
-            "answer to a request: 502 (rule A13, inferred).",
-            "A13",
-        )
+    digits = len(str(abs(status))) if status.bit_length() < 10_000 else "thousands of"
+    shown = status if abs(status) < 10**12 else f"{'-' if status < 0 else ''}of {digits} digits"
+    yield error(
+        "$.statusCode",
+        "limit",
+        f"statusCode {shown} is outside 100-599, so it is no HTTP status: 502 (rule A12, inferred).",
+        "A12",
+    )
 
 
 @rule(
@@ -200,21 +193,64 @@ def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
     "under one key; hop-by-hop headers dropped, Content-Length recomputed.",
     severity="warning",
 )
-def check_ignored_headers(response: Any, seen: Seen) -> Iterator[Issue]:
-    """A7: only the active header field is read; say so when the other one is there."""
+def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
+    """A7: only the active header field is read (say so when the other one is there); hop-by-hop headers are
+    dropped and Content-Length is recomputed; cookies go as one Set-Cookie key with a list (multi-value on), and
+    keys differing in case stay apart."""
     if not isinstance(response, dict):
         return
     multi = bool(seen.options.get("multi_value"))
-    ignored = active_field(not multi)
+    active, ignored = active_field(multi), active_field(not multi)
     if ignored in response:
         state = "on" if multi else "off"
         yield warning(
             child_path("$", ignored),
             "ignored",
-            f"Multi-value headers are {state}, so the load balancer reads only '{active_field(multi)}'; "
+            f"Multi-value headers are {state}, so the load balancer reads only '{active}'; "
             f"'{ignored}' is ignored and none of its headers reach the client.",
             "A7",
         )
+    length = None
+    cookies = []
+    for name, value in _active_pairs(response, seen):
+        lower = name.lower()
+        if lower in HOP_BY_HOP:
+            yield warning(
+                _header_path(seen, name),
+                "dropped",
+                f"'{name}' is a hop-by-hop header: the load balancer drops it.",
+                "A7",
+            )
+        elif lower == "content-length":
+            if length is None:
+                try:
+                    length = len(response_body_bytes(response))
+                except ValueError:
+                    length = -1  # bad base64: the response is invalid (A6), no length to compare
+            given = _values(value)
+            if length >= 0 and given != [str(length)]:
+                yield warning(
+                    _header_path(seen, name),
+                    "recomputed",
+                    f"Content-Length says {', '.join(given) or 'nothing'} but the body is {length} byte(s): "
+                    "the load balancer sends its own Content-Length.",
+                    "A7",
+                )
+        elif lower == "set-cookie":
+            cookies.append(name)
+    if len(cookies) < 2:
+        return
+    listed = ", ".join(f"'{n}'" for n in cookies)
+    if multi:
+        tip = "put every cookie in one list under a single 'Set-Cookie' key."
+    else:
+        tip = (
+            "each is sent as its own Set-Cookie header (keys that differ only in case are kept apart), but the "
+            "contract's way is multi-value headers: one 'Set-Cookie' key with a list of cookies."
+        )
+    yield warning(
+        child_path("$", active), "cookies", f"Several cookie keys differ only in case ({listed}): {tip}", "A7"
+    )
 
 
 @rule(
@@ -226,9 +262,20 @@ def check_ignored_headers(response: Any, seen: Seen) -> Iterator[Issue]:
     "invalid (502); a 204 or 304 response goes without a body.",
 )
 def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
-    """A13 (inferred): header names are HTTP tokens; values and the reason phrase hold no line break or control
-    character (the reason phrase goes on the status line)."""
-    description = response.get("statusDescription") if isinstance(response, dict) else None
+    """A13 (inferred): what HTTP/1.1 cannot carry: a 1xx final status, a reason phrase (it goes on the status line)
+    or header value with a line break or control character, a header name that is not an HTTP token."""
+    if not isinstance(response, dict):
+        return
+    status = response.get("statusCode")
+    if isinstance(status, int) and not isinstance(status, bool) and 100 <= status < 200:
+        yield error(
+            "$.statusCode",
+            "limit",
+            f"statusCode {status} is informational (1xx), which cannot be the final "
+            "answer to a request: 502 (rule A13, inferred).",
+            "A13",
+        )
+    description = response.get("statusDescription")
     if isinstance(description, str) and BAD_HEADER_VALUE.search(description):
         yield error(
             "$.statusDescription",
@@ -237,10 +284,10 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
             "cannot carry: 502 (rule A13, inferred).",
             "A13",
         )
-    for path, name, value in _active_pairs(response, seen):
+    for name, value in _active_pairs(response, seen):
         if not HEADER_NAME.fullmatch(name):
             yield error(
-                path,
+                _header_path(seen, name),
                 "format",
                 f"'{name}' cannot be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ "
                 "only): 502 (rule A13, inferred).",
@@ -250,7 +297,7 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
         for v in _values(value):
             if BAD_HEADER_VALUE.search(v):
                 yield error(
-                    path,
+                    _header_path(seen, name),
                     "format",
                     f"The value of '{name}' holds a line break or control character, "
                     "which an HTTP header cannot carry: 502 (rule A13, inferred).",
@@ -259,56 +306,13 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
                 break
 
 
-def check_connection_headers(response: Any, seen: Seen) -> Iterator[Issue]:
-    """A7: hop-by-hop headers are dropped and Content-Length is recomputed."""
-    length = None
-    for path, name, value in _active_pairs(response, seen):
-        lower = name.lower()
-        if lower in HOP_BY_HOP:
-            yield warning(path, "dropped", f"'{name}' is a hop-by-hop header: the load balancer drops it.", "A7")
-        elif lower == "content-length":
-            if length is None:
-                try:
-                    length = len(response_body_bytes(response))
-                except ValueError:
-                    return  # bad base64: check_body_encoding says so
-            given = _values(value)
-            if given != [str(length)]:
-                yield warning(
-                    path,
-                    "recomputed",
-                    f"Content-Length says {', '.join(given) or 'nothing'} but the body is {length} byte(s): "
-                    "the load balancer sends its own Content-Length.",
-                    "A7",
-                )
-
-
-def check_cookies(response: Any, seen: Seen) -> Iterator[Issue]:
-    """A7: cookies go as one Set-Cookie key with a list (multi-value on); keys differing in case stay apart."""
-    names = [name for _, name, _ in _active_pairs(response, seen) if name.lower() == "set-cookie"]
-    if len(names) < 2:
-        return
-    field = active_field(bool(seen.options.get("multi_value")))
-    listed = ", ".join(f"'{n}'" for n in names)
-    if seen.options.get("multi_value"):
-        tip = "put every cookie in one list under a single 'Set-Cookie' key."
-    else:
-        tip = (
-            "each is sent as its own Set-Cookie header (keys that differ only in case are kept apart), but the "
-            "contract's way is multi-value headers: one 'Set-Cookie' key with a list of cookies."
-        )
-    yield warning(child_path("$", field), "cookies", f"Several cookie keys differ only in case ({listed}): {tip}", "A7")
-
-
 RESPONSE_CHECKS = [
     check_size,
     check_status,
+    check_header_wire,
     check_description,
     check_body_encoding,
-    check_ignored_headers,
-    check_header_wire,
-    check_connection_headers,
-    check_cookies,
+    check_header_fields,
 ]
 
 
@@ -364,6 +368,20 @@ def validate_response(
     return report
 
 
+# the rule a 502 cites for an error of a general rule: the response is invalid (A6), whatever made it so
+_CITED_AS_A6 = frozenset({"G0", "G1", "G2", "H2", "AS1"})
+
+
+def deciding_rule(report: Report) -> str | None:
+    """The rule of the load balancer's 502 for a response report: its first error's rule (a general rule's error is
+    an invalid response, A6); None when the report has no error (the response is delivered, AS4)."""
+    for issue in report:
+        if issue.severity == "error":
+            found = issue.rule or "A6"
+            return "A6" if found in _CITED_AS_A6 else found
+    return None
+
+
 @with_settings(AlbConfig, "multi_value")
 def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **settings: Any) -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the load balancer event (`kind="event"`) or response (`"response"`, as
@@ -374,10 +392,18 @@ def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **setti
     multi_value = AlbConfig.of(config, settings, json_schema).multi_value_on
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema()
+        return EVENT_CONTRACT.json_schema(also=("A1",))  # A1 is asked of never_forwarded by its check
     if kind == "response":
         return _CONTRACTS[multi_value].json_schema(also=("A6",))
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
 
 
-__all__ = ["RESPONSE_CHECKS", "RESPONSE_SHAPE", "active_field", "json_schema", "json_size", "validate_response"]
+__all__ = [
+    "RESPONSE_CHECKS",
+    "RESPONSE_SHAPE",
+    "active_field",
+    "deciding_rule",
+    "json_schema",
+    "json_size",
+    "validate_response",
+]

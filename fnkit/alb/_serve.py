@@ -28,11 +28,11 @@ from .._settings import Dialect, resolve_dialect
 from ._config import AlbConfig
 from ._http import (
     BAD_HEADER_VALUE,
-    MAX_REQUEST_BODY,
     Refusal,
     as_text,
     error_page,
     health_check_event,
+    never_forwarded,
     reason_phrase,
     refusal_for,
     request_to_event,
@@ -262,16 +262,10 @@ class _Connection:
         if self.answered or request is None:
             return  # the body of a request already answered: read and dropped
         request.size += len(data)
-        if request.size > MAX_REQUEST_BODY:
+        refused = never_forwarded(None, request.size, body_complete=False)  # A1, as the body arrives
+        if refused:
             request.body.clear()
-            self._refuse(
-                Refusal(
-                    413,
-                    "A1",
-                    f"The request body is over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): "
-                    "413, the function is not invoked (reading stopped at the limit).",
-                )
-            )
+            self._refuse(refused[0])
             return
         request.body.append(data)
 

@@ -215,3 +215,38 @@ def test_outcome_frame_through_tabulate(event):
 
     frame = fnkit.tabulate([alb.outcome(event, {"statusCode": 200}), alb.outcome(event, {"statusCode": "x"})])
     assert list(frame["status"]) == [200, 502]
+
+
+A1_REQUESTS = [  # (headers, body bytes): what a client sends
+    ({}, b""),
+    ({"upgrade": "websocket"}, b""),
+    ({"upgrade": "WebSocket, h2c"}, b""),
+    ({"upgrade": "h2c"}, b""),
+    ({}, b"x" * alb.MAX_REQUEST_BODY),
+    ({}, b"x" * (alb.MAX_REQUEST_BODY + 1)),
+    ({"upgrade": "websocket"}, b"\x00" * (alb.MAX_REQUEST_BODY + 1)),  # binary: the event carries base64
+]
+
+
+@pytest.mark.parametrize(("headers", "body"), A1_REQUESTS)
+@pytest.mark.parametrize("multi_value", [False, True])
+def test_a1_is_asked_of_one_function_by_the_check_the_builder_refusal_and_outcome(headers, body, multi_value):
+    """The event check, build_event, refusal (of an event and of a request) and outcome all answer A1 alike."""
+    from fnkit import rules
+    from fnkit.alb._http import never_forwarded
+
+    assert rules.get("A1").implementation is never_forwarded
+    expected = [r.status for r in never_forwarded(headers.get("upgrade"), len(body))]
+    request = alb.refusal(HttpRequest("POST", "/", headers=tuple(headers.items()), body=body))
+    assert (request.status if request else None) == (expected[0] if expected else None)
+    if expected:
+        with pytest.raises(ValueError, match="A1"):
+            alb.build_event("POST", "/", headers=headers, body=body, multi_value=multi_value)
+    # the event the load balancer would have made, had it forwarded the request
+    event = alb.request_to_event("POST", "/", "", list(headers.items()), body, multi_value)
+    errors = [i for i in alb.validate_event(event).errors if i.rule == "A1"]
+    assert [{"refused": 400, "limit": 413}[i.code] for i in errors] == expected
+    refused = alb.refusal(event)
+    assert (refused.status if refused else None) == (expected[0] if expected else None)
+    out = alb.outcome(event, {"statusCode": 200})
+    assert (out.status, out.invoked) == ((expected[0], False) if expected else (200, True))
