@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -43,7 +43,8 @@ from ..rules import rule
 from ..types import Isolation, MailKind
 from ._address import is_address
 from ._config import MailConfig
-from ._event import decode_event
+from ._decision import Decision
+from ._event import decode_event, parse_event, truncation
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,26 +63,9 @@ from ._response import (
 )
 
 SOURCE = "mail"
-VIAS = ("recipients", "allRecipients", "fallback")
 # M7 (inferred): the most restrictive action wins a conflict by default
 RESTRICTIVENESS = {"DROP": 4, "BOUNCE": 3, "MOVE_TO_JUNK": 2, "DEFAULT": 1, "BYPASS_SPAM_CHECK": 0}
 DELIVERED = ("DEFAULT", "BYPASS_SPAM_CHECK", "MOVE_TO_JUNK")
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What happens to one recipient: `action`, `via` (recipients | allRecipients | fallback), and why."""
-
-    action: str
-    via: str
-    bounce_message: str | None = None
-    rule: str = "M5"
-    reason: str = ""
-
-    @property
-    def inferred(self) -> bool:
-        """True when the deciding rule is fnkit's reading, not the platform's word."""
-        return _rules.get(self.rule).inferred
 
 
 @dataclass(frozen=True)
@@ -493,15 +477,46 @@ ATTEMPT_SETTINGS = (
 
 
 @with_settings(MailConfig, *ATTEMPT_SETTINGS)
-def outcome(event: Any, response: Any, *, config: MailConfig | None = None, **settings: Any) -> MailOutcome:
+def outcome(
+    event: Any,
+    response: Any,
+    *,
+    envelope: Sequence[str] = (),
+    config: MailConfig | None = None,
+    **settings: Any,
+) -> MailOutcome:
     """What the mail service does with `response` to `event`: one `Decision` per recipient.
 
     `response`: the returned value, `fnkit.Raw` (the exact text), or an `Invocation`
-    (which also covers a raised error or a timeout). The rule's settings: `config` (a
-    `MailConfig`) or its fields as keywords. Raises `ContractError` for an invalid event and
-    ValueError, naming the rule, for a configuration the platform refuses (M2).
+    (which also covers a raised error or a timeout). `envelope`: the message's SMTP
+    recipients, when they may be more than the event holds (a truncated event): each one
+    the event lacks gets what rule M1 decides (`truncation`), so every recipient has a
+    decision. The rule's settings: `config` (a `MailConfig`) or its fields as keywords.
+    Raises `ContractError` for an invalid event and ValueError, naming the rule, for a
+    configuration the platform refuses (M2).
     """
     rule_config = MailConfig.of(config, settings, outcome)
+    decided = _outcome_of_event(event, response, rule_config)
+    if not envelope:
+        return decided
+    cut = truncation(
+        parse_event(event), envelope=envelope, fallback_action=rule_config.fallback_action, mode=rule_config.mode
+    ).cut
+    held = {r.lower() for r in decided.decisions}
+    cut = {r: d for r, d in cut.items() if r.lower() not in held}  # (one the response names has its decision)
+    if not cut:
+        return decided
+    effect = (
+        "the usual delivery (M8)"
+        if rule_config.mode == "async"
+        else f"the fallback action {rule_config.fallback_action} (M1, inferred)"
+    )
+    reason = f"{decided.reason} {_n(len(cut), 'recipient')} cut from the truncated event get {effect}."
+    return replace(decided, decisions={**decided.decisions, **cut}, reason=reason)
+
+
+def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> MailOutcome:
+    """The outcome for the recipients the event holds."""
     mode, fallback_action = rule_config.mode, rule_config.fallback_action
     conflict_policy = rule_config.conflict_policy
     value, _ = decode_event(event)

@@ -91,8 +91,9 @@ from .._optional import require
 from ._address import is_address
 from ._config import MailConfig
 from ._content import MessageStore
-from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event
-from ._outcome import Decision, async_outcome, envelope_recipients
+from ._decision import Decision
+from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event, parse_event, truncation
+from ._outcome import async_outcome, envelope_recipients
 from ._rule import MailRule
 
 if TYPE_CHECKING:
@@ -599,39 +600,17 @@ class MailServer:
         content = (run.delivered_content if run is not None else None) or message.raw
         by_key = {r.lower(): (r, d) for r, d in decisions.items()}
         in_envelope = {r.lower() for r in message.recipients}
+        # a recipient the (truncated) event lacks gets what rule M1 decides for it
+        cut = truncation(
+            parse_event(event),
+            envelope=message.recipients,
+            fallback_action=self.rule.fallback_action,
+            mode="sync" if run is not None else "async",
+        ).cut
         plan: list[tuple[str, Decision, str]] = []
         for address in message.recipients:
             found = by_key.get(address.lower())
-            if found is not None:
-                plan.append((address, found[1], ""))
-            elif run is None:  # cut from a truncated event (M1); asynchronous: delivery unaffected (M8)
-                plan.append(
-                    (
-                        address,
-                        Decision(
-                            "DEFAULT",
-                            "allRecipients",
-                            None,
-                            "M8",
-                            "not in the event (recipients cut past 128 KB); asynchronous rule: delivered as usual",
-                        ),
-                        "",
-                    )
-                )
-            else:  # cut from a truncated event (M1): fnkit's reading
-                plan.append(
-                    (
-                        address,
-                        Decision(
-                            self.rule.fallback_action,
-                            "fallback",
-                            None,
-                            "M1",
-                            "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
-                        ),
-                        "",
-                    )
-                )
+            plan.append((address, found[1] if found is not None else cut[address], ""))
         for key, (address, decision) in by_key.items():
             if key not in in_envelope:
                 plan.append((address, decision, "added by the response (BCC)"))

@@ -1,0 +1,30 @@
+"""What happens to one recipient (`Decision`): the value every mail rule's effect is stated in.
+
+It sits below the event, the response and the outcome, so that a rule declared with the
+event (M1: a recipient cut from a truncated event) states its effect in the same terms as
+the outcome's rules (M3, M5 to M8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import rules as _rules
+
+VIAS = ("recipients", "allRecipients", "fallback")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What happens to one recipient: `action`, `via` (recipients | allRecipients | fallback), and why."""
+
+    action: str
+    via: str
+    bounce_message: str | None = None
+    rule: str = "M5"
+    reason: str = ""
+
+    @property
+    def inferred(self) -> bool:
+        """True when the deciding rule is fnkit's reading, not the platform's word."""
+        return _rules.get(self.rule).inferred
