@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from .. import rules as _rules
 
 VIAS = ("recipients", "allRecipients", "fallback")
+# M7 (inferred): the most restrictive action wins a conflict by default
+RESTRICTIVENESS = {"DROP": 4, "BOUNCE": 3, "MOVE_TO_JUNK": 2, "DEFAULT": 1, "BYPASS_SPAM_CHECK": 0}
 
 
 @dataclass(frozen=True, slots=True)

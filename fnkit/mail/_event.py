@@ -207,15 +207,18 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
     table = seen.tables["envelope.recipients"]
     addresses = table["address"]
-    # (an entry without a string address, on the lenient path, has nothing to repeat: its key is None)
-    keys = [a.lower() if type(a) is str else None for a in addresses]
-    if len(set(keys)) == len(keys):
+    # (an entry without a string address, on the lenient path, has nothing to repeat)
+    strings = [a for a in addresses if type(a) is str]
+    # lower-cased all at once: as many keys as strings unless one holds a line break (then the loop decides)
+    keys = "\n".join(strings).lower().split("\n")
+    if len(keys) == len(strings) and len(set(keys)) == len(keys):
         return []  # every address once
     out = []
     first: dict[str, int] = {}
-    for i, address, key in zip(table["at"], addresses, keys, strict=True):
-        if key is None:
+    for i, address in zip(table["at"], addresses, strict=True):
+        if type(address) is not str:
             continue
+        key = address.lower()
         if key in first:
             out.append(
                 warning(

@@ -39,9 +39,9 @@ from .._invoke import Context, Invocation, encode_response, invoke, resolve_isol
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
+from .._validate import Seen
 from ..rules import rule
 from ..types import Isolation, MailKind
-from ._address import is_address
 from ._config import MailConfig
 from ._decision import Decision
 from ._event import decode_event, parse_event, truncation
@@ -51,20 +51,9 @@ if TYPE_CHECKING:
 
     from ._content import MessageContent
 
-from ._response import (
-    UNIQUE_ACTIONS_LIMIT,
-    _entries,
-    action_type,
-    as_returned,
-    bounce_message,
-    named_recipients,
-    unique_action_numbers,
-    validate_response,
-)
+from ._response import UNIQUE_ACTIONS_LIMIT, as_returned, coverage, judge_response
 
 SOURCE = "mail"
-# M7 (inferred): the most restrictive action wins a conflict by default
-RESTRICTIVENESS = {"DROP": 4, "BOUNCE": 3, "MOVE_TO_JUNK": 2, "DEFAULT": 1, "BYPASS_SPAM_CHECK": 0}
 DELIVERED = ("DEFAULT", "BYPASS_SPAM_CHECK", "MOVE_TO_JUNK")
 
 
@@ -318,111 +307,6 @@ def _invalid_is_inferred(report: Report) -> bool:
     return not certain
 
 
-@rule(
-    "M7",
-    "mail",
-    "inferred",
-    "One recipient in two explicit actions is a conflict; by default the most restrictive "
-    "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).",
-    severity="outcome",
-)
-def _choose(candidates: list[tuple[int, dict[str, Any]]], numbers: dict[int, int], via: str, policy: str) -> Decision:
-    """The decision among the entries that cover one recipient (M5; a conflict: M7)."""
-    distinct: dict[int, tuple[int, dict[str, Any]]] = {}
-    for i, entry in candidates:
-        distinct.setdefault(numbers[i], (i, entry))
-    options = list(distinct.values())
-    where = "named by" if via == "recipients" else "covered (allRecipients) by"
-    if len(options) == 1:
-        i, entry = options[0]
-        return Decision(action_type(entry), via, _bounce(entry), "M5", f"{where} actions[{i}]")
-    if policy == "first":
-        i, entry = min(options, key=lambda o: o[0])
-    elif policy == "last":
-        i, entry = max(options, key=lambda o: o[0])
-    else:
-        i, entry = max(options, key=lambda o: (RESTRICTIVENESS.get(action_type(o[1]), -1), -o[0]))
-    named = " and ".join(f"actions[{j}]" for j, _ in sorted(options, key=lambda o: o[0]))
-    return Decision(
-        action_type(entry),
-        via,
-        _bounce(entry),
-        "M7",
-        f"conflict: {where} {named}; the {policy} policy picks actions[{i}] (inferred)",
-    )
-
-
-def _bounce(entry: dict[str, Any]) -> str | None:
-    return bounce_message(entry) if action_type(entry) == "BOUNCE" else None
-
-
-@rule(
-    "M5",
-    "mail",
-    "doc",
-    "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
-    "gets the fallback; named recipients absent from the envelope are added.",
-    severity="outcome",
-)
-def _resolve(
-    recipients: list[str], response: dict[str, Any], flow_direction: str, fallback_action: str, policy: str
-) -> tuple[dict[str, Decision], list[Issue], list[str]]:
-    """Decisions for a valid response (M5, M6, M7), warnings, and the recipients added."""
-    entries = _entries(response)
-    numbers = unique_action_numbers(response)
-
-    def counted(i: int) -> bool:
-        return numbers[i] < UNIQUE_ACTIONS_LIMIT
-
-    explicit: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    spelled: dict[str, tuple[str, int]] = {}
-    for i, entry in entries:
-        for r in named_recipients(entry):
-            explicit.setdefault(r.lower(), []).append((i, entry))
-            spelled.setdefault(r.lower(), (r, i))
-    everyone = [(i, e) for i, e in entries if e.get("allRecipients") is True]
-    in_envelope = {r.lower() for r in recipients}
-    # a name that is no address matches nobody (validate_response warned, MS3): it is not added either
-    added = [
-        spelled[k][0]
-        for k, named in explicit.items()
-        if k not in in_envelope and any(counted(i) for i, _ in named) and is_address(spelled[k][0])
-    ]
-    issues: list[Issue] = []
-    if flow_direction == "INBOUND":
-        for r in added:
-            issues.append(  # noqa: PERF401 - `added` is nearly always empty: a loop then costs nothing
-                warning(
-                    f"$.actions[{spelled[r.lower()][1]}].recipients",
-                    "added",
-                    f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
-                    "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "
-                    "so it adds it.",
-                    "M5",
-                )
-            )
-    decisions: dict[str, Decision] = {}
-    for r in recipients + added:
-        named = explicit.get(r.lower(), [])
-        live = [(i, e) for i, e in named if counted(i)]
-        live_everyone = [(i, e) for i, e in everyone if counted(i)]
-        if live:
-            decisions[r] = _choose(live, numbers, "recipients", policy)
-        elif live_everyone:
-            decisions[r] = _choose(live_everyone, numbers, "allRecipients", policy)
-        elif named or everyone:
-            decisions[r] = Decision(
-                fallback_action,
-                "fallback",
-                None,
-                "M6",
-                f"covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} unique ones",
-            )
-        else:
-            decisions[r] = Decision(fallback_action, "fallback", None, "M5", "no action covers it")
-    return decisions, issues, added
-
-
 def _applied_reason(
     decisions: dict[str, Decision], added: list[str], policy: str, fallback_action: str
 ) -> tuple[str, str]:
@@ -454,15 +338,6 @@ def returned_answer(response: Any) -> Any:
         text, why = encode_response(response)
         return Invocation(returned=response, response_text=text, encode_error=why)
     return response
-
-
-def _read_response(response: Any, flow_direction: str, rule_config: MailConfig) -> tuple[Any, Report]:
-    """The response value as the platform reads it (a synchronous rule), and its report."""
-    report = validate_response(response, flow_direction=flow_direction, config=rule_config)
-    value = MISSING
-    if report.ok:
-        value, _ = decode_json(as_returned(response), "G0")
-    return value, report
 
 
 # the settings one attempt's outcome depends on (`outcome`, `run`)
@@ -535,7 +410,7 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
             issue = error("$", result, f"{why}.", "M3")
             failed: MailOutcome = fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
             return failed
-    answer, report = _read_response(returned_answer(response), flow, rule_config)
+    report, read = judge_response(returned_answer(response), flow, rule_config)
     if not report.ok:
         first = report.errors[0]
         why = (
@@ -546,7 +421,11 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
             recipients, fallback_action, why, list(report), invocation=invocation, inferred=_invalid_is_inferred(report)
         )
         return fallen_back
-    decisions, notes, added = _resolve(recipients, answer, flow, fallback_action, conflict_policy)
+    # the rules' judgements of the response, made while validating it (`read`), decide for each recipient (M5)
+    answer, _ = decode_json(as_returned(returned_answer(response)), "G0")
+    covered = coverage(answer, Seen({**read, "recipients": recipients, "fallback_action": fallback_action}))
+    decisions, added = covered.decisions, covered.added
+    notes = [i for i in covered.issues if i not in report]  # (what validating it said is in the report)
     rule, reason = _applied_reason(decisions, added, conflict_policy, fallback_action)
     return MailOutcome(
         "applied",
