@@ -14,11 +14,11 @@ validator checks every address against it) and `is_address` asks it of one strin
 from __future__ import annotations
 
 import re
-import string
 from typing import TypeGuard
 
-_ATEXT = string.ascii_letters + string.digits + "!#$%&'*+/=?^_`{|}~-"
-_ATOM_CHAR = rf"(?:[{re.escape(_ATEXT)}]|(?!\s)[^\x00-\x7f])"
+# atext (RFC 5322, widened by RFC 6532): every character but whitespace, controls and the specials
+# "(),.:;<>@[\]; the dot joins atoms, the "@" the local part and the domain
+_ATOM_CHAR = r'[^\s"(),.:;<>@\[\\\]\x00-\x1f\x7f]'
 _DOT_ATOM = rf"{_ATOM_CHAR}+(?:\.{_ATOM_CHAR}+)*"
 #: the pattern of an address, as the shape declares it (fnkit.mail._event) and JSON Schema exports it
 ADDRESS_PATTERN = rf"^{_DOT_ATOM}@{_DOT_ATOM}$"
