@@ -207,10 +207,16 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
     table = seen.tables["envelope.recipients"]
     addresses = table["address"]
-    # (an entry without a string address, on the lenient path, has nothing to repeat)
-    strings = [a for a in addresses if type(a) is str]
-    # lower-cased all at once: as many keys as strings unless one holds a line break (then the loop decides)
-    keys = "\n".join(strings).lower().split("\n")
+    strings = addresses
+    try:
+        joined = "\n".join(strings)
+    except TypeError:  # (lenient: an entry without a string address has nothing to repeat)
+        strings = [a for a in addresses if type(a) is str]
+        joined = "\n".join(strings)
+    # lower-cased all at once; without capitals each address is its own key, else the lines are the keys (as
+    # many as the strings unless one holds a line break: then the loop below decides)
+    lowered = joined.lower()
+    keys = strings if lowered == joined else lowered.split("\n")
     if len(keys) == len(strings) and len(set(keys)) == len(keys):
         return []  # every address once
     out = []
@@ -264,6 +270,38 @@ def event_size(event: Any) -> int | None:
         return None
 
 
+# JSON writes a character in at most 6 bytes (\\u001f); keys, quotes and punctuation take at most
+# _FIXED_BYTES for the event and _BYTES_PER_RECIPIENT for each recipient
+_FIXED_BYTES, _BYTES_PER_RECIPIENT, _BYTES_PER_CHAR = 256, 16, 6
+
+
+def _size_bound(event: Any, seen: Seen) -> int | None:
+    """An upper bound of the event's JSON size, without encoding it; None when a field is not a string."""
+    addresses = seen.tables["envelope.recipients"]["address"]
+    envelope: Any = event.envelope
+    mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
+    sender: Any = event.sender
+    recipients = envelope.recipients if type(envelope) is MailEnvelope else None
+    if type(mail_from) is not MailFrom or type(sender) is not MailAddress or type(recipients) is not tuple:
+        return None
+    if len(recipients) != len(addresses):  # (lenient: entries that are not objects are not in the column)
+        return None
+    texts = (
+        mail_from.address,
+        sender.address,
+        event.subject,
+        event.summary_version,
+        event.message_id,
+        event.invocation_id,
+        event.flow_direction,
+    )
+    try:
+        chars = len("".join(addresses)) + len("".join(texts))
+    except TypeError:  # (lenient: a field that is no string)
+        return None
+    return _FIXED_BYTES + _BYTES_PER_RECIPIENT * len(addresses) + _BYTES_PER_CHAR * chars
+
+
 @dataclass(frozen=True)
 class Truncation:
     """What rule M1 says of one event: its `issues` (iterating over it gives them, as a check's result does)
@@ -305,7 +343,8 @@ def truncation(
     cut: dict[str, Decision] = {}
     if type(event) is not MailEvent or type(event.truncated) is not bool:
         return Truncation(issues, cut)
-    size = event_size(event)
+    bound = None if event.truncated or seen is None else _size_bound(event, seen)
+    size = event_size(event) if bound is None or bound > EVENT_SIZE_LIMIT else None  # (else surely within it)
     if size is not None and size > EVENT_SIZE_LIMIT:
         issues.append(
             error(
