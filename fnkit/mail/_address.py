@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from typing import TypeGuard
 
-# atext (RFC 5322, widened by RFC 6532): every character but whitespace, controls and the specials
-# "(),.:;<>@[\]; the dot joins atoms, the "@" the local part and the domain
-_ATOM_CHAR = r'[^\s"(),.:;<>@\[\\\]\x00-\x1f\x7f]'
+# atext (RFC 5322, widened by RFC 6532): every character but the controls, the specials "(),.:;<>@[\] and
+# whitespace (ASCII, and the non-ASCII spaces and separators, named one by one so that a regular expression
+# engine of another language reads the same class); the dot joins atoms, the "@" the local part and the domain
+_ATOM_CHAR = r'[^\x00-\x20"(),.:;<>@\[\\\]\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]'
 _DOT_ATOM = rf"{_ATOM_CHAR}+(?:\.{_ATOM_CHAR}+)*"
 #: the pattern of an address, as the shape declares it (fnkit.mail._event) and JSON Schema exports it
 ADDRESS_PATTERN = rf"^{_DOT_ATOM}@{_DOT_ATOM}$"
