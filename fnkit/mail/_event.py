@@ -329,14 +329,13 @@ def truncation(
     *,
     envelope: Sequence[str] = (),
     fallback_action: str = "DEFAULT",
-    mode: str = "sync",
 ) -> Truncation:
     """M1: over 128 KB the platform cuts recipients from the end and sets truncated, so a real event is never
     larger (an error), and a truncated one is close to the limit (a warning when far below it).
 
     Its effect: an address of the SMTP `envelope` that the (typed) event does not hold was cut from it, so no
-    action of the function's can name it: it gets the rule's `fallback_action` (fnkit's reading, inferred), or,
-    for an asynchronous rule (`mode="async"`), the usual delivery (M8). The field forms M1 states (summaryVersion,
+    action of the function's can name it: it gets the rule's `fallback_action` (fnkit's reading, inferred). (An
+    asynchronous rule delivers every recipient as usual, M8.) The field forms M1 states (summaryVersion,
     subject, invocationId) are declared on the event's shape (`EVENT_SHAPE`, `rule="M1"`).
     """
     issues: list[Issue] = []
@@ -372,22 +371,13 @@ def truncation(
             if address.lower() in held:
                 continue
             held.add(address.lower())  # (an address given twice is decided once)
-            if mode == "async":
-                cut[address] = Decision(
-                    "DEFAULT",
-                    "allRecipients",
-                    None,
-                    "M8",
-                    "not in the event (recipients cut past 128 KB); asynchronous rule: delivered as usual",
-                )
-            else:
-                cut[address] = Decision(
-                    fallback_action,
-                    "fallback",
-                    None,
-                    "M1",
-                    "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
-                )
+            cut[address] = Decision(
+                fallback_action,
+                "fallback",
+                None,
+                "M1",
+                "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
+            )
     return Truncation(issues, cut)
 
 

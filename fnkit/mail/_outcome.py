@@ -374,18 +374,16 @@ def outcome(
     decided = _outcome_of_event(event, response, rule_config)
     if not envelope:
         return decided
-    cut = truncation(
-        parse_event(event), envelope=envelope, fallback_action=rule_config.fallback_action, mode=rule_config.mode
-    ).cut
+    cut = truncation(parse_event(event), envelope=envelope, fallback_action=rule_config.fallback_action).cut
     held = {r.lower() for r in decided.decisions}
     cut = {r: d for r, d in cut.items() if r.lower() not in held}  # (one the response names has its decision)
     if not cut:
         return decided
-    effect = (
-        "the usual delivery (M8)"
-        if rule_config.mode == "async"
-        else f"the fallback action {rule_config.fallback_action} (M1, inferred)"
-    )
+    if rule_config.mode == "async":  # every recipient, the cut ones too, is delivered as usual (M8)
+        queued: MailOutcome = async_outcome(list(cut), [])  # `@rule` leaves it untyped
+        cut, effect = queued.decisions, "the usual delivery (M8)"
+    else:
+        effect = f"the fallback action {rule_config.fallback_action} (M1, inferred)"
     reason = f"{decided.reason} {_n(len(cut), 'recipient')} cut from the truncated event get {effect}."
     return replace(decided, decisions={**decided.decisions, **cut}, reason=reason)
 

@@ -93,7 +93,7 @@ from ._config import MailConfig
 from ._content import MessageStore
 from ._decision import Decision
 from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event, parse_event, truncation
-from ._outcome import async_outcome, envelope_recipients
+from ._outcome import async_outcome
 from ._rule import MailRule
 
 if TYPE_CHECKING:
@@ -504,7 +504,7 @@ class MailServer:
         try:
             if self.rule.mode == "async":
                 rows, failure = self._carry_out(
-                    message, event, async_outcome(envelope_recipients(event), []).decisions, "ignored", 0, None, note
+                    message, event, async_outcome(list(message.recipients), []).decisions, "ignored", 0, None, note
                 )
                 if failure is None:  # delivered (M8): now the function (not when the client is to retry)
                     self._busy(+1)
@@ -601,12 +601,8 @@ class MailServer:
         by_key = {r.lower(): (r, d) for r, d in decisions.items()}
         in_envelope = {r.lower() for r in message.recipients}
         # a recipient the (truncated) event lacks gets what rule M1 decides for it
-        cut = truncation(
-            parse_event(event),
-            envelope=message.recipients,
-            fallback_action=self.rule.fallback_action,
-            mode="sync" if run is not None else "async",
-        ).cut
+        missing = [address for address in message.recipients if address.lower() not in by_key]
+        cut = truncation(parse_event(event), envelope=missing, fallback_action=self.rule.fallback_action).cut
         plan: list[tuple[str, Decision, str]] = []
         for address in message.recipients:
             found = by_key.get(address.lower())
