@@ -7,7 +7,7 @@ import hashlib
 import json
 import random
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -307,11 +307,14 @@ class Truncation:
     """What rule M1 says of one event: its `issues` (iterating over it gives them, as a check's result does)
     and its effect, `cut`: a decision for each envelope recipient the event lacks."""
 
-    issues: list[Issue]
-    cut: dict[str, Decision] = field(default_factory=dict)
+    issues: tuple[Issue, ...] = ()
+    cut: Mapping[str, Decision] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Issue]:
         return iter(self.issues)
+
+
+_WITHIN = Truncation()  # what M1 says of nearly every event: nothing (one value, made once)
 
 
 @rule(
@@ -338,12 +341,14 @@ def truncation(
     asynchronous rule delivers every recipient as usual, M8.) The field forms M1 states (summaryVersion,
     subject, invocationId) are declared on the event's shape (`EVENT_SHAPE`, `rule="M1"`).
     """
+    if type(event) is not MailEvent or type(event.truncated) is not bool:
+        return _WITHIN
     issues: list[Issue] = []
     cut: dict[str, Decision] = {}
-    if type(event) is not MailEvent or type(event.truncated) is not bool:
-        return Truncation(issues, cut)
     bound = None if event.truncated or seen is None else _size_bound(event, seen)
-    size = event_size(event) if bound is None or bound > EVENT_SIZE_LIMIT else None  # (else surely within it)
+    if bound is not None and bound <= EVENT_SIZE_LIMIT and not envelope:
+        return _WITHIN  # even at its largest, the event's JSON is within the limit: no need to encode it
+    size = event_size(event) if bound is None or bound > EVENT_SIZE_LIMIT else None
     if size is not None and size > EVENT_SIZE_LIMIT:
         issues.append(
             error(
@@ -378,7 +383,7 @@ def truncation(
                 "M1",
                 "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
             )
-    return Truncation(issues, cut)
+    return Truncation(tuple(issues), cut)
 
 
 EVENT_CHECKS: list[Check] = [
