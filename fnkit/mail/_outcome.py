@@ -1,6 +1,8 @@
 """What the mail service does with a function's answer: one decision per recipient.
 
-Resolution (M5, M6, M7), for a synchronous rule whose function answered validly:
+Resolution (M5, M6, M7), for a synchronous rule whose function answered validly, is the
+rules' own (fnkit/mail/_response.py: `coverage`, `unique_actions`, `conflicts`); the outcome
+applies the judgements they made while the answer was validated:
 1. only the first 10 unique actions (type and parameters) count; a recipient that only
    later actions cover gets the fallback action (M6);
 2. a recipient an action names explicitly gets that action (`via="recipients"`);

@@ -1,4 +1,10 @@
-"""The mail-flow response: its shape, its rule checks, and validate_response."""
+"""The mail-flow response: its shape, its rules, and validate_response.
+
+Each rule is one function (`unique_actions` M6, `conflicts` M7, `coverage` M5) over the
+response's entries, read once: it returns its issues (so it is a check of the contract) and
+its effect. `validate_response` reports the issues; `mail.outcome` applies the effects of the
+same judgements (`judge_response`), so the two cannot disagree.
+"""
 
 from __future__ import annotations
 
