@@ -19,6 +19,7 @@ from ._content import (
     default_store,
     mime_problems,
 )
+from ._decision import Decision
 from ._event import (
     EVENT_SHAPE,
     build_event,
@@ -27,7 +28,7 @@ from ._event import (
     parse_event,
     validate_event,
 )
-from ._outcome import Decision, MailOutcome, outcome, run
+from ._outcome import MailOutcome, outcome, run
 from ._response import RESPONSE_SHAPE, json_schema, validate_response
 from ._rule import Attempt, MailRule, MailRun
 

@@ -7,6 +7,8 @@ import hashlib
 import json
 import random
 import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
@@ -22,9 +24,10 @@ from .._report import (
 )
 from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, Shape, Text, snake
-from .._validate import Contract, Seen
+from .._validate import Check, Contract, Seen
 from ..rules import rule
-from ._address import ADDRESS_PATTERN, all_addresses, is_address
+from ._address import ADDRESS_PATTERN, is_address
+from ._decision import Decision
 
 SOURCE = "mail"
 FLOW_DIRECTIONS = ("INBOUND", "OUTBOUND")
@@ -45,7 +48,6 @@ ADDRESS_TEXT = Text(
     pattern=ADDRESS_PATTERN,
     rule="MS3",
     message=_NOT_AN_ADDRESS,
-    column_test=all_addresses,
     doc="local@domain, no spaces, no display name or angle brackets",
 )
 # the envelope sender may also be empty: the null sender of bounces (a warning, check_null_sender)
@@ -53,7 +55,6 @@ SENDER_TEXT = Text(
     pattern=f"^$|{ADDRESS_PATTERN}",
     rule="MS3",
     message=_NOT_AN_ADDRESS,
-    column_test=all_addresses,
     doc="an address, or empty for the null sender",
 )
 
@@ -206,19 +207,24 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
     table = seen.tables["envelope.recipients"]
     addresses = table["address"]
-    if seen.typed:  # addresses hold no line break (their pattern says so): lower-case them all at once
-        joined = "\n".join(addresses)
-        lower = joined.lower()
-        keys = addresses if lower == joined else lower.split("\n")  # (no capitals: each address is its own key)
-    else:
-        keys = [a.lower() if type(a) is str else None for a in addresses]
-    if len(set(keys)) + (not seen.typed and None in keys) >= len(keys):
-        return []  # every address once (an entry without a string address has nothing to repeat)
+    strings = addresses
+    try:
+        joined = "\n".join(strings)
+    except TypeError:  # (lenient: an entry without a string address has nothing to repeat)
+        strings = [a for a in addresses if type(a) is str]
+        joined = "\n".join(strings)
+    # lower-cased all at once; without capitals each address is its own key, else the lines are the keys (as
+    # many as the strings unless one holds a line break: then the loop below decides)
+    lowered = joined.lower()
+    keys = strings if lowered == joined else lowered.split("\n")
+    if len(keys) == len(strings) and len(set(keys)) == len(keys):
+        return []  # every address once
     out = []
     first: dict[str, int] = {}
-    for i, address, key in zip(table["at"], addresses, keys, strict=True):
-        if key is None:
+    for i, address in zip(table["at"], addresses, strict=True):
+        if type(address) is not str:
             continue
+        key = address.lower()
         if key in first:
             out.append(
                 warning(
@@ -269,19 +275,46 @@ def event_size(event: Any) -> int | None:
 _FIXED_BYTES, _BYTES_PER_RECIPIENT, _BYTES_PER_CHAR = 256, 16, 6
 
 
-def _size_bound(event: Any, addresses: tuple[str, ...]) -> int:
-    """An upper bound of the typed event's JSON size, without encoding it."""
-    chars = (
-        len("".join(addresses))
-        + len(event.envelope.mail_from.address)
-        + len(event.sender.address)
-        + len(event.subject)
-        + len(event.summary_version)
-        + len(event.message_id)
-        + len(event.invocation_id)
-        + len(event.flow_direction)
+def _size_bound(event: Any, seen: Seen) -> int | None:
+    """An upper bound of the event's JSON size, without encoding it; None when a field is not a string."""
+    addresses = seen.tables["envelope.recipients"]["address"]
+    envelope: Any = event.envelope
+    mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
+    sender: Any = event.sender
+    recipients = envelope.recipients if type(envelope) is MailEnvelope else None
+    if type(mail_from) is not MailFrom or type(sender) is not MailAddress or type(recipients) is not tuple:
+        return None
+    if len(recipients) != len(addresses):  # (lenient: entries that are not objects are not in the column)
+        return None
+    texts = (
+        mail_from.address,
+        sender.address,
+        event.subject,
+        event.summary_version,
+        event.message_id,
+        event.invocation_id,
+        event.flow_direction,
     )
+    try:
+        chars = len("".join(addresses)) + len("".join(texts))
+    except TypeError:  # (lenient: a field that is no string)
+        return None
     return _FIXED_BYTES + _BYTES_PER_RECIPIENT * len(addresses) + _BYTES_PER_CHAR * chars
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """What rule M1 says of one event: its `issues` (iterating over it gives them, as a check's result does)
+    and its effect, `cut`: a decision for each envelope recipient the event lacks."""
+
+    issues: tuple[Issue, ...] = ()
+    cut: Mapping[str, Decision] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Issue]:
+        return iter(self.issues)
+
+
+_WITHIN = Truncation()  # what M1 says of nearly every event: nothing (one value, made once)
 
 
 @rule(
@@ -289,24 +322,35 @@ def _size_bound(event: Any, addresses: tuple[str, ...]) -> int:
     "mail",
     "doc",
     "Event: summaryVersion is a date-style string; subject keeps its first 256 characters; "
-    "over 128 KB, recipients are cut from the end and truncated is true; one invocationId per message and rule.",
+    "over 128 KB, recipients are cut from the end and truncated is true, and a recipient cut from the event gets "
+    "the fallback action (inferred); one invocationId per message and rule.",
     severity="error or warning",
 )
-def check_size(event: Any, seen: Seen) -> list[Issue]:
-    """M1: over 128 KB the platform cuts recipients and sets truncated; so a real event is never larger."""
+def truncation(
+    event: Any,
+    seen: Seen | None = None,
+    *,
+    envelope: Sequence[str] = (),
+    fallback_action: str = "DEFAULT",
+) -> Truncation:
+    """M1: over 128 KB the platform cuts recipients from the end and sets truncated, so a real event is never
+    larger (an error), and a truncated one is close to the limit (a warning when far below it).
+
+    Its effect: an address of the SMTP `envelope` that the (typed) event does not hold was cut from it, so no
+    action of the function's can name it: it gets the rule's `fallback_action` (fnkit's reading, inferred). (An
+    asynchronous rule delivers every recipient as usual, M8.) The field forms M1 states (summaryVersion,
+    subject, invocationId) are declared on the event's shape (`EVENT_SHAPE`, `rule="M1"`).
+    """
     if type(event) is not MailEvent or type(event.truncated) is not bool:
-        return []
-    if (
-        seen.typed
-        and not event.truncated
-        and _size_bound(event, seen.tables["envelope.recipients"]["address"]) <= EVENT_SIZE_LIMIT
-    ):
-        return []  # even at its largest, the event's JSON is within the limit: no need to encode it
-    size = event_size(event)
-    if size is None:
-        return []
-    if size > EVENT_SIZE_LIMIT:
-        return [
+        return _WITHIN
+    issues: list[Issue] = []
+    cut: dict[str, Decision] = {}
+    bound = None if event.truncated or seen is None else _size_bound(event, seen)
+    if bound is not None and bound <= EVENT_SIZE_LIMIT and not envelope:
+        return _WITHIN  # even at its largest, the event's JSON is within the limit: no need to encode it
+    size = event_size(event) if bound is None or bound > EVENT_SIZE_LIMIT else None
+    if size is not None and size > EVENT_SIZE_LIMIT:
+        issues.append(
             error(
                 "$",
                 "limit",
@@ -314,9 +358,9 @@ def check_size(event: Any, seen: Seen) -> list[Issue]:
                 "cuts recipients from the end and sets truncated to true, so a real event never is.",
                 "M1",
             )
-        ]
-    if event.truncated and size < EVENT_SIZE_LIMIT - TRUNCATED_SLACK:
-        return [
+        )
+    elif size is not None and event.truncated and size < EVENT_SIZE_LIMIT - TRUNCATED_SLACK:
+        issues.append(
             warning(
                 "$.truncated",
                 "limit",
@@ -324,15 +368,29 @@ def check_size(event: Any, seen: Seen) -> list[Issue]:
                 f"to stay under {EVENT_SIZE_LIMIT:,} bytes, so a truncated event is close to that size.",
                 "M1",
             )
-        ]
-    return []
+        )
+    if envelope:
+        recipients = _recipients(event) or ()
+        held = {r.address.lower() for r in recipients if type(r) is MailAddress and type(r.address) is str}
+        for address in envelope:
+            if address.lower() in held:
+                continue
+            held.add(address.lower())  # (an address given twice is decided once)
+            cut[address] = Decision(
+                fallback_action,
+                "fallback",
+                None,
+                "M1",
+                "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
+            )
+    return Truncation(tuple(issues), cut)
 
 
-EVENT_CHECKS = [
+EVENT_CHECKS: list[Check] = [
     check_null_sender,
     check_recipients_listed_once,
     check_outbound_limit,
-    check_size,
+    truncation,
 ]
 EVENT_CONTRACT = Contract(EVENT_SHAPE, EVENT_CHECKS, source=SOURCE)
 

@@ -1,6 +1,8 @@
 """What the mail service does with a function's answer: one decision per recipient.
 
-Resolution (M5, M6, M7), for a synchronous rule whose function answered validly:
+Resolution (M5, M6, M7), for a synchronous rule whose function answered validly, is the
+rules' own (fnkit/mail/_response.py: `coverage`, `unique_actions`, `conflicts`); the outcome
+applies the judgements they made while the answer was validated:
 1. only the first 10 unique actions (type and parameters) count; a recipient that only
    later actions cover gets the fallback action (M6);
 2. a recipient an action names explicitly gets that action (`via="recipients"`);
@@ -27,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -39,49 +41,22 @@ from .._invoke import Context, Invocation, encode_response, invoke, resolve_isol
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
+from .._validate import Seen
 from ..rules import rule
 from ..types import Isolation, MailKind
-from ._address import is_address
 from ._config import MailConfig
-from ._event import decode_event
+from ._decision import Decision
+from ._event import decode_event, parse_event, truncation
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ._content import MessageContent
 
-from ._response import (
-    UNIQUE_ACTIONS_LIMIT,
-    _entries,
-    action_type,
-    as_returned,
-    bounce_message,
-    named_recipients,
-    unique_action_numbers,
-    validate_response,
-)
+from ._response import UNIQUE_ACTIONS_LIMIT, as_returned, coverage, judge_response
 
 SOURCE = "mail"
-VIAS = ("recipients", "allRecipients", "fallback")
-# M7 (inferred): the most restrictive action wins a conflict by default
-RESTRICTIVENESS = {"DROP": 4, "BOUNCE": 3, "MOVE_TO_JUNK": 2, "DEFAULT": 1, "BYPASS_SPAM_CHECK": 0}
 DELIVERED = ("DEFAULT", "BYPASS_SPAM_CHECK", "MOVE_TO_JUNK")
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What happens to one recipient: `action`, `via` (recipients | allRecipients | fallback), and why."""
-
-    action: str
-    via: str
-    bounce_message: str | None = None
-    rule: str = "M5"
-    reason: str = ""
-
-    @property
-    def inferred(self) -> bool:
-        """True when the deciding rule is fnkit's reading, not the platform's word."""
-        return _rules.get(self.rule).inferred
 
 
 @dataclass(frozen=True)
@@ -334,111 +309,6 @@ def _invalid_is_inferred(report: Report) -> bool:
     return not certain
 
 
-@rule(
-    "M7",
-    "mail",
-    "inferred",
-    "One recipient in two explicit actions is a conflict; by default the most restrictive "
-    "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).",
-    severity="outcome",
-)
-def _choose(candidates: list[tuple[int, dict[str, Any]]], numbers: dict[int, int], via: str, policy: str) -> Decision:
-    """The decision among the entries that cover one recipient (M5; a conflict: M7)."""
-    distinct: dict[int, tuple[int, dict[str, Any]]] = {}
-    for i, entry in candidates:
-        distinct.setdefault(numbers[i], (i, entry))
-    options = list(distinct.values())
-    where = "named by" if via == "recipients" else "covered (allRecipients) by"
-    if len(options) == 1:
-        i, entry = options[0]
-        return Decision(action_type(entry), via, _bounce(entry), "M5", f"{where} actions[{i}]")
-    if policy == "first":
-        i, entry = min(options, key=lambda o: o[0])
-    elif policy == "last":
-        i, entry = max(options, key=lambda o: o[0])
-    else:
-        i, entry = max(options, key=lambda o: (RESTRICTIVENESS.get(action_type(o[1]), -1), -o[0]))
-    named = " and ".join(f"actions[{j}]" for j, _ in sorted(options, key=lambda o: o[0]))
-    return Decision(
-        action_type(entry),
-        via,
-        _bounce(entry),
-        "M7",
-        f"conflict: {where} {named}; the {policy} policy picks actions[{i}] (inferred)",
-    )
-
-
-def _bounce(entry: dict[str, Any]) -> str | None:
-    return bounce_message(entry) if action_type(entry) == "BOUNCE" else None
-
-
-@rule(
-    "M5",
-    "mail",
-    "doc",
-    "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
-    "gets the fallback; named recipients absent from the envelope are added.",
-    severity="outcome",
-)
-def _resolve(
-    recipients: list[str], response: dict[str, Any], flow_direction: str, fallback_action: str, policy: str
-) -> tuple[dict[str, Decision], list[Issue], list[str]]:
-    """Decisions for a valid response (M5, M6, M7), warnings, and the recipients added."""
-    entries = _entries(response)
-    numbers = unique_action_numbers(response)
-
-    def counted(i: int) -> bool:
-        return numbers[i] < UNIQUE_ACTIONS_LIMIT
-
-    explicit: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    spelled: dict[str, tuple[str, int]] = {}
-    for i, entry in entries:
-        for r in named_recipients(entry):
-            explicit.setdefault(r.lower(), []).append((i, entry))
-            spelled.setdefault(r.lower(), (r, i))
-    everyone = [(i, e) for i, e in entries if e.get("allRecipients") is True]
-    in_envelope = {r.lower() for r in recipients}
-    # a name that is no address matches nobody (validate_response warned, MS3): it is not added either
-    added = [
-        spelled[k][0]
-        for k, named in explicit.items()
-        if k not in in_envelope and any(counted(i) for i, _ in named) and is_address(spelled[k][0])
-    ]
-    issues: list[Issue] = []
-    if flow_direction == "INBOUND":
-        for r in added:
-            issues.append(  # noqa: PERF401 - `added` is nearly always empty: a loop then costs nothing
-                warning(
-                    f"$.actions[{spelled[r.lower()][1]}].recipients",
-                    "added",
-                    f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
-                    "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "
-                    "so it adds it.",
-                    "M5",
-                )
-            )
-    decisions: dict[str, Decision] = {}
-    for r in recipients + added:
-        named = explicit.get(r.lower(), [])
-        live = [(i, e) for i, e in named if counted(i)]
-        live_everyone = [(i, e) for i, e in everyone if counted(i)]
-        if live:
-            decisions[r] = _choose(live, numbers, "recipients", policy)
-        elif live_everyone:
-            decisions[r] = _choose(live_everyone, numbers, "allRecipients", policy)
-        elif named or everyone:
-            decisions[r] = Decision(
-                fallback_action,
-                "fallback",
-                None,
-                "M6",
-                f"covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} unique ones",
-            )
-        else:
-            decisions[r] = Decision(fallback_action, "fallback", None, "M5", "no action covers it")
-    return decisions, issues, added
-
-
 def _applied_reason(
     decisions: dict[str, Decision], added: list[str], policy: str, fallback_action: str
 ) -> tuple[str, str]:
@@ -472,15 +342,6 @@ def returned_answer(response: Any) -> Any:
     return response
 
 
-def _read_response(response: Any, flow_direction: str, rule_config: MailConfig) -> tuple[Any, Report]:
-    """The response value as the platform reads it (a synchronous rule), and its report."""
-    report = validate_response(response, flow_direction=flow_direction, config=rule_config)
-    value = MISSING
-    if report.ok:
-        value, _ = decode_json(as_returned(response), "G0")
-    return value, report
-
-
 # the settings one attempt's outcome depends on (`outcome`, `run`)
 ATTEMPT_SETTINGS = (
     "mode",
@@ -493,15 +354,44 @@ ATTEMPT_SETTINGS = (
 
 
 @with_settings(MailConfig, *ATTEMPT_SETTINGS)
-def outcome(event: Any, response: Any, *, config: MailConfig | None = None, **settings: Any) -> MailOutcome:
+def outcome(
+    event: Any,
+    response: Any,
+    *,
+    envelope: Sequence[str] = (),
+    config: MailConfig | None = None,
+    **settings: Any,
+) -> MailOutcome:
     """What the mail service does with `response` to `event`: one `Decision` per recipient.
 
     `response`: the returned value, `fnkit.Raw` (the exact text), or an `Invocation`
-    (which also covers a raised error or a timeout). The rule's settings: `config` (a
-    `MailConfig`) or its fields as keywords. Raises `ContractError` for an invalid event and
-    ValueError, naming the rule, for a configuration the platform refuses (M2).
+    (which also covers a raised error or a timeout). `envelope`: the message's SMTP
+    recipients, when they may be more than the event holds (a truncated event): each one
+    the event lacks gets what rule M1 decides (`truncation`), so every recipient has a
+    decision. The rule's settings: `config` (a `MailConfig`) or its fields as keywords.
+    Raises `ContractError` for an invalid event and ValueError, naming the rule, for a
+    configuration the platform refuses (M2).
     """
     rule_config = MailConfig.of(config, settings, outcome)
+    decided = _outcome_of_event(event, response, rule_config)
+    if not envelope:
+        return decided
+    cut = truncation(parse_event(event), envelope=envelope, fallback_action=rule_config.fallback_action).cut
+    held = {r.lower() for r in decided.decisions}
+    cut = {r: d for r, d in cut.items() if r.lower() not in held}  # (one the response names has its decision)
+    if not cut:
+        return decided
+    if rule_config.mode == "async":  # every recipient, the cut ones too, is delivered as usual (M8)
+        queued: MailOutcome = async_outcome(list(cut), [])  # `@rule` leaves it untyped
+        cut, effect = queued.decisions, "the usual delivery (M8)"
+    else:
+        effect = f"the fallback action {rule_config.fallback_action} (M1, inferred)"
+    reason = f"{decided.reason} {_n(len(cut), 'recipient')} cut from the truncated event get {effect}."
+    return replace(decided, decisions={**decided.decisions, **cut}, reason=reason)
+
+
+def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> MailOutcome:
+    """The outcome for the recipients the event holds."""
     mode, fallback_action = rule_config.mode, rule_config.fallback_action
     conflict_policy = rule_config.conflict_policy
     value, _ = decode_event(event)
@@ -520,7 +410,7 @@ def outcome(event: Any, response: Any, *, config: MailConfig | None = None, **se
             issue = error("$", result, f"{why}.", "M3")
             failed: MailOutcome = fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
             return failed
-    answer, report = _read_response(returned_answer(response), flow, rule_config)
+    report, read = judge_response(returned_answer(response), flow, rule_config)
     if not report.ok:
         first = report.errors[0]
         why = (
@@ -531,7 +421,11 @@ def outcome(event: Any, response: Any, *, config: MailConfig | None = None, **se
             recipients, fallback_action, why, list(report), invocation=invocation, inferred=_invalid_is_inferred(report)
         )
         return fallen_back
-    decisions, notes, added = _resolve(recipients, answer, flow, fallback_action, conflict_policy)
+    # the rules' judgements of the response, made while validating it (`read`), decide for each recipient (M5)
+    answer, _ = decode_json(as_returned(returned_answer(response)), "G0")
+    covered = coverage(answer, Seen({**read, "recipients": recipients, "fallback_action": fallback_action}))
+    decisions, added = covered.decisions, covered.added
+    notes = [i for i in covered.issues if i not in report]  # (what validating it said is in the report)
     rule, reason = _applied_reason(decisions, added, conflict_policy, fallback_action)
     return MailOutcome(
         "applied",

@@ -1,19 +1,27 @@
-"""The mail-flow response: its shape, its rule checks, and validate_response."""
+"""The mail-flow response: its shape, its rules, and validate_response.
+
+Each rule is one function (`unique_actions` M6, `conflicts` M7, `coverage` M5) over the
+response's entries, read once: it returns its issues (so it is a check of the contract) and
+its effect. `validate_response` reports the issues; `mail.outcome` applies the effects of the
+same judgements (`judge_response`), so the two cannot disagree.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from .._config import with_settings
 from .._invoke import Invocation, encode_response
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
-from .._validate import Contract, Seen
+from .._validate import Check, Contract, Seen
 from ..rules import rule
 from ._address import is_address
 from ._config import ACTION_TYPES, EXTENSION_TYPES, RECIPIENTS_LIMIT, MailConfig
+from ._decision import RESTRICTIVENESS, Decision
 
 SOURCE = "mail"
 RESPONSE_SIZE_LIMIT = 256 * 1024  # bytes (M4)
@@ -70,30 +78,35 @@ rule(
     "bounceMessage only for BOUNCE; recipients a list of strings; allRecipients a boolean; at most 256 KB.",
 )(RESPONSE_SHAPE)
 
-# --- reading actions (shared with the outcome) --------------------------------
+# --- reading actions (once per response: every rule and the outcome read this) ----------------
 
 
-def _entries(response: Any) -> list[tuple[int, dict[str, Any]]]:
-    """(index, entry) of every entry that is an object with an action object."""
-    actions = response.get("actions") if isinstance(response, dict) else None
-    if not isinstance(actions, list):
-        return []
-    return [(i, e) for i, e in enumerate(actions) if isinstance(e, dict) and isinstance(e.get("action"), dict)]
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry of `actions` that is an object holding an action object, as the rules read it."""
+
+    at: int  # its index in `actions`
+    entry: dict[str, Any]
+    type: Any  # action.type, whatever it is
+    key: tuple[Any, str]  # what makes its action unique (M6): the type and the parameters
+    named: tuple[str, ...]  # the strings of its recipients list, in order, once each (without regard to case)
+    everyone: bool  # allRecipients: true
+
+    @property
+    def bounce_message(self) -> str | None:
+        """The bounceMessage that goes with the action: a string one, of a BOUNCE action."""
+        parameters = self.entry["action"].get("parameters")
+        message = parameters.get("bounceMessage") if isinstance(parameters, dict) else None
+        return message if isinstance(message, str) and self.type == "BOUNCE" else None
 
 
-def action_type(entry: dict[str, Any]) -> Any:
-    """The entry's action type (whatever it is)."""
-    return entry["action"].get("type")
-
-
-def action_key(entry: dict[str, Any]) -> tuple[Any, str]:
-    """What makes an action unique (M6): its type and its parameters."""
-    parameters = entry["action"].get("parameters")
+def _key(action: dict[str, Any]) -> tuple[Any, str]:
+    parameters = action.get("parameters")
     try:
         canonical = json.dumps({} if parameters is None else parameters, sort_keys=True)
     except Exception:  # noqa: BLE001 - not JSON: the walk reports it; any stable text will do here
         canonical = f"<{type(parameters).__name__} {id(parameters)}>"
-    the_type = action_type(entry)
+    the_type = action.get("type")
     if isinstance(the_type, str):
         return the_type, canonical
     try:
@@ -102,34 +115,65 @@ def action_key(entry: dict[str, Any]) -> tuple[Any, str]:
         return f"<{type(the_type).__name__} that cannot be printed, {id(the_type)}>", canonical
 
 
-def bounce_message(entry: dict[str, Any]) -> str | None:
-    """The entry's bounceMessage, when it has a string one."""
-    parameters = entry["action"].get("parameters")
-    message = parameters.get("bounceMessage") if isinstance(parameters, dict) else None
-    return message if isinstance(message, str) else None
-
-
-def named_recipients(entry: dict[str, Any]) -> list[str]:
-    """The strings of the entry's recipients list (in order, once each)."""
-    recipients = entry.get("recipients")
+def _named(recipients: Any) -> tuple[str, ...]:
     if not isinstance(recipients, list):
-        return []
+        return ()
     out: list[str] = []
     seen: set[str] = set()
     for r in recipients:
         if isinstance(r, str) and r.lower() not in seen:
             seen.add(r.lower())
             out.append(r)
-    return out
+    return tuple(out)
 
 
-def unique_action_numbers(response: Any) -> dict[int, int]:
-    """Entry index -> the number (0-based) of its unique action, in order of first appearance."""
-    numbers: dict[tuple[Any, str], int] = {}
-    out: dict[int, int] = {}
-    for i, entry in _entries(response):
-        out[i] = numbers.setdefault(action_key(entry), len(numbers))
-    return out
+def entries(response: Any, seen: Seen | None = None) -> list[Entry]:
+    """The response's entries that hold an action object, read once per call (the checks and the outcome
+    share the reading through `seen.options["read"]` when there is one)."""
+    memo = seen.options.get("read") if seen is not None else None
+    if memo is not None and "entries" in memo:
+        found: list[Entry] = memo["entries"]
+        return found
+    actions = response.get("actions") if isinstance(response, dict) else None
+    read = [
+        Entry(
+            i,
+            e,
+            e["action"].get("type"),
+            _key(e["action"]),
+            _named(e.get("recipients")),
+            e.get("allRecipients") is True,
+        )
+        for i, e in enumerate(actions if isinstance(actions, list) else ())
+        if isinstance(e, dict) and isinstance(e.get("action"), dict)
+    ]
+    if memo is not None:
+        memo["entries"] = read
+    return read
+
+
+class Judgement:
+    """What one rule says of a response: its `issues` (iterating over it gives them, as a check's result
+    does), and the effect the outcome applies (the subclass's fields)."""
+
+    issues: list[Issue]
+
+    def __iter__(self) -> Iterator[Issue]:
+        return iter(self.issues)
+
+
+_J = TypeVar("_J", bound=Judgement)
+
+
+def _once(name: str, response: Any, seen: Seen, judge: Callable[[], _J]) -> _J:
+    """A rule's judgement of this response, made once per call (validation and the outcome share it)."""
+    memo = seen.options.get("read")
+    if memo is None:
+        return judge()
+    if name not in memo:
+        memo[name] = judge()
+    found: _J = memo[name]
+    return found
 
 
 # --- the rule checks ----------------------------------------------------------
@@ -146,72 +190,49 @@ def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
     """M4: BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and only on inbound mail."""
     extensions = seen.options.get("extensions", False)
     direction = seen.options.get("flow_direction")
-    for i, entry in _entries(response):
-        kind = action_type(entry)
-        if kind not in EXTENSION_TYPES:
+    for e in entries(response, seen):
+        if e.type not in EXTENSION_TYPES:
             continue
         if not extensions:
             yield error(
-                _path(i, "action", "type"),
+                _path(e.at, "action", "type"),
                 "enum",
-                f"{kind} is an extension of the real platform (inbound rules only), not part of the "
+                f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
                 "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
                 "M4",
             )
         elif direction == "OUTBOUND":
             yield error(
-                _path(i, "action", "type"),
+                _path(e.at, "action", "type"),
                 "enum",
-                f"{kind} applies only to inbound mail; this message is outbound.",
+                f"{e.type} applies only to inbound mail; this message is outbound.",
                 "M4",
             )
 
 
 def check_bounce_message(response: Any, seen: Seen) -> Iterator[Issue]:
     """M4: parameters.bounceMessage belongs to BOUNCE only."""
-    for i, entry in _entries(response):
-        parameters = entry["action"].get("parameters")
-        if isinstance(parameters, dict) and "bounceMessage" in parameters and action_type(entry) != "BOUNCE":
+    for e in entries(response, seen):
+        parameters = e.entry["action"].get("parameters")
+        if isinstance(parameters, dict) and "bounceMessage" in parameters and e.type != "BOUNCE":
             yield error(
-                _path(i, "action", "parameters", "bounceMessage"),
+                _path(e.at, "action", "parameters", "bounceMessage"),
                 "bounce-message",
-                f"bounceMessage is a parameter of BOUNCE only; this action is {action_type(entry)}.",
+                f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
                 "M4",
-            )
-
-
-def check_covers_someone(response: Any, seen: Seen) -> Iterator[Issue]:
-    """M5: an action covers its recipients, or every other recipient with allRecipients: true."""
-    for i, entry in _entries(response):
-        named = entry.get("recipients")
-        everyone = entry.get("allRecipients") is True
-        if everyone and isinstance(named, list) and named:
-            yield warning(
-                _path(i),
-                "ambiguous",
-                "This action has both recipients and allRecipients: true; fnkit applies it to the listed "
-                "recipients and to every recipient no other action names.",
-                "M5",
-            )
-        elif not everyone and not (isinstance(named, list) and named):
-            yield warning(
-                _path(i),
-                "covers-nobody",
-                "This action names no recipients and has no allRecipients: true, so it covers nobody.",
-                "M5",
             )
 
 
 def check_recipient_addresses(response: Any, seen: Seen) -> Iterator[Issue]:
     """MS3: the recipients an action names look like email addresses."""
-    for i, entry in _entries(response):
-        named = entry.get("recipients")
+    for e in entries(response, seen):
+        named = e.entry.get("recipients")
         if not isinstance(named, list):
             continue
         for j, r in enumerate(named):
             if isinstance(r, str) and not is_address(r):
                 yield warning(
-                    f"{_path(i, 'recipients')}[{j}]",
+                    f"{_path(e.at, 'recipients')}[{j}]",
                     "format",
                     f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
                     "MS3",
@@ -237,6 +258,15 @@ def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
         )
 
 
+@dataclass
+class UniqueActions(Judgement):
+    """M6's judgement: the number of each entry's unique action, and the entries that count."""
+
+    issues: list[Issue]
+    numbers: dict[int, int]  # entry index -> the number (0-based) of its unique action, in order of first appearance
+    counted: list[Entry]  # the entries whose action is one of the first 10 unique ones
+
+
 @rule(
     "M6",
     "mail",
@@ -245,78 +275,253 @@ def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
     "Outbound responses over 500 recipients are invalid (inferred).",
     severity="error or warning",
 )
-def check_unique_actions(response: Any, seen: Seen) -> Iterator[Issue]:
-    """M6: only 10 unique actions count."""
-    numbers = unique_action_numbers(response)
-    if not numbers or max(numbers.values()) < UNIQUE_ACTIONS_LIMIT:
-        return
-    late = [i for i, n in numbers.items() if n >= UNIQUE_ACTIONS_LIMIT]
-    yield warning(
-        _path(late[0]),
-        "limit",
-        f"The response has {max(numbers.values()) + 1} unique actions (type and parameters); only the first "
-        f"{UNIQUE_ACTIONS_LIMIT} count. What only the later ones cover (from actions[{late[0]}] on) gets "
-        "the fallback action.",
-        "M6",
-    )
+def unique_actions(response: Any, seen: Seen) -> UniqueActions:
+    """M6: only the first 10 unique actions (type and parameters) count (a warning names the first entry that
+    does not); an outbound response names at most `recipients_limit` (500) recipients (inferred, an error)."""
+
+    def judge() -> UniqueActions:
+        read = entries(response, seen)
+        keys: dict[tuple[Any, str], int] = {}
+        numbers = {e.at: keys.setdefault(e.key, len(keys)) for e in read}
+        counted = [e for e in read if numbers[e.at] < UNIQUE_ACTIONS_LIMIT]
+        issues: list[Issue] = []
+        if len(keys) > UNIQUE_ACTIONS_LIMIT:
+            late = next(e.at for e in read if numbers[e.at] >= UNIQUE_ACTIONS_LIMIT)
+            issues.append(
+                warning(
+                    _path(late),
+                    "limit",
+                    f"The response has {len(keys)} unique actions (type and parameters); only the first "
+                    f"{UNIQUE_ACTIONS_LIMIT} count. What only the later ones cover (from actions[{late}] on) gets "
+                    "the fallback action.",
+                    "M6",
+                )
+            )
+        limit = seen.options.get("recipients_limit", RECIPIENTS_LIMIT)
+        named = {r.lower() for e in read for r in e.named}
+        if seen.options.get("flow_direction") == "OUTBOUND" and len(named) > limit:
+            issues.append(
+                error(
+                    "$.actions",
+                    "limit",
+                    f"The response names {len(named)} recipients; an outbound response names at most {limit} "
+                    "(inferred from the 500-recipient limit of outbound rules).",
+                    "M6",
+                )
+            )
+        return UniqueActions(issues, numbers, counted)
+
+    return _once("M6", response, seen, judge)
 
 
-def check_outbound_recipients(response: Any, seen: Seen) -> Iterator[Issue]:
-    """M6 (inferred): an outbound response names at most 500 recipients."""
-    if seen.options.get("flow_direction") != "OUTBOUND":
-        return
-    limit = seen.options.get("recipients_limit", RECIPIENTS_LIMIT)
-    named = {r.lower() for _, entry in _entries(response) for r in named_recipients(entry)}
-    if len(named) > limit:
-        yield error(
-            "$.actions",
-            "limit",
-            f"The response names {len(named)} recipients; an outbound response names at most {limit} "
-            "(inferred from the 500-recipient limit of outbound rules).",
-            "M6",
-        )
+@dataclass
+class Conflicts(Judgement):
+    """M7's judgement: for each recipient (lower-cased) that counted entries with different actions name, the
+    entry that wins and why; the same for allRecipients (None when at most one action covers everyone)."""
+
+    issues: list[Issue]
+    named: dict[str, tuple[Entry, str]]
+    everyone: tuple[Entry, str] | None
 
 
-def check_conflicts(response: Any, seen: Seen) -> Iterator[Issue]:
-    """M7 (inferred): one recipient in two different explicit actions is a conflict."""
-    numbers = unique_action_numbers(response)
-    first: dict[str, tuple[int, int]] = {}
-    reported: set[str] = set()
-    for i, entry in _entries(response):
-        for r in named_recipients(entry):
-            key = r.lower()
-            if key not in first:
-                first[key] = (i, numbers[i])
-            elif first[key][1] != numbers[i] and key not in reported:
-                reported.add(key)
-                yield warning(
-                    _path(i, "recipients"),
+@rule(
+    "M7",
+    "mail",
+    "inferred",
+    "One recipient in two explicit actions is a conflict; by default the most restrictive "
+    "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).",
+    severity="outcome",
+)
+def conflicts(response: Any, seen: Seen) -> Conflicts:
+    """M7 (inferred): a recipient named by counted entries with different actions, or everyone covered by
+    different allRecipients actions, is a conflict the platform leaves undefined: a warning, and the
+    `conflict_policy` picks the winner (most-restrictive: DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT >
+    BYPASS_SPAM_CHECK, then the first entry; first; last)."""
+
+    def judge() -> Conflicts:
+        policy = seen.options.get("conflict_policy") or "most-restrictive"
+        m6 = unique_actions(response, seen)
+        numbers = m6.numbers
+
+        def pick(candidates: list[Entry], where: str) -> tuple[Entry, str] | None:
+            distinct: dict[int, Entry] = {}
+            for e in candidates:
+                distinct.setdefault(numbers[e.at], e)
+            if len(distinct) < 2:
+                return None
+            options = sorted(distinct.values(), key=lambda e: e.at)
+            if policy == "first":
+                chosen = options[0]
+            elif policy == "last":
+                chosen = options[-1]
+            else:
+                chosen = max(options, key=lambda e: (RESTRICTIVENESS.get(e.type, -1), -e.at))
+            named = " and ".join(f"actions[{e.at}]" for e in options)
+            return chosen, f"conflict: {where} {named}; the {policy} policy picks actions[{chosen.at}] (inferred)"
+
+        naming: dict[str, list[Entry]] = {}
+        spelled: dict[str, str] = {}
+        for e in m6.counted:
+            for r in e.named:
+                naming.setdefault(r.lower(), []).append(e)
+                spelled.setdefault(r.lower(), r)
+        issues: list[Issue] = []
+        named: dict[str, tuple[Entry, str]] = {}
+        for key, candidates in naming.items():
+            found = pick(candidates, "named by")
+            if found is not None:
+                named[key] = found
+                first, second = candidates[0], next(e for e in candidates if numbers[e.at] != numbers[candidates[0].at])
+                issues.append(
+                    warning(
+                        _path(second.at, "recipients"),
+                        "conflict",
+                        f"{spelled[key]} is named by actions[{first.at}] and actions[{second.at}] with different "
+                        f"actions; the platform does not define which wins (fnkit's {policy} policy picks "
+                        f"actions[{found[0].at}], inferred).",
+                        "M7",
+                    )
+                )
+        everyone = [e for e in m6.counted if e.everyone]
+        picked = pick(everyone, "covered (allRecipients) by")
+        if picked is not None:
+            first = everyone[0]
+            second = next(e for e in everyone if numbers[e.at] != numbers[first.at])
+            issues.append(
+                warning(
+                    _path(second.at, "allRecipients"),
                     "conflict",
-                    f"{r} is named by actions[{first[key][0]}] and actions[{i}] with different actions; the "
-                    "platform does not define which wins (fnkit's default: the most restrictive, "
-                    "inferred).",
+                    f"actions[{first.at}] and actions[{second.at}] both cover all recipients with different "
+                    f"actions; the platform does not define which wins (fnkit's {policy} policy picks "
+                    f"actions[{picked[0].at}], inferred).",
                     "M7",
                 )
-    everyone = [(i, numbers[i]) for i, entry in _entries(response) if entry.get("allRecipients") is True]
-    if len({n for _, n in everyone}) > 1:
-        yield warning(
-            _path(everyone[1][0], "allRecipients"),
-            "conflict",
-            f"actions[{everyone[0][0]}] and actions[{everyone[1][0]}] both cover all recipients with "
-            "different actions; the platform does not define which wins (inferred).",
-            "M7",
-        )
+            )
+        return Conflicts(issues, named, picked)
+
+    return _once("M7", response, seen, judge)
 
 
-RESPONSE_CHECKS = [
+@dataclass
+class Coverage(Judgement):
+    """M5's judgement: a decision for each recipient (of `seen.options["recipients"]`, the envelope's, when
+    given), and the recipients the response adds."""
+
+    issues: list[Issue]
+    decisions: dict[str, Decision]
+    added: list[str]
+
+
+@rule(
+    "M5",
+    "mail",
+    "doc",
+    "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
+    "gets the fallback; named recipients absent from the envelope are added.",
+    severity="outcome",
+)
+def coverage(response: Any, seen: Seen) -> Coverage:
+    """M5: an entry covers the recipients it names, or (allRecipients: true) every recipient no entry names.
+
+    Warnings: an entry that covers nobody, or names recipients and has allRecipients too. With the envelope's
+    recipients (`seen.options["recipients"]`), the decisions: a named recipient gets its entry's action
+    (`via="recipients"`), any other the allRecipients action (`via="allRecipients"`); a conflict is M7's;
+    a recipient only entries past the first 10 unique actions cover gets the fallback (M6), one nothing covers
+    the fallback too; a named address absent from the envelope is added (inbound: a warning, the platform adds
+    only the organisation's own, as BCC; a name that is no address matches nobody, MS3)."""
+    read = entries(response, seen)
+    issues: list[Issue] = []
+    for e in read:
+        has_named = isinstance(e.entry.get("recipients"), list) and bool(e.entry["recipients"])
+        if e.everyone and has_named:
+            issues.append(
+                warning(
+                    _path(e.at),
+                    "ambiguous",
+                    "This action has both recipients and allRecipients: true; fnkit applies it to the listed "
+                    "recipients and to every recipient no other action names.",
+                    "M5",
+                )
+            )
+        elif not e.everyone and not has_named:
+            issues.append(
+                warning(
+                    _path(e.at),
+                    "covers-nobody",
+                    "This action names no recipients and has no allRecipients: true, so it covers nobody.",
+                    "M5",
+                )
+            )
+    recipients: list[str] | None = seen.options.get("recipients")
+    if recipients is None:
+        return Coverage(issues, {}, [])
+    fallback = seen.options.get("fallback_action", "DEFAULT")
+    m6, m7 = unique_actions(response, seen), conflicts(response, seen)
+    counted = {e.at for e in m6.counted}
+    explicit: dict[str, list[Entry]] = {}
+    spelled: dict[str, tuple[str, int]] = {}
+    for e in read:
+        for r in e.named:
+            explicit.setdefault(r.lower(), []).append(e)
+            spelled.setdefault(r.lower(), (r, e.at))
+    in_envelope = {r.lower() for r in recipients}
+    added = [
+        spelled[k][0]
+        for k, naming in explicit.items()
+        if k not in in_envelope and any(e.at in counted for e in naming) and is_address(spelled[k][0])
+    ]
+    if seen.options.get("flow_direction") == "INBOUND":
+        issues += [
+            warning(
+                f"$.actions[{spelled[r.lower()][1]}].recipients",
+                "added",
+                f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
+                "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "
+                "so it adds it.",
+                "M5",
+            )
+            for r in added
+        ]
+    everyone = [e for e in read if e.everyone]
+    live_everyone = [e for e in everyone if e.at in counted]
+    decisions: dict[str, Decision] = {}
+    for r in recipients + added:
+        naming = explicit.get(r.lower(), [])
+        live = [e for e in naming if e.at in counted]
+        if live:
+            won = m7.named.get(r.lower())
+            decisions[r] = _decided(live[0], "recipients", "named by", won)
+        elif live_everyone:
+            decisions[r] = _decided(live_everyone[0], "allRecipients", "covered (allRecipients) by", m7.everyone)
+        elif naming or everyone:
+            decisions[r] = Decision(
+                fallback,
+                "fallback",
+                None,
+                "M6",
+                f"covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} unique ones",
+            )
+        else:
+            decisions[r] = Decision(fallback, "fallback", None, "M5", "no action covers it")
+    return Coverage(issues, decisions, added)
+
+
+def _decided(first: Entry, via: str, where: str, conflict: tuple[Entry, str] | None) -> Decision:
+    """The decision for a recipient the counted entry `first` covers (M5), or the winner of its conflict (M7)."""
+    if conflict is not None:
+        won, why = conflict
+        return Decision(won.type, via, won.bounce_message, "M7", why)
+    return Decision(first.type, via, first.bounce_message, "M5", f"{where} actions[{first.at}]")
+
+
+RESPONSE_CHECKS: list[Check] = [
     check_json_and_size,
     check_extension_types,
     check_bounce_message,
-    check_covers_someone,
+    coverage,
     check_recipient_addresses,
-    check_unique_actions,
-    check_outbound_recipients,
-    check_conflicts,
+    unique_actions,
+    conflicts,
 ]
 
 
@@ -340,7 +545,25 @@ def _text_size(response: Any) -> int | None:
     return None
 
 
-@with_settings(MailConfig, "mode", "extensions", "recipients_limit")
+def judge_response(response: Any, flow_direction: str | None, rule_config: MailConfig) -> tuple[Report, dict[str, Any]]:
+    """A synchronous rule's report of `response` (what `validate_response` says), and the options its rules
+    read, holding their judgements (`["read"]`: the entries, M6's, M7's), which the outcome then applies."""
+    options: dict[str, Any] = {
+        "flow_direction": flow_direction,
+        "recipients_limit": rule_config.recipients_limit,
+        "extensions": rule_config.extensions,
+        "conflict_policy": rule_config.conflict_policy,
+        "read": {},
+    }
+    if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
+        issue = error("$", "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", "H2")
+        return Report([issue], SOURCE, None, "response"), options
+    response = as_returned(response)
+    options["size"] = _text_size(response)
+    return RESPONSE_CONTRACT.check(response, options)[0], options
+
+
+@with_settings(MailConfig, "mode", "extensions", "recipients_limit", "conflict_policy")
 def validate_response(
     response: Any,
     *,
@@ -357,24 +580,15 @@ def validate_response(
     The rule's settings (`config`, a `MailConfig`, or as keywords): `extensions` accepts
     BYPASS_SPAM_CHECK and MOVE_TO_JUNK (inbound only), as the real platform does; `mode`:
     "sync" (the response decides delivery) or "async": the service ignores the response (M8),
-    which the report says first; what would make it invalid is still reported, as warnings.
+    which the report says first; what would make it invalid is still reported, as warnings;
+    `conflict_policy`: which action a conflict's warning says wins (M7).
     """
     rule_config = MailConfig.of(config, settings, validate_response)
-    mode, recipients_limit, extensions = rule_config.mode, rule_config.recipients_limit, rule_config.extensions
-    if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
-        issue = error("$", "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", "H2")
-        report = Report([issue], SOURCE, None, "response")
-    else:
-        response = as_returned(response)
-        options = {
-            "flow_direction": flow_direction,
-            "recipients_limit": recipients_limit,
-            "extensions": extensions,
-            "size": _text_size(response),
-        }
-        report = RESPONSE_CONTRACT.check(response, options)[0]
-    if mode == "sync":
+    report, _ = judge_response(response, flow_direction, rule_config)
+    if rule_config.mode == "sync":
         return report
+    if not (isinstance(response, Invocation) and response.response_text is None and response.encode_error):
+        response = as_returned(response)
     returned = response.data if isinstance(response, Raw) else response
     if returned is None or (
         isinstance(returned, (str, bytes, bytearray))
@@ -406,5 +620,5 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     if kind == "event":
         return EVENT_CONTRACT.json_schema(also=("MS3",))
     if kind == "response":
-        return RESPONSE_CONTRACT.json_schema(also=("M5", "M7"))
+        return RESPONSE_CONTRACT.json_schema()
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

@@ -91,8 +91,9 @@ from .._optional import require
 from ._address import is_address
 from ._config import MailConfig
 from ._content import MessageStore
-from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event
-from ._outcome import Decision, async_outcome, envelope_recipients
+from ._decision import Decision
+from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event, parse_event, truncation
+from ._outcome import async_outcome
 from ._rule import MailRule
 
 if TYPE_CHECKING:
@@ -503,7 +504,7 @@ class MailServer:
         try:
             if self.rule.mode == "async":
                 rows, failure = self._carry_out(
-                    message, event, async_outcome(envelope_recipients(event), []).decisions, "ignored", 0, None, note
+                    message, event, async_outcome(list(message.recipients), []).decisions, "ignored", 0, None, note
                 )
                 if failure is None:  # delivered (M8): now the function (not when the client is to retry)
                     self._busy(+1)
@@ -599,39 +600,13 @@ class MailServer:
         content = (run.delivered_content if run is not None else None) or message.raw
         by_key = {r.lower(): (r, d) for r, d in decisions.items()}
         in_envelope = {r.lower() for r in message.recipients}
+        # a recipient the (truncated) event lacks gets what rule M1 decides for it
+        missing = [address for address in message.recipients if address.lower() not in by_key]
+        cut = truncation(parse_event(event), envelope=missing, fallback_action=self.rule.fallback_action).cut
         plan: list[tuple[str, Decision, str]] = []
         for address in message.recipients:
             found = by_key.get(address.lower())
-            if found is not None:
-                plan.append((address, found[1], ""))
-            elif run is None:  # cut from a truncated event (M1); asynchronous: delivery unaffected (M8)
-                plan.append(
-                    (
-                        address,
-                        Decision(
-                            "DEFAULT",
-                            "allRecipients",
-                            None,
-                            "M8",
-                            "not in the event (recipients cut past 128 KB); asynchronous rule: delivered as usual",
-                        ),
-                        "",
-                    )
-                )
-            else:  # cut from a truncated event (M1): fnkit's reading
-                plan.append(
-                    (
-                        address,
-                        Decision(
-                            self.rule.fallback_action,
-                            "fallback",
-                            None,
-                            "M1",
-                            "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
-                        ),
-                        "",
-                    )
-                )
+            plan.append((address, found[1] if found is not None else cut[address], ""))
         for key, (address, decision) in by_key.items():
             if key not in in_envelope:
                 plan.append((address, decision, "added by the response (BCC)"))

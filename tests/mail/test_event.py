@@ -3,6 +3,7 @@
 import copy
 import json
 import re
+import string
 import subprocess
 import sys
 from email.message import EmailMessage
@@ -184,6 +185,19 @@ def test_addresses_must_look_like_addresses(event, address):
 def test_unusual_but_valid_addresses_pass(event, address):
     event["sender"]["address"] = address
     assert len(mail.validate_event(event)) == 0
+
+
+def test_an_address_is_made_of_atext_as_rfc_5322_and_6532_define_it():
+    from fnkit.mail._address import is_address
+
+    atext = set(string.ascii_letters + string.digits + "!#$%&'*+/=?^_`{|}~-")
+    for code in [*range(0x3100), 0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF]:  # every ASCII and non-ASCII whitespace
+        char = chr(code)
+        if char in ".@":
+            continue  # they join atoms and parts
+        allowed = char in atext or (code > 0x7F and not char.isspace())
+        assert is_address(f"a{char}b@x") is allowed, hex(code)
+        assert is_address(f"a@x{char}") is allowed, hex(code)
 
 
 def test_sender_and_envelope_sender_are_checked_too(event):

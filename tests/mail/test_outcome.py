@@ -96,6 +96,55 @@ def test_most_restrictive_order_includes_the_extensions(event):
     assert result.decisions[ALICE].action == "MOVE_TO_JUNK"
 
 
+# --- recipients cut from a truncated event (M1) ---------------------------------------------------
+
+LONG_RECIPIENTS = [f"recipient.number.{i:05d}.with.a.long.name@department.example.com" for i in range(3000)]
+
+
+def test_every_envelope_recipient_gets_a_decision_when_the_event_was_truncated():
+    event = mail.build_event(mail_from=ALICE, recipients=LONG_RECIPIENTS)
+    kept = len(event["envelope"]["recipients"])
+    assert event["truncated"] is True and kept < len(LONG_RECIPIENTS)
+    result = mail.outcome(
+        event, respond(("DROP", True)), envelope=LONG_RECIPIENTS, fallback_action="BOUNCE", conflict_policy="first"
+    )
+    assert list(result.decisions) == LONG_RECIPIENTS  # the event's recipients, then the cut ones, in order
+    assert {(d.action, d.rule) for d in list(result.decisions.values())[:kept]} == {("DROP", "M5")}
+    cut = list(result.decisions.values())[kept:]
+    assert {(d.action, d.via, d.rule) for d in cut} == {("BOUNCE", "fallback", "M1")}
+    assert all("(inferred)" in d.reason for d in cut)  # fnkit's reading, though M1 itself is documented
+    assert f"{len(cut)} recipients cut from the truncated event get the fallback action BOUNCE" in result.reason
+
+
+def test_recipients_cut_from_the_event_get_the_fallback_after_a_failure_and_the_usual_delivery_when_async():
+    event = mail.build_event(mail_from=ALICE, recipients=LONG_RECIPIENTS)
+    failed = mail.outcome(event, Raw("{not json"), envelope=LONG_RECIPIENTS, fallback_action="DROP")
+    assert failed.status == "fallback" and set(failed.actions.values()) == {"DROP"}
+    assert len(failed.decisions) == len(LONG_RECIPIENTS)
+    queued = mail.outcome(event, None, envelope=LONG_RECIPIENTS, mode="async")
+    assert len(queued.decisions) == len(LONG_RECIPIENTS)
+    assert {(d.action, d.rule) for d in queued.decisions.values()} == {("DEFAULT", "M8")}
+
+
+def test_a_cut_recipient_the_response_names_gets_that_action_and_an_envelope_like_the_event_changes_nothing(event):
+    everyone = [r["address"] for r in event["envelope"]["recipients"]]
+    answer = respond(("DEFAULT", True))
+    assert mail.outcome(event, answer, envelope=everyone) == mail.outcome(event, answer)
+    big = mail.build_event(mail_from=ALICE, recipients=LONG_RECIPIENTS)
+    named = LONG_RECIPIENTS[-1]
+    result = mail.outcome(big, respond(("BOUNCE", [named], "gone"), ("DEFAULT", True)), envelope=LONG_RECIPIENTS)
+    assert (result.decisions[named].action, result.decisions[named].rule) == ("BOUNCE", "M5")
+    assert len(result.decisions) == len(LONG_RECIPIENTS)
+
+
+def test_the_rule_m1_is_the_function_that_both_validates_and_decides_for_cut_recipients():
+    from fnkit import rules
+    from fnkit.mail._event import EVENT_CONTRACT, truncation
+
+    assert rules.get("M1").implementation is truncation
+    assert truncation in EVENT_CONTRACT.checks
+
+
 # --- failures (M3) ---------------------------------------------------------------------
 
 
