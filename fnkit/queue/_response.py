@@ -514,7 +514,7 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     from ._event import EVENT_CONTRACT
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema()
+        return EVENT_CONTRACT.json_schema(also=("Q15", "QS5"))  # asked of placeholder_arn/fifo_attributes by check_fifo
     if kind == "response":
         schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
             also=("Q8", "Q8a", "Q8b", "Q8c", "Q7")
