@@ -48,6 +48,7 @@ from typing import Any
 
 import msgspec
 
+from ._codec import HandlerError, Invocation, Raw, encode_response
 from ._invoke import (
     DEFAULT_MEMORY_LIMIT_MB,
     GRACE_S,
@@ -55,18 +56,14 @@ from ._invoke import (
     MAX_LOG_CHARS,
     Context,
     Handler,
-    HandlerError,
     HandlerImportError,
-    Invocation,
     Unsendable,
     _Capture,
     _current,
-    encode_response,
     finished,
     load_handler,
 )
-from ._report import Raw
-from .isolation import STOPPED_ERROR, current_stopper
+from ._stop import STOPPED_ERROR, current_stopper
 
 # The messages on a worker's socket are sequences whose first item names them:
 #   caller -> worker (pickled: the worker trusts its caller)

@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from ._call import PlannedCall
 from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, unreadable
-from ._invoke import Context, Handler, capturing, handler_copy, invoke_many, resolve_isolation
+from ._invoke import Context, Handler, capturing, handler_copy, resolve_isolation
 from ._optional import require
 from ._report import MISSING, ContractError, Issue, decode_json
 from ._sources import SOURCES, source_module, source_of
+from .isolation import invoke_many
 
 if TYPE_CHECKING:
     import dask.dataframe as dd

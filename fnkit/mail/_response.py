@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from .._codec import Invocation, encode_response
 from .._config import with_settings
-from .._invoke import Invocation, encode_response
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
 from .._validate import Contract, Seen

@@ -10,8 +10,9 @@ import msgspec
 
 from .. import rules as _rules
 from .._call import PlannedCall
+from .._codec import Invocation, encode_response
 from .._config import with_settings
-from .._invoke import Context, Invocation, encode_response
+from .._invoke import Context
 from .._memo import Readings
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error, loads_strict, strip_bom, warning

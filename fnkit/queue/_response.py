@@ -14,10 +14,10 @@ from typing import Any, cast
 
 import msgspec
 
+from .._cells import short_id
 from .._config import with_settings
 from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
 from .._shape import F, ListOf, Nullable, Shape, Text
-from .._table import short_id
 from ..rules import rule
 from ..types import QueueKind
 from ._config import QueueConfig

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any, Self
 
+from .._cells import html_table, short_ids_in
 from .._outcome import what_it_did
 from .._report import Issue, Report
-from .._table import html_table, short_ids_in
 
 # CSS classes on the key controls, so a browser (and a person reading the DOM) finds them.
 CSS = {
@@ -74,7 +74,7 @@ def issues_html(issues: Iterable[Issue], *, empty: str = "") -> str:
 
 
 def table_html(rows: list[dict[str, Any]], columns: list[str] | None = None, *, ids: Iterable[str] = ()) -> str:
-    """A readable HTML table of row dicts (no pandas needed): `fnkit._table.html_table`, ids cut with an ellipsis."""
+    """A readable HTML table of row dicts (no pandas needed): `fnkit._cells.html_table`, ids cut with an ellipsis."""
     if not rows:
         return ""
     return html_table(rows, columns, ids=set(ids))
