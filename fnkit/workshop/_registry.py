@@ -209,8 +209,8 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
     if unfinished is not None:
         return unfinished
     from .. import _sources
+    from .._plain import json_problem
     from .._report import ContractError
-    from ..widgets._ui import json_problem
 
     if isinstance(event, (bytes, bytearray)):
         event = bytes(event).decode("utf-8", "replace")
@@ -246,7 +246,7 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
 
 
 def _where(error: Any) -> str:
-    from ..widgets._ui import locate_error
+    from .._plain import locate_error
 
     return locate_error(error.traceback or "")
 
