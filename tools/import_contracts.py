@@ -190,7 +190,7 @@ class AcyclicContract(Contract):
         root = Path(next(iter(spec.submodule_search_locations))).parents[len(package.split(".")) - 1]
         arrows = import_graph.build(package, root)
         found = import_graph.cycles(arrows, package=package)
-        if self.packages:
+        if cast(bool, self.packages):
             found += import_graph.cycles(arrows, package=package, packages=True)
         output.verbose_print(verbose, f"{len(arrows)} imports among the modules of {package}, {len(found)} cycle(s)")
         return ContractCheck(kept=not found, warnings=[], metadata={"text": import_graph.describe(found)})

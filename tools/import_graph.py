@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import itertools
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -64,10 +65,10 @@ def _imports(tree: ast.Module) -> Iterable[tuple[ast.Import | ast.ImportFrom, bo
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             lazy = True
         if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.body:
-                yield from visit(child, lazy, True)
-            for child in node.orelse:
-                yield from visit(child, lazy, type_only)
+            for statement in node.body:
+                yield from visit(statement, lazy, True)
+            for statement in node.orelse:
+                yield from visit(statement, lazy, type_only)
             return
         for child in ast.iter_child_nodes(node):
             yield from visit(child, lazy, type_only)
@@ -217,7 +218,7 @@ def cycles(arrows: Iterable[Arrow], *, package: str = "fnkit", packages: bool = 
     result = []
     for members in components(nodes, edges):
         steps = _closed_path(members, edges)
-        result.append(Cycle(members, [by_pair[(a, b)] for a, b in zip(steps, steps[1:], strict=False)]))
+        result.append(Cycle(members, [by_pair[pair] for pair in itertools.pairwise(steps)]))
     return result
 
 
@@ -232,6 +233,7 @@ def describe(found: list[Cycle]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: print the cycles (or one module's arrows); 1 when there is a cycle."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--package", default="fnkit")
     parser.add_argument("--packages", action="store_true", help="count each subpackage as one node")
