@@ -1,6 +1,8 @@
 """Calling a handler the way the platform does: context, timeout, captured output, JSON out.
 
-Three ways to run the handler (`isolation=`), one result (`Invocation`) whatever it does:
+Three ways to run the handler (`isolation=`), one result (`Invocation`, fnkit/_codec.py) whatever
+it does; `invoke` and `invoke_many` (fnkit/isolation.py, above this module and fnkit/_isolate.py)
+choose between them:
 
 - "none" (the default of every call a user makes: `invoke`, each source's `run`, the
   simulators, replay, `fnkit.testing`): in this process, on the caller's thread, like

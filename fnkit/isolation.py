@@ -13,6 +13,10 @@
   else `DEFAULT_MEMORY_LIMIT_MB` (1024).
 - `Stopper`: stop, from another thread, the calls one thread makes (a Stop button): their
   worker processes are killed at once, and each call returns the error `fnkit.Stopped`.
+
+`invoke` and `invoke_many` live here, above the two rooms they choose between: fnkit._invoke
+(in this process: "none" and "thread") and fnkit._isolate (worker processes), which imports
+fnkit._invoke and never this module.
 """
 
 from __future__ import annotations
