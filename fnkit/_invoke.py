@@ -634,3 +634,31 @@ def _quiet_interrupt_in_ipython() -> None:
         _ipython_hooked = True
     except Exception:  # noqa: BLE001 - the full traceback is still there without it
         pass
+
+
+def _inline_many(
+    handler: Handler, events: list[Any], contexts: list[Any], timeout_s: float | None, copy: bool
+) -> list[Invocation]:
+    """`_call` with "none" for each event in turn, as one loop: the capture is installed once."""
+    __tracebackhide__ = True
+    _ensure_capture()
+    results: list[Invocation] = []
+    append = results.append
+    for event, given in zip(events, contexts, strict=True):
+        context = _prepare(given, timeout_s)
+        capture = _Capture()
+        token = _current.set(capture)
+        started = time.perf_counter()
+        try:
+            status, value, duration_ms = _call_handler(
+                handler, handler_copy(event) if copy else event, context, interruptible=True
+            )
+        except KeyboardInterrupt:
+            raise interrupted(started) from None
+        except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
+            append(_internal_error(exc, timeout_s))
+            continue
+        finally:
+            _current.reset(token)
+        append(_invocation(status, value, duration_ms, capture, timeout_s))
+    return results
