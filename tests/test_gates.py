@@ -147,3 +147,12 @@ def test_fnkit_has_no_import_cycle_lazy_imports_included() -> None:
     assert len(arrows) > 300  # the graph is read (every module, every import)
     found = import_graph.cycles(arrows) + import_graph.cycles(arrows, packages=True)
     assert not found, import_graph.describe(found)
+
+
+def test_a_module_named_in_a_string_is_an_arrow_by_name_only_when_asked(package: Path) -> None:
+    (package / "light.py").write_text(
+        'import importlib\n\n\ndef plug_in():\n    return importlib.import_module("shop.heavy")\n', encoding="utf-8"
+    )
+    assert not [a for a in import_graph.build("shop", package.parent) if a.importer == "shop.light"]
+    [arrow] = [a for a in import_graph.build("shop", package.parent, by_name=True) if a.importer == "shop.light"]
+    assert str(arrow) == "shop.light -> shop.heavy (l.5) (by name)"

@@ -8,6 +8,7 @@ one with a closed path through it, each step with the line that makes it.
     python tools/import_graph.py              # the cycles in fnkit; exit status 1 if any
     python tools/import_graph.py --packages   # the same, with each subpackage as one node
     python tools/import_graph.py --edges fnkit._invoke   # what one module imports, and who imports it
+    python tools/import_graph.py --by-name    # plug-ins looked up by their module's name count too
 
 tools/import_contracts.py uses it as an import-linter contract (`acyclic`).
 """
@@ -34,9 +35,10 @@ class Arrow:
     line: int
     lazy: bool
     type_only: bool
+    by_name: bool = False  # a module named in a string (a plug-in looked up with importlib), not an import
 
     def __str__(self) -> str:
-        how = " (type checking)" if self.type_only else " (lazy)" if self.lazy else ""
+        how = " (by name)" if self.by_name else " (type checking)" if self.type_only else " (lazy)" if self.lazy else ""
         return f"{self.importer} -> {self.imported} (l.{self.line}){how}"
 
 
@@ -86,12 +88,21 @@ def _resolve(known: Mapping[str, Path], name: str) -> str | None:
     return None
 
 
-def arrows_of(module: str, path: Path, known: Mapping[str, Path]) -> list[Arrow]:
-    """The arrows from one module to the other modules of the package."""
+def arrows_of(module: str, path: Path, known: Mapping[str, Path], *, by_name: bool = False) -> list[Arrow]:
+    """The arrows from one module to the other modules of the package; with `by_name`, also each string that
+    is the full name of one of them (what `importlib.import_module` looks up: not an import, but a use)."""
     is_package = path.name == "__init__.py"
     here = module.split(".") if is_package else module.split(".")[:-1]
     found: list[Arrow] = []
-    for node, lazy, type_only in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if by_name:  # (a package's name is left out: it is as often a label, "fnkit.widgets", as a lookup)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            name = node.value
+            if name != module and name in known and known[name].name != "__init__.py":
+                found.append(Arrow(module, name, node.lineno, True, False, True))
+    for node, lazy, type_only in _imports(tree):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -109,10 +120,12 @@ def arrows_of(module: str, path: Path, known: Mapping[str, Path]) -> list[Arrow]
     return found
 
 
-def build(package: str = "fnkit", root: Path = ROOT) -> list[Arrow]:
-    """Every arrow between the modules of `package` (found under `root`)."""
+def build(package: str = "fnkit", root: Path = ROOT, *, by_name: bool = False) -> list[Arrow]:
+    """Every arrow between the modules of `package` (found under `root`); `by_name`: modules named in strings too."""
     known = modules_of(root / package.replace(".", "/"), package)
-    return sorted({arrow for module, path in known.items() for arrow in arrows_of(module, path, known)})
+    return sorted(
+        {arrow for module, path in known.items() for arrow in arrows_of(module, path, known, by_name=by_name)}
+    )
 
 
 def collapse(name: str, package: str) -> str:
@@ -238,8 +251,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--package", default="fnkit")
     parser.add_argument("--packages", action="store_true", help="count each subpackage as one node")
     parser.add_argument("--edges", metavar="MODULE", help="list what MODULE imports and what imports it")
+    parser.add_argument(
+        "--by-name", action="store_true", help="count a module named in a string (a plug-in lookup) as an arrow too"
+    )
     args = parser.parse_args(argv)
-    arrows = build(args.package)
+    arrows = build(args.package, by_name=args.by_name)
     if args.edges:
         for arrow in arrows:
             if args.edges in (arrow.importer, arrow.imported):
