@@ -10,17 +10,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import rules
-from ._invoke import Context, HandlerError, Interrupted, Invocation, invoke
-from ._report import DIALECTS, ContractError, Dialect, Issue, Raw, Report
+from ._codec import HandlerError, Invocation, Raw
+from ._invoke import Context, Interrupted
+from ._report import DIALECTS, ContractError, Dialect, Issue, Report
+from .isolation import invoke
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)
     from . import alb, corpus, isolation, mail, queue, types  # noqa: F401 - lazy modules, typed (not testing: a layer above)
     from ._config import Config, Setting
-    from ._invoke import invoke_many
     from ._outcome import Outcome, Tabular
     from ._replay import replay, replay_partitions
     from ._sources import correlation_ids, detect_source, validate, validate_response
     from ._table import tabulate
+    from .isolation import invoke_many
 
 __version__ = "0.1.0"
 
@@ -39,7 +41,7 @@ _LAZY = {
     "workshop": (".workshop", None),
     "widgets": (".widgets", None),
     "isolation": (".isolation", None),
-    "invoke_many": ("._invoke", "invoke_many"),
+    "invoke_many": (".isolation", "invoke_many"),
     "Outcome": ("._outcome", "Outcome"),
     "Tabular": ("._outcome", "Tabular"),
     "Config": ("._config", "Config"),

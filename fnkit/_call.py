@@ -13,7 +13,9 @@ from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
-from ._invoke import Context, Handler, Invocation, invoke, resolve_isolation
+from ._codec import Invocation
+from ._invoke import Context, Handler, resolve_isolation
+from .isolation import invoke
 
 OutcomeT = TypeVar("OutcomeT")
 

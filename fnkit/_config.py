@@ -366,7 +366,7 @@ class Config:
         ]
 
     def _repr_html_(self) -> str:
-        from ._table import panel_html
+        from ._cells import panel_html
 
         changed = [s.name for s in type(self).settings() if getattr(self, s.name) != s.default]
         head = f"{type(self).__name__}: " + (f"{len(changed)} setting(s) changed" if changed else "every default")

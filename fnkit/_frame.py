@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._table import frame_html
+from ._cells import frame_html
 
 
 class Table(pd.DataFrame):

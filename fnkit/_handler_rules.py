@@ -1,13 +1,13 @@
 """The rules about invoking a handler (H1-H4), declared beside the names that implement them.
 
-The code is in `fnkit._invoke` (calling the handler, encoding what it returned); this
+The code is in `fnkit.isolation` (calling the handler) and `fnkit._codec` (encoding what it returned); this
 module only declares the rules and points at that code, so the catalogue can say where
 each rule lives.
 """
 
 from __future__ import annotations
 
-from . import _invoke
+from . import _codec, isolation
 from .rules import rule
 
 rule(
@@ -17,14 +17,14 @@ rule(
     "The handler is called as handler(event, context); what it returns is serialised to JSON.",
     origin="kit",
     severity="behaviour",
-)(_invoke.invoke)
+)(isolation.invoke)
 rule(
     "H2",
     "any",
     "inferred",
     "A returned value that JSON cannot encode (a set, bytes, NaN) is an invalid JSON response.",
     origin="kit",
-)(_invoke.encode_response)
+)(_codec.encode_response)
 rule(
     "H3",
     "any",
@@ -32,7 +32,7 @@ rule(
     "A handler that raises is an invocation error; its message and traceback are captured.",
     origin="kit",
     severity="outcome",
-)(_invoke.HandlerError)
+)(_codec.HandlerError)
 rule(
     "H4",
     "any",
@@ -40,4 +40,4 @@ rule(
     "A handler still running at its timeout is a timed-out invocation; the caller is never kept waiting.",
     origin="kit",
     severity="outcome",
-)(_invoke.Invocation)
+)(_codec.Invocation)

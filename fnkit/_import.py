@@ -289,25 +289,6 @@ def kind_of(path: str | Path) -> str:
     return "events"
 
 
-def open_events(path: str | Path, *, progress: bool | None = False, **options: Any) -> ImportStream:
-    """The right importer for a file or folder: an access log, a queue message dump, or events.
-
-    Events are JSON Lines or a JSON list.
-    """
-    kind = kind_of(path)
-    if kind == "access-log":
-        from .alb._access_log import events_from_access_log
-
-        return events_from_access_log(path, progress=progress, **options)
-    if kind == "messages":
-        from .queue._messages import events_from_messages
-
-        return events_from_messages(path, progress=progress, **options)
-    if options:
-        raise TypeError(f"{', '.join(sorted(options))}: not an option of an events file ({path})")
-    return events_from_file(path, progress=progress)
-
-
 def is_json_lines(path: str | Path) -> bool:
     """True when an events file holds one JSON value per line; False for one JSON document (a list, or an event
     pretty-printed over several lines, whose first line is no JSON value by itself)."""
@@ -400,6 +381,5 @@ __all__ = [
     "is_json_lines",
     "iter_lines",
     "kind_of",
-    "open_events",
     "unreadable",
 ]

@@ -1,6 +1,8 @@
 """Calling a handler the way the platform does: context, timeout, captured output, JSON out.
 
-Three ways to run the handler (`isolation=`), one result (`Invocation`) whatever it does:
+Three ways to run the handler (`isolation=`), one result (`Invocation`, fnkit/_codec.py) whatever
+it does; `invoke` and `invoke_many` (fnkit/isolation.py, above this module and fnkit/_isolate.py)
+choose between them:
 
 - "none" (the default of every call a user makes: `invoke`, each source's `run`, the
   simulators, replay, `fnkit.testing`): in this process, on the caller's thread, like
@@ -31,7 +33,6 @@ import functools
 import importlib
 import io
 import itertools
-import json
 import logging
 import queue as queue_module
 import sys
@@ -41,10 +42,9 @@ import traceback as _tb
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar, cast
 
-from ._report import Raw, loads_strict
+from ._codec import HandlerError, Invocation, encode_response
 
 #: A handler as the platform calls it: `handler(event, context)`.
 Handler = Callable[[Any, Any], Any]
@@ -102,71 +102,6 @@ class Context:
 
     def __repr__(self) -> str:
         return f"Context(function_name={self.function_name!r}, aws_request_id={self.aws_request_id!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class HandlerError:
-    """What a raising handler raised: exception type, message, traceback text."""
-
-    type: str
-    message: str
-    traceback: str
-
-    def __str__(self) -> str:
-        return f"{self.type}: {self.message}" if self.message else self.type
-
-
-@dataclass(frozen=True, slots=True)
-class Invocation:
-    """What happened when a handler was called."""
-
-    returned: Any = None
-    response_text: str | None = None
-    error: HandlerError | None = None
-    timed_out: bool = False
-    duration_ms: float = 0.0
-    logs: str = ""
-    timeout_s: float | None = None
-    encode_error: str | None = field(default=None)
-    reports: tuple[tuple[str, Any], ...] = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
-
-    @property
-    def succeeded(self) -> bool:
-        """The handler returned (it may still have returned junk)."""
-        return self.error is None and not self.timed_out
-
-    @property
-    def status(self) -> str:
-        """`returned`, `error` or `timeout`."""
-        if self.timed_out:
-            return "timeout"
-        return "error" if self.error is not None else "returned"
-
-    def response(self) -> Any:
-        """The response as the platform reads it: a decoded JSON value, or `Raw` when it is not JSON."""
-        if self.response_text is None:
-            return Raw(b"") if self.encode_error else None
-        try:
-            return loads_strict(self.response_text)
-        except (ValueError, RecursionError):
-            return Raw(self.response_text)
-
-
-#: what `json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)` makes afresh on
-#: every call, made once (it holds no state between calls)
-_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=False)
-
-
-def encode_response(value: Any) -> tuple[str | None, str | None]:
-    """The JSON text the platform would receive, or (None, why) when JSON cannot encode it."""
-    if isinstance(value, Raw):
-        return value.text(), (None if value.text() is not None else "the bytes are not UTF-8")
-    try:
-        return _ENCODER.encode(value), None
-    except (TypeError, ValueError, RecursionError) as exc:
-        return None, str(exc)
-    except Exception as exc:  # noqa: BLE001 - a container whose own methods raise (a dict subclass, say)
-        return None, f"{type(exc).__name__}: {exc}"
 
 
 ISOLATIONS = ("process", "thread", "none")
@@ -701,72 +636,6 @@ def _quiet_interrupt_in_ipython() -> None:
         pass
 
 
-def invoke(
-    handler: Handler | str,
-    event: Any,
-    *,
-    timeout_s: float | None = None,
-    context: Context | None = None,
-    isolation: str | None = None,
-    memory_limit_mb: int | None = None,
-) -> Invocation:
-    """Call `handler(event, context)`, capturing its result, error, output and time; never raises.
-
-    `handler`: a callable, or its import path "module:attribute". `isolation`: "none" (the
-    default: in this process, on this thread, like calling it; a handler that finishes
-    after `timeout_s` is reported timed out), "process" (a worker process, killed past the
-    timeout; an exit, a crash or a memory blow-up past `memory_limit_mb`, default 1024, is
-    an error of the invocation), or "thread" (abandoned past the timeout). The handler gets
-    its own copy of the event in every mode. Ctrl-C during the call raises `Interrupted`.
-    """
-    __tracebackhide__ = True
-    return _call(
-        handler,
-        event,
-        timeout_s,
-        context,
-        resolve_isolation(isolation),
-        check_memory_limit(memory_limit_mb),
-        copy=handler_copy,
-    )
-
-
-def _call(
-    handler: Handler | str,
-    event: Any,
-    timeout_s: float | None,
-    context: Context | None,
-    isolation: str | None,
-    memory_limit_mb: int | None = None,
-    *,
-    copy: Callable[[Any], Any] | None = None,
-) -> Invocation:
-    """`invoke` without checking its keywords; `copy` makes the handler's own copy of the event (None: the
-    event was made for this call alone, as a simulator builds each batch's event afresh, and goes as it is)."""
-    __tracebackhide__ = True
-    isolation = resolve_isolation(isolation)
-    context = _prepare(context, timeout_s)
-    started = time.perf_counter()
-    try:
-        if isolation == "process":  # the event travels to the worker: a copy of its own there
-            from . import _isolate
-
-            return _isolate.call(handler, event, context, timeout_s, memory_limit_mb)
-        if isinstance(handler, str):
-            handler = load_handler(handler)
-        if copy is not None:
-            event = copy(event)
-        if isolation == "thread" and timeout_s is not None:
-            return _run_on_thread(handler, event, context, timeout_s)
-        return _run_inline(handler, event, context, timeout_s)
-    except KeyboardInterrupt:
-        raise interrupted(started) from None
-    except HandlerImportError as exc:
-        return _import_failed(exc, timeout_s)
-    except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
-        return _internal_error(exc, timeout_s)
-
-
 def _inline_many(
     handler: Handler, events: list[Any], contexts: list[Any], timeout_s: float | None, copy: bool
 ) -> list[Invocation]:
@@ -793,51 +662,3 @@ def _inline_many(
             _current.reset(token)
         append(_invocation(status, value, duration_ms, capture, timeout_s))
     return results
-
-
-def invoke_many(
-    handler: Handler | str,
-    events: Any,
-    *,
-    timeout_s: float | None = None,
-    contexts: Any = None,
-    isolation: str | None = None,
-    memory_limit_mb: int | None = None,
-    copy: bool = True,
-) -> list[Invocation]:
-    """`invoke` for each event in turn, cheaper per event: with "process", whole chunks travel to one worker.
-
-    Each event keeps its own timeout: a handler that hangs in a worker is killed, that event
-    is timed out, and the others go on in a fresh worker. `contexts`: one per event
-    (default: a new `Context` each). `copy=False`: the events were made for these calls
-    alone (decoded from a file, say), so the handler gets them as they are.
-    """
-    __tracebackhide__ = True
-    isolation = resolve_isolation(isolation)
-    memory_limit_mb = check_memory_limit(memory_limit_mb)
-    events = list(events)
-    contexts = [None] * len(events) if contexts is None else list(contexts)
-    if len(contexts) != len(events):
-        raise ValueError(f"give one context per event: {len(events)} event(s), {len(contexts)} context(s)")
-    if isolation != "process":
-        if isinstance(handler, str):
-            try:
-                handler = load_handler(handler)
-            except HandlerImportError as exc:
-                return [_import_failed(exc, timeout_s) for _ in events]
-        if isolation == "thread" and timeout_s is not None:
-            copier = handler_copy if copy else None
-            return [
-                _call(handler, e, timeout_s, c, isolation, copy=copier) for e, c in zip(events, contexts, strict=True)
-            ]
-        return _inline_many(handler, events, contexts, timeout_s, copy)
-    prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
-    started = time.perf_counter()
-    try:
-        from . import _isolate
-
-        return _isolate.call_many(handler, events, prepared, timeout_s, memory_limit_mb)
-    except KeyboardInterrupt:
-        raise interrupted(started) from None
-    except Exception as exc:  # noqa: BLE001
-        return [_internal_error(exc, timeout_s) for _ in events]

@@ -48,6 +48,7 @@ from typing import Any
 
 import msgspec
 
+from ._codec import HandlerError, Invocation, Raw, encode_response
 from ._invoke import (
     DEFAULT_MEMORY_LIMIT_MB,
     GRACE_S,
@@ -55,18 +56,14 @@ from ._invoke import (
     MAX_LOG_CHARS,
     Context,
     Handler,
-    HandlerError,
     HandlerImportError,
-    Invocation,
     Unsendable,
     _Capture,
     _current,
-    encode_response,
     finished,
     load_handler,
 )
-from ._report import Raw
-from .isolation import STOPPED_ERROR, current_stopper
+from ._stop import STOPPED_ERROR, current_stopper
 
 # The messages on a worker's socket are sequences whose first item names them:
 #   caller -> worker (pickled: the worker trusts its caller)
@@ -119,18 +116,21 @@ def memory_limit_mb() -> int:
 class _Remote:
     """In a worker: a service of the caller's context (the mail content API), called back over the socket."""
 
-    def __init__(self, slot: int, methods: tuple[str, ...], text: str, call_id: int) -> None:
+    def __init__(
+        self, slot: int, methods: tuple[str, ...], text: str, call_id: int, closed_error: type[Exception]
+    ) -> None:
         self._slot = slot
         self._methods = methods
         self._text = text
         self._call_id = call_id  # a service belongs to one invocation: kept for later, it refuses
+        self._closed_error = closed_error
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name not in self._methods:
             raise AttributeError(name)
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            return _worker_state.call_back(self._call_id, self._slot, name, args, kwargs)
+            return _worker_state.call_back(self._call_id, self._slot, name, args, kwargs, self._closed_error)
 
         call.__name__ = name
         return call
@@ -140,12 +140,13 @@ class _Remote:
 
 
 class _RemoteSpec:
-    """How a caller's service travels to the worker: its slot, method names and repr."""
+    """How a caller's service travels to the worker: its slot, method names, repr, and what it raises once its
+    invocation is over (the service's `_remote_closed_error`, the mail content API's MessageFrozenError)."""
 
-    __slots__ = ("methods", "slot", "text")
+    __slots__ = ("closed_error", "methods", "slot", "text")
 
-    def __init__(self, slot: int, methods: tuple[str, ...], text: str) -> None:
-        self.slot, self.methods, self.text = slot, methods, text
+    def __init__(self, slot: int, methods: tuple[str, ...], text: str, closed_error: type[Exception]) -> None:
+        self.slot, self.methods, self.text, self.closed_error = slot, methods, text, closed_error
 
 
 class _WorkerState:
@@ -204,13 +205,19 @@ class _WorkerState:
             self.conn.send_bytes(_ENCODE(("results", data)))
         self.results_since = time.perf_counter()
 
-    def call_back(self, call_id: int, slot: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def call_back(
+        self,
+        call_id: int,
+        slot: int,
+        method: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        closed_error: type[Exception] = RuntimeError,
+    ) -> Any:
         """Call `method` of the caller's service `slot` for the running call; its value, or raise what it raised."""
         with self.call_lock:
             if self.call_id is None or self.call_id != call_id:
-                from .mail._content import MessageFrozenError
-
-                raise MessageFrozenError("This invocation is over; its message content API is closed (M9).")
+                raise closed_error(f"This invocation is over; {method}() of its service is closed.")
             self.flush()
             try:
                 data = _ENCODE(("rpc", self.call_id, slot, method, args, kwargs))
@@ -456,7 +463,7 @@ def _rebuild_context(cls: type[Context], state: dict[str, Any], remaining_s: flo
     context = cls.__new__(cls)
     for key, value in state.items():
         if isinstance(value, _RemoteSpec):
-            value = _Remote(value.slot, value.methods, value.text, call_id)
+            value = _Remote(value.slot, value.methods, value.text, call_id, value.closed_error)
         object.__setattr__(context, key, value)
     object.__setattr__(context, "_clock", time.monotonic)
     object.__setattr__(context, "_deadline", None if remaining_s is None else time.monotonic() + remaining_s)
@@ -752,12 +759,12 @@ class _Zygote:
         mine, theirs = socket.socketpair()
         code = (
             "import sys; from fnkit._isolate import _zygote_preload, _zygote_main; "
-            "_zygote_preload(); _zygote_main(int(sys.argv[1]))"
+            "_zygote_preload(sys.argv[2:]); _zygote_main(int(sys.argv[1]))"
         )
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the caller's imports, from the start
         self.process = subprocess.Popen(
-            [sys.executable, "-c", code, str(theirs.fileno())],
+            [sys.executable, "-c", code, str(theirs.fileno()), *_loaded_sources()],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             start_new_session=True,
@@ -811,16 +818,28 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return data
 
 
-def _zygote_preload() -> None:
-    """What every worker needs, imported once in the zygote so that forks start warm."""
+def _loaded_sources() -> list[str]:
+    """The sources the caller has imported (the packages of fnkit that offer `build_event`): their context
+    classes and services travel to the workers. Found, not named: the sources sit above this module."""
+    return sorted(
+        name
+        for name, module in list(sys.modules.items())
+        if name.startswith("fnkit.") and name.count(".") == 1 and "build_event" in getattr(module, "__dict__", {})
+    )
+
+
+def _zygote_preload(modules: Sequence[str] = ()) -> None:
+    """What every worker needs, imported once in the zygote so that forks start warm: `modules` are the
+    caller's sources (their context classes and the mail content API)."""
+    import importlib
     import json  # noqa: F401
     import logging  # noqa: F401
     import multiprocessing.connection  # noqa: F401
 
     import cloudpickle  # noqa: F401
 
-    from . import alb, mail, queue  # noqa: F401  - their context classes and the content API
-    from .mail import _content  # noqa: F401
+    for name in modules:
+        importlib.import_module(name)
 
 
 _zygote: _Zygote | None = None
@@ -1196,7 +1215,8 @@ def _export_context(context: Context) -> tuple[type[Context], dict[str, Any], li
         methods = getattr(type(value), "_remote_methods", None)
         if methods:
             services.append(value)
-            state[key] = _RemoteSpec(len(services) - 1, tuple(methods), repr(value))
+            closed_error = getattr(type(value), "_remote_closed_error", RuntimeError)
+            state[key] = _RemoteSpec(len(services) - 1, tuple(methods), repr(value), closed_error)
         else:
             state[key] = value
     deadline = getattr(context, "_deadline", None)

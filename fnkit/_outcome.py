@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._invoke import Invocation
+    from ._codec import Invocation
     from ._report import Report
 
 TONES = ("good", "mixed", "bad", "none")
@@ -121,7 +121,7 @@ def outcome_html(outcome: Any) -> str:
     """
     from html import escape
 
-    from ._table import panel_html
+    from ._cells import panel_html
 
     shown: Display = outcome._display()
     tag = " <i>(inferred)</i>" if outcome.inferred else ""

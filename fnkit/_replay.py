@@ -19,15 +19,16 @@ from contextlib import ExitStack
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 from ._call import PlannedCall
 from ._config import Config, accepted, settings_of
-from ._import import ImportStream, Unreadable, unreadable
-from ._invoke import Context, Handler, capturing, handler_copy, invoke_many, resolve_isolation
+from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
+from ._invoke import Context, Handler, capturing, handler_copy, resolve_isolation
 from ._optional import require
 from ._report import MISSING, ContractError, Issue, decode_json
 from ._sources import SOURCES, source_module, source_of
+from .isolation import invoke_many
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -37,6 +38,44 @@ if TYPE_CHECKING:
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
 ENGINES = ("local", "dask")
+#: the engines besides "local", each a plug-in module above this one (it imports the local engine's
+#: partitions), looked up by name when a replay asks for it
+_ENGINE_MODULES = {"dask": "fnkit._dask"}
+
+
+class _Engine(Protocol):
+    """What an engine plug-in offers (fnkit/_dask.py)."""
+
+    def _distributed(self) -> object: ...
+
+    def dask_replay(
+        self,
+        handler: Handler,
+        items: Iterable[Any],
+        config: dict[str, Any],
+        *,
+        client: Any,
+        compute: bool,
+        partition_size: int | None,
+    ) -> pd.DataFrame | dd.DataFrame: ...
+
+    def dask_partitions(
+        self,
+        handler: Handler,
+        items: Iterable[Any],
+        config: dict[str, Any],
+        *,
+        client: Any,
+        partition_size: int | None,
+        window: int | None,
+    ) -> Iterator[pd.DataFrame]: ...
+
+
+def _engine(name: str) -> _Engine:
+    """The plug-in module of an engine other than "local"."""
+    return cast("_Engine", importlib.import_module(_ENGINE_MODULES[name]))
+
+
 DEFAULT_PARTITION_SIZE = 5_000
 CHUNK_SIZE = 1_000  # events called together (one invoke_many): a worker round trip per chunk, not per event
 
@@ -81,13 +120,32 @@ def make_config(config: dict[str, Any]) -> dict[str, Any]:
     return {"source": forced, "label": label, "runs": runs, "isolation": isolation}
 
 
+def open_events(path: str | Path, *, progress: bool | None = False, **options: Any) -> ImportStream:
+    """The right importer for a file or folder: an access log, a queue message dump, or events.
+
+    Here, above the sources, and not in fnkit/_import.py (the importers' shared core, which they import).
+
+    Events are JSON Lines or a JSON list.
+    """
+    kind = kind_of(path)
+    if kind == "access-log":
+        from .alb._access_log import events_from_access_log  # the sources' importers: replay sits above them
+
+        return events_from_access_log(path, progress=progress, **options)
+    if kind == "messages":
+        from .queue._messages import events_from_messages
+
+        return events_from_messages(path, progress=progress, **options)
+    if options:
+        raise TypeError(f"{', '.join(sorted(options))}: not an option of an events file ({path})")
+    return events_from_file(path, progress=progress)
+
+
 def iter_events(events: Any) -> Iterable[Any]:
     """What a replay reads from `events`: a list or any iterable (a generator streams), an importer's
     stream (its unreadable lines come along as rows), or a path: a JSON Lines events file (or
     .gz, or a folder), a load balancer access log, or a queue message dump (by content)."""
     if isinstance(events, (str, Path)):
-        from ._import import open_events
-
         return open_events(events).entries()
     if isinstance(events, ImportStream):
         return events.entries()
@@ -342,9 +400,7 @@ def partitions(items: Iterable[Any], size: int) -> Iterator[tuple[int, list[Any]
 def _require_engine(engine: str, feature: str) -> None:
     """The engine's packages, or the pip command that installs them, before any event is read or handler run."""
     if engine == "dask":
-        from ._dask import _distributed  # the dask extra brings pandas too
-
-        _distributed()
+        _engine(engine)._distributed()  # the dask extra brings pandas too
     else:
         require("pandas", extra="frames", feature=feature)
 
@@ -447,9 +503,9 @@ def replay(
             raise ValueError("client= goes with engine='dask'")
         rows = replay_partition(handler, items, cfg)
         return _finish([_partition_frame(rows)], cfg["label"])
-    from ._dask import dask_replay
-
-    return dask_replay(handler, items, cfg, client=client, compute=compute, partition_size=partition_size or None)
+    return _engine(engine).dask_replay(
+        handler, items, cfg, client=client, compute=compute, partition_size=partition_size or None
+    )
 
 
 def replay_partitions(
@@ -478,9 +534,9 @@ def replay_partitions(
             _finish([_partition_frame(replay_partition(handler, chunk, cfg, start))], cfg["label"])
             for start, chunk in partitions(items, partition_size or DEFAULT_PARTITION_SIZE)
         )
-    from ._dask import dask_partitions
-
-    return dask_partitions(handler, items, cfg, client=client, partition_size=partition_size or None, window=window)
+    return _engine(engine).dask_partitions(
+        handler, items, cfg, client=client, partition_size=partition_size or None, window=window
+    )
 
 
 def dumps_events(events: Iterable[Any]) -> str:
@@ -518,6 +574,7 @@ __all__ = [
     "dumps_events",
     "iter_events",
     "make_config",
+    "open_events",
     "pack",
     "partitions",
     "replay",

@@ -8,6 +8,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from ._codec import _STRICT
+from ._codec import Raw as Raw
+from ._codec import loads_strict as loads_strict
 from ._optional import require
 from ._settings import Dialect as Dialect
 from .rules import rule
@@ -150,7 +153,7 @@ class Report(Sequence[Issue]):
         return f"<Report {self.summary()}{body}>"
 
     def _repr_html_(self) -> str:
-        from ._table import panel_html
+        from ._cells import panel_html
 
         columns = ["path", "severity", "code", "message", "rule"]
         return panel_html(
@@ -168,37 +171,7 @@ class ContractError(ValueError):
         super().__init__("; ".join(str(i) for i in first) + more)
 
 
-@dataclass(frozen=True, slots=True)
-class Raw:
-    """The exact text or bytes a function produced (so that invalid JSON can be expressed)."""
-
-    data: str | bytes
-
-    def text(self) -> str | None:
-        """The data as text, or None when the bytes are not UTF-8."""
-        if isinstance(self.data, str):
-            return self.data
-        try:
-            return bytes(self.data).decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-
-
 _MISSING = object()
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-# Python's json accepts NaN and Infinity; JSON (and the platform) does not.
-_STRICT = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def loads_strict(text: str) -> Any:
-    """`json.loads` of text that rejects NaN and Infinity, as every JSON parser but Python's does."""
-    return _STRICT.decode(text)
-
 
 _BOM = "\ufeff"
 _UTF8_BOM = b"\xef\xbb\xbf"

@@ -696,8 +696,8 @@ def _row_finding(row: dict[str, Any], inputs: _Inputs, path: str) -> Finding:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """`fnkit replay`: run a handler over events, access logs or message dumps; 1 on unreadable or invalid rows."""
-    from ._import import files_of, is_json_lines, kind_of, open_events
-    from ._replay import replay
+    from ._import import files_of, is_json_lines, kind_of
+    from ._replay import open_events, replay
 
     if args.force_source and args.source is None:
         print("fnkit replay: --force-source goes with --source (the source to run every event as)", file=sys.stderr)

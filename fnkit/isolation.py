@@ -13,86 +13,154 @@
   else `DEFAULT_MEMORY_LIMIT_MB` (1024).
 - `Stopper`: stop, from another thread, the calls one thread makes (a Stop button): their
   worker processes are killed at once, and each call returns the error `fnkit.Stopped`.
+
+`invoke` and `invoke_many` live here, above the two rooms they choose between: fnkit._invoke
+(in this process: "none" and "thread") and fnkit._isolate (worker processes), which imports
+fnkit._invoke and never this module.
 """
 
 from __future__ import annotations
 
-import contextvars
-import threading
-from typing import Protocol, Self
+import time
+from collections.abc import Callable
+from typing import Any
 
-from ._invoke import DEFAULT_MEMORY_LIMIT_MB, ISOLATIONS, THREAD_STATS, invoke, invoke_many, report
+from ._codec import Invocation
+from ._invoke import (
+    DEFAULT_MEMORY_LIMIT_MB,
+    ISOLATIONS,
+    THREAD_STATS,
+    Context,
+    Handler,
+    HandlerImportError,
+    _import_failed,
+    _inline_many,
+    _internal_error,
+    _prepare,
+    _run_inline,
+    _run_on_thread,
+    check_memory_limit,
+    handler_copy,
+    interrupted,
+    load_handler,
+    report,
+    resolve_isolation,
+)
+from ._stop import STOPPED_ERROR, Stopper, current_stopper
 
-STOPPED_ERROR = "fnkit.Stopped"  # the error type of a call a Stopper stopped
 
+def invoke(
+    handler: Handler | str,
+    event: Any,
+    *,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+    isolation: str | None = None,
+    memory_limit_mb: int | None = None,
+) -> Invocation:
+    """Call `handler(event, context)`, capturing its result, error, output and time; never raises.
 
-class _Stoppable(Protocol):
-    """What a stopper kills: a worker process running a call (fnkit._isolate's `_Worker`)."""
-
-    def stop_from_outside(self) -> None: ...
-
-
-class Stopper:
-    """Stops the handlers that calls made under it run in worker processes, from any thread, now.
-
-    ```
-    stopper = Stopper()
-    with stopper:  # in the thread that calls (invoke, any source's run, a simulator)
-        outcome = queue.run(handler, event, timeout_s=30)
-    stopper.stop()  # from another thread (a Stop button): the worker is killed at once
-    ```
-
-    A call it stopped returns an `Invocation` whose error type is `fnkit.Stopped`; calls
-    made under it after `stop()` return that at once, without running. Only
-    `isolation="process"` can be stopped: a thread cannot be stopped safely, and "none"
-    runs on the caller's own thread (Ctrl-C, or Jupyter's interrupt, stops that one).
+    `handler`: a callable, or its import path "module:attribute". `isolation`: "none" (the
+    default: in this process, on this thread, like calling it; a handler that finishes
+    after `timeout_s` is reported timed out), "process" (a worker process, killed past the
+    timeout; an exit, a crash or a memory blow-up past `memory_limit_mb`, default 1024, is
+    an error of the invocation), or "thread" (abandoned past the timeout). The handler gets
+    its own copy of the event in every mode. Ctrl-C during the call raises `Interrupted`.
     """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._workers: set[_Stoppable] = set()
-        self._tokens = threading.local()
-        self.stopped = False
-
-    def __enter__(self) -> Self:
-        stack = getattr(self._tokens, "stack", None)
-        if stack is None:
-            stack = self._tokens.stack = []
-        stack.append(_STOPPER.set(self))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _STOPPER.reset(self._tokens.stack.pop())
-
-    def stop(self) -> bool:
-        """Kill the worker processes running calls made under this stopper; True when one was running."""
-        with self._lock:
-            self.stopped = True
-            workers = list(self._workers)
-        for worker in workers:
-            worker.stop_from_outside()
-        return bool(workers)
-
-    def _attach(self, worker: _Stoppable) -> bool:
-        """A call under this stopper is about to use `worker` (False: stopped already, do not start)."""
-        with self._lock:
-            if self.stopped:
-                return False
-            self._workers.add(worker)
-            return True
-
-    def _detach(self, worker: _Stoppable) -> None:
-        """The call using `worker` is over."""
-        with self._lock:
-            self._workers.discard(worker)
+    __tracebackhide__ = True
+    return _call(
+        handler,
+        event,
+        timeout_s,
+        context,
+        resolve_isolation(isolation),
+        check_memory_limit(memory_limit_mb),
+        copy=handler_copy,
+    )
 
 
-_STOPPER: contextvars.ContextVar[Stopper | None] = contextvars.ContextVar("fnkit_stopper", default=None)
+def _call(
+    handler: Handler | str,
+    event: Any,
+    timeout_s: float | None,
+    context: Context | None,
+    isolation: str | None,
+    memory_limit_mb: int | None = None,
+    *,
+    copy: Callable[[Any], Any] | None = None,
+) -> Invocation:
+    """`invoke` without checking its keywords; `copy` makes the handler's own copy of the event (None: the
+    event was made for this call alone, as a simulator builds each batch's event afresh, and goes as it is)."""
+    __tracebackhide__ = True
+    isolation = resolve_isolation(isolation)
+    context = _prepare(context, timeout_s)
+    started = time.perf_counter()
+    try:
+        if isolation == "process":  # the event travels to the worker: a copy of its own there
+            from . import _isolate
+
+            return _isolate.call(handler, event, context, timeout_s, memory_limit_mb)
+        if isinstance(handler, str):
+            handler = load_handler(handler)
+        if copy is not None:
+            event = copy(event)
+        if isolation == "thread" and timeout_s is not None:
+            return _run_on_thread(handler, event, context, timeout_s)
+        return _run_inline(handler, event, context, timeout_s)
+    except KeyboardInterrupt:
+        raise interrupted(started) from None
+    except HandlerImportError as exc:
+        return _import_failed(exc, timeout_s)
+    except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
+        return _internal_error(exc, timeout_s)
 
 
-def current_stopper() -> Stopper | None:
-    """The `Stopper` the calls of this thread are made under, if any."""
-    return _STOPPER.get()
+def invoke_many(
+    handler: Handler | str,
+    events: Any,
+    *,
+    timeout_s: float | None = None,
+    contexts: Any = None,
+    isolation: str | None = None,
+    memory_limit_mb: int | None = None,
+    copy: bool = True,
+) -> list[Invocation]:
+    """`invoke` for each event in turn, cheaper per event: with "process", whole chunks travel to one worker.
+
+    Each event keeps its own timeout: a handler that hangs in a worker is killed, that event
+    is timed out, and the others go on in a fresh worker. `contexts`: one per event
+    (default: a new `Context` each). `copy=False`: the events were made for these calls
+    alone (decoded from a file, say), so the handler gets them as they are.
+    """
+    __tracebackhide__ = True
+    isolation = resolve_isolation(isolation)
+    memory_limit_mb = check_memory_limit(memory_limit_mb)
+    events = list(events)
+    contexts = [None] * len(events) if contexts is None else list(contexts)
+    if len(contexts) != len(events):
+        raise ValueError(f"give one context per event: {len(events)} event(s), {len(contexts)} context(s)")
+    if isolation != "process":
+        if isinstance(handler, str):
+            try:
+                handler = load_handler(handler)
+            except HandlerImportError as exc:
+                return [_import_failed(exc, timeout_s) for _ in events]
+        if isolation == "thread" and timeout_s is not None:
+            copier = handler_copy if copy else None
+            return [
+                _call(handler, e, timeout_s, c, isolation, copy=copier) for e, c in zip(events, contexts, strict=True)
+            ]
+        return _inline_many(handler, events, contexts, timeout_s, copy)
+    prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
+    started = time.perf_counter()
+    try:
+        from . import _isolate
+
+        return _isolate.call_many(handler, events, prepared, timeout_s, memory_limit_mb)
+    except KeyboardInterrupt:
+        raise interrupted(started) from None
+    except Exception as exc:  # noqa: BLE001
+        return [_internal_error(exc, timeout_s) for _ in events]
 
 
 def stats() -> dict[str, int]:

@@ -1,8 +1,9 @@
-"""The import contract that keeps `import fnkit` light (tools/import_contracts.py).
+"""The import contracts (tools/import_contracts.py) and the house they keep.
 
-It must see an import at the top of a module, in a class body or a module-level `try`, and
-through the parent package Python imports first; and it must let an import inside a
-function (the house style for pandas) or under `if TYPE_CHECKING:` pass.
+The light-import contract must see an import at the top of a module, in a class body or a
+module-level `try`, and through the parent package Python imports first; and it must let an
+import inside a function (the house style for pandas) or under `if TYPE_CHECKING:` pass.
+The acyclic contract must see every import, a lazy one too, and fnkit must have no cycle.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools.import_contracts import ImportTimeForbiddenContract, import_time_lines  # noqa: E402
+from tools import import_graph  # noqa: E402
+from tools.import_contracts import AcyclicContract, ImportTimeForbiddenContract, import_time_lines  # noqa: E402
 
 
 def test_only_the_imports_that_run_at_import_time_count() -> None:
@@ -92,3 +94,65 @@ def test_a_lazy_import_passes_and_an_eager_one_is_caught_with_its_chain(package:
 def test_nothing_is_broken_once_the_eager_import_moves_into_a_function(package: Path) -> None:
     (package / "eager.py").write_text("def later():\n    from . import heavy\n", encoding="utf-8")
     assert _broken_sources(exempt=["shop.heavy"]) == {}
+
+
+def _acyclic(packages: bool = False) -> tuple[bool, str]:
+    contract = AcyclicContract(
+        name="shop has no cycle",
+        session_options={"root_packages": ["shop"]},
+        contract_options={"package": "shop", "packages": "true" if packages else "false"},
+    )
+    check = contract.check(grimp.build_graph("shop", cache_dir=None), verbose=False)
+    return check.kept, check.metadata["text"]
+
+
+def test_a_cycle_closed_by_a_lazy_import_is_caught_with_its_path(package: Path) -> None:
+    assert _acyclic() == (True, "")
+    (package / "heavy.py").write_text("import os\n\n\ndef back():\n    from .sub import leaf\n", encoding="utf-8")
+    (package / "sub" / "leaf.py").write_text("from ..lazy import table\n", encoding="utf-8")
+    kept, text = _acyclic()
+    assert not kept
+    assert "3 modules in one cycle: shop.heavy, shop.lazy, shop.sub.leaf" in text
+    assert "shop.heavy -> shop.sub.leaf (l.5) (lazy)" in text and "shop.sub.leaf -> shop.lazy (l.1)" in text
+
+
+def test_a_cycle_between_subpackages_counts_when_packages_is_set(package: Path) -> None:
+    # shop.sub.leaf -> shop.light (-> shop.lazy); shop.light -> shop.sub.leaf would be a module cycle,
+    # shop.eager -> shop.sub.leaf closes one only between the package shop.sub and the modules of shop
+    (package / "sub" / "leaf.py").write_text("def f():\n    from .. import light\n", encoding="utf-8")
+    (package / "lazy.py").write_text("def table():\n    from .sub import leaf\n", encoding="utf-8")
+    assert _acyclic()[0] is False  # leaf -> light -> lazy -> leaf
+    (package / "lazy.py").write_text("", encoding="utf-8")
+    (package / "eager.py").write_text("from .sub import leaf\n", encoding="utf-8")
+    assert _acyclic()[0] is True  # sub/__init__ -> eager -> sub.leaf -> light: no module cycle
+    kept, text = _acyclic(packages=True)
+    assert not kept and "shop.eager, shop.sub" in text
+
+
+def test_imports_under_type_checking_and_in_functions_are_arrows_too(package: Path) -> None:
+    (package / "light.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import heavy\n"
+        "class Box:\n    def m(self):\n        import shop.eager as e\n",
+        encoding="utf-8",
+    )
+    arrows = {(a.importer, a.imported, a.lazy, a.type_only) for a in import_graph.build("shop", package.parent)}
+    assert ("shop.light", "shop.heavy", False, True) in arrows
+    assert ("shop.light", "shop.eager", True, False) in arrows
+    assert ("shop.lazy", "shop.heavy", True, False) in arrows
+    assert ("shop.sub", "shop.eager", False, False) in arrows
+
+
+def test_fnkit_has_no_import_cycle_lazy_imports_included() -> None:
+    arrows = import_graph.build("fnkit", ROOT)
+    assert len(arrows) > 300  # the graph is read (every module, every import)
+    found = import_graph.cycles(arrows) + import_graph.cycles(arrows, packages=True)
+    assert not found, import_graph.describe(found)
+
+
+def test_a_module_named_in_a_string_is_an_arrow_by_name_only_when_asked(package: Path) -> None:
+    (package / "light.py").write_text(
+        'import importlib\n\n\ndef plug_in():\n    return importlib.import_module("shop.heavy")\n', encoding="utf-8"
+    )
+    assert not [a for a in import_graph.build("shop", package.parent) if a.importer == "shop.light"]
+    [arrow] = [a for a in import_graph.build("shop", package.parent, by_name=True) if a.importer == "shop.light"]
+    assert str(arrow) == "shop.light -> shop.heavy (l.5) (by name)"

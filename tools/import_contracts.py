@@ -10,6 +10,9 @@ source modules reaches a forbidden module that way.
 
     [tool.importlinter]
     contract_types = ["import_time_forbidden: tools.import_contracts.ImportTimeForbiddenContract"]
+
+`AcyclicContract` (type `acyclic`) fails on any import cycle, lazy imports included
+(tools/import_graph.py finds them).
 """
 
 from __future__ import annotations
@@ -155,3 +158,45 @@ class ImportTimeForbiddenContract(Contract):
                 output.indent_cursor()
                 output.print_error(f"{link['importer']} -> {link['imported']}{where}", bold=False)
             output.new_line()
+
+
+class AcyclicContract(Contract):
+    """No import cycle among the modules of a package, counting every import wherever it stands.
+
+    A lazy import (inside a function) closes a cycle as surely as one at the top: it only
+    hides it until the function runs. The graph comes from tools/import_graph.py, which
+    reads every import statement with `ast`; each cycle is shown with a closed path through
+    it, one import (and its line) per step.
+
+    Options:
+        - package: the package checked (its modules, each one node).
+        - packages: "true" to count each subpackage as one node as well (a subpackage whose
+          modules import another's, and back, is a cycle even when no module-level one is).
+    """
+
+    type_name = "acyclic"
+
+    package = fields.StringField()
+    packages = fields.BooleanField(default=False)
+
+    def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
+        """Build the graph with every import, find its strongly connected sets of modules."""
+        from tools import import_graph
+
+        package = str(self.package)
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError(f"{package} is not an importable package")
+        root = Path(next(iter(spec.submodule_search_locations))).parents[len(package.split(".")) - 1]
+        arrows = import_graph.build(package, root)
+        found = import_graph.cycles(arrows, package=package)
+        if cast(bool, self.packages):
+            found += import_graph.cycles(arrows, package=package, packages=True)
+        output.verbose_print(verbose, f"{len(arrows)} imports among the modules of {package}, {len(found)} cycle(s)")
+        return ContractCheck(kept=not found, warnings=[], metadata={"text": import_graph.describe(found)})
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        """Each cycle: its modules, and one closed path through it."""
+        for line in check.metadata["text"].splitlines():
+            output.print_error(line, bold=not line.startswith(" "))
+        output.new_line()

@@ -13,8 +13,9 @@ from typing import Any, ClassVar
 
 from .. import rules as _rules
 from .._call import PlannedCall
+from .._codec import Invocation, encode_response
 from .._config import with_settings
-from .._invoke import Context, Invocation, encode_response
+from .._invoke import Context
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Raw, Report, decode_json, error
 from ..rules import rule

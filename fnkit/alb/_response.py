@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from .._codec import encode_response
 from .._config import with_settings
-from .._invoke import encode_response
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape
 from .._validate import Contract, Seen

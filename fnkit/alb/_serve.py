@@ -21,10 +21,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from .._codec import Invocation
 from .._config import with_settings
-from .._invoke import Context, Handler, Invocation, _check_isolation, invoke
+from .._invoke import Context, Handler, _check_isolation
 from .._optional import require
 from .._settings import Dialect, resolve_dialect
+from ..isolation import invoke
 from ._config import AlbConfig
 from ._http import (
     BAD_HEADER_VALUE,

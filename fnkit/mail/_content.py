@@ -415,6 +415,8 @@ class MessageContent:
 
     #: In a worker process the handler calls these back in the caller's process, where the store is.
     _remote_methods = ("get_raw_message_content", "put_raw_message_content")
+    #: ... and once the invocation is over, a call back from a worker raises this there
+    _remote_closed_error = MessageFrozenError
 
     def __init__(self, store: MessageStore, message_id: str, *, mode: str, time_s: float) -> None:
         self.store = store

@@ -36,12 +36,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from .. import rules as _rules
 from .._call import PlannedCall
+from .._codec import Invocation, encode_response
 from .._config import with_settings
-from .._invoke import Context, Invocation, encode_response, invoke, resolve_isolation
+from .._invoke import Context, resolve_isolation
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from .._validate import Seen
+from ..isolation import invoke
 from ..rules import rule
 from ..types import Isolation, MailKind
 from ._config import MailConfig

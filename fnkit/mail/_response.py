@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .._codec import Invocation, encode_response
 from .._config import with_settings
-from .._invoke import Invocation, encode_response
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
 from .._validate import Check, Contract, Seen

@@ -22,8 +22,9 @@ import random
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._codec import Invocation
 from .._config import with_settings
-from .._invoke import Handler, Invocation, stops_in_one_sentence
+from .._invoke import Handler, stops_in_one_sentence
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import Report

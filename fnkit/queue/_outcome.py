@@ -11,8 +11,9 @@ import msgspec
 
 from .. import rules as _rules
 from .._call import PlannedCall
+from .._codec import Invocation
 from .._config import with_settings
-from .._invoke import Context, Invocation
+from .._invoke import Context
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Report, decode_json, error
 from ..rules import rule

@@ -16,12 +16,12 @@ from typing import Any
 import msgspec
 
 from .. import rules as _rules
+from .._cells import short_id
+from .._codec import encode_response
 from .._config import with_settings
-from .._invoke import encode_response
 from .._memo import Readings
 from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
 from .._shape import F, ListOf, Nullable, Shape, Text
-from .._table import short_id
 from ..rules import rule
 from ..types import QueueKind
 from ._config import QueueConfig

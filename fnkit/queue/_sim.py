@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .._codec import Invocation
 from .._config import with_settings
-from .._invoke import Context, Invocation, _call, resolve_isolation, stops_in_one_sentence
+from .._invoke import Context, resolve_isolation, stops_in_one_sentence
 from .._optional import require
 from .._settings import Dialect, Isolation, resolve_dialect
+from ..isolation import _call
 from ..rules import rule
 from ._config import QueueConfig
 from ._event import (
@@ -398,7 +400,7 @@ class QueueRun:
         return text if self.stopped is None else f"{text}\n{self.stopped}"
 
     def _repr_html_(self) -> str:
-        from .._table import panel_html
+        from .._cells import panel_html
 
         counts = [{"": name, "count": value} for name, value in self.summary().items()]
         return panel_html(

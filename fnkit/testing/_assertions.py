@@ -6,10 +6,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
+from .._cells import text_table
 from .._outcome import Outcome, what_it_did
 from .._report import ContractError, Report, decode_json
 from .._sources import SOURCES, detect_source, source_module, validate
-from .._table import rows_of, text_table
+from .._table import rows_of
 
 if TYPE_CHECKING:
     from ..alb import HttpOutcome

@@ -379,7 +379,7 @@ class HandlerRunner(Shown):
 
     def _show_stopped(self, job: _Job, plan: _Plan) -> None:
         """'stopped': said plainly, with what the platform does with a handler that does not return (its rule)."""
-        from .._invoke import Invocation
+        from .._codec import Invocation
 
         self.stopped = True
         self.outcome = None

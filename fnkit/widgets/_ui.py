@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from collections.abc import Iterable
 from html import escape
 from typing import Any, Self
 
+from .._cells import html_table, short_ids_in
 from .._outcome import what_it_did
+from .._plain import json_problem as json_problem
+from .._plain import locate_error as locate_error
 from .._report import Issue, Report
-from .._table import html_table, short_ids_in
 
 # CSS classes on the key controls, so a browser (and a person reading the DOM) finds them.
 CSS = {
@@ -74,7 +74,7 @@ def issues_html(issues: Iterable[Issue], *, empty: str = "") -> str:
 
 
 def table_html(rows: list[dict[str, Any]], columns: list[str] | None = None, *, ids: Iterable[str] = ()) -> str:
-    """A readable HTML table of row dicts (no pandas needed): `fnkit._table.html_table`, ids cut with an ellipsis."""
+    """A readable HTML table of row dicts (no pandas needed): `fnkit._cells.html_table`, ids cut with an ellipsis."""
     if not rows:
         return ""
     return html_table(rows, columns, ids=set(ids))
@@ -88,85 +88,6 @@ def pre(text: str, *, colour: str | None = None) -> str:
         else " style='white-space:pre-wrap;margin:2px 0'"
     )
     return f"<pre{style}>{escape(text)}</pre>"
-
-
-def json_problem(text: str, what: str) -> Issue | None:
-    """None when `text` is JSON; else an issue saying where and why, with the line shown."""
-    try:
-        json.loads(text)
-        return None
-    except json.JSONDecodeError as exc:
-        line = (
-            text.splitlines()[exc.lineno - 1] if text.splitlines() and exc.lineno - 1 < len(text.splitlines()) else ""
-        )
-        shown = line.strip()
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        near = f" (the line reads: {shown})" if shown else ""
-        return Issue(
-            "$",
-            "format",
-            f"The {what} is not valid JSON: at line {exc.lineno}, column {exc.colno}, "
-            f"{_plain_json_error(exc.msg)}{near}.",
-            "error",
-            "G0",
-        )
-    except (ValueError, RecursionError):
-        return Issue("$", "format", f"The {what} is not valid JSON: it nests too deeply.", "error", "G0")
-
-
-_JSON_WORDS = {
-    "Expecting value": "a value was expected (a string, number, object, list, true, false or null)",
-    "Expecting ',' delimiter": "a comma was expected between two items",
-    "Expecting ':' delimiter": "a colon was expected after a key",
-    "Expecting property name enclosed in double quotes": (
-        "a key in double quotes was expected (JSON has no trailing commas and no single quotes)"
-    ),
-    "Extra data": "there is more text after the end of the JSON value",
-    "Unterminated string starting at": "a string is not closed with a double quote",
-    "Invalid control character at": "a string holds a raw line break or tab (write \\n or \\t)",
-    "Invalid \\escape": "a backslash escape is not valid JSON",
-}
-
-
-def _plain_json_error(msg: str) -> str:
-    for key, words in _JSON_WORDS.items():
-        if msg.startswith(key):
-            return words
-    return msg[:1].lower() + msg[1:]
-
-
-_FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
-
-
-def locate_error(traceback_text: str) -> str:
-    """Where in the learner's code an error was raised: 'in handler, line 3: return 1 / 0'.
-
-    The last frame outside the standard library, site-packages and fnkit itself; file
-    names are left out on purpose (notebook cells have random temporary names).
-    """
-    frames: list[tuple[str, str, str, str]] = []
-    lines = traceback_text.splitlines()
-    for n, text in enumerate(lines):
-        m = _FRAME.match(text)
-        if m:
-            code = lines[n + 1].strip() if n + 1 < len(lines) and not _FRAME.match(lines[n + 1]) else ""
-            frames.append((m["file"], m["line"], m["func"], code))
-    if not frames:
-        return ""
-
-    def own(frame: tuple[str, str, str, str]) -> bool:
-        file = frame[0].replace("\\", "/")
-        return not any(part in file for part in ("/lib/python", "site-packages", "/fnkit/", "<frozen"))
-
-    mine = [f for f in frames if own(f)]
-    if not mine:  # fnkit's own example handlers: nothing of the learner's to point at
-        return ""
-    _file, line, func, code = mine[-1]
-    where = f"in {func}, line {line}"
-    if code and "^" not in code:
-        where += f": {code}"
-    return where
 
 
 def error_sentence(error: Any) -> str:

@@ -7,10 +7,10 @@ from html import escape
 from typing import Any, Self
 
 from .. import rules as _rules
+from .._cells import short_ids_in
 from .._optional import require
 from .._outcome import Outcome
 from .._report import Issue
-from .._table import short_ids_in
 from ._adapter import SourceAdapter
 from ._ui import CSS, badge, issues_html, pre, table_html
 

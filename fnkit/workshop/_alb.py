@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._table import shorten
+from .._cells import shorten
 from ._registry import (
     CASE_TIMEOUT_S,
     Case,

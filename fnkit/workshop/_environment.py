@@ -81,7 +81,7 @@ class EnvironmentReport:
         )
 
     def _repr_html_(self) -> str:
-        from .._table import panel_html
+        from .._cells import panel_html
 
         rows = []
         for c in self.checks:

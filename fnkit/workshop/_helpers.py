@@ -11,11 +11,15 @@ from __future__ import annotations
 import email
 import email.policy
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from .._email import DISCLAIMER as DISCLAIMER
+from .._email import EXECUTABLE_EXTENSIONS as EXECUTABLE_EXTENSIONS
+from .._email import FIXED_DATE as FIXED_DATE
+from .._email import add_disclaimer as add_disclaimer
+from .._email import attachment_names as attachment_names
+from .._email import email_message as email_message
 from ..isolation import report
 
 PROCESSED = "process_order"  # the topic `process_order` reports each body under
@@ -123,82 +127,9 @@ def park(record: object) -> None:
 
 # --- mail ------------------------------------------------------------------------------------
 
-EXECUTABLE_EXTENSIONS = (".exe", ".bat", ".cmd", ".com", ".js", ".vbs", ".scr", ".msi", ".ps1", ".jar")
-DISCLAIMER = "This email was checked by the workshop's mail filter."
-FIXED_DATE = "Thu, 01 Jan 2026 09:00:00 +0000"
 FORMER_STAFF = frozenset(
     {"dan.old@example.org", "eve.gone@example.org", "walt.retired@example.org", "zoe.left@example.org"}
 )
-_ATTACHMENT_BYTES = {
-    ".exe": b"MZ\x90\x00 a program",
-    ".pdf": b"%PDF-1.4 a document",
-    ".zip": b"PK\x03\x04 an archive",
-    ".js": b"console.log('hi')",
-    ".txt": b"plain text",
-}
-_MEDIA_TYPES = {
-    ".pdf": "application/pdf",
-    ".zip": "application/zip",
-    ".txt": "text/plain",
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".csv": "text/csv",
-    ".html": "text/html",
-    ".docx": "application/octet-stream",
-}
-
-
-def email_message(
-    *,
-    mail_from: str = "ada@example.com",
-    to: Iterable[str] = ("bob@example.org",),
-    subject: str = "Hello",
-    body: str = "Hello,\nsee you soon.\n",
-    attachments: Iterable[str] = (),
-    cc: Iterable[str] = (),
-) -> Any:
-    """A small, deterministic email (an `EmailMessage`) with made-up attachments named `attachments`.
-
-    Deterministic: a fixed Date and MIME boundary, so the event built from it (and its
-    messageId) is the same run after run.
-    """
-    from email.message import EmailMessage
-
-    msg = EmailMessage()
-    msg["From"] = mail_from
-    msg["To"] = ", ".join(to)
-    if cc:
-        msg["Cc"] = ", ".join(cc)
-    msg["Subject"] = subject
-    msg["Date"] = FIXED_DATE
-    msg.set_content(body)
-    for name in attachments:
-        suffix = Path(name).suffix.lower()
-        # a fixed table, not the mimetypes module: its answers depend on the machine's /etc/mime.types
-        maintype, subtype = _MEDIA_TYPES.get(suffix, "application/octet-stream").split("/", 1)
-        msg.add_attachment(_ATTACHMENT_BYTES.get(suffix, b"data"), maintype=maintype, subtype=subtype, filename=name)
-    if msg.is_multipart():
-        msg.set_boundary("fnkit-boundary-0")
-    return msg
-
-
-def attachment_names(raw: bytes) -> list[str]:
-    """The file names of the attachments of a raw RFC 5322 message."""
-    msg = email.message_from_bytes(raw, policy=email.policy.default)
-    return [part.get_filename() or "" for part in msg.iter_attachments()]
-
-
-def add_disclaimer(raw: bytes, text: str = DISCLAIMER) -> bytes:
-    """The raw message with `text` added at the end of its plain-text body (attachments kept)."""
-    msg = email.message_from_bytes(raw, policy=email.policy.default)
-    part = msg.get_body(preferencelist=("plain",))
-    if part is None:
-        raise ValueError("the message has no plain-text body to add a disclaimer to")
-    content = part.get_content()
-    part.set_content(content.rstrip("\n") + "\n\n" + text + "\n")
-    if msg.is_multipart():
-        msg.set_boundary(msg.get_boundary() or "fnkit-boundary-0")
-    return msg.as_bytes(policy=email.policy.SMTP)
 
 
 def body_text(raw: bytes) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._table import shorten
+from .._cells import shorten
 
 
 @dataclass(frozen=True)

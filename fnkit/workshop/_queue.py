@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .._table import short_id, shorten
+from .._cells import short_id, shorten
 from ._helpers import Watched, is_good_order
 from ._registry import CASE_TIMEOUT_S, Case, Exercise, Finding, invocation_problem, kind_of, register, returned
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from .._cells import short_ids_in, shorten
 from .._outcome import PROCESS_ENDED, what_it_did
-from .._table import short_ids_in, shorten
 from ._placeholders import placeholders
 
 CASE_TIMEOUT_S = 2.0
@@ -38,7 +38,7 @@ class CheckResult:
         return str(self)
 
     def _repr_html_(self) -> str:
-        from .._table import panel_html
+        from .._cells import panel_html
 
         tone = {"passed": "good", "failed": "bad"}.get(self.status, "mixed")
         mark = {"passed": "✔", "failed": "✘"}.get(self.status, "…")
@@ -209,8 +209,8 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
     if unfinished is not None:
         return unfinished
     from .. import _sources
+    from .._plain import json_problem
     from .._report import ContractError
-    from ..widgets._ui import json_problem
 
     if isinstance(event, (bytes, bytearray)):
         event = bytes(event).decode("utf-8", "replace")
@@ -246,7 +246,7 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
 
 
 def _where(error: Any) -> str:
-    from ..widgets._ui import locate_error
+    from .._plain import locate_error
 
     return locate_error(error.traceback or "")
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 
 import fnkit
-from fnkit import _table
+from fnkit import _cells
 from fnkit._call import PlannedCall
 from fnkit._config import with_settings
 from fnkit._outcome import Display, Grid, Outcome, outcome_html, outcome_row
@@ -88,13 +88,13 @@ def test_every_html_of_fnkit_goes_through_the_one_panel_helper(monkeypatch):
     missing = _classes_with_their_own_html() - set(makers) - exempt
     assert not missing, f"_repr_html_ written by hand (give it a sample here, and use panel_html): {missing}"
     calls = []
-    real = _table.panel_html
+    real = _cells.panel_html
 
     def counting(*a: Any, **k: Any) -> str:
         calls.append(a[0])
         return real(*a, **k)
 
-    monkeypatch.setattr(_table, "panel_html", counting)
+    monkeypatch.setattr(_cells, "panel_html", counting)
     for name, value in makers.items():
         calls.clear()
         html = value._repr_html_()

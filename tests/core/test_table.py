@@ -87,7 +87,7 @@ def test_a_long_table_shows_its_first_and_last_rows_and_says_how_many():
 
 
 def test_ids_are_cut_only_with_an_ellipsis_and_kept_whole_in_the_tooltip():
-    from fnkit._table import html_table, short_id, short_ids_in, shorten
+    from fnkit._cells import html_table, short_id, short_ids_in, shorten
 
     mid = "05b6e6e3-07d4-4edc-9143-1193e6c3f339"
     assert short_id(mid) == "05b6e6e3…f339" and short_id("m1") == "m1"
@@ -118,7 +118,7 @@ def test_a_dataframe_tabulated_is_the_same_rows_shown_readably():
 
 
 def test_a_text_table_aligns_text_left_and_numbers_right_and_shows_absent_values():
-    from fnkit._table import text_table
+    from fnkit._cells import text_table
 
     rows = [{"item": "m-1", "index": 0, "action": "delete"}, {"item": "m-22", "index": 10, "note": None}]
     assert text_table(rows).splitlines() == [
@@ -129,7 +129,7 @@ def test_a_text_table_aligns_text_left_and_numbers_right_and_shows_absent_values
 
 
 def test_a_text_table_cuts_long_cells_with_an_ellipsis_and_keeps_the_columns_asked_for():
-    from fnkit._table import text_table
+    from fnkit._cells import text_table
 
     text = text_table([{"a": "x" * 30, "b": 1, "c": 2}], ["c", "a"], width=10)
     assert text.splitlines() == ["c  a", "2  xxxxxxxxx…"]
@@ -138,7 +138,7 @@ def test_a_text_table_cuts_long_cells_with_an_ellipsis_and_keeps_the_columns_ask
 def test_a_frame_of_numbered_rows_shows_no_index_column_but_a_named_index_stays():
     import pandas as pd
 
-    from fnkit._table import frame_html
+    from fnkit._cells import frame_html
 
     plain = frame_html(pd.DataFrame({"item": ["a", "b"], "action": ["delete", "retry"]}))
     assert plain.count("<th ") == 2  # item and action: no column of row numbers
@@ -149,7 +149,7 @@ def test_a_frame_of_numbered_rows_shows_no_index_column_but_a_named_index_stays(
 
 
 def test_a_one_word_cell_is_never_broken_in_the_middle_but_a_sentence_wraps():
-    from fnkit._table import cell_html
+    from fnkit._cells import cell_html
 
     assert "white-space:nowrap" in cell_html("additionalProperties")
     assert "overflow-wrap:anywhere" in cell_html("The messageId is there, but under 'id' instead.")

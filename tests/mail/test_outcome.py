@@ -5,7 +5,7 @@ import time
 import pytest
 
 from fnkit import Raw, mail
-from fnkit._invoke import HandlerError, Invocation
+from fnkit._codec import HandlerError, Invocation
 from fnkit._report import ContractError
 
 from .helpers import ALICE, BOB, CAROL, respond, rules_of

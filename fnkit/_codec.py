@@ -1,0 +1,105 @@
+"""The response codec: what a handler's answer is as JSON, both ways, and the record of one call.
+
+Below everything that calls handlers: a validator reads a response (a value, `Raw` text or
+bytes, or an `Invocation`) with these alone, without importing the machinery that runs them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """The exact text or bytes a function produced (so that invalid JSON can be expressed)."""
+
+    data: str | bytes
+
+    def text(self) -> str | None:
+        """The data as text, or None when the bytes are not UTF-8."""
+        if isinstance(self.data, str):
+            return self.data
+        try:
+            return bytes(self.data).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+# Python's json accepts NaN and Infinity; JSON (and the platform) does not.
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def loads_strict(text: str) -> Any:
+    """`json.loads` of text that rejects NaN and Infinity, as every JSON parser but Python's does."""
+    return _STRICT.decode(text)
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerError:
+    """What a raising handler raised: exception type, message, traceback text."""
+
+    type: str
+    message: str
+    traceback: str
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """What happened when a handler was called."""
+
+    returned: Any = None
+    response_text: str | None = None
+    error: HandlerError | None = None
+    timed_out: bool = False
+    duration_ms: float = 0.0
+    logs: str = ""
+    timeout_s: float | None = None
+    encode_error: str | None = field(default=None)
+    reports: tuple[tuple[str, Any], ...] = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
+
+    @property
+    def succeeded(self) -> bool:
+        """The handler returned (it may still have returned junk)."""
+        return self.error is None and not self.timed_out
+
+    @property
+    def status(self) -> str:
+        """`returned`, `error` or `timeout`."""
+        if self.timed_out:
+            return "timeout"
+        return "error" if self.error is not None else "returned"
+
+    def response(self) -> Any:
+        """The response as the platform reads it: a decoded JSON value, or `Raw` when it is not JSON."""
+        if self.response_text is None:
+            return Raw(b"") if self.encode_error else None
+        try:
+            return loads_strict(self.response_text)
+        except (ValueError, RecursionError):
+            return Raw(self.response_text)
+
+
+#: what `json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)` makes afresh on
+#: every call, made once (it holds no state between calls)
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_response(value: Any) -> tuple[str | None, str | None]:
+    """The JSON text the platform would receive, or (None, why) when JSON cannot encode it."""
+    if isinstance(value, Raw):
+        return value.text(), (None if value.text() is not None else "the bytes are not UTF-8")
+    try:
+        return _ENCODER.encode(value), None
+    except (TypeError, ValueError, RecursionError) as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - a container whose own methods raise (a dict subclass, say)
+        return None, f"{type(exc).__name__}: {exc}"
