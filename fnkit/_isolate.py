@@ -39,12 +39,13 @@ import pickle
 import re
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Any
+from collections import OrderedDict, deque
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -61,12 +62,18 @@ from ._invoke import (
     Unsendable,
     _Capture,
     _current,
+    _internal_error,
+    _prepare,
+    check_memory_limit,
     encode_response,
     finished,
     load_handler,
 )
 from ._report import Raw
 from .isolation import STOPPED_ERROR, current_stopper
+
+if TYPE_CHECKING:
+    import asyncio
 
 # The messages on a worker's socket are sequences whose first item names them:
 #   caller -> worker (pickled: the worker trusts its caller)
@@ -896,6 +903,8 @@ class _Worker:
         self.handlers: OrderedDict[bytes, None] = OrderedDict()
         self.synced: dict[str, Any] = {}
         self.backlog: list[bytes] = []
+        self.channel: _Channel | None = None  # an event loop watching its socket, during an exchange
+        self.stray = False  # it said more than it was asked: never handed another call
         self.dead = False
         self.status: int | None = None
         self.stopped = False  # killed by a Stopper from another thread; the thread using it cleans up
@@ -911,16 +920,11 @@ class _Worker:
 
     def has_ended(self) -> bool:
         """Whether its process has ended (or its socket says something while idle): never hand it a call."""
-        if self.dead:
+        if self.dead or self.stray:
             return True
-        if self.pidfd is not None:
-            import select
-
-            if select.select([self.pidfd], [], [], 0)[0]:
-                return True
-        try:
-            return bool(self.conn.poll(0))  # an idle worker says nothing: end of file, or a stray message
-        except OSError:
+        try:  # its process has ended, or its socket says something (an idle worker says nothing): one poll
+            return bool(self.poller.poll(0))
+        except (OSError, RuntimeError):
             return True
 
     def _signal(self) -> None:
@@ -963,6 +967,8 @@ class _Worker:
         return _exit_text(self.status if self.status is not None else -1)
 
     def _reap(self) -> None:
+        if self.channel is not None:  # the loop stops watching before the descriptors close
+            self.channel.close()
         try:
             self.conn.close()
         except OSError:
@@ -1003,8 +1009,9 @@ class _Pool:
         self.idle: list[_Worker] = []
         self.lock = threading.Lock()
 
-    def take(self, memory_mb: int | None) -> _Worker:
-        """An idle worker with that memory limit (or none yet), or a new one; never one that has ended."""
+    def take(self, memory_mb: int | None, start: bool = True) -> _Worker | None:
+        """An idle worker with that memory limit (or none yet), or a new one (None with `start=False`); never one
+        that has ended."""
         ended: list[_Worker] = []
         chosen: _Worker | None = None
         with self.lock:
@@ -1017,10 +1024,14 @@ class _Pool:
                     break
         for worker in ended:  # (a zygote that was killed took its idle workers with it)
             worker.ended()
-        return chosen if chosen is not None else _Worker()
+        if chosen is None and start:
+            chosen = _Worker()
+        return chosen
 
     def give_back(self, worker: _Worker) -> None:
         """Keep a worker for the next call (or retire it when enough are idle, or reap it when stopped)."""
+        if worker.channel is not None:  # (on the loop's thread: no other thread may take it before this)
+            worker.channel.close()
         if worker.stopped:  # a Stopper killed it just as its call ended: reap it, never hand it out again
             worker.kill()
         if worker.dead:
@@ -1226,30 +1237,38 @@ def _dumps_message(message: Message) -> bytes:
 def _log_levels() -> dict[str, int]:
     import logging
 
-    levels = {"": logging.getLogger().level}
-    for name, logger in list(logging.Logger.manager.loggerDict.items()):
-        if isinstance(logger, logging.Logger) and logger.level:
-            levels[name] = logger.level
+    levels = {
+        name: logger.level
+        for name, logger in list(logging.Logger.manager.loggerDict.items())
+        if isinstance(logger, logging.Logger) and logger.level
+    }
+    levels[""] = logging.root.level
     return levels
 
 
 def _sync_for(worker: _Worker, memory_mb: int | None) -> dict[str, Any]:
     """What the worker must change to be like the caller now: environment, imports path, directory, logging
     levels, memory limit."""
-    wanted: dict[str, Any] = {
-        "sys_path": list(sys.path),
-        "cwd": _cwd(),
-        "levels": _log_levels(),
-        "memory_mb": memory_mb,
-    }
+    synced = worker.synced
+    sync: dict[str, Any] = {}
+    if synced.get("sys_path", _UNSET) != sys.path:  # (each is compared first, and copied only when it changed)
+        sync["sys_path"] = list(sys.path)
+    cwd = _cwd()
+    if synced.get("cwd", _UNSET) != cwd:
+        sync["cwd"] = cwd
+    levels = _log_levels()
+    if synced.get("levels", _UNSET) != levels:
+        sync["levels"] = levels
+    if synced.get("memory_mb", _UNSET) != memory_mb:
+        sync["memory_mb"] = memory_mb
     worker.memory_mb = memory_mb  # for its life: the limit is a hard one
-    sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
-    worker.synced.update(sync)
-    # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
+    synced.update(sync)
+    # the encoded mapping: compared in microseconds, where dict(os.environ) decodes all
     encoded = getattr(os.environ, "_data", None)
-    raw: dict[Any, Any] = dict(encoded) if isinstance(encoded, dict) else dict(os.environ)
-    if worker.synced.get("environ_raw", _UNSET) != raw:
-        worker.synced["environ_raw"] = raw
+    if not isinstance(encoded, dict):  # pragma: no cover - another mapping in os.environ
+        encoded = dict(os.environ)
+    if synced.get("environ_raw", _UNSET) != encoded:
+        synced["environ_raw"] = dict(encoded)
         sync["environ"] = dict(os.environ)
     return sync
 
@@ -1397,7 +1416,8 @@ def _unsendable(type_name: str, text: str) -> Unsendable:
     return value
 
 
-def _serve_call_back(worker: _Worker, item: _Item, message: Message) -> None:
+def _call_back_reply(item: _Item, message: Message) -> bytes:
+    """The caller's answer to a worker's call of a service (pickled: the worker trusts its caller)."""
     _, _call_id, slot, method, args, kwargs = message
     try:
         service = item.services[slot]
@@ -1408,14 +1428,25 @@ def _serve_call_back(worker: _Worker, item: _Item, message: Message) -> None:
     except Exception as exc:  # noqa: BLE001 - raised again in the handler, as the service raised it
         reply = (False, exc)
     try:
-        data = pickle.dumps(reply, _PROTOCOL)
+        return pickle.dumps(reply, _PROTOCOL)
     except Exception as exc:  # noqa: BLE001
-        data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), _PROTOCOL)
-    worker.conn.send_bytes(data)
+        return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), _PROTOCOL)
 
 
-def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None) -> None:
-    """Run every item in worker processes; each item's `.result` is set. Never raises (but KeyboardInterrupt)."""
+# The exchange with workers is written once, as generators that say what they need done and decide on what
+# comes back; they never wait themselves. A driver does the waiting: `_drive` blocks the calling thread (the
+# synchronous API), `_drive_async` awaits on an event loop (the servers). The steps:
+#   (_TAKE, memory_mb)                 -> a worker (from the pool, or a new one)
+#   (_SEND, worker, data, deadline)    -> True: sent; False: the worker is gone; None: not taken by the deadline
+#   (_WAIT, worker, deadline)          -> the worker's next message; None past the deadline; ("ended",)
+_TAKE, _SEND, _WAIT = 0, 1, 2
+Step = tuple[Any, ...]
+_T = TypeVar("_T")
+
+
+def _run_steps(handler: Handler | str, items: list[_Item], memory_mb: int | None) -> Generator[Step, Any, None]:
+    """Run every item in worker processes; each item's `.result` is set. Never raises (but what the driver
+    throws in: KeyboardInterrupt, a cancelled task; the worker in use is then killed)."""
     try:
         blob = _handler_blob(handler)
     except NotMovable as exc:
@@ -1427,7 +1458,7 @@ def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None
     start = 0
     stopper = current_stopper()
     while start < len(items):
-        worker = _pool.take(memory_mb)
+        worker: _Worker = yield (_TAKE, memory_mb)
         if stopper is not None and not stopper._attach(worker):  # stopped: what is left does not start
             _pool.give_back(worker)
             for item in items[start:]:
@@ -1435,13 +1466,15 @@ def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None
             return
         STATS["calls"] += 1
         try:
-            start, outcome, why = _exchange(worker, key, blob, items, start, memory_mb)
+            start, outcome, why = yield from _exchange_steps(worker, key, blob, items, start, memory_mb)
         except BaseException:
             worker.kill()
             raise
         finally:
             if stopper is not None:
                 stopper._detach(worker)
+        if outcome != "lost":
+            _pool.give_back(worker)  # (one that could not import the handler's module is well: it may get it by value)
         if outcome == "reload" and not by_value_tried:
             by_value_tried = True  # the worker could not import the handler's module: send it by value
             try:
@@ -1453,48 +1486,48 @@ def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None
         if outcome == "reload":
             for item in items[start:]:
                 item.result = item.result or _error_invocation(item, ERROR_NOT_MOVABLE, why)
-            _pool.give_back(worker)
             return
-        if outcome == "ok":
-            _pool.give_back(worker)
 
 
-def _exchange(
+def _exchange_steps(
     worker: _Worker, key: bytes, blob: bytes, items: list[_Item], start: int, memory_mb: int | None
-) -> tuple[int, str, str]:
+) -> Generator[Step, Any, tuple[int, str, str]]:
     """Send items[start:] to one worker; collect results until done or the worker is lost.
 
     Returns (index of the first item without a result, "ok" | "lost" | "reload", why it must reload).
     """
+    evict: list[bytes] = []
+    send_blob = key not in worker.handlers
+    if send_blob:
+        worker.handlers[key] = None
+        while len(worker.handlers) > MAX_HANDLERS_PER_WORKER:
+            evict.append(worker.handlers.popitem(last=False)[0])
+    else:
+        worker.handlers.move_to_end(key)
+    outgoing: Message = (
+        "batch" if len(items) - start > 1 else "call",
+        key,
+        blob if send_blob else None,
+        _sync_for(worker, memory_mb),
+        evict,
+        [item.message for item in items[start:]],
+    )
     try:
-        evict: list[bytes] = []
-        send_blob = key not in worker.handlers
-        if send_blob:
-            worker.handlers[key] = None
-            while len(worker.handlers) > MAX_HANDLERS_PER_WORKER:
-                evict.append(worker.handlers.popitem(last=False)[0])
-        else:
-            worker.handlers.move_to_end(key)
-        outgoing: Message = (
-            "batch" if len(items) - start > 1 else "call",
-            key,
-            blob if send_blob else None,
-            _sync_for(worker, memory_mb),
-            evict,
-            [item.message for item in items[start:]],
-        )
-        try:
-            data = _dumps_message(outgoing)
-        except NotMovable as exc:
-            worker.handlers.pop(key, None)
-            for item in items[start:]:
-                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, str(exc))
-            return len(items), "ok", ""
-        worker.conn.send_bytes(data)
-    except OSError:
+        data = _dumps_message(outgoing)
+    except NotMovable as exc:
+        worker.handlers.pop(key, None)
+        for item in items[start:]:
+            item.result = _error_invocation(item, ERROR_NOT_MOVABLE, str(exc))
+        return len(items), "ok", ""
+    items[start].started = time.perf_counter()  # a worker that does not even take the call is past its timeout
+    sent = yield (_SEND, worker, data, _deadline(items[start]))
+    if sent is None:
+        _timed_out(worker, items[start])
+        return start + 1, "lost", ""
+    if not sent:
         return _lost(worker, items, start, time.perf_counter()), "lost", ""
     if send_blob:
-        reply = _wait(worker, time.monotonic() + LOAD_TIMEOUT_S)
+        reply = yield (_WAIT, worker, time.monotonic() + LOAD_TIMEOUT_S)
         if reply is None:
             worker.kill()
             for item in items[start:]:
@@ -1528,25 +1561,13 @@ def _exchange(
             for item in items[start:]:
                 item.result = _error_invocation(item, ERROR_NOT_MOVABLE, why)
             return len(items), "ok", ""
+        items[start].started = time.perf_counter()
     index = start
-    items[index].started = time.perf_counter()
     while index < len(items):
         item = items[index]
-        deadline = (
-            None
-            if item.timeout_s is None
-            else time.monotonic() + item.timeout_s + GRACE_S - (time.perf_counter() - item.started)
-        )
-        message = _wait(worker, deadline)
+        message = yield (_WAIT, worker, _deadline(item))
         if message is None:  # past the timeout: a hard stop
-            worker.kill()
-            elapsed = (time.perf_counter() - item.started) * 1000.0
-            item.result = Invocation(
-                timed_out=True,
-                duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
-                logs=item.log_text(),
-                timeout_s=item.timeout_s,
-            )
+            _timed_out(worker, item)
             return index + 1, "lost", ""
         if message[0] == "ended":
             return _lost(worker, items, index, item.started), "lost", ""
@@ -1556,9 +1577,7 @@ def _exchange(
         if kind == "out":
             item.add_log(message[2])
         elif kind == "rpc":
-            try:
-                _serve_call_back(worker, item, message)
-            except OSError:
+            if not (yield (_SEND, worker, _call_back_reply(item, message), None)):
                 return _lost(worker, items, index, item.started), "lost", ""
         elif kind == "result":
             item.result = _finish(item, message)
@@ -1571,13 +1590,61 @@ def _exchange(
     return index, "ok", ""
 
 
+def _deadline(item: _Item) -> float | None:
+    """When the caller stops waiting for `item` (time.monotonic()): its timeout and a grace, from its start."""
+    if item.timeout_s is None:
+        return None
+    return time.monotonic() + item.timeout_s + GRACE_S - (time.perf_counter() - item.started)
+
+
+def _timed_out(worker: _Worker, item: _Item) -> None:
+    """`item` is past its timeout: the hard stop."""
+    worker.kill()
+    elapsed = (time.perf_counter() - item.started) * 1000.0
+    item.result = Invocation(
+        timed_out=True,
+        duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
+        logs=item.log_text(),
+        timeout_s=item.timeout_s,
+    )
+
+
+def _drive(steps: Generator[Step, Any, _T]) -> _T:
+    """Run an exchange on this thread, blocking as it waits; what the driver raised (Ctrl-C) goes in."""
+    answer: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.send(answer) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        error = None
+        try:
+            op = step[0]
+            if op == _WAIT:
+                answer = _wait(step[1], step[2])
+            elif op == _SEND:
+                answer = _send(step[1], step[2])
+            else:
+                answer = _pool.take(step[1])
+        except BaseException as exc:  # noqa: BLE001 - raised in the exchange, which kills its worker first
+            error = exc
+
+
+def _send(worker: _Worker, data: bytes) -> bool:
+    try:
+        worker.conn.send_bytes(data)
+        return True
+    except OSError:
+        return False
+
+
 def _wait(worker: _Worker, deadline: float | None) -> Message | None:
     """The next message from the worker; None past the deadline; ("ended",) when it is gone.
 
     The worker's socket and its process are both watched: a worker that ended is seen at
     once, even when a process its handler started still holds the socket open.
     """
-    message: Message
     try:
         if worker.backlog:
             return _message(worker.backlog.pop())
@@ -1590,15 +1657,20 @@ def _wait(worker: _Worker, deadline: float | None) -> Message | None:
                 continue
             if not worker.conn.poll(0):  # not its socket: its process has ended
                 return ("ended",)
-            message = _message(worker.conn.recv_bytes())
-            if message[0] != "results":
-                return message
-            worker.backlog = list(message[1])[::-1]  # results held back by the worker, oldest last
-            return _message(worker.backlog.pop())
+            return _unpack(worker, worker.conn.recv_bytes())
     except (EOFError, OSError):
         return ("ended",)
     except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
         return ("ended",)
+
+
+def _unpack(worker: _Worker, data: bytes) -> Message:
+    """A message as it came from the worker; results held back and sent together wait in its backlog."""
+    message = _message(data)
+    if message[0] != "results":
+        return message
+    worker.backlog = list(message[1])[::-1]  # results held back by the worker, oldest last
+    return _message(worker.backlog.pop())
 
 
 def _message(data: bytes) -> Message:
@@ -1622,6 +1694,197 @@ def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> in
     return index + 1
 
 
+# --- the exchange on an event loop ----------------------------------------------------------------
+
+_READ_SIZE = 1 << 18
+_FRAME_HEAD = struct.Struct("!i")  # multiprocessing.connection's framing: a signed length, big-endian,
+_FRAME_LONG = struct.Struct("!iQ")  # or -1 and a 64-bit length for a message over 2 GiB
+
+
+class _Channel:
+    """A worker's socket watched by an event loop while one exchange uses it: no thread waits.
+
+    The loop reads whatever arrives (the socket is non-blocking meanwhile) and cuts it into
+    whole messages with the framing of `multiprocessing.connection`, which the worker writes;
+    the worker's pidfd tells the loop when its process ends. Writing waits for room in the
+    socket, with a deadline. `close` (when the worker is given back, or reaped) hands the
+    socket back as the synchronous path knows it: blocking, and nothing half read.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, worker: _Worker) -> None:
+        self.loop = loop
+        self.worker = worker
+        self.fd = worker.conn.fileno()
+        self.pidfd = worker.pidfd
+        self.buffer = bytearray()
+        self.frames: deque[bytes] = deque()
+        self.ended = False  # end of file, a broken framing, or the process has ended
+        self.waiter: asyncio.Future[None] | None = None
+        os.set_blocking(self.fd, False)
+        loop.add_reader(self.fd, self._readable)
+        if self.pidfd is not None:
+            loop.add_reader(self.pidfd, self._exited)
+        worker.channel = self
+
+    def close(self) -> None:
+        """Stop watching; the socket is blocking again. A worker that said more than it was asked is not used again."""
+        worker = self.worker
+        if worker.channel is not self:
+            return
+        worker.channel = None
+        self._unwatch()
+        self.loop.remove_writer(self.fd)
+        try:
+            os.set_blocking(self.fd, True)
+        except OSError:
+            pass
+        if self.buffer or self.frames:
+            worker.stray = True
+
+    def _unwatch(self) -> None:
+        self.loop.remove_reader(self.fd)
+        if self.pidfd is not None:
+            self.loop.remove_reader(self.pidfd)
+
+    def _readable(self) -> None:
+        try:
+            chunk = os.read(self.fd, _READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            self.buffer += chunk
+            self._cut()
+        else:
+            self._end()
+        self._wake()
+
+    def _exited(self) -> None:
+        """Its process has ended: what it wrote before is still read, then the channel ends."""
+        for _ in range(64):  # (bounded: a process its handler started might hold the socket and write on)
+            try:
+                chunk = os.read(self.fd, _READ_SIZE)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.buffer += chunk
+        self._cut()
+        self._end()
+        self._wake()
+
+    def _end(self) -> None:
+        self.ended = True
+        self._unwatch()  # (an ended socket or process is readable for ever)
+
+    def _cut(self) -> None:
+        """Whole messages out of what was read."""
+        buffer, frames = self.buffer, self.frames
+        pos, end = 0, len(buffer)
+        while end - pos >= 4:
+            (size,) = _FRAME_HEAD.unpack_from(buffer, pos)
+            head = 4
+            if size < 0:
+                if size != -1:  # not the framing: the worker is not trusted further
+                    self._end()
+                    break
+                if end - pos < _FRAME_LONG.size:
+                    break
+                size = _FRAME_LONG.unpack_from(buffer, pos)[1]
+                head = _FRAME_LONG.size
+            if end - pos - head < size:
+                break
+            frames.append(bytes(buffer[pos + head : pos + head + size]))
+            pos += head + size
+        if pos:
+            del buffer[:pos]
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _sleep(self, deadline: float | None) -> bool:
+        """Until something happens on the channel (True) or the deadline passes (False)."""
+        timeout = None if deadline is None else deadline - time.monotonic()
+        if timeout is not None and timeout <= 0:
+            return False
+        waiter = self.waiter = self.loop.create_future()
+        timer = None if timeout is None else self.loop.call_later(timeout, self._wake)
+        try:
+            await waiter
+        finally:
+            self.waiter = None
+            if timer is not None:
+                timer.cancel()
+        return True
+
+    async def wait(self, deadline: float | None) -> Message | None:
+        """`_wait` on the event loop."""
+        worker = self.worker
+        try:
+            if worker.backlog:
+                return _message(worker.backlog.pop())
+            while not self.frames:
+                if self.ended:
+                    return ("ended",)
+                if not await self._sleep(deadline):
+                    return None
+            return _unpack(worker, self.frames.popleft())
+        except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
+            return ("ended",)
+
+    async def send(self, data: bytes, deadline: float | None) -> bool | None:
+        """`_send` on the event loop: True once written, False when the worker is gone, None past the deadline."""
+        n = len(data)
+        head = _FRAME_HEAD.pack(n) if n <= 0x7FFFFFFF else _FRAME_LONG.pack(-1, n)
+        view = memoryview(head + data)
+        while True:
+            try:
+                view = view[os.write(self.fd, view) :]
+            except BlockingIOError:
+                pass
+            except OSError:
+                return False
+            if not view:
+                return True
+            if self.ended:
+                return False
+            self.loop.add_writer(self.fd, self._wake)
+            try:
+                if not await self._sleep(deadline):
+                    return None
+            finally:
+                self.loop.remove_writer(self.fd)
+
+
+async def _drive_async(steps: Generator[Step, Any, _T]) -> _T:
+    """Run an exchange on the running event loop: it waits on the workers' sockets, never on a thread (a new
+    worker process is started on one). A cancelled task kills the worker it was using."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    answer: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.send(answer) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        error = None
+        try:
+            op = step[0]
+            if op == _TAKE:
+                answer = _pool.take(step[1], start=False) or await loop.run_in_executor(None, _Worker)
+            else:
+                worker: _Worker = step[1]
+                channel = worker.channel if worker.channel is not None else _Channel(loop, worker)
+                answer = await (channel.wait(step[2]) if op == _WAIT else channel.send(step[2], step[3]))
+        except BaseException as exc:  # noqa: BLE001 - raised in the exchange, which kills its worker first
+            error = exc
+
+
 # --- the entry points ----------------------------------------------------------------------------
 
 
@@ -1630,7 +1893,7 @@ def call(
 ) -> Invocation:
     """Run `handler(event, context)` in a worker process; an `Invocation`, whatever happens."""
     item = _Item(_next_call_id(), event, context, timeout_s)
-    _run_items(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
+    _drive(_run_steps(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb))
     assert item.result is not None
     return item.result
 
@@ -1648,5 +1911,46 @@ def call_many(
     event times out, and the rest go on in a fresh worker.
     """
     items = [_Item(_next_call_id(), e, c, timeout_s) for e, c in zip(events, contexts, strict=True)]
-    _run_items(handler, items, memory_limit_mb() if memory_mb is None else memory_mb)
+    _drive(_run_steps(handler, items, memory_limit_mb() if memory_mb is None else memory_mb))
     return [item.result for item in items]  # type: ignore[misc]
+
+
+async def call_async(
+    handler: Handler | str, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
+) -> Invocation:
+    """`call` for a caller on an event loop: the loop watches the worker's socket and process, no thread waits.
+
+    The same exchange as `call`, with the same guarantees (the hard stop past the timeout,
+    the memory limit, results as data); cancelling the task kills the worker it was using.
+    """
+    item = _Item(_next_call_id(), event, context, timeout_s)
+    steps = _run_steps(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
+    if sys.platform == "win32":  # pragma: no cover - a pipe, not a socket, that a loop can watch: on a thread
+        import asyncio
+
+        await asyncio.get_running_loop().run_in_executor(None, _drive, steps)
+    else:
+        await _drive_async(steps)
+    assert item.result is not None
+    return item.result
+
+
+async def invoke_async(
+    handler: Handler | str,
+    event: Any,
+    *,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+    memory_limit_mb: int | None = None,
+) -> Invocation:
+    """`fnkit.invoke(handler, event, isolation="process", ...)` awaited on an event loop (the servers use it).
+
+    The handler runs in a worker process, as with `invoke`; the loop goes on serving while it
+    runs. Never raises (but ValueError for a wrong `memory_limit_mb`, as `invoke`).
+    """
+    memory_mb = check_memory_limit(memory_limit_mb)
+    context = _prepare(context, timeout_s)
+    try:
+        return await call_async(handler, event, context, timeout_s, memory_mb)
+    except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
+        return _internal_error(exc, timeout_s)

@@ -17,9 +17,9 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from .._config import with_settings
 from .._invoke import Context, Handler, Invocation, _check_isolation, invoke
@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the server's own imports wait until a server starts
     import h11
     import pandas as pd
 
+_R = TypeVar("_R")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 LOG_COLUMNS = [
     "time",
@@ -301,13 +302,22 @@ class _Connection:
         )
         request.body = []
         self.busy = True
-        srv._workers.submit(lambda: srv._invoke(event), self._invoked)
+        if srv.isolation == "process":  # a worker process, watched by this loop: no thread waits for it
+            self.front.run(srv._invoke_async(event), self._invoked_async)
+        else:  # in this process: on a thread of its own, so that a slow handler never holds the loop
+            srv._workers.submit(lambda: srv._invoke(event), self._invoked)
 
     # -- answering ---------------------------------------------------------------------------
 
     def _invoked(self, invocation: Invocation | None, error: BaseException | None) -> None:
         """On the worker thread: hand the invocation back to the event loop."""
         self.front.call_soon_threadsafe(self._answer, invocation, error)
+
+    def _invoked_async(self, task: asyncio.Task[Invocation]) -> None:
+        """On the loop: the worker process answered (a task cancelled as the server stops answers nobody)."""
+        if not task.cancelled():
+            error = task.exception()
+            self._answer(None if error is not None else task.result(), error)
 
     def _answer(self, invocation: Invocation | None, error: BaseException | None) -> None:
         request = self.request
@@ -440,6 +450,7 @@ class _Front:
         self.sock = sock
         self.loop = asyncio.new_event_loop()
         self.connections: set[_Connection] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()  # invocations in worker processes, awaited on this loop
         self.closing = False
         self._listener: asyncio.Server | None = None
         self._ready = threading.Event()
@@ -475,8 +486,17 @@ class _Front:
         finally:
             for connection in list(self.connections):
                 connection.abort()
-            self.loop.run_until_complete(asyncio.sleep(0))  # the aborted transports close their sockets
+            for task in list(self.tasks):
+                task.cancel()  # a handler still running past the grace: its worker process is killed
+            self.loop.run_until_complete(asyncio.gather(*self.tasks, asyncio.sleep(0), return_exceptions=True))
             self.loop.close()
+
+    def run(self, coroutine: Coroutine[Any, Any, _R], done: Callable[[asyncio.Task[_R]], None]) -> None:
+        """On the loop: run `coroutine` as a task, then `done(task)`."""
+        task = self.loop.create_task(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(done)
 
     def call_soon_threadsafe(self, fn: Callable[..., Any], *args: Any) -> None:
         """`fn(*args)` on the loop, from any thread; nothing once the server has stopped."""
@@ -655,6 +675,14 @@ class AlbServer:
             timeout_s=self.timeout_s,
             context=Context(timeout_s=self.timeout_s),
             isolation=self.isolation,
+        )
+
+    async def _invoke_async(self, event: dict[str, Any]) -> Invocation:
+        """`_invoke` in a worker process, awaited on the server's loop."""
+        from .._isolate import invoke_async
+
+        return await invoke_async(
+            self._call_target, event, timeout_s=self.timeout_s, context=Context(timeout_s=self.timeout_s)
         )
 
     def _record(
