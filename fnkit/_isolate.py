@@ -920,7 +920,7 @@ class _Worker:
 
     def has_ended(self) -> bool:
         """Whether its process has ended (or its socket says something while idle): never hand it a call."""
-        if self.dead or self.stray:
+        if self.dead or self.stray or (self.channel is not None and self.channel.said_more()):
             return True
         try:  # its process has ended, or its socket says something (an idle worker says nothing): one poll
             return bool(self.poller.poll(0))
@@ -993,6 +993,8 @@ class _Worker:
         """Let it go quietly (it exits when its socket closes)."""
         if not self._mark_dead():
             return
+        if self.channel is not None:
+            self.channel.close()
         try:
             self.send(("exit",))
             self.conn.poll(1.0)  # it leaves at once; a worker that does not is killed
@@ -1009,29 +1011,55 @@ class _Pool:
         self.idle: list[_Worker] = []
         self.lock = threading.Lock()
 
-    def take(self, memory_mb: int | None, start: bool = True) -> _Worker | None:
+    def take(
+        self, memory_mb: int | None, start: bool = True, loop: asyncio.AbstractEventLoop | None = None
+    ) -> _Worker | None:
         """An idle worker with that memory limit (or none yet), or a new one (None with `start=False`); never one
-        that has ended."""
+        that has ended. `loop`: the running loop of the caller (an idle worker another loop watches is that loop's)."""
         ended: list[_Worker] = []
         chosen: _Worker | None = None
         with self.lock:
-            for index in range(len(self.idle) - 1, -1, -1):
-                worker = self.idle[index]
-                if worker.has_ended():
-                    ended.append(self.idle.pop(index))
-                elif worker.memory_mb is _UNSET or worker.memory_mb == memory_mb:
-                    chosen = self.idle.pop(index)
+            while chosen is None:
+                best = self._best(memory_mb, loop)
+                if best is None:
                     break
+                worker = self.idle.pop(best)
+                if worker.has_ended():
+                    ended.append(worker)
+                else:
+                    chosen = worker
         for worker in ended:  # (a zygote that was killed took its idle workers with it)
             worker.ended()
         if chosen is None and start:
             chosen = _Worker()
         return chosen
 
+    def _best(self, memory_mb: int | None, loop: asyncio.AbstractEventLoop | None) -> int | None:
+        """The index of the idle worker to take: the newest with that memory limit (or none yet), and on a loop
+        the newest that loop watches already. Under the lock."""
+        best = None
+        for index in range(len(self.idle) - 1, -1, -1):
+            worker = self.idle[index]
+            channel = worker.channel
+            if channel is not None and channel.loop is not loop:
+                if not channel.loop.is_closed():
+                    continue  # another loop's
+                channel.forget()  # its loop is closed: nothing watches it any more
+                channel = None
+            if worker.memory_mb is not _UNSET and worker.memory_mb != memory_mb:
+                continue
+            if channel is not None or loop is None:
+                return index
+            if best is None:
+                best = index
+        return best
+
     def give_back(self, worker: _Worker) -> None:
-        """Keep a worker for the next call (or retire it when enough are idle, or reap it when stopped)."""
-        if worker.channel is not None:  # (on the loop's thread: no other thread may take it before this)
-            worker.channel.close()
+        """Keep a worker for the next call (or retire it when enough are idle, or reap it when stopped).
+
+        A worker an event loop watches stays watched while idle (on the loop's thread, the next call there
+        takes it as it is; another thread leaves it to that loop).
+        """
         if worker.stopped:  # a Stopper killed it just as its call ended: reap it, never hand it out again
             worker.kill()
         if worker.dead:
@@ -1042,14 +1070,36 @@ class _Pool:
                 return
             oldest = self.idle.pop(0)  # the newest is the likeliest to be asked for again
             self.idle.append(worker)
-        oldest.retire()
+        _let_go(oldest)
 
     def shutdown(self) -> None:
         """Retire every idle worker."""
         with self.lock:
             workers, self.idle = self.idle, []
         for worker in workers:
-            worker.retire()
+            _let_go(worker)
+
+    def release(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On `loop`'s thread, as it stops: the idle workers it watches are watched no more (any thread may take
+        them)."""
+        with self.lock:
+            watched = [w.channel for w in self.idle if w.channel is not None and w.channel.loop is loop]
+        for channel in watched:
+            channel.close()
+
+
+def _let_go(worker: _Worker) -> None:
+    """Retire an idle worker; one an event loop watches is retired on that loop's thread."""
+    channel = worker.channel
+    if channel is not None and not channel.on_its_loop():
+        if not channel.loop.is_closed() and channel.loop.is_running():
+            try:
+                channel.loop.call_soon_threadsafe(worker.retire)
+                return
+            except RuntimeError:  # closed just now
+                pass
+        channel.forget()  # nothing runs that loop: nobody else touches its watch
+    worker.retire()
 
 
 _pool = _Pool()
@@ -1702,13 +1752,15 @@ _FRAME_LONG = struct.Struct("!iQ")  # or -1 and a 64-bit length for a message ov
 
 
 class _Channel:
-    """A worker's socket watched by an event loop while one exchange uses it: no thread waits.
+    """A worker's socket watched by an event loop: no thread waits for the worker.
 
     The loop reads whatever arrives (the socket is non-blocking meanwhile) and cuts it into
     whole messages with the framing of `multiprocessing.connection`, which the worker writes;
     the worker's pidfd tells the loop when its process ends. Writing waits for room in the
-    socket, with a deadline. `close` (when the worker is given back, or reaped) hands the
-    socket back as the synchronous path knows it: blocking, and nothing half read.
+    socket, with a deadline. The watch stays while the worker is idle between the loop's
+    calls (what it would say then, or its end, marks it as not to be used); `close` (when it
+    is reaped, or the loop stops: `release_loop`) hands the socket back as the synchronous
+    path knows it: blocking, and nothing half read.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, worker: _Worker) -> None:
@@ -1724,16 +1776,22 @@ class _Channel:
         loop.add_reader(self.fd, self._readable)
         if self.pidfd is not None:
             loop.add_reader(self.pidfd, self._exited)
+        self.watched = True
         worker.channel = self
 
     def close(self) -> None:
-        """Stop watching; the socket is blocking again. A worker that said more than it was asked is not used again."""
+        """Stop watching (on the loop's thread); the socket is blocking again."""
+        if self.worker.channel is self:
+            self._unwatch()
+            self.forget()
+
+    def forget(self) -> None:
+        """Leave the worker as the blocking path knows it, without a word to the loop (closed, or not running).
+        A worker that said more than it was asked is not used again."""
         worker = self.worker
         if worker.channel is not self:
             return
         worker.channel = None
-        self._unwatch()
-        self.loop.remove_writer(self.fd)
         try:
             os.set_blocking(self.fd, True)
         except OSError:
@@ -1741,10 +1799,25 @@ class _Channel:
         if self.buffer or self.frames:
             worker.stray = True
 
+    def on_its_loop(self) -> bool:
+        """Whether this thread runs the loop that watches the channel."""
+        import asyncio
+
+        try:
+            return asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            return False
+
+    def said_more(self) -> bool:
+        """While idle: the worker said something nobody asked for, or ended (seen by the loop)."""
+        return self.ended or bool(self.buffer) or bool(self.frames)
+
     def _unwatch(self) -> None:
-        self.loop.remove_reader(self.fd)
-        if self.pidfd is not None:
-            self.loop.remove_reader(self.pidfd)
+        if self.watched:
+            self.watched = False
+            self.loop.remove_reader(self.fd)
+            if self.pidfd is not None:
+                self.loop.remove_reader(self.pidfd)
 
     def _readable(self) -> None:
         try:
@@ -1876,7 +1949,7 @@ async def _drive_async(steps: Generator[Step, Any, _T]) -> _T:
         try:
             op = step[0]
             if op == _TAKE:
-                answer = _pool.take(step[1], start=False) or await loop.run_in_executor(None, _Worker)
+                answer = _pool.take(step[1], start=False, loop=loop) or await loop.run_in_executor(None, _Worker)
             else:
                 worker: _Worker = step[1]
                 channel = worker.channel if worker.channel is not None else _Channel(loop, worker)
@@ -1913,6 +1986,11 @@ def call_many(
     items = [_Item(_next_call_id(), e, c, timeout_s) for e, c in zip(events, contexts, strict=True)]
     _drive(_run_steps(handler, items, memory_limit_mb() if memory_mb is None else memory_mb))
     return [item.result for item in items]  # type: ignore[misc]
+
+
+def release_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """On the thread of `loop`, before it closes: the idle workers it watches go back to every caller."""
+    _pool.release(loop)
 
 
 async def call_async(

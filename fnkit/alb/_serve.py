@@ -489,6 +489,8 @@ class _Front:
             for task in list(self.tasks):
                 task.cancel()  # a handler still running past the grace: its worker process is killed
             self.loop.run_until_complete(asyncio.gather(*self.tasks, asyncio.sleep(0), return_exceptions=True))
+            if "fnkit._isolate" in sys.modules:  # idle workers this loop watched go back to the other callers
+                sys.modules["fnkit._isolate"].release_loop(self.loop)
             self.loop.close()
 
     def run(self, coroutine: Coroutine[Any, Any, _R], done: Callable[[asyncio.Task[_R]], None]) -> None:

@@ -223,13 +223,30 @@ def test_a_cancelled_call_kills_its_worker(tmp_path: Path):
     assert isolation.stats()["workers_killed"] == killed + 1
 
 
-def test_a_worker_used_on_a_loop_serves_a_blocking_call_next():
+def test_a_worker_used_on_a_loop_serves_a_blocking_call_once_the_loop_is_closed():
     isolation.shutdown()  # no idle worker but the one the loop used
     first = run(invoke_async("fnkit_async_probe:pid", {}, timeout_s=10)).returned
-    (worker,) = _isolate._pool.idle
-    assert worker.channel is None and os.get_blocking(worker.conn.fileno())  # as the blocking path knows it
     after = fnkit.invoke("fnkit_async_probe:pid", {}, isolation="process", timeout_s=10)
     assert after.returned == first
+    (worker,) = _isolate._pool.idle
+    assert worker.channel is None and os.get_blocking(worker.conn.fileno())  # as the blocking path knows it
+
+
+def test_while_a_loop_runs_its_idle_workers_are_its_own_and_blocking_calls_go_on_beside_it():
+    isolation.shutdown()
+
+    def blocking_call():
+        return fnkit.invoke("fnkit_async_probe:pid", {}, isolation="process", timeout_s=10).returned
+
+    async def both():
+        first = (await invoke_async("fnkit_async_probe:pid", {}, timeout_s=10)).returned
+        beside = await asyncio.get_running_loop().run_in_executor(None, blocking_call)
+        again = (await invoke_async("fnkit_async_probe:pid", {}, timeout_s=10)).returned
+        return first, beside, again
+
+    first, beside, again = run(both())
+    assert again == first  # the loop's idle worker, still watched, served its next call
+    assert beside not in (first, os.getpid())  # the blocking call took another worker, not the watched one
 
 
 def test_stopping_a_server_kills_the_worker_of_a_request_in_flight(tmp_path: Path):
