@@ -60,6 +60,7 @@ from ._invoke import (
     HandlerImportError,
     Invocation,
     Unsendable,
+    _call_handler,
     _Capture,
     _current,
     _internal_error,
@@ -97,6 +98,7 @@ ResultMessage = Sequence[Any]
 
 LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
 MAX_IDLE_WORKERS = 8
+IDLE_WINDOW_S = 30.0  # idle workers are kept for as many calls at once as there were in this long
 MAX_HANDLERS_PER_WORKER = 32
 ERROR_NOT_MOVABLE = "fnkit.IsolationError"
 ERROR_EXIT = "Runtime.ExitError"  # the name the real platform gives a function whose process ended
@@ -302,6 +304,11 @@ def _worker_setup() -> None:
     except (OSError, AttributeError):  # pragma: no cover - not POSIX
         pass
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # the handler's orphaned grandchildren become the worker's to end
+    try:  # Linux: a worker woken by a call never preempts its caller (a server's loop, a kernel); it runs when
+        # the caller waits, or on another core
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (OSError, AttributeError):  # pragma: no cover - elsewhere
+        pass
     sys.stdout = sys.stderr = _WorkerStream()
     sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file (open for its life)
     logging.getLogger().addHandler(_LogCapture())
@@ -461,12 +468,13 @@ def _restore_baseline() -> bool:
 
 def _rebuild_context(cls: type[Context], state: dict[str, Any], remaining_s: float | None, call_id: int) -> Context:
     context = cls.__new__(cls)
-    for key, value in state.items():
-        if isinstance(value, _RemoteSpec):
-            value = _Remote(value.slot, value.methods, value.text, call_id)
-        object.__setattr__(context, key, value)
-    object.__setattr__(context, "_clock", time.monotonic)
-    object.__setattr__(context, "_deadline", None if remaining_s is None else time.monotonic() + remaining_s)
+    attrs = context.__dict__  # where the caller's context kept this state (`_export_context` read it there)
+    attrs.update(state)
+    for key in [key for key, value in state.items() if type(value) is _RemoteSpec]:
+        spec = state[key]
+        attrs[key] = _Remote(spec.slot, spec.methods, spec.text, call_id)
+    attrs["_clock"] = time.monotonic
+    attrs["_deadline"] = None if remaining_s is None else time.monotonic() + remaining_s
     return context
 
 
@@ -497,10 +505,9 @@ def _as_data(value: Any) -> list[Any]:
 def _context_changes(context: Any, state: dict[str, Any]) -> dict[str, Any]:
     """What the handler changed on its context (a virtual `sleep`, say), as far as it can travel back as data."""
     changes = {}
+    sent = state.get
     for key, value in vars(context).items():
-        if key in ("_clock", "_deadline") or isinstance(value, _Remote):
-            continue
-        if key in state and state[key] is value:
+        if sent(key, _UNSET) is value or key == "_clock" or key == "_deadline" or type(value) is _Remote:
             continue
         if _encodable(value):  # what cannot travel as data stays in the worker
             changes[key] = value
@@ -517,8 +524,6 @@ def _run_one(
     timeout_s: float | None,
 ) -> tuple[bytes, bool]:
     """Run the handler once in this worker; the result message, encoded, and whether it ran out of memory."""
-    from ._invoke import _call_handler
-
     context = _rebuild_context(ctx_cls, ctx_state, remaining_s, call_id)
     capture = _WorkerCapture()
     token = _current.set(capture)
@@ -892,6 +897,8 @@ class _Worker:
             self.pid = self.process.pid
             self.conn = mine
         STATS["workers_started"] += 1
+        self.pool = _pool
+        self.pool.counted(1)
         self.pidfd = _pidfd(self.pid)  # readable once the worker has ended, whoever holds its socket
         import select
 
@@ -916,7 +923,8 @@ class _Worker:
             if self.dead:
                 return False
             self.dead = True
-            return True
+        self.pool.counted(-1)
+        return True
 
     def has_ended(self) -> bool:
         """Whether its process has ended (or its socket says something while idle): never hand it a call."""
@@ -1009,6 +1017,9 @@ class _Pool:
 
     def __init__(self) -> None:
         self.idle: list[_Worker] = []
+        self.live = 0  # workers alive, idle or busy
+        self.peak = 0  # the most busy at once lately, and since when
+        self.peak_at = 0.0
         self.lock = threading.Lock()
 
     def take(
@@ -1065,12 +1076,22 @@ class _Pool:
         if worker.dead:
             return
         with self.lock:
-            if len(self.idle) < MAX_IDLE_WORKERS:
-                self.idle.append(worker)
+            # idle: MAX_IDLE_WORKERS more than were busy at once lately (the most in the last IDLE_WINDOW_S): a
+            # steady load of many calls at once, or several servers taking turns, keeps its workers, where a new
+            # one for each call would be a fork each; after it they go, one a call
+            busy, now = self.live - len(self.idle), time.monotonic()  # (the one given back still counts as busy)
+            if busy >= self.peak or now - self.peak_at > IDLE_WINDOW_S:
+                self.peak, self.peak_at = busy, now
+            self.idle.append(worker)
+            if len(self.idle) <= MAX_IDLE_WORKERS + self.peak:
                 return
             oldest = self.idle.pop(0)  # the newest is the likeliest to be asked for again
-            self.idle.append(worker)
         _let_go(oldest)
+
+    def counted(self, change: int) -> None:
+        """A worker started (1) or ended (-1)."""
+        with self.lock:
+            self.live = max(0, self.live + change)
 
     def shutdown(self) -> None:
         """Retire every idle worker."""

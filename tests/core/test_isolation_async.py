@@ -273,3 +273,21 @@ def test_stopping_a_server_kills_the_worker_of_a_request_in_flight(tmp_path: Pat
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(pid)  # not left running to its 300 s timeout
+
+
+def test_more_calls_at_once_than_the_idle_limit_keep_their_workers():
+    many = _isolate.MAX_IDLE_WORKERS + 4
+
+    async def wave():
+        calls = [invoke_async("fnkit_async_probe:sleeps", {"seconds": 0.3}, timeout_s=60) for _ in range(many)]
+        return await asyncio.gather(*calls)
+
+    async def two_waves():
+        first = await wave()
+        started = isolation.stats()["workers_started"]
+        second = await wave()
+        return first + second, isolation.stats()["workers_started"] - started
+
+    invs, started_again = run(two_waves())
+    assert all(inv.status == "returned" for inv in invs), invs
+    assert started_again == 0  # the second wave found the first wave's workers idle: no fork per call
