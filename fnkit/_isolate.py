@@ -44,7 +44,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
@@ -304,11 +304,6 @@ def _worker_setup() -> None:
     except (OSError, AttributeError):  # pragma: no cover - not POSIX
         pass
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # the handler's orphaned grandchildren become the worker's to end
-    try:  # Linux: a worker woken by a call never preempts its caller (a server's loop, a kernel); it runs when
-        # the caller waits, or on another core
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    except (OSError, AttributeError):  # pragma: no cover - elsewhere
-        pass
     sys.stdout = sys.stderr = _WorkerStream()
     sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file (open for its life)
     logging.getLogger().addHandler(_LogCapture())
@@ -1792,7 +1787,7 @@ class _Channel:
         self.buffer = bytearray()
         self.frames: deque[bytes] = deque()
         self.ended = False  # end of file, a broken framing, or the process has ended
-        self.waiter: asyncio.Future[None] | None = None
+        self.listener: Callable[[], None] | None = None  # called when something happens on the channel
         os.set_blocking(self.fd, False)
         loop.add_reader(self.fd, self._readable)
         if self.pidfd is not None:
@@ -1895,88 +1890,186 @@ class _Channel:
             del buffer[:pos]
 
     def _wake(self) -> None:
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        listener = self.listener
+        if listener is not None:
+            listener()
 
-    async def _sleep(self, deadline: float | None) -> bool:
-        """Until something happens on the channel (True) or the deadline passes (False)."""
-        timeout = None if deadline is None else deadline - time.monotonic()
-        if timeout is not None and timeout <= 0:
-            return False
-        waiter = self.waiter = self.loop.create_future()
-        timer = None if timeout is None else self.loop.call_later(timeout, self._wake)
-        try:
-            await waiter
-        finally:
-            self.waiter = None
-            if timer is not None:
-                timer.cancel()
-        return True
-
-    async def wait(self, deadline: float | None) -> Message | None:
-        """`_wait` on the event loop."""
+    def next_message(self) -> Message | None:
+        """The worker's next message if it has come (("ended",) once it has ended), else None. Never waits."""
         worker = self.worker
         try:
             if worker.backlog:
                 return _message(worker.backlog.pop())
-            while not self.frames:
-                if self.ended:
-                    return ("ended",)
-                if not await self._sleep(deadline):
-                    return None
-            return _unpack(worker, self.frames.popleft())
+            if self.frames:
+                return _unpack(worker, self.frames.popleft())
         except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
             return ("ended",)
+        return ("ended",) if self.ended else None
 
-    async def send(self, data: bytes, deadline: float | None) -> bool | None:
-        """`_send` on the event loop: True once written, False when the worker is gone, None past the deadline."""
-        n = len(data)
-        head = _FRAME_HEAD.pack(n) if n <= 0x7FFFFFFF else _FRAME_LONG.pack(-1, n)
-        view = memoryview(head + data)
+    def write(self, view: memoryview) -> memoryview | None:
+        """Write what the socket takes now; what is left (empty: all of it), or None when the worker is gone."""
+        try:
+            return view[os.write(self.fd, view) :]
+        except BlockingIOError:
+            return view
+        except OSError:
+            return None
+
+
+class _Driver:
+    """Runs an exchange on an event loop by callbacks: each step goes as far as it can at once, then waits for
+    the worker's socket, its end, room to write or a deadline; then `done(value, error)`, on the loop.
+
+    No task and no future per call: the worker's answer is read, the exchange finished and `done` called in
+    the one callback that read it. `cancel()` kills the worker in use (the exchange sees CancelledError).
+    """
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        steps: Generator[Step, Any, Any],
+        done: Callable[[Any, BaseException | None], None],
+    ) -> None:
+        self.loop = loop
+        self.steps = steps
+        self.done = done
+        self.over = False
+        self.channel: _Channel | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.writing = False
+        self.step: Step = ()
+        self.view = memoryview(b"")
+
+    def start(self) -> None:
+        self._advance(None, None)
+
+    def cancel(self) -> None:
+        """Stop now: the worker in use is killed."""
+        if not self.over:
+            import asyncio
+
+            self._unwait()
+            self._advance(None, asyncio.CancelledError())
+
+    def _advance(self, answer: Any, error: BaseException | None) -> None:
         while True:
             try:
-                view = view[os.write(self.fd, view) :]
-            except BlockingIOError:
-                pass
-            except OSError:
-                return False
-            if not view:
-                return True
-            if self.ended:
-                return False
-            self.loop.add_writer(self.fd, self._wake)
+                step = self.steps.send(answer) if error is None else self.steps.throw(error)
+            except StopIteration as stop:
+                self._finish(stop.value, None)
+                return
+            except BaseException as exc:  # noqa: BLE001 - handed to `done`
+                self._finish(None, exc)
+                return
+            answer, error = None, None
+            self.step = step
             try:
-                if not await self._sleep(deadline):
-                    return None
-            finally:
-                self.loop.remove_writer(self.fd)
+                op = step[0]
+                if op == _TAKE:
+                    worker = _pool.take(step[1], start=False, loop=self.loop)
+                    if worker is None:  # a new worker process: started on a thread, so the loop goes on
+                        self.loop.run_in_executor(None, _Worker).add_done_callback(self._made)
+                        return
+                    answer = worker
+                    continue
+                worker = step[1]
+                self.channel = worker.channel if worker.channel is not None else _Channel(self.loop, worker)
+                if op == _SEND:
+                    data = step[2]
+                    n = len(data)
+                    head = _FRAME_HEAD.pack(n) if n <= 0x7FFFFFFF else _FRAME_LONG.pack(-1, n)
+                    self.view = memoryview(head + data)
+                    ready, answer = self._try_send()
+                else:
+                    ready, answer = self._try_wait()
+                if not ready:
+                    self._arm()
+                    return
+            except BaseException as exc:  # noqa: BLE001 - raised in the exchange, which kills its worker first
+                error = exc
 
+    def _try_wait(self) -> tuple[bool, Any]:
+        """(True, the next message or None past the deadline), or (False, None) to wait on."""
+        assert self.channel is not None
+        message = self.channel.next_message()
+        if message is not None:
+            return True, message
+        deadline = self.step[2]
+        if deadline is not None and time.monotonic() >= deadline:
+            return True, None
+        return False, None
 
-async def _drive_async(steps: Generator[Step, Any, _T]) -> _T:
-    """Run an exchange on the running event loop: it waits on the workers' sockets, never on a thread (a new
-    worker process is started on one). A cancelled task kills the worker it was using."""
-    import asyncio
+    def _try_send(self) -> tuple[bool, bool | None]:
+        """(True, sent: True, gone: False, past the deadline: None), or (False, None) to wait for room."""
+        assert self.channel is not None
+        view = self.channel.write(self.view)
+        if view is None:
+            return True, False
+        self.view = view
+        if not view:
+            return True, True
+        if self.channel.ended:
+            return True, False
+        deadline = self.step[3]
+        if deadline is not None and time.monotonic() >= deadline:
+            return True, None
+        return False, None
 
-    loop = asyncio.get_running_loop()
-    answer: Any = None
-    error: BaseException | None = None
-    while True:
+    def _arm(self) -> None:
+        """Wait for the channel (and room to write), or the deadline."""
+        channel = self.channel
+        assert channel is not None
+        channel.listener = self._resume
+        deadline = self.step[2] if self.step[0] == _WAIT else self.step[3]
+        if deadline is not None:
+            self.timer = self.loop.call_later(max(0.0, deadline - time.monotonic()), self._resume)
+        if self.step[0] == _SEND:
+            self.writing = True
+            self.loop.add_writer(channel.fd, self._resume)
+
+    def _unwait(self) -> None:
+        channel = self.channel
+        if channel is not None:
+            channel.listener = None
+            if self.writing:
+                self.writing = False
+                self.loop.remove_writer(channel.fd)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _resume(self) -> None:
+        if self.over:
+            return
+        self._unwait()
         try:
-            step = steps.send(answer) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        error = None
-        try:
-            op = step[0]
-            if op == _TAKE:
-                answer = _pool.take(step[1], start=False, loop=loop) or await loop.run_in_executor(None, _Worker)
-            else:
-                worker: _Worker = step[1]
-                channel = worker.channel if worker.channel is not None else _Channel(loop, worker)
-                answer = await (channel.wait(step[2]) if op == _WAIT else channel.send(step[2], step[3]))
-        except BaseException as exc:  # noqa: BLE001 - raised in the exchange, which kills its worker first
-            error = exc
+            ready, answer = self._try_send() if self.step[0] == _SEND else self._try_wait()
+        except BaseException as exc:  # noqa: BLE001
+            self._advance(None, exc)
+            return
+        if ready:
+            self._advance(answer, None)
+        else:
+            self._arm()
+
+    def _made(self, future: asyncio.Future[_Worker]) -> None:
+        """A new worker process is there (on the loop)."""
+        if future.cancelled():
+            return
+        error = future.exception()
+        if self.over:  # cancelled meanwhile: the new worker waits in the pool
+            if error is None:
+                _pool.give_back(future.result())
+            return
+        if error is not None:
+            self._advance(None, error)
+        else:
+            self._advance(future.result(), None)
+
+    def _finish(self, value: Any, error: BaseException | None) -> None:
+        self.over = True
+        self._unwait()
+        self.done(value, error)
 
 
 # --- the entry points ----------------------------------------------------------------------------
@@ -2014,24 +2107,90 @@ def release_loop(loop: asyncio.AbstractEventLoop) -> None:
     _pool.release(loop)
 
 
+def call_soon(
+    handler: Handler | str,
+    event: Any,
+    context: Context,
+    timeout_s: float | None,
+    done: Callable[[Invocation | None, BaseException | None], None],
+    memory_mb: int | None = None,
+) -> _Driver:
+    """`call` for the running event loop's thread: it starts the call and returns; `done(invocation, None)` (or
+    `done(None, error)` for a bug of fnkit's) comes on the loop when it is over. The loop watches the worker's
+    socket and process: no thread waits. The same exchange as `call`, with the same guarantees (the hard stop
+    past the timeout, the memory limit, results as data); `.cancel()` on what it returns kills the worker."""
+    import asyncio
+
+    item = _Item(_next_call_id(), event, context, timeout_s)
+    steps = _run_steps(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
+
+    def finished(value: Any, error: BaseException | None) -> None:
+        done(item.result if error is None else None, error)
+
+    driver = _Driver(asyncio.get_running_loop(), steps, finished)
+    driver.start()
+    return driver
+
+
 async def call_async(
     handler: Handler | str, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
 ) -> Invocation:
-    """`call` for a caller on an event loop: the loop watches the worker's socket and process, no thread waits.
+    """`call_soon`, awaited: cancelling the task kills the worker it was using."""
+    import asyncio
 
-    The same exchange as `call`, with the same guarantees (the hard stop past the timeout,
-    the memory limit, results as data); cancelling the task kills the worker it was using.
-    """
-    item = _Item(_next_call_id(), event, context, timeout_s)
-    steps = _run_steps(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Invocation] = loop.create_future()
+
+    def done(invocation: Invocation | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            assert invocation is not None
+            future.set_result(invocation)
+
     if sys.platform == "win32":  # pragma: no cover - a pipe, not a socket, that a loop can watch: on a thread
+        return await loop.run_in_executor(None, call, handler, event, context, timeout_s, memory_mb)
+    driver = call_soon(handler, event, context, timeout_s, done, memory_mb)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        driver.cancel()
+        raise
+
+
+def invoke_soon(
+    handler: Handler | str,
+    event: Any,
+    done: Callable[[Invocation], None],
+    *,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+    memory_limit_mb: int | None = None,
+) -> _Driver | None:
+    """`fnkit.invoke(handler, event, isolation="process", ...)` started on the running loop (the servers use it):
+    `done(invocation)` on the loop when it is over; never an error (a bug of fnkit's is the invocation's
+    error). `.cancel()` on what it returns kills the worker. ValueError at once for a wrong `memory_limit_mb`."""
+    memory_mb = check_memory_limit(memory_limit_mb)
+    context = _prepare(context, timeout_s)
+
+    def finished(invocation: Invocation | None, error: BaseException | None) -> None:
+        if invocation is None:
+            import asyncio
+
+            if isinstance(error, asyncio.CancelledError):
+                return  # cancelled: nobody waits
+            invocation = _internal_error(error or RuntimeError("no result"), timeout_s)
+        done(invocation)
+
+    try:
+        return call_soon(handler, event, context, timeout_s, finished, memory_mb)
+    except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
         import asyncio
 
-        await asyncio.get_running_loop().run_in_executor(None, _drive, steps)
-    else:
-        await _drive_async(steps)
-    assert item.result is not None
-    return item.result
+        asyncio.get_running_loop().call_soon(done, _internal_error(exc, timeout_s))
+        return None
 
 
 async def invoke_async(

@@ -4,8 +4,11 @@ An asyncio server on a background thread speaks HTTP/1.1 through h11 (a parser a
 machine, no framework), so that the status line carries the function's own reason phrase
 (A9): an ASGI server has no way to write one. Each request is refused before invoking when
 the load balancer would (A1, A14), else turned into an event by `_http.request_to_event`,
-handed to the handler on a worker thread (with its timeout), and the response turned into
-HTTP by `answered_by_function`: the same code the simulator's `outcome` ends in.
+handed to the handler (with its timeout), and the response turned into HTTP by
+`answered_by_function`: the same code the simulator's `outcome` ends in. Under the default
+isolation the handler runs in a worker process that the server's event loop itself watches
+(`fnkit._isolate.invoke_async`: no thread waits on it); "thread" and "none" run it on a thread
+of the server's, so that a slow handler never holds the loop.
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self
 
 from .._config import with_settings
 from .._invoke import Context, Handler, Invocation, _check_isolation, invoke
@@ -48,7 +51,6 @@ if TYPE_CHECKING:  # the server's own imports wait until a server starts
     import h11
     import pandas as pd
 
-_R = TypeVar("_R")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 LOG_COLUMNS = [
     "time",
@@ -303,7 +305,7 @@ class _Connection:
         request.body = []
         self.busy = True
         if srv.isolation == "process":  # a worker process, watched by this loop: no thread waits for it
-            self.front.run(srv._invoke_async(event), self._invoked_async)
+            self.front.invoke_soon(event, self._invoked_soon)
         else:  # in this process: on a thread of its own, so that a slow handler never holds the loop
             srv._workers.submit(lambda: srv._invoke(event), self._invoked)
 
@@ -313,11 +315,9 @@ class _Connection:
         """On the worker thread: hand the invocation back to the event loop."""
         self.front.call_soon_threadsafe(self._answer, invocation, error)
 
-    def _invoked_async(self, task: asyncio.Task[Invocation]) -> None:
-        """On the loop: the worker process answered (a task cancelled as the server stops answers nobody)."""
-        if not task.cancelled():
-            error = task.exception()
-            self._answer(None if error is not None else task.result(), error)
+    def _invoked_soon(self, invocation: Invocation) -> None:
+        """On the loop: the worker process answered."""
+        self._answer(invocation, None)
 
     def _answer(self, invocation: Invocation | None, error: BaseException | None) -> None:
         request = self.request
@@ -450,7 +450,7 @@ class _Front:
         self.sock = sock
         self.loop = asyncio.new_event_loop()
         self.connections: set[_Connection] = set()
-        self.tasks: set[asyncio.Task[Any]] = set()  # invocations in worker processes, awaited on this loop
+        self.calls: set[Any] = set()  # invocations in worker processes, watched by this loop
         self.closing = False
         self._listener: asyncio.Server | None = None
         self._ready = threading.Event()
@@ -486,19 +486,29 @@ class _Front:
         finally:
             for connection in list(self.connections):
                 connection.abort()
-            for task in list(self.tasks):
-                task.cancel()  # a handler still running past the grace: its worker process is killed
-            self.loop.run_until_complete(asyncio.gather(*self.tasks, asyncio.sleep(0), return_exceptions=True))
+            for call in list(self.calls):
+                call.cancel()  # a handler still running past the grace: its worker process is killed
+            self.loop.run_until_complete(asyncio.sleep(0))  # the aborted transports close their sockets
             if "fnkit._isolate" in sys.modules:  # idle workers this loop watched go back to the other callers
                 sys.modules["fnkit._isolate"].release_loop(self.loop)
             self.loop.close()
 
-    def run(self, coroutine: Coroutine[Any, Any, _R], done: Callable[[asyncio.Task[_R]], None]) -> None:
-        """On the loop: run `coroutine` as a task, then `done(task)`."""
-        task = self.loop.create_task(coroutine)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        task.add_done_callback(done)
+    def invoke_soon(self, event: dict[str, Any], done: Callable[[Invocation], None]) -> None:
+        """On the loop: start invoking the handler in a worker process; `done(invocation)` on the loop."""
+        from .._isolate import invoke_soon
+
+        srv = self.server
+        call = None
+
+        def finished(invocation: Invocation) -> None:
+            self.calls.discard(call)
+            done(invocation)
+
+        call = invoke_soon(
+            srv._call_target, event, finished, timeout_s=srv.timeout_s, context=Context(timeout_s=srv.timeout_s)
+        )
+        if call is not None and not call.over:
+            self.calls.add(call)
 
     def call_soon_threadsafe(self, fn: Callable[..., Any], *args: Any) -> None:
         """`fn(*args)` on the loop, from any thread; nothing once the server has stopped."""
@@ -677,14 +687,6 @@ class AlbServer:
             timeout_s=self.timeout_s,
             context=Context(timeout_s=self.timeout_s),
             isolation=self.isolation,
-        )
-
-    async def _invoke_async(self, event: dict[str, Any]) -> Invocation:
-        """`_invoke` in a worker process, awaited on the server's loop."""
-        from .._isolate import invoke_async
-
-        return await invoke_async(
-            self._call_target, event, timeout_s=self.timeout_s, context=Context(timeout_s=self.timeout_s)
         )
 
     def _record(
