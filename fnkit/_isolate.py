@@ -1501,7 +1501,7 @@ def _call_back_reply(item: _Item, message: Message) -> bytes:
 
 # The exchange with workers is written once, as generators that say what they need done and decide on what
 # comes back; they never wait themselves. A driver does the waiting: `_drive` blocks the calling thread (the
-# synchronous API), `_drive_async` awaits on an event loop (the servers). The steps:
+# synchronous API), `_Driver` runs them by callbacks on an event loop (the servers). The steps:
 #   (_TAKE, memory_mb)                 -> a worker (from the pool, or a new one)
 #   (_SEND, worker, data, deadline)    -> True: sent; False: the worker is gone; None: not taken by the deadline
 #   (_WAIT, worker, deadline)          -> the worker's next message; None past the deadline; ("ended",)

@@ -1,12 +1,11 @@
 """Benchmark: requests per second through fnkit.alb.serve vs a bare uvicorn ASGI app (run by hand).
 
-    .venv/bin/python tests/benchmarks/bench_serve_alb.py [--quick] [--in-process-clients]
+    .venv/bin/python tests/benchmarks/bench_serve_alb.py [--quick] [--clients-process]
 
 Both servers run in this process on loopback, each on its own thread, and are driven the
 same way: 8 concurrent clients on keep-alive connections, the same request. The clients run
-in a process of their own, as real clients do (`--in-process-clients`: on threads of this
-process, where they compete with the servers for the interpreter lock, which penalises
-every system call a server's thread makes). The rounds alternate (bare, fnkit, bare,
+on threads of this process (`--clients-process`: in a process of their own, as real clients
+do, where they do not compete with the servers for the interpreter lock). The rounds alternate (bare, fnkit, bare,
 fnkit, ...) and each figure is the median of its rounds, so a burst of load from other
 work on the machine falls on both sides alike; the load average is printed with the
 figures. fnkit runs the handler in a worker process (the default, isolation="process"),
@@ -160,7 +159,7 @@ def main() -> None:
     inline_server = alb.serve(handler, isolation="none")
     servers = {"bare": bare.url, "fnkit": fnkit_server.url, "path": path_server.url, "inline": inline_server.url}
     rounds: dict[str, list[tuple[float, float]]] = {name: [] for name in servers}
-    in_process = "--in-process-clients" in sys.argv
+    in_process = "--clients-process" not in sys.argv
     clients = None if in_process else Clients()
     drive = load if clients is None else clients.load
     try:
