@@ -39,12 +39,13 @@ import pickle
 import re
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Any
+from collections import OrderedDict, deque
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -58,12 +59,19 @@ from ._invoke import (
     Handler,
     HandlerImportError,
     Unsendable,
+    _call_handler,
     _Capture,
     _current,
+    _internal_error,
+    _prepare,
+    check_memory_limit,
     finished,
     load_handler,
 )
 from ._stop import STOPPED_ERROR, current_stopper
+
+if TYPE_CHECKING:
+    import asyncio
 
 # The messages on a worker's socket are sequences whose first item names them:
 #   caller -> worker (pickled: the worker trusts its caller)
@@ -87,6 +95,7 @@ ResultMessage = Sequence[Any]
 
 LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
 MAX_IDLE_WORKERS = 8
+IDLE_WINDOW_S = 30.0  # idle workers are kept for as many calls at once as there were in this long
 MAX_HANDLERS_PER_WORKER = 32
 ERROR_NOT_MOVABLE = "fnkit.IsolationError"
 ERROR_EXIT = "Runtime.ExitError"  # the name the real platform gives a function whose process ended
@@ -461,12 +470,13 @@ def _restore_baseline() -> bool:
 
 def _rebuild_context(cls: type[Context], state: dict[str, Any], remaining_s: float | None, call_id: int) -> Context:
     context = cls.__new__(cls)
-    for key, value in state.items():
-        if isinstance(value, _RemoteSpec):
-            value = _Remote(value.slot, value.methods, value.text, call_id, value.closed_error)
-        object.__setattr__(context, key, value)
-    object.__setattr__(context, "_clock", time.monotonic)
-    object.__setattr__(context, "_deadline", None if remaining_s is None else time.monotonic() + remaining_s)
+    attrs = context.__dict__  # where the caller's context kept this state (`_export_context` read it there)
+    attrs.update(state)
+    for key in [key for key, value in state.items() if type(value) is _RemoteSpec]:
+        spec = state[key]
+        attrs[key] = _Remote(spec.slot, spec.methods, spec.text, call_id, spec.closed_error)
+    attrs["_clock"] = time.monotonic
+    attrs["_deadline"] = None if remaining_s is None else time.monotonic() + remaining_s
     return context
 
 
@@ -497,10 +507,9 @@ def _as_data(value: Any) -> list[Any]:
 def _context_changes(context: Any, state: dict[str, Any]) -> dict[str, Any]:
     """What the handler changed on its context (a virtual `sleep`, say), as far as it can travel back as data."""
     changes = {}
+    sent = state.get
     for key, value in vars(context).items():
-        if key in ("_clock", "_deadline") or isinstance(value, _Remote):
-            continue
-        if key in state and state[key] is value:
+        if sent(key, _UNSET) is value or key == "_clock" or key == "_deadline" or type(value) is _Remote:
             continue
         if _encodable(value):  # what cannot travel as data stays in the worker
             changes[key] = value
@@ -517,8 +526,6 @@ def _run_one(
     timeout_s: float | None,
 ) -> tuple[bytes, bool]:
     """Run the handler once in this worker; the result message, encoded, and whether it ran out of memory."""
-    from ._invoke import _call_handler
-
     context = _rebuild_context(ctx_cls, ctx_state, remaining_s, call_id)
     capture = _WorkerCapture()
     token = _current.set(capture)
@@ -904,6 +911,8 @@ class _Worker:
             self.pid = self.process.pid
             self.conn = mine
         STATS["workers_started"] += 1
+        self.pool = _pool
+        self.pool.counted(1)
         self.pidfd = _pidfd(self.pid)  # readable once the worker has ended, whoever holds its socket
         import select
 
@@ -915,6 +924,8 @@ class _Worker:
         self.handlers: OrderedDict[bytes, None] = OrderedDict()
         self.synced: dict[str, Any] = {}
         self.backlog: list[bytes] = []
+        self.channel: _Channel | None = None  # an event loop watching its socket, during an exchange
+        self.stray = False  # it said more than it was asked: never handed another call
         self.dead = False
         self.status: int | None = None
         self.stopped = False  # killed by a Stopper from another thread; the thread using it cleans up
@@ -926,20 +937,16 @@ class _Worker:
             if self.dead:
                 return False
             self.dead = True
-            return True
+        self.pool.counted(-1)
+        return True
 
     def has_ended(self) -> bool:
         """Whether its process has ended (or its socket says something while idle): never hand it a call."""
-        if self.dead:
+        if self.dead or self.stray or (self.channel is not None and self.channel.said_more()):
             return True
-        if self.pidfd is not None:
-            import select
-
-            if select.select([self.pidfd], [], [], 0)[0]:
-                return True
-        try:
-            return bool(self.conn.poll(0))  # an idle worker says nothing: end of file, or a stray message
-        except OSError:
+        try:  # its process has ended, or its socket says something (an idle worker says nothing): one poll
+            return bool(self.poller.poll(0))
+        except (OSError, RuntimeError):
             return True
 
     def _signal(self) -> None:
@@ -982,6 +989,8 @@ class _Worker:
         return _exit_text(self.status if self.status is not None else -1)
 
     def _reap(self) -> None:
+        if self.channel is not None:  # the loop stops watching before the descriptors close
+            self.channel.close()
         try:
             self.conn.close()
         except OSError:
@@ -1006,6 +1015,8 @@ class _Worker:
         """Let it go quietly (it exits when its socket closes)."""
         if not self._mark_dead():
             return
+        if self.channel is not None:
+            self.channel.close()
         try:
             self.send(("exit",))
             self.conn.poll(1.0)  # it leaves at once; a worker that does not is killed
@@ -1020,44 +1031,110 @@ class _Pool:
 
     def __init__(self) -> None:
         self.idle: list[_Worker] = []
+        self.live = 0  # workers alive, idle or busy
+        self.peak = 0  # the most busy at once lately, and since when
+        self.peak_at = 0.0
         self.lock = threading.Lock()
 
-    def take(self, memory_mb: int | None) -> _Worker:
-        """An idle worker with that memory limit (or none yet), or a new one; never one that has ended."""
+    def take(
+        self, memory_mb: int | None, start: bool = True, loop: asyncio.AbstractEventLoop | None = None
+    ) -> _Worker | None:
+        """An idle worker with that memory limit (or none yet), or a new one (None with `start=False`); never one
+        that has ended. `loop`: the running loop of the caller (an idle worker another loop watches is that loop's)."""
         ended: list[_Worker] = []
         chosen: _Worker | None = None
         with self.lock:
-            for index in range(len(self.idle) - 1, -1, -1):
-                worker = self.idle[index]
-                if worker.has_ended():
-                    ended.append(self.idle.pop(index))
-                elif worker.memory_mb is _UNSET or worker.memory_mb == memory_mb:
-                    chosen = self.idle.pop(index)
+            while chosen is None:
+                best = self._best(memory_mb, loop)
+                if best is None:
                     break
+                worker = self.idle.pop(best)
+                if worker.has_ended():
+                    ended.append(worker)
+                else:
+                    chosen = worker
         for worker in ended:  # (a zygote that was killed took its idle workers with it)
             worker.ended()
-        return chosen if chosen is not None else _Worker()
+        if chosen is None and start:
+            chosen = _Worker()
+        return chosen
+
+    def _best(self, memory_mb: int | None, loop: asyncio.AbstractEventLoop | None) -> int | None:
+        """The index of the idle worker to take: the newest with that memory limit (or none yet), and on a loop
+        the newest that loop watches already. Under the lock."""
+        best = None
+        for index in range(len(self.idle) - 1, -1, -1):
+            worker = self.idle[index]
+            channel = worker.channel
+            if channel is not None and channel.loop is not loop:
+                if not channel.loop.is_closed():
+                    continue  # another loop's
+                channel.forget()  # its loop is closed: nothing watches it any more
+                channel = None
+            if worker.memory_mb is not _UNSET and worker.memory_mb != memory_mb:
+                continue
+            if channel is not None or loop is None:
+                return index
+            if best is None:
+                best = index
+        return best
 
     def give_back(self, worker: _Worker) -> None:
-        """Keep a worker for the next call (or retire it when enough are idle, or reap it when stopped)."""
+        """Keep a worker for the next call (or retire it when enough are idle, or reap it when stopped).
+
+        A worker an event loop watches stays watched while idle (on the loop's thread, the next call there
+        takes it as it is; another thread leaves it to that loop).
+        """
         if worker.stopped:  # a Stopper killed it just as its call ended: reap it, never hand it out again
             worker.kill()
         if worker.dead:
             return
         with self.lock:
-            if len(self.idle) < MAX_IDLE_WORKERS:
-                self.idle.append(worker)
+            # idle: MAX_IDLE_WORKERS more than were busy at once lately (the most in the last IDLE_WINDOW_S): a
+            # steady load of many calls at once, or several servers taking turns, keeps its workers, where a new
+            # one for each call would be a fork each; after it they go, one a call
+            busy, now = self.live - len(self.idle), time.monotonic()  # (the one given back still counts as busy)
+            if busy >= self.peak or now - self.peak_at > IDLE_WINDOW_S:
+                self.peak, self.peak_at = busy, now
+            self.idle.append(worker)
+            if len(self.idle) <= MAX_IDLE_WORKERS + self.peak:
                 return
             oldest = self.idle.pop(0)  # the newest is the likeliest to be asked for again
-            self.idle.append(worker)
-        oldest.retire()
+        _let_go(oldest)
+
+    def counted(self, change: int) -> None:
+        """A worker started (1) or ended (-1)."""
+        with self.lock:
+            self.live = max(0, self.live + change)
 
     def shutdown(self) -> None:
         """Retire every idle worker."""
         with self.lock:
             workers, self.idle = self.idle, []
         for worker in workers:
-            worker.retire()
+            _let_go(worker)
+
+    def release(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On `loop`'s thread, as it stops: the idle workers it watches are watched no more (any thread may take
+        them)."""
+        with self.lock:
+            watched = [w.channel for w in self.idle if w.channel is not None and w.channel.loop is loop]
+        for channel in watched:
+            channel.close()
+
+
+def _let_go(worker: _Worker) -> None:
+    """Retire an idle worker; one an event loop watches is retired on that loop's thread."""
+    channel = worker.channel
+    if channel is not None and not channel.on_its_loop():
+        if not channel.loop.is_closed() and channel.loop.is_running():
+            try:
+                channel.loop.call_soon_threadsafe(worker.retire)
+                return
+            except RuntimeError:  # closed just now
+                pass
+        channel.forget()  # nothing runs that loop: nobody else touches its watch
+    worker.retire()
 
 
 _pool = _Pool()
@@ -1246,30 +1323,38 @@ def _dumps_message(message: Message) -> bytes:
 def _log_levels() -> dict[str, int]:
     import logging
 
-    levels = {"": logging.getLogger().level}
-    for name, logger in list(logging.Logger.manager.loggerDict.items()):
-        if isinstance(logger, logging.Logger) and logger.level:
-            levels[name] = logger.level
+    levels = {
+        name: logger.level
+        for name, logger in list(logging.Logger.manager.loggerDict.items())
+        if isinstance(logger, logging.Logger) and logger.level
+    }
+    levels[""] = logging.root.level
     return levels
 
 
 def _sync_for(worker: _Worker, memory_mb: int | None) -> dict[str, Any]:
     """What the worker must change to be like the caller now: environment, imports path, directory, logging
     levels, memory limit."""
-    wanted: dict[str, Any] = {
-        "sys_path": list(sys.path),
-        "cwd": _cwd(),
-        "levels": _log_levels(),
-        "memory_mb": memory_mb,
-    }
+    synced = worker.synced
+    sync: dict[str, Any] = {}
+    if synced.get("sys_path", _UNSET) != sys.path:  # (each is compared first, and copied only when it changed)
+        sync["sys_path"] = list(sys.path)
+    cwd = _cwd()
+    if synced.get("cwd", _UNSET) != cwd:
+        sync["cwd"] = cwd
+    levels = _log_levels()
+    if synced.get("levels", _UNSET) != levels:
+        sync["levels"] = levels
+    if synced.get("memory_mb", _UNSET) != memory_mb:
+        sync["memory_mb"] = memory_mb
     worker.memory_mb = memory_mb  # for its life: the limit is a hard one
-    sync = {k: v for k, v in wanted.items() if worker.synced.get(k, _UNSET) != v}
-    worker.synced.update(sync)
-    # the encoded mapping: copied in microseconds, where dict(os.environ) decodes all
+    synced.update(sync)
+    # the encoded mapping: compared in microseconds, where dict(os.environ) decodes all
     encoded = getattr(os.environ, "_data", None)
-    raw: dict[Any, Any] = dict(encoded) if isinstance(encoded, dict) else dict(os.environ)
-    if worker.synced.get("environ_raw", _UNSET) != raw:
-        worker.synced["environ_raw"] = raw
+    if not isinstance(encoded, dict):  # pragma: no cover - another mapping in os.environ
+        encoded = dict(os.environ)
+    if synced.get("environ_raw", _UNSET) != encoded:
+        synced["environ_raw"] = dict(encoded)
         sync["environ"] = dict(os.environ)
     return sync
 
@@ -1417,7 +1502,8 @@ def _unsendable(type_name: str, text: str) -> Unsendable:
     return value
 
 
-def _serve_call_back(worker: _Worker, item: _Item, message: Message) -> None:
+def _call_back_reply(item: _Item, message: Message) -> bytes:
+    """The caller's answer to a worker's call of a service (pickled: the worker trusts its caller)."""
     _, _call_id, slot, method, args, kwargs = message
     try:
         service = item.services[slot]
@@ -1428,14 +1514,25 @@ def _serve_call_back(worker: _Worker, item: _Item, message: Message) -> None:
     except Exception as exc:  # noqa: BLE001 - raised again in the handler, as the service raised it
         reply = (False, exc)
     try:
-        data = pickle.dumps(reply, _PROTOCOL)
+        return pickle.dumps(reply, _PROTOCOL)
     except Exception as exc:  # noqa: BLE001
-        data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), _PROTOCOL)
-    worker.conn.send_bytes(data)
+        return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), _PROTOCOL)
 
 
-def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None) -> None:
-    """Run every item in worker processes; each item's `.result` is set. Never raises (but KeyboardInterrupt)."""
+# The exchange with workers is written once, as generators that say what they need done and decide on what
+# comes back; they never wait themselves. A driver does the waiting: `_drive` blocks the calling thread (the
+# synchronous API), `_Driver` runs them by callbacks on an event loop (the servers). The steps:
+#   (_TAKE, memory_mb)                 -> a worker (from the pool, or a new one)
+#   (_SEND, worker, data, deadline)    -> True: sent; False: the worker is gone; None: not taken by the deadline
+#   (_WAIT, worker, deadline)          -> the worker's next message; None past the deadline; ("ended",)
+_TAKE, _SEND, _WAIT = 0, 1, 2
+Step = tuple[Any, ...]
+_T = TypeVar("_T")
+
+
+def _run_steps(handler: Handler | str, items: list[_Item], memory_mb: int | None) -> Generator[Step, Any, None]:
+    """Run every item in worker processes; each item's `.result` is set. Never raises (but what the driver
+    throws in: KeyboardInterrupt, a cancelled task; the worker in use is then killed)."""
     try:
         blob = _handler_blob(handler)
     except NotMovable as exc:
@@ -1447,7 +1544,7 @@ def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None
     start = 0
     stopper = current_stopper()
     while start < len(items):
-        worker = _pool.take(memory_mb)
+        worker: _Worker = yield (_TAKE, memory_mb)
         if stopper is not None and not stopper._attach(worker):  # stopped: what is left does not start
             _pool.give_back(worker)
             for item in items[start:]:
@@ -1455,13 +1552,15 @@ def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None
             return
         STATS["calls"] += 1
         try:
-            start, outcome, why = _exchange(worker, key, blob, items, start, memory_mb)
+            start, outcome, why = yield from _exchange_steps(worker, key, blob, items, start, memory_mb)
         except BaseException:
             worker.kill()
             raise
         finally:
             if stopper is not None:
                 stopper._detach(worker)
+        if outcome != "lost":
+            _pool.give_back(worker)  # (one that could not import the handler's module is well: it may get it by value)
         if outcome == "reload" and not by_value_tried:
             by_value_tried = True  # the worker could not import the handler's module: send it by value
             try:
@@ -1473,48 +1572,48 @@ def _run_items(handler: Handler | str, items: list[_Item], memory_mb: int | None
         if outcome == "reload":
             for item in items[start:]:
                 item.result = item.result or _error_invocation(item, ERROR_NOT_MOVABLE, why)
-            _pool.give_back(worker)
             return
-        if outcome == "ok":
-            _pool.give_back(worker)
 
 
-def _exchange(
+def _exchange_steps(
     worker: _Worker, key: bytes, blob: bytes, items: list[_Item], start: int, memory_mb: int | None
-) -> tuple[int, str, str]:
+) -> Generator[Step, Any, tuple[int, str, str]]:
     """Send items[start:] to one worker; collect results until done or the worker is lost.
 
     Returns (index of the first item without a result, "ok" | "lost" | "reload", why it must reload).
     """
+    evict: list[bytes] = []
+    send_blob = key not in worker.handlers
+    if send_blob:
+        worker.handlers[key] = None
+        while len(worker.handlers) > MAX_HANDLERS_PER_WORKER:
+            evict.append(worker.handlers.popitem(last=False)[0])
+    else:
+        worker.handlers.move_to_end(key)
+    outgoing: Message = (
+        "batch" if len(items) - start > 1 else "call",
+        key,
+        blob if send_blob else None,
+        _sync_for(worker, memory_mb),
+        evict,
+        [item.message for item in items[start:]],
+    )
     try:
-        evict: list[bytes] = []
-        send_blob = key not in worker.handlers
-        if send_blob:
-            worker.handlers[key] = None
-            while len(worker.handlers) > MAX_HANDLERS_PER_WORKER:
-                evict.append(worker.handlers.popitem(last=False)[0])
-        else:
-            worker.handlers.move_to_end(key)
-        outgoing: Message = (
-            "batch" if len(items) - start > 1 else "call",
-            key,
-            blob if send_blob else None,
-            _sync_for(worker, memory_mb),
-            evict,
-            [item.message for item in items[start:]],
-        )
-        try:
-            data = _dumps_message(outgoing)
-        except NotMovable as exc:
-            worker.handlers.pop(key, None)
-            for item in items[start:]:
-                item.result = _error_invocation(item, ERROR_NOT_MOVABLE, str(exc))
-            return len(items), "ok", ""
-        worker.conn.send_bytes(data)
-    except OSError:
+        data = _dumps_message(outgoing)
+    except NotMovable as exc:
+        worker.handlers.pop(key, None)
+        for item in items[start:]:
+            item.result = _error_invocation(item, ERROR_NOT_MOVABLE, str(exc))
+        return len(items), "ok", ""
+    items[start].started = time.perf_counter()  # a worker that does not even take the call is past its timeout
+    sent = yield (_SEND, worker, data, _deadline(items[start]))
+    if sent is None:
+        _timed_out(worker, items[start])
+        return start + 1, "lost", ""
+    if not sent:
         return _lost(worker, items, start, time.perf_counter()), "lost", ""
     if send_blob:
-        reply = _wait(worker, time.monotonic() + LOAD_TIMEOUT_S)
+        reply = yield (_WAIT, worker, time.monotonic() + LOAD_TIMEOUT_S)
         if reply is None:
             worker.kill()
             for item in items[start:]:
@@ -1548,25 +1647,13 @@ def _exchange(
             for item in items[start:]:
                 item.result = _error_invocation(item, ERROR_NOT_MOVABLE, why)
             return len(items), "ok", ""
+        items[start].started = time.perf_counter()
     index = start
-    items[index].started = time.perf_counter()
     while index < len(items):
         item = items[index]
-        deadline = (
-            None
-            if item.timeout_s is None
-            else time.monotonic() + item.timeout_s + GRACE_S - (time.perf_counter() - item.started)
-        )
-        message = _wait(worker, deadline)
+        message = yield (_WAIT, worker, _deadline(item))
         if message is None:  # past the timeout: a hard stop
-            worker.kill()
-            elapsed = (time.perf_counter() - item.started) * 1000.0
-            item.result = Invocation(
-                timed_out=True,
-                duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
-                logs=item.log_text(),
-                timeout_s=item.timeout_s,
-            )
+            _timed_out(worker, item)
             return index + 1, "lost", ""
         if message[0] == "ended":
             return _lost(worker, items, index, item.started), "lost", ""
@@ -1576,9 +1663,7 @@ def _exchange(
         if kind == "out":
             item.add_log(message[2])
         elif kind == "rpc":
-            try:
-                _serve_call_back(worker, item, message)
-            except OSError:
+            if not (yield (_SEND, worker, _call_back_reply(item, message), None)):
                 return _lost(worker, items, index, item.started), "lost", ""
         elif kind == "result":
             item.result = _finish(item, message)
@@ -1591,13 +1676,61 @@ def _exchange(
     return index, "ok", ""
 
 
+def _deadline(item: _Item) -> float | None:
+    """When the caller stops waiting for `item` (time.monotonic()): its timeout and a grace, from its start."""
+    if item.timeout_s is None:
+        return None
+    return time.monotonic() + item.timeout_s + GRACE_S - (time.perf_counter() - item.started)
+
+
+def _timed_out(worker: _Worker, item: _Item) -> None:
+    """`item` is past its timeout: the hard stop."""
+    worker.kill()
+    elapsed = (time.perf_counter() - item.started) * 1000.0
+    item.result = Invocation(
+        timed_out=True,
+        duration_ms=max(elapsed, (item.timeout_s or 0) * 1000.0),
+        logs=item.log_text(),
+        timeout_s=item.timeout_s,
+    )
+
+
+def _drive(steps: Generator[Step, Any, _T]) -> _T:
+    """Run an exchange on this thread, blocking as it waits; what the driver raised (Ctrl-C) goes in."""
+    answer: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.send(answer) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        error = None
+        try:
+            op = step[0]
+            if op == _WAIT:
+                answer = _wait(step[1], step[2])
+            elif op == _SEND:
+                answer = _send(step[1], step[2])
+            else:
+                answer = _pool.take(step[1])
+        except BaseException as exc:  # noqa: BLE001 - raised in the exchange, which kills its worker first
+            error = exc
+
+
+def _send(worker: _Worker, data: bytes) -> bool:
+    try:
+        worker.conn.send_bytes(data)
+        return True
+    except OSError:
+        return False
+
+
 def _wait(worker: _Worker, deadline: float | None) -> Message | None:
     """The next message from the worker; None past the deadline; ("ended",) when it is gone.
 
     The worker's socket and its process are both watched: a worker that ended is seen at
     once, even when a process its handler started still holds the socket open.
     """
-    message: Message
     try:
         if worker.backlog:
             return _message(worker.backlog.pop())
@@ -1610,15 +1743,20 @@ def _wait(worker: _Worker, deadline: float | None) -> Message | None:
                 continue
             if not worker.conn.poll(0):  # not its socket: its process has ended
                 return ("ended",)
-            message = _message(worker.conn.recv_bytes())
-            if message[0] != "results":
-                return message
-            worker.backlog = list(message[1])[::-1]  # results held back by the worker, oldest last
-            return _message(worker.backlog.pop())
+            return _unpack(worker, worker.conn.recv_bytes())
     except (EOFError, OSError):
         return ("ended",)
     except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
         return ("ended",)
+
+
+def _unpack(worker: _Worker, data: bytes) -> Message:
+    """A message as it came from the worker; results held back and sent together wait in its backlog."""
+    message = _message(data)
+    if message[0] != "results":
+        return message
+    worker.backlog = list(message[1])[::-1]  # results held back by the worker, oldest last
+    return _message(worker.backlog.pop())
 
 
 def _message(data: bytes) -> Message:
@@ -1642,6 +1780,318 @@ def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> in
     return index + 1
 
 
+# --- the exchange on an event loop ----------------------------------------------------------------
+
+_READ_SIZE = 1 << 18
+_FRAME_HEAD = struct.Struct("!i")  # multiprocessing.connection's framing: a signed length, big-endian,
+_FRAME_LONG = struct.Struct("!iQ")  # or -1 and a 64-bit length for a message over 2 GiB
+
+
+class _Channel:
+    """A worker's socket watched by an event loop: no thread waits for the worker.
+
+    The loop reads whatever arrives (the socket is non-blocking meanwhile) and cuts it into
+    whole messages with the framing of `multiprocessing.connection`, which the worker writes;
+    the worker's pidfd tells the loop when its process ends. Writing waits for room in the
+    socket, with a deadline. The watch stays while the worker is idle between the loop's
+    calls (what it would say then, or its end, marks it as not to be used); `close` (when it
+    is reaped, or the loop stops: `release_loop`) hands the socket back as the synchronous
+    path knows it: blocking, and nothing half read.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, worker: _Worker) -> None:
+        self.loop = loop
+        self.worker = worker
+        self.fd = worker.conn.fileno()
+        self.pidfd = worker.pidfd
+        self.buffer = bytearray()
+        self.frames: deque[bytes] = deque()
+        self.ended = False  # end of file, a broken framing, or the process has ended
+        self.listener: Callable[[], None] | None = None  # called when something happens on the channel
+        os.set_blocking(self.fd, False)
+        loop.add_reader(self.fd, self._readable)
+        if self.pidfd is not None:
+            loop.add_reader(self.pidfd, self._exited)
+        self.watched = True
+        worker.channel = self
+
+    def close(self) -> None:
+        """Stop watching (on the loop's thread); the socket is blocking again."""
+        if self.worker.channel is self:
+            self._unwatch()
+            self.forget()
+
+    def forget(self) -> None:
+        """Leave the worker as the blocking path knows it, without a word to the loop (closed, or not running).
+        A worker that said more than it was asked is not used again."""
+        worker = self.worker
+        if worker.channel is not self:
+            return
+        worker.channel = None
+        try:
+            os.set_blocking(self.fd, True)
+        except OSError:
+            pass
+        if self.buffer or self.frames:
+            worker.stray = True
+
+    def on_its_loop(self) -> bool:
+        """Whether this thread runs the loop that watches the channel."""
+        import asyncio
+
+        try:
+            return asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            return False
+
+    def said_more(self) -> bool:
+        """While idle: the worker said something nobody asked for, or ended (seen by the loop)."""
+        return self.ended or bool(self.buffer) or bool(self.frames)
+
+    def _unwatch(self) -> None:
+        if self.watched:
+            self.watched = False
+            self.loop.remove_reader(self.fd)
+            if self.pidfd is not None:
+                self.loop.remove_reader(self.pidfd)
+
+    def _readable(self) -> None:
+        try:
+            chunk = os.read(self.fd, _READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if chunk:
+            self.buffer += chunk
+            self._cut()
+        else:
+            self._end()
+        self._wake()
+
+    def _exited(self) -> None:
+        """Its process has ended: what it wrote before is still read, then the channel ends."""
+        for _ in range(64):  # (bounded: a process its handler started might hold the socket and write on)
+            try:
+                chunk = os.read(self.fd, _READ_SIZE)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.buffer += chunk
+        self._cut()
+        self._end()
+        self._wake()
+
+    def _end(self) -> None:
+        self.ended = True
+        self._unwatch()  # (an ended socket or process is readable for ever)
+
+    def _cut(self) -> None:
+        """Whole messages out of what was read."""
+        buffer, frames = self.buffer, self.frames
+        pos, end = 0, len(buffer)
+        while end - pos >= 4:
+            (size,) = _FRAME_HEAD.unpack_from(buffer, pos)
+            head = 4
+            if size < 0:
+                if size != -1:  # not the framing: the worker is not trusted further
+                    self._end()
+                    break
+                if end - pos < _FRAME_LONG.size:
+                    break
+                size = _FRAME_LONG.unpack_from(buffer, pos)[1]
+                head = _FRAME_LONG.size
+            if end - pos - head < size:
+                break
+            frames.append(bytes(buffer[pos + head : pos + head + size]))
+            pos += head + size
+        if pos:
+            del buffer[:pos]
+
+    def _wake(self) -> None:
+        listener = self.listener
+        if listener is not None:
+            listener()
+
+    def next_message(self) -> Message | None:
+        """The worker's next message if it has come (("ended",) once it has ended), else None. Never waits."""
+        worker = self.worker
+        try:
+            if worker.backlog:
+                return _message(worker.backlog.pop())
+            if self.frames:
+                return _unpack(worker, self.frames.popleft())
+        except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
+            return ("ended",)
+        return ("ended",) if self.ended else None
+
+    def write(self, view: memoryview) -> memoryview | None:
+        """Write what the socket takes now; what is left (empty: all of it), or None when the worker is gone."""
+        try:
+            return view[os.write(self.fd, view) :]
+        except BlockingIOError:
+            return view
+        except OSError:
+            return None
+
+
+class _Driver:
+    """Runs an exchange on an event loop by callbacks: each step goes as far as it can at once, then waits for
+    the worker's socket, its end, room to write or a deadline; then `done(value, error)`, on the loop.
+
+    No task and no future per call: the worker's answer is read, the exchange finished and `done` called in
+    the one callback that read it. `cancel()` kills the worker in use (the exchange sees CancelledError).
+    """
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        steps: Generator[Step, Any, Any],
+        done: Callable[[Any, BaseException | None], None],
+    ) -> None:
+        self.loop = loop
+        self.steps = steps
+        self.done = done
+        self.over = False
+        self.channel: _Channel | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.writing = False
+        self.step: Step = ()
+        self.view = memoryview(b"")
+
+    def start(self) -> None:
+        self._advance(None, None)
+
+    def cancel(self) -> None:
+        """Stop now: the worker in use is killed."""
+        if not self.over:
+            import asyncio
+
+            self._unwait()
+            self._advance(None, asyncio.CancelledError())
+
+    def _advance(self, answer: Any, error: BaseException | None) -> None:
+        while True:
+            try:
+                step = self.steps.send(answer) if error is None else self.steps.throw(error)
+            except StopIteration as stop:
+                self._finish(stop.value, None)
+                return
+            except BaseException as exc:  # noqa: BLE001 - handed to `done`
+                self._finish(None, exc)
+                return
+            answer, error = None, None
+            self.step = step
+            try:
+                op = step[0]
+                if op == _TAKE:
+                    worker = _pool.take(step[1], start=False, loop=self.loop)
+                    if worker is None:  # a new worker process: started on a thread, so the loop goes on
+                        self.loop.run_in_executor(None, _Worker).add_done_callback(self._made)
+                        return
+                    answer = worker
+                    continue
+                worker = step[1]
+                self.channel = worker.channel if worker.channel is not None else _Channel(self.loop, worker)
+                if op == _SEND:
+                    data = step[2]
+                    n = len(data)
+                    head = _FRAME_HEAD.pack(n) if n <= 0x7FFFFFFF else _FRAME_LONG.pack(-1, n)
+                    self.view = memoryview(head + data)
+                    ready, answer = self._try_send()
+                else:
+                    ready, answer = self._try_wait()
+                if not ready:
+                    self._arm()
+                    return
+            except BaseException as exc:  # noqa: BLE001 - raised in the exchange, which kills its worker first
+                error = exc
+
+    def _try_wait(self) -> tuple[bool, Any]:
+        """(True, the next message or None past the deadline), or (False, None) to wait on."""
+        assert self.channel is not None
+        message = self.channel.next_message()
+        if message is not None:
+            return True, message
+        deadline = self.step[2]
+        if deadline is not None and time.monotonic() >= deadline:
+            return True, None
+        return False, None
+
+    def _try_send(self) -> tuple[bool, bool | None]:
+        """(True, sent: True, gone: False, past the deadline: None), or (False, None) to wait for room."""
+        assert self.channel is not None
+        view = self.channel.write(self.view)
+        if view is None:
+            return True, False
+        self.view = view
+        if not view:
+            return True, True
+        if self.channel.ended:
+            return True, False
+        deadline = self.step[3]
+        if deadline is not None and time.monotonic() >= deadline:
+            return True, None
+        return False, None
+
+    def _arm(self) -> None:
+        """Wait for the channel (and room to write), or the deadline."""
+        channel = self.channel
+        assert channel is not None
+        channel.listener = self._resume
+        deadline = self.step[2] if self.step[0] == _WAIT else self.step[3]
+        if deadline is not None:
+            self.timer = self.loop.call_later(max(0.0, deadline - time.monotonic()), self._resume)
+        if self.step[0] == _SEND:
+            self.writing = True
+            self.loop.add_writer(channel.fd, self._resume)
+
+    def _unwait(self) -> None:
+        channel = self.channel
+        if channel is not None:
+            channel.listener = None
+            if self.writing:
+                self.writing = False
+                self.loop.remove_writer(channel.fd)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _resume(self) -> None:
+        if self.over:
+            return
+        self._unwait()
+        try:
+            ready, answer = self._try_send() if self.step[0] == _SEND else self._try_wait()
+        except BaseException as exc:  # noqa: BLE001
+            self._advance(None, exc)
+            return
+        if ready:
+            self._advance(answer, None)
+        else:
+            self._arm()
+
+    def _made(self, future: asyncio.Future[_Worker]) -> None:
+        """A new worker process is there (on the loop)."""
+        if future.cancelled():
+            return
+        error = future.exception()
+        if self.over:  # cancelled meanwhile: the new worker waits in the pool
+            if error is None:
+                _pool.give_back(future.result())
+            return
+        if error is not None:
+            self._advance(None, error)
+        else:
+            self._advance(future.result(), None)
+
+    def _finish(self, value: Any, error: BaseException | None) -> None:
+        self.over = True
+        self._unwait()
+        self.done(value, error)
+
+
 # --- the entry points ----------------------------------------------------------------------------
 
 
@@ -1650,7 +2100,7 @@ def call(
 ) -> Invocation:
     """Run `handler(event, context)` in a worker process; an `Invocation`, whatever happens."""
     item = _Item(_next_call_id(), event, context, timeout_s)
-    _run_items(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
+    _drive(_run_steps(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb))
     assert item.result is not None
     return item.result
 
@@ -1668,5 +2118,117 @@ def call_many(
     event times out, and the rest go on in a fresh worker.
     """
     items = [_Item(_next_call_id(), e, c, timeout_s) for e, c in zip(events, contexts, strict=True)]
-    _run_items(handler, items, memory_limit_mb() if memory_mb is None else memory_mb)
+    _drive(_run_steps(handler, items, memory_limit_mb() if memory_mb is None else memory_mb))
     return [item.result for item in items]  # type: ignore[misc]
+
+
+def release_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """On the thread of `loop`, before it closes: the idle workers it watches go back to every caller."""
+    _pool.release(loop)
+
+
+def call_soon(
+    handler: Handler | str,
+    event: Any,
+    context: Context,
+    timeout_s: float | None,
+    done: Callable[[Invocation | None, BaseException | None], None],
+    memory_mb: int | None = None,
+) -> _Driver:
+    """`call` for the running event loop's thread: it starts the call and returns; `done(invocation, None)` (or
+    `done(None, error)` for a bug of fnkit's) comes on the loop when it is over. The loop watches the worker's
+    socket and process: no thread waits. The same exchange as `call`, with the same guarantees (the hard stop
+    past the timeout, the memory limit, results as data); `.cancel()` on what it returns kills the worker."""
+    import asyncio
+
+    item = _Item(_next_call_id(), event, context, timeout_s)
+    steps = _run_steps(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
+
+    def finished(value: Any, error: BaseException | None) -> None:
+        done(item.result if error is None else None, error)
+
+    driver = _Driver(asyncio.get_running_loop(), steps, finished)
+    driver.start()
+    return driver
+
+
+async def call_async(
+    handler: Handler | str, event: Any, context: Context, timeout_s: float | None, memory_mb: int | None = None
+) -> Invocation:
+    """`call_soon`, awaited: cancelling the task kills the worker it was using."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Invocation] = loop.create_future()
+
+    def done(invocation: Invocation | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            assert invocation is not None
+            future.set_result(invocation)
+
+    if sys.platform == "win32":  # pragma: no cover - a pipe, not a socket, that a loop can watch: on a thread
+        return await loop.run_in_executor(None, call, handler, event, context, timeout_s, memory_mb)
+    driver = call_soon(handler, event, context, timeout_s, done, memory_mb)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        driver.cancel()
+        raise
+
+
+def invoke_soon(
+    handler: Handler | str,
+    event: Any,
+    done: Callable[[Invocation], None],
+    *,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+    memory_limit_mb: int | None = None,
+) -> _Driver | None:
+    """`fnkit.invoke(handler, event, isolation="process", ...)` started on the running loop (the servers use it):
+    `done(invocation)` on the loop when it is over; never an error (a bug of fnkit's is the invocation's
+    error). `.cancel()` on what it returns kills the worker. ValueError at once for a wrong `memory_limit_mb`."""
+    memory_mb = check_memory_limit(memory_limit_mb)
+    context = _prepare(context, timeout_s)
+
+    def finished(invocation: Invocation | None, error: BaseException | None) -> None:
+        if invocation is None:
+            import asyncio
+
+            if isinstance(error, asyncio.CancelledError):
+                return  # cancelled: nobody waits
+            invocation = _internal_error(error or RuntimeError("no result"), timeout_s)
+        done(invocation)
+
+    try:
+        return call_soon(handler, event, context, timeout_s, finished, memory_mb)
+    except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
+        import asyncio
+
+        asyncio.get_running_loop().call_soon(done, _internal_error(exc, timeout_s))
+        return None
+
+
+async def invoke_async(
+    handler: Handler | str,
+    event: Any,
+    *,
+    timeout_s: float | None = None,
+    context: Context | None = None,
+    memory_limit_mb: int | None = None,
+) -> Invocation:
+    """`fnkit.invoke(handler, event, isolation="process", ...)` awaited on an event loop (the servers use it).
+
+    The handler runs in a worker process, as with `invoke`; the loop goes on serving while it
+    runs. Never raises (but ValueError for a wrong `memory_limit_mb`, as `invoke`).
+    """
+    memory_mb = check_memory_limit(memory_limit_mb)
+    context = _prepare(context, timeout_s)
+    try:
+        return await call_async(handler, event, context, timeout_s, memory_mb)
+    except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
+        return _internal_error(exc, timeout_s)

@@ -4,8 +4,11 @@ An asyncio server on a background thread speaks HTTP/1.1 through h11 (a parser a
 machine, no framework), so that the status line carries the function's own reason phrase
 (A9): an ASGI server has no way to write one. Each request is refused before invoking when
 the load balancer would (A1, A14), else turned into an event by `_http.request_to_event`,
-handed to the handler on a worker thread (with its timeout), and the response turned into
-HTTP by `answered_by_function`: the same code the simulator's `outcome` ends in.
+handed to the handler (with its timeout), and the response turned into HTTP by
+`answered_by_function`: the same code the simulator's `outcome` ends in. Under the default
+isolation the handler runs in a worker process that the server's event loop itself watches
+(`fnkit._isolate.invoke_async`: no thread waits on it); "thread" and "none" run it on a thread
+of the server's, so that a slow handler never holds the loop.
 """
 
 from __future__ import annotations
@@ -297,13 +300,20 @@ class _Connection:
         )
         request.body = []
         self.busy = True
-        srv._workers.submit(lambda: srv._invoke(event), self._invoked)
+        if srv.isolation == "process":  # a worker process, watched by this loop: no thread waits for it
+            self.front.invoke_soon(event, self._invoked_soon)
+        else:  # in this process: on a thread of its own, so that a slow handler never holds the loop
+            srv._workers.submit(lambda: srv._invoke(event), self._invoked)
 
     # -- answering ---------------------------------------------------------------------------
 
     def _invoked(self, invocation: Invocation | None, error: BaseException | None) -> None:
         """On the worker thread: hand the invocation back to the event loop."""
         self.front.call_soon_threadsafe(self._answer, invocation, error)
+
+    def _invoked_soon(self, invocation: Invocation) -> None:
+        """On the loop: the worker process answered."""
+        self._answer(invocation, None)
 
     def _answer(self, invocation: Invocation | None, error: BaseException | None) -> None:
         request = self.request
@@ -436,6 +446,7 @@ class _Front:
         self.sock = sock
         self.loop = asyncio.new_event_loop()
         self.connections: set[_Connection] = set()
+        self.calls: set[Any] = set()  # invocations in worker processes, watched by this loop
         self.closing = False
         self._listener: asyncio.Server | None = None
         self._ready = threading.Event()
@@ -471,8 +482,29 @@ class _Front:
         finally:
             for connection in list(self.connections):
                 connection.abort()
+            for call in list(self.calls):
+                call.cancel()  # a handler still running past the grace: its worker process is killed
             self.loop.run_until_complete(asyncio.sleep(0))  # the aborted transports close their sockets
+            if "fnkit._isolate" in sys.modules:  # idle workers this loop watched go back to the other callers
+                sys.modules["fnkit._isolate"].release_loop(self.loop)
             self.loop.close()
+
+    def invoke_soon(self, event: dict[str, Any], done: Callable[[Invocation], None]) -> None:
+        """On the loop: start invoking the handler in a worker process; `done(invocation)` on the loop."""
+        from .._isolate import invoke_soon
+
+        srv = self.server
+        call = None
+
+        def finished(invocation: Invocation) -> None:
+            self.calls.discard(call)
+            done(invocation)
+
+        call = invoke_soon(
+            srv._call_target, event, finished, timeout_s=srv.timeout_s, context=Context(timeout_s=srv.timeout_s)
+        )
+        if call is not None and not call.over:
+            self.calls.add(call)
 
     def call_soon_threadsafe(self, fn: Callable[..., Any], *args: Any) -> None:
         """`fn(*args)` on the loop, from any thread; nothing once the server has stopped."""

@@ -1,12 +1,17 @@
 """Benchmark: requests per second through fnkit.alb.serve vs a bare uvicorn ASGI app (run by hand).
 
+    .venv/bin/python tests/benchmarks/bench_serve_alb.py [--quick] [--clients-process]
+
 Both servers run in this process on loopback, each on its own thread, and are driven the
-same way: 8 concurrent clients on keep-alive connections, the same request. The rounds
-alternate (bare, fnkit, bare, fnkit, ...) and each figure is the median of its rounds, so a
-burst of load from other work on the machine falls on both sides alike; the load average
-is printed with the figures. fnkit runs the handler in a worker process (the default,
-isolation="process"); a last row serves it in-process (isolation="none") to show what the
-front end itself costs. Target (issue "Real front ends"): fnkit.alb.serve / bare uvicorn >= 0.5.
+same way: 8 concurrent clients on keep-alive connections, the same request. The clients run
+on threads of this process (`--clients-process`: in a process of their own, as real clients
+do, where they do not compete with the servers for the interpreter lock). The rounds alternate (bare, fnkit, bare,
+fnkit, ...) and each figure is the median of its rounds, so a burst of load from other
+work on the machine falls on both sides alike; the load average is printed with the
+figures. fnkit runs the handler in a worker process (the default, isolation="process"),
+given as a function and, as `fnkit serve-alb` gives it, by its import path; a last row
+serves it in-process (isolation="none") to show what the front end itself costs. Target
+(issue "Real front ends"): fnkit.alb.serve / bare uvicorn >= 0.5.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import http.client
 import os
 import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -22,7 +28,7 @@ from urllib.parse import urlsplit
 
 import uvicorn
 
-from fnkit import alb
+from fnkit import alb, isolation
 
 CLIENTS = 8
 REQUESTS = 400 if "--quick" in sys.argv else 1000
@@ -109,6 +115,38 @@ def load(url: str) -> tuple[float, float]:
     return per_client * CLIENTS / took, cpu / (per_client * CLIENTS) * 1e6
 
 
+class Clients:
+    """The clients in a process of their own: `load(url)` as above, with this process's CPU time (the servers')."""
+
+    def __init__(self) -> None:
+        args = [sys.executable, __file__, "--client", *(["--quick"] if "--quick" in sys.argv else [])]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        self.process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+    def load(self, url: str) -> tuple[float, float]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        cpu0 = time.process_time()
+        self.process.stdin.write(url + "\n")
+        self.process.stdin.flush()
+        reply = self.process.stdout.readline()
+        if not reply:
+            raise SystemExit("the client process ended")
+        rps = float(reply.split()[0])
+        return rps, (time.process_time() - cpu0) / (REQUESTS // CLIENTS * CLIENTS) * 1e6
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(10)
+
+
+def client_main() -> None:
+    """`--client`: load each URL read from stdin; print requests per second and CPU µs per request."""
+    for line in sys.stdin:
+        rps, cpu = load(line.strip())
+        print(f"{rps} {cpu}", flush=True)
+
+
 def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -117,18 +155,25 @@ def main() -> None:
     loads = [load_average()]
     bare = BareServer()
     fnkit_server = alb.serve(handler)
+    path_server = alb.serve(f"{__file__}:handler")  # as `fnkit serve-alb bench_serve_alb.py:handler` serves it
     inline_server = alb.serve(handler, isolation="none")
-    servers = {"bare": bare.url, "fnkit": fnkit_server.url, "inline": inline_server.url}
+    servers = {"bare": bare.url, "fnkit": fnkit_server.url, "path": path_server.url, "inline": inline_server.url}
     rounds: dict[str, list[tuple[float, float]]] = {name: [] for name in servers}
+    in_process = "--clients-process" not in sys.argv
+    clients = None if in_process else Clients()
+    drive = load if clients is None else clients.load
     try:
         for url in servers.values():
-            load(url)  # warm-up: connections, the worker process, the first import of everything
+            drive(url)  # warm-up: connections, the worker process, the first import of everything
         for _ in range(ROUNDS):
             for name, url in servers.items():
-                rounds[name].append(load(url))
+                rounds[name].append(drive(url))
     finally:
+        if clients is not None:
+            clients.close()
         bare.stop()
         fnkit_server.stop()
+        path_server.stop()
         inline_server.stop()
     loads.append(load_average())
     rps = {name: statistics.median(r for r, _ in rows) for name, rows in rounds.items()}
@@ -136,14 +181,27 @@ def main() -> None:
     # each round's fnkit figure over the bare figure measured just before it: load that comes and goes cancels out
     paired = statistics.median(f[0] / b[0] for f, b in zip(rounds["fnkit"], rounds["bare"], strict=True))
     ratio = rps["fnkit"] / rps["bare"]
-    print(f"== HTTP: {REQUESTS} requests, {CLIENTS} keep-alive clients at once, loopback; median of {ROUNDS} round(s)")
+    path_ratio = rps["path"] / rps["bare"]
+    where = "on threads of this process" if in_process else "in a process of their own"
+    print(
+        f"== HTTP: {REQUESTS} requests, {CLIENTS} keep-alive clients at once ({where}), loopback; "
+        f"median of {ROUNDS} round(s)"
+    )
     print(f"   load average before: {loads[0]}; after: {loads[1]}")
     print(f"   bare uvicorn ASGI app              : {rps['bare']:,.0f} req/s, {cpu['bare']:,.0f} µs CPU/request")
     print(f"   fnkit.alb.serve (worker process)   : {rps['fnkit']:,.0f} req/s, {cpu['fnkit']:,.0f} µs CPU/request")
+    print(f"     the handler by its import path   : {rps['path']:,.0f} req/s, {cpu['path']:,.0f} µs CPU/request")
     print(f"   fnkit.alb.serve (isolation='none') : {rps['inline']:,.0f} req/s, {cpu['inline']:,.0f} µs CPU/request")
     print(f"   ratio {ratio:.2f}, paired by round {paired:.2f} (target >= 0.5): {'PASS' if ratio >= 0.5 else 'MISS'}")
-    print("   (CPU: this process, clients included; the worker process's own time is not counted)")
+    print(f"   ratio with the handler by its import path (the command line's way) {path_ratio:.2f}")
+    started = isolation.stats()["workers_started"]
+    print(f"   worker processes started: {started} (for {CLIENTS} requests at once to each of 2 servers)")
+    counted = "clients included" if in_process else "the servers"
+    print(f"   (CPU: this process, {counted}; the worker processes' own time is not counted)")
 
 
 if __name__ == "__main__":
-    main()
+    if "--client" in sys.argv:
+        client_main()
+    else:
+        main()
