@@ -26,7 +26,6 @@ settings.load_profile("suite")
 LONGEST_FIRST = {
     "tests/browser": 80,
     "tests/core/test_schema.py": 26,
-    "notebooks/02_mail_flow.ipynb": 23,
     "tests/test_fuzz.py": 22,
     "tests/core/test_isolation.py": 19,
     "tests/test_replay_engines.py": 19,
