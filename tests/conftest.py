@@ -56,7 +56,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
-    config.option.loadscopereorder = False  # keep the order below, not "most tests first"
+    config.option.loadscopereorder = False  # the workers' order (longest first, below), not "most tests first"
     return LoadUnitScheduling(config, log)
 
 
