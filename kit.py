@@ -444,9 +444,63 @@ def cmd_reset(args: list[str]) -> None:
     )
 
 
-def smoke_test_wheel() -> None:
-    """Build the wheel, install it into a fresh venv outside the checkout, try it there."""
-    run([PYTHON, ROOT / "tools" / "wheel_smoke.py"], cwd=ROOT, env=venv_env())
+def start_wheel_smoke_test(log: Any) -> subprocess.Popen[bytes]:
+    """Start building the wheel, installing it into a fresh venv outside the checkout and trying it there;
+    its output goes to `log` (an open file)."""
+    return subprocess.Popen(
+        [str(PYTHON), str(ROOT / "tools" / "wheel_smoke.py")], cwd=ROOT, env=venv_env(), stdout=log, stderr=log
+    )
+
+
+def wait_through_ctrl_c(child: subprocess.Popen[bytes]) -> int:
+    """Wait for `child`; Ctrl-C reaches it too (the same process group), so keep waiting for it to finish."""
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            continue
+
+
+def run_suite_beside_wheel_smoke(argv: Sequence[str | Path]) -> int:
+    """The test suite (`argv`) in the foreground, the wheel smoke test beside it; pytest's exit code, else 1 when
+    the wheel smoke test failed (its output is then shown). Each takes cores the other leaves idle."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as log:
+        say("wheel smoke test started (tools/wheel_smoke.py); its result comes after the tests'")
+        smoke = start_wheel_smoke_test(log)
+        words = [str(a) for a in argv]
+        say("running: " + " ".join([os.path.relpath(words[0], ROOT), *words[1:]]))
+        suite = subprocess.Popen(words, cwd=ROOT, env=venv_env())
+
+        # kit.py stopped (`kill`, a CI's time limit): the suite and the smoke test stop with it
+        def stop_children(signum: int, frame: Any) -> None:
+            for child in (suite, smoke):
+                if child.poll() is None:
+                    child.send_signal(signum)
+            sys.exit(128 + signum)
+
+        stops = [] if os.name == "nt" else [signal.SIGTERM, signal.SIGHUP]
+        before = {stop: signal.signal(stop, stop_children) for stop in stops}
+        try:
+            code = wait_through_ctrl_c(suite)
+            if code in (2, 3, 4):  # interrupted (Ctrl-C), an internal error, a usage error: the smoke test is moot
+                return code
+            smoked = wait_through_ctrl_c(smoke)
+        finally:
+            for stop, handler in before.items():
+                signal.signal(stop, handler)
+            if smoke.poll() is None:
+                smoke.kill()
+                smoke.wait()
+        log.seek(0)
+        output = log.read().decode("utf-8", "replace").rstrip()
+    if smoked != 0:
+        print(output, flush=True)
+        say(f"wheel smoke test failed (exit code {smoked})")
+        return code or 1
+    say(output.splitlines()[-1].removeprefix("== ") if output else "wheel smoke test passed")
+    return code
 
 
 # --- the gates ----------------------------------------------------------------------
@@ -507,14 +561,22 @@ def run_gates(fix: bool = False) -> int:
         for gate in GATES:
             if gate.fix:
                 subprocess.call([str(BIN / gate.fix[0]), *gate.fix[1:]], cwd=ROOT, env=venv_env())
-    counts = []
-    for gate in GATES:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def timed(gate: Gate) -> tuple[int, str, float]:
         started = time.monotonic()
         findings, output = run_gate(gate)
+        return findings, output, time.monotonic() - started
+
+    # all at once (each is one process; together they take about as long as mypy alone), said in order
+    with ThreadPoolExecutor(len(GATES)) as pool:
+        results = list(pool.map(timed, GATES))
+    counts = []
+    for gate, (findings, output, seconds) in zip(GATES, results, strict=True):
         if findings:
             print(output.rstrip(), flush=True)
         counts.append(findings)
-        say(f"{gate.name}: {findings} finding(s) ({time.monotonic() - started:.1f} s)")
+        say(f"{gate.name}: {findings} finding(s) ({seconds:.1f} s)")
     total = sum(counts)
     say(
         "gates: "
@@ -536,14 +598,27 @@ def cmd_lint(args: list[str]) -> None:
         sys.exit(1)
 
 
-def suite_argv(args: list[str]) -> list[str | Path]:
-    """pytest over tests/ and the notebooks (nbval), in one run; `args` last."""
+# pytest's own arguments after which the tests run in one process: the user chose the workers, or debugs
+ONE_PROCESS_ARGS = ("-n", "--numprocesses", "--dist", "--pdb", "--trace", "no:xdist")
+
+
+def parallel_argv(args: list[str]) -> list[str]:
+    """pytest-xdist's arguments: one worker per core, a file (a notebook, a module) at a time; none when `args`
+    choose otherwise (`-n 0`, `-n 4`, `--pdb`, `-p no:xdist`). tests/conftest.py orders the files, longest first."""
+    if any(arg.startswith(ONE_PROCESS_ARGS) for arg in args):
+        return []
+    return ["-n", "auto", "--dist", "loadfile"]
+
+
+def suite_argv(args: list[str], parallel: bool = True) -> list[str | Path]:
+    """pytest over tests/ and the notebooks (nbval), in one run, over the cores when `parallel`; `args` last."""
     argv: list[str | Path] = [PYTHON, "-m", "pytest", "tests"]
     if has_notebooks():
         argv += ["notebooks", "--nbval", "--nbval-current-env"]
         if (ROOT / "notebooks" / "sanitize.cfg").exists():
             argv += ["--nbval-sanitize-with", "notebooks/sanitize.cfg"]
-    return [*argv, "-p", "no:cacheprovider", *args]
+    workers = parallel_argv(args) if parallel else []
+    return [*argv, "-p", "no:cacheprovider", *workers, *args]
 
 
 def drop_stale_coverage() -> None:
@@ -559,9 +634,8 @@ def cmd_test(args: list[str]) -> None:
         print("kit.py test: the gates found something to fix (above); no test ran", file=sys.stderr)
         sys.exit(1)
     ensure_chromium()
-    smoke_test_wheel()
     # no coverage: its tracer doubles the time of the CPU-bound tests; `kit.py cover` measures it
-    replace_with(suite_argv(args))
+    sys.exit(run_suite_beside_wheel_smoke(suite_argv(args)))
 
 
 def cmd_cover(args: list[str]) -> None:
@@ -569,7 +643,7 @@ def cmd_cover(args: list[str]) -> None:
     ensure_installed([*LAB_EXTRAS, *DEV_EXTRAS])
     ensure_chromium()
     drop_stale_coverage()
-    replace_with(suite_argv(["--cov=fnkit", "--cov-report=term", *args]))
+    replace_with(suite_argv(["--cov=fnkit", "--cov-report=term", *args], parallel=False))
 
 
 def cmd_bench(args: list[str]) -> None:

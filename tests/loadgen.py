@@ -49,6 +49,12 @@ def handler(event: dict[str, Any], context: Any) -> Any:
     return {"statusCode": 200, "headers": {"content-type": "text/plain"}, "body": "ok " + path}
 
 
+def chatty(event: dict[str, Any], context: Any) -> Any:
+    """A handler that prints, beside a server that prints its log (tests/test_load.py)."""
+    print("handling", event["path"])
+    return {"statusCode": 200, "body": "ok"}
+
+
 KINDS = {  # kind: (weight, expected status)
     "ok": (60, 200),
     "raise": (6, 502),

@@ -246,3 +246,75 @@ def test_the_news_setting_joins_what_jupyterlabs_defaults_already_hold(tmp_path)
     held = json.loads(path.read_text())
     assert held["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
     assert held["@jupyterlab/apputils-extension:notification"] == {"fetchNews": "false", "checkForUpdates": False}
+
+
+# --- `kit.py test`: the suite over the cores, the wheel smoke test beside it -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "parallel"),
+    [
+        ([], True),
+        (["-k", "queue", "-x"], True),
+        (["-n", "0"], False),  # the user's own count of workers, none here
+        (["-n4"], False),
+        (["--numprocesses=3"], False),
+        (["--pdb"], False),  # a debugger needs the test in this terminal's process
+        (["-p", "no:xdist"], False),
+    ],
+)
+def test_the_suite_runs_over_the_cores_unless_the_arguments_say_otherwise(args, parallel):
+    workers = ["-n", "auto", "--dist", "loadfile"]
+    argv = [str(word) for word in kit.suite_argv(args)]
+    assert argv[argv.index("-m") : argv.index("-m") + 3] == ["-m", "pytest", "tests"]
+    ours, theirs = argv[: len(argv) - len(args)], argv[len(argv) - len(args) :]
+    assert theirs == args  # the user's arguments come last, unchanged
+    assert (ours[-4:] == workers) is parallel
+    assert "auto" not in [str(word) for word in kit.suite_argv(args, parallel=False)]  # `kit.py cover`
+
+
+@pytest.mark.parametrize(
+    ("suite_exit", "smoke_exit", "exit_code"),
+    [
+        (0, 0, 0),
+        (1, 0, 1),  # a failed test: pytest's code
+        (0, 3, 1),  # every test passed, the wheel did not: the run fails, with the smoke test's output
+        (5, 0, 5),  # no test selected (-k nothing): still pytest's code
+    ],
+)
+def test_the_wheel_smoke_test_runs_beside_the_suite_and_fails_the_run_when_it_fails(
+    monkeypatch, tmp_path, capsys, suite_exit, smoke_exit, exit_code
+):
+    started = tmp_path / "smoke-started"
+    last = "step 2 failed" if smoke_exit else "== wheel: fnkit works"
+    smoke = f"import pathlib, sys; pathlib.Path({str(started)!r}).touch(); print('step 1 ok'); print({last!r})"
+    smoke += f"; sys.exit({smoke_exit})"
+    monkeypatch.setattr(
+        kit, "start_wheel_smoke_test", lambda log: subprocess.Popen([sys.executable, "-c", smoke], stdout=log)
+    )
+    # the suite waits for the smoke test to have started: they run side by side, not one after the other
+    suite = (
+        f"import pathlib, sys, time; deadline = time.monotonic() + 60\n"
+        f"while not pathlib.Path({str(started)!r}).exists() and time.monotonic() < deadline: time.sleep(0.05)\n"
+        f"sys.exit({suite_exit} if pathlib.Path({str(started)!r}).exists() else 9)"
+    )
+    assert kit.run_suite_beside_wheel_smoke([sys.executable, "-c", suite]) == exit_code
+    out = capsys.readouterr().out
+    if smoke_exit:  # its whole output, then the verdict
+        assert (
+            "step 1 ok\nstep 2 failed\n" in out and out.splitlines()[-1] == "== wheel smoke test failed (exit code 3)"
+        )
+    else:  # its last line closes the run, the rest is not shown
+        assert out.splitlines()[-1] == "== wheel: fnkit works" and "step 1 ok" not in out
+
+
+def test_an_interrupted_suite_stops_the_wheel_smoke_test(monkeypatch, tmp_path):
+    smoke: list[subprocess.Popen[bytes]] = []
+
+    def start(log):
+        smoke.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], stdout=log))
+        return smoke[0]
+
+    monkeypatch.setattr(kit, "start_wheel_smoke_test", start)
+    assert kit.run_suite_beside_wheel_smoke([sys.executable, "-c", "import sys; sys.exit(2)"]) == 2
+    assert smoke[0].poll() is not None  # not left running for two minutes

@@ -107,11 +107,6 @@ def test_smtp_cases_lose_no_accepted_message(tmp_path):
         assert server.running and loadgen.smtp_case(server.host, server.port, "plain", 999)["accepted"]
 
 
-def chatty(event, context):
-    print("handling", event["path"])
-    return {"statusCode": 200, "body": "ok"}
-
-
 @pytest.mark.parametrize("isolation", ["thread", "process"])
 def test_printing_handlers_and_a_printing_log_under_concurrency(isolation, capsys):
     # bug 1 of issue 10: the server crashed while invoke swapped sys.stdout under uvicorn's own prints
@@ -125,10 +120,15 @@ def test_printing_handlers_and_a_printing_log_under_concurrency(isolation, capsy
         streams.add(id(sys.stdout))
         print("logged", row["status"])
 
-    server = alb.AlbServer(chatty, isolation=isolation, timeout_s=5, on_record=on_record)
+    server = alb.AlbServer(loadgen.chatty, isolation=isolation, timeout_s=5, on_record=on_record)
     try:
         with ThreadPoolExecutor(50) as pool:
-            statuses = list(pool.map(lambda n: loadgen.http_request(server.host, server.port, "ok", n), range(500)))
+            # each worker process imports the handler's module as it starts (tests/loadgen.py: the standard
+            # library only; this module brought pytest into each of 50 workers, and 80 of the first answers
+            # took over 20 s at a load average of 25). A busy machine still delays the first: a minute each
+            statuses = list(
+                pool.map(lambda n: loadgen.http_request(server.host, server.port, "ok", n, timeout=60), range(500))
+            )
     finally:
         server.stop()
     assert statuses == [200] * 500
@@ -141,7 +141,7 @@ def test_printing_handlers_and_a_printing_log_under_concurrency(isolation, capsy
 def test_server_logs_are_a_bounded_ring(tmp_path):
     from fnkit import alb
 
-    with alb.serve(chatty, isolation="none", max_records=50) as server:
+    with alb.serve(loadgen.chatty, isolation="none", max_records=50) as server:
         for n in range(120):
             assert loadgen.http_request(server.host, server.port, "ok", n) == 200
         assert len(server.records) == 50 and len(server.log) == 50

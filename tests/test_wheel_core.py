@@ -9,6 +9,7 @@ a script then runs in that venv, from a folder outside the checkout. Marked `whe
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -196,3 +197,29 @@ def test_the_command_line_says_it_in_one_line_and_exits_2(core):
     code, stderr = core["cli_replay"]
     assert code == 2
     assert stderr == "fnkit replay: fnkit.replay needs pandas: pip install 'fnkit[frames]'\n"
+
+
+_HOLD_THE_LOCK = """
+import sys, time
+from pathlib import Path
+from tools import wheel_smoke
+wheel_smoke.WHEELHOUSE = Path(sys.argv[1])
+with wheel_smoke._wheelhouse_lock():
+    start = time.monotonic_ns()
+    time.sleep(0.3)
+    print(start, time.monotonic_ns())
+"""
+
+
+def test_one_process_at_a_time_fills_the_wheelhouse(tmp_path):
+    # `kit.py test` runs the smoke test beside this module: both fill the wheelhouse of a fresh .venv
+    env = {**wheel_smoke.clean_env(), "PYTHONPATH": str(ROOT)}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _HOLD_THE_LOCK, str(tmp_path / "wheelhouse")], stdout=subprocess.PIPE, env=env
+        )
+        for _ in range(3)
+    ]
+    spans = sorted(tuple(map(int, run.communicate(timeout=60)[0].split())) for run in runs)
+    assert len(spans) == 3 and all(run.returncode == 0 for run in runs)
+    assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(spans)), spans

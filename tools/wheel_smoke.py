@@ -23,6 +23,7 @@ own metadata is satisfied.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -32,6 +33,7 @@ import time
 import tomllib
 import venv
 import zipfile
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -170,29 +172,46 @@ def fill_wheelhouse(wanted: list[str], env: dict[str, Any]) -> bool:
     exact versions), so two runs wanting different lists never undo each other's fetch.
     """
     listing = WHEELHOUSE / "wanted.txt"
-    fetched = set(listing.read_text(encoding="utf-8").split()) if listing.exists() else set()
-    missing = [w for w in wanted if w not in fetched]
-    if not missing:
-        return False
-    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "-q",
-            "--no-deps",
-            "--only-binary",
-            ":all:",
-            "--dest",
-            WHEELHOUSE,
-            *missing,
-        ],
-        env=env,
-    )
-    listing.write_text("\n".join(sorted(fetched | set(missing))) + "\n", encoding="utf-8")
+    with _wheelhouse_lock():  # `kit.py test` runs this script beside tests/test_wheel_core.py, which fills it too
+        fetched = set(listing.read_text(encoding="utf-8").split()) if listing.exists() else set()
+        missing = [w for w in wanted if w not in fetched]
+        if not missing:
+            return False
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "--dest",
+                WHEELHOUSE,
+                *missing,
+            ],
+            env=env,
+        )
+        listing.write_text("\n".join(sorted(fetched | set(missing))) + "\n", encoding="utf-8")
     return True
+
+
+@contextlib.contextmanager
+def _wheelhouse_lock() -> Iterator[None]:
+    """One process at a time fills the wheelhouse (an exclusive lock on a file in it, where the OS has one)."""
+    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+    with (WHEELHOUSE / ".lock").open("a") as lock:
+        try:
+            import fcntl
+        except ImportError:  # Windows: no flock; two runs at once there may fetch a wheel twice
+            yield
+            return
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def offline() -> list[Any]:
@@ -218,7 +237,12 @@ def _backend_path() -> list[Path]:
             partial = unpacked.with_name(f"{unpacked.name}.{os.getpid()}")
             with zipfile.ZipFile(wheel) as archive:
                 archive.extractall(partial)
-            partial.replace(unpacked)
+            try:
+                partial.replace(unpacked)
+            except OSError:  # another run (the suite beside this script) unpacked it first
+                shutil.rmtree(partial, ignore_errors=True)
+                if not unpacked.is_dir():
+                    raise
         paths.append(unpacked)
     return paths
 
