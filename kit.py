@@ -12,7 +12,7 @@
 
 Set-up: .venv is made with `python -m venv` when missing, and the project is
 installed into it editable, with the versions pinned in constraints.txt
-(`pip install -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
+(`pip install --no-compile -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
 while pyproject.toml and constraints.txt are unchanged since the last one. `lab`
 installs the extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and
 `bench` add the tools (DEV_EXTRAS), into the same .venv.
@@ -57,7 +57,8 @@ LAB_EXTRAS = ["lab"]
 DEV_EXTRAS = ["dev"]
 # pip writes no bytecode at install: Python compiles a module the first time it is imported (and keeps
 # it in __pycache__), so only what is used gets compiled. Compiling everything at install took 121 MB of
-# a learner's .venv for modules no notebook imports (pandas' and NumPy's own tests, 73 MB of them).
+# a learner's .venv; running every notebook compiles 38 MB (the rest is pandas' and NumPy's own tests
+# and the like, which nothing imports).
 INSTALL_OPTIONS = ["--no-compile"]
 START_NOTEBOOK = "00_start_here.ipynb"  # what `lab` opens
 # JupyterLab's options for a learner: no news feed fetched
@@ -152,7 +153,7 @@ def lock_arguments() -> list[str | Path]:
 
 
 def ensure_installed(extras: list[str]) -> None:
-    """pip install -c constraints.txt -e .[extras] into .venv, unless nothing changed since."""
+    """pip install --no-compile -c constraints.txt -e .[extras] into .venv, unless nothing changed since."""
     ensure_venv()
     digest = install_digest()
     stamp = read_stamp()
