@@ -12,7 +12,7 @@
 
 Set-up: .venv is made with `python -m venv` when missing, and the project is
 installed into it editable, with the versions pinned in constraints.txt
-(`pip install -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
+(`pip install --no-compile -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
 while pyproject.toml and constraints.txt are unchanged since the last one. `lab`
 installs the extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and
 `bench` add the tools (DEV_EXTRAS), into the same .venv.
@@ -55,6 +55,11 @@ MIN_PYTHON = (3, 11)
 # adds the tests, the browser, the gates and their type stubs.
 LAB_EXTRAS = ["lab"]
 DEV_EXTRAS = ["dev"]
+# pip writes no bytecode at install: Python compiles a module the first time it is imported (and keeps
+# it in __pycache__), so only what is used gets compiled. Compiling everything at install took 121 MB of
+# a learner's .venv; running every notebook compiles 38 MB (the rest is pandas' and NumPy's own tests
+# and the like, which nothing imports).
+INSTALL_OPTIONS = ["--no-compile"]
 START_NOTEBOOK = "00_start_here.ipynb"  # what `lab` opens
 # JupyterLab's options for a learner: no news feed fetched
 LAB_OPTIONS = ["--LabApp.news_url=None"]
@@ -148,7 +153,7 @@ def lock_arguments() -> list[str | Path]:
 
 
 def ensure_installed(extras: list[str]) -> None:
-    """pip install -c constraints.txt -e .[extras] into .venv, unless nothing changed since."""
+    """pip install --no-compile -c constraints.txt -e .[extras] into .venv, unless nothing changed since."""
     ensure_venv()
     digest = install_digest()
     stamp = read_stamp()
@@ -167,7 +172,11 @@ def ensure_installed(extras: list[str]) -> None:
     )
     started = time.monotonic()
     STAMP.unlink(missing_ok=True)
-    run([PYTHON, "-m", "pip", "install", "-q", *lock_arguments(), "-e", f".[{','.join(wanted)}]"], cwd=ROOT, env=env)
+    run(
+        [PYTHON, "-m", "pip", "install", "-q", *INSTALL_OPTIONS, *lock_arguments(), "-e", f".[{','.join(wanted)}]"],
+        cwd=ROOT,
+        env=env,
+    )
     STAMP.write_text(
         json.dumps({"root": str(ROOT), "pyproject_sha256": digest, "extras": wanted}, indent=1) + "\n", encoding="utf-8"
     )
@@ -290,10 +299,16 @@ def _stamp(work: Path) -> str:
     return stamp
 
 
-def prepare_work_copy() -> None:
-    """Make work/ (first run) or add the notebooks it lacks; say what was copied."""
-    first = not WORK.exists()
-    copied = copy_new_notebooks(PRISTINE, WORK)
+def prepare_work_copy(pristine: Path | None = None, work: Path | None = None) -> list[Path]:
+    """Make work/ (first run) or add the notebooks it lacks; say what was copied, and return it.
+
+    What `lab` does before it starts JupyterLab, callable alone (the browser test makes its working copy
+    with it, in a folder of its own): `pristine` and `work` default to notebooks/ and work/.
+    """
+    pristine = PRISTINE if pristine is None else pristine
+    work = WORK if work is None else work
+    first = not work.exists()
+    copied = copy_new_notebooks(pristine, work)
     if first:
         say(
             f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; "
@@ -301,6 +316,7 @@ def prepare_work_copy() -> None:
         )
     elif copied:
         say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
+    return copied
 
 
 _SERVER_URL = re.compile(

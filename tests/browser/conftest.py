@@ -78,7 +78,7 @@ def lab(tmp_path_factory):
         )
     home = tmp_path_factory.mktemp("lab")
     work = home / "work"
-    copied = kit_module().copy_new_notebooks(ROOT / "notebooks", work)  # what `kit.py lab` does the first time
+    copied = kit_module().prepare_work_copy(ROOT / "notebooks", work)  # `kit.py lab`'s own step, before the server
     assert Path("00_start_here.ipynb") in copied and Path("exercises/01_queue.ipynb") in copied
     settings = home / "settings"
     for rel, value in SETTINGS.items():

@@ -4,7 +4,11 @@
    see the environment check's ✔ marks, from this machine (nothing was there before it ran);
 2. open the first exercise, write a wrong answer into its cell, run the check: the feedback;
 3. write the right answer: the check passes;
-4. run a handler that never returns (it swallows every exception) in a handler runner: the
+4. the poison-message exercise with the two likeliest wrong answers (the receive count, a string,
+   compared with an int; a parked message still listed): the check says in one sentence what the
+   handler did, the simulated queue below it stops at its bound and says so, each cell ends, and
+   nothing shows a traceback or a line of fnkit's own code;
+5. run a handler that never returns (it swallows every exception) in a handler runner: the
    kernel answers while it runs; press Stop: the runner says "stopped", and the kernel answers.
 
 Screenshots of the steps go to build/screenshots/docs/learner-path/, or over the committed ones in
@@ -41,6 +45,37 @@ WRONG = """def report_failures(event, context):
     return {"batchItemFailures": failures}"""
 
 RIGHT = WRONG.replace('record["receiptHandle"]', 'record["messageId"]')
+
+# Exercise 3 (give_up), wrong as learners get it wrong: ApproximateReceiveCount is a string, so `>=` with an
+# int raises TypeError on every bad order; and a message parked, then listed anyway, comes back for ever.
+GIVE_UP_STRING_COUNT = """def give_up(event, context):
+    failures = []
+    for record in event["Records"]:
+        try:
+            process_order(record["body"])
+        except BadOrder:
+            if record["attributes"]["ApproximateReceiveCount"] >= 3:
+                park(record)
+            else:
+                failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}"""
+
+GIVE_UP_PARKED_AND_LISTED = """def give_up(event, context):
+    failures = []
+    for record in event["Records"]:
+        try:
+            process_order(record["body"])
+        except BadOrder:
+            if int(record["attributes"]["ApproximateReceiveCount"]) >= 3:
+                park(record)
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}"""
+
+# What a learner must never see in a cell's output: a traceback, or a line of the kit's own code
+# (a frame or a warning's location in fnkit/...), however the cell went wrong.
+KIT_INTERNALS = re.compile(r"Traceback|File \"|fnkit[/\\]\w+\.py|site-packages")
+# where one sentence ends and another begins
+SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z])")
 
 STUCK = """import time
 
@@ -84,16 +119,25 @@ def write_cell(page: Page, index: int, text: str) -> None:
     )
 
 
-def run_cell(page: Page, index: int) -> None:
-    """Run one cell (as Shift+Enter does) and wait until its prompt shows a number again."""
+def run_cell(page: Page, index: int, timeout_ms: float = 60_000) -> float:
+    """Run one cell (as Shift+Enter does) and wait until its prompt shows a new number; the seconds it took.
+
+    The run is not awaited in the page (its promise ends only when the cell does): a cell that hangs
+    fails the test here, after `timeout_ms`, with the page still usable.
+    """
+    prompt = cells(page).nth(index).locator(".jp-InputPrompt").first
+    before = prompt.inner_text().strip()
+    started = time.monotonic()
     page.evaluate(
         f"(() => {{ const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = {index};"
-        " return window.jupyterapp.commands.execute('notebook:run-cell'); })()"
+        " void window.jupyterapp.commands.execute('notebook:run-cell'); })()"
     )
-    prompt = cells(page).nth(index).locator(".jp-InputPrompt").first
     page.wait_for_function(
-        "(e) => /^\\[\\d+\\]:?$/.test(e.textContent.trim())", arg=prompt.element_handle(), timeout=60_000
+        "([e, before]) => { const t = e.textContent.trim(); return /^\\[\\d+\\]:?$/.test(t) && t !== before; }",
+        arg=[prompt.element_handle(), before],
+        timeout=timeout_ms,
     )
+    return time.monotonic() - started
 
 
 def add_cell(page: Page, text: str) -> int:
@@ -180,7 +224,51 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         expect(passed).to_contain_text("done: all 6 hidden cases pass.")
         shot(page, handler_cell, check, "3-exercise-passes.png")
 
-        # 4. a handler that never returns, in a runner: Run gives the kernel back, Stop stops it
+        # 4. the poison message, wrong in the two likeliest ways: what the check says, and the simulated queue
+        #    under it, which keeps the message coming back until its bound, ends with one sentence too
+        give_up = next(i for i in range(cells(page).count()) if source_of(page, i).startswith("def give_up"))
+        poison_check = give_up + 1
+        simulation = next(
+            i for i in range(cells(page).count()) if source_of(page, i).startswith("sim = queue.QueueSim(")
+        )
+        for wrong, what_it_did in (
+            (
+                GIVE_UP_STRING_COUNT,
+                (
+                    "your handler raised TypeError: '>=' not supported between instances of 'str' and 'int' "
+                    '(in give_up, line 7: if record["attributes"]["ApproximateReceiveCount"] >= 3:)'
+                ),
+            ),
+            (GIVE_UP_PARKED_AND_LISTED, "was parked but is still listed, so it comes back again and again"),
+        ):
+            write_cell(page, give_up, wrong)
+            run_cell(page, give_up)
+            checked_in = run_cell(page, poison_check, timeout_ms=60_000)  # the check ends: no case hangs it
+            feedback = cells(page).nth(poison_check).locator(".fnkit-check-failed").first
+            expect(feedback).to_contain_text(what_it_did)
+            findings = feedback.locator("li").all_inner_texts()
+            assert len(findings) == 1 and what_it_did in findings[0], findings
+            assert not SENTENCE_END.search(findings[0]), f"more than one sentence: {findings[0]}"
+            shown = output(page, poison_check).inner_text()
+            assert not KIT_INTERNALS.search(shown), shown
+            # the simulation under it: a wrong answer keeps the bad order coming back, and the run stops
+            # at its bound (a virtual day), saying so in one sentence, instead of running for ever
+            simulated_in = run_cell(page, simulation, timeout_ms=90_000)
+            expect(output(page, simulation)).to_contain_text("The simulation stopped at its bound")
+            shown = output(page, simulation).inner_text()
+            assert not KIT_INTERNALS.search(shown), shown
+            bound = next(line for line in shown.splitlines() if "The simulation stopped at its bound" in line)
+            sentence = bound[bound.index("The simulation stopped") :]
+            assert sentence.endswith(".") and not SENTENCE_END.search(sentence), sentence
+            assert "queued" in shown  # the table under it: the bad order is still in the queue
+            with capsys.disabled():
+                print(f"\nwrong give_up: the check ended in {checked_in:.1f} s, the simulation in {simulated_in:.1f} s")
+        # run again as it is (a learner does, to look once more): the same sentence, not just the table
+        run_cell(page, simulation, timeout_ms=90_000)
+        expect(output(page, simulation)).to_contain_text("The simulation stopped at its bound")
+        shot(page, give_up, simulation, "4-poison-wrong-answer.png")
+
+        # 5. a handler that never returns, in a runner: Run gives the kernel back, Stop stops it
         runner_cell = add_cell(page, STUCK)
         run_cell(page, runner_cell)
         runner = cells(page).nth(runner_cell).locator(".fnkit-runner").first
@@ -194,7 +282,7 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         run_cell(page, meanwhile)
         expect(output(page, meanwhile)).to_contain_text("the kernel answers while the handler runs: 42")
         assert "fnkit-running" in (runner.get_attribute("class") or "")  # still running: nothing waited for it
-        shot(page, runner_cell, meanwhile, "4-handler-running.png")
+        shot(page, runner_cell, meanwhile, "5-handler-running.png")
         stop_pressed = time.monotonic()
         runner.locator("button.fnkit-stop").click()
         expect(runner.locator(".fnkit-outcome").first).to_have_text("stopped", timeout=20_000)
@@ -209,7 +297,7 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         run_cell(page, after)
         expect(output(page, after)).to_contain_text("the kernel answers after Stop: 42")
         answered_after = time.monotonic() - stop_pressed
-        shot(page, runner_cell, after, "5-handler-stopped.png")
+        shot(page, runner_cell, after, "6-handler-stopped.png")
         wall = time.monotonic() - started
     finally:
         close(page)
