@@ -83,9 +83,6 @@ class Text(Scalar):
     severity: Severity = "error"
     message: str | Callable[[str], str] | None = None
     doc: str = ""
-    #: ignored, kept while fnkit/queue, fnkit/mail and fnkit/alb still pass them (to be removed)
-    column_test: Any = field(default=None, repr=False, compare=False)
-    repeats: bool = field(default=True, repr=False, compare=False)
 
     @cached_property
     def annotation(self) -> Any:
@@ -134,15 +131,6 @@ def whole(pattern: str) -> str:
     """`pattern` made to match a whole string when searched (msgspec searches: `re.search`), as `re.fullmatch`
     matches it: `\\A(?:pattern)\\Z` (a `$` alone would also match before a final line break)."""
     return rf"\A(?:{pattern})\Z"
-
-
-#: kept while fnkit/queue/_event.py imports them (to be removed): the digits pattern, and a test of it
-DIGITS = r"^[0-9]+$"
-
-
-def all_digits(values: Any) -> bool:
-    """True when every string of `values` is ASCII digits, at least one (DIGITS)."""
-    return all(re.fullmatch(DIGITS, v) for v in values)
 
 
 STR = Scalar("str")

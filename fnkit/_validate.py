@@ -40,14 +40,10 @@ class Seen:
     (`seen.tables["records"]["body"]`, with `["at"]` the rows' positions; see `Shape.tables`).
     """
 
-    __slots__ = ("met", "options", "tables", "typed")
+    __slots__ = ("met", "options", "tables")
 
-    def __init__(
-        self, options: dict[str, Any] | None = None, typed: bool = False, tables: Tables | None = None
-    ) -> None:
+    def __init__(self, options: dict[str, Any] | None = None, tables: Tables | None = None) -> None:
         self.options = options if options is not None else _NO_OPTIONS
-        # True when the value passed the compiled check: every field has its declared type
-        self.typed = typed
         self.tables = tables if tables is not None else _NO_TABLES
         # the dialect spelling the checks met: None (none yet), "aws", "provider", or MIXED (both); a string,
         # not a set, so that saying a spelling allocates nothing
@@ -202,14 +198,14 @@ class Contract:
                 value, _ = decode_json(value, "G0")  # (the text the compiled check decoded, as plain values)
         issues: list[Issue]
         if typed is not None:
-            seen = Seen(options, True, tables)
+            seen = Seen(options, tables)
             issues = []
             read = value if self.plain else typed
         else:
             issues = self.shape.walk(value)
             typed = self.shape.lenient(value)
             read = value if self.plain else typed
-            seen = Seen(options, False, None if self.plain else self.shape.lenient_tables(typed))
+            seen = Seen(options, None if self.plain else self.shape.lenient_tables(typed))
         for check in self.checks:
             try:  # free in CPython 3.11 until something raises
                 found = check(read, seen)

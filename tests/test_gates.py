@@ -156,3 +156,37 @@ def test_a_module_named_in_a_string_is_an_arrow_by_name_only_when_asked(package:
     assert not [a for a in import_graph.build("shop", package.parent) if a.importer == "shop.light"]
     [arrow] = [a for a in import_graph.build("shop", package.parent, by_name=True) if a.importer == "shop.light"]
     assert str(arrow) == "shop.light -> shop.heavy (l.5) (by name)"
+
+
+def _rule_twins(source: str) -> list[str]:
+    """Where `source` writes a rule a second time for speed: code built as strings and run (exec, eval,
+    compile), or a check forking on whether the value passed the compiled check (`seen.typed`)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in {"exec", "eval", "compile"}
+        ):
+            found.append(f"line {node.lineno}: {node.func.id}()")
+        if isinstance(node, ast.Attribute) and node.attr == "typed":
+            found.append(f"line {node.lineno}: .typed")
+    return found
+
+
+def test_the_twin_finder_sees_generated_code_and_typed_forks() -> None:
+    twin = "def check(v, seen):\n    if seen.typed:\n        return []\n    exec(compile('x = 1', 'gen', 'exec'))\n"
+    assert _rule_twins(twin) == ["line 2: .typed", "line 4: exec()", "line 4: compile()"]
+    assert _rule_twins("import re\nre.compile('a')\n") == []  # a compiled pattern is not generated code
+
+
+def test_no_rule_is_written_twice_for_speed() -> None:
+    """One function per rule: fnkit generates no code from strings and no check forks on `seen.typed`."""
+    found = {
+        str(path.relative_to(ROOT)): twins
+        for path in sorted((ROOT / "fnkit").rglob("*.py"))
+        if (twins := _rule_twins(path.read_text(encoding="utf-8")))
+    }
+    assert found == {}

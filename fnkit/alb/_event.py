@@ -141,7 +141,6 @@ _QUERY_VALUE = Text(
     code="decoded",
     severity="warning",
     message=_query_value_sentence,
-    repeats=False,
     doc="as in the raw URL: no space, '#', control or non-ASCII character",
 )
 _HEADER_NAME = Text(

@@ -264,7 +264,7 @@ class MailRule:
         if stopped is not None:
             import warnings
 
-            warnings.warn(stopped, RuntimeWarning, stacklevel=2)
+            warnings.warn(stopped, RuntimeWarning, stacklevel=3)
         return MailRun(tuple(attempts), final, self.rule_timeout_s, stopped)
 
     def _attempts(

@@ -16,7 +16,6 @@ import re
 import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import repeat
 from operator import itemgetter, lt
 from typing import TYPE_CHECKING, Any, cast
 
@@ -26,7 +25,7 @@ from .._config import with_settings
 from .._memo import Readings
 from .._report import ContractError, Issue, Report, child_path, error, warning
 from .._settings import Dialect, resolve_dialect
-from .._shape import DIGITS, STR, F, ListOf, MapOf, Nullable, Shape, Text, all_digits
+from .._shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
 from .._validate import Contract, Seen
 from ..rules import rule
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
@@ -43,7 +42,7 @@ MAX_PAYLOAD_BYTES = 6_291_456  # Q17: "6 MB", as the platform counts a synchrono
 # arn:<partition>:<service>:<region>:<account>:<queue>, every part present, no whitespace anywhere
 _ARN_PATTERN = r"^arn:([a-z-]+):([a-z0-9-]+):([a-z0-9-]+):([^:\s]+):([^:\s]+)$"
 _ARN_PARTS = ("arn", "partition", "service", "region", "account", "queue name")
-_DIGITS_PATTERN = DIGITS
+_DIGITS_PATTERN = r"^[0-9]+$"
 
 if TYPE_CHECKING:
     from ..types import ParsedQueueEvent
@@ -77,15 +76,8 @@ def _timestamp(key: str) -> Text:
     return Text(
         pattern=_DIGITS_PATTERN,
         rule="QS3",
-        column_test=all_digits,
-        repeats=False,
         message=key + " is '{value}'; it is epoch milliseconds as a string of digits.",
     )
-
-
-def all_counts(values: Any) -> bool:
-    """True when every string of `values` is a whole number of at least 1 in digits (column test of ^0*[1-9][0-9]*$)."""
-    return all_digits(values) and all(map(str.lstrip, values, repeat("0")))
 
 
 ATTRIBUTE_NAME = Text(
@@ -130,7 +122,6 @@ ATTRIBUTES = Shape(
             Text(
                 pattern=r"^0*[1-9][0-9]*$",
                 rule="Q4",
-                column_test=all_counts,
                 message="ApproximateReceiveCount is '{value}'; it is a whole number as a string, "
                 '"1" on first delivery.',
             ),
@@ -155,8 +146,6 @@ ATTRIBUTES = Shape(
             Text(
                 pattern=_DIGITS_PATTERN,
                 rule="QS5",
-                column_test=all_digits,
-                repeats=False,
                 message="SequenceNumber is '{value}'; it is a large number written as digits.",
             ),
             required="FIFO only",

@@ -674,7 +674,7 @@ class QueueSim:
         if stopped is not None:
             import warnings
 
-            warnings.warn(stopped, RuntimeWarning, stacklevel=2)
+            warnings.warn(stopped, RuntimeWarning, stacklevel=3)
         return QueueRun(self, list(invocations), self.now, stopped)
 
     def _bound_sentence(self, made: int) -> str:

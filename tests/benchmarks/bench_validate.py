@@ -240,7 +240,7 @@ def rules_rows(table: Table, rounds: int, contract: Any, make: Callable[[], Any]
     checks = contract.checks
 
     def rules() -> None:
-        seen = Seen(None, True, tables)
+        seen = Seen(None, tables)
         for check in checks:
             check(typed, seen)
 
@@ -249,7 +249,7 @@ def rules_rows(table: Table, rounds: int, contract: Any, make: Callable[[], Any]
         columns = shape.tables(value)
         if shape.spellings:
             shape.spelled_once(value, columns)
-        seen = Seen(None, True, columns)
+        seen = Seen(None, columns)
         for check in checks:
             check(value, seen)
 

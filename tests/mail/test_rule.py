@@ -131,6 +131,7 @@ def test_a_run_stops_at_its_bound_on_attempts_and_says_so(event):
     with pytest.warns(RuntimeWarning, match="stopped at its bound of 25 attempts") as caught:
         run = rule.run(failing(), event, isolation="none")
     assert len(run.attempts) == 25 and run.stopped == str(caught[0].message)
+    assert caught[0].filename == __file__  # the warning points at the user's call, not at fnkit
     assert run.stopped.count(". ") == 0 and "would retry until its timeout (240 min)" in run.stopped
     assert run.outcome.status == "fallback" and "rule timeout of 240 min leaves no time" not in run.outcome.reason
     assert run.stopped in repr(run)
