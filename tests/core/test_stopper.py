@@ -122,6 +122,7 @@ def test_a_worker_stopped_as_its_call_ended_is_never_handed_out_again():
 
     assert fnkit.invoke(lambda e, c: 1, {}, timeout_s=5).returned == 1
     worker = _isolate._pool.take(_isolate.memory_limit_mb())
+    assert worker is not None  # the warm worker of the call above
     worker.stop_from_outside()
     _isolate._pool.give_back(worker)
     assert worker.dead and worker not in _isolate._pool.idle

@@ -58,7 +58,14 @@ def test_queuesim_events_are_fifo_exactly_when_the_queue_is():
     for fifo in (False, True):
         sim = queue.QueueSim(fifo=fifo, seed=1)
         for n in range(3):
-            sim.send(f"m{n}", **({"group_id": "g", "dedup_id": f"d{n}"} if fifo else {}))
+            if fifo:
+                sim.send(f"m{n}", group_id="g", dedup_id=f"d{n}")
+            else:
+                sim.send(f"m{n}")
         seen: list[bool] = []
-        sim.run(lambda event, context, seen=seen: seen.append(queue.is_fifo(event)))
+
+        def handler(event: object, context: object) -> None:
+            seen.append(queue.is_fifo(event))
+
+        sim.run(handler)
         assert seen and set(seen) == {fifo}
