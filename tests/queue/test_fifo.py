@@ -64,7 +64,7 @@ def test_queuesim_events_are_fifo_exactly_when_the_queue_is():
                 sim.send(f"m{n}")
         seen: list[bool] = []
 
-        def handler(event: object, context: object) -> None:
+        def handler(event: object, context: object, seen: list[bool] = seen) -> None:
             seen.append(queue.is_fifo(event))
 
         sim.run(handler)
