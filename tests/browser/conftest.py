@@ -69,7 +69,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s
     raise RuntimeError(f"JupyterLab was not ready within {timeout_s} s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab(tmp_path_factory):
     """A JupyterLab on 127.0.0.1 serving a fresh working copy (`work/`, made by kit.py); stopped at the end."""
     if not CHROMIUM.exists():
@@ -129,8 +129,10 @@ def lab(tmp_path_factory):
                 process.wait(timeout=10)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    """One Chromium for the browser tests, closed when they end: Playwright's synchronous API runs an event
+    loop on this thread while it is open, so the suite's later tests (asyncio.run) must not share it."""
     from playwright.sync_api import expect, sync_playwright
 
     # The tests check what the page shows with expect(...), which retries until the text is

@@ -266,13 +266,25 @@ def test_a_handler_that_exits_is_reported_at_once_whatever_its_children_do(worke
     assert took < 5, f"reported after {took:.1f} s"
 
 
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie has ended: its sockets are closed)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_a_worker_that_died_while_idle_is_never_handed_a_call():
     assert fnkit.invoke(lambda e, c: 1, {}, isolation="process", timeout_s=10).returned == 1
     from fnkit import _isolate
 
-    for worker in list(_isolate._pool.idle):
-        os.kill(worker.pid, signal.SIGKILL)
-    time.sleep(0.1)
+    killed = [worker.pid for worker in list(_isolate._pool.idle) if _alive(worker.pid)]
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10  # dead, not only signalled (a loaded machine takes its time)
+    while any(_alive(pid) for pid in killed) and time.monotonic() < deadline:
+        time.sleep(0.02)
     results = [fnkit.invoke(lambda e, c: 2, {}, isolation="process", timeout_s=10) for _ in range(4)]
     assert [r.returned for r in results] == [2, 2, 2, 2], [r.error for r in results]
 

@@ -187,9 +187,12 @@ def test_processes_a_handler_starts_end_with_its_call():
 
 def test_a_worker_that_died_while_idle_is_never_handed_a_call():
     assert run(invoke_async("fnkit_async_probe:pid", {}, timeout_s=10)).status == "returned"
-    for worker in list(_isolate._pool.idle):
-        os.kill(worker.pid, signal.SIGKILL)
-    time.sleep(0.1)
+    killed = [worker.pid for worker in list(_isolate._pool.idle) if _alive(worker.pid)]
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10  # dead, not only signalled (a loaded machine takes its time)
+    while any(_alive(pid) for pid in killed) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
     async def four():
         return [await invoke_async("fnkit_async_probe:pid", {}, timeout_s=10) for _ in range(4)]

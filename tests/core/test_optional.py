@@ -29,6 +29,7 @@ def test_a_missing_module_names_the_feature_and_the_command(monkeypatch):
 
 def test_a_missing_submodule_names_its_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.setitem(sys.modules, "dask.dataframe", None)  # as if never installed, even after a test imported it
     with pytest.raises(MissingDependency, match=r"^replay\(engine='dask'\) needs dask: pip install 'fnkit\[dask\]'$"):
         require("dask.dataframe", extra="dask", feature="replay(engine='dask')")
 
