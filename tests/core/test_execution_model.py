@@ -266,15 +266,6 @@ def test_a_handler_that_exits_is_reported_at_once_whatever_its_children_do(worke
     assert took < 5, f"reported after {took:.1f} s"
 
 
-def _alive(pid: int) -> bool:
-    """Whether the process runs (a zombie has ended: its sockets are closed)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_a_worker_that_died_while_idle_is_never_handed_a_call():
     assert fnkit.invoke(lambda e, c: 1, {}, isolation="process", timeout_s=10).returned == 1
     from fnkit import _isolate
