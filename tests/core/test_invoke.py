@@ -517,10 +517,14 @@ def test_thread_mode_abandons_an_overrunning_handler_counts_it_and_stays_prompt(
 
 
 def test_thread_mode_reuses_its_threads():
+    def handler_threads() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "fnkit-handler"}
+
+    before = handler_threads()  # earlier tests' threads (an abandoned handler's may still run)
     for _ in range(50):
         fnkit.invoke(lambda e, c: None, {}, timeout_s=2, isolation="thread")
-    handler_threads = [t for t in threading.enumerate() if t.name == "fnkit-handler"]
-    assert 1 <= len(handler_threads) <= 3
+    after = handler_threads()
+    assert after and len(after - before) <= 3  # 50 calls, at most a few new threads
 
 
 def test_no_exception_is_ever_injected_into_a_thread():
