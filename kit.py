@@ -64,8 +64,12 @@ START_NOTEBOOK = "00_start_here.ipynb"  # what `lab` opens
 # JupyterLab's options for a learner: no news feed fetched
 LAB_OPTIONS = ["--LabApp.news_url=None"]
 # ... nor the popup that asks whether to fetch it: JupyterLab asks while this setting is unset, so
-# .venv's JupyterLab gets it as a default (its settings/overrides.json; the learner's own settings win)
-LAB_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+# .venv's JupyterLab gets it as a default (its settings/overrides.json; the learner's own settings win);
+# the file browser shows names only (no "Last Modified" column), so that "03_load_balancer.ipynb" is not cut
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/filebrowser-extension:browser": {"showLastModifiedColumn": False},
+}
 
 USAGE = __doc__.split("\n\n")[1]
 

@@ -273,6 +273,7 @@ def test_the_news_setting_joins_what_jupyterlabs_defaults_already_hold(tmp_path)
     held = json.loads(path.read_text())
     assert held["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
     assert held["@jupyterlab/apputils-extension:notification"] == {"fetchNews": "false", "checkForUpdates": False}
+    assert held["@jupyterlab/filebrowser-extension:browser"] == {"showLastModifiedColumn": False}
 
 
 # --- `kit.py test`: the suite over the cores, the wheel smoke test beside it -----------------------------

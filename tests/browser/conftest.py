@@ -33,10 +33,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 # user settings for the temporary JupyterLab: every cell in the DOM, no news, no update checks
-SETTINGS = {
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
-}
+SETTINGS = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"}}
 
 
 def kit_module():
@@ -81,7 +78,10 @@ def lab(tmp_path_factory):
     copied = kit_module().prepare_work_copy(ROOT / "notebooks", work)  # `kit.py lab`'s own step, before the server
     assert Path("00_start_here.ipynb") in copied and Path("exercises/01_queue.ipynb") in copied
     settings = home / "settings"
-    for rel, value in SETTINGS.items():
+    # the settings a learner's JupyterLab gets from kit.py (LAB_SETTINGS), as user settings of this one
+    shipped = kit_module().LAB_SETTINGS.items()
+    learner = {plugin.replace(":", "/") + ".jupyterlab-settings": values for plugin, values in shipped}
+    for rel, value in {**learner, **SETTINGS}.items():
         path = settings / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value))

@@ -194,6 +194,14 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
         expect(page.locator(f"{PANEL} .widget-slider").first).to_be_attached()  # ... and a slider is drawn
         shot(page, check_cell - 1, check_cell, "1-start-here-environment-check.png")
 
+        # the file browser shows every notebook's whole name (none cut with "...")
+        page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+        items = page.locator(".jp-FileBrowser .jp-DirListing-item .jp-DirListing-itemText")
+        expect(items.filter(has_text="03_load_balancer.ipynb")).to_be_visible()
+        names = items.evaluate_all("els => els.map(e => [e.textContent, e.scrollWidth - e.clientWidth])")
+        assert {name for name, _ in names} >= {"00_start_here.ipynb", "03_load_balancer.ipynb", "exercises"}, names
+        assert [name for name, hidden in names if hidden > 0] == [], names
+
         # 2. the first exercise: not done yet, then a wrong answer and its feedback
         page.evaluate("window.jupyterapp.commands.execute('docmanager:open', {path: 'exercises/01_queue.ipynb'})")
         page.wait_for_function(
