@@ -66,7 +66,7 @@ LAB_OPTIONS = ["--LabApp.news_url=None"]
 # ... nor the popup that asks whether to fetch it: JupyterLab asks while this setting is unset, so
 # .venv's JupyterLab gets it as a default (its settings/overrides.json; the learner's own settings win);
 # the file browser shows names only (no "Last Modified" column), so that "03_load_balancer.ipynb" is not cut
-LAB_SETTINGS = {
+LAB_SETTINGS: dict[str, dict[str, Any]] = {
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/filebrowser-extension:browser": {"showLastModifiedColumn": False},
 }
