@@ -6,6 +6,7 @@ Where a JSON text a person typed is broken, and where in their own code a handle
 from __future__ import annotations
 
 import json
+import os
 import re
 
 from ._report import Issue
@@ -57,6 +58,8 @@ def _plain_json_error(msg: str) -> str:
     return msg[:1].lower() + msg[1:]
 
 
+# fnkit's own files (a learner's project may itself sit in a folder named "fnkit": its files are the learner's)
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
 
 
@@ -78,7 +81,9 @@ def locate_error(traceback_text: str) -> str:
 
     def own(frame: tuple[str, str, str, str]) -> bool:
         file = frame[0].replace("\\", "/")
-        return not any(part in file for part in ("/lib/python", "site-packages", "/fnkit/", "<frozen"))
+        if file.startswith(_PACKAGE_DIR):
+            return False
+        return not any(part in file for part in ("/lib/python", "site-packages", "<frozen"))
 
     mine = [f for f in frames if own(f)]
     if not mine:  # fnkit's own example handlers: nothing of the learner's to point at

@@ -377,3 +377,21 @@ def test_in_a_jupyter_kernel_an_interrupted_call_is_one_sentence_without_a_trace
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def test_a_handler_in_a_project_folder_named_fnkit_is_located(tmp_path):
+    """A learner's (or CI's) checkout may sit in a folder named fnkit: its files are the learner's, not fnkit's."""
+    from fnkit.widgets._ui import locate_error
+
+    project = tmp_path / "fnkit" / "tests"
+    project.mkdir(parents=True)
+    (project / "fnkit_located_probe.py").write_text("def broken(event, context):\n    total = 0\n    return 1 / total\n")
+    sys.path.insert(0, str(project))
+    try:
+        for mode in ("none", "process"):
+            inv = fnkit.invoke("fnkit_located_probe:broken", {}, isolation=mode, timeout_s=10)
+            assert inv.error is not None and inv.error.type == "ZeroDivisionError", mode
+            assert locate_error(inv.error.traceback) == "in broken, line 3: return 1 / total", mode
+    finally:
+        sys.path.remove(str(project))
+        sys.modules.pop("fnkit_located_probe", None)
