@@ -385,7 +385,8 @@ def test_a_handler_in_a_project_folder_named_fnkit_is_located(tmp_path):
 
     project = tmp_path / "fnkit" / "tests"
     project.mkdir(parents=True)
-    (project / "fnkit_located_probe.py").write_text("def broken(event, context):\n    total = 0\n    return 1 / total\n")
+    source = "def broken(event, context):\n    total = 0\n    return 1 / total\n"
+    (project / "fnkit_located_probe.py").write_text(source)
     sys.path.insert(0, str(project))
     try:
         for mode in ("none", "process"):
