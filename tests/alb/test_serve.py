@@ -62,6 +62,8 @@ def handler(event, context):
         raise RuntimeError("boom")
     if path == "/hang":
         time.sleep(3)
+    if path == "/pause":
+        time.sleep(0.3)
     if path == "/size":
         body = event["body"]
         size = len(base64.b64decode(body)) if event["isBase64Encoded"] else len(body.encode())
@@ -425,6 +427,13 @@ def test_timeout_is_a_502_and_the_server_stays_responsive(client, server):
         results["hang"] = (httpx.get(server.url + "/hang", timeout=10).status_code, time.perf_counter() - started)
         ended["hang"] = time.perf_counter()
 
+    # two calls at once first, so that two workers are ready: the quick request below must not wait for a worker
+    # to start (over a second on a loaded machine), only show that it does not wait for the hung one
+    pausing = [threading.Thread(target=lambda: httpx.get(server.url + "/pause", timeout=30)) for _ in range(2)]
+    for t in pausing:
+        t.start()
+    for t in pausing:
+        t.join(30)
     thread = threading.Thread(target=slow)
     thread.start()
     time.sleep(0.1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any
@@ -28,6 +29,8 @@ def swallows_everything(event, context):
 
 def prints_then_hangs(event, context):
     print("started", flush=True)
+    if "FNKIT_TEST_PRINTED" in os.environ:
+        open(os.environ["FNKIT_TEST_PRINTED"], "w").close()
     while True:
         time.sleep(0.05)
 
@@ -68,7 +71,9 @@ def test_a_handler_that_swallows_every_exception_is_stopped_from_another_thread(
     assert fnkit.invoke(lambda e, c: "fine", {}, timeout_s=5).returned == "fine"  # the next call: a fresh worker
 
 
-def test_what_was_printed_before_the_stop_is_kept():
+def test_what_was_printed_before_the_stop_is_kept(tmp_path, monkeypatch):
+    marker = tmp_path / "printed"
+    monkeypatch.setenv("FNKIT_TEST_PRINTED", str(marker))  # the handler's environment, wherever it runs
     stopper = Stopper()
 
     def call():
@@ -76,7 +81,7 @@ def test_what_was_printed_before_the_stop_is_kept():
             return fnkit.queue.run(prints_then_hangs, fnkit.queue.build_event(["a"], seed=1), timeout_s=120)
 
     thread, box = in_background(call)
-    time.sleep(0.5)
+    wait_until(marker.exists)  # stopped once it printed (under load the call may take a while to start)
     stopper.stop()
     thread.join(60)
     outcome = box[0]
