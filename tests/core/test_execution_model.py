@@ -4,7 +4,6 @@ must survive. Each test here failed before the execution model changed."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -18,6 +17,7 @@ import pytest
 import fnkit
 from fnkit import Interrupted, isolation
 from fnkit._invoke import current_context
+from tests.core.processes import alive, kill_idle_workers
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -224,14 +224,6 @@ def test_each_call_starts_from_the_callers_state_and_the_memory_limit_holds(work
     assert "FNKIT_TEST_LEAK" not in os.environ
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _zombies_of(pid: int) -> list[int]:
     found = []
     for name in os.listdir("/proc"):
@@ -251,9 +243,9 @@ def test_processes_a_handler_starts_end_with_its_call(worker_module):
     children = [pid for inv in invs for pid in inv.returned["children"]]
     assert len(children) == 10
     deadline = time.monotonic() + 5
-    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not [pid for pid in children if _alive(pid)]
+    assert not [pid for pid in children if alive(pid)]
     stats = isolation.stats()
     assert stats["workers_started"] >= 1
 
@@ -268,14 +260,8 @@ def test_a_handler_that_exits_is_reported_at_once_whatever_its_children_do(worke
 
 def test_a_worker_that_died_while_idle_is_never_handed_a_call():
     assert fnkit.invoke(lambda e, c: 1, {}, isolation="process", timeout_s=10).returned == 1
-    from fnkit import _isolate
 
-    killed = [worker.pid for worker in list(_isolate._pool.idle) if _alive(worker.pid)]
-    for pid in killed:
-        os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10  # dead, not only signalled (a loaded machine takes its time)
-    while any(_alive(pid) for pid in killed) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    kill_idle_workers()
     results = [fnkit.invoke(lambda e, c: 2, {}, isolation="process", timeout_s=10) for _ in range(4)]
     assert [r.returned for r in results] == [2, 2, 2, 2], [r.error for r in results]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import socket
 import textwrap
 import threading
@@ -23,6 +22,7 @@ import pytest
 import fnkit
 from fnkit import _isolate, alb, isolation
 from fnkit._isolate import invoke_async
+from tests.core.processes import alive, kill_idle_workers
 
 PROBE = textwrap.dedent(
     """
@@ -111,14 +111,6 @@ async def ticking(coroutine, every_s: float = 0.01):
         await task
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_the_loop_runs_on_while_a_handler_runs():
     inv, ticks = run(ticking(invoke_async("fnkit_async_probe:sleeps", {"seconds": 1.0}, timeout_s=30)))
     assert inv.status == "returned", inv
@@ -180,19 +172,14 @@ def test_a_result_built_to_exit_the_caller_arrives_as_its_description():
 def test_processes_a_handler_starts_end_with_its_call():
     children = run(invoke_async("fnkit_async_probe:starts_children", {}, timeout_s=10)).returned
     deadline = time.monotonic() + 5
-    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not [pid for pid in children if _alive(pid)]
+    assert not [pid for pid in children if alive(pid)]
 
 
 def test_a_worker_that_died_while_idle_is_never_handed_a_call():
     assert run(invoke_async("fnkit_async_probe:pid", {}, timeout_s=10)).status == "returned"
-    killed = [worker.pid for worker in list(_isolate._pool.idle) if _alive(worker.pid)]
-    for pid in killed:
-        os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10  # dead, not only signalled (a loaded machine takes its time)
-    while any(_alive(pid) for pid in killed) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    kill_idle_workers()
 
     async def four():
         return [await invoke_async("fnkit_async_probe:pid", {}, timeout_s=10) for _ in range(4)]
@@ -220,9 +207,9 @@ def test_a_cancelled_call_kills_its_worker(tmp_path: Path):
     run(cancel_midway())
     pid = int(said.read_text())
     deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)
+    assert not alive(pid)
     assert isolation.stats()["workers_killed"] == killed + 1
 
 
@@ -273,9 +260,9 @@ def test_stopping_a_server_kills_the_worker_of_a_request_in_flight(tmp_path: Pat
     assert replies == [b""]  # no answer: the connection was closed
     pid = int(said.read_text())
     deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)  # not left running to its 300 s timeout
+    assert not alive(pid)  # not left running to its 300 s timeout
 
 
 def test_more_calls_at_once_than_the_idle_limit_keep_their_workers():
