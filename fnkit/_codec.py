@@ -95,6 +95,8 @@ _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii
 
 def encode_response(value: Any) -> tuple[str | None, str | None]:
     """The JSON text the platform would receive, or (None, why) when JSON cannot encode it."""
+    if value is None:  # what most handlers of a queue or a mail flow return
+        return "null", None
     if isinstance(value, Raw):
         return value.text(), (None if value.text() is not None else "the bytes are not UTF-8")
     try:

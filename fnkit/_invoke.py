@@ -52,11 +52,18 @@ Handler = Callable[[Any, Any], Any]
 _counter = itertools.count(1)
 
 
+_TAGS: dict[str, str] = {}  # each function name's CRC-32 in hex: the first group of its request ids
+
+
 def _request_id(function_name: str) -> str:
-    # deterministic within a process run, so notebooks compare equal under nbval
+    # deterministic within a process run, so notebooks compare equal under nbval: the call number's bits in a
+    # UUID's groups (48-63 unused, 32-47, 20-31, 8-19, 0-47), read as slices of its 16 hex digits
     n = next(_counter)
-    tag = zlib.crc32(function_name.encode()) & 0xFFFFFFFF
-    return f"{tag:08x}-{n >> 32 & 0xFFFF:04x}-4{n >> 20 & 0xFFF:03x}-8{n >> 8 & 0xFFF:03x}-{n & 0xFFFFFFFFFFFF:012x}"
+    tag = _TAGS.get(function_name)
+    if tag is None:
+        tag = _TAGS[function_name] = f"{zlib.crc32(function_name.encode()) & 0xFFFFFFFF:08x}"
+    h = f"{n:016x}"[-16:]
+    return f"{tag}-{h[4:8]}-4{h[8:11]}-8{h[11:14]}-{h[4:]}"
 
 
 class Context:

@@ -164,6 +164,32 @@ def _planners(runs: dict[str, dict[str, Any]]) -> dict[str, Callable[[Any], Plan
     return planners
 
 
+def _handler_copies(values: list[Any]) -> list[Any]:
+    """The events of a chunk as the handler gets them in this process: each its own copy (the outcome reads the
+    originals, as `run`'s does). JSON values are copied in one pass through their JSON text (as the platform
+    makes them: plain dicts and lists), and the copy is compared with the originals; anything that does not come
+    back equal (a tuple, a number JSON cannot hold, a lone surrogate) is copied event by event."""
+    try:
+        encode, decode = _json_codec or _load_json_codec()
+        copies: list[Any] = decode(encode(values))
+        if copies == values:
+            return copies
+    except Exception:  # noqa: BLE001 - not JSON all through: copied one by one below
+        pass
+    return [_handler_copy(v) for v in values]
+
+
+_json_codec: tuple[Callable[[Any], bytes], Callable[[bytes], Any]] | None = None
+
+
+def _load_json_codec() -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
+    global _json_codec
+    import msgspec
+
+    _json_codec = (msgspec.json.Encoder().encode, msgspec.json.Decoder().decode)
+    return _json_codec
+
+
 def _handler_copy(value: Any) -> Any:
     """The event as the handler gets it in this process: its own copy (the outcome reads the original, as `run`'s
     does). A JSON value (dicts, lists, strings, numbers) is copied as a tree, much faster than a pickle."""
@@ -249,7 +275,7 @@ class _Chunk:
         if isolation == "process":  # the events travel to the worker: a copy of their own there
             events = [c.event for c in calls]
         else:
-            events = [_handler_copy(c.event) for c in calls]
+            events = _handler_copies([c.event for c in calls])
         timeout = self.timeout_s
         contexts = None
         if any(c.context is not None for c in calls):

@@ -198,3 +198,23 @@ def test_a_forced_source_reads_every_event_as_that_source():
     forced = fnkit.replay(varied, [sns], source="queue")
     assert list(detected["rule"]) == ["G3"] and list(detected["source"]) == [None]
     assert list(forced["source"]) == ["queue"] and forced["rule"][0] != "G3"
+
+
+def test_each_call_gets_its_own_copy_of_its_event_and_values_json_cannot_hold_keep_their_type():
+    plain = [queue.build_event([f"m{i}"], seed=i) for i in range(3)]
+    odd = queue.build_event(["odd"], seed=9)
+    odd["note"] = ("a", 2**70, float("nan"))  # a tuple, a number past 64 bits, NaN: JSON does not hold them
+    events = [*plain, odd]
+    before = json.dumps(events, default=repr)
+    got: list[Any] = []
+
+    def scribble(event: dict[str, Any], context: Any) -> None:
+        got.append(event)
+        event["Records"][0]["body"] = "scribbled"
+
+    frame = fnkit.replay(scribble, events, source="queue")
+    assert json.dumps(events, default=repr) == before  # the caller's events are as they were
+    assert [e["Records"][0]["body"] for e in got] == ["scribbled"] * 4
+    assert all(g is not e and g["Records"] is not e["Records"] for g, e in zip(got, events, strict=True))
+    assert type(got[3]["note"]) is tuple and got[3]["note"][1] == 2**70
+    assert list(frame["action"]) == ["delete"] * 4

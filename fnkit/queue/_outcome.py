@@ -62,9 +62,7 @@ class BatchOutcome(msgspec.Struct):
         return self.kind == "success"
 
     def _replace(self, **changes: Any) -> BatchOutcome:
-        values = {k: getattr(self, k) for k in self.__struct_fields__}
-        values.update(changes)
-        return BatchOutcome(**values)
+        return msgspec.structs.replace(self, **changes)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, BatchOutcome):
