@@ -129,7 +129,7 @@ class Interrupted(KeyboardInterrupt):
 def resolve_isolation(isolation: str | None) -> str:
     """The isolation a call runs with: the one given, else the project's setting (fnkit/_settings.py), else "none"."""
     if isolation in ISOLATIONS:  # named, and valid: nothing to look up
-        return cast(str, isolation)
+        return isolation
     from ._settings import resolve_isolation as resolve
 
     return resolve(isolation)
