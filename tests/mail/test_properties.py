@@ -2,6 +2,7 @@
 
 import copy
 import math
+import warnings
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +12,7 @@ from fnkit import Raw, mail, rules
 from fnkit.mail._config import ACTION_TYPES, EXTENSION_TYPES
 from fnkit.mail._decision import VIAS
 from fnkit.mail._event import EVENT_CONTRACT
+from fnkit.mail._rule import BOUND_ATTEMPTS
 
 RULE_IDS = rules.ids()
 
@@ -270,7 +272,12 @@ def test_attempts_never_pass_the_rule_timeout_and_share_one_invocation_id(
     def handler(e, context):
         raise RuntimeError("always")
 
-    run = rule.run(handler, event)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        run = rule.run(handler, event)
+    # a schedule longer than the run's bound stops there, and says so once (run.stopped, and a RuntimeWarning)
+    assert [str(w.message) for w in said if w.category is RuntimeWarning] == ([run.stopped] if run.stopped else [])
+    assert run.stopped is None or len(run.attempts) == BOUND_ATTEMPTS
     assert {a.invocation_id for a in run.attempts} == {event["invocationId"]}
     times = [a.time_s for a in run.attempts]
     assert times[0] == 0 and times == sorted(times)
