@@ -11,11 +11,12 @@ for dtype.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import pickle
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from itertools import islice
 from pathlib import Path
@@ -295,6 +296,26 @@ class _Chunk:
         self.clear()
 
 
+@contextmanager
+def _older_objects_set_aside() -> Iterator[None]:
+    """While a partition is replayed, the objects that were alive before it (the events given, the caller's own
+    data) are left out of the garbage collector's full passes (`gc.freeze`), and put back after (`gc.unfreeze`).
+
+    A full pass walks every live object; a replay makes many, so passes come often, and over a
+    large input they took a fifth of its time. Nothing is lost: garbage made before the replay
+    is collected after it. When the caller has frozen objects itself, or turned the collector
+    off, nothing is changed.
+    """
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def replay_partition(
     handler: Callable[[Any, Any], Any], items: Iterable[Any], config: dict[str, Any], start: int = 0
 ) -> list[dict[str, Any]]:
@@ -312,7 +333,7 @@ def replay_partition(
     planners = _planners(config["runs"])
     parts: list[list[dict[str, Any]]] = []  # each item's rows, in order (a chunk fills its slots when it runs)
     chunk = _Chunk()
-    with capturing():
+    with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
                 parts.append(

@@ -218,3 +218,33 @@ def test_each_call_gets_its_own_copy_of_its_event_and_values_json_cannot_hold_ke
     assert all(g is not e and g["Records"] is not e["Records"] for g, e in zip(got, events, strict=True))
     assert type(got[3]["note"]) is tuple and got[3]["note"][1] == 2**70
     assert list(frame["action"]) == ["delete"] * 4
+
+
+def test_a_replay_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+
+    events = [queue.build_event([f"m{i}"], seed=i) for i in range(5)]
+    frozen_during: list[int] = []
+
+    def note(event: dict[str, Any], context: Any) -> None:
+        frozen_during.append(gc.get_freeze_count())
+
+    assert gc.get_freeze_count() == 0
+    fnkit.replay(note, events)
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    assert min(frozen_during) > 0  # the objects alive before the replay sat out its collections
+    gc.freeze()  # a caller that froze objects itself (a server before it forks, say) keeps them frozen
+    try:
+        mine = gc.get_freeze_count()
+        frozen_during.clear()
+        fnkit.replay(note, events)
+        # (the count falls a little as frozen objects die; the replay froze nothing more and thawed nothing)
+        assert 0.9 * mine < gc.get_freeze_count() <= mine and max(frozen_during) <= mine
+    finally:
+        gc.unfreeze()
+    gc.disable()  # and one that turned the collector off finds it off
+    try:
+        fnkit.replay(note, events)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
