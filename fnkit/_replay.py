@@ -15,6 +15,7 @@ import gc
 import importlib
 import json
 import pickle
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from functools import partial
@@ -23,15 +24,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 from ._call import PlannedCall
+from ._codec import Invocation
 from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
-from ._invoke import Context, Handler, capturing, handler_copy, resolve_isolation
+from ._invoke import Context, Handler, Interrupted, capturing, handler_copy, interrupted, resolve_isolation
 from ._optional import require
 from ._report import MISSING, ContractError, Issue, decode_json
 from ._sources import SOURCES, source_module, source_of
+from ._stop import Stopper, current_stopper
 from .isolation import invoke_many
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import dask.dataframe as dd
     import pandas as pd
 
@@ -268,8 +273,11 @@ class _Chunk:
         if call.exclusive:
             self.keys.update(call.exclusive)
 
-    def run(self, handler: Handler, isolation: str) -> None:
-        """Call the handler on every event (one `invoke_many`), fill each event's rows, and empty the chunk."""
+    def run(self, handler: Handler, isolation: str, ahead: _Ahead | None = None) -> None:
+        """Call the handler on every event (one `invoke_many`), fill each event's rows, and empty the chunk.
+
+        `ahead` (process isolation): the chunk is handed to it, to be called while this thread
+        plans the next one; its rows are filled when `ahead` next waits."""
         calls = self.calls
         if not calls:
             return
@@ -281,6 +289,11 @@ class _Chunk:
         contexts = None
         if any(c.context is not None for c in calls):
             contexts = [c.context if c.context is not None else Context(timeout_s=timeout) for c in calls]
+        if ahead is not None and all(c.session is None for c in calls):
+            ahead.start(self.handed_over(), events, contexts)
+            return
+        if ahead is not None:  # calls with a session (the mail content API) are served from this thread
+            ahead.wait()
         with ExitStack() as opened:
             for c in calls:
                 if c.session is not None:
@@ -288,12 +301,63 @@ class _Chunk:
             invocations = invoke_many(
                 handler, events, timeout_s=timeout, contexts=contexts, isolation=isolation, copy=False
             )
+        self.fill(invocations)
+
+    def fill(self, invocations: list[Invocation]) -> None:
+        """Each event's rows from its invocation (the plan's `finish`), in its slot; the chunk is emptied."""
         for call, invocation, index, extra, slot in zip(
-            calls, invocations, self.indexes, self.extras, self.slots, strict=True
+            self.calls, invocations, self.indexes, self.extras, self.slots, strict=True
         ):
             assert call.finish is not None  # a call in a chunk was not decided without the handler
             slot.extend(_outcome_rows(index, call.finish(invocation), extra))
         self.clear()
+
+    def handed_over(self) -> _Chunk:
+        """A chunk holding this one's calls, and this one emptied for the next calls."""
+        other = _Chunk()
+        other.source, other.timeout_s, other.calls = self.source, self.timeout_s, self.calls
+        other.indexes, other.extras, other.slots, other.keys = self.indexes, self.extras, self.slots, self.keys
+        self.clear()
+        return other
+
+
+class _Ahead:
+    """With `isolation="process"`, a chunk's calls run in the worker while this thread validates and plans the
+    next chunk: a helper thread sends the chunk and waits for its results (data, as always), one chunk at a
+    time, so the handler still sees the events in their order. The helper's calls are made under a `Stopper`
+    of its own: when this thread is interrupted (Ctrl-C), the worker is killed at once."""
+
+    def __init__(self, handler: Handler) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.handler = handler
+        self.stopper = Stopper()
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="fnkit-replay")
+        self.running: tuple[_Chunk, Future[list[Invocation]]] | None = None
+
+    def _call(self, events: list[Any], contexts: list[Any] | None, timeout: float | None) -> list[Invocation]:
+        with self.stopper:
+            return invoke_many(
+                self.handler, events, timeout_s=timeout, contexts=contexts, isolation="process", copy=False
+            )
+
+    def start(self, chunk: _Chunk, events: list[Any], contexts: list[Any] | None) -> None:
+        """The chunk's calls start once the previous chunk's are over and its rows filled."""
+        self.wait()
+        self.running = chunk, self.pool.submit(self._call, events, contexts, chunk.timeout_s)
+
+    def wait(self) -> None:
+        """The running chunk's rows, once its calls are over (nothing when none runs)."""
+        if self.running is not None:
+            chunk, future = self.running
+            self.running = None
+            chunk.fill(future.result())
+
+    def close(self, interrupted: bool) -> None:
+        """The helper thread ends; an interrupted replay's running calls are stopped first (their worker killed)."""
+        if interrupted:
+            self.stopper.stop()
+        self.pool.shutdown(wait=True)
 
 
 @contextmanager
@@ -326,11 +390,40 @@ def replay_partition(
     planned by its source's `plan_call` (the call that source's `run` makes); consecutive
     events of one source are then called in chunks, through `invoke_many`, in their order,
     and each outcome is made from its `Invocation` by the plan's `finish`: the rows are those
-    of `run` called per event.
+    of `run` called per event. With `isolation="process"` a chunk runs in the worker while
+    the next is planned here (`_Ahead`).
     """
     forced = config["source"]
     isolation = config["isolation"]
-    planners = _planners(config["runs"])
+    # process isolation, unless the calls are made under a caller's Stopper (it must reach them): pipelined
+    ahead = _Ahead(handler) if isolation == "process" and current_stopper() is None else None
+    started = time.perf_counter()
+    try:
+        rows = _replay_items(handler, items, forced, isolation, _planners(config["runs"]), start, ahead)
+    except KeyboardInterrupt as exc:  # Ctrl-C: the calls running ahead stop too, and the person reads one sentence
+        if ahead is not None:
+            ahead.close(interrupted=True)
+        if isinstance(exc, Interrupted):
+            raise
+        raise interrupted(started, "the replay") from None
+    except BaseException:
+        if ahead is not None:
+            ahead.close(interrupted=True)
+        raise
+    if ahead is not None:
+        ahead.close(interrupted=False)
+    return rows
+
+
+def _replay_items(
+    handler: Handler,
+    items: Iterable[Any],
+    forced: str | None,
+    isolation: str,
+    planners: dict[str, Callable[[Any], PlannedCall[Outcome]]],
+    start: int,
+    ahead: _Ahead | None,
+) -> list[dict[str, Any]]:
     parts: list[list[dict[str, Any]]] = []  # each item's rows, in order (a chunk fills its slots when it runs)
     chunk = _Chunk()
     with capturing(), _older_objects_set_aside():
@@ -391,11 +484,13 @@ def replay_partition(
                 parts.append(_outcome_rows(index, call.decided, extra))
                 continue
             if not chunk.takes(source, call):
-                chunk.run(handler, isolation)
+                chunk.run(handler, isolation, ahead)
             slot: list[dict[str, Any]] = []
             parts.append(slot)
             chunk.add(source, call, index, extra, slot)
-        chunk.run(handler, isolation)
+        chunk.run(handler, isolation, ahead)
+        if ahead is not None:
+            ahead.wait()
     return [row for part in parts for row in part]
 
 

@@ -248,3 +248,33 @@ def test_a_replay_leaves_the_garbage_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_ctrl_c_during_a_process_replay_kills_the_worker_running_ahead_and_is_one_sentence(tmp_path):
+    import signal
+    import threading
+
+    from tests.core.processes import alive
+
+    marker = tmp_path / "pid"
+
+    def hang(event: dict[str, Any], context: Any) -> None:
+        marker.write_text(str(os.getpid()))
+        time.sleep(60)
+
+    def interrupt_once_it_hangs() -> None:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends
+
+    events = [queue.build_event([f"m{i}"], seed=i) for i in range(3)]
+    threading.Thread(target=interrupt_once_it_hangs, daemon=True).start()
+    started = time.monotonic()
+    with pytest.raises(fnkit.Interrupted, match=r"^Interrupted: the replay was stopped"):
+        fnkit.replay(hang, events, isolation="process", timeout_s=120)
+    pid = int(marker.read_text())
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(pid) and time.monotonic() - started < 50  # the worker was killed, not left to sleep on
