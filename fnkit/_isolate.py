@@ -346,6 +346,18 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
+def _leader_ended(pid: int) -> bool:
+    """Linux: whether the main thread of process `pid` has ended (its /proc entry is gone, or says zombie or dead);
+    elsewhere False (the pidfd and the socket are all there is to go by)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except FileNotFoundError:
+        return os.path.isdir("/proc/self")  # no entry on a system that has them: it has ended
+    except (OSError, IndexError):
+        return False
+
+
 def _child_pids() -> list[int]:
     """This process's children (Linux: /proc/self/task/*/children; else a scan of /proc)."""
     me = os.getpid()
@@ -945,9 +957,13 @@ class _Worker:
         if self.dead or self.stray or (self.channel is not None and self.channel.said_more()):
             return True
         try:  # its process has ended, or its socket says something (an idle worker says nothing): one poll
-            return bool(self.poller.poll(0))
+            if self.poller.poll(0):
+                return True
         except (OSError, RuntimeError):
             return True
+        # its main thread has ended while another thread of it lives on (a zombie leader, whose socket stays open
+        # and whose pidfd says nothing until the last thread ends): ended all the same
+        return _leader_ended(self.pid)
 
     def _signal(self) -> None:
         """SIGKILL to it and to its process group (what its handler started and left running)."""

@@ -177,6 +177,26 @@ def forks_and_exits(event, context):
     os._exit(3)
 
 
+def main_thread_ends_after_the_call(event, context):
+    # once the call is over, a thread it leaves behind has the worker's main thread end (pthread_exit): the
+    # process's main thread is a zombie while that thread lives on, holding the worker's socket open
+    import ctypes, threading
+
+    signal.signal(signal.SIGUSR1, lambda signum, frame: ctypes.CDLL(None).pthread_exit(None))
+
+    def later():
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGUSR1)
+        time.sleep(60)
+
+    threading.Thread(target=later).start()
+    return os.getpid()
+
+
+def pid(event, context):
+    return os.getpid()
+
+
 class App:
     def __call__(self, event, context):
         return {"pid": os.getpid(), "instance": True}
@@ -264,6 +284,19 @@ def test_a_worker_that_died_while_idle_is_never_handed_a_call():
     kill_idle_workers()
     results = [fnkit.invoke(lambda e, c: 2, {}, isolation="process", timeout_s=10) for _ in range(4)]
     assert [r.returned for r in results] == [2, 2, 2, 2], [r.error for r in results]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a zombie main thread, read from /proc")
+def test_a_worker_whose_main_thread_ended_while_idle_is_never_handed_a_call(worker_module):
+    first = fnkit.invoke("fnkit_worker_probe:main_thread_ends_after_the_call", {}, isolation="process", timeout_s=10)
+    worker = first.returned
+    deadline = time.monotonic() + 10
+    while alive(worker) and time.monotonic() < deadline:  # (a zombie main thread reads as not alive)
+        time.sleep(0.02)
+    started = time.monotonic()
+    results = [fnkit.invoke("fnkit_worker_probe:pid", {}, isolation="process", timeout_s=5) for _ in range(2)]
+    assert [r.status for r in results] == ["returned"] * 2, [r.error for r in results]
+    assert worker not in {r.returned for r in results} and time.monotonic() - started < 4
 
 
 def test_after_the_zygote_is_killed_the_next_calls_succeed():
