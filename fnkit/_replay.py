@@ -398,20 +398,17 @@ def replay_partition(
     # process isolation, unless the calls are made under a caller's Stopper (it must reach them): pipelined
     ahead = _Ahead(handler) if isolation == "process" and current_stopper() is None else None
     started = time.perf_counter()
+    finished = False
     try:
         rows = _replay_items(handler, items, forced, isolation, _planners(config["runs"]), start, ahead)
-    except KeyboardInterrupt as exc:  # Ctrl-C: the calls running ahead stop too, and the person reads one sentence
-        if ahead is not None:
-            ahead.close(interrupted=True)
+        finished = True
+    except KeyboardInterrupt as exc:  # Ctrl-C: the person reads one sentence
         if isinstance(exc, Interrupted):
             raise
         raise interrupted(started, "the replay") from None
-    except BaseException:
-        if ahead is not None:
-            ahead.close(interrupted=True)
-        raise
-    if ahead is not None:
-        ahead.close(interrupted=False)
+    finally:
+        if ahead is not None:  # a replay that did not finish stops the calls running ahead (their worker killed)
+            ahead.close(interrupted=not finished)
     return rows
 
 
