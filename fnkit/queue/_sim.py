@@ -638,8 +638,8 @@ class QueueSim:
 
         Without `until_s` and `max_invocations`, the run is bounded all the same: it stops after a
         virtual day (BOUND_S) or 10,000 invocations plus ten per message sent, whichever comes first,
-        and the result says so in `QueueRun.stopped` (and in a line under the cell, or a RuntimeWarning):
-        a handler that never lets a message go ends there instead of running for ever. `until_s=math.inf` lifts the bound.
+        and says so in `QueueRun.stopped` (and in a line under the cell, or a RuntimeWarning): a handler
+        that never lets a message go ends there instead of running for ever. `until_s=math.inf` lifts it.
         `isolation`: where the handler runs ("none", the default: in this process, like a call;
         "process" or "thread", see `fnkit.invoke`).
         Each batch's handler gets its own copy of the event; the poller decides from its own.
