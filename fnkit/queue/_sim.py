@@ -672,20 +672,18 @@ class QueueSim:
                 continue
             self._invoke(handler, batch, where)
         stopped = self._bound_sentence(len(invocations) - started) if bounded and self._pending() else None
-        if stopped is not None:  # in a notebook, the kit's own line under the cell; elsewhere a RuntimeWarning
-            say(stopped, stacklevel=3)
+        if stopped is not None:
+            say(stopped, stacklevel=3)  # in a notebook, the kit's own line under the cell; else a RuntimeWarning
         return QueueRun(self, list(invocations), self.now, stopped)
 
     def _bound_sentence(self, made: int) -> str:
         """The one sentence a run that stopped at the default bound carries."""
         counts = sorted(m.receive_count for m in self._messages if m.state in ("queued", "in-flight")) or [0]
-        each = (
-            f"each received {counts[0]:,}" if counts[0] == counts[-1] else f"received {counts[0]:,} to {counts[-1]:,}"
-        )
+        n, low, high = len(counts), f"{counts[0]:,}", f"{counts[-1]:,}"
         return (
             f"The simulation stopped at its bound ({made:,} invocations, {self.now:,.0f} virtual seconds) with "
-            f"{len(counts)} message{'s' if len(counts) != 1 else ''} still in the queue "
-            f"({each if len(counts) > 1 else f'received {counts[0]:,}'} times): the handler "
+            f"{n} message{'s' if n != 1 else ''} still in the queue ({'each ' if n > 1 and low == high else ''}"
+            f"received {low if low == high else f'{low} to {high}'} times): the handler "
             "keeps a message coming back (it raises, or lists a message it has dealt with), and the queue would "
             "go on redelivering it."
         )
