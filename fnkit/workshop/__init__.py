@@ -4,7 +4,8 @@
   says exactly what to fix (`_environment`).
 - `check(exercise_id, handler)`: runs the exercise's hidden cases on your handler and says,
   one sentence per finding, what is wrong; while `...` placeholders are left it is "not
-  done yet" and names each one with its cell and line (`_registry`, `_placeholders`).
+  done yet" and names each one with its cell and line (`_registry`, `_placeholders`); when the
+  handler's cell failed or changed since it ran, it says so first (`_history`).
 - `exercises()`: the exercises, by id, with their titles (`_queue`, `_mail`, `_alb`).
 - `try_it(handler, event)`: run your handler on an event of your own (a dict or JSON text):
   the outcome, or in a sentence why it cannot run (unfinished, JSON that does not parse, located).
@@ -33,8 +34,12 @@ from ._helpers import (
     park,
     process_order,
 )
+from ._history import install as _install_history
 from ._placeholders import Placeholder, placeholder_line, placeholders
 from ._registry import CASE_TIMEOUT_S, Case, CheckResult, Exercise, Finding, check, exercises, register, try_it
+
+# in a kernel: each cell's run is recorded, so a check knows when the handler's cell failed or changed
+_install_history()
 
 __all__ = [
     "CASE_TIMEOUT_S",
