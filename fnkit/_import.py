@@ -319,21 +319,33 @@ def kind_of(path: str | Path) -> str:
 
 def is_json_lines(path: str | Path) -> bool:
     """True when an events file holds one JSON value per line; False for one JSON document (a list, or an event
-    pretty-printed over several lines, whose first line is no JSON value by itself)."""
+    pretty-printed over several lines, whose first line is no JSON value by itself).
+
+    A first line that is a value too deep (or with a number too long) to read, one that is not UTF-8 or is broken
+    before its end, is a line of its own all the same, and a list on the first line with more lines after it
+    cannot be one document: all are JSON Lines, so that the lines after them are read, not lost with them.
+    """
     head = head_bytes(path)
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     head = head.lstrip()
-    if head[:1] == b"[":
-        return False
-    first, newline, _ = head.partition(b"\n")
+    listed = head[:1] == b"["
+    first, newline, rest = head.partition(b"\n")
     if not newline:
-        return True  # one line (or longer than the sniffed bytes): JSON Lines and one document read the same
+        return not listed  # one line (or longer than the sniffed bytes): JSON Lines and one document read the same
     try:
-        loads_json(first.decode("utf-8", "replace"))
-    except ValueError:
-        return False
-    return True
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:  # a line that is not UTF-8 is reported as a line; the lines after it are read
+        return True
+    try:
+        loads_json(text)
+    except json.JSONDecodeError as exc:
+        # a value that goes on past its first line (a pretty-printed document) stops at the line's end; text
+        # broken before it is a bad line of its own
+        return exc.pos < len(text.rstrip())
+    except ValueError:  # nested too deeply, a number too long: a value that fills its line
+        pass
+    return not listed or bool(rest.strip())
 
 
 def events_from_file(path: str | Path, *, progress: bool | None = False) -> ImportStream:
