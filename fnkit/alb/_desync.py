@@ -89,18 +89,19 @@ def _trim(data: bytes) -> bytes:
     return data.strip(_OWS)
 
 
+_TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]*")
+_CR_LF_NUL = re.compile(rb"[\r\n\x00]")
+_VALUE_CTL = re.compile(rb"[\x01-\x08\x0b-\x1f\x7f]")  # controls a field value may not hold (HTAB it may)
+
+
 def _char_tier(data: bytes, allowed: frozenset[int] | None) -> int:
-    """0 when every byte is allowed; 3 (severe) for CR, LF or NUL; else 1 (acceptable)."""
-    worst = 0
-    for byte in data:
-        if byte in _BAD:
-            return 3
-        if allowed is None:  # a field value: VCHAR, obs-text, SP and HTAB
-            if (byte < 0x20 and byte != 0x09) or byte == 0x7F:
-                worst = 1
-        elif byte not in allowed:
-            worst = 1
-    return worst
+    """0 when every byte is allowed (a token for a name, `allowed`; a field value for None); 3 (severe) for CR,
+    LF or NUL; else 1 (acceptable)."""
+    if _CR_LF_NUL.search(data):
+        return 3
+    if allowed is None:  # a field value: VCHAR, obs-text, SP and HTAB
+        return 1 if _VALUE_CTL.search(data) else 0
+    return 0 if _TOKEN.fullmatch(data) else 1
 
 
 def _framing_name(name: bytes) -> tuple[bytes | None, bool]:
