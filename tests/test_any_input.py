@@ -103,3 +103,17 @@ def test_a_terminal_that_carries_only_ascii_gets_escapes_not_a_traceback(tmp_pat
     )
     assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr
     assert b"other.json" in done.stdout + done.stderr and b"\\ud800" in done.stdout + done.stderr
+
+
+ACCESS_LINE = (
+    'http 2026-01-01T00:00:00.000000Z app/my-lb/1 198.51.100.7:1234 - -1 -1 -1 200 200 0 2 "GET http://a:80/x?y '
+    'HTTP/1.1" "curl" - - arn - "-" "-" "-" 0 2026-01-01T00:00:00.000000Z "forward" "-" "-" "-" "-" "-" "-"'
+)
+
+
+@pytest.mark.parametrize("count", ["9" * 5000, "\u00b2", "\u0661\u0662"], ids=["5000-digits", "superscript", "arabic"])
+def test_an_access_log_count_that_is_no_64_bit_number_is_said_in_words(count):
+    stream = fnkit.alb.events_from_access_log([ACCESS_LINE.replace("200 200 0 2", f"200 200 {count} 2")])
+    assert list(stream) == []
+    (issue,) = stream.issues
+    assert issue.path == "<lines>:1" and "expected a number of bytes (at most 19 digits)" in issue.message
