@@ -316,7 +316,7 @@ def prepare_work_copy(pristine: Path | None = None, work: Path | None = None) ->
     first = not work.exists()
     copied = copy_new_notebooks(pristine, work)
     if first:
-        say(f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; kit.py reset NAME: a fresh one)")
+        say(f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; kit.py reset NAME: anew)")
     elif copied:
         say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
     return copied
