@@ -6,6 +6,10 @@
   one sentence per finding, what is wrong; while `...` placeholders are left it is "not
   done yet" and names each one with its cell and line (`_registry`, `_placeholders`).
 - `exercises()`: the exercises, by id, with their titles (`_queue`, `_mail`, `_alb`).
+- `progress()`: every exercise of your working copy, passed / not done / failing and why, read from
+  copies executed in memory (your notebooks are not changed) (`_progress`).
+- `reload()`: after editing a judge, its cases or a helper, the running kernel's checks use the new
+  code (`_reload`).
 - `try_it(handler, event)`: run your handler on an event of your own (a dict or JSON text):
   the outcome, or in a sentence why it cannot run (unfinished, JSON that does not parse, located).
 - Helpers the exercises' handlers call (`_helpers`): `process_order`, `BadOrder`, `park`
@@ -34,7 +38,9 @@ from ._helpers import (
     process_order,
 )
 from ._placeholders import Placeholder, placeholder_line, placeholders
+from ._progress import ExerciseProgress, Progress, progress
 from ._registry import CASE_TIMEOUT_S, Case, CheckResult, Exercise, Finding, check, exercises, register, try_it
+from ._reload import reload
 
 __all__ = [
     "CASE_TIMEOUT_S",
@@ -48,8 +54,10 @@ __all__ = [
     "EnvCheck",
     "EnvironmentReport",
     "Exercise",
+    "ExerciseProgress",
     "Finding",
     "Placeholder",
+    "Progress",
     "add_disclaimer",
     "attachment_names",
     "body_text",
@@ -65,6 +73,8 @@ __all__ = [
     "placeholder_line",
     "placeholders",
     "process_order",
+    "progress",
     "register",
+    "reload",
     "try_it",
 ]

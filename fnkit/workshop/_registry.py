@@ -29,6 +29,13 @@ class CheckResult:
     def passed(self) -> bool:
         return self.status == "passed"
 
+    @staticmethod
+    def status_of(message: str) -> str:
+        """The status a check's message says ('passed', 'not done yet', 'failed'): how its text output is read back."""
+        if message.startswith("done: all "):
+            return "passed"
+        return "not done yet" if message.startswith("not done yet") else "failed"
+
     def __str__(self) -> str:
         lines = [f"{self.exercise}: {self.message}"]
         lines += [f"  - {p}" for p in self.problems]
