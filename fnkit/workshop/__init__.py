@@ -8,7 +8,7 @@
 - `exercises()`: the exercises, by id, with their titles (`_queue`, `_mail`, `_alb`).
 - `progress()`: every exercise of your working copy, passed / not done / failing and why, read from
   copies executed in memory (your notebooks are not changed) (`_progress`).
-- `reload()`: after editing a judge, its cases or a helper, the running kernel's checks use the new
+- `reload()`: after editing a judge or its cases, the running kernel's checks use the new
   code (`_reload`).
 - `try_it(handler, event)`: run your handler on an event of your own (a dict or JSON text):
   the outcome, or in a sentence why it cannot run (unfinished, JSON that does not parse, located).
