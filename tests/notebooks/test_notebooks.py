@@ -43,11 +43,13 @@ def test_each_notebook_is_clean(path):
     assert tool.problems(path) == []
 
 
+@pytest.mark.workshop
 def test_exercises_and_solutions_are_twins():
     assert tool.twins() == []
     assert sorted(p.name for p in (NOTEBOOKS / "exercises").glob("*.ipynb"))
 
 
+@pytest.mark.workshop
 @pytest.mark.parametrize("path", sorted((NOTEBOOKS / "exercises").glob("*.ipynb")), ids=lambda p: p.name)
 def test_each_placeholder_is_followed_by_a_check_cell(path):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]

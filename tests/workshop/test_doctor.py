@@ -98,7 +98,8 @@ def test_other_systems_are_a_warning_not_a_failure(monkeypatch):
 
 
 def test_kit_doctor_is_the_pre_workshop_step_with_its_exit_code():
-    usage = subprocess.run([sys.executable, str(ROOT / "kit.py"), "--help"], capture_output=True, text=True, check=False)
+    kit = str(ROOT / "kit.py")
+    usage = subprocess.run([sys.executable, kit, "--help"], capture_output=True, text=True, check=False)
     assert "python3 kit.py doctor" in usage.stdout and "python3 kit.py progress [PATH...]" in usage.stdout
     done = subprocess.run(
         [sys.executable, str(ROOT / "kit.py"), "doctor"], capture_output=True, text=True, timeout=600, check=False

@@ -10,7 +10,7 @@ import pytest
 from fnkit import workshop
 from fnkit.workshop import _registry
 
-MODULE = '''
+MODULE = """
 from fnkit.workshop import Case, Exercise, register
 
 
@@ -23,7 +23,7 @@ def _judge(handler, case):
 
 
 register(Exercise("reload-demo", "queue", "a demo exercise", _cases, _judge))
-'''
+"""
 
 
 def handler(event, context):
