@@ -5,7 +5,8 @@
 - `check(exercise_id, handler)`: runs the exercise's hidden cases on your handler and says,
   one sentence per finding, what is wrong; while `...` placeholders are left it is "not
   done yet" and names each one with its cell and line (`_registry`, `_placeholders`).
-- `exercises()`: the exercises, by id, with their titles (`_queue`, `_mail`, `_alb`).
+- `exercises()`: the exercises, by id, with their titles (`_queue`, `_mail`, `_alb`);
+  `exercise_list("mail")` shows those of one source (a lesson's closing cell).
 - `progress()`: every exercise of your working copy, passed / not done / failing and why, read from
   copies executed in memory (your notebooks are not changed) (`_progress`).
 - `reload()`: after editing a judge or its cases, the running kernel's checks use the new
@@ -39,7 +40,19 @@ from ._helpers import (
 )
 from ._placeholders import Placeholder, placeholder_line, placeholders
 from ._progress import ExerciseProgress, Progress, progress
-from ._registry import CASE_TIMEOUT_S, Case, CheckResult, Exercise, Finding, check, exercises, register, try_it
+from ._registry import (
+    CASE_TIMEOUT_S,
+    Case,
+    CheckResult,
+    Exercise,
+    ExerciseList,
+    Finding,
+    check,
+    exercise_list,
+    exercises,
+    register,
+    try_it,
+)
 from ._reload import reload
 
 __all__ = [
@@ -54,6 +67,7 @@ __all__ = [
     "EnvCheck",
     "EnvironmentReport",
     "Exercise",
+    "ExerciseList",
     "ExerciseProgress",
     "Finding",
     "Placeholder",
@@ -64,6 +78,7 @@ __all__ = [
     "check",
     "check_environment",
     "email_message",
+    "exercise_list",
     "exercises",
     "find_root",
     "has_disclaimer",
