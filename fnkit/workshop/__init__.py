@@ -4,7 +4,8 @@
   says exactly what to fix (`_environment`).
 - `check(exercise_id, handler)`: runs the exercise's hidden cases on your handler and says,
   one sentence per finding, what is wrong; while `...` placeholders are left it is "not
-  done yet" and names each one with its cell and line (`_registry`, `_placeholders`).
+  done yet" and names each one with its cell and line (`_registry`, `_placeholders`); when the
+  handler's cell failed or changed since it ran, it says so first (`_history`).
 - `exercises()`: the exercises, by id, with their titles (`_queue`, `_mail`, `_alb`);
   `exercise_list("mail")` shows those of one source (a lesson's closing cell).
 - `progress()`: every exercise of your working copy, passed / not done / failing and why, read from
@@ -38,6 +39,7 @@ from ._helpers import (
     park,
     process_order,
 )
+from ._history import install as _install_history
 from ._placeholders import Placeholder, placeholder_line, placeholders
 from ._progress import ExerciseProgress, Progress, progress
 from ._registry import (
@@ -54,6 +56,9 @@ from ._registry import (
     try_it,
 )
 from ._reload import reload
+
+# in a kernel: each cell's run is recorded, so a check knows when the handler's cell failed or changed
+_install_history()
 
 __all__ = [
     "CASE_TIMEOUT_S",

@@ -91,12 +91,17 @@ def first_sentence(text: str) -> str:
     return text if cut < 0 else text[: cut + 1]
 
 
-def read_check(text: str, exercise_id: str) -> tuple[str, str]:
-    """(status, detail) from a check's text output (`str(CheckResult)`)."""
+_STATUS_CLASS = re.compile(r"\bfnkit-check-(?P<status>[a-z-]+)")
+
+
+def read_check(text: str, exercise_id: str, html: str = "") -> tuple[str, str]:
+    """(status, detail) from a check's output: its status from the HTML's class (`CheckResult._repr_html_`), else
+    from its text (`str(CheckResult)`); the detail is the text's first sentence that says why."""
     lines = text.splitlines()
     head = lines[0].removeprefix(f"{exercise_id}: ") if lines else ""
     problems = [line.strip().removeprefix("- ") for line in lines[1:] if line.strip().startswith("- ")]
-    status = CheckResult.status_of(head)
+    marked = _STATUS_CLASS.search(html)
+    status = marked["status"].replace("-", " ") if marked else CheckResult.status_of(head)
     if status == "passed":
         return PASSED, head
     if status == "not done yet":
@@ -134,7 +139,8 @@ def cell_result(cell: Any, exercise_id: str) -> tuple[str, str]:
     for output in outputs:
         text = _output_text(output)
         if text.startswith(f"{exercise_id}: "):
-            return read_check(text, exercise_id)
+            html = (output.get("data") or {}).get("text/html", "")
+            return read_check(text, exercise_id, html if isinstance(html, str) else "".join(html))
     return NOT_DONE, "its check cell has not been run"
 
 

@@ -8,6 +8,7 @@ from typing import Any, Self
 
 from .._cells import short_ids_in, shorten
 from .._outcome import PROCESS_ENDED, what_it_did
+from ._history import cell_run, stale_note
 from ._placeholders import placeholders
 
 CASE_TIMEOUT_S = 2.0
@@ -111,7 +112,7 @@ def not_done(label: str, handler: Any) -> CheckResult | None:
     """
     if handler is None or handler is Ellipsis:
         return CheckResult(
-            label, "not done yet", "not done yet: write your handler in the cell above, then run this cell again."
+            label, "not done yet", "not done yet: write your handler in its cell, run that cell, then this check."
         )
     if not callable(handler):
         return CheckResult(
@@ -123,12 +124,14 @@ def not_done(label: str, handler: Any) -> CheckResult | None:
     if not left:
         return None
     name = getattr(handler, "__name__", "your handler")
+    run = cell_run(getattr(handler, "__code__", None))
+    name += f" (as cell [{run}] defined it)" if run is not None else ""
     what = "a placeholder (...)" if len(left) == 1 else f"{len(left)} placeholders (...)"
     return CheckResult(
         label,
         "not done yet",
         f"not done yet: {name} still holds {what}; replace {'it' if len(left) == 1 else 'each'} "
-        "with your code, then run this cell again.",
+        "with your code, run the handler's cell, then this check.",
         [str(p) for p in left],
     )
 
@@ -144,6 +147,16 @@ class Exercise:
     judge: Callable[[Callable[..., Any], Case], str | None]  # None when the case passes, else one sentence
 
     def check(self, handler: Any) -> CheckResult:
+        """The hidden cases' verdict on `handler`; first, whether it is what its cell now says (`stale_note`)."""
+        graded = self._grade(handler)
+        note = stale_note(handler) if callable(handler) else None
+        if note is None:
+            return graded
+        return CheckResult(
+            self.id, "not done yet", note, [f"the earlier version: {graded.message}"], graded.cases, graded.passed_cases
+        )
+
+    def _grade(self, handler: Any) -> CheckResult:
         unfinished = not_done(self.id, handler)
         if unfinished is not None:
             return unfinished

@@ -100,6 +100,13 @@ def test_a_checks_text_is_read_back(text, status, detail):
     assert _progress.read_check(text, "queue-fifo") == (status, detail)
 
 
+def test_the_status_is_read_from_the_checks_html_class_when_the_text_does_not_say_it():
+    # a check that first says the handler's cell changed since it ran: "not done yet", in other words
+    result = workshop.CheckResult("queue-fifo", "not done yet", "keep_order's cell changed since it ran: run it.")
+    status, detail = _progress.read_check(str(result), "queue-fifo", result._repr_html_())
+    assert (status, detail) == ("not done", "keep_order's cell changed since it ran: run it.")
+
+
 def test_a_check_cell_that_raised_or_never_ran_is_said_so():
     raised = {"outputs": [{"output_type": "error", "ename": "NameError", "evalue": "name 'f' is not defined"}]}
     status, detail = _progress.cell_result(raised, "queue-fifo")
