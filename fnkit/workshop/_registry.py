@@ -30,6 +30,13 @@ class CheckResult:
     def passed(self) -> bool:
         return self.status == "passed"
 
+    @staticmethod
+    def status_of(message: str) -> str:
+        """The status a check's message says ('passed', 'not done yet', 'failed'): how its text output is read back."""
+        if message.startswith("done: all "):
+            return "passed"
+        return "not done yet" if message.startswith("not done yet") else "failed"
+
     def __str__(self) -> str:
         lines = [f"{self.exercise}: {self.message}"]
         lines += [f"  - {p}" for p in self.problems]
@@ -199,6 +206,38 @@ def register(exercise: Exercise) -> Exercise:
 def exercises() -> dict[str, str]:
     """Every exercise id with its title."""
     return {e.id: e.title for e in _EXERCISES.values()}
+
+
+SOURCE_NAMES = {"queue": "the message queue", "mail": "the mail flow", "alb": "the load balancer"}
+
+
+@dataclass
+class ExerciseList:
+    """The exercises of one source (or all), as the registry holds them: what a lesson's closing cell shows."""
+
+    source: str | None
+    rows: list[tuple[str, str]]
+
+    def headline(self) -> str:
+        on = f" on {SOURCE_NAMES.get(self.source, self.source)}" if self.source else ""
+        return f"{len(self.rows)} exercise{'' if len(self.rows) == 1 else 's'}{on}:"
+
+    def __str__(self) -> str:
+        return "\n".join([self.headline(), *(f"- {exercise_id}: {title}" for exercise_id, title in self.rows)])
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        from .._cells import panel_html
+
+        rows = [{"exercise": exercise_id, "what to do": title} for exercise_id, title in self.rows]
+        return panel_html(self.headline(), rows=rows, css_class="fnkit-exercises")
+
+
+def exercise_list(source: str | None = None) -> ExerciseList:
+    """The exercises (of one source: "queue", "mail", "alb"), each with its id and title, from the registry."""
+    return ExerciseList(source, [(e.id, e.title) for e in _EXERCISES.values() if source in (None, e.source)])
 
 
 def check(exercise_id: str, handler: Any) -> CheckResult:
