@@ -6,6 +6,7 @@
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
     python3 kit.py doctor [-v]                  set up .venv, then say whether this machine is ready (exit 0/1)
     python3 kit.py progress [PATH...]           which exercises each working copy passed [--csv FILE] [--stored]
+    python3 kit.py update | release [NAME...]   the instructor's changes into work/ | a solution learners then get
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test
     python3 kit.py cover [pytest args...]       every test, with coverage (workers and kernels too)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
@@ -19,10 +20,9 @@ while pyproject.toml and constraints.txt are unchanged since the last one. `lab`
 installs the extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and
 `bench` add the tools (DEV_EXTRAS), into the same .venv.
 
-Working copy: `lab` copies the notebooks of notebooks/ into work/ (ignored by
-git) the first time, and any notebook added to notebooks/ later; it never
-overwrites one you have. `reset` puts the pristine notebook back and keeps
-yours in work/.backup/. Instructors edit notebooks/ (`lab --pristine` opens it).
+Working copy: `lab` copies the notebooks of notebooks/ into work/ (ignored by git), then any new one (a solution
+once released); it never overwrites one you have: `update` merges changes in (fnkit/workshop/_update.py). `reset`
+puts the pristine notebook back and keeps yours in work/.backup/. Instructors edit notebooks/ (`lab --pristine`).
 """
 
 from __future__ import annotations
@@ -235,12 +235,19 @@ def notebooks_in(folder: Path) -> list[Path]:
     return sorted(p for p in found if ".ipynb_checkpoints" not in p.parts and BACKUP_DIR not in p.parts)
 
 
+def hidden_solution(pristine: Path, rel: Path) -> bool:
+    """A solution not released yet: notebooks/solutions/RELEASED, when there is one, lists those learners get."""
+    listed = pristine / "solutions" / "RELEASED"
+    lines = listed.read_text("utf-8").splitlines() if rel.parts[0] == "solutions" and listed.is_file() else None
+    return lines is not None and rel.stem not in [line.split("#")[0].strip().removesuffix(".ipynb") for line in lines]
+
+
 def copy_new_notebooks(pristine: Path, work: Path) -> list[Path]:
     """Copy into `work` each notebook of `pristine` it does not have yet; never overwrite one. The copied paths."""
     copied = []
     for rel in notebooks_in(pristine):
         target = work / rel
-        if target.exists():
+        if target.exists() or hidden_solution(pristine, rel):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(pristine / rel, target)
@@ -432,6 +439,7 @@ def cmd_lab(args: list[str]) -> None:
     quiet_lab_settings(VENV)
     if not pristine:
         prepare_work_copy()
+        subprocess.call([str(PYTHON), "-m", "fnkit.workshop", "update", "--check"], env=venv_env())  # changed ones
     extra = ["--allow-root"] if is_root() and "--allow-root" not in args else []
     folder = PRISTINE if pristine else WORK
     say(f"opening JupyterLab on {folder.name}/{START_NOTEBOOK}")
@@ -559,15 +567,9 @@ GATES = (
 
 def run_gate(gate: Gate) -> tuple[int, str]:
     """Run one gate in .venv from the repo root: (findings, output). A gate that fails without a finding counts one."""
+    argv = [str(BIN / gate.argv[0]), *gate.argv[1:]]
     try:
-        done = subprocess.run(
-            [str(BIN / gate.argv[0]), *gate.argv[1:]],
-            cwd=ROOT,
-            env=venv_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = subprocess.run(argv, cwd=ROOT, env=venv_env(), capture_output=True, text=True, check=False)
     except OSError as exc:  # not installed in .venv
         return 1, f"kit.py: cannot run {gate.name}: {exc}"
     output = done.stdout + done.stderr
@@ -706,7 +708,7 @@ def cmd_lock(args: list[str]) -> None:
 
 
 def cmd_workshop(command: str, args: list[str]) -> None:
-    """`doctor` and `progress`: set up .venv, then `python -m fnkit.workshop COMMAND` there, from this folder."""
+    """doctor, progress, update, release: set up .venv, then `python -m fnkit.workshop COMMAND` there, from here."""
     ensure_installed(LAB_EXTRAS)
     sys.exit(subprocess.call([str(PYTHON), "-m", "fnkit.workshop", command, *args], env=venv_env()))
 
@@ -714,6 +716,8 @@ def cmd_workshop(command: str, args: list[str]) -> None:
 COMMANDS = {
     "doctor": lambda args: cmd_workshop("doctor", args),
     "progress": lambda args: cmd_workshop("progress", args),
+    "update": lambda args: cmd_workshop("update", args),
+    "release": lambda args: cmd_workshop("release", args),
     "lab": cmd_lab,
     "test": cmd_test,
     "cover": cmd_cover,
