@@ -13,20 +13,19 @@
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
     python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
 
-Set-up: .venv is made with `python -m venv` when missing, and the project is
-installed into it editable, with the versions pinned in constraints.txt
-(`pip install --no-compile -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
-while pyproject.toml and constraints.txt are unchanged since the last one. `lab`
-installs the extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and
-`bench` add the tools (DEV_EXTRAS), into the same .venv.
+Set-up: .venv is made with `python -m venv` when missing, and the project is installed into it editable, with the
+versions pinned in constraints.txt (`pip install --no-compile -c constraints.txt -e .[EXTRAS]`, plain pip); the
+install is skipped while pyproject.toml and constraints.txt are unchanged since the last one. `lab` installs the
+extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and `bench` add the tools (DEV_EXTRAS), into the same
+.venv.
 
-Working copy: `lab` copies the notebooks of notebooks/ into work/ (ignored by git), then any new one (a solution
-once released); it never overwrites one you have: `update` merges changes in (fnkit/workshop/_update.py). `reset`
-puts the pristine notebook back and keeps yours in work/.backup/. Instructors edit notebooks/ (`lab --pristine`).
+Working copy: `lab` copies notebooks/ into work/ (git ignores it), then each new notebook, never over yours: `update`
+merges changes in, `reset` puts the pristine one back (yours kept in work/.backup/). Instructors edit notebooks/.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -36,7 +35,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -713,11 +712,8 @@ def cmd_workshop(command: str, args: list[str]) -> None:
     sys.exit(subprocess.call([str(PYTHON), "-m", "fnkit.workshop", command, *args], env=venv_env()))
 
 
-COMMANDS = {
-    "doctor": lambda args: cmd_workshop("doctor", args),
-    "progress": lambda args: cmd_workshop("progress", args),
-    "update": lambda args: cmd_workshop("update", args),
-    "release": lambda args: cmd_workshop("release", args),
+COMMANDS: dict[str, Callable[[list[str]], None]] = {
+    **{name: functools.partial(cmd_workshop, name) for name in ("doctor", "progress", "update", "release")},
     "lab": cmd_lab,
     "test": cmd_test,
     "cover": cmd_cover,
