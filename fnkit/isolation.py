@@ -68,14 +68,23 @@ def invoke(
     its own copy of the event in every mode. Ctrl-C during the call raises `Interrupted`.
     """
     __tracebackhide__ = True
-    return _call(
-        handler,
-        event,
-        timeout_s,
-        context,
-        resolve_isolation(isolation),
-        check_memory_limit(memory_limit_mb),
-        copy=handler_copy,
+    isolation = resolve_isolation(isolation)
+    memory_limit_mb = check_memory_limit(memory_limit_mb)
+    if memory_limit_mb is not None and isolation != "process":
+        _no_memory_limit(isolation)
+    return _call(handler, event, timeout_s, context, isolation, memory_limit_mb, copy=handler_copy)
+
+
+def _no_memory_limit(isolation: str) -> None:
+    """Say that a memory limit given for a call in this process is not applied (only a worker process has one)."""
+    import warnings
+
+    where = "on a handler thread" if isolation == "thread" else "in the caller's process"
+    warnings.warn(
+        f"memory_limit_mb is not applied with isolation={isolation!r}: the handler runs {where}, which shares the "
+        'caller\'s memory; only isolation="process" runs it under a memory limit.',
+        RuntimeWarning,
+        stacklevel=3,
     )
 
 
@@ -135,6 +144,8 @@ def invoke_many(
     __tracebackhide__ = True
     isolation = resolve_isolation(isolation)
     memory_limit_mb = check_memory_limit(memory_limit_mb)
+    if memory_limit_mb is not None and isolation != "process":
+        _no_memory_limit(isolation)
     events = list(events)
     contexts = [None] * len(events) if contexts is None else list(contexts)
     if len(contexts) != len(events):
