@@ -104,6 +104,11 @@ STOPPED_TEXT = "the handler was stopped before it returned: its worker process w
 STOPPED_BEFORE = "the call was stopped before the handler started (Stopper.stop)"
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
+#: a worker stops its own handler past the timeout (an alarm whose default action ends the process), timed on
+#: the handler's own run; the caller's own deadline is a backstop this much later (transfer and queueing are
+#: not the function's time: a loaded machine must not make a handler that returned in time look timed out)
+_ALARM = hasattr(signal, "setitimer")
+BACKSTOP_S = 2.0
 
 #: What the isolation layer has done in this process (see `fnkit.isolation.stats`).
 STATS = {"workers_started": 0, "workers_killed": 0, "worker_crashes": 0, "calls": 0}
@@ -354,6 +359,8 @@ def _worker_setup() -> None:
     from ._invoke import _LogCapture
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its handler, not the terminal's Ctrl-C
+    if _ALARM:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm past a handler's timeout ends this worker
     try:  # its own process group: a kill of the worker from the caller takes the handler's children too
         os.setpgid(0, 0)
     except (OSError, AttributeError):  # pragma: no cover - not POSIX
@@ -598,11 +605,11 @@ def _past_the_limit(what: str, detail: str = "") -> str:
     """The sentence of a call that ran out of the worker's memory: what needed it, the limit, how to raise it."""
     limit = _worker_state.memory_mb
     return (
-        f"{what} than the worker's memory limit"
+        f"{what} than the worker's limit"
         + (f" ({limit:,} MB)" if limit else "")
         + " allows"
         + (f" ({detail})" if detail else "")
-        + ". Raise it with invoke(..., memory_limit_mb=N) or the FNKIT_MEMORY_LIMIT_MB environment variable."
+        + ". Raise the limit with invoke(..., memory_limit_mb=N) or the FNKIT_MEMORY_LIMIT_MB environment variable."
     )
 
 
@@ -634,9 +641,15 @@ def _run_one(
     with _worker_state.call_lock:
         _worker_state.call_id = call_id
         _worker_state.pending = ""
+    if timeout_s is not None and _ALARM:  # the hard stop, on the handler's own time: the kernel ends this worker
+        signal.setitimer(signal.ITIMER_REAL, timeout_s + GRACE_S)
     try:
         status, value, duration_ms = _call_handler(handler, event, context)
     finally:
+        if timeout_s is not None and _ALARM:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if _ALARM and signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL:  # the handler took the alarm over
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
         _current.reset(token)
         with _worker_state.call_lock:  # waits for a call-back another thread of the handler is making
             if _worker_state.fd_output is not None:
@@ -1100,9 +1113,10 @@ class _Worker:
     def ended(self) -> str:
         """After its socket closed by itself: why it ended, in words."""
         if self._mark_dead():
-            STATS["worker_crashes"] += 1
             self._signal()  # it may only have closed its socket: make sure it is gone before waiting for it
             self._reap()
+            # (its own alarm past a handler's timeout is the hard stop the caller would have made: a kill)
+            STATS["workers_killed" if _ended_by_alarm(self.status) else "worker_crashes"] += 1
         return _exit_text(self.status if self.status is not None else -1)
 
     def _reap(self) -> None:
@@ -1651,9 +1665,39 @@ Step = tuple[Any, ...]
 _T = TypeVar("_T")
 
 
+_doubles_warned: set[str] = set()
+
+
+def _warn_of_doubles() -> None:
+    """Warn, once each, of the test doubles active in this process that a worker process does not see: moto's
+    `mock_aws`, and `unittest.mock` patches started with `.start()` (pytest-mock's `mocker` among them; a
+    patch used as a context manager or a decorator leaves no trace to find)."""
+    modules = sys.modules
+    found = []
+    models = modules.get("moto.core.models")
+    if models is not None and getattr(getattr(models, "MockAWS", None), "_nested_count", 0) > 0:
+        found.append(("moto's mock_aws is", "to the real AWS endpoints"))
+    mock = modules.get("unittest.mock")
+    if not found and mock is not None and getattr(getattr(mock, "_patch", None), "_active_patches", None):
+        found.append(("a unittest.mock patch is", "to the objects as they were before the patch"))
+    for what, where in found:
+        if what not in _doubles_warned:
+            _doubles_warned.add(what)
+            import warnings
+
+            warnings.warn(
+                f"{what} active in this process, but the handler runs in a worker process "
+                '(isolation="process"), which does not see it: what the handler calls goes '
+                f'{where}. Call with isolation="none" for the handler to see it.',
+                UserWarning,
+                stacklevel=4,
+            )
+
+
 def _run_steps(handler: Handler | str, items: list[_Item], memory_mb: int | None) -> Generator[Step, Any, None]:
     """Run every item in worker processes; each item's `.result` is set. Never raises (but what the driver
     throws in: KeyboardInterrupt, a cancelled task; the worker in use is then killed)."""
+    _warn_of_doubles()
     try:
         blob = _handler_blob(handler)
     except NotMovable as exc:
@@ -1801,7 +1845,8 @@ def _deadline(item: _Item) -> float | None:
     """When the caller stops waiting for `item` (time.monotonic()): its timeout and a grace, from its start."""
     if item.timeout_s is None:
         return None
-    return time.monotonic() + item.timeout_s + GRACE_S - (time.perf_counter() - item.started)
+    backstop = BACKSTOP_S if _ALARM else 0.0  # (the worker's own alarm stops the handler on time)
+    return time.monotonic() + item.timeout_s + GRACE_S + backstop - (time.perf_counter() - item.started)
 
 
 def _timed_out(worker: _Worker, item: _Item) -> None:
@@ -1897,8 +1942,21 @@ def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> in
         kind, text = STOPPED_ERROR, STOPPED_TEXT
     else:
         kind, text = ERROR_EXIT, worker.ended()
+        if item.timeout_s is not None and _ALARM and _ended_by_alarm(worker.status):  # its own hard stop
+            item.result = Invocation(
+                timed_out=True,
+                duration_ms=(item.timeout_s + GRACE_S) * 1000.0,
+                logs=item.log_text(),
+                timeout_s=item.timeout_s,
+            )
+            return index + 1
     item.result = _error_invocation(item, kind, text, (time.perf_counter() - started) * 1000.0)
     return index + 1
+
+
+def _ended_by_alarm(status: int | None) -> bool:
+    """Whether a worker's exit status says its alarm ended it (the handler ran past its timeout)."""
+    return status is not None and status >= 0 and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
 
 
 # --- the exchange on an event loop ----------------------------------------------------------------

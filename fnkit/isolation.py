@@ -93,16 +93,16 @@ def _call(
     event: Any,
     timeout_s: float | None,
     context: Context | None,
-    isolation: str | None,
+    isolation: str,
     memory_limit_mb: int | None = None,
     *,
     copy: Callable[[Any], Any] | None = None,
 ) -> Invocation:
-    """`invoke` without checking its keywords; `copy` makes the handler's own copy of the event (None: the
-    event was made for this call alone, as a simulator builds each batch's event afresh, and goes as it is)."""
+    """`invoke` without checking its keywords, with `isolation` resolved already (one of ISOLATIONS); `copy`
+    makes the handler's own copy of the event (None: the event was made for this call alone, as a simulator
+    builds each batch's event afresh, and goes as it is)."""
     __tracebackhide__ = True
-    isolation = resolve_isolation(isolation)
-    context = _prepare(context, timeout_s)
+    context = _prepare(context, timeout_s, start=isolation != "process")  # (in a worker: its clock starts there)
     started = time.perf_counter()
     try:
         if isolation == "process":  # the event travels to the worker: a copy of its own there

@@ -4,15 +4,18 @@ same in the caller, on a handler thread and in a worker process."""
 from __future__ import annotations
 
 import sys
+import time
+import warnings
 from decimal import Decimal
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fnkit
-from fnkit import Raw
+from fnkit import Raw, _isolate
 
 QUEUE_EVENT = fnkit.queue.build_event(["a", "b"], seed=1)
 MAIL_EVENT = fnkit.mail.build_event(mail_from="a@example.com", recipients=["b@example.com"], seed=1)
@@ -145,3 +148,81 @@ def test_a_memory_limit_in_this_process_says_it_is_not_applied(mode):
     assert inv.returned == 1
     with pytest.warns(RuntimeWarning, match="memory_limit_mb is not applied"):
         fnkit.invoke_many(give_back, [{"value": 1}], timeout_s=5, isolation=mode, memory_limit_mb=64)
+
+
+class SlowToArrive:
+    """An event part that takes a second to unpickle: time the worker spends before the handler starts."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (arrive_slowly, (1.0,))
+
+
+def arrive_slowly(seconds: float) -> str:
+    time.sleep(seconds)
+    return "arrived"
+
+
+def returns_at_once(event: Any, context: Any) -> int:
+    return context.get_remaining_time_in_millis()
+
+
+def test_the_timeout_is_the_handlers_own_time_in_the_worker_not_the_transfer():
+    # before: timed out, though the handler returned at once (the caller's clock ran while the event travelled)
+    assert fnkit.invoke(returns_at_once, {}, timeout_s=0.4, isolation="process").status == "returned"  # loaded
+    inv = fnkit.invoke(returns_at_once, {"part": SlowToArrive()}, timeout_s=0.4, isolation="process")
+    assert inv.status == "returned"
+    assert inv.returned > 300  # its context's clock started with it, in the worker
+    many = fnkit.invoke_many(returns_at_once, [{"part": SlowToArrive()}, {}], timeout_s=0.4, isolation="process")
+    assert [i.status for i in many] == ["returned", "returned"]
+
+
+def sleeps(event: Any, context: Any) -> None:
+    time.sleep(event["s"])
+
+
+def test_a_handler_past_its_timeout_in_a_worker_is_still_stopped_on_time():
+    started = time.perf_counter()
+    inv = fnkit.invoke(sleeps, {"s": 30}, timeout_s=0.3, isolation="process")
+    assert inv.status == "timeout" and inv.duration_ms >= 300
+    assert time.perf_counter() - started < 10  # (the worker's own alarm, well before the caller's backstop)
+
+
+# --- a worker does not see the caller's doubles ------------------------------------------------------
+
+
+@pytest.fixture
+def warned_afresh(monkeypatch):
+    monkeypatch.setattr(_isolate, "_doubles_warned", set())
+
+
+def lists_buckets(event: Any, context: Any) -> int:
+    return 1
+
+
+def test_moto_active_in_the_caller_and_a_worker_used_warns_once(warned_afresh):
+    # before: the worker's boto3 calls went to the real endpoints without a word
+    import moto
+
+    with moto.mock_aws():
+        with pytest.warns(UserWarning, match=r"mock_aws is active .*worker process.*real AWS endpoints"):
+            assert fnkit.invoke(lists_buckets, {}, timeout_s=30, isolation="process").returned == 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert fnkit.invoke(lists_buckets, {}, timeout_s=30, isolation="process").returned == 1  # once
+            assert fnkit.invoke(lists_buckets, {}, timeout_s=30, isolation="none").returned == 1  # (it sees it)
+
+
+def test_a_started_mock_patch_and_a_worker_used_warns(warned_afresh):
+    patcher = mock.patch("os.getcwd", return_value="/patched")
+    patcher.start()
+    try:
+        with pytest.warns(UserWarning, match="unittest.mock patch is active"):
+            fnkit.invoke_many(lists_buckets, [{}], timeout_s=30, isolation="process")
+    finally:
+        patcher.stop()
+
+
+def test_no_double_no_warning(warned_afresh):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fnkit.invoke(lists_buckets, {}, timeout_s=30, isolation="process").returned == 1
