@@ -2,8 +2,10 @@
 """fnkit's quick start, standard library only.
 
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
-                        [--with dask]           (also install an extra: dask for 05's last part)
+                        [--with dask]           (also install an extra: dask for 05's Dask part)
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
+    python3 kit.py doctor [-v]                  set up .venv, then say whether this machine is ready (exit 0/1)
+    python3 kit.py progress [PATH...]           which exercises each working copy passed [--csv FILE] [--stored]
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test
     python3 kit.py cover [pytest args...]       every test, with coverage (workers and kernels too)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
@@ -697,30 +699,21 @@ def cmd_lock(args: list[str]) -> None:
     # --universal: one lock for every platform and Python the project supports (markers say
     # which pin applies where); pins already in constraints.txt are kept unless they must move
     # (pass --upgrade to move them all, or --upgrade-package NAME for one).
-    run(
-        [
-            uv,
-            "pip",
-            "compile",
-            "pyproject.toml",
-            "--all-extras",
-            "--universal",
-            "--python-version",
-            ".".join(map(str, MIN_PYTHON)),
-            "--quiet",
-            "--custom-compile-command",
-            "python3 kit.py lock",
-            "--output-file",
-            LOCK.name,
-            *args,
-        ],
-        cwd=ROOT,
-        env=venv_env(),
-    )
+    universal = ["--all-extras", "--universal", "--python-version", ".".join(map(str, MIN_PYTHON)), "--quiet"]
+    named = ["--custom-compile-command", "python3 kit.py lock", "--output-file", LOCK.name]
+    run([uv, "pip", "compile", "pyproject.toml", *universal, *named, *args], cwd=ROOT, env=venv_env())
     say(f"wrote {LOCK.name}: the next `python3 kit.py test` or `lab` installs from it")
 
 
+def cmd_workshop(command: str, args: list[str]) -> None:
+    """`doctor` and `progress`: set up .venv, then `python -m fnkit.workshop COMMAND` there, from this folder."""
+    ensure_installed(LAB_EXTRAS)
+    sys.exit(subprocess.call([str(PYTHON), "-m", "fnkit.workshop", command, *args], env=venv_env()))
+
+
 COMMANDS = {
+    "doctor": lambda args: cmd_workshop("doctor", args),
+    "progress": lambda args: cmd_workshop("progress", args),
     "lab": cmd_lab,
     "test": cmd_test,
     "cover": cmd_cover,
