@@ -13,7 +13,7 @@ from fnkit import _config, _invoke, _report, _settings, alb
 from fnkit.alb import _event, _outcome
 
 WATCHED = {
-    _config.Config.of.__func__.__code__: "config",
+    _config.Config.of.__func__.__code__: "config",  # type: ignore[attr-defined]
     _report.decode_json.__code__: "decode",
     _event.refusals.__code__: "refusal",
     _outcome.refusal.__code__: "refusal",

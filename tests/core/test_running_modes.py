@@ -100,7 +100,7 @@ def test_a_lone_surrogate_is_used_in_every_mode():
 # --- a worker says what happened ---------------------------------------------------------------------
 
 
-def big_text(event: Any, context: Any) -> str:
+def big_text(event: dict[str, int], context: Any) -> str:
     """Returns a string of `event["mb"]` megabytes."""
     return "x" * (event["mb"] * 1_000_000)
 
@@ -162,7 +162,7 @@ def arrive_slowly(seconds: float) -> str:
     return "arrived"
 
 
-def returns_at_once(event: Any, context: Any) -> int:
+def returns_at_once(event: Any, context: fnkit.Context) -> int:
     return context.get_remaining_time_in_millis()
 
 
