@@ -164,7 +164,8 @@ def check(
     `seed`: the same seed, the same events and findings (None: a fresh draw each time). `isolation`:
     where the handler runs, as in `fnkit.invoke` ("none": in this process, for mocks; "process": a
     worker, so a hang or a crash is a finding; default: the project's setting). `database`: a folder
-    where each found case is kept and tried first next time (default: none kept). `timeout_s`: the
+    where each found case is kept and tried first next time, for runs without a seed (hypothesis replays
+    no database for a seeded run; default: none kept). `timeout_s`: the
     function's timeout (default: the source's). `events`: a hypothesis strategy of
     valid events to draw instead of the source's own (`fnkit.testing.strategies.queue_events(bodies=...)`
     for bodies your handler understands). Needs hypothesis (`fnkit[testing]`).
@@ -215,11 +216,15 @@ def check(
     def rng() -> random.Random | None:
         return None if seed is None else random.Random(seed)
 
+    # hypothesis replays a database only for unseeded runs: the rules met before come first, their cases replayed
+    remembered = _remembered(database, source, name) if database is not None and seed is None else None
+    if remembered is not None and remembered.is_file():
+        met.extend(r for r in remembered.read_text(encoding="utf-8").split() if r)
     try:
         hypothesis.find(strategy, note, settings=explore, random=rng())
     except NoSuchExample:
         pass
-    store = DirectoryBasedExampleDatabase(str(database)) if database is not None else None
+    store = DirectoryBasedExampleDatabase(str(database)) if remembered is not None else None
     findings: list[CheckFinding] = []
     for rule in met:
         shrink = hypothesis.settings(quiet, max_examples=examples, database=store)
@@ -237,7 +242,16 @@ def check(
             findings.append(
                 CheckFinding(rule, shown.severity, shown.sentence, shown.platform, event, shown.answer, shown.path)
             )
+    if remembered is not None:
+        remembered.write_text("".join(f"{f.rule}\n" for f in findings), encoding="utf-8")
     return CheckResult(source, name, examples, seed, tuple(findings))
+
+
+def _remembered(database: str | Path, source: str, name: str) -> Path:
+    """The file in the database folder that lists the rules this handler broke last time."""
+    folder = Path(database)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"rules-{hashlib.sha256(f'{source} {name}'.encode()).hexdigest()[:16]}.txt"
 
 
 __all__ = ["CHECK_SOURCES", "CheckFinding", "CheckResult", "check"]

@@ -41,7 +41,13 @@ def add_check_parser(sub: Any) -> None:
     p.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, e.g. app:handler or app.py:handler")
     p.add_argument("--source", choices=SOURCE_CHOICES, default="queue", help="the events to draw (default queue)")
     p.add_argument("--examples", type=_positive, default=200, metavar="N", help="events to try (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="the same seed, the same events and findings (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help=f"the same seed, the same events and findings (default: a fresh draw, each found case kept in "
+        f"{DATABASE} and tried first next time)",
+    )
     p.add_argument(
         "--isolation",
         choices=["process", "none"],
@@ -53,7 +59,7 @@ def add_check_parser(sub: Any) -> None:
     p.add_argument(
         "--no-database",
         action="store_true",
-        help=f"keep no found case (default: kept in {DATABASE} and tried first next time)",
+        help=f"without --seed: keep no found case (default: kept in {DATABASE} and tried first next time)",
     )
     _add_app_dir(p)
     _add_format(p)
