@@ -14,14 +14,15 @@ import keyword
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from operator import attrgetter
 from typing import Any
 
 #: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
 Tables = dict[str, dict[str, Any]]
-#: where a pattern's values sit: (the table whose column holds them, or None for the root; the column; the steps
+#: where a pattern's values sit: (the table whose column holds them, or None for the root; the column, or ""; the steps
 #: from there: an attribute, "*" a list's items, "*k" a map's keys, "*v" its values; whether some may be absent)
-Site = tuple[str | None, str | None, tuple[str, ...], bool]
+Site = tuple[str | None, str, tuple[str, ...], bool]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -51,6 +52,56 @@ def first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
         return None
 
     return read
+
+
+def values_getter(sites: tuple[Site, ...]) -> Callable[[Any, Tables], Sequence[str]]:
+    """One function that reads every string at `sites` of a compiled typed value (the engine calls it once per
+    pattern per value): a table's column as it is, a chain of attributes in one C-level `attrgetter`."""
+    getters = [_site_getter(site) for site in sites]
+    if len(getters) == 1:
+        return getters[0]
+
+    def read(typed: Any, tables: Tables) -> Sequence[str]:
+        values: list[str] = []
+        for get in getters:
+            values += get(typed, tables)
+        return values
+
+    return read
+
+
+def _site_getter(site: Site) -> Callable[[Any, Tables], Sequence[str]]:
+    table, column, steps, absent = site
+    if table is not None:
+        if not steps and not absent:
+            return lambda typed, tables: tables[table][column]
+        return lambda typed, tables: site_values(site, typed, tables) if any(tables[table][column]) else ()
+    attrs = tuple(step for step in steps if not step.startswith("*"))
+    rest = steps[len(attrs) :]
+    if not attrs or steps[: len(attrs)] != attrs or rest not in _READS or (absent and rest):
+        return partial(site_values, site)
+    get, how = attrgetter(".".join(attrs)), _READS[rest]
+
+    def read(typed: Any, tables: Tables) -> Sequence[str]:
+        try:
+            value = get(typed)
+        except AttributeError:  # an object on the way is absent
+            return ()
+        if how == "value":
+            return (value,) if type(value) is str else ()
+        if not value:
+            return ()
+        if how == "keys":
+            return [*value]
+        if how == "values":
+            return [*value.values()]
+        return [x for items in value.values() if items for x in items]
+
+    return read
+
+
+# what follows the attributes, read in one call: the string, a map's keys, its values, the items of its lists
+_READS = {(): "value", ("*k",): "keys", ("*v",): "values", ("*v", "*"): "items"}
 
 
 def site_values(site: Site, typed: Any, tables: Tables) -> Any:

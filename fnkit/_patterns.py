@@ -23,6 +23,7 @@ declared pattern on random input.
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -33,11 +34,13 @@ from ._memo import _SLOT, LONGEST, MEMO_BYTES
 #: the most bytes one pattern's memo of accepted values keeps alive (a shape declares a dozen patterns)
 PATTERN_BYTES = MEMO_BYTES // 4
 
+_compiler: Any = None
+_parser: Any = None
+sre: Any = None
 try:  # Python's own regular-expression parser and compiler (private modules: the derivation falls back without)
-    from re import _compiler, _parser
-    from re import _constants as sre
+    _compiler, _parser, sre = (importlib.import_module(f"re.{name}") for name in ("_compiler", "_parser", "_constants"))
 except ImportError:  # pragma: no cover - another Python: one search per value
-    _compiler = _parser = sre = None  # type: ignore[assignment]
+    pass
 
 
 def whole(pattern: str) -> str:

@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._columns import Tables
 from ._report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
-from ._shape import Shape, Tables
+from ._shape import Shape
 
 if TYPE_CHECKING:
     from msgspec.json import Decoder

@@ -13,7 +13,8 @@ from typing import Any, cast
 import pytest
 
 from fnkit import queue
-from fnkit._shape import ANY, BOOL, INT, NUMBER, STR, F, ListOf, MapOf, Nullable, Shape, snake
+from fnkit._columns import snake
+from fnkit._shape import ANY, BOOL, INT, NUMBER, STR, F, ListOf, MapOf, Nullable, Shape
 
 # --- small synthetic shapes ---------------------------------------------------------
 
