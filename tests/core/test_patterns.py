@@ -56,6 +56,14 @@ MADE_UP = [
     r"^(?>a|ab)c$",
     r"^ab*+$",
     r"^\n?x$",
+    # a greedy repeat made possessive only where nothing after it could take back a character
+    r"^[a-z]+(?:\.[a-z]+)*@[a-z]+$",
+    r"^[ab]+b$",
+    r"^x*x$",
+    r"^(a+)(?:a|b)$",
+    r"^[^:]+:[^:]*:?$",
+    r"^(?:[0-9]+-)*[0-9]+$",
+    r"^[a-z]{1,3}[a-z0-9]$",
 ]
 PATTERNS = DECLARED + MADE_UP
 
