@@ -20,9 +20,9 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from .._codec import Invocation
 from .._config import with_settings
@@ -30,7 +30,7 @@ from .._invoke import Context, Handler, _check_isolation
 from .._optional import require
 from .._settings import Dialect, resolve_dialect
 from ..isolation import invoke
-from ._config import AlbConfig
+from ._config import AlbConfig, AlbSettings
 from ._http import (
     BAD_HEADER_VALUE,
     Refusal,
@@ -489,7 +489,7 @@ class _Front:
                 sys.modules["fnkit._isolate"].release_loop(self.loop)
             self.loop.close()
 
-    def invoke_soon(self, event: dict[str, Any], done: Callable[[Invocation], None]) -> None:
+    def invoke_soon(self, event: Mapping[str, Any], done: Callable[[Invocation], None]) -> None:
         """On the loop: start invoking the handler in a worker process; `done(invocation)` on the loop."""
         from .._isolate import invoke_soon
 
@@ -585,7 +585,7 @@ class AlbServer:
         on_record: Callable[[dict[str, Any]], Any] | None = None,
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
-        **settings: Any,
+        **settings: Unpack[AlbSettings],
     ) -> None:
         config = AlbConfig.of(config, settings, AlbServer.__init__)
         _check_isolation(isolation)
@@ -676,7 +676,7 @@ class AlbServer:
 
     # -- inside ----------------------------------------------------------------------------
 
-    def _invoke(self, event: dict[str, Any]) -> Invocation:
+    def _invoke(self, event: Mapping[str, Any]) -> Invocation:
         return invoke(
             self._call_target,
             event,
@@ -748,7 +748,7 @@ def serve(
     dialect: Dialect | None = None,
     isolation: str = "process",
     max_records: int = MAX_RECORDS,
-    **settings: Any,
+    **settings: Unpack[AlbSettings],
 ) -> AlbServer:
     """Serve `handler` over HTTP as the load balancer would, on a background thread (a context manager).
 

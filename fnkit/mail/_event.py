@@ -162,6 +162,7 @@ MailFrom = MAIL_FROM.struct
 # anything, so each check tests types before it reads.
 
 if TYPE_CHECKING:
+    from ..types import MailEvent as MailEventDict
     from ..types import ParsedMailEvent
 
 
@@ -474,7 +475,7 @@ def build_event(
     seed: int = 0,
     store: Any = None,
     **more: Any,
-) -> dict[str, Any]:
+) -> MailEventDict:
     """A valid mail-flow event, deterministic for a `seed` (same arguments, same event).
 
     `message` (an `email.message.EmailMessage`, or raw RFC 5322 bytes or text) supplies
@@ -547,7 +548,7 @@ def build_event(
     (store if store is not None else default_store()).add(
         event["messageId"], raw if raw is not None else (lambda: minimal_message(made))
     )
-    return event
+    return cast("MailEventDict", event)
 
 
 def _cut_to_size(event: dict[str, Any]) -> None:

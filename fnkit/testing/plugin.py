@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 from .._settings import INI, set_pytest_ini
-from ._factories import EventFactory, event_factory
+from ._factories import AlbEventFactory, MailEventFactory, QueueEventFactory, event_factory
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,19 +50,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def queue_event() -> EventFactory:
+def queue_event() -> QueueEventFactory:
     """A factory of valid queue batch events: `queue_event(["body 1", "body 2"], fifo=True, ...)`."""
     return event_factory("queue")
 
 
 @pytest.fixture
-def mail_event() -> EventFactory:
+def mail_event() -> MailEventFactory:
     """A factory of valid mail-flow events: `mail_event(recipients=["a@example.com"], subject="Hi", ...)`."""
     return event_factory("mail")
 
 
 @pytest.fixture
-def alb_event() -> EventFactory:
+def alb_event() -> AlbEventFactory:
     """A factory of valid load balancer events: `alb_event("POST", "/orders", body=b"{}", multi_value=True, ...)`."""
     return event_factory("alb")
 

@@ -142,7 +142,7 @@ def test_batch_processor_with_a_parser_model_needs_the_aws_spelling():
     # SqsRecordModel insists on eventSource 'aws:sqs': every record of the spec's spelling fails to parse
     provider = queue.build_event(good, seed=3)
     assert_outcome(model_batch_handler, provider, kind="failure", rule="Q6")
-    assert "eventSource" in provider["Records"][0] and provider["Records"][0]["eventSource"] == "provider:queue"
+    assert provider["Records"][0]["eventSource"] == "provider:queue"
     # the workaround: build (or simulate) the queue in the aws dialect
     assert_outcome(model_batch_handler, queue.build_event(good, dialect="aws", seed=3), kind="success")
 
