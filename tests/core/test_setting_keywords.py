@@ -7,14 +7,14 @@ import importlib
 import inspect
 import pkgutil
 import typing
-from typing import Literal, Unpack, get_args, get_origin
+from typing import Any, Literal, Unpack, get_args, get_origin
 
 import fnkit
 from fnkit._config import settings_of
 
 
-def _takers() -> list[object]:
-    found = []
+def _takers() -> list[Any]:
+    found: list[Any] = []
     for info in pkgutil.walk_packages(fnkit.__path__, "fnkit."):
         if info.name.startswith(("fnkit.widgets", "fnkit.workshop")) or info.name.endswith("__main__"):
             continue
@@ -40,7 +40,7 @@ def test_every_taker_of_settings_types_its_keywords_as_its_declaration_says():
     for taker in takers:
         config_class, names = settings_of(taker)
         assert config_class is not None
-        annotation = taker.__annotations__.get("settings")  # type: ignore[attr-defined]
+        annotation = taker.__annotations__.get("settings")
         unpacked = eval(annotation, vars(inspect.getmodule(taker)))
         assert get_origin(unpacked) is Unpack, f"{taker.__qualname__}: **settings: Unpack[<TypedDict>]"
         typed = get_args(unpacked)[0]
