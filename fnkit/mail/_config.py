@@ -117,6 +117,7 @@ class MailConfig(Config):
 
     source = "mail"
     title = "the mail-flow rule"
+    project = ("extensions",)  # `[tool.fnkit] extensions = true`: the real service's action types everywhere
 
     def _check_together(self) -> None:
         if self.backoff_max_s < self.backoff_initial_s:

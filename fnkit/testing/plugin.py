@@ -6,6 +6,9 @@ Fixtures (one fresh factory per test; each call builds a valid event with the ne
 - `mail_event(mail_from=..., recipients=[...], subject=..., **keywords)`: `fnkit.mail.build_event`
 - `alb_event(method="GET", path="/", **keywords)`: `fnkit.alb.build_event`
 
+`[tool.fnkit]` is read from the project pytest runs (its ini file's folder, else its rootdir, and
+up), not from the folder pytest was started in.
+
 Ini options (pytest.ini, tox.ini, setup.cfg or `[tool.pytest.ini_options]`): `fnkit_dialect`
 ("aws" or "provider") and `fnkit_isolation` ("none", "process" or "thread") set the default
 of every builder, fixture, strategy and run during the session, above `[tool.fnkit]` and
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from .._settings import INI, set_pytest_ini
+from .._settings import INI, set_project_root, set_pytest_ini
 from ._factories import AlbEventFactory, MailEventFactory, QueueEventFactory, event_factory
 
 
@@ -42,11 +45,14 @@ def pytest_configure(config: pytest.Config) -> None:
     """The session's ini options become fnkit's defaults while it runs."""
     values = {name: str(config.getini(option)).strip() for name, option in INI.items()}
     set_pytest_ini(values, str(config.inipath or ""))
+    # [tool.fnkit] of the project pytest runs, wherever pytest was started from
+    set_project_root(config.inipath.parent if config.inipath is not None else config.rootpath)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The session is over: its ini options no longer set fnkit's defaults."""
     set_pytest_ini({})
+    set_project_root(None)
 
 
 @pytest.fixture
