@@ -90,7 +90,7 @@ from .._invoke import Handler
 from .._optional import require
 from ._address import is_address
 from ._config import MailConfig, MailSettings
-from ._content import MessageStore
+from ._content import HeaderLines, MessageStore
 from ._decision import Decision
 from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event, parse_event, truncation
 from ._outcome import async_outcome
@@ -834,7 +834,7 @@ class MailServer:
 EVENT_HEADERS = frozenset({"subject", "from", "return-path"})
 
 
-def event_headers(raw: bytes) -> bytes:
+def event_headers(raw: bytes) -> HeaderLines:
     """Only the header lines `build_event` reads when the envelope is known: Subject, From, Return-Path.
 
     An adapter for speed: `build_event(message=...)` parses the whole message and every
@@ -862,7 +862,7 @@ def event_headers(raw: bytes) -> bytes:
             keep = not text.startswith("From ") and colon > 0 and text[:colon].lower() in EVENT_HEADERS
             if keep:
                 kept.append(line if line.endswith((b"\n", b"\r")) else line + b"\r\n")
-    return b"".join(kept) + b"\r\n"
+    return HeaderLines(b"".join(kept) + b"\r\n")  # the whole message is checked and stored apart
 
 
 def _joined(*notes: str) -> str:
