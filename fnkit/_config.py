@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar, cast
 
 from ._memo import Readings
+from ._settings import project_table
 
 _KEY = "fnkit"
 _NOT_GIVEN: Any = object()
@@ -334,16 +335,15 @@ class Config:
     @classmethod
     def _project_defaults(cls, settings: Mapping[str, Any], taker: Any) -> Mapping[str, Any]:
         """`settings` with the project's value of each `project` setting the call does not give and the taker takes."""
-        from ._settings import project_setting
-
+        found = project_table()  # a few stat calls, remembered: every validation of the class asks
+        if found is None:
+            return settings
+        table = found[1]
+        extra = {name: table[name] for name in cls.project if name in table and name not in settings}
+        if not extra:
+            return settings
         allowed = getattr(taker, "__fnkit_settings__", None) or cls.names()
-        extra = {}
-        for name in cls.project:
-            if name in settings or name not in allowed:
-                continue
-            found = project_setting(name)
-            if found is not None:
-                extra[name] = found[0]
+        extra = {name: value for name, value in extra.items() if name in allowed}
         return {**extra, **settings} if extra else settings
 
     @classmethod

@@ -229,6 +229,11 @@ def setting(name: str) -> tuple[str, str]:
     return BUILT_IN[name], "fnkit's built-in default"
 
 
+def project_table() -> tuple[Path, dict[str, Any]] | None:
+    """The project's pyproject.toml and its [tool.fnkit] table (checked), or None when no project has one."""
+    return _project_here()
+
+
 def project_setting(name: str) -> tuple[Any, str] | None:
     """[tool.fnkit]'s `name` ('extensions', 'ignore', ...) and where it was read, or None when the project sets none."""
     found = _project_here()
