@@ -2,29 +2,30 @@
 """fnkit's quick start, standard library only.
 
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
-                        [--with dask]           (also install an extra: dask for 05's last part)
-    python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
+                        [--with dask]           (also install an extra: dask for 05's Dask part)
+    python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name, asked)
+    python3 kit.py doctor [-v]                  set up .venv, then say whether this machine is ready (exit 0/1)
+    python3 kit.py progress [PATH...]           which exercises each working copy passed [--csv FILE] [--stored]
+    python3 kit.py update | release [NAME...]   the instructor's changes into work/ | a solution learners then get
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test
     python3 kit.py cover [pytest args...]       every test, with coverage (workers and kernels too)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
     python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
 
-Set-up: .venv is made with `python -m venv` when missing, and the project is
-installed into it editable, with the versions pinned in constraints.txt
-(`pip install --no-compile -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
-while pyproject.toml and constraints.txt are unchanged since the last one. `lab`
-installs the extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and
-`bench` add the tools (DEV_EXTRAS), into the same .venv.
+Set-up: .venv is made with `python -m venv` when missing, and the project is installed into it editable, with the
+versions pinned in constraints.txt (`pip install --no-compile -c constraints.txt -e .[EXTRAS]`, plain pip); the
+install is skipped while pyproject.toml and constraints.txt are unchanged since the last one. `lab` installs the
+extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and `bench` add the tools (DEV_EXTRAS), into the same
+.venv.
 
-Working copy: `lab` copies the notebooks of notebooks/ into work/ (ignored by
-git) the first time, and any notebook added to notebooks/ later; it never
-overwrites one you have. `reset` puts the pristine notebook back and keeps
-yours in work/.backup/. Instructors edit notebooks/ (`lab --pristine` opens it).
+Working copy: `lab` copies notebooks/ into work/ (git ignores it), then each new notebook, never over yours: `update`
+merges changes in, `reset` puts the pristine one back (yours kept in work/.backup/). Instructors edit notebooks/.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -34,7 +35,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -172,7 +173,7 @@ def ensure_installed(extras: list[str]) -> None:
     wanted = sorted(set(extras) | (set(stamp.get("extras", [])) if same else set()))
     say(
         f"installing fnkit[{','.join(wanted)}] into .venv (editable, versions from {LOCK.name}; "
-        "takes a few minutes the first time)"
+        f"takes {'about a minute' if wanted == LAB_EXTRAS else 'several minutes'} the first time)"
     )
     started = time.monotonic()
     STAMP.unlink(missing_ok=True)
@@ -233,16 +234,25 @@ def notebooks_in(folder: Path) -> list[Path]:
     return sorted(p for p in found if ".ipynb_checkpoints" not in p.parts and BACKUP_DIR not in p.parts)
 
 
+def hidden_solution(pristine: Path, rel: Path) -> bool:
+    """A solution not released yet: notebooks/solutions/RELEASED, when there is one, lists those learners get."""
+    listed = pristine / "solutions" / "RELEASED"
+    lines = listed.read_text("utf-8").splitlines() if rel.parts[0] == "solutions" and listed.is_file() else None
+    return lines is not None and rel.stem not in [line.split("#")[0].strip().removesuffix(".ipynb") for line in lines]
+
+
 def copy_new_notebooks(pristine: Path, work: Path) -> list[Path]:
     """Copy into `work` each notebook of `pristine` it does not have yet; never overwrite one. The copied paths."""
     copied = []
     for rel in notebooks_in(pristine):
         target = work / rel
-        if target.exists():
+        if target.exists() or hidden_solution(pristine, rel):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(pristine / rel, target)
         copied.append(rel)
+    if (pristine / "kit.py").is_file() and not (work / "kit.py").exists():  # runs ../kit.py: JupyterLab's terminal
+        shutil.copy2(pristine / "kit.py", work / "kit.py")  # opens in work/, and `python3 kit.py reset` works there
     return copied
 
 
@@ -314,10 +324,7 @@ def prepare_work_copy(pristine: Path | None = None, work: Path | None = None) ->
     first = not work.exists()
     copied = copy_new_notebooks(pristine, work)
     if first:
-        say(
-            f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; "
-            "python3 kit.py reset NOTEBOOK gives you a fresh copy)"
-        )
+        say(f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; kit.py reset NAME: anew)")
     elif copied:
         say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
     return copied
@@ -430,6 +437,7 @@ def cmd_lab(args: list[str]) -> None:
     quiet_lab_settings(VENV)
     if not pristine:
         prepare_work_copy()
+        subprocess.call([str(PYTHON), "-m", "fnkit.workshop", "update", "--check"], env=venv_env())  # changed ones
     extra = ["--allow-root"] if is_root() and "--allow-root" not in args else []
     folder = PRISTINE if pristine else WORK
     say(f"opening JupyterLab on {folder.name}/{START_NOTEBOOK}")
@@ -439,27 +447,28 @@ def cmd_lab(args: list[str]) -> None:
 
 
 def cmd_reset(args: list[str]) -> None:
-    """Put the pristine copy of the named notebooks (all: no name) into work/, keeping the learner's."""
-    if any(a.startswith("-") for a in args):
-        print("usage: python3 kit.py reset [NOTEBOOK...]   (no name: every notebook)", file=sys.stderr)
-        sys.exit(0 if args[0] in ("-h", "--help") else 2)
+    """Put the pristine copy of the named notebooks (all: no name, asked first) into work/, keeping the learner's."""
+    yes, args = "--yes" in args, [a for a in args if a != "--yes"]
     try:
+        if any(a.startswith("-") for a in args):
+            print("usage: python3 kit.py reset [--yes] [NOTEBOOK...]   (no name: every notebook)", file=sys.stderr)
+            sys.exit(0 if args[0] in ("-h", "--help") else 2)
         chosen = match_notebooks(PRISTINE, args)
+        mine = [rel for rel in chosen if (WORK / rel).exists()]
+        ask = not args and mine and not yes  # every notebook: yours would all be replaced
+        if ask and input(f"Reset all {len(mine)} notebooks of work/? [y/N] ").strip().lower() not in ("y", "yes"):
+            raise EOFError  # an answer other than yes is a no
     except ValueError as exc:
         print(f"kit.py reset: {exc}", file=sys.stderr)
         sys.exit(2)
-    stamp = _stamp(WORK)
-    for rel, kept in reset_notebooks(PRISTINE, WORK, chosen, stamp):
-        if kept is None:
-            say(f"work/{rel.as_posix()}: a fresh copy (there was none)")
-        else:
-            say(
-                f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}"
-            )
+    except EOFError:  # no one at the terminal to ask, or Ctrl-D
+        sys.exit("kit.py reset: nothing was reset (name the notebook to reset, or add --yes to reset every one)")
+    for rel, kept in reset_notebooks(PRISTINE, WORK, chosen, _stamp(WORK)):
+        kept_in = f"replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}" if kept else ""
+        say(f"work/{rel.as_posix()}: {kept_in or 'a fresh copy (there was none)'}")
     print(
-        "If a notebook you reset is open in JupyterLab, close its tab without saving and open it again from the "
-        "file browser; should JupyterLab ask about the changed file, choose Revert (Overwrite, its default, "
-        "would put your old version back).",
+        "A notebook you reset that is open in JupyterLab still shows your old version there: in its tab, choose "
+        "File → Reload Notebook from Disk (saving the tab first would write your old version back).",
         flush=True,
     )
 
@@ -557,15 +566,9 @@ GATES = (
 
 def run_gate(gate: Gate) -> tuple[int, str]:
     """Run one gate in .venv from the repo root: (findings, output). A gate that fails without a finding counts one."""
+    argv = [str(BIN / gate.argv[0]), *gate.argv[1:]]
     try:
-        done = subprocess.run(
-            [str(BIN / gate.argv[0]), *gate.argv[1:]],
-            cwd=ROOT,
-            env=venv_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = subprocess.run(argv, cwd=ROOT, env=venv_env(), capture_output=True, text=True, check=False)
     except OSError as exc:  # not installed in .venv
         return 1, f"kit.py: cannot run {gate.name}: {exc}"
     output = done.stdout + done.stderr
@@ -697,30 +700,20 @@ def cmd_lock(args: list[str]) -> None:
     # --universal: one lock for every platform and Python the project supports (markers say
     # which pin applies where); pins already in constraints.txt are kept unless they must move
     # (pass --upgrade to move them all, or --upgrade-package NAME for one).
-    run(
-        [
-            uv,
-            "pip",
-            "compile",
-            "pyproject.toml",
-            "--all-extras",
-            "--universal",
-            "--python-version",
-            ".".join(map(str, MIN_PYTHON)),
-            "--quiet",
-            "--custom-compile-command",
-            "python3 kit.py lock",
-            "--output-file",
-            LOCK.name,
-            *args,
-        ],
-        cwd=ROOT,
-        env=venv_env(),
-    )
+    universal = ["--all-extras", "--universal", "--python-version", ".".join(map(str, MIN_PYTHON)), "--quiet"]
+    named = ["--custom-compile-command", "python3 kit.py lock", "--output-file", LOCK.name]
+    run([uv, "pip", "compile", "pyproject.toml", *universal, *named, *args], cwd=ROOT, env=venv_env())
     say(f"wrote {LOCK.name}: the next `python3 kit.py test` or `lab` installs from it")
 
 
-COMMANDS = {
+def cmd_workshop(command: str, args: list[str]) -> None:
+    """doctor, progress, update, release: set up .venv, then `python -m fnkit.workshop COMMAND` there, from here."""
+    ensure_installed(LAB_EXTRAS)
+    sys.exit(subprocess.call([str(PYTHON), "-m", "fnkit.workshop", command, *args], env=venv_env()))
+
+
+COMMANDS: dict[str, Callable[[list[str]], None]] = {
+    **{name: functools.partial(cmd_workshop, name) for name in ("doctor", "progress", "update", "release")},
     "lab": cmd_lab,
     "test": cmd_test,
     "cover": cmd_cover,

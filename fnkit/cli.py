@@ -21,7 +21,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from . import rules as _rules
-from ._cli_formats import ERROR, FORMAT_HELP, FORMATS, Finding, Record, Run, counts, exit_code, render
+from ._cli_formats import (
+    ERROR,
+    FORMAT_HELP,
+    FORMATS,
+    Finding,
+    Record,
+    Run,
+    counts,
+    escaped_output,
+    exit_code,
+    render,
+)
 from ._cli_inputs import add_ignore, expectation, finish, prepare, say_ignored, set_aside
 from ._cli_inputs import documents as _documents
 from ._optional import MissingDependency
@@ -1148,7 +1159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if refused is not None:
             print(f"fnkit {args.command}: {refused}", file=sys.stderr)
             return ERROR
-        code: int = args.func(args)
+        with escaped_output():  # a lone surrogate in a value, a name the terminal cannot show: escaped, printed
+            code: int = args.func(args)
         return code
     except MissingDependency as exc:  # an extra is not installed: one line with the pip command, no traceback
         print(f"fnkit {args.command}: {exc}", file=sys.stderr)

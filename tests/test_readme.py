@@ -35,12 +35,19 @@ def test_the_learners_path_runs_to_05_and_says_which_lessons_have_exercises():
     assert "04 and 05 are lessons only" in learners and "python3 kit.py lab --with dask" in learners
 
 
-def test_an_open_notebook_is_reset_by_closing_its_tab_then_reset_then_reopening():
+def test_an_open_notebook_after_a_reset_is_reloaded_from_disk_not_saved():
     learners = " ".join(_learners_section().split())
-    close = learners.index("close its tab first")
-    reset = learners.index("then run `reset`", close)
-    reopen = learners.index("then open the notebook again", reset)
-    assert close < reset < reopen and "Overwrite" in learners[reopen:]
+    reset = learners.index("python3 kit.py reset exercises/01_queue")
+    reload = learners.index("*File → Reload Notebook from Disk*", reset)
+    assert "Overwrite" in learners[reload:] and "JupyterLab's own terminal" in learners[:reset]
+    assert "it asks first; --yes does not" in learners
+
+
+def test_the_learners_section_says_where_handlers_run_truly():
+    learners = " ".join(_learners_section().split())
+    assert "run in the kernel" in learners and "only a restart ends it" in learners
+    assert "so none can freeze the kernel" not in learners
+    assert not re.search(r"\d+ to \d+ s on this shared|load at \d+ to \d+", learners)  # no test timings
 
 
 def test_the_readme_gives_the_learners_install_size_and_time_and_the_help_command():
@@ -68,3 +75,21 @@ def test_the_adopters_section_shows_the_setting_a_ci_workflow_extensions_and_ign
     assert "[tool.fnkit]" in adopters and "extensions = true" in adopters and 'ignore = ["Q13"]' in adopters
     assert "--format github" in adopters and "--format sarif" in adopters and "upload-sarif" in adopters
     assert "QueueEventFactory" in adopters and "mypy --strict" in adopters
+
+
+def test_the_instructors_section_walks_the_day_in_order():
+    start = README.index("## Instructors")
+    section = " ".join(README[start : README.index("\n## ", start + 1)].split())
+    steps = [
+        ("**Before the day, every laptop**", "python3 kit.py doctor"),
+        ("**Adding an exercise**", "workshop.reload()"),
+        ("**Releasing a solution**", "python3 kit.py release 02_mail"),
+        ("**Who is stuck**", "python3 kit.py progress collected/ --csv class.csv"),
+        ("**Updating the learners' copies**", "python3 kit.py update"),
+    ]
+    at = [section.index(heading) for heading, _ in steps]
+    assert at == sorted(at), steps
+    for (heading, command), end in zip(steps, [*at[1:], len(section)], strict=True):
+        assert command in section[section.index(heading) : end], heading
+    assert "**Supported systems**: Linux" in section and "macOS and Windows" in section
+    assert "workshop.progress()" in section and "workshop.reload()" in section

@@ -9,7 +9,7 @@ equal), with the factory's defaults and seed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast, overload
 
 from .._sources import source_module
 
@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from ..queue._config import QueueConfig, QueueFifoSetting
     from ..types import AlbEvent, MailEvent, QueueEvent
 
-E = TypeVar("E")
-
 # What a test gets when it says nothing: the smallest valid event of each source.
 DEFAULTS: dict[str, dict[str, Any]] = {
     "queue": {"bodies": ["message 1"]},
@@ -29,7 +27,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-class EventFactory(Generic[E]):
+class EventFactory:
     """Calls `fnkit.<source>.build_event`: same arguments, the defaults above, and seeds 0, 1, 2, ... per call.
 
     Each call of one factory gets the next seed unless `seed=` is given, so two events built
@@ -41,11 +39,11 @@ class EventFactory(Generic[E]):
         self._build = source_module(source).build_event
         self._calls = 0
 
-    def __call__(self, *args: Any, **keywords: Any) -> E:
-        """A valid event of this source; arguments as `build_event` takes them."""
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
+        """A valid event of this source; arguments as `build_event` takes them (each subclass says which, typed)."""
         return self._make(args, keywords)
 
-    def _make(self, args: tuple[Any, ...], keywords: dict[str, Any]) -> E:
+    def _make(self, args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
         if self.source == "queue" and not args and "bodies" not in keywords:
             args = (DEFAULTS["queue"]["bodies"],)
         elif self.source == "mail" and keywords.get("message") is not None:
@@ -56,14 +54,13 @@ class EventFactory(Generic[E]):
         if keywords.get("seed") is None:
             keywords["seed"] = self._calls
         self._calls += 1
-        event: E = self._build(*args, **keywords)
-        return event
+        return self._build(*args, **keywords)
 
     def __repr__(self) -> str:
         return f"<fnkit.testing.EventFactory {self.source!r}: fnkit.{self.source}.build_event, {self._calls} built>"
 
 
-class QueueEventFactory(EventFactory["QueueEvent"]):
+class QueueEventFactory(EventFactory):
     """The `queue_event` fixture: `fnkit.queue.build_event` (one body, "message 1", when none is given)."""
 
     def __init__(self) -> None:
@@ -89,10 +86,10 @@ class QueueEventFactory(EventFactory["QueueEvent"]):
         """A valid queue batch event (`fnkit.queue.build_event`'s arguments)."""
         called = dict(locals())
         given = {k: v for k, v in called.items() if k not in ("self", "bodies", "settings")}
-        return self._make(() if bodies is None else (bodies,), {**given, **settings})
+        return cast("QueueEvent", self._make(() if bodies is None else (bodies,), {**given, **settings}))
 
 
-class MailEventFactory(EventFactory["MailEvent"]):
+class MailEventFactory(EventFactory):
     """The `mail_event` fixture: `fnkit.mail.build_event`, from sender@example.org to recipient@example.com.
 
     With `message=`, the message's own headers say who sends, to whom and about what.
@@ -119,10 +116,10 @@ class MailEventFactory(EventFactory["MailEvent"]):
         """A valid mail-flow event (`fnkit.mail.build_event`'s arguments)."""
         called = dict(locals())
         given = {k: v for k, v in called.items() if k not in ("self", "more") and v is not None}
-        return self._make((), {**given, **more})
+        return cast("MailEvent", self._make((), {**given, **more}))
 
 
-class AlbEventFactory(EventFactory["AlbEvent"]):
+class AlbEventFactory(EventFactory):
     """The `alb_event` fixture: `fnkit.alb.build_event` (GET / when nothing is given)."""
 
     def __init__(self) -> None:
@@ -149,7 +146,7 @@ class AlbEventFactory(EventFactory["AlbEvent"]):
         """A valid load balancer event (`fnkit.alb.build_event`'s arguments)."""
         called = dict(locals())
         given = {k: v for k, v in called.items() if k not in ("self", "method", "path", "settings") and v is not None}
-        return self._make((method, path), {**given, **settings})
+        return cast("AlbEvent", self._make((method, path), {**given, **settings}))
 
 
 @overload
@@ -159,10 +156,10 @@ def event_factory(source: Literal["mail"]) -> MailEventFactory: ...
 @overload
 def event_factory(source: Literal["alb"]) -> AlbEventFactory: ...
 @overload
-def event_factory(source: str) -> EventFactory[Any]: ...
-def event_factory(source: str) -> EventFactory[Any]:
+def event_factory(source: str) -> EventFactory: ...
+def event_factory(source: str) -> EventFactory:
     """A fresh factory of valid `source` events ('queue', 'mail' or 'alb'); ValueError for another name."""
-    factories: dict[str, Callable[[], EventFactory[Any]]] = {
+    factories: dict[str, Callable[[], EventFactory]] = {
         "queue": QueueEventFactory,
         "mail": MailEventFactory,
         "alb": AlbEventFactory,
