@@ -161,8 +161,8 @@ EVENTS = {
 OF_EVENT = {"queue": QUEUE_EVENTS, "queue-standard": QUEUE_EVENTS, "alb": ALB_EVENTS, "mail": MAIL_EVENTS}
 
 
-def _mutate(event: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
-    event = copy.deepcopy(event)
+def _mutate(original: Any, data: st.DataObject) -> dict[str, Any]:
+    event: dict[str, Any] = copy.deepcopy(original)
     for _ in range(data.draw(st.integers(1, 3))):
         slots = _slots(event, [])
         container, key, is_key = data.draw(st.sampled_from(slots))
