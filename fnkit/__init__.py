@@ -17,7 +17,6 @@ from .isolation import invoke
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)
     from . import alb, corpus, isolation, mail, queue, types  # noqa: F401 - lazy modules, typed (not testing: a layer above)
-    from ._check import check
     from ._config import Config, Setting
     from ._outcome import Outcome, Tabular
     from ._replay import replay, replay_partitions

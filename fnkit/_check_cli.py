@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +30,25 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_check_parser(sub: Any) -> None:
-    """`fnkit check`'s arguments, on the command line's subcommands."""
-    from .cli import _EXIT_CODES, SOURCE_CHOICES, _add_app_dir, _add_format
+def add_check_parser(
+    sub: Any,
+    resolve: Callable[..., Any],
+    not_found: type[Exception],
+    emit: Callable[..., int],
+    common: Sequence[Callable[[argparse.ArgumentParser], None]],
+) -> None:
+    """`fnkit check`'s arguments, on the command line's subcommands; the command line lends what every command
+    shares: how it imports a handler (`resolve`, raising `not_found`), writes a run (`emit`), and its common
+    options (`common`: --app-dir, --format)."""
+    from ._check import CHECK_SOURCES
 
     p = sub.add_parser(
         "check",
         help="run a handler on valid events and report the smallest event on which it breaks its contract",
-        epilog=_EXIT_CODES,
+        epilog="exit status: 0 nothing to report, 1 findings, 2 usage error or a handler that cannot be imported",
     )
     p.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, e.g. app:handler or app.py:handler")
-    p.add_argument("--source", choices=SOURCE_CHOICES, default="queue", help="the events to draw (default queue)")
+    p.add_argument("--source", choices=CHECK_SOURCES, default="queue", help="the events to draw (default queue)")
     p.add_argument("--examples", type=_positive, default=200, metavar="N", help="events to try (default 200)")
     p.add_argument(
         "--seed",
@@ -61,9 +70,9 @@ def add_check_parser(sub: Any) -> None:
         action="store_true",
         help=f"without --seed: keep no found case (default: kept in {DATABASE} and tried first next time)",
     )
-    _add_app_dir(p)
-    _add_format(p)
-    p.set_defaults(func=cmd_check)
+    for add in common:
+        add(p)
+    p.set_defaults(func=lambda args: cmd_check(args, resolve, not_found, emit))
 
 
 def _isolation(given: str | None) -> str:
@@ -76,14 +85,15 @@ def _isolation(given: str | None) -> str:
     return str(value) if where != "fnkit's built-in default" else "process"
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def cmd_check(
+    args: argparse.Namespace, resolve: Callable[..., Any], not_found: type[Exception], emit: Callable[..., int]
+) -> int:
     """`fnkit check`: 0 when the handler kept its contract on every event tried, 1 with findings, 2 usage."""
     from ._check import check
-    from .cli import HandlerNotFound, _emit, resolve_handler
 
     try:
-        handler = resolve_handler(args.handler, args.app_dir)
-    except HandlerNotFound as exc:
+        handler = resolve(args.handler, args.app_dir)
+    except not_found as exc:
         print(f"fnkit check: {exc}", file=sys.stderr)
         return ERROR
     result = check(
@@ -114,7 +124,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     summary = counts([record])
     run = Run("check", [record], summary, exit_code([record]))
-    return _emit(args, run, lambda _: _text(result))
+    return emit(args, run, lambda _: _text(result))
 
 
 def _text(result: Any) -> None:

@@ -1078,7 +1078,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schema)
 
     _event_parsers(sub)
-    add_check_parser(sub)
+    add_check_parser(sub, resolve_handler, HandlerNotFound, _emit, [_add_app_dir, _add_format])
 
     p = serve_alb_arguments(sub.add_parser("serve-alb", help="serve a handler over HTTP as the load balancer would"))
     _add_app_dir(p)
