@@ -17,6 +17,7 @@ from .isolation import invoke
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)
     from . import alb, corpus, isolation, mail, queue, types  # noqa: F401 - lazy modules, typed (not testing: a layer above)
+    from ._columns import columns
     from ._config import Config, Setting
     from ._outcome import Outcome, Tabular
     from ._replay import replay, replay_partitions
@@ -29,6 +30,7 @@ __version__ = "0.1.0"
 _SOURCES = ("queue", "mail", "alb")
 _LAZY = {
     "tabulate": ("._table", "tabulate"),
+    "columns": ("._columns", "columns"),
     "replay": ("._replay", "replay"),
     "replay_partitions": ("._replay", "replay_partitions"),
     "detect_source": ("._sources", "detect_source"),
@@ -64,6 +66,7 @@ __all__ = [
     "Setting",
     "Tabular",
     "alb",
+    "columns",
     "correlation_ids",
     "detect_source",
     "invoke",

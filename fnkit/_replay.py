@@ -15,6 +15,7 @@ import gc
 import importlib
 import json
 import pickle
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ._outcome import Outcome
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
+_FIRST = ["event", "source", "item", "result", "rule", "cause", "inferred", "reason", "file", "line"]  # column order
 ENGINES = ("local", "dask")
 #: the engines besides "local", each a plug-in module above this one (it imports the local engine's
 #: partitions), looked up by name when a replay asks for it
@@ -230,10 +232,33 @@ def _outcome_rows(
     rows = result.rows()
     for row in rows:
         row["event"] = index
-        row.setdefault("result", row.get(said))
+        if "result" not in row:
+            value = row.get(said)
+            row["result"] = str(value) if isinstance(value, int) else value  # a word: "502", "delete"
         if extra is not None:
             row.update(extra(row))
     return rows
+
+
+_LOCATED = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
+
+
+def _unreadable_row(index: int, item: Unreadable) -> dict[str, Any]:
+    """The row of a line or entry that could not be read: located by `file` and `line` when it has them."""
+    row = {
+        "event": index,
+        "source": item.source,
+        "item": item.where,
+        "result": item.result,
+        "rule": item.issue.rule,
+        "inferred": False,
+        "reason": item.issue.message,
+    }
+    located = _LOCATED.match(item.where)
+    if located is not None:
+        row["item"] = None
+        row["file"], row["line"] = located.group("file"), int(located.group("line"))
+    return row
 
 
 class _Chunk:
@@ -426,19 +451,7 @@ def _replay_items(
     with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
-                parts.append(
-                    [
-                        {
-                            "event": index,
-                            "source": item.source,
-                            "item": item.where,
-                            "result": item.result,
-                            "rule": item.issue.rule,
-                            "inferred": False,
-                            "reason": item.issue.message,
-                        }
-                    ]
-                )
+                parts.append([_unreadable_row(index, item)])
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
                 extra, value, issues = None, item, list[Issue]()
@@ -504,19 +517,21 @@ def _order(column_lists: Iterable[Iterable[str]]) -> list[str]:
     for columns in column_lists:
         for c in columns:
             seen.setdefault(c, None)
-    return [c for c in _COLUMNS if c in seen] + [c for c in seen if c not in _COLUMNS]
+    return [c for c in _FIRST if c in seen] + [c for c in seen if c not in _FIRST]
 
 
 def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:
     """The replay's DataFrame from partition frames in order: one column order, dtypes inferred over the whole."""
     import pandas as pd
 
+    from ._columns import typed
+
     frames = [f for f in frames if len(f.columns)]
     if not frames:
-        frame = pd.DataFrame(columns=_COLUMNS)
+        frame = typed(pd.DataFrame({c: pd.Series(dtype=object) for c in _COLUMNS}))
     else:
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
-        frame = frame[_order(f.columns for f in frames)].infer_objects()
+        frame = typed(frame[_order(f.columns for f in frames)])
     if label is not None:
         frame.insert(0, "handler", label)
     return frame

@@ -258,13 +258,17 @@ class LoggedRequest:
     body_known: bool = False
 
     REPLAY_COLUMNS = (
+        "file",
         "line",
         "logged_time",
         "logged_status",
         "logged_target_status",
         "logged_error_reason",
         "logged_target_ms",
+        "actions_executed",
         "body_known",
+        "depends_on",
+        "replayable",
         "agrees",
     )
 
@@ -280,24 +284,56 @@ class LoggedRequest:
         reason: str | None = self.log["error_reason"]
         return reason
 
+    @property
+    def forwarded(self) -> bool:
+        """False when the log shows the load balancer answered by itself (`actions_executed` without `forward`:
+        a redirect, a fixed response, an authentication or a WAF action): the function never saw the request."""
+        return forwarded(self.log)
+
+    @property
+    def depends_on(self) -> str | None:
+        """What the log does not hold that a handler's answer may depend on: "body" when the request carried one
+        (POST, PUT, PATCH: the log keeps no body, the event's is empty), else None."""
+        if self.body_known:
+            return None
+        method = self.event.get("httpMethod") if isinstance(self.event, dict) else None
+        return "body" if method in BODY_METHODS else None
+
     def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
-        """The columns a replay adds to this request's row: the logged facts, and whether the replay agrees."""
+        """The columns a replay adds to this request's row: the logged facts, what the replay cannot know,
+        and whether the replay agrees with the log (NA when it cannot be judged: a body the log lacks)."""
         target = self.log["target_processing_time"]
         status = row.get("status")
         logged = self.log["elb_status_code"]
+        depends_on = self.depends_on
         same = None
-        if isinstance(status, int) and not isinstance(status, bool) and logged is not None:
+        if depends_on is None and isinstance(status, int) and not isinstance(status, bool) and logged is not None:
             same = status == logged
+        file, _, line = self.where.rpartition(":")
         return {
-            "line": self.where,
+            "file": file,
+            "line": int(line),
             "logged_time": self.log["time"],
             "logged_status": logged,
             "logged_target_status": self.log["target_status_code"],
             "logged_error_reason": self.log["error_reason"],
             "logged_target_ms": None if target is None or target < 0 else round(target * 1000, 3),
+            "actions_executed": self.log["actions_executed"],
             "body_known": self.body_known,
+            "depends_on": depends_on,
+            "replayable": depends_on is None,
             "agrees": same,
         }
+
+
+#: methods whose requests carry a body (which the log does not keep)
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def forwarded(log: dict[str, Any]) -> bool:
+    """True unless the entry's `actions_executed` shows the load balancer answered by itself (no `forward`)."""
+    actions = log.get("actions_executed")
+    return actions is None or "forward" in actions.split(",")
 
 
 def _dialect(arn: str | None) -> Dialect:
@@ -343,11 +379,16 @@ def events_from_access_log(
 ) -> ImportStream:
     """Stream a load balancer access log as `LoggedRequest`s (event + logged status, error reason, timings).
 
-    `path_or_lines`: a log file (plain or .gz), a folder of them (read in name order), a text
-    holding lines, or any iterable of lines. Every line is either yielded or reported: a
-    malformed line, and an entry with no complete request to replay, are recorded in
-    `.issues` with their file and line number (and yielded in place by `.entries()`), never
-    skipped silently and never raised. `multi_value` (or `config`, an `AlbConfig`): build events
+    What it accepts (`path_or_lines`): a log file (plain or .gz; a gzip file cut short is read
+    up to the cut, and the cut reported), a folder of them (read in name order), a text
+    holding lines, or any iterable of lines (str or bytes), each line one entry in the
+    documented format above. Every line is either yielded or reported: a malformed line,
+    and an entry with no complete request to replay, are recorded in `.issues` with their
+    file and line number (and yielded in place by `.entries()`), never skipped silently and
+    never raised. A request the load balancer answered by itself (`actions_executed` without
+    `forward`: a redirect, a fixed response, an authentication or WAF action) never reached
+    the function: it is reported as a warning (code "not-forwarded") and not yielded, so a
+    replay has no row for it. `multi_value` (or `config`, an `AlbConfig`): build events
     as a target group with multi-value headers on would (None: off). `progress`: a tqdm bar
     (None: only in a notebook).
     """
@@ -397,6 +438,16 @@ def events_from_access_log(
                     code="incomplete",
                 )
                 continue
+            if not forwarded(log):
+                stream.note(
+                    where,
+                    f"The load balancer answered {log['elb_status_code'] or 'nothing'} by itself "
+                    f"(actions_executed: {log['actions_executed']}): the function never saw this request, "
+                    "so it is not replayed.",
+                    severity="warning",
+                    code="not-forwarded",
+                )
+                continue
             yield LoggedRequest(event, log, where)
 
     described = path_or_lines if isinstance(path_or_lines, str) and "\n" not in path_or_lines else None
@@ -414,9 +465,11 @@ def events_from_access_log(
 __all__ = [
     "FIELDS",
     "LogField",
+    "BODY_METHODS",
     "LoggedRequest",
     "Request",
     "events_from_access_log",
+    "forwarded",
     "parse_line",
     "parse_request",
     "request_event",

@@ -37,6 +37,7 @@ REQUIRED = ("MessageId", "ReceiptHandle", "Body")
 RECORD_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
 _ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):[^:]*:(.+)$")
 _WS = re.compile(r"[ \t\n\r]*")
+_UNSET: Any = object()
 
 
 def message_attributes_to_event(attributes: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -246,17 +247,52 @@ def _messages_of(value: Any, base: str) -> Iterator[tuple[str, Any]] | None:
     return None
 
 
+def _documents(text: str, name: str, stream: ImportStream) -> Iterator[tuple[str, str, Any] | Unreadable]:
+    """(where, label, message) for each message of a text holding one JSON document or several one after the
+    other (what a loop of `aws sqs receive-message >> dump.json` writes), located by line.
+
+    A document that is not JSON is reported at its line, and reading goes on at the next line
+    that starts with `{` or `[` (the next answer)."""
+    decoder = json.JSONDecoder()
+    pos, end = _skip(text, 0), len(text)
+    while pos < end:
+        try:
+            value, stop = decoder.raw_decode(text, pos)
+        except ValueError as exc:
+            stream.count()
+            line = getattr(exc, "lineno", 1)
+            yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {exc}.", SOURCE)
+            resume = _NEXT_DOCUMENT.search(text, getattr(exc, "pos", pos) + 1)
+            if resume is None:
+                return
+            pos = resume.start() + 1
+            continue
+        offset = text.count("\n", 0, pos)
+        yield from _document(text[pos:stop], name, stream, offset, value)
+        pos = _skip(text, stop)
+
+
+_NEXT_DOCUMENT = re.compile(r"\n[{\[]")
+
+
+def _skip(text: str, pos: int) -> int:
+    blank = _WS.match(text, pos)
+    return blank.end() if blank is not None else pos
+
+
 def _document(
-    text: str, name: str, stream: ImportStream, line_offset: int = 0
+    text: str, name: str, stream: ImportStream, line_offset: int = 0, value: Any = _UNSET
 ) -> Iterator[tuple[str, str, Any] | Unreadable]:
-    """(where, label, message) for each message of one JSON document, located by line."""
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        stream.count()
-        line = line_offset + getattr(exc, "lineno", 1)
-        yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {exc}.", SOURCE)
-        return
+    """(where, label, message) for each message of one JSON document (`value`: the document, when already
+    read), located by line."""
+    if value is _UNSET:
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            stream.count()
+            line = line_offset + getattr(exc, "lineno", 1)
+            yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {exc}.", SOURCE)
+            return
     found = _messages_of(value, "$")
     if found is None:
         stream.count()
@@ -291,7 +327,7 @@ def _entries(source: Any, stream: ImportStream) -> Iterator[tuple[str, str, Any]
                 yield from _json_lines(path, stream)  # one answer per line
         return
     if isinstance(source, str):
-        yield from _document(source, "<text>", stream)
+        yield from _documents(source, "<text>", stream)
         return
     found = _messages_of(source, "$")
     if found is None:
@@ -317,7 +353,7 @@ def _whole_file(path: Path, stream: ImportStream) -> Iterator[Any]:
         stream.count()
         yield unreadable(f"{path}:1", why, SOURCE)
         return
-    yield from _document(text, str(path), stream)
+    yield from _documents(text, str(path), stream)
 
 
 def _no_items(stream: ImportStream) -> Producer:
@@ -349,9 +385,14 @@ def events_from_messages(
 ) -> ImportStream:
     """Stream ReceiveMessage output as queue batch events of up to `batch_size` records, in the event's spelling.
 
-    `obj_or_path`: a response (`{"Messages": [...]}`), a list of responses or of messages, JSON
-    text, or a file (one JSON document, or JSON Lines with one response per line; plain or
-    .gz), or a folder of them. `queue_arn`: the queue's ARN (the output does not say; a
+    What it accepts (`obj_or_path`): a response (`{"Messages": [...]}`), a list of responses or
+    of messages, JSON text, or a file (plain or .gz) or a folder of them, holding any of:
+    one JSON document (a response, a list of responses, a list of messages; pretty-printed or
+    not); several responses one after the other, as a loop of `aws sqs receive-message >>
+    dump.json` writes them (pretty-printed, no list around them); or JSON Lines, one response
+    per line (what `jq -c` makes of such a dump). Every message is located by its file and
+    the line its object starts on; a document that is not JSON is reported at its line and
+    reading goes on with the next document. `queue_arn`: the queue's ARN (the output does not say; a
     FIFO queue's ends in .fifo; by default a standard or FIFO queue is guessed from the
     attributes). Messages that cannot be records are reported with their line number and not
     yielded; inconsistencies (an MD5 that does not match, missing attributes) are reported
