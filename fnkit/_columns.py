@@ -142,14 +142,22 @@ def _typed_column(values: pd.Series, dtype: str) -> pd.Series | None:
 
 def typed(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with every schema column in its dtype (when its values fit); other columns as pandas infers them."""
+    texts = []
     for name in frame.columns:
         spec = _BY_NAME.get(name)
-        if spec is None or spec.dtype == "object":
+        if spec is None:
+            continue
+        if spec.dtype == "object":
+            texts.append(name)
             continue
         column = _typed_column(frame[name], spec.dtype)
         if column is not None:
             frame[name] = column
-    return frame.infer_objects()
+    kept = {name: frame[name] for name in texts if frame[name].dtype == object}
+    frame = frame.infer_objects()
+    for name, column in kept.items():  # text stays in object columns, as the rows hold it
+        frame[name] = column
+    return frame
 
 
 def dtype_of(name: str) -> Any:
