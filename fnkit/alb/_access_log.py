@@ -150,8 +150,21 @@ _DEFAULT_PORT = {"http": 80, "ws": 80, "https": 443, "wss": 443, "h2": 443, "grp
 _PROTO = {"http": "http", "ws": "http", "https": "https", "wss": "https"}
 
 
+_QUOTED = r'"((?:[^"\\]|\\.)*)"'
+_PLAIN = r'([^ "]+)'
+# an entry of exactly the documented fields, or of those up to trace_id: one match, the common case
+_ENTRY = re.compile(" ".join(_QUOTED if f.quoted else _PLAIN for f in FIELDS[:MIN_FIELDS]))
+_FULL_ENTRY = re.compile(" ".join(_QUOTED if f.quoted else _PLAIN for f in FIELDS))
+
+
 def _tokens(line: str) -> list[tuple[str, bool]]:
     """(text, quoted) for each field of a line; raises _Bad at the first character that is not a field."""
+    whole = _FULL_ENTRY.fullmatch(line) or _ENTRY.fullmatch(line)
+    if whole is not None:  # the fast path: one match; the fields after it (if any) follow the documented order
+        return [
+            (_unescape(text), True) if field.quoted else (text, False)
+            for field, text in zip(FIELDS, whole.groups(), strict=False)
+        ]
     out: list[tuple[str, bool]] = []
     pos, end = 0, len(line)
     while pos < end:
@@ -161,7 +174,7 @@ def _tokens(line: str) -> list[tuple[str, bool]]:
                 raise _Bad(f"a single space between fields at character {pos}")
             raise _Bad(f"a field at character {pos + 1} (an unmatched double quote?)")
         quoted = match.group(1)
-        out.append((_UNESCAPE.sub(r"\1", quoted), True) if quoted is not None else (match.group(2), False))
+        out.append((_unescape(quoted), True) if quoted is not None else (match.group(2), False))
         pos = match.end()
         if pos < end:
             if line[pos] != " ":
@@ -170,6 +183,10 @@ def _tokens(line: str) -> list[tuple[str, bool]]:
             if pos == end:
                 raise _Bad("no trailing space at the end of the entry")
     return out
+
+
+def _unescape(text: str) -> str:
+    return _UNESCAPE.sub(r"\1", text) if "\\" in text else text
 
 
 def parse_line(line: str) -> dict[str, Any]:
