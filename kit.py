@@ -2,7 +2,7 @@
 """fnkit's quick start, standard library only.
 
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
-                        [--with dask]           (also install an extra: dask for 05's last part)
+                        [--with dask]           (also install an extra: dask for 05's Dask part)
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test
     python3 kit.py cover [pytest args...]       every test, with coverage (workers and kernels too)
