@@ -488,7 +488,8 @@ def _replay_items(
                     "inferred": False,
                     "reason": f"{first.path}: {first.message}",
                 }
-                parts.append([row | extra(row) if extra is not None else row])
+                split = getattr(item, "message_rows", None)  # a dump's batch: one row per message, located
+                parts.append(split(row) if split is not None else [row | extra(row)] if extra is not None else [row])
                 continue
             if call.decided is not None:  # answered without calling the handler: nothing to wait for
                 parts.append(_outcome_rows(index, call.decided, extra))

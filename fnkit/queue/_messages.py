@@ -14,9 +14,10 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._import import ImportStream, Producer, Unreadable, files_of, head_bytes, iter_lines, unreadable
 from .._settings import Dialect
@@ -30,6 +31,9 @@ from ._event import (
     queue_arn as make_queue_arn,
 )
 from ._fifo import is_fifo
+
+if TYPE_CHECKING:
+    from ._sim import QueueSim
 
 SOURCE = "queue"
 REQUIRED = ("MessageId", "ReceiptHandle", "Body")
@@ -375,6 +379,70 @@ def _json_lines(path: Path, stream: ImportStream) -> Iterator[Any]:
         yield from _document(text, name, stream, line_offset=number - 1)
 
 
+_LOCATED = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
+
+
+@dataclass(frozen=True)
+class DumpedMessage:
+    """What the dump says of one message: its id, receive count, where it is (file and line) and its body's size."""
+
+    message_id: str
+    receive_count: int | None
+    file: str | None
+    line: int | None
+    message_bytes: int
+
+    def columns(self) -> dict[str, Any]:
+        """The columns a replay adds to the message's row."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "receive_count": self.receive_count,
+            "message_bytes": self.message_bytes,
+        }
+
+
+def _dumped(message: dict[str, Any], where: str) -> DumpedMessage:
+    count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
+    located = _LOCATED.match(where)
+    return DumpedMessage(
+        message["MessageId"],
+        int(count) if isinstance(count, str) and count.isdigit() else None,
+        located.group("file") if located else None,
+        int(located.group("line")) if located else None,
+        len(message["Body"].encode("utf-8", "surrogatepass")),
+    )
+
+
+class ReceivedBatch(dict[str, Any]):
+    """A batch event made from a dump (a dict: `{"Records": [...]}`, the event), and what the dump says of each
+    of its messages (`messages`: id, receive count, file and line, body size), which a replay adds to each
+    message's row. A batch that fails validation is one row per message, each located."""
+
+    def __init__(self, records: list[dict[str, Any]], messages: list[DumpedMessage]) -> None:
+        super().__init__(Records=records)
+        self.messages = tuple(messages)
+
+    @property
+    def event(self) -> dict[str, Any]:
+        """The event, as a plain dict."""
+        return dict(self)
+
+    def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The dump's columns for the row of one message (found by its id, the row's `item`)."""
+        for message in self.messages:
+            if message.message_id == row.get("item"):
+                return message.columns()
+        return {}
+
+    def message_rows(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """A row about the whole batch (it fails validation) as one row per message, each with its columns."""
+        return [{**row, "item": m.message_id, **m.columns()} for m in self.messages]
+
+    def __reduce__(self) -> Any:  # pickled for the Dask workers: records and messages
+        return (ReceivedBatch, (self["Records"], list(self.messages)))
+
+
 def events_from_messages(
     obj_or_path: Any,
     *,
@@ -412,6 +480,7 @@ def events_from_messages(
 
     def produce(stream: ImportStream) -> Producer:
         batch: list[dict[str, Any]] = []
+        dumped: list[DumpedMessage] = []
         ids: set[str] = set()
         fifo_seen: bool | None = None  # the queue's kind, from the first message (and queue_arn)
         limit = batch_size
@@ -448,12 +517,13 @@ def events_from_messages(
                 limit = min(batch_size, MAX_BATCH_FIFO)
             limit = min(limit, MAX_BATCH_STANDARD)
             if message["MessageId"] in ids or len(batch) >= limit:
-                yield {"Records": batch}
-                batch, ids = [], set()
+                yield ReceivedBatch(batch, dumped)
+                batch, ids, dumped = [], set(), []
             batch.append(_record(message, arn, region, dialect, where, label, stream))
+            dumped.append(_dumped(message, where))
             ids.add(message["MessageId"])
         if batch:
-            yield {"Records": batch}
+            yield ReceivedBatch(batch, dumped)
 
     described = (
         obj_or_path
@@ -471,4 +541,42 @@ def events_from_messages(
     )
 
 
-__all__ = ["RECORD_ATTRIBUTES", "events_from_messages", "message_attributes_to_event"]
+def sim_from_messages(make: Callable[..., QueueSim], messages: Any, **settings: Any) -> QueueSim:
+    """`QueueSim.from_messages`: a simulation (`make(**settings)`) whose queue holds the dump's messages.
+
+    `messages`: what `events_from_messages` reads (a dump file, JSON text, a response or a list);
+    `queue_arn=` goes to it. A message received more than once is sent once, with its id and
+    its latest receive count, so its next receive is counted after those of the dump (and a
+    redrive policy sees them). A message the dump cannot give whole is left out, as
+    `events_from_messages` reports it."""
+    arn = settings.pop("queue_arn", None)
+    stream = events_from_messages(messages, queue_arn=arn, progress=False)
+    latest: dict[str, tuple[dict[str, Any], DumpedMessage]] = {}
+    for batch in stream:
+        for record, dumped in zip(batch["Records"], batch.messages, strict=True):
+            latest[record["messageId"]] = (record, dumped)
+    sim = make(**settings)
+    sent: dict[str, tuple[str, int]] = {}  # the simulation's id -> the dump's id and receive count
+    for record, dumped in latest.values():
+        attributes = record["attributes"]
+        made = sim.send(
+            record["body"],
+            group_id=attributes.get("MessageGroupId") if sim.fifo else None,
+            dedup_id=attributes.get("MessageDeduplicationId", record["messageId"]) if sim.fifo else None,
+            message_attributes=record["messageAttributes"] or None,
+        )
+        if made is not None:
+            sent[made] = (record["messageId"], dumped.receive_count or 0)
+    for message in sim.messages():
+        message.message_id, message.receive_count = sent[message.message_id]
+    return sim
+
+
+__all__ = [
+    "RECORD_ATTRIBUTES",
+    "DumpedMessage",
+    "ReceivedBatch",
+    "events_from_messages",
+    "message_attributes_to_event",
+    "sim_from_messages",
+]

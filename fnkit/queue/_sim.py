@@ -26,6 +26,7 @@ from .._settings import Dialect, Isolation, resolve_dialect
 from ..isolation import _call
 from ..rules import rule
 from ._config import QueueConfig
+from ._delivery import Delivery
 from ._event import (
     EVENT_SOURCE,
     MAX_MESSAGE_BYTES,
@@ -217,20 +218,6 @@ class Message(msgspec.Struct, gc=False, eq=False):
 
     def __repr__(self) -> str:
         return f"Message({self.message_id!r}, state={self.final_state!r}, receive_count={self.receive_count})"
-
-
-class Delivery(tuple["Message", int]):
-    """One record of one invocation: (message, receive count at that receive)."""
-
-    __slots__ = ()
-
-    @property
-    def message(self) -> Message:
-        return self[0]
-
-    @property
-    def receive_count(self) -> int:
-        return self[1]
 
 
 class SimInvocation(msgspec.Struct, gc=False, eq=False):
@@ -541,6 +528,14 @@ class QueueSim:
             self._ready.append(msg)
         self._messages.append(msg)
         return mid
+
+    @classmethod
+    def from_messages(cls, messages: Any, **settings: Any) -> QueueSim:
+        """A simulation whose queue holds a dump's messages (what `events_from_messages` reads), each once with
+        its id and receive count (its latest receive); `settings`: this class's keywords."""
+        from ._messages import sim_from_messages
+
+        return sim_from_messages(cls, messages, **settings)
 
     def send_many(self, bodies: Any, **kwargs: Any) -> list[str | None]:
         """Send each body in turn (same keywords for all)."""
