@@ -85,8 +85,7 @@ COLUMNS: tuple[Column, ...] = (
         "agrees",
         "boolean",
         "alb log",
-        "Whether the replayed status is the logged one; NA when nothing can be compared or the row is not "
-        "replayable.",
+        "Whether the replayed status is the logged one; NA when nothing can be compared or the row is not replayable.",
     ),
     Column("index", "Int32", "queue", "The record's position in its batch."),
     Column("kind", "category", "queue", "What became of the record, in a word."),
@@ -120,7 +119,8 @@ def _typed_column(values: pd.Series, dtype: str) -> pd.Series | None:
             return None
         for size in (dtype, "Int64"):
             try:
-                return values.astype(size if dtype != "int64" or values.hasnans else "int64")
+                target: Any = size if dtype != "int64" or values.hasnans else "int64"
+                return values.astype(target)
             except (OverflowError, TypeError, ValueError):
                 continue
         return None
@@ -132,7 +132,8 @@ def _typed_column(values: pd.Series, dtype: str) -> pd.Series | None:
         if kind not in ("string", "empty"):
             return None
         try:
-            return pd.to_datetime(values, utc=True, format="ISO8601").astype(dtype)
+            when: Any = dtype
+            return pd.to_datetime(values, utc=True, format="ISO8601").astype(when)
         except (TypeError, ValueError):
             return None
     if dtype == "float64":

@@ -29,13 +29,13 @@ import json
 import random
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 PREFIX = "123456789012_elasticloadbalancing_eu-west-1_app.shop-lb.50dc6c495c0c9188_"
 GROUP = "arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/shop-fn/73e2d6bc24d8a067"
 CERT = "arn:aws:acm:eu-west-1:123456789012:certificate/3f1c2a9e-7b4d-4c1e-9a55-0d6e2b8f4a17"
-START = datetime(2026, 1, 5, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 1, 5, 0, 0, tzinfo=UTC)
 NIGHT = timedelta(hours=6)
 AGENTS = ("curl/8.11.1", "python-httpx/0.28.1", "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0")
 
@@ -176,7 +176,7 @@ def _message(rng: random.Random, number: int, sent_ms: int, receives: int) -> di
     return {
         "MessageId": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
         "ReceiptHandle": handle,
-        "MD5OfBody": hashlib.md5(body.encode()).hexdigest(),  # noqa: S324 - the queue's own checksum
+        "MD5OfBody": hashlib.md5(body.encode()).hexdigest(),  # the queue's own checksum
         "Body": body,
         "Attributes": {
             "SenderId": "AROAX5EXAMPLE7SENDER:orders-api",
@@ -194,7 +194,7 @@ def _write_dump(night: Night, rng: random.Random, messages: int) -> None:
     made = 0
     while made < messages:
         size = rng.randrange(1, 11)
-        batch = []
+        batch: list[dict[str, object]] = []
         while len(batch) < size and made < messages:
             if pending and rng.random() < 0.3:  # a message not deleted in time: received again
                 again = pending.pop(0)

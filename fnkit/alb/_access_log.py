@@ -313,8 +313,7 @@ class LoggedRequest:
         (POST, PUT, PATCH: the log keeps no body, the event's is empty), else None."""
         if self.body_known:
             return None
-        method = self.event.get("httpMethod") if isinstance(self.event, dict) else None
-        return "body" if method in BODY_METHODS else None
+        return "body" if self.event.get("httpMethod") in BODY_METHODS else None
 
     def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
         """The columns a replay adds to this request's row: the logged facts, what the replay cannot know,
@@ -480,9 +479,9 @@ def events_from_access_log(
 
 
 __all__ = [
+    "BODY_METHODS",
     "FIELDS",
     "LogField",
-    "BODY_METHODS",
     "LoggedRequest",
     "Request",
     "events_from_access_log",

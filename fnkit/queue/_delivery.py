@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
-if TYPE_CHECKING:
-    from ._sim import Message
+M = TypeVar("M")
 
 
-class Delivery(tuple["Message", int]):
+class Delivery(tuple[M, int]):
     """One record of one invocation: (message, receive count at that receive)."""
 
     __slots__ = ()
 
     @property
-    def message(self) -> Message:
+    def message(self) -> M:
         return self[0]
 
     @property

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._import import ImportStream, Producer, Unreadable, files_of, head_bytes, iter_lines, unreadable
 from .._settings import Dialect
@@ -33,7 +33,27 @@ from ._event import (
 from ._fifo import is_fifo
 
 if TYPE_CHECKING:
-    from ._sim import QueueSim
+    from collections.abc import Iterable
+
+S = TypeVar("S", bound="_Sim")
+
+
+class _Sim(Protocol):
+    """What `sim_from_messages` uses of a `QueueSim` (which imports this module)."""
+
+    fifo: bool
+
+    def send(
+        self,
+        body: Any,
+        *,
+        group_id: str | None = ...,
+        dedup_id: str | None = ...,
+        message_attributes: dict[str, Any] | None = ...,
+    ) -> str | None: ...
+
+    def messages(self) -> Iterable[Any]: ...
+
 
 SOURCE = "queue"
 REQUIRED = ("MessageId", "ReceiptHandle", "Body")
@@ -541,7 +561,7 @@ def events_from_messages(
     )
 
 
-def sim_from_messages(make: Callable[..., QueueSim], messages: Any, **settings: Any) -> QueueSim:
+def sim_from_messages(make: Callable[..., S], messages: Any, **settings: Any) -> S:
     """`QueueSim.from_messages`: a simulation (`make(**settings)`) whose queue holds the dump's messages.
 
     `messages`: what `events_from_messages` reads (a dump file, JSON text, a response or a list);

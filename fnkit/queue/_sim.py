@@ -241,7 +241,7 @@ class SimInvocation(msgspec.Struct, gc=False, eq=False):
         return list(zip(self._messages, self._counts, strict=True))
 
     @property
-    def deliveries(self) -> list[Delivery]:
+    def deliveries(self) -> list[Delivery[Message]]:
         """Each record of the batch: `.message` and its `.receive_count` at this receive."""
         return [Delivery(d) for d in self._deliveries]
 

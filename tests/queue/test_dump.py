@@ -33,7 +33,7 @@ def test_a_batch_failing_validation_is_a_row_for_each_of_its_messages_located_by
 
 
 def test_a_simulation_starts_from_a_dump_keeping_ids_and_receive_counts():
-    dumped = [b for b in queue.events_from_messages(DATA / "dead-letter.jsonl", progress=False)]
+    dumped = list(queue.events_from_messages(DATA / "dead-letter.jsonl", progress=False))
     latest = {r["messageId"]: int(r["attributes"]["ApproximateReceiveCount"]) for b in dumped for r in b["Records"]}
     sim = queue.QueueSim.from_messages(DATA / "dead-letter.jsonl", max_receive_count=6)
     assert {m.message_id: m.receive_count for m in sim.messages()} == latest
