@@ -434,19 +434,17 @@ def _dumped(message: dict[str, Any], where: str) -> DumpedMessage:
     )
 
 
-class ReceivedBatch(dict[str, Any]):
-    """A batch event made from a dump (a dict: `{"Records": [...]}`, the event), and what the dump says of each
-    of its messages (`messages`: id, receive count, file and line, body size), which a replay adds to each
-    message's row. A batch that fails validation is one row per message, each located."""
+class ReceivedBatch:
+    """A batch event made from a dump (`event`: `{"Records": [...]}`), and what the dump says of each of its
+    messages (`messages`: id, receive count, file and line, body size), which a replay adds to each message's
+    row. A replay reads these (`stream.entries()`); iterating the stream gives the events themselves. A batch
+    that fails validation is one row per message, each located."""
+
+    __slots__ = ("event", "messages")
 
     def __init__(self, records: list[dict[str, Any]], messages: list[DumpedMessage]) -> None:
-        super().__init__(Records=records)
+        self.event: dict[str, Any] = {"Records": records}
         self.messages = tuple(messages)
-
-    @property
-    def event(self) -> dict[str, Any]:
-        """The event, as a plain dict."""
-        return dict(self)
 
     def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
         """The dump's columns for the row of one message (found by its id, the row's `item`)."""
@@ -459,8 +457,14 @@ class ReceivedBatch(dict[str, Any]):
         """A row about the whole batch (it fails validation) as one row per message, each with its columns."""
         return [{**row, "item": m.message_id, **m.columns()} for m in self.messages]
 
-    def __reduce__(self) -> Any:  # pickled for the Dask workers: records and messages
-        return (ReceivedBatch, (self["Records"], list(self.messages)))
+
+class _MessageStream(ImportStream):
+    """The importer's stream: iterating it gives batch events (dicts); `entries()` gives `ReceivedBatch`es, with
+    what the dump says of each message, and the `Unreadable` markers (what a replay reads)."""
+
+    def __next__(self) -> Any:
+        item = super().__next__()
+        return item.event if type(item) is ReceivedBatch and not self._with_unreadable else item
 
 
 def events_from_messages(
@@ -550,7 +554,7 @@ def events_from_messages(
         if isinstance(obj_or_path, (str, Path)) and str(obj_or_path).lstrip()[:1] not in ("{", "[")
         else None
     )
-    return ImportStream(
+    return _MessageStream(
         produce,
         source=SOURCE,
         what="queue messages",
@@ -572,8 +576,10 @@ def sim_from_messages(make: Callable[..., S], messages: Any, **settings: Any) ->
     arn = settings.pop("queue_arn", None)
     stream = events_from_messages(messages, queue_arn=arn, progress=False)
     latest: dict[str, tuple[dict[str, Any], DumpedMessage]] = {}
-    for batch in stream:
-        for record, dumped in zip(batch["Records"], batch.messages, strict=True):
+    for batch in stream.entries():
+        if type(batch) is not ReceivedBatch:
+            continue  # an unreadable message: reported on the stream, as the importer reports it
+        for record, dumped in zip(batch.event["Records"], batch.messages, strict=True):
             latest[record["messageId"]] = (record, dumped)
     sim = make(**settings)
     sent: dict[str, tuple[str, int]] = {}  # the simulation's id -> the dump's id and receive count
