@@ -91,16 +91,17 @@ def test_fnkit_replay_on_the_command_line_reads_logs_and_dumps_and_writes_every_
         tmp_path, str(DATA / "alb" / "access-logs"), str(DATA / "queue" / "dead-letter.jsonl"), "--out", str(out)
     )
     assert done.returncode == 1, done.stderr  # an unreadable log line and an invalid event are findings
-    assert "2 unreadable and 1 invalid row(s); --allow-invalid accepts them" in done.stderr
+    # the invalid batch is a row for each of its 6 messages
+    assert "2 unreadable and 6 invalid row(s); --allow-invalid accepts them" in done.stderr
     text = done.stdout
     assert "access log: read 75 lines, yielded 73 requests, reported 2 lines" in text
     assert "queue messages: read 9 messages, yielded 2 events, reported 1 message" in text
-    assert "79 row(s) from 77 event(s) on the local engine" in text
+    assert "84 row(s) from 77 event(s) on the local engine" in text
     assert "agrees with the log:" in text
     import pandas as pd
 
     rows = pd.read_csv(out)
-    assert len(rows) == 79 and {"logged_status", "agrees"} <= set(rows.columns)
+    assert len(rows) == 84 and {"logged_status", "agrees", "receive_count", "line"} <= set(rows.columns)
 
 
 def test_fnkit_replay_on_a_dask_local_cluster_says_the_same(tmp_path):
