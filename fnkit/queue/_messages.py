@@ -19,7 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._import import ImportStream, Producer, Unreadable, files_of, head_bytes, iter_lines, unreadable
+from .._import import (
+    ImportStream,
+    Producer,
+    Unreadable,
+    files_of,
+    head_bytes,
+    iter_lines,
+    loads_json,
+    unreadable,
+)
 from .._settings import Dialect
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 from ._event import (
@@ -282,10 +291,11 @@ def _documents(text: str, name: str, stream: ImportStream) -> Iterator[tuple[str
     while pos < end:
         try:
             value, stop = decoder.raw_decode(text, pos)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             stream.count()
-            line = getattr(exc, "lineno", 1)
-            yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {exc}.", SOURCE)
+            line = getattr(exc, "lineno", text.count("\n", 0, pos) + 1)
+            why = str(exc) if isinstance(exc, json.JSONDecodeError) else _plain_words(exc)
+            yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {why}.", SOURCE)
             resume = _NEXT_DOCUMENT.search(text, getattr(exc, "pos", pos) + 1)
             if resume is None:
                 return
@@ -297,6 +307,15 @@ def _documents(text: str, name: str, stream: ImportStream) -> Iterator[tuple[str
 
 
 _NEXT_DOCUMENT = re.compile(r"\n[{\[]")
+
+
+def _plain_words(exc: BaseException) -> str:
+    """Why a document cannot be read, in plain words (as `loads_json` says it for one document)."""
+    if isinstance(exc, RecursionError):
+        return "it nests too deeply to be read"
+    if "integer string conversion" in str(exc):
+        return "it holds a number of more than 4,300 digits (JSON allows it, but no reader here takes it)"
+    return str(exc)
 
 
 def _skip(text: str, pos: int) -> int:
@@ -311,7 +330,7 @@ def _document(
     read), located by line."""
     if value is _UNSET:
         try:
-            value = json.loads(text)
+            value = loads_json(text)
         except ValueError as exc:
             stream.count()
             line = line_offset + getattr(exc, "lineno", 1)
