@@ -12,6 +12,7 @@ when a frame is typed: this module is data.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -167,6 +168,28 @@ def dtype_of(name: str) -> Any:
     return None if spec is None else spec.dtype
 
 
+_LOCATED = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
+
+
+def unreadable_row(index: int, item: Any) -> dict[str, Any]:
+    """The replay row of an `Unreadable` (a line or entry that could not be read): located by `file` and `line`
+    when its place is a file's line, else by `item`."""
+    row = {
+        "event": index,
+        "source": item.source,
+        "item": item.where,
+        "result": item.result,
+        "rule": item.issue.rule,
+        "inferred": False,
+        "reason": item.issue.message,
+    }
+    located = _LOCATED.match(item.where)
+    if located is not None:
+        row["item"] = None
+        row["file"], row["line"] = located.group("file"), int(located.group("line"))
+    return row
+
+
 def agreement(frame: pd.DataFrame) -> dict[str, int]:
     """How far a replay of a log agrees with it: rows that agree, rows compared, and rows not compared because
     their outcome depends on what the log does not hold (`replayable` False)."""
@@ -190,4 +213,4 @@ def agreement_text(agrees: dict[str, int]) -> str:
     return said
 
 
-__all__ = ["COLUMNS", "Column", "agreement", "agreement_text", "columns", "dtype_of", "typed"]
+__all__ = ["COLUMNS", "Column", "agreement", "agreement_text", "columns", "dtype_of", "typed", "unreadable_row"]

@@ -15,7 +15,6 @@ import gc
 import importlib
 import json
 import pickle
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 from ._call import PlannedCall
 from ._codec import Invocation
+from ._columns import unreadable_row
 from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
 from ._invoke import Context, Handler, Interrupted, capturing, handler_copy, interrupted, resolve_isolation
@@ -240,27 +240,6 @@ def _outcome_rows(
     return rows
 
 
-_LOCATED = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
-
-
-def _unreadable_row(index: int, item: Unreadable) -> dict[str, Any]:
-    """The row of a line or entry that could not be read: located by `file` and `line` when it has them."""
-    row = {
-        "event": index,
-        "source": item.source,
-        "item": item.where,
-        "result": item.result,
-        "rule": item.issue.rule,
-        "inferred": False,
-        "reason": item.issue.message,
-    }
-    located = _LOCATED.match(item.where)
-    if located is not None:
-        row["item"] = None
-        row["file"], row["line"] = located.group("file"), int(located.group("line"))
-    return row
-
-
 class _Chunk:
     """Consecutive events of one source, planned, waiting to be called together (`invoke_many`)."""
 
@@ -451,7 +430,7 @@ def _replay_items(
     with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
-                parts.append([_unreadable_row(index, item)])
+                parts.append([unreadable_row(index, item)])
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
                 extra, value, issues = None, item, list[Issue]()

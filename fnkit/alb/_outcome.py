@@ -10,7 +10,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from .. import rules as _rules
 from .._call import PlannedCall
@@ -21,7 +21,7 @@ from .._outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error
 from ..rules import rule
 from ..types import AlbKind, Isolation
-from ._config import AlbConfig
+from ._config import AlbConfig, AlbMultiValueSetting, AlbRunSettings
 from ._event import refusals, validate_event
 from ._http import HttpParts, Refusal, error_page, method_refused, reason_phrase, refusal_for, response_to_http
 from ._response import checked_response, deciding_rule
@@ -350,7 +350,9 @@ def _from_invocation(
     severity="outcome",
 )
 @with_settings(AlbConfig, "multi_value")
-def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **settings: Any) -> HttpOutcome:
+def outcome(
+    event: Any, response: Any, *, config: AlbConfig | None = None, **settings: Unpack[AlbMultiValueSetting]
+) -> HttpOutcome:
     """What the client receives when the function answered `event` with `response`, and which rule decided.
 
     `response`: the returned value, `fnkit.Raw` (exact text or bytes), or an `fnkit.Invocation`
@@ -434,7 +436,7 @@ def run(
     context: Context | None = None,
     isolation: Isolation | None = None,
     config: AlbConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[AlbRunSettings],
 ) -> HttpOutcome:
     """Validate the event, refuse it as the load balancer would (A1) or invoke the handler, decide the outcome.
 

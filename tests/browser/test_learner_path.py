@@ -213,7 +213,7 @@ def test_a_learner_goes_from_the_working_copy_to_a_passing_exercise_and_stops_a_
             i for i in range(cells(page).count()) if source_of(page, i).startswith("def report_failures")
         )
         check = handler_cell + 1
-        expect(output(page, check)).to_contain_text("not done yet: report_failures still holds 2 placeholders (...)")
+        expect(output(page, check)).to_contain_text("defined it) still holds 2 placeholders (...)")
         write_cell(page, handler_cell, WRONG)
         run_cell(page, handler_cell)
         run_cell(page, check)
