@@ -17,10 +17,10 @@ from .isolation import invoke
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)
     from . import alb, corpus, isolation, mail, queue, types  # noqa: F401 - lazy modules, typed (not testing: a layer above)
-    from ._columns import columns
     from ._config import Config, Setting
     from ._outcome import Outcome, Tabular
     from ._replay import replay, replay_partitions
+    from ._replay_columns import columns
     from ._sources import correlation_ids, detect_source, validate, validate_response
     from ._table import tabulate
     from .isolation import invoke_many
@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 _SOURCES = ("queue", "mail", "alb")
 _LAZY = {
     "tabulate": ("._table", "tabulate"),
-    "columns": ("._columns", "columns"),
+    "columns": ("._replay_columns", "columns"),
     "replay": ("._replay", "replay"),
     "replay_partitions": ("._replay", "replay_partitions"),
     "detect_source": ("._sources", "detect_source"),

@@ -19,7 +19,6 @@ from itertools import chain, islice
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._columns import dtype_of
 from ._invoke import Handler
 from ._optional import require
 from ._replay import (
@@ -31,6 +30,7 @@ from ._replay import (
     partitions,
     replay_partition,
 )
+from ._replay_columns import dtype_of
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -166,7 +166,7 @@ def describe(frame: pd.DataFrame) -> tuple[list[str], dict[str, Any], int]:
     """In a worker: a partition's columns, inferred dtypes ("null" for a column with no value) and length."""
     import pandas as pd
 
-    from ._columns import typed
+    from ._replay_columns import typed
 
     inferred = typed(frame.copy())  # the schema's columns in their dtypes, as the whole frame will have them
     dtypes: dict[str, Any] = {}
@@ -216,7 +216,7 @@ def conform(frame: pd.DataFrame, columns: list[str], dtypes: dict[str, Any], off
     """A partition with the result's columns, dtypes and row numbers."""
     import pandas as pd
 
-    from ._columns import typed
+    from ._replay_columns import typed
 
     frame = typed(frame)
     for column in columns:

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
 from ._call import PlannedCall
 from ._codec import Invocation
-from ._columns import unreadable_row
 from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
 from ._invoke import Context, Handler, Interrupted, capturing, handler_copy, interrupted, resolve_isolation
 from ._optional import require
+from ._replay_columns import unreadable_row
 from ._report import MISSING, ContractError, Issue, decode_json
 from ._sources import SOURCES, source_module, source_of
 from ._stop import Stopper, current_stopper
@@ -504,7 +504,7 @@ def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:
     """The replay's DataFrame from partition frames in order: one column order, dtypes inferred over the whole."""
     import pandas as pd
 
-    from ._columns import typed
+    from ._replay_columns import typed
 
     frames = [f for f in frames if len(f.columns)]
     if not frames:

@@ -35,8 +35,8 @@ from ._cli_formats import (
 )
 from ._cli_inputs import add_ignore, expectation, finish, prepare, say_ignored, set_aside
 from ._cli_inputs import documents as _documents
-from ._columns import agreement, agreement_text
 from ._optional import MissingDependency
+from ._replay_columns import agreement, agreement_text
 from ._report import Issue, Raw, Report
 from ._settings import SettingError
 
