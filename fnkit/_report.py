@@ -13,7 +13,7 @@ from ._codec import Raw as Raw
 from ._codec import loads_strict as loads_strict
 from ._optional import require
 from ._settings import Dialect as Dialect
-from .rules import rule
+from .rules import id_of, rule
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,7 +186,7 @@ def bom_warning() -> Issue:
         "The text starts with a UTF-8 byte-order mark (BOM: bytes EF BB BF, U+FEFF), as .NET "
         "and Windows tools write it; JSON text has none (RFC 8259) and the platform never sends "
         "one. fnkit skipped it and checked the rest.",
-        "G0",
+        id_of(decode_json),
     )
 
 
@@ -210,11 +210,15 @@ def strip_bom(value: Any) -> tuple[Any, bool]:
     origin="kit",
     severity="error or warning",
 )
-def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
+def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
     """Turn JSON text or bytes into a value; other values pass through untouched (G0: else a located error).
 
     One leading UTF-8 byte-order mark is skipped, with a warning naming it (G0), so the content is still checked.
+    `rule`: the rule the errors cite when a rule of the caller's decides what text that is not JSON means (G0
+    when None).
     """
+    if rule is None:
+        rule = "G0"
     if isinstance(value, Raw):
         value = value.data
     value, bom = strip_bom(value)

@@ -17,7 +17,7 @@ from .._report import ContractError, Issue, Report, child_path, error, warning
 from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._validate import Contract, Seen
-from ..rules import rule
+from ..rules import id_of, rule
 from ._config import AlbConfig
 from ._http import (
     DEFAULT_CLIENT_IP,
@@ -726,7 +726,11 @@ _QUARTER_OF_LIMIT = MAX_REQUEST_BODY // 4
 def check_never_forwarded(event: Any, seen: Seen) -> Sequence[Issue]:
     """A1 (`never_forwarded`) as issues: a WebSocket upgrade or a body over 1 MB never reaches the function."""
     found = refusals(event)
-    return [error(where, "refused" if r.status == 400 else "limit", r.why, "A1") for where, r in found] if found else ()
+    return (
+        [error(where, "refused" if r.status == 400 else "limit", r.why, id_of(never_forwarded)) for where, r in found]
+        if found
+        else ()
+    )
 
 
 EVENT_CHECKS = [

@@ -13,12 +13,12 @@ from typing import Any, ClassVar
 
 from .. import rules as _rules
 from .._call import PlannedCall
-from .._codec import Invocation, encode_response
+from .._codec import HandlerError, Invocation, encode_response
 from .._config import with_settings
 from .._invoke import Context
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Raw, Report, decode_json, error
-from ..rules import rule
+from ..rules import id_of, rule
 from ..types import AlbKind, Isolation
 from ._config import AlbConfig
 from ._event import refusals, validate_event
@@ -257,10 +257,12 @@ def _from_invocation(
     """A 502 for a failed invocation, or (None, the response as the platform reads it, its JSON size)."""
     if invocation.timed_out or invocation.error is not None:
         if invocation.timed_out:
-            issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", "H4")
+            issue = error(
+                "$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", id_of(Invocation)
+            )
             why = f"the function timed out after {invocation.timeout_s} s (a 502, not a 504)."
         else:
-            issue = error("$", "raised", f"The function {what_it_did(invocation.error)}.", "H3")
+            issue = error("$", "raised", f"The function {what_it_did(invocation.error)}.", id_of(HandlerError))
             why = f"the function {what_it_did(invocation.error)}."
         report = Report([issue], SOURCE, None, "response")
         failed = bad_gateway(
@@ -269,7 +271,10 @@ def _from_invocation(
         return failed, None, None
     if invocation.response_text is None and invocation.encode_error:
         issue = error(
-            "$", "format", f"JSON cannot encode what the function returned ({invocation.encode_error}).", "H2"
+            "$",
+            "format",
+            f"JSON cannot encode what the function returned ({invocation.encode_error}).",
+            id_of(encode_response),
         )
         return (
             bad_gateway(
@@ -307,7 +312,7 @@ def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **set
     `AlbConfig`) or `multi_value=` (None: as the event shows).
     """
     multi_value = AlbConfig.of(config, settings, outcome).multi_value
-    decoded, _ = decode_json(event, "G0")
+    decoded, _ = decode_json(event)
     if decoded is not MISSING:
         event = decoded  # an event given as JSON text or bytes
     multi = event_multi_value(event) if multi_value is None else bool(multi_value)
@@ -346,7 +351,7 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
             multi_value=multi_value,
             invocation=invocation,
         )
-    value, _ = decode_json(response, "G0")
+    value, _ = decode_json(response)
     parts: HttpParts = response_to_http(value, method=method, multi_value=multi_value)
     rule = "A10" if method == "HEAD" else "AS4"
     said = f"The function answered {parts.status} {parts.reason}".rstrip()
@@ -397,7 +402,7 @@ def plan_call(event: Any, *, config: AlbConfig, context: Context | None = None) 
     or the load balancer's own answer when it refuses the request (A1, A14); the outcome follows from `outcome`."""
     multi_value = config.multi_value
     event_report = validate_event(event, multi_value=multi_value)
-    value, _ = decode_json(event, "G0")
+    value, _ = decode_json(event)
     if value is MISSING:
         raise ContractError(event_report)
     found = refusal(value)

@@ -15,10 +15,11 @@ from typing import Any
 
 from .._codec import encode_response
 from .._config import with_settings
-from .._report import Issue, Raw, Report, child_path, error, warning
-from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape
+from .._report import Issue, Raw, Report, child_path, decode_json, error, warning
+from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape, two_spellings, unknown_key
 from .._validate import Contract, Seen
-from ..rules import rule
+from ..rules import id_of, rule
+from . import _event
 from ._config import AlbConfig
 from ._http import (
     BAD_HEADER_VALUE,
@@ -26,6 +27,7 @@ from ._http import (
     HOP_BY_HOP,
     MAX_RESPONSE_JSON,
     is_strict_base64,
+    never_forwarded,
     response_body_bytes,
 )
 
@@ -359,7 +361,7 @@ def validate_response(
                 "$",
                 "format",
                 f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, 502.",
-                "H2",
+                id_of(encode_response),
             )
         )
     report = _CONTRACTS[multi_value].check(response, {"multi_value": multi_value, "size": size})[0]
@@ -368,8 +370,9 @@ def validate_response(
     return report
 
 
-# the rule a 502 cites for an error of a general rule: the response is invalid (A6), whatever made it so
-_CITED_AS_A6 = frozenset({"G0", "G1", "G2", "H2", "AS1"})
+# the rule a 502 cites for an error of a general rule (JSON, unknown keys, spellings, encoding) or of the event's
+# structure: the response is invalid (A6), whatever made it so
+_CITED_AS_A6 = frozenset(map(id_of, (decode_json, unknown_key, two_spellings, encode_response, _event.EVENT_SHAPE)))
 
 
 def deciding_rule(report: Report) -> str | None:
@@ -392,9 +395,9 @@ def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **setti
     multi_value = AlbConfig.of(config, settings, json_schema).multi_value_on
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=("A1",))  # A1 is asked of never_forwarded by its check
+        return EVENT_CONTRACT.json_schema(also=(never_forwarded,))  # asked by its check
     if kind == "response":
-        return _CONTRACTS[multi_value].json_schema(also=("A6",))
+        return _CONTRACTS[multi_value].json_schema(also=(RESPONSE_SHAPE,))
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
 
 

@@ -39,6 +39,17 @@ OUTBOUND_RECIPIENTS_LIMIT = 500  # MS4
 # one recipient entry is at most ~270 bytes. Far below the limit, truncated=true is odd.
 TRUNCATED_SLACK = 4 * 1024
 
+#: M1, declared before the event shape that cites it; implemented by `truncation`
+TRUNCATION = rule(
+    "M1",
+    "mail",
+    "doc",
+    "Event: summaryVersion is a date-style string; subject keeps its first 256 characters; "
+    "over 128 KB, recipients are cut from the end and truncated is true, and a recipient cut from the event gets "
+    "the fallback action (inferred); one invocationId per message and rule.",
+    severity="error or warning",
+)
+
 # --- the shape, declared once -------------------------------------------------
 
 _NOT_AN_ADDRESS = (
@@ -96,14 +107,14 @@ EVENT_SHAPE = Shape(
             "summaryVersion",
             Text(
                 pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$",
-                rule="M1",
+                rule=TRUNCATION.id,
                 severity="warning",
                 message='summaryVersion {json} is not a date-style string like "2018-10-10"; the platform only ever '
                 "sends such strings (it is opaque, so this is a warning).",
                 doc="a date-style string (YYYY-MM-DD)",
             ),
             doc="Version of the message summary format: an opaque date-style string (YYYY-MM-DD), e.g. 2018-10-10.",
-            rule="M1",
+            rule=TRUNCATION.id,
         ),
         F("envelope", ENVELOPE, doc="Holds mailFrom and recipients."),
         F("sender", ADDRESS, doc="The sender address."),
@@ -111,29 +122,29 @@ EVENT_SHAPE = Shape(
             "subject",
             Text(
                 max_len=SUBJECT_LIMIT,
-                rule="M1",
+                rule=TRUNCATION.id,
                 code="limit",
                 message="The subject has {length} characters; the platform keeps only the first "
                 f"{SUBJECT_LIMIT}, so a real event never holds more.",
             ),
             doc=f"Email subject, truncated to its first {SUBJECT_LIMIT} characters.",
-            rule="M1",
+            rule=TRUNCATION.id,
         ),
         F("messageId", STR, doc="Message id, used to read or replace the raw message (M9)."),
         F(
             "invocationId",
             Text(
                 min_len=1,
-                rule="M1",
+                rule=TRUNCATION.id,
                 severity="warning",
                 message="invocationId is empty; handlers use it to recognise a retry of the same invocation.",
                 doc="not empty",
             ),
             doc="Id of this invocation: the same on every retry, so handlers can deduplicate.",
-            rule="M1",
+            rule=TRUNCATION.id,
         ),
         F("flowDirection", STR, enum=FLOW_DIRECTIONS, doc="INBOUND or OUTBOUND.", rule="MS2"),
-        F("truncated", BOOL, doc="True if recipients were cut to keep the event under 128 KB.", rule="M1"),
+        F("truncated", BOOL, doc="True if recipients were cut to keep the event under 128 KB.", rule=TRUNCATION.id),
     ],
     rule="MS1",
     doc="A mail-flow message summary, as a mail-flow rule sends it to a function.",
@@ -317,15 +328,7 @@ class Truncation:
 _WITHIN = Truncation()  # what M1 says of nearly every event: nothing (one value, made once)
 
 
-@rule(
-    "M1",
-    "mail",
-    "doc",
-    "Event: summaryVersion is a date-style string; subject keeps its first 256 characters; "
-    "over 128 KB, recipients are cut from the end and truncated is true, and a recipient cut from the event gets "
-    "the fallback action (inferred); one invocationId per message and rule.",
-    severity="error or warning",
-)
+@TRUNCATION
 def truncation(
     event: Any,
     seen: Seen | None = None,
@@ -405,7 +408,7 @@ def validate_event(event: Any) -> Report:
 
 def decode_event(event: Any) -> tuple[dict[str, Any], Report]:
     """The event as a dict and its report; raises ContractError when it is not a valid event."""
-    value, issues = decode_json(event, "G0")
+    value, issues = decode_json(event)
     if value is MISSING:
         raise ContractError(Report(issues, SOURCE, None, "event"))
     report = validate_event(value)
@@ -428,7 +431,7 @@ def parse_event(event: Any) -> ParsedMailEvent:
 def correlation_ids(event: Any) -> list[str]:
     """`[invocationId]` (the same on every retry), or `[]` when there is none."""
     try:
-        value, _ = decode_json(event, "G0")
+        value, _ = decode_json(event)
     except Exception:  # noqa: BLE001 - never raise, whatever the input
         return []
     if isinstance(value, dict) and isinstance(value.get("invocationId"), str):

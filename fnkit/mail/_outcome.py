@@ -44,7 +44,7 @@ from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, Issue, Report, decode_json, error, warning
 from .._validate import Seen
 from ..isolation import invoke
-from ..rules import rule
+from ..rules import id_of, rule
 from ..types import Isolation, MailKind
 from ._config import MailConfig
 from ._decision import Decision
@@ -306,7 +306,7 @@ def _invalid_is_inferred(report: Report) -> bool:
     certain = [
         i
         for i in report.errors
-        if i.code in _CERTAIN or i.rule == "G0" or (i.code == "limit" and i.path == "$.actions")
+        if i.code in _CERTAIN or i.rule == id_of(decode_json) or (i.code == "limit" and i.path == "$.actions")
     ]
     return not certain
 
@@ -424,7 +424,7 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
         )
         return fallen_back
     # the rules' judgements of the response, made while validating it (`read`), decide for each recipient (M5)
-    answer, _ = decode_json(as_returned(returned_answer(response)), "G0")
+    answer, _ = decode_json(as_returned(returned_answer(response)))
     covered = coverage(answer, Seen({**read, "recipients": recipients, "fallback_action": fallback_action}))
     decisions, added = covered.decisions, covered.added
     notes = [i for i in covered.issues if i not in report]  # (what validating it said is in the report)
@@ -456,7 +456,7 @@ def _async_notes(response: Any) -> list[Issue]:
             ]
         response = response.returned
     try:
-        value, _ = decode_json(response, "G0")
+        value, _ = decode_json(response)
     except Exception:  # noqa: BLE001 - an unreadable answer is ignored like any other
         value = MISSING
     if isinstance(value, dict) and "actions" in value:

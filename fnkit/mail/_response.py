@@ -18,7 +18,7 @@ from .._config import with_settings
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
 from .._validate import Check, Contract, Seen
-from ..rules import rule
+from ..rules import id_of, rule
 from ._address import is_address
 from ._config import ACTION_TYPES, EXTENSION_TYPES, RECIPIENTS_LIMIT, MailConfig
 from ._decision import RESTRICTIVENESS, Decision
@@ -245,7 +245,12 @@ def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
     if size is None:
         text, why = encode_response(response)
         if text is None:
-            yield error("$", "type", f"JSON cannot encode this response ({why}), so the platform cannot read it.", "H2")
+            yield error(
+                "$",
+                "type",
+                f"JSON cannot encode this response ({why}), so the platform cannot read it.",
+                id_of(encode_response),
+            )
             return
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > RESPONSE_SIZE_LIMIT:
@@ -556,7 +561,12 @@ def judge_response(response: Any, flow_direction: str | None, rule_config: MailC
         "read": {},
     }
     if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
-        issue = error("$", "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", "H2")
+        issue = error(
+            "$",
+            "type",
+            f"The function returned a value JSON cannot encode ({response.encode_error}).",
+            id_of(encode_response),
+        )
         return Report([issue], SOURCE, None, "response"), options
     response = as_returned(response)
     options["size"] = _text_size(response)
@@ -615,10 +625,10 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the mail-flow event (`kind="event"`) or synchronous response
     (`"response"`), from the declarations fnkit validates with; what a schema cannot express is listed in
     its description."""
-    from ._event import EVENT_CONTRACT
+    from ._event import EVENT_CONTRACT, check_null_sender
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=("MS3",))
+        return EVENT_CONTRACT.json_schema(also=(check_null_sender,))
     if kind == "response":
         return RESPONSE_CONTRACT.json_schema()
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

@@ -22,6 +22,36 @@ MAX_WINDOW_S = 300
 MAX_VISIBILITY_S = 43_200  # Q3: 12 hours
 
 
+BATCH_LIMITS = rule(
+    "Q1",
+    "queue",
+    "doc",
+    "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
+    "(>= 1 s) above 10; no window for FIFO (and at most 6 MB per invocation payload: Q17).",
+    severity="error or warning",
+)
+
+
+FUNCTION_FAILED = rule(
+    "Q6",
+    "queue",
+    "doc",
+    "The function raises, times out or crashes: nothing is deleted and the whole batch returns "
+    "after the visibility timeout.",
+    severity="outcome",
+)
+
+
+REPORTING_OFF = rule(
+    "Q7",
+    "queue",
+    "inferred",
+    "Reporting (ReportBatchItemFailures) off and the function succeeded: the response is "
+    "ignored and the whole batch is deleted; returned failures are lost.",
+    severity="outcome",
+)
+
+
 @rule(
     "Q3",
     "queue",
@@ -45,7 +75,7 @@ class QueueConfig(Config):
     )
     batch_size: int = setting(
         DEFAULT_BATCH,
-        rule="Q1",
+        rule=BATCH_LIMITS.id,
         minimum=1,
         maximum=MAX_BATCH_STANDARD,
         label="Batch size",
@@ -53,7 +83,7 @@ class QueueConfig(Config):
     )
     batch_window_s: float = setting(
         0,
-        rule="Q1",
+        rule=BATCH_LIMITS.id,
         minimum=0,
         maximum=MAX_WINDOW_S,
         label="Batching window (s)",
@@ -61,14 +91,14 @@ class QueueConfig(Config):
     )
     report_batch_item_failures: bool = setting(
         True,
-        rule="Q7",
+        rule=REPORTING_OFF.id,
         option="--no-report-failures",
         label="Report batch item failures",
         help="Partial-batch reporting (ReportBatchItemFailures); off, the response is ignored and failures are lost.",
     )
     function_timeout_s: float = setting(
         3,
-        rule="Q6",
+        rule=FUNCTION_FAILED.id,
         above=0,
         label="Function timeout (s)",
         help="The function's timeout: past it, nothing is deleted and the whole batch returns.",

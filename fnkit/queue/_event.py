@@ -27,9 +27,9 @@ from .._report import ContractError, Issue, Report, child_path, error, warning
 from .._settings import Dialect, resolve_dialect
 from .._shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
 from .._validate import Contract, Seen
-from ..rules import rule
-from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
-from ._fifo import check_fifo, is_fifo
+from ..rules import id_of, rule
+from ._config import BATCH_LIMITS, DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
+from ._fifo import check_fifo, fifo_attributes, is_fifo
 
 SOURCE = "queue"
 EVENT_SOURCE = {"provider": "provider:queue", "aws": "aws:sqs"}
@@ -72,23 +72,42 @@ def _arn_sentence(arn: str) -> str:
     return f"'{arn}' is not {form}."
 
 
-def _timestamp(key: str) -> Text:
+#: Q12 and Q14, declared before the shapes that cite them; implemented by check_arn_region, check_message_attributes
+RECORD_KEYS = rule(
+    "Q12",
+    "queue",
+    "doc",
+    "Record keys include md5OfMessageAttributes when there are message attributes; a message "
+    "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
+    "of the ARN.",
+    severity="error or warning",
+)
+ATTRIBUTE_LIMITS = rule(
+    "Q14",
+    "queue",
+    "doc",
+    "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
+    "or double dots; data type String, Number or Binary with an optional .suffix.",
+)
+
+
+def _timestamp(key: str, rule_id: str) -> Text:
     return Text(
         pattern=_DIGITS_PATTERN,
-        rule="QS3",
+        rule=rule_id,
         message=key + " is '{value}'; it is epoch milliseconds as a string of digits.",
     )
 
 
 ATTRIBUTE_NAME = Text(
     pattern=r"^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.\-]{1,256}$",
-    rule="Q14",
+    rule=ATTRIBUTE_LIMITS.id,
     message="'{value}' is not a valid attribute name: 1-256 letters, digits, '_', '-' or '.', without leading, "
     "trailing or double dots.",
 )
 DATA_TYPE = Text(
     pattern=r"^(String|Number|Binary)(\.[^\s]+)?$",
-    rule="Q14",
+    rule=ATTRIBUTE_LIMITS.id,
     code="enum",
     message="dataType '{value}' is not String, Number or Binary (optionally with a .suffix).",
 )
@@ -96,13 +115,37 @@ DATA_TYPE = Text(
 MESSAGE_ATTRIBUTE = Shape(
     "MessageAttribute",
     [
-        F("stringValue", Nullable(STR), required=False, doc="The value of a String or Number attribute.", rule="Q12"),
-        F("binaryValue", Nullable(STR), required=False, doc="The base64 value of a Binary attribute.", rule="Q12"),
-        F("stringListValues", ListOf(STR), required=False, doc="Reserved by the platform; an empty list.", rule="Q12"),
-        F("binaryListValues", ListOf(STR), required=False, doc="Reserved by the platform; an empty list.", rule="Q12"),
-        F("dataType", DATA_TYPE, doc="String, Number or Binary, optionally with a .suffix.", rule="Q14"),
+        F(
+            "stringValue",
+            Nullable(STR),
+            required=False,
+            doc="The value of a String or Number attribute.",
+            rule=RECORD_KEYS.id,
+        ),
+        F(
+            "binaryValue",
+            Nullable(STR),
+            required=False,
+            doc="The base64 value of a Binary attribute.",
+            rule=RECORD_KEYS.id,
+        ),
+        F(
+            "stringListValues",
+            ListOf(STR),
+            required=False,
+            doc="Reserved by the platform; an empty list.",
+            rule=RECORD_KEYS.id,
+        ),
+        F(
+            "binaryListValues",
+            ListOf(STR),
+            required=False,
+            doc="Reserved by the platform; an empty list.",
+            rule=RECORD_KEYS.id,
+        ),
+        F("dataType", DATA_TYPE, doc="String, Number or Binary, optionally with a .suffix.", rule=ATTRIBUTE_LIMITS.id),
     ],
-    rule="Q12",
+    rule=RECORD_KEYS.id,
     doc="One message attribute as it appears in the event.",
 )
 
@@ -130,14 +173,14 @@ ATTRIBUTES = Shape(
         ),
         F(
             "SentTimestamp",
-            _timestamp("SentTimestamp"),
+            _timestamp("SentTimestamp", "QS3"),
             doc="When the message was sent, epoch milliseconds.",
             rule="QS3",
         ),
         F("SenderId", STR, doc="The user ID or role ID of the sender.", rule="QS3"),
         F(
             "ApproximateFirstReceiveTimestamp",
-            _timestamp("ApproximateFirstReceiveTimestamp"),
+            _timestamp("ApproximateFirstReceiveTimestamp", "QS3"),
             doc="When the message was first received, epoch milliseconds.",
             rule="QS3",
         ),
@@ -145,15 +188,21 @@ ATTRIBUTES = Shape(
             "SequenceNumber",
             Text(
                 pattern=_DIGITS_PATTERN,
-                rule="QS5",
+                rule=id_of(fifo_attributes),
                 message="SequenceNumber is '{value}'; it is a large number written as digits.",
             ),
             required="FIFO only",
             doc="Large, non-consecutive number per message (FIFO).",
-            rule="QS5",
+            rule=id_of(fifo_attributes),
         ),
-        F("MessageGroupId", STR, required="FIFO only", doc="The message group (FIFO).", rule="QS5"),
-        F("MessageDeduplicationId", STR, required="FIFO only", doc="The deduplication token (FIFO).", rule="QS5"),
+        F("MessageGroupId", STR, required="FIFO only", doc="The message group (FIFO).", rule=id_of(fifo_attributes)),
+        F(
+            "MessageDeduplicationId",
+            STR,
+            required="FIFO only",
+            doc="The deduplication token (FIFO).",
+            rule=id_of(fifo_attributes),
+        ),
         F(
             "DeadLetterQueueSourceArn",
             STR,
@@ -183,7 +232,7 @@ RECORD = Shape(
             Nullable(STR),
             required=False,
             doc="MD5 of the message attributes (only when there are some).",
-            rule="Q12",
+            rule=RECORD_KEYS.id,
         ),
         F("md5OfBody", STR, doc="MD5 hex digest of the UTF-8 body.", rule="QS2"),
         F(
@@ -283,14 +332,7 @@ def _rpath(i: int, *keys: str) -> str:
     return path
 
 
-@rule(
-    "Q1",
-    "queue",
-    "doc",
-    "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
-    "(>= 1 s) above 10; no window for FIFO (and at most 6 MB per invocation payload: Q17).",
-    severity="error or warning",
-)
+@BATCH_LIMITS
 def check_batch(event: Any, seen: Seen) -> list[Issue]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
     if type(event) is not QueueEvent or type(event.records) is not tuple:
@@ -299,7 +341,10 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
     if n == 0:
         return [
             error(
-                "$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1"
+                "$.Records",
+                "limit",
+                "The batch is empty; the poller never invokes a function with no records.",
+                EVENT_SHAPE.rule,
             )
         ]
     limit = seen.options.get("batch_size")
@@ -421,15 +466,7 @@ def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
     return found
 
 
-@rule(
-    "Q12",
-    "queue",
-    "doc",
-    "Record keys include md5OfMessageAttributes when there are message attributes; a message "
-    "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
-    "of the ARN.",
-    severity="error or warning",
-)
+@RECORD_KEYS
 def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
     table = seen.tables["records"]
@@ -461,7 +498,7 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
                         _rpath(i, "awsRegion"),
                         "mismatch",
                         f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.",
-                        "Q12",
+                        RECORD_KEYS.id,
                     )
                 )
     if len(queues) > 1:
@@ -470,7 +507,7 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
                 "$.Records",
                 "conflict",
                 f"The records come from {len(queues)} different queues; a batch comes from one queue.",
-                "QS1",
+                EVENT_SHAPE.rule,
             )
         )
     return out
@@ -524,7 +561,7 @@ def check_attributes(event: Any, seen: Seen) -> list[Issue]:
                     _rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"),
                     "order",
                     "The message was first received before it was sent.",
-                    "QS3",
+                    ATTRIBUTES.rule,
                 )
             )
     return out
@@ -600,13 +637,7 @@ def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
     return hashlib.md5(bytes(buf)).hexdigest()
 
 
-@rule(
-    "Q14",
-    "queue",
-    "doc",
-    "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
-    "or double dots; data type String, Number or Binary with an optional .suffix.",
-)
+@ATTRIBUTE_LIMITS
 def check_message_attributes(event: Any, seen: Seen) -> list[Issue]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
     table = seen.tables["records"]
@@ -708,7 +739,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
                 _rpath(i, "md5OfMessageAttributes"),
                 "mismatch",
                 f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'.{treated}",
-                "Q13",
+                id_of(check_md5_of_body),
             )
 
 

@@ -9,9 +9,11 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from .._codec import HandlerError, Invocation
 from .._optional import require
 from .._report import ContractError, Issue
 from ..isolation import STOPPED_ERROR
+from ..rules import id_of
 from ._adapter import adapter_for
 from ._builder import EventBuilder
 from ._ui import COLOURS, CSS, error_sentence, issues_html, label_width
@@ -365,11 +367,11 @@ class HandlerRunner(Shown):
                         f"Your handler did not return within {self.timeout_s:g} s (this runner's timeout), "
                         "so it was stopped and the platform counts the invocation as timed out.",
                         "error",
-                        "H4",
+                        id_of(Invocation),
                     )
                 )
             elif getattr(invocation, "error", None) is not None:
-                extra.append(Issue("$", "error", error_sentence(invocation.error), "error", "H3"))
+                extra.append(Issue("$", "error", error_sentence(invocation.error), "error", id_of(HandlerError)))
         self.view.show(outcome, extra=extra, details=details_html(invocation))
         if extra:  # the runner's plain-words sentence replaces the outcome's shorter one for the same fact
             same = {"error", "raised", "timeout"}
