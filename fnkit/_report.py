@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._codec import _STRICT
+from ._codec import _STRICT, encode_response
 from ._codec import Raw as Raw
 from ._codec import loads_strict as loads_strict
 from ._optional import require
@@ -266,6 +266,14 @@ def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
 
 
 MISSING = _MISSING
+
+rule(
+    "H2",
+    "any",
+    "inferred",
+    "A returned value that JSON cannot encode (a set, bytes, NaN) is an invalid JSON response.",
+    origin="kit",
+)(encode_response)
 
 
 def describe(value: Any) -> str:

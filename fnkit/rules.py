@@ -112,6 +112,11 @@ class Rule:
             raise ValueError(f"rule {self.id} is already implemented by {self.implemented_by}")
         object.__setattr__(self, "implementation", implementation)
         _BY_IMPLEMENTATION[id(implementation)] = self
+        caller = sys._getframe(1)
+        if caller.f_globals["__name__"] != self.declared_in and not hasattr(implementation, "__qualname__"):
+            # a declaration (a shape) the rule was declared apart from: the catalogue names where it is applied
+            object.__setattr__(self, "declared_in", caller.f_globals["__name__"])
+            object.__setattr__(self, "declared_at", caller.f_lineno)
         return implementation
 
 

@@ -192,14 +192,6 @@ def test_no_rule_is_written_twice_for_speed() -> None:
     assert found == {}
 
 
-# The ids the load balancer's and mail's code still writes in more than one place (issue 30): this set only
-# shrinks. An id leaves it once its other places name the rule by its function or declaration.
-STILL_WRITTEN_TWICE = frozenset(
-    {"A10", "A11", "A13", "A2", "A3", "A5", "A6", "A7", "A9", "AS1", "AS4"}
-    | {"M3", "M4", "M5", "M6", "M7", "M8", "M9", "MS3", "MS5"}
-)
-
-
 def test_a_rule_id_is_written_in_one_place_and_code_names_rules_by_their_function() -> None:
     """A scan of fnkit's string literals: each rule id is written at most once (its rule's function or declaring
     module), the declarations aside; other code refers to the rule's function or declaration (`rules.id_of`)."""
@@ -207,12 +199,17 @@ def test_a_rule_id_is_written_in_one_place_and_code_names_rules_by_their_functio
 
     written = rules.written_at()
     twice = {i: places for i, places in written.items() if len(places) > 1}
-    assert set(twice) - STILL_WRITTEN_TWICE == set(), {i: twice[i] for i in set(twice) - STILL_WRITTEN_TWICE}
-    assert set(twice) >= STILL_WRITTEN_TWICE, (
-        f"written once now, take out of STILL_WRITTEN_TWICE: {STILL_WRITTEN_TWICE - set(twice)}"
-    )
-    # the general, handler and queue rules are done: every one of them is written once at most
-    assert not {i for i in twice if i[0] in "GHQ"}
+    assert twice == {}
+    # and that one place is the rule's own: the function that implements it, or the module that declares it
+    elsewhere = {}
+    for rule_id, places in written.items():
+        declared = rules.get(rule_id)
+        own = {rules.source_file(declared.declared_in)}
+        if hasattr(declared.implementation, "__code__"):
+            own.add(f"{rules.source_file(declared.implementation.__module__)}:{declared.implementation.__name__}")
+        if set(places) - own:
+            elsewhere[rule_id] = places
+    assert elsewhere == {}
     # and the scan sees a rule id written by hand (a detector that finds nothing proves nothing)
     assert any(places for places in written.values())
 

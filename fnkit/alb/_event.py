@@ -18,7 +18,7 @@ from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._validate import Contract, Seen
 from ..rules import id_of, rule
-from ._config import AlbConfig
+from ._config import FORMS, HEALTH_CHECK, AlbConfig
 from ._http import (
     DEFAULT_CLIENT_IP,
     DEFAULT_HOST,
@@ -337,14 +337,7 @@ def _forms(event: Any) -> tuple[list[str], list[str]]:
     return singles, multis
 
 
-@rule(
-    "A3",
-    "alb",
-    "doc",
-    "Multi-value headers off: a repeated header or query key keeps its last value; on: "
-    "multiValueHeaders and multiValueQueryStringParameters with all values, never both forms.",
-    severity="error or warning",
-)
+@FORMS
 def check_forms(event: Any, seen: Seen) -> list[Issue]:
     """A3: the single-value forms or the multi-value forms, never both."""
     out: list[Issue] = []
@@ -543,7 +536,7 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
                 "mismatch",
                 "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
                 "one target group of the function.",
-                "AS1",
+                EVENT_SHAPE.rule,
             )
         )
     return out
@@ -568,7 +561,7 @@ def _read_target_group_arn(arn: str, path: str, seen: Seen, out: list[Issue]) ->
                 f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
                 f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
                 "defines only the form.",
-                "A15",
+                id_of(check_target_group),
             )
         )
 
@@ -607,7 +600,12 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
         )
     if event.http_method == "GET":
         out.append(
-            warning("$.body", "format", 'A GET request reaches the function with body ""; this one has a body.', "A2")
+            warning(
+                "$.body",
+                "format",
+                'A GET request reaches the function with body ""; this one has a body.',
+                id_of(_HEADER_NAME),
+            )
         )
     if encoded is False:
         if _header_value(event, "content-encoding") is not None:
@@ -634,14 +632,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
     return out
 
 
-@rule(
-    "A11",
-    "alb",
-    "doc",
-    "Health check event: GET /, queryStringParameters {}, headers {user-agent: "
-    'ELB-HealthChecker/2.0}, body "", isBase64Encoded false.',
-    severity="warning",
-)
+@HEALTH_CHECK
 def check_health_check(event: Any, seen: Seen) -> list[Issue]:
     """A11: an event from the health checker (its user-agent, no trace header) is GET / with no query or body.
 

@@ -13,17 +13,27 @@ from typing import Any, ClassVar
 
 from .. import rules as _rules
 from .._call import PlannedCall
-from .._codec import HandlerError, Invocation, encode_response
+from .._codec import Invocation, encode_response
 from .._config import with_settings
+from .._handler_rules import RAISED, TIMED_OUT
 from .._invoke import Context
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Raw, Report, decode_json, error
-from ..rules import id_of, rule
+from ..rules import id_of
 from ..types import AlbKind, Isolation
-from ._config import AlbConfig
+from ._config import BAD_GATEWAY, AlbConfig
 from ._event import refusals, validate_event
-from ._http import HttpParts, Refusal, error_page, method_refused, reason_phrase, refusal_for, response_to_http
-from ._response import deciding_rule, validate_response
+from ._http import (
+    DELIVERED,
+    HttpParts,
+    Refusal,
+    error_page,
+    method_refused,
+    reason_phrase,
+    refusal_for,
+    response_to_http,
+)
+from ._response import RESPONSE_SHAPE, deciding_rule, validate_response
 
 SOURCE = "alb"
 _EMPTY = Report((), SOURCE, None, "response")
@@ -76,7 +86,7 @@ class HttpOutcome:
     @property
     def ok(self) -> bool:
         """True when the function was invoked and its response was delivered (not a 502 or a refusal)."""
-        return self.invoked and self.rule in ("AS4", "A10")
+        return self.invoked and self.rule in (DELIVERED.id, id_of(response_to_http))
 
     @property
     def kind(self) -> AlbKind:
@@ -257,16 +267,14 @@ def _from_invocation(
     """A 502 for a failed invocation, or (None, the response as the platform reads it, its JSON size)."""
     if invocation.timed_out or invocation.error is not None:
         if invocation.timed_out:
-            issue = error(
-                "$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", id_of(Invocation)
-            )
+            issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", TIMED_OUT.id)
             why = f"the function timed out after {invocation.timeout_s} s (a 502, not a 504)."
         else:
-            issue = error("$", "raised", f"The function {what_it_did(invocation.error)}.", id_of(HandlerError))
+            issue = error("$", "raised", f"The function {what_it_did(invocation.error)}.", RAISED.id)
             why = f"the function {what_it_did(invocation.error)}."
         report = Report([issue], SOURCE, None, "response")
         failed = bad_gateway(
-            "A5", why, report, method=method, path=path, multi_value=multi_value, invocation=invocation
+            BAD_GATEWAY.id, why, report, method=method, path=path, multi_value=multi_value, invocation=invocation
         )
         return failed, None, None
     if invocation.response_text is None and invocation.encode_error:
@@ -278,7 +286,7 @@ def _from_invocation(
         )
         return (
             bad_gateway(
-                "A6",
+                RESPONSE_SHAPE.rule,
                 "what the function returned is not valid JSON.",
                 Report([issue], SOURCE, None, "response"),
                 method=method,
@@ -294,15 +302,7 @@ def _from_invocation(
     return None, Raw(text) if text is not None else None, size
 
 
-@rule(
-    "AS4",
-    "alb",
-    "contract",
-    "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or "
-    "multiValueHeaders, body) becomes the HTTP response the client receives.",
-    origin="spec",
-    severity="outcome",
-)
+@DELIVERED
 @with_settings(AlbConfig, "multi_value")
 def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **settings: Any) -> HttpOutcome:
     """What the client receives when the function answered `event` with `response`, and which rule decided.
@@ -353,7 +353,7 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
         )
     value, _ = decode_json(response)
     parts: HttpParts = response_to_http(value, method=method, multi_value=multi_value)
-    rule = "A10" if method == "HEAD" else "AS4"
+    rule = id_of(response_to_http) if method == "HEAD" else DELIVERED.id  # A10 decides a HEAD's answer
     said = f"The function answered {parts.status} {parts.reason}".rstrip()
     notes = "; ".join(parts.notes)
     explanation = f"{said} and the load balancer passed it on" + (f": {notes}." if notes else ".")

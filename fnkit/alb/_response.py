@@ -20,12 +20,15 @@ from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape, two_spellings
 from .._validate import Contract, Seen
 from ..rules import id_of, rule
 from . import _event
-from ._config import AlbConfig
+from ._config import BAD_GATEWAY, AlbConfig
 from ._http import (
     BAD_HEADER_VALUE,
     HEADER_NAME,
+    HEADERS_KEPT,
     HOP_BY_HOP,
     MAX_RESPONSE_JSON,
+    NO_BODY_STATUS,
+    STANDARD_REASON,
     is_strict_base64,
     never_forwarded,
     response_body_bytes,
@@ -117,7 +120,7 @@ def _values(value: Any) -> list[str]:
 # --- rule checks -------------------------------------------------------------------------
 
 
-@rule("A5", "alb", "observed", "The function raises, is throttled or times out: 502; a response over 1 MB: 502.")
+@BAD_GATEWAY
 def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
     """A5: the response JSON is at most 1 MB."""
     size = seen.options.get("size")
@@ -147,13 +150,7 @@ def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
     )
 
 
-@rule(
-    "A9",
-    "alb",
-    "inferred",
-    "statusDescription is optional; when absent the standard reason phrase is used.",
-    severity="warning",
-)
+@STANDARD_REASON
 def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
     """A9: statusDescription starts with the status code it describes."""
     if not isinstance(response, dict):
@@ -183,18 +180,11 @@ def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
             "format",
             "isBase64Encoded is true but the body is not strict base64 (standard "
             "alphabet, '=' padding, no spaces or line breaks): 502.",
-            "A6",
+            RESPONSE_SHAPE.rule,
         )
 
 
-@rule(
-    "A7",
-    "alb",
-    "contract",
-    "Multi-value off: only headers is read; on: only multiValueHeaders; cookies as a list "
-    "under one key; hop-by-hop headers dropped, Content-Length recomputed.",
-    severity="warning",
-)
+@HEADERS_KEPT
 def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
     """A7: only the active header field is read (say so when the other one is there); hop-by-hop headers are
     dropped and Content-Length is recomputed; cookies go as one Set-Cookie key with a list (multi-value on), and
@@ -255,14 +245,7 @@ def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
     )
 
 
-@rule(
-    "A13",
-    "alb",
-    "inferred",
-    "What HTTP cannot carry is not sent: a header name that is not a token, a header value "
-    "or statusDescription with a line break or control character, or a 1xx statusCode makes the response "
-    "invalid (502); a 204 or 304 response goes without a body.",
-)
+@NO_BODY_STATUS
 def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
     """A13 (inferred): what HTTP/1.1 cannot carry: a 1xx final status, a reason phrase (it goes on the status line)
     or header value with a line break or control character, a header name that is not an HTTP token."""
@@ -380,8 +363,8 @@ def deciding_rule(report: Report) -> str | None:
     an invalid response, A6); None when the report has no error (the response is delivered, AS4)."""
     for issue in report:
         if issue.severity == "error":
-            found = issue.rule or "A6"
-            return "A6" if found in _CITED_AS_A6 else found
+            found = issue.rule or RESPONSE_SHAPE.rule
+            return RESPONSE_SHAPE.rule if found in _CITED_AS_A6 else found
     return None
 
 

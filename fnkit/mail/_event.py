@@ -50,6 +50,21 @@ TRUNCATION = rule(
     severity="error or warning",
 )
 
+#: MS3 and MS5, declared before the shapes that cite them; implemented by `check_null_sender` and
+#: `check_recipients_listed_once`
+ADDRESSES = rule(
+    "MS3", "mail", "contract", "Addresses are email addresses.", origin="spec", severity="error or warning"
+)
+LISTED_ONCE = rule(
+    "MS5",
+    "mail",
+    "inferred",
+    "envelope.recipients names at least one recipient (SMTP needs one RCPT TO) and each "
+    "address once; a repeated address is delivered once.",
+    origin="kit",
+    severity="error or warning",
+)
+
 # --- the shape, declared once -------------------------------------------------
 
 _NOT_AN_ADDRESS = (
@@ -57,27 +72,34 @@ _NOT_AN_ADDRESS = (
 )
 ADDRESS_TEXT = Text(
     pattern=ADDRESS_PATTERN,
-    rule="MS3",
+    rule=ADDRESSES.id,
     message=_NOT_AN_ADDRESS,
     doc="local@domain, no spaces, no display name or angle brackets",
 )
 # the envelope sender may also be empty: the null sender of bounces (a warning, check_null_sender)
 SENDER_TEXT = Text(
     pattern=f"^$|{ADDRESS_PATTERN}",
-    rule="MS3",
+    rule=ADDRESSES.id,
     message=_NOT_AN_ADDRESS,
     doc="an address, or empty for the null sender",
 )
 
 ADDRESS = Shape(
     "MailAddress",
-    [F("address", ADDRESS_TEXT, doc="An email address (`local@domain`).", rule="MS3")],
+    [F("address", ADDRESS_TEXT, doc="An email address (`local@domain`).", rule=ADDRESSES.id)],
     rule="MS1",
     doc="An object holding one email address.",
 )
 MAIL_FROM = Shape(
     "MailFrom",
-    [F("address", SENDER_TEXT, doc="The envelope sender's address (`local@domain`), empty for bounces.", rule="MS3")],
+    [
+        F(
+            "address",
+            SENDER_TEXT,
+            doc="The envelope sender's address (`local@domain`), empty for bounces.",
+            rule=ADDRESSES.id,
+        )
+    ],
     rule="MS1",
     doc="An object holding the envelope sender's address.",
 )
@@ -90,7 +112,7 @@ ENVELOPE = Shape(
             ListOf(
                 ADDRESS,
                 min_len=1,
-                rule="MS5",
+                rule=LISTED_ONCE.id,
                 message="The envelope has no recipients; every message has at least one (SMTP RCPT TO).",
             ),
             doc="All recipients (SMTP RCPT TO); inbound: only the organisation's own.",
@@ -183,7 +205,7 @@ def _recipients(event: Any) -> tuple[Any, ...] | None:
     return recipients if type(recipients) is tuple else None
 
 
-@rule("MS3", "mail", "contract", "Addresses are email addresses.", origin="spec", severity="error or warning")
+@ADDRESSES
 def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
     """MS3: an empty envelope sender is the null sender of bounces (the form of addresses is declared)."""
     envelope: Any = event.envelope if type(event) is MailEvent else None
@@ -205,15 +227,7 @@ def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
 # read once per call): "address" is the column, "at" each row's position in the list.
 
 
-@rule(
-    "MS5",
-    "mail",
-    "inferred",
-    "envelope.recipients names at least one recipient (SMTP needs one RCPT TO) and each "
-    "address once; a repeated address is delivered once.",
-    origin="kit",
-    severity="error or warning",
-)
+@LISTED_ONCE
 def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
     table = seen.tables["envelope.recipients"]

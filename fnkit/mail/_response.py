@@ -18,10 +18,20 @@ from .._config import with_settings
 from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
 from .._validate import Check, Contract, Seen
-from ..rules import id_of, rule
+from ..rules import id_of
 from ._address import is_address
-from ._config import ACTION_TYPES, EXTENSION_TYPES, RECIPIENTS_LIMIT, MailConfig
-from ._decision import RESTRICTIVENESS, Decision
+from ._config import (
+    ACTION_TYPES,
+    ASYNCHRONOUS,
+    CONFLICTS,
+    EXTENSION_TYPES,
+    RECIPIENTS_LIMIT,
+    RESPONSE_FORM,
+    UNIQUE_ACTIONS,
+    MailConfig,
+)
+from ._decision import COVERAGE, RESTRICTIVENESS, Decision
+from ._event import ADDRESSES
 
 SOURCE = "mail"
 RESPONSE_SIZE_LIMIT = 256 * 1024  # bytes (M4)
@@ -32,7 +42,7 @@ UNIQUE_ACTIONS_LIMIT = 10  # M6
 PARAMETERS = Shape(
     "MailActionParameters",
     [F("bounceMessage", STR, required=False, doc="Text placed in the bounce mail; BOUNCE only.")],
-    rule="M4",
+    rule=RESPONSE_FORM.id,
     doc="Parameters of an action.",
 )
 ACTION = Shape(
@@ -46,7 +56,7 @@ ACTION = Shape(
         ),
         F("parameters", PARAMETERS, required=False, doc="Parameters of the action (bounceMessage for BOUNCE)."),
     ],
-    rule="M4",
+    rule=RESPONSE_FORM.id,
     doc="What to do with the message.",
 )
 ENTRY = Shape(
@@ -61,22 +71,16 @@ ENTRY = Shape(
             doc="Whether the action applies to every recipient no other action names.",
         ),
     ],
-    rule="M4",
+    rule=RESPONSE_FORM.id,
     doc="One action and the recipients it covers.",
 )
 RESPONSE_SHAPE = Shape(
     "MailResponse",
     [F("actions", ListOf(ENTRY, min_len=1), doc="List of action entries, at least one.")],
-    rule="M4",
+    rule=RESPONSE_FORM.id,
     doc="What a synchronous mail-flow function returns.",
 )
-rule(
-    "M4",
-    "mail",
-    "contract",
-    "A valid response has at least one action; each action.type is BOUNCE, DROP or DEFAULT; "
-    "bounceMessage only for BOUNCE; recipients a list of strings; allRecipients a boolean; at most 256 KB.",
-)(RESPONSE_SHAPE)
+RESPONSE_FORM(RESPONSE_SHAPE)
 
 # --- reading actions (once per response: every rule and the outcome read this) ----------------
 
@@ -165,7 +169,7 @@ class Judgement:
 _J = TypeVar("_J", bound=Judgement)
 
 
-def _once(name: str, response: Any, seen: Seen, judge: Callable[[], _J]) -> _J:
+def _once(name: Callable[..., Any], response: Any, seen: Seen, judge: Callable[[], _J]) -> _J:
     """A rule's judgement of this response, made once per call (validation and the outcome share it)."""
     memo = seen.options.get("read")
     if memo is None:
@@ -199,14 +203,14 @@ def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
                 "enum",
                 f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
                 "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
-                "M4",
+                RESPONSE_FORM.id,
             )
         elif direction == "OUTBOUND":
             yield error(
                 _path(e.at, "action", "type"),
                 "enum",
                 f"{e.type} applies only to inbound mail; this message is outbound.",
-                "M4",
+                RESPONSE_FORM.id,
             )
 
 
@@ -219,7 +223,7 @@ def check_bounce_message(response: Any, seen: Seen) -> Iterator[Issue]:
                 _path(e.at, "action", "parameters", "bounceMessage"),
                 "bounce-message",
                 f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
-                "M4",
+                RESPONSE_FORM.id,
             )
 
 
@@ -235,7 +239,7 @@ def check_recipient_addresses(response: Any, seen: Seen) -> Iterator[Issue]:
                     f"{_path(e.at, 'recipients')}[{j}]",
                     "format",
                     f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
-                    "MS3",
+                    ADDRESSES.id,
                 )
 
 
@@ -259,7 +263,7 @@ def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
             "limit",
             f"The response is {size:,} bytes; a synchronous function answers with at most "
             f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
-            "M4",
+            RESPONSE_FORM.id,
         )
 
 
@@ -272,14 +276,7 @@ class UniqueActions(Judgement):
     counted: list[Entry]  # the entries whose action is one of the first 10 unique ones
 
 
-@rule(
-    "M6",
-    "mail",
-    "contract",
-    "Only 10 unique actions count; what only later actions cover gets the fallback action. "
-    "Outbound responses over 500 recipients are invalid (inferred).",
-    severity="error or warning",
-)
+@UNIQUE_ACTIONS
 def unique_actions(response: Any, seen: Seen) -> UniqueActions:
     """M6: only the first 10 unique actions (type and parameters) count (a warning names the first entry that
     does not); an outbound response names at most `recipients_limit` (500) recipients (inferred, an error)."""
@@ -316,7 +313,7 @@ def unique_actions(response: Any, seen: Seen) -> UniqueActions:
             )
         return UniqueActions(issues, numbers, counted)
 
-    return _once("M6", response, seen, judge)
+    return _once(unique_actions, response, seen, judge)
 
 
 @dataclass
@@ -329,14 +326,7 @@ class Conflicts(Judgement):
     everyone: tuple[Entry, str] | None
 
 
-@rule(
-    "M7",
-    "mail",
-    "inferred",
-    "One recipient in two explicit actions is a conflict; by default the most restrictive "
-    "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).",
-    severity="outcome",
-)
+@CONFLICTS
 def conflicts(response: Any, seen: Seen) -> Conflicts:
     """M7 (inferred): a recipient named by counted entries with different actions, or everyone covered by
     different allRecipients actions, is a conflict the platform leaves undefined: a warning, and the
@@ -404,7 +394,7 @@ def conflicts(response: Any, seen: Seen) -> Conflicts:
             )
         return Conflicts(issues, named, picked)
 
-    return _once("M7", response, seen, judge)
+    return _once(conflicts, response, seen, judge)
 
 
 @dataclass
@@ -415,16 +405,16 @@ class Coverage(Judgement):
     issues: list[Issue]
     decisions: dict[str, Decision]
     added: list[str]
+    # the effects the outcome applies: how many recipients get the fallback because no action covers them (M5)
+    # or only actions past the first 10 unique ones do (M6), how many conflicts a policy resolved (M7), and the
+    # rule that decided the answer (the last of those that applied)
+    uncovered: int = 0
+    late: int = 0
+    conflicted: int = 0
+    rule: str = COVERAGE.id
 
 
-@rule(
-    "M5",
-    "mail",
-    "doc",
-    "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
-    "gets the fallback; named recipients absent from the envelope are added.",
-    severity="outcome",
-)
+@COVERAGE
 def coverage(response: Any, seen: Seen) -> Coverage:
     """M5: an entry covers the recipients it names, or (allRecipients: true) every recipient no entry names.
 
@@ -490,33 +480,41 @@ def coverage(response: Any, seen: Seen) -> Coverage:
     everyone = [e for e in read if e.everyone]
     live_everyone = [e for e in everyone if e.at in counted]
     decisions: dict[str, Decision] = {}
+    effects: dict[str, str] = {}  # each recipient's effect: "covered", "conflict" (M7), "late" (M6), "uncovered"
+
+    def decided(first: Entry, via: str, where: str, conflict: tuple[Entry, str] | None) -> Decision:
+        """The decision for a recipient the counted entry `first` covers, or the winner of its conflict (M7)."""
+        if conflict is not None:
+            won, why = conflict
+            effects[r] = "conflict"
+            return Decision(won.type, via, won.bounce_message, id_of(conflicts), why)
+        effects[r] = "covered"
+        return Decision(first.type, via, first.bounce_message, "M5", f"{where} actions[{first.at}]")
+
     for r in recipients + added:
         naming = explicit.get(r.lower(), [])
         live = [e for e in naming if e.at in counted]
         if live:
             won = m7.named.get(r.lower())
-            decisions[r] = _decided(live[0], "recipients", "named by", won)
+            decisions[r] = decided(live[0], "recipients", "named by", won)
         elif live_everyone:
-            decisions[r] = _decided(live_everyone[0], "allRecipients", "covered (allRecipients) by", m7.everyone)
+            decisions[r] = decided(live_everyone[0], "allRecipients", "covered (allRecipients) by", m7.everyone)
         elif naming or everyone:
+            effects[r] = "late"
             decisions[r] = Decision(
                 fallback,
                 "fallback",
                 None,
-                "M6",
+                id_of(unique_actions),
                 f"covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} unique ones",
             )
         else:
+            effects[r] = "uncovered"
             decisions[r] = Decision(fallback, "fallback", None, "M5", "no action covers it")
-    return Coverage(issues, decisions, added)
-
-
-def _decided(first: Entry, via: str, where: str, conflict: tuple[Entry, str] | None) -> Decision:
-    """The decision for a recipient the counted entry `first` covers (M5), or the winner of its conflict (M7)."""
-    if conflict is not None:
-        won, why = conflict
-        return Decision(won.type, via, won.bounce_message, "M7", why)
-    return Decision(first.type, via, first.bounce_message, "M5", f"{where} actions[{first.at}]")
+    said = list(effects.values())
+    late, conflicted = said.count("late"), said.count("conflict")
+    deciding = id_of(conflicts) if conflicted else (id_of(unique_actions) if late else "M5")
+    return Coverage(issues, decisions, added, said.count("uncovered"), late, conflicted, deciding)
 
 
 RESPONSE_CHECKS: list[Check] = [
@@ -616,7 +614,7 @@ def validate_response(
         "ignored",
         "The rule is asynchronous: the mail-flow service ignores the response, so it "
         f"changes nothing and delivery is unaffected (M8).{follows}",
-        "M8",
+        ASYNCHRONOUS.id,
     )
     return Report([ignored, *structure], SOURCE, report.dialect, "response")
 

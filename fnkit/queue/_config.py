@@ -22,6 +22,25 @@ MAX_WINDOW_S = 300
 MAX_VISIBILITY_S = 43_200  # Q3: 12 hours
 
 
+FIFO_GROUPS = rule(
+    "Q9",
+    "queue",
+    "doc",
+    "FIFO: at most one batch in flight per message group; order kept within a group; a batch may mix groups.",
+    severity="behaviour",
+)
+
+
+DEDUPLICATION = rule(
+    "Q11",
+    "queue",
+    "contract",
+    "FIFO deduplication: a 5-minute window over the whole queue; a duplicate send is "
+    "accepted but not delivered; content-based id = SHA-256 hex of the body.",
+    severity="behaviour",
+)
+
+
 BATCH_LIMITS = rule(
     "Q1",
     "queue",
@@ -69,7 +88,7 @@ class QueueConfig(Config):
 
     fifo: bool = setting(
         False,
-        rule="Q9",
+        rule=FIFO_GROUPS.id,
         label="FIFO queue",
         help="An ordered (FIFO) queue: records carry message groups; one batch per group in flight.",
     )
@@ -120,7 +139,7 @@ class QueueConfig(Config):
     )
     content_based_deduplication: bool = setting(
         False,
-        rule="Q11",
+        rule=DEDUPLICATION.id,
         label="Content-based deduplication",
         help="FIFO only: a message without a deduplication id is deduplicated by the SHA-256 of its body.",
     )

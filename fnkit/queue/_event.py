@@ -656,7 +656,10 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
         base = _rpath(i, "messageAttributes")
         if len(attrs) > 10:
             yield error(
-                base, "limit", f"A message has at most 10 message attributes; this one has {len(attrs)}.", "Q14"
+                base,
+                "limit",
+                f"A message has at most 10 message attributes; this one has {len(attrs)}.",
+                ATTRIBUTE_LIMITS.id,
             )
         complete = True
         listed: list[str] = []  # the reserved lists that hold values (Q12), named when the digest is explained
@@ -677,7 +680,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
                             "and always sends []. fnkit leaves it out of md5OfMessageAttributes, which it "
                             f"computes from the attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'}"
                             " alone.",
-                            "Q12",
+                            RECORD_KEYS.id,
                         )
             if type(dtype) is not str or DATA_TYPE.broken(dtype):
                 complete = False  # the walk reported it
@@ -693,18 +696,24 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
                     child_path(path, want),
                     "missing",
                     f"A {dtype.split('.')[0]} attribute carries its value in {want}.",
-                    "Q12",
+                    RECORD_KEYS.id,
                 )
             elif is_binary and _attr_value_bytes(dtype, None, value) is None:
                 complete = False
-                yield error(child_path(path, want), "format", "binaryValue is not valid base64.", "Q12")
+                yield error(child_path(path, want), "format", "binaryValue is not valid base64.", RECORD_KEYS.id)
             elif dtype.startswith("Number") and not _NUMBER.match(value):
                 yield error(
-                    child_path(path, want), "format", f"'{value}' is not a number, but the dataType is Number.", "Q14"
+                    child_path(path, want),
+                    "format",
+                    f"'{value}' is not a number, but the dataType is Number.",
+                    ATTRIBUTE_LIMITS.id,
                 )
             if other_value is not None:
                 yield warning(
-                    child_path(path, other), "unexpected", f"A {dtype.split('.')[0]} attribute has no {other}.", "Q12"
+                    child_path(path, other),
+                    "unexpected",
+                    f"A {dtype.split('.')[0]} attribute has no {other}.",
+                    RECORD_KEYS.id,
                 )
         if not attrs:
             if isinstance(digest, str):
@@ -712,7 +721,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
                     _rpath(i, "md5OfMessageAttributes"),
                     "unexpected",
                     "md5OfMessageAttributes appears only when the message has attributes.",
-                    "Q12",
+                    RECORD_KEYS.id,
                 )
             continue
         if not complete or not all(isinstance(name, str) for name in attrs):
@@ -732,7 +741,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
                 "missing",
                 f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
                 f"always sends their digest with them (expected '{expected}').{treated}",
-                "Q12",
+                RECORD_KEYS.id,
             )
         elif isinstance(digest, str) and digest != expected:
             yield error(

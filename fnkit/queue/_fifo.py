@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 
 from .._report import Issue, error, warning
 from ..rules import rule
+from ._config import FIFO_GROUPS
 
 FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 #: the sentence an outcome's reason gains when a FIFO group's order breaks (Q10)
@@ -206,13 +207,7 @@ def send_refusal(fifo: bool, group_id: Any, dedup_id: Any) -> str | None:
 _M = TypeVar("_M")
 
 
-@rule(
-    "Q9",
-    "queue",
-    "doc",
-    "FIFO: at most one batch in flight per message group; order kept within a group; a batch may mix groups.",
-    severity="behaviour",
-)
+@FIFO_GROUPS
 class GroupQueue(Generic[_M]):
     """Q9: a FIFO queue's waiting messages, by group: a group with a message in flight delivers nothing, a group
     delivers in order, and a batch may mix groups. `group_of(m)` names a message's group."""

@@ -11,12 +11,12 @@ import msgspec
 
 from .. import rules as _rules
 from .._call import PlannedCall
-from .._codec import HandlerError, Invocation
+from .._codec import Invocation
 from .._config import with_settings
+from .._handler_rules import RAISED, TIMED_OUT
 from .._invoke import Context
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Report, decode_json, error
-from ..rules import id_of
 from ..types import Isolation, QueueKind
 from ._config import FUNCTION_FAILED, QueueConfig
 from ._event import correlation_ids, validate_event
@@ -163,7 +163,7 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
             "Q6",
             f"The function timed out after {invocation.timeout_s} s: nothing is deleted; the whole batch returns "
             "after the visibility timeout.",
-            [error("$", "timeout", "The handler did not finish within its timeout.", id_of(Invocation))],
+            [error("$", "timeout", "The handler did not finish within its timeout.", TIMED_OUT.id)],
             invocation,
         )
     if invocation.error is not None:
@@ -172,7 +172,7 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
             "Q6",
             f"The function {what_it_did(invocation.error, False)}: nothing is deleted; the whole batch returns "
             "after the visibility timeout.",
-            [error("$", "error", f"The handler {what_it_did(invocation.error)}.", id_of(HandlerError))],
+            [error("$", "error", f"The handler {what_it_did(invocation.error)}.", RAISED.id)],
             invocation,
         )
     return None

@@ -25,7 +25,7 @@ from .._optional import require
 from .._settings import Dialect, Isolation, resolve_dialect
 from ..isolation import _call
 from ..rules import id_of, rule
-from ._config import QueueConfig
+from ._config import DEDUPLICATION, QueueConfig
 from ._event import (
     EVENT_SOURCE,
     MAX_MESSAGE_BYTES,
@@ -389,7 +389,7 @@ class QueueRun:
                         "time_s": m.deleted_s,
                         "kind": None,
                         "result": "moved to dead-letter queue",
-                        "rule": "Q5",
+                        "rule": id_of(QueueSim._dead_letter),
                     }
                 )
         return out
@@ -476,14 +476,7 @@ class QueueSim:
         self._invocations: list[SimInvocation] = []
 
     # -- sending ------------------------------------------------------------
-    @rule(
-        "Q11",
-        "queue",
-        "contract",
-        "FIFO deduplication: a 5-minute window over the whole queue; a duplicate send is "
-        "accepted but not delivered; content-based id = SHA-256 hex of the body.",
-        severity="behaviour",
-    )
+    @DEDUPLICATION
     def send(
         self,
         body: Any,
