@@ -33,6 +33,15 @@ def child_path(path: str, key: Any) -> str:
     return f"{path}[{json.dumps(key) if isinstance(key, str) else repr(key)}]".replace('["', "['").replace('"]', "']")
 
 
+def path_of(*keys: Any) -> str:
+    """The JSONPath-like path of the value reached by `keys` from the root: `path_of("Records", 3, "md5OfBody")`
+    is `$.Records[3].md5OfBody` (each step as `child_path` writes it); the one way rules write a path."""
+    path = "$"
+    for key in keys:
+        path = child_path(path, key)
+    return path
+
+
 @dataclass(frozen=True, slots=True)
 class Issue:
     """One located problem: where (`path`), what kind (`code`), a sentence, and the rule."""

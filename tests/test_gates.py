@@ -227,3 +227,26 @@ def test_code_names_a_rule_by_its_function_and_the_outcome_reads_effects() -> No
     with pytest.raises(KeyError):
         rules.of(test_code_names_a_rule_by_its_function_and_the_outcome_reads_effects)
     assert ".rule ==" not in inspect.getsource(_outcome.decide)
+
+
+def test_rules_write_no_json_path_by_hand() -> None:
+    """One path helper (`fnkit._report.path_of`, over `child_path`): no string or f-string in fnkit starts an absolute
+    JSON path by hand ("$.Records[...", f"$.actions[{i}]"), and the private path helpers are gone."""
+    import ast
+
+    from fnkit._report import path_of
+
+    assert path_of("Records", 3, "md5OfBody") == "$.Records[3].md5OfBody"
+    assert path_of("headers", "x-trace") == "$.headers['x-trace']" and path_of() == "$"
+    written = []
+    for path in sorted((ROOT / "fnkit").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+                text = str(node.values[0].value)
+            if text is not None and len(text) > 2 and text[:2] in ("$.", "$["):
+                written.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text}")
+            if isinstance(node, ast.FunctionDef) and node.name in ("_rpath", "_path"):
+                written.append(f"{path.relative_to(ROOT)}:{node.lineno}: def {node.name}")
+    assert written == []

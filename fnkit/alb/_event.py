@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._config import with_settings
 from .._memo import Readings
-from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._report import ContractError, Issue, Report, child_path, error, path_of, warning
 from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._validate import Contract, Seen
@@ -526,13 +526,13 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
     inner = elb.target_group_arn if type(elb) is ElbContext else None
     top = event.target_group_arn
     if type(inner) is str:
-        _read_target_group_arn(inner, "$.requestContext.elb.targetGroupArn", seen, out)
+        _read_target_group_arn(inner, path_of("requestContext", "elb", "targetGroupArn"), seen, out)
     if type(top) is str and top != inner:  # (the same ARN twice: read and said once)
-        _read_target_group_arn(top, "$.targetGroupArn", seen, out)
+        _read_target_group_arn(top, path_of("targetGroupArn"), seen, out)
     if type(inner) is str and type(top) is str and inner != top:
         out.append(
             warning(
-                "$.targetGroupArn",
+                path_of("targetGroupArn"),
                 "mismatch",
                 "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
                 "one target group of the function.",
@@ -591,7 +591,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
     if encoded is True and not is_strict_base64(body):
         out.append(
             error(
-                "$.body",
+                path_of("body"),
                 "format",
                 "isBase64Encoded is true but the body is not strict base64 (standard "
                 "alphabet, '=' padding, no spaces or line breaks).",
@@ -601,7 +601,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
     if event.http_method == "GET":
         out.append(
             warning(
-                "$.body",
+                path_of("body"),
                 "format",
                 'A GET request reaches the function with body ""; this one has a body.',
                 id_of(_HEADER_NAME),
@@ -611,7 +611,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
         if _header_value(event, "content-encoding") is not None:
             out.append(
                 warning(
-                    "$.isBase64Encoded",
+                    path_of("isBase64Encoded"),
                     "format",
                     "The request has a content-encoding header, so the load balancer sends the body "
                     "base64-encoded with isBase64Encoded true.",
@@ -623,7 +623,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
             what = f"the content type '{kind}'" if kind else "no content type"
             out.append(
                 warning(
-                    "$.isBase64Encoded",
+                    path_of("isBase64Encoded"),
                     "format",
                     f"With {what} the load balancer sends the body base64-encoded: {_lower_first(TEXT_BODIES)}",
                     "A4",
@@ -706,9 +706,7 @@ def refusals(event: Any) -> tuple[tuple[str, Refusal], ...]:
     found = never_forwarded(upgrade, size)
     if not found:
         return ()
-    return tuple(
-        (child_path(child_path("$", str(field)), "upgrade") if r.status == 400 else "$.body", r) for r in found
-    )
+    return tuple((path_of(str(field), "upgrade") if r.status == 400 else path_of("body"), r) for r in found)
 
 
 _QUARTER_OF_LIMIT = MAX_REQUEST_BODY // 4

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._codec import encode_response
 from .._config import with_settings
-from .._report import Issue, Raw, Report, child_path, decode_json, error, warning
+from .._report import Issue, Raw, Report, child_path, decode_json, error, path_of, warning
 from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape, two_spellings, unknown_key
 from .._validate import Contract, Seen
 from ..rules import id_of, rule
@@ -143,7 +143,7 @@ def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
     digits = len(str(abs(status))) if status.bit_length() < 10_000 else "thousands of"
     shown = status if abs(status) < 10**12 else f"{'-' if status < 0 else ''}of {digits} digits"
     yield error(
-        "$.statusCode",
+        path_of("statusCode"),
         "limit",
         f"statusCode {shown} is outside 100-599, so it is no HTTP status: 502 (rule A12, inferred).",
         "A12",
@@ -161,7 +161,7 @@ def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
     found = _DESCRIPTION_CODE.match(description)
     if found and int(found.group(1)) != status:
         yield warning(
-            "$.statusDescription",
+            path_of("statusDescription"),
             "mismatch",
             f"statusDescription says {found.group(1)} but statusCode is {status}; the client gets status "
             f"{status} with this text as its reason phrase.",
@@ -176,7 +176,7 @@ def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
     body = response.get("body")
     if response.get("isBase64Encoded") is True and isinstance(body, str) and not is_strict_base64(body):
         yield error(
-            "$.body",
+            path_of("body"),
             "format",
             "isBase64Encoded is true but the body is not strict base64 (standard "
             "alphabet, '=' padding, no spaces or line breaks): 502.",
@@ -254,7 +254,7 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
     status = response.get("statusCode")
     if isinstance(status, int) and not isinstance(status, bool) and 100 <= status < 200:
         yield error(
-            "$.statusCode",
+            path_of("statusCode"),
             "limit",
             f"statusCode {status} is informational (1xx), which cannot be the final "
             "answer to a request: 502 (rule A13, inferred).",
@@ -263,7 +263,7 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
     description = response.get("statusDescription")
     if isinstance(description, str) and BAD_HEADER_VALUE.search(description):
         yield error(
-            "$.statusDescription",
+            path_of("statusDescription"),
             "format",
             "statusDescription holds a line break or control character, which the status line's reason phrase "
             "cannot carry: 502 (rule A13, inferred).",

@@ -20,6 +20,7 @@ from .._report import (
     Report,
     decode_json,
     error,
+    path_of,
     warning,
 )
 from .._settings import Dialect, resolve_dialect
@@ -213,7 +214,7 @@ def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
     if type(mail_from) is MailFrom and mail_from.address == "":
         return [
             warning(
-                "$.envelope.mailFrom.address",
+                path_of("envelope", "mailFrom", "address"),
                 "format",
                 "The envelope sender is empty: that is the null sender of bounces and delivery "
                 "reports (RFC 5321), not an ordinary message.",
@@ -253,7 +254,7 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
         if key in first:
             out.append(
                 warning(
-                    f"$.envelope.recipients[{i}].address",
+                    path_of("envelope", "recipients", i, "address"),
                     "duplicate",
                     f"{json.dumps(address)} is already recipient {first[key]} (addresses are "
                     "compared without regard to case); the message is delivered to it once.",
@@ -272,7 +273,7 @@ def check_outbound_limit(event: Any, seen: Seen) -> list[Issue]:
     if recipients is not None and event.flow_direction == "OUTBOUND" and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
         return [
             error(
-                "$.envelope.recipients",
+                path_of("envelope", "recipients"),
                 "limit",
                 f"An outbound message reaches a function with at most {OUTBOUND_RECIPIENTS_LIMIT} recipients; "
                 f"this one has {len(recipients)}.",
@@ -379,7 +380,7 @@ def truncation(
     elif size is not None and event.truncated and size < EVENT_SIZE_LIMIT - TRUNCATED_SLACK:
         issues.append(
             warning(
-                "$.truncated",
+                path_of("truncated"),
                 "limit",
                 f"truncated is true but the event is only {size:,} bytes; the platform cuts recipients only "
                 f"to stay under {EVENT_SIZE_LIMIT:,} bytes, so a truncated event is close to that size.",

@@ -41,7 +41,7 @@ from .._config import with_settings
 from .._invoke import Context, resolve_isolation
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
-from .._report import MISSING, Issue, Report, decode_json, error, warning
+from .._report import MISSING, Issue, Report, decode_json, error, path_of, warning
 from .._validate import Seen
 from ..isolation import invoke
 from ..rules import id_of
@@ -293,7 +293,7 @@ def _invalid_is_inferred(report: Report) -> bool:
     certain = [
         i
         for i in report.errors
-        if i.code in _CERTAIN or i.rule == id_of(decode_json) or (i.code == "limit" and i.path == "$.actions")
+        if i.code in _CERTAIN or i.rule == id_of(decode_json) or (i.code == "limit" and i.path == path_of("actions"))
     ]
     return not certain
 
@@ -444,7 +444,7 @@ def _async_notes(response: Any) -> list[Issue]:
     if isinstance(value, dict) and "actions" in value:
         return [
             warning(
-                "$.actions",
+                path_of("actions"),
                 "ignored",
                 "The rule is asynchronous, so these actions are ignored: delivery is "
                 "unaffected (M8). Make the rule synchronous for them to apply.",

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from .._codec import Invocation, encode_response
 from .._config import with_settings
-from .._report import Issue, Raw, Report, child_path, error, warning
+from .._report import Issue, Raw, Report, error, path_of, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
 from .._validate import Check, Contract, Seen
 from ..rules import id_of
@@ -183,13 +183,6 @@ def _once(name: Callable[..., Any], response: Any, seen: Seen, judge: Callable[[
 # --- the rule checks ----------------------------------------------------------
 
 
-def _path(i: int, *keys: Any) -> str:
-    path = f"$.actions[{i}]"
-    for key in keys:
-        path = child_path(path, key)
-    return path
-
-
 def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
     """M4: BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and only on inbound mail."""
     extensions = seen.options.get("extensions", False)
@@ -199,7 +192,7 @@ def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
             continue
         if not extensions:
             yield error(
-                _path(e.at, "action", "type"),
+                path_of("actions", e.at, "action", "type"),
                 "enum",
                 f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
                 "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
@@ -207,7 +200,7 @@ def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
             )
         elif direction == "OUTBOUND":
             yield error(
-                _path(e.at, "action", "type"),
+                path_of("actions", e.at, "action", "type"),
                 "enum",
                 f"{e.type} applies only to inbound mail; this message is outbound.",
                 RESPONSE_FORM.id,
@@ -220,7 +213,7 @@ def check_bounce_message(response: Any, seen: Seen) -> Iterator[Issue]:
         parameters = e.entry["action"].get("parameters")
         if isinstance(parameters, dict) and "bounceMessage" in parameters and e.type != "BOUNCE":
             yield error(
-                _path(e.at, "action", "parameters", "bounceMessage"),
+                path_of("actions", e.at, "action", "parameters", "bounceMessage"),
                 "bounce-message",
                 f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
                 RESPONSE_FORM.id,
@@ -236,7 +229,7 @@ def check_recipient_addresses(response: Any, seen: Seen) -> Iterator[Issue]:
         for j, r in enumerate(named):
             if isinstance(r, str) and not is_address(r):
                 yield warning(
-                    f"{_path(e.at, 'recipients')}[{j}]",
+                    path_of("actions", e.at, "recipients", j),
                     "format",
                     f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
                     ADDRESSES.id,
@@ -291,7 +284,7 @@ def unique_actions(response: Any, seen: Seen) -> UniqueActions:
             late = next(e.at for e in read if numbers[e.at] >= UNIQUE_ACTIONS_LIMIT)
             issues.append(
                 warning(
-                    _path(late),
+                    path_of("actions", late),
                     "limit",
                     f"The response has {len(keys)} unique actions (type and parameters); only the first "
                     f"{UNIQUE_ACTIONS_LIMIT} count. What only the later ones cover (from actions[{late}] on) gets "
@@ -304,7 +297,7 @@ def unique_actions(response: Any, seen: Seen) -> UniqueActions:
         if seen.options.get("flow_direction") == "OUTBOUND" and len(named) > limit:
             issues.append(
                 error(
-                    "$.actions",
+                    path_of("actions"),
                     "limit",
                     f"The response names {len(named)} recipients; an outbound response names at most {limit} "
                     "(inferred from the 500-recipient limit of outbound rules).",
@@ -369,7 +362,7 @@ def conflicts(response: Any, seen: Seen) -> Conflicts:
                 first, second = candidates[0], next(e for e in candidates if numbers[e.at] != numbers[candidates[0].at])
                 issues.append(
                     warning(
-                        _path(second.at, "recipients"),
+                        path_of("actions", second.at, "recipients"),
                         "conflict",
                         f"{spelled[key]} is named by actions[{first.at}] and actions[{second.at}] with different "
                         f"actions; the platform does not define which wins (fnkit's {policy} policy picks "
@@ -384,7 +377,7 @@ def conflicts(response: Any, seen: Seen) -> Conflicts:
             second = next(e for e in everyone if numbers[e.at] != numbers[first.at])
             issues.append(
                 warning(
-                    _path(second.at, "allRecipients"),
+                    path_of("actions", second.at, "allRecipients"),
                     "conflict",
                     f"actions[{first.at}] and actions[{second.at}] both cover all recipients with different "
                     f"actions; the platform does not define which wins (fnkit's {policy} policy picks "
@@ -431,7 +424,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
         if e.everyone and has_named:
             issues.append(
                 warning(
-                    _path(e.at),
+                    path_of("actions", e.at),
                     "ambiguous",
                     "This action has both recipients and allRecipients: true; fnkit applies it to the listed "
                     "recipients and to every recipient no other action names.",
@@ -441,7 +434,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
         elif not e.everyone and not has_named:
             issues.append(
                 warning(
-                    _path(e.at),
+                    path_of("actions", e.at),
                     "covers-nobody",
                     "This action names no recipients and has no allRecipients: true, so it covers nobody.",
                     "M5",
@@ -468,7 +461,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
     if seen.options.get("flow_direction") == "INBOUND":
         issues += [
             warning(
-                f"$.actions[{spelled[r.lower()][1]}].recipients",
+                path_of("actions", spelled[r.lower()][1], "recipients"),
                 "added",
                 f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
                 "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "

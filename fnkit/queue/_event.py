@@ -23,7 +23,7 @@ import msgspec
 
 from .._config import with_settings
 from .._memo import Readings
-from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._report import ContractError, Issue, Report, child_path, error, path_of, warning
 from .._settings import Dialect, resolve_dialect
 from .._shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
 from .._validate import Contract, Seen
@@ -325,13 +325,6 @@ def _records(event: Any) -> tuple[Any, ...]:
     return recs if type(recs) is tuple else ()
 
 
-def _rpath(i: int, *keys: str) -> str:
-    path = f"$.Records[{i}]"
-    for k in keys:
-        path = child_path(path, k)
-    return path
-
-
 @BATCH_LIMITS
 def check_batch(event: Any, seen: Seen) -> list[Issue]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
@@ -341,7 +334,7 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
     if n == 0:
         return [
             error(
-                "$.Records",
+                path_of("Records"),
                 "limit",
                 "The batch is empty; the poller never invokes a function with no records.",
                 EVENT_SHAPE.rule,
@@ -354,7 +347,7 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
     if fifo and n > MAX_BATCH_FIFO:
         return [
             error(
-                "$.Records",
+                path_of("Records"),
                 "limit",
                 f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.",
                 "Q1",
@@ -363,19 +356,25 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
     if n > MAX_BATCH_STANDARD:
         return [
             error(
-                "$.Records", "limit", f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.", "Q1"
+                path_of("Records"),
+                "limit",
+                f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.",
+                "Q1",
             )
         ]
     if limit is not None and n > limit:
         return [
             error(
-                "$.Records", "limit", f"The batch has {n} records, more than the configured batch size {limit}.", "Q1"
+                path_of("Records"),
+                "limit",
+                f"The batch has {n} records, more than the configured batch size {limit}.",
+                "Q1",
             )
         ]
     if limit is None and n > DEFAULT_BATCH:
         return [
             warning(
-                "$.Records",
+                path_of("Records"),
                 "limit",
                 f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger "
                 "configured batch size and a batching window (Q1).",
@@ -412,7 +411,7 @@ def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
         if mid in first:
             out.append(
                 error(
-                    _rpath(i, "messageId"),
+                    path_of("Records", i, "messageId"),
                     "conflict",
                     f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one "
                     "message twice.",
@@ -495,7 +494,7 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
             if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
                 out.append(
                     error(
-                        _rpath(i, "awsRegion"),
+                        path_of("Records", i, "awsRegion"),
                         "mismatch",
                         f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.",
                         RECORD_KEYS.id,
@@ -504,7 +503,7 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     if len(queues) > 1:
         out.append(
             warning(
-                "$.Records",
+                path_of("Records"),
                 "conflict",
                 f"The records come from {len(queues)} different queues; a batch comes from one queue.",
                 EVENT_SHAPE.rule,
@@ -558,7 +557,7 @@ def check_attributes(event: Any, seen: Seen) -> list[Issue]:
         if sent_at is not None and first_at is not None and first_at < sent_at:
             out.append(
                 warning(
-                    _rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"),
+                    path_of("Records", i, "attributes", "ApproximateFirstReceiveTimestamp"),
                     "order",
                     "The message was first received before it was sent.",
                     ATTRIBUTES.rule,
@@ -592,7 +591,10 @@ def check_md5_of_body(event: Any, seen: Seen) -> list[Issue]:
         return []
     return [
         error(
-            _rpath(i, "md5OfBody"), "mismatch", f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13"
+            path_of("Records", i, "md5OfBody"),
+            "mismatch",
+            f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.",
+            "Q13",
         )
         for i, want, digest in zip(table["at"], expected, digests, strict=True)
         if want is not None and type(digest) is str and digest != want
@@ -653,7 +655,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
             continue  # no attributes and no digest: nothing to check
         if type(attrs) is not dict:
             continue
-        base = _rpath(i, "messageAttributes")
+        base = path_of("Records", i, "messageAttributes")
         if len(attrs) > 10:
             yield error(
                 base,
@@ -718,7 +720,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
         if not attrs:
             if isinstance(digest, str):
                 yield warning(
-                    _rpath(i, "md5OfMessageAttributes"),
+                    path_of("Records", i, "md5OfMessageAttributes"),
                     "unexpected",
                     "md5OfMessageAttributes appears only when the message has attributes.",
                     RECORD_KEYS.id,
@@ -737,7 +739,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
         )
         if digest is None:
             yield error(
-                _rpath(i, "md5OfMessageAttributes"),
+                path_of("Records", i, "md5OfMessageAttributes"),
                 "missing",
                 f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
                 f"always sends their digest with them (expected '{expected}').{treated}",
@@ -745,7 +747,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
             )
         elif isinstance(digest, str) and digest != expected:
             yield error(
-                _rpath(i, "md5OfMessageAttributes"),
+                path_of("Records", i, "md5OfMessageAttributes"),
                 "mismatch",
                 f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'.{treated}",
                 id_of(check_md5_of_body),
@@ -835,7 +837,7 @@ def check_message_size(event: Any, seen: Seen) -> list[Issue]:
         if size > MAX_MESSAGE_BYTES:
             out.append(
                 warning(
-                    _rpath(i, "body"),
+                    path_of("Records", i, "body"),
                     "limit",
                     f"This message is {size:,} bytes (body {body_bytes:,}, message attributes {size - body_bytes:,}); "
                     f"a queue takes messages of at most {MAX_MESSAGE_BYTES:,} bytes (1 MiB) and refuses larger ones, "
@@ -877,7 +879,7 @@ def check_payload_size(event: Any, seen: Seen) -> list[Issue]:
         return []
     return [
         warning(
-            "$.Records",
+            path_of("Records"),
             "limit",
             f"The event is {'' if exact else 'at least '}{size:,} bytes of JSON ({len(bodies)} record(s)); a "
             f"synchronous invocation carries at most {MAX_PAYLOAD_BYTES:,} bytes (6 MB), so the poller never builds "

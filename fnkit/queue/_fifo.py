@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from .._report import Issue, error, warning
+from .._report import Issue, error, path_of, warning
 from ..rules import rule
 from ._config import FIFO_GROUPS
 
@@ -73,10 +73,6 @@ def is_fifo(event: Any) -> bool:
     return fifo_reading(event)[0]
 
 
-def _path(i: int, *keys: str) -> str:
-    return f"$.Records[{i}]" + "".join(f".{k}" for k in keys)
-
-
 @rule(
     "Q15",
     "queue",
@@ -98,7 +94,7 @@ def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
     arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
     return [
         warning(
-            _path(inferred_at, "eventSourceARN"),
+            path_of("Records", inferred_at, "eventSourceARN"),
             "fifo",
             f"eventSourceARN '{arn}' does not end in .fifo, yet the records carry MessageGroupId and SequenceNumber, "
             "which only FIFO queues send, and every FIFO queue's name ends in .fifo: the ARN looks like a "
@@ -130,14 +126,14 @@ def fifo_attributes(table: dict[str, Any], fifo: bool) -> list[Issue]:
                 continue
             out.append(
                 error(
-                    _path(i, "attributes", key),
+                    path_of("Records", i, "attributes", key),
                     "missing",
                     f"Records of a FIFO queue carry {key}; it is missing.",
                     "QS5",
                 )
                 if fifo
                 else error(
-                    _path(i, "attributes", key),
+                    path_of("Records", i, "attributes", key),
                     "unexpected",
                     f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue "
                     "is standard.",
@@ -184,7 +180,7 @@ def group_order(event: Any, failed: Any) -> list[Issue]:
         elif group in failed_groups:
             out.append(
                 warning(
-                    f"$.Records[{i}]",
+                    path_of("Records", i),
                     "ordering",
                     f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
                     "it is deleted and the group's order breaks. List every message after the first failure of "

@@ -20,7 +20,7 @@ from .._cells import short_id
 from .._codec import encode_response
 from .._config import with_settings
 from .._memo import Readings
-from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
+from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, path_of, warning
 from .._shape import F, ListOf, Nullable, Shape, Text, unknown_key
 from ..rules import id_of, rule
 from ..types import QueueKind
@@ -193,7 +193,7 @@ def reporting_off(value: Any, unencodable: str | None) -> Reading:
     if isinstance(failures, (list, tuple)) and failures:
         issues.append(
             warning(
-                "$.batchItemFailures",
+                path_of("batchItemFailures"),
                 "ignored",
                 f"Partial-batch reporting is off: the {len(failures)} reported failure(s) are ignored and deleted "
                 "with the rest. They are lost.",
@@ -203,7 +203,7 @@ def reporting_off(value: Any, unencodable: str | None) -> Reading:
     elif failures is not None and not isinstance(failures, (list, tuple)):
         issues.append(
             warning(
-                "$.batchItemFailures",
+                path_of("batchItemFailures"),
                 "ignored",
                 f"Partial-batch reporting is off: the platform ignores batchItemFailures ({describe(failures)}) and "
                 "deletes the whole batch, so the failures it was meant to report are lost.",
@@ -278,7 +278,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 entry_notes.append(
                     [
                         error(
-                            f"$.batchItemFailures[{i}].itemIdentifier",
+                            path_of("batchItemFailures", i, "itemIdentifier"),
                             "missing",
                             f"The failure has {other} instead of 'itemIdentifier' (a wrong key name), so the whole "
                             "batch fails.",
@@ -291,7 +291,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 entry_notes.append(
                     [
                         warning(
-                            child_path(f"$.batchItemFailures[{i}]", key),
+                            child_path(path_of("batchItemFailures", i), key),
                             "unknown",
                             f"'{key}' is ignored; a failure carries only itemIdentifier.",
                             id_of(unknown_key),
@@ -320,7 +320,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
             issue = None
         elif ident is None:
             issue = error(
-                f"$.batchItemFailures[{i}].itemIdentifier",
+                path_of("batchItemFailures", i, "itemIdentifier"),
                 "type",
                 "itemIdentifier is null, so the whole batch fails.",
                 "Q8",
@@ -329,7 +329,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
             issue = unreadable("itemIdentifier", ident, i)  # Q8a: not a string (a str subclass reads)
         if issue is None and not _ITEM_OK(ident):  # "" (the declared constraint)
             issue = Issue(
-                f"$.batchItemFailures[{i}].itemIdentifier",
+                path_of("batchItemFailures", i, "itemIdentifier"),
                 ITEM_IDENTIFIER.code,
                 ITEM_IDENTIFIER.sentence(ident),
                 "error",
@@ -363,7 +363,7 @@ def _unknown(ident: str, i: int, known: Any) -> Issue:
         # the queue's receipt handles start so: name what was listed, and what to list instead
         hint = ' It looks like a receiptHandle: list the record\'s messageId (record["messageId"]).'
     return error(
-        f"$.batchItemFailures[{i}].itemIdentifier",
+        path_of("batchItemFailures", i, "itemIdentifier"),
         "unknown",
         f"'{short_id(ident)}' is not a messageId of this batch, so the whole batch fails.{hint}",
         REPORTING_ON.id,
@@ -399,22 +399,23 @@ def partial_reason(failed: int, deleted: int) -> str:
     return reason
 
 
-#: what the platform reads at each place of a response, where it is, and what it says of anything else (Q8a)
-_PLACES: dict[str, tuple[type, str, str]] = {
-    "response": (dict, "$", "The response is {}; the platform reads only an object or null, so the whole batch fails."),
+#: what the platform reads at each place of a response, the keys that lead there (None: the entry's position), and
+#: what it says of anything else (Q8a)
+_PLACES: dict[str, tuple[type, tuple[str | None, ...], str]] = {
+    "response": (dict, (), "The response is {}; the platform reads only an object or null, so the whole batch fails."),
     "batchItemFailures": (
         list,
-        "$.batchItemFailures",
+        ("batchItemFailures",),
         "batchItemFailures is {}; it must be a list, so the whole batch fails.",
     ),
     "entry": (
         dict,
-        "$.batchItemFailures[{i}]",
+        ("batchItemFailures", None),
         "Each failure is an object with itemIdentifier; this one is {}, so the whole batch fails.",
     ),
     "itemIdentifier": (
         str,
-        "$.batchItemFailures[{i}].itemIdentifier",
+        ("batchItemFailures", None, "itemIdentifier"),
         "itemIdentifier is {}; it must be the messageId string, so the whole batch fails.",
     ),
 }
@@ -431,10 +432,11 @@ def unreadable(place: str, value: Any, i: int = 0) -> Issue | None:
     """Q8a: a value the platform cannot read at its `place` of the response ("response", "batchItemFailures",
     the `i`th "entry" or its "itemIdentifier"; null is Q8's): an error, and the whole batch fails; None when it
     reads."""
-    kind, path, sentence = _PLACES[place]
+    kind, keys, sentence = _PLACES[place]
     if isinstance(value, kind):
         return None
-    return error(path.format(i=i), "type", sentence.format(describe(value)), "Q8a")
+    steps = [i if key is None else key for key in keys]  # None: the entry's position
+    return error(path_of(*steps), "type", sentence.format(describe(value)), "Q8a")
 
 
 _MISSPELLED = (
@@ -488,7 +490,7 @@ def listed_before(ident: str, i: int, listed: set[str]) -> Issue | None:
     if ident not in listed:
         return None
     return warning(
-        f"$.batchItemFailures[{i}].itemIdentifier",
+        path_of("batchItemFailures", i, "itemIdentifier"),
         "duplicate",
         f"'{short_id(ident)}' is listed twice; it counts once.",
         "Q8c",
