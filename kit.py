@@ -2,8 +2,10 @@
 """fnkit's quick start, standard library only.
 
     python3 kit.py lab  [jupyter lab args...]   set up .venv, open your working copy (work/) on 00_start_here
-                        [--with dask]           (also install an extra: dask for 05's last part)
-    python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name)
+                        [--with dask]           (also install an extra: dask for 05's Dask part)
+    python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name, asked)
+    python3 kit.py doctor [-v]                  set up .venv, then say whether this machine is ready (exit 0/1)
+    python3 kit.py progress [PATH...]           which exercises each working copy passed [--csv FILE] [--stored]
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test
     python3 kit.py cover [pytest args...]       every test, with coverage (workers and kernels too)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
@@ -172,7 +174,7 @@ def ensure_installed(extras: list[str]) -> None:
     wanted = sorted(set(extras) | (set(stamp.get("extras", [])) if same else set()))
     say(
         f"installing fnkit[{','.join(wanted)}] into .venv (editable, versions from {LOCK.name}; "
-        "takes a few minutes the first time)"
+        f"takes {'about a minute' if wanted == LAB_EXTRAS else 'several minutes'} the first time)"
     )
     started = time.monotonic()
     STAMP.unlink(missing_ok=True)
@@ -243,6 +245,8 @@ def copy_new_notebooks(pristine: Path, work: Path) -> list[Path]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(pristine / rel, target)
         copied.append(rel)
+    if (pristine / "kit.py").is_file() and not (work / "kit.py").exists():  # runs ../kit.py: JupyterLab's terminal
+        shutil.copy2(pristine / "kit.py", work / "kit.py")  # opens in work/, and `python3 kit.py reset` works there
     return copied
 
 
@@ -314,10 +318,7 @@ def prepare_work_copy(pristine: Path | None = None, work: Path | None = None) ->
     first = not work.exists()
     copied = copy_new_notebooks(pristine, work)
     if first:
-        say(
-            f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; "
-            "python3 kit.py reset NOTEBOOK gives you a fresh copy)"
-        )
+        say(f"made your working copy: {len(copied)} notebooks in work/ (git ignores it; kit.py reset NAME: anew)")
     elif copied:
         say(f"work/: {len(copied)} new notebook(s) copied in: {', '.join(p.as_posix() for p in copied)}")
     return copied
@@ -439,27 +440,28 @@ def cmd_lab(args: list[str]) -> None:
 
 
 def cmd_reset(args: list[str]) -> None:
-    """Put the pristine copy of the named notebooks (all: no name) into work/, keeping the learner's."""
-    if any(a.startswith("-") for a in args):
-        print("usage: python3 kit.py reset [NOTEBOOK...]   (no name: every notebook)", file=sys.stderr)
-        sys.exit(0 if args[0] in ("-h", "--help") else 2)
+    """Put the pristine copy of the named notebooks (all: no name, asked first) into work/, keeping the learner's."""
+    yes, args = "--yes" in args, [a for a in args if a != "--yes"]
     try:
+        if any(a.startswith("-") for a in args):
+            print("usage: python3 kit.py reset [--yes] [NOTEBOOK...]   (no name: every notebook)", file=sys.stderr)
+            sys.exit(0 if args[0] in ("-h", "--help") else 2)
         chosen = match_notebooks(PRISTINE, args)
+        mine = [rel for rel in chosen if (WORK / rel).exists()]
+        ask = not args and mine and not yes  # every notebook: yours would all be replaced
+        if ask and input(f"Reset all {len(mine)} notebooks of work/? [y/N] ").strip().lower() not in ("y", "yes"):
+            raise EOFError  # an answer other than yes is a no
     except ValueError as exc:
         print(f"kit.py reset: {exc}", file=sys.stderr)
         sys.exit(2)
-    stamp = _stamp(WORK)
-    for rel, kept in reset_notebooks(PRISTINE, WORK, chosen, stamp):
-        if kept is None:
-            say(f"work/{rel.as_posix()}: a fresh copy (there was none)")
-        else:
-            say(
-                f"work/{rel.as_posix()}: replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}"
-            )
+    except EOFError:  # no one at the terminal to ask, or Ctrl-D
+        sys.exit("kit.py reset: nothing was reset (name the notebook to reset, or add --yes to reset every one)")
+    for rel, kept in reset_notebooks(PRISTINE, WORK, chosen, _stamp(WORK)):
+        kept_in = f"replaced by a fresh copy; yours is kept in {kept.relative_to(ROOT).as_posix()}" if kept else ""
+        say(f"work/{rel.as_posix()}: {kept_in or 'a fresh copy (there was none)'}")
     print(
-        "If a notebook you reset is open in JupyterLab, close its tab without saving and open it again from the "
-        "file browser; should JupyterLab ask about the changed file, choose Revert (Overwrite, its default, "
-        "would put your old version back).",
+        "A notebook you reset that is open in JupyterLab still shows your old version there: in its tab, choose "
+        "File → Reload Notebook from Disk (saving the tab first would write your old version back).",
         flush=True,
     )
 
@@ -697,30 +699,21 @@ def cmd_lock(args: list[str]) -> None:
     # --universal: one lock for every platform and Python the project supports (markers say
     # which pin applies where); pins already in constraints.txt are kept unless they must move
     # (pass --upgrade to move them all, or --upgrade-package NAME for one).
-    run(
-        [
-            uv,
-            "pip",
-            "compile",
-            "pyproject.toml",
-            "--all-extras",
-            "--universal",
-            "--python-version",
-            ".".join(map(str, MIN_PYTHON)),
-            "--quiet",
-            "--custom-compile-command",
-            "python3 kit.py lock",
-            "--output-file",
-            LOCK.name,
-            *args,
-        ],
-        cwd=ROOT,
-        env=venv_env(),
-    )
+    universal = ["--all-extras", "--universal", "--python-version", ".".join(map(str, MIN_PYTHON)), "--quiet"]
+    named = ["--custom-compile-command", "python3 kit.py lock", "--output-file", LOCK.name]
+    run([uv, "pip", "compile", "pyproject.toml", *universal, *named, *args], cwd=ROOT, env=venv_env())
     say(f"wrote {LOCK.name}: the next `python3 kit.py test` or `lab` installs from it")
 
 
+def cmd_workshop(command: str, args: list[str]) -> None:
+    """`doctor` and `progress`: set up .venv, then `python -m fnkit.workshop COMMAND` there, from this folder."""
+    ensure_installed(LAB_EXTRAS)
+    sys.exit(subprocess.call([str(PYTHON), "-m", "fnkit.workshop", command, *args], env=venv_env()))
+
+
 COMMANDS = {
+    "doctor": lambda args: cmd_workshop("doctor", args),
+    "progress": lambda args: cmd_workshop("progress", args),
     "lab": cmd_lab,
     "test": cmd_test,
     "cover": cmd_cover,

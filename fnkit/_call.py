@@ -2,8 +2,8 @@
 
 Each source's `plan_call` validates one event and returns a `PlannedCall`: the decoded
 event, the timeout, the context, and `finish`, the source's one way from an `Invocation` to
-its outcome. The source's `run` calls the handler once (`PlannedCall.run`, through
-`invoke`); `fnkit.replay` calls it for a chunk of events at once (through `invoke_many`)
+its outcome. The source's `run` calls the handler once (`PlannedCall.run`, as
+`invoke` does); `fnkit.replay` calls it for a chunk of events at once (through `invoke_many`)
 and hands each `Invocation` to the same `finish`, so the two cannot disagree.
 """
 
@@ -14,8 +14,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
 from ._codec import Invocation
-from ._invoke import Context, Handler, resolve_isolation
-from .isolation import invoke
+from ._invoke import Context, Handler, handler_copy, resolve_isolation
+from .isolation import _call
 
 OutcomeT = TypeVar("OutcomeT")
 
@@ -47,19 +47,16 @@ class PlannedCall(Generic[OutcomeT]):
 
     def run(self, handler: Handler | str, isolation: str | None) -> OutcomeT:
         """Call the handler once (`invoke`, which gives it its own copy of the event) and make the outcome."""
-        isolation = resolve_isolation(isolation)
+        __tracebackhide__ = True
+        isolation = resolve_isolation(isolation)  # once: the call below takes it as resolved
         if self.decided is not None:
             return self.decided
         assert self.finish is not None  # a call that is not decided has its finish
         if self.session is None:
-            invocation = invoke(
-                handler, self.event, timeout_s=self.timeout_s, context=self.context, isolation=isolation
-            )
+            invocation = _call(handler, self.event, self.timeout_s, self.context, isolation, copy=handler_copy)
         else:
             with self.session(isolation):
-                invocation = invoke(
-                    handler, self.event, timeout_s=self.timeout_s, context=self.context, isolation=isolation
-                )
+                invocation = _call(handler, self.event, self.timeout_s, self.context, isolation, copy=handler_copy)
         return self.finish(invocation)
 
 

@@ -7,6 +7,7 @@ bytes, or an `Invocation`) with these alone, without importing the machinery tha
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,15 +94,36 @@ class Invocation:
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=False)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match[0]):04x}"
+
+
 def encode_response(value: Any) -> tuple[str | None, str | None]:
-    """The JSON text the platform would receive, or (None, why) when JSON cannot encode it."""
+    """The JSON text the platform would receive, or (None, why) when JSON cannot encode it.
+
+    The one decision of what a returned value is, whichever isolation mode ran the handler:
+    the text is always valid UTF-8, so it reads the same after travelling from a worker. A
+    surrogate in a string is written as its escape (`\\ud800`), as the platform's runtime
+    writes it; `Raw` text holding one is not text the function could send.
+    """
     if value is None:  # what most handlers of a queue or a mail flow return
         return "null", None
     if isinstance(value, Raw):
-        return value.text(), (None if value.text() is not None else "the bytes are not UTF-8")
+        text = value.text()
+        if text is None:
+            return None, "the bytes are not UTF-8"
+        if not text.isascii() and _SURROGATE.search(text) is not None:
+            return None, "the text holds a surrogate code point (U+D800 to U+DFFF), which UTF-8 cannot encode"
+        return text, None
     try:
-        return _ENCODER.encode(value), None
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError) as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - a container whose own methods raise (a dict subclass, say)
         return None, f"{type(exc).__name__}: {exc}"
+    if not text.isascii() and _SURROGATE.search(text) is not None:  # (only inside a JSON string: escape it there)
+        text = _SURROGATE.sub(_escaped, text)
+    return text, None

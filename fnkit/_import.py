@@ -71,6 +71,17 @@ def in_notebook() -> bool:
     return ip is not None and hasattr(ip, "kernel")
 
 
+def say(sentence: str, *, stacklevel: int = 2) -> None:
+    """A sentence of fnkit's own about a run: in a notebook, a line of the cell's output (not a Python
+    warning headed by a temporary file's path); elsewhere a RuntimeWarning pointing at the caller."""
+    if in_notebook():
+        print(sentence, flush=True)
+        return
+    import warnings
+
+    warnings.warn(sentence, RuntimeWarning, stacklevel=stacklevel + 1)
+
+
 #: What an importer's producer is: a generator of items and `Unreadable` markers (closed early by `close`).
 Producer = Generator[Any, None, None]
 

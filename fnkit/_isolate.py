@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from ._codec import HandlerError, Invocation, Raw, encode_response
+from ._codec import HandlerError, Invocation, Raw, encode_response, loads_strict
 from ._invoke import (
     DEFAULT_MEMORY_LIMIT_MB,
     GRACE_S,
@@ -89,6 +89,7 @@ CallMessage = tuple[int, Any, "type[Context]", dict[str, Any], float | None, flo
 #   payload of "returned": [kind, value, JSON text | None, why not JSON | None, type name, repr]
 #     kind "data" (value is the returned value as data), "raw" (value is Raw's str or bytes),
 #     "opaque" (it cannot travel as data: value is None; type name and repr say what it was)
+#     "json" (it cannot travel as data but JSON encodes it: value is None, the caller reads the JSON text)
 #   payload of "error": [type, message, traceback]
 #   reports: [[topic, kind, value, type name, repr], ...] with the same kinds
 ResultMessage = Sequence[Any]
@@ -103,6 +104,11 @@ STOPPED_TEXT = "the handler was stopped before it returned: its worker process w
 STOPPED_BEFORE = "the call was stopped before the handler started (Stopper.stop)"
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
+#: a worker stops its own handler past the timeout (an alarm whose default action ends the process), timed on
+#: the handler's own run; the caller's own deadline is a backstop this much later (transfer and queueing are
+#: not the function's time: a loaded machine must not make a handler that returned in time look timed out)
+_ALARM = hasattr(signal, "setitimer")
+BACKSTOP_S = 2.0
 
 #: What the isolation layer has done in this process (see `fnkit.isolation.stats`).
 STATS = {"workers_started": 0, "workers_killed": 0, "worker_crashes": 0, "calls": 0}
@@ -175,6 +181,7 @@ class _WorkerState:
         self.baseline: tuple[str | None, dict[str, str], list[str]] = (None, {}, [])
         self.rlimit: tuple[int, int] | None = None
         self.environ_data: dict[Any, Any] = {}
+        self.fd_output: _FdOutput | None = None  # file descriptors 1 and 2, read into the call's output
 
     def send(self, message: Message) -> None:
         """Send one message to the caller (as data), after any results held back."""
@@ -300,18 +307,68 @@ class _WorkerCapture(_Capture):
         return len(text)
 
 
+class _FdOutput:
+    """What reaches file descriptors 1 and 2 in a worker (`os.write`, C code, a child process's output): read from
+    a pipe into the running call's output, like a print. A thread reads it as it comes (a full pipe would block
+    the handler); the call's end reads what is left first."""
+
+    def __init__(self) -> None:
+        read_end, write_end = os.pipe()
+        for fd in (1, 2):
+            os.dup2(write_end, fd)
+        os.close(write_end)
+        os.set_blocking(read_end, False)
+        self.fd = read_end
+        self.lock = threading.Lock()
+        import codecs
+
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        threading.Thread(target=self._loop, name="fnkit-fd-output", daemon=True).start()
+
+    def _loop(self) -> None:
+        import select
+
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        while True:
+            poller.poll()
+            with _worker_state.call_lock:  # (the lock the end of a call holds: one order, call_lock first)
+                if not self.drain():
+                    return
+
+    def drain(self) -> bool:
+        """Pass on what is in the pipe now; False once it is closed."""
+        with self.lock:
+            while True:
+                try:
+                    data = os.read(self.fd, 1 << 16)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    return False
+                if not data:
+                    return False
+                text = self.decoder.decode(data)
+                if text:
+                    _worker_state.write(text)
+
+
 def _worker_setup() -> None:
     import logging
 
     from ._invoke import _LogCapture
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its handler, not the terminal's Ctrl-C
+    if _ALARM:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm past a handler's timeout ends this worker
     try:  # its own process group: a kill of the worker from the caller takes the handler's children too
         os.setpgid(0, 0)
     except (OSError, AttributeError):  # pragma: no cover - not POSIX
         pass
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # the handler's orphaned grandchildren become the worker's to end
     sys.stdout = sys.stderr = _WorkerStream()
+    if os.name == "posix":
+        _worker_state.fd_output = _FdOutput()
     sys.stdin = open(os.devnull)  # noqa: SIM115 - a handler reading input gets end of file (open for its life)
     logging.getLogger().addHandler(_LogCapture())
 
@@ -510,10 +567,50 @@ def _encodable(value: Any) -> bool:
 def _as_data(value: Any) -> list[Any]:
     """[kind, value, type name, repr] of a value that travels to the caller: as data, as Raw, or as its repr."""
     if isinstance(value, Raw):
-        return ["raw", value.data, "Raw", ""]
+        data = value.data
+        if isinstance(data, str) and not data.isascii():  # text with a surrogate: its bytes, which are not UTF-8
+            data = data.encode("utf-8", "surrogatepass")
+        return ["raw", data, "Raw", ""]
     if _encodable(value):
         return ["data", value, type(value).__name__, ""]
     return ["opaque", None, type(value).__name__, Unsendable(value).text]
+
+
+_BIG_RESULT = 8 << 20  # bytes: a result this big is checked against the room left under the memory limit
+
+
+def _size_of(value: Any, text: str | None) -> int:
+    """About how many bytes `value` takes as a message: its JSON text's length, or its own for text and bytes."""
+    if isinstance(value, Raw):
+        return len(value.data)
+    if isinstance(value, (str, bytes, bytearray)) and text is None:
+        return len(value)
+    return 0 if text is None else len(text)
+
+
+def _room_for(size: int) -> bool:
+    """Whether `size` more bytes fit under this worker's memory limit (its address space as it is now)."""
+    limit = _worker_state.rlimit
+    if limit is None:
+        return True
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):  # not Linux: msgspec's own check is all there is
+        return True
+    return used + size <= limit[0]
+
+
+def _past_the_limit(what: str, detail: str = "") -> str:
+    """The sentence of a call that ran out of the worker's memory: what needed it, the limit, how to raise it."""
+    limit = _worker_state.memory_mb
+    return (
+        f"{what} than the worker's limit"
+        + (f" ({limit:,} MB)" if limit else "")
+        + " allows"
+        + (f" ({detail})" if detail else "")
+        + ". Raise the limit with invoke(..., memory_limit_mb=N) or the FNKIT_MEMORY_LIMIT_MB environment variable."
+    )
 
 
 def _context_changes(context: Any, state: dict[str, Any]) -> dict[str, Any]:
@@ -544,27 +641,42 @@ def _run_one(
     with _worker_state.call_lock:
         _worker_state.call_id = call_id
         _worker_state.pending = ""
+    if timeout_s is not None and _ALARM:  # the hard stop, on the handler's own time: the kernel ends this worker
+        signal.setitimer(signal.ITIMER_REAL, timeout_s + GRACE_S)
     try:
         status, value, duration_ms = _call_handler(handler, event, context)
     finally:
+        if timeout_s is not None and _ALARM:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if _ALARM and signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL:  # the handler took the alarm over
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
         _current.reset(token)
         with _worker_state.call_lock:  # waits for a call-back another thread of the handler is making
+            if _worker_state.fd_output is not None:
+                _worker_state.fd_output.drain()
             _worker_state.flush()
             _worker_state.call_id = None
     out_of_memory = status == "error" and value.type == "MemoryError"
     if out_of_memory:
-        limit = _worker_state.memory_mb
         value = HandlerError(
-            "MemoryError",
-            "the handler needed more memory than the worker's limit"
-            + (f" ({limit:,} MB)" if limit else "")
-            + (f": {value.message}" if value.message else ""),
-            value.traceback,
+            "MemoryError", _past_the_limit("the handler needed more memory", value.message), value.traceback
         )
     if status == "returned":
         text, why = encode_response(value)
-        if isinstance(value, Raw):
-            payload: list[Any] = ["raw", value.data, text, why, "Raw", ""]
+        size = _size_of(value, text)
+        if size > _BIG_RESULT and not _room_for(3 * size):  # (msgspec's buffer grows in steps and must not fail)
+            status, out_of_memory = "error", True
+            payload: list[Any] = [
+                "MemoryError",
+                _past_the_limit(
+                    f"the handler returned {size / 1e6:,.0f} MB, and sending it back to the caller needs more memory"
+                ),
+                "",
+            ]
+        elif isinstance(value, Raw):
+            payload = ["raw", value.data, text, why, "Raw", ""]
+        elif size > _BIG_RESULT and text is not None:  # a big value travels once, as its JSON text
+            payload = ["json", None, text, why, type(value).__name__, ""]
         else:
             payload = ["data", value, text, why, type(value).__name__, ""]
     else:
@@ -586,6 +698,8 @@ def _run_one(
         pass
     if status == "returned":
         kind, data, type_name, shown = _as_data(value)
+        if kind == "opaque" and payload[2] is not None:  # it cannot travel as data, but as its JSON text it can
+            kind, shown = "json", ""  # (the caller reads it back from the text: what the platform would read)
         message[3] = [kind, data, payload[2], payload[3], type_name, shown]
     message[6] = [[str(topic), *_as_data(fact)] for topic, fact in capture.reports]
     try:
@@ -999,9 +1113,10 @@ class _Worker:
     def ended(self) -> str:
         """After its socket closed by itself: why it ended, in words."""
         if self._mark_dead():
-            STATS["worker_crashes"] += 1
             self._signal()  # it may only have closed its socket: make sure it is gone before waiting for it
             self._reap()
+            # (its own alarm past a handler's timeout is the hard stop the caller would have made: a kill)
+            STATS["workers_killed" if _ended_by_alarm(self.status) else "worker_crashes"] += 1
         return _exit_text(self.status if self.status is not None else -1)
 
     def _reap(self) -> None:
@@ -1465,13 +1580,17 @@ def _finish(item: _Item, message: ResultMessage) -> Invocation:
         error = HandlerError(str(payload[0]), str(payload[1]), with_source_lines(str(payload[2])))
         return finished(status, float(duration_ms), logs, timeout_s, reports, error=error)
     kind, value, text, why, type_name, shown = payload
+    if kind == "json":  # a value that could not travel as data (a lone surrogate, an int past 64 bits): its JSON
+        returned: Any = loads_strict(text)
+    else:
+        returned = _from_data(kind, value, type_name, shown)
     return finished(
         status,
         float(duration_ms),
         logs,
         timeout_s,
         reports,
-        returned=_from_data(kind, value, type_name, shown),
+        returned=returned,
         response_text=text,
         encode_error=why,
     )
@@ -1546,9 +1665,39 @@ Step = tuple[Any, ...]
 _T = TypeVar("_T")
 
 
+_doubles_warned: set[str] = set()
+
+
+def _warn_of_doubles() -> None:
+    """Warn, once each, of the test doubles active in this process that a worker process does not see: moto's
+    `mock_aws`, and `unittest.mock` patches started with `.start()` (pytest-mock's `mocker` among them; a
+    patch used as a context manager or a decorator leaves no trace to find)."""
+    modules = sys.modules
+    found = []
+    models = modules.get("moto.core.models")
+    if models is not None and getattr(getattr(models, "MockAWS", None), "_nested_count", 0) > 0:
+        found.append(("moto's mock_aws is", "to the real AWS endpoints"))
+    mock = modules.get("unittest.mock")
+    if not found and mock is not None and getattr(getattr(mock, "_patch", None), "_active_patches", None):
+        found.append(("a unittest.mock patch is", "to the objects as they were before the patch"))
+    for what, where in found:
+        if what not in _doubles_warned:
+            _doubles_warned.add(what)
+            import warnings
+
+            warnings.warn(
+                f"{what} active in this process, but the handler runs in a worker process "
+                '(isolation="process"), which does not see it: what the handler calls goes '
+                f'{where}. Call with isolation="none" for the handler to see it.',
+                UserWarning,
+                stacklevel=4,
+            )
+
+
 def _run_steps(handler: Handler | str, items: list[_Item], memory_mb: int | None) -> Generator[Step, Any, None]:
     """Run every item in worker processes; each item's `.result` is set. Never raises (but what the driver
     throws in: KeyboardInterrupt, a cancelled task; the worker in use is then killed)."""
+    _warn_of_doubles()
     try:
         blob = _handler_blob(handler)
     except NotMovable as exc:
@@ -1696,7 +1845,8 @@ def _deadline(item: _Item) -> float | None:
     """When the caller stops waiting for `item` (time.monotonic()): its timeout and a grace, from its start."""
     if item.timeout_s is None:
         return None
-    return time.monotonic() + item.timeout_s + GRACE_S - (time.perf_counter() - item.started)
+    backstop = BACKSTOP_S if _ALARM else 0.0  # (the worker's own alarm stops the handler on time)
+    return time.monotonic() + item.timeout_s + GRACE_S + backstop - (time.perf_counter() - item.started)
 
 
 def _timed_out(worker: _Worker, item: _Item) -> None:
@@ -1792,8 +1942,21 @@ def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> in
         kind, text = STOPPED_ERROR, STOPPED_TEXT
     else:
         kind, text = ERROR_EXIT, worker.ended()
+        if item.timeout_s is not None and _ALARM and _ended_by_alarm(worker.status):  # its own hard stop
+            item.result = Invocation(
+                timed_out=True,
+                duration_ms=(item.timeout_s + GRACE_S) * 1000.0,
+                logs=item.log_text(),
+                timeout_s=item.timeout_s,
+            )
+            return index + 1
     item.result = _error_invocation(item, kind, text, (time.perf_counter() - started) * 1000.0)
     return index + 1
+
+
+def _ended_by_alarm(status: int | None) -> bool:
+    """Whether a worker's exit status says its alarm ended it (the handler ran past its timeout)."""
+    return status is not None and status >= 0 and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
 
 
 # --- the exchange on an event loop ----------------------------------------------------------------

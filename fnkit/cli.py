@@ -512,7 +512,8 @@ def _show_rules(args: argparse.Namespace) -> int:
             print()
         print(f"{s['id']} ({s['source']}, {s['evidence']}, {s['severity']}): {s['summary']}")
         print(f"{s['file']}:{s['line']}: {s['implemented_by']}")
-        print(f"id written in: {', '.join(s['written_at']) or 'its declaration alone'}")
+        places = cast(list[str], s["written_at"])
+        print(f"id written in: {', '.join(places) or 'its declaration alone'}")
         print()
         print(textwrap.indent(textwrap.dedent(str(s["code"])).rstrip("\n"), "    "))
     return 0

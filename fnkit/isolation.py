@@ -68,14 +68,23 @@ def invoke(
     its own copy of the event in every mode. Ctrl-C during the call raises `Interrupted`.
     """
     __tracebackhide__ = True
-    return _call(
-        handler,
-        event,
-        timeout_s,
-        context,
-        resolve_isolation(isolation),
-        check_memory_limit(memory_limit_mb),
-        copy=handler_copy,
+    isolation = resolve_isolation(isolation)
+    memory_limit_mb = check_memory_limit(memory_limit_mb)
+    if memory_limit_mb is not None and isolation != "process":
+        _no_memory_limit(isolation)
+    return _call(handler, event, timeout_s, context, isolation, memory_limit_mb, copy=handler_copy)
+
+
+def _no_memory_limit(isolation: str) -> None:
+    """Say that a memory limit given for a call in this process is not applied (only a worker process has one)."""
+    import warnings
+
+    where = "on a handler thread" if isolation == "thread" else "in the caller's process"
+    warnings.warn(
+        f"memory_limit_mb is not applied with isolation={isolation!r}: the handler runs {where}, which shares the "
+        'caller\'s memory; only isolation="process" runs it under a memory limit.',
+        RuntimeWarning,
+        stacklevel=3,
     )
 
 
@@ -84,16 +93,16 @@ def _call(
     event: Any,
     timeout_s: float | None,
     context: Context | None,
-    isolation: str | None,
+    isolation: str,
     memory_limit_mb: int | None = None,
     *,
     copy: Callable[[Any], Any] | None = None,
 ) -> Invocation:
-    """`invoke` without checking its keywords; `copy` makes the handler's own copy of the event (None: the
-    event was made for this call alone, as a simulator builds each batch's event afresh, and goes as it is)."""
+    """`invoke` without checking its keywords, with `isolation` resolved already (one of ISOLATIONS); `copy`
+    makes the handler's own copy of the event (None: the event was made for this call alone, as a simulator
+    builds each batch's event afresh, and goes as it is)."""
     __tracebackhide__ = True
-    isolation = resolve_isolation(isolation)
-    context = _prepare(context, timeout_s)
+    context = _prepare(context, timeout_s, start=isolation != "process")  # (in a worker: its clock starts there)
     started = time.perf_counter()
     try:
         if isolation == "process":  # the event travels to the worker: a copy of its own there
@@ -135,6 +144,8 @@ def invoke_many(
     __tracebackhide__ = True
     isolation = resolve_isolation(isolation)
     memory_limit_mb = check_memory_limit(memory_limit_mb)
+    if memory_limit_mb is not None and isolation != "process":
+        _no_memory_limit(isolation)
     events = list(events)
     contexts = [None] * len(events) if contexts is None else list(contexts)
     if len(contexts) != len(events):

@@ -39,6 +39,11 @@ LONGEST_FIRST = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """nbval's items (the notebooks' cells) get the `workshop` marker and failures that say where (notebook_items)."""
+    config.pluginmanager.import_plugin("tests.notebook_items")
+
+
 def work_unit(nodeid: str) -> str:
     """The unit of work a test belongs to: its file, or tests/browser for every browser test."""
     path = nodeid.split("::", 1)[0]

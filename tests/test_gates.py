@@ -246,7 +246,7 @@ def test_rules_write_no_json_path_by_hand() -> None:
             if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
                 text = str(node.values[0].value)
             if text is not None and len(text) > 2 and text[:2] in ("$.", "$["):
-                written.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text}")
+                written.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}: {text}")
             if isinstance(node, ast.FunctionDef) and node.name in ("_rpath", "_path"):
                 written.append(f"{path.relative_to(ROOT)}:{node.lineno}: def {node.name}")
     assert written == []

@@ -41,6 +41,8 @@ def _notebook(text: str) -> str:
 def course(tmp_path: Path) -> Path:
     """A repository in miniature: kit.py and a few pristine notebooks."""
     shutil.copy(ROOT / "kit.py", tmp_path / "kit.py")
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / "kit.py", tmp_path / "notebooks" / "kit.py")  # what work/kit.py is
     for rel in ["00_start_here.ipynb", "01_queue_batch.ipynb", "exercises/01_queue.ipynb", "solutions/01_queue.ipynb"]:
         path = tmp_path / "notebooks" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -98,9 +100,9 @@ def test_reset_puts_the_pristine_copy_back_and_keeps_the_learners(course):
     assert kit.notebooks_in(work) == kit.notebooks_in(pristine)  # backups are not notebooks of the course
 
 
-def _kit_cli(course: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _kit_cli(course: Path, *args: str, answer: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(course / "kit.py"), *args], capture_output=True, text=True, cwd=course, check=False
+        [sys.executable, "kit.py", *args], input=answer, capture_output=True, text=True, cwd=cwd or course, check=False
     )
 
 
@@ -116,7 +118,37 @@ def test_the_reset_command_says_what_it_replaced_and_where_the_old_copy_is(cours
     kept = course / line.split("yours is kept in ")[1]
     assert "my answer" in kept.read_text()
     assert "pristine" in (course / "work" / "exercises" / "01_queue.ipynb").read_text()
-    assert "close its tab without saving and open it again" in done.stdout
+    assert "File → Reload Notebook from Disk" in done.stdout
+
+
+def test_resetting_every_notebook_asks_first_unless_yes(course):
+    kit.copy_new_notebooks(course / "notebooks", course / "work")
+    mine = course / "work" / "exercises" / "01_queue.ipynb"
+    mine.write_text(_notebook("my answer"), encoding="utf-8")
+    for answer in ("", "n\n", "no\n"):
+        refused = _kit_cli(course, "reset", answer=answer)
+        assert "Reset all 4 notebooks of work/? [y/N]" in refused.stdout
+        assert refused.returncode == 1 and "nothing was reset" in refused.stderr and "--yes" in refused.stderr
+        assert "my answer" in mine.read_text()
+    agreed = _kit_cli(course, "reset", answer="y\n")
+    assert agreed.returncode == 0 and agreed.stdout.count("replaced by a fresh copy") == 4
+    mine.write_text(_notebook("my answer again"), encoding="utf-8")
+    told = _kit_cli(course, "reset", "--yes")
+    assert told.returncode == 0 and "[y/N]" not in told.stdout and "pristine" in mine.read_text()
+    named = _kit_cli(course, "reset", "exercises/01_queue")  # a name: no question
+    assert named.returncode == 0 and "[y/N]" not in named.stdout
+
+
+def test_reset_works_from_the_working_copy_where_jupyterlabs_terminal_opens(course):
+    kit.prepare_work_copy(course / "notebooks", course / "work")
+    mine = course / "work" / "exercises" / "01_queue.ipynb"
+    mine.write_text(_notebook("my answer"), encoding="utf-8")
+    done = _kit_cli(course, "reset", "exercises/01_queue", cwd=course / "work")
+    assert done.returncode == 0, done.stderr
+    assert "work/exercises/01_queue.ipynb: replaced by a fresh copy" in done.stdout
+    assert "pristine" in mine.read_text()
+    assert not (course / "work" / "work").exists()  # the repository's work/, not one inside it
+    assert kit.notebooks_in(course / "work") == kit.notebooks_in(course / "notebooks")
 
 
 def test_the_reset_command_refuses_an_unknown_or_ambiguous_name(course):

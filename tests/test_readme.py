@@ -35,12 +35,19 @@ def test_the_learners_path_runs_to_05_and_says_which_lessons_have_exercises():
     assert "04 and 05 are lessons only" in learners and "python3 kit.py lab --with dask" in learners
 
 
-def test_an_open_notebook_is_reset_by_closing_its_tab_then_reset_then_reopening():
+def test_an_open_notebook_after_a_reset_is_reloaded_from_disk_not_saved():
     learners = " ".join(_learners_section().split())
-    close = learners.index("close its tab first")
-    reset = learners.index("then run `reset`", close)
-    reopen = learners.index("then open the notebook again", reset)
-    assert close < reset < reopen and "Overwrite" in learners[reopen:]
+    reset = learners.index("python3 kit.py reset exercises/01_queue")
+    reload = learners.index("*File → Reload Notebook from Disk*", reset)
+    assert "Overwrite" in learners[reload:] and "JupyterLab's own terminal" in learners[:reset]
+    assert "it asks first; --yes does not" in learners
+
+
+def test_the_learners_section_says_where_handlers_run_truly():
+    learners = " ".join(_learners_section().split())
+    assert "run in the kernel" in learners and "only a restart ends it" in learners
+    assert "so none can freeze the kernel" not in learners
+    assert not re.search(r"\d+ to \d+ s on this shared|load at \d+ to \d+", learners)  # no test timings
 
 
 def test_the_readme_gives_the_learners_install_size_and_time_and_the_help_command():

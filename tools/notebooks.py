@@ -28,6 +28,10 @@ the answer is marked, and the exercise holds `...` in its place.
 Exercises are executed too (to prove they run top to bottom), then emptied: no outputs, no
 execution counts, every code cell tagged `nbval-ignore-output`.
 
+Each executed code cell of a lesson or a solution keeps, in its metadata, a hash of the source
+that made its outputs (`{"fnkit": {"source": ...}}`, written by `run`): `check` finds a cell
+edited since, whose outputs nbval would compare against code that no longer makes them.
+
 Everywhere: the widget state saved in the metadata is dropped, run timings and the Python
 patch version are removed, and the kernel is `python3`. Run it with the .venv's Python, so
 the outputs come from the environment the tests use.
@@ -50,6 +54,7 @@ IGNORE_TAG = "nbval-ignore-output"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 CELL_TIMEOUT_S = 120
+HASH_KEY = "fnkit"  # cell metadata: {"fnkit": {"source": <hash of the source its outputs come from>}}
 
 # text that only this machine would show, and the text stand-ins of widgets
 _MACHINE_TEXT = re.compile(r"/tmp/|/home/|/root/|/Users/|site-packages|ipykernel_\d+|fnkit-environment|0x[0-9a-f]{8,}")
@@ -130,8 +135,40 @@ def normalise(nb: dict[str, Any], path: Path) -> dict[str, Any]:
             cmeta["tags"] = tags
         else:
             cmeta.pop("tags", None)
+        if cell.get("execution_count") is None:  # no outputs compared: nothing to tie to its source
+            cmeta.pop(HASH_KEY, None)
         cell["outputs"] = [_clean_output(out) for out in cell.get("outputs", [])]
     return nb
+
+
+def source_hash(source: str) -> str:
+    """The hash of a code cell's source kept beside its outputs (the first 16 hex digits of its SHA-256)."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+
+
+def stale_cells(nb: dict[str, Any]) -> list[str]:
+    """The executed code cells whose source changed since their outputs were made, and those `run` did not make."""
+    changed: list[str] = []
+    unhashed: list[str] = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code" or cell.get("execution_count") is None:
+            continue
+        stored = (cell.get("metadata", {}).get(HASH_KEY) or {}).get("source")
+        if stored == source_hash(_source(cell)):
+            continue
+        first = (_source(cell).strip().splitlines() or ["(empty)"])[0]
+        (changed if stored else unhashed).append(f"code cell {i} ({first[:60]})")
+    out = [f"{where} changed since its outputs were made" for where in changed[:3]]
+    if len(changed) > 3:
+        out.append(f"{len(changed) - 3} more code cells changed since their outputs were made")
+    if unhashed:
+        out.append(
+            f"{unhashed[0]} has outputs `run` did not make (no hash of its source)"
+            if len(unhashed) == 1
+            else f"{len(unhashed)} code cells ({unhashed[0]}, ...) have outputs `run` did not make "
+            "(no hash of their source)"
+        )
+    return out
 
 
 def _clean_output(out: dict[str, Any]) -> dict[str, Any]:
@@ -299,6 +336,9 @@ def execute(path: Path) -> float:
     errors = [c for c in nb.cells if c.cell_type == "code" and any(o.get("output_type") == "error" for o in c.outputs)]
     if errors:
         raise SystemExit(f"{path.relative_to(ROOT)}: a cell raised:\n{errors[0].source}")
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.metadata[HASH_KEY] = {"source": source_hash(cell.source)}
     _write(path, normalise(json.loads(nbformat.writes(nb)), path))
     return taken
 
@@ -324,6 +364,12 @@ def problems(path: Path) -> list[str]:
                 f"code cell(s) {unrun} never executed: nbval would not compare them "
                 f"(run: .venv/bin/python tools/notebooks.py run {path.name})"
             )
+        stale = stale_cells(nb)
+        if stale:
+            out.append(
+                f"{'; '.join(stale)}: its outputs may not be what its code makes "
+                f"(run: .venv/bin/python tools/notebooks.py run {path.name})"
+            )
     for i, cell in enumerate(nb["cells"]):
         for output in cell.get("outputs", []):
             why = _misleading(output)
@@ -334,6 +380,25 @@ def problems(path: Path) -> list[str]:
                 )
                 break
     return out
+
+
+def checked(paths: list[Path]) -> str:
+    """What `check` looked at, said on success."""
+    exercises = [p for p in paths if is_exercise(p)]
+    solutions = [p for p in paths if p.parent.name == "solutions"]
+    executed = sum(
+        1
+        for p in paths
+        if not is_exercise(p)
+        for c in _read(p)["cells"]
+        if c["cell_type"] == "code" and c.get("execution_count") is not None
+    )
+    lessons = len(paths) - len(exercises) - len(solutions)
+    return (
+        f"checked {len(paths)} notebooks ({lessons} lessons, {len(solutions)} solutions, {len(exercises)} exercises): "
+        f"normalised; {executed} executed code cells, each with outputs made from its current source; no output "
+        "that varies or shows this machine; every exercise its solution minus the marked answers. All clean."
+    )
 
 
 def _misleading(output: dict[str, Any]) -> str | None:
@@ -379,9 +444,12 @@ def main(argv: list[str]) -> int:
         return 2
     command, names = argv[0], argv[1:]
     if command == "check":
-        found = [f"{p.relative_to(ROOT)}: {why}" for p in all_notebooks() for why in problems(p)] + twins()
+        paths = all_notebooks()
+        found = [f"{p.relative_to(ROOT)}: {why}" for p in paths for why in problems(p)] + twins()
         for line in found:
             print(line)
+        if not found:
+            print(checked(paths))
         return 1 if found else 0
     if command in ("run", "exercises"):
         # exercises first come from their solutions, so a run executes what learners get

@@ -762,9 +762,12 @@ def validate_event(event: Any, *, config: AlbConfig | None = None, **settings: A
     `multi_value` (or `config`, an `AlbConfig`): when given, also say whether the event's
     form matches the target group's setting (A3).
     """
-    multi_value = (
-        None if config is None and not settings else AlbConfig.of(config, settings, validate_event).multi_value
-    )
+    if config is not None and not settings and type(config) is AlbConfig:  # (a source's run: read already)
+        multi_value = config.multi_value
+    else:
+        multi_value = (
+            None if config is None and not settings else AlbConfig.of(config, settings, validate_event).multi_value
+        )
     return EVENT_CONTRACT.check(event, None if multi_value is None else {"multi_value": multi_value})[0]
 
 

@@ -33,7 +33,7 @@ from ._http import (
     refusal_for,
     response_to_http,
 )
-from ._response import RESPONSE_SHAPE, deciding_rule, validate_response
+from ._response import RESPONSE_SHAPE, checked_response, deciding_rule
 
 SOURCE = "alb"
 _EMPTY = Report((), SOURCE, None, "response")
@@ -339,7 +339,7 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
         failed, response, size = _from_invocation(response, method, path, multi_value)
         if failed is not None:
             return failed if failed.invocation is invocation else dataclasses.replace(failed, invocation=invocation)
-    report = validate_response(response, multi_value=multi_value, _size=size)
+    report = checked_response(response, multi_value, size)
     rule = deciding_rule(report)  # the rule results validation reported decide the answer
     if rule is not None:
         return bad_gateway(
@@ -401,23 +401,26 @@ def plan_call(event: Any, *, config: AlbConfig, context: Context | None = None) 
     """The call `run` makes for `event` (checked, never refused for being invalid: the event report goes along),
     or the load balancer's own answer when it refuses the request (A1, A14); the outcome follows from `outcome`."""
     multi_value = config.multi_value
-    event_report = validate_event(event, multi_value=multi_value)
+    event_report = validate_event(event, config=config)
     value, _ = decode_json(event)
     if value is MISSING:
         raise ContractError(event_report)
-    found = refusal(value)
+    # read once here: what the refusal and, after the handler, the outcome read of the event
+    method, path = _method_path(value)
+    multi = event_multi_value(value) if multi_value is None else bool(multi_value)
+    if event_report.ok:  # A1 is an error of the event (its check ran above): only A14 is left to ask
+        why = method_refused(method)
+        found = None if why is None else answered_by_balancer(why, method, path, multi)
+    else:
+        found = refusal(value)
     if found is not None:
-        refused = dataclasses.replace(
-            found,
-            event_issues=event_report,
-            multi_value=event_multi_value(value) if multi_value is None else bool(multi_value),
-        )
+        refused = dataclasses.replace(found, event_issues=event_report, multi_value=multi)
         return PlannedCall(value, config.timeout_s, None, context, decided=refused)
     if not event_report.ok:  # an invalid event is refused as queue.run and mail.run refuse theirs
         raise ContractError(event_report)
 
     def finish(invocation: Invocation) -> HttpOutcome:
-        result: HttpOutcome = outcome(value, invocation, config=config)  # `@rule` leaves it untyped
+        result = answered_by_function(invocation, method, path, multi)
         return dataclasses.replace(result, invocation=invocation, event_issues=event_report)
 
     return PlannedCall(value, config.timeout_s, finish, context)

@@ -331,7 +331,12 @@ def validate_response(
     `multiValueHeaders` is read, else only `headers`; None is off). Any error means the
     client gets 502. Never raises.
     """
-    multi_value = AlbConfig.of(config, settings, validate_response).multi_value_on
+    return checked_response(response, AlbConfig.of(config, settings, validate_response).multi_value_on, _size)
+
+
+def checked_response(response: Any, multi_value: bool, _size: int | None = None) -> Report:
+    """`validate_response` with the setting read already (whether multi-value headers are on): what the
+    outcome of a call calls, once per response."""
     extra: list[Issue] = []
     try:
         size = _size if _size is not None else json_size(response)

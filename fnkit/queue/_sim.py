@@ -20,6 +20,7 @@ import msgspec
 
 from .._codec import Invocation
 from .._config import with_settings
+from .._import import say
 from .._invoke import Context, resolve_isolation, stops_in_one_sentence
 from .._optional import require
 from .._settings import Dialect, Isolation, resolve_dialect
@@ -633,8 +634,8 @@ class QueueSim:
 
         Without `until_s` and `max_invocations`, the run is bounded all the same: it stops after a
         virtual day (BOUND_S) or 10,000 invocations plus ten per message sent, whichever comes first,
-        and the result says so in `QueueRun.stopped` (a RuntimeWarning too): a handler that never lets
-        a message go ends there instead of running for ever. `until_s=math.inf` lifts the bound.
+        and says so in `QueueRun.stopped` (and in a line under the cell, or a RuntimeWarning): a handler
+        that never lets a message go ends there instead of running for ever. `until_s=math.inf` lifts it.
         `isolation`: where the handler runs ("none", the default: in this process, like a call;
         "process" or "thread", see `fnkit.invoke`).
         Each batch's handler gets its own copy of the event; the poller decides from its own.
@@ -668,18 +669,17 @@ class QueueSim:
             self._invoke(handler, batch, where)
         stopped = self._bound_sentence(len(invocations) - started) if bounded and self._pending() else None
         if stopped is not None:
-            import warnings
-
-            warnings.warn(stopped, RuntimeWarning, stacklevel=3)
+            say(stopped, stacklevel=3)  # in a notebook, the kit's own line under the cell; else a RuntimeWarning
         return QueueRun(self, list(invocations), self.now, stopped)
 
     def _bound_sentence(self, made: int) -> str:
         """The one sentence a run that stopped at the default bound carries."""
-        left = sum(1 for m in self._messages if m.state in ("queued", "in-flight"))
-        most = max((m.receive_count for m in self._messages if m.state in ("queued", "in-flight")), default=0)
+        counts = sorted(m.receive_count for m in self._messages if m.state in ("queued", "in-flight")) or [0]
+        n, low, high = len(counts), f"{counts[0]:,}", f"{counts[-1]:,}"
         return (
             f"The simulation stopped at its bound ({made:,} invocations, {self.now:,.0f} virtual seconds) with "
-            f"{left} message{'s' if left != 1 else ''} still in the queue (one received {most:,} times): the handler "
+            f"{n} message{'s' if n != 1 else ''} still in the queue ({'each ' if n > 1 and low == high else ''}"
+            f"received {low if low == high else f'{low} to {high}'} times): the handler "
             "keeps a message coming back (it raises, or lists a message it has dealt with), and the queue would "
             "go on redelivering it."
         )

@@ -4,8 +4,14 @@
   says exactly what to fix (`_environment`).
 - `check(exercise_id, handler)`: runs the exercise's hidden cases on your handler and says,
   one sentence per finding, what is wrong; while `...` placeholders are left it is "not
-  done yet" and names each one with its cell and line (`_registry`, `_placeholders`).
-- `exercises()`: the exercises, by id, with their titles (`_queue`, `_mail`, `_alb`).
+  done yet" and names each one with its cell and line (`_registry`, `_placeholders`); when the
+  handler's cell failed or changed since it ran, it says so first (`_history`).
+- `exercises()`: the exercises, by id, with their titles (`_queue`, `_mail`, `_alb`);
+  `exercise_list("mail")` shows those of one source (a lesson's closing cell).
+- `progress()`: every exercise of your working copy, passed / not done / failing and why, read from
+  copies executed in memory (your notebooks are not changed) (`_progress`).
+- `reload()`: after editing a judge or its cases, the running kernel's checks use the new
+  code (`_reload`).
 - `try_it(handler, event)`: run your handler on an event of your own (a dict or JSON text):
   the outcome, or in a sentence why it cannot run (unfinished, JSON that does not parse, located).
 - Helpers the exercises' handlers call (`_helpers`): `process_order`, `BadOrder`, `park`
@@ -33,8 +39,26 @@ from ._helpers import (
     park,
     process_order,
 )
+from ._history import install as _install_history
 from ._placeholders import Placeholder, placeholder_line, placeholders
-from ._registry import CASE_TIMEOUT_S, Case, CheckResult, Exercise, Finding, check, exercises, register, try_it
+from ._progress import ExerciseProgress, Progress, progress
+from ._registry import (
+    CASE_TIMEOUT_S,
+    Case,
+    CheckResult,
+    Exercise,
+    ExerciseList,
+    Finding,
+    check,
+    exercise_list,
+    exercises,
+    register,
+    try_it,
+)
+from ._reload import reload
+
+# in a kernel: each cell's run is recorded, so a check knows when the handler's cell failed or changed
+_install_history()
 
 __all__ = [
     "CASE_TIMEOUT_S",
@@ -48,14 +72,18 @@ __all__ = [
     "EnvCheck",
     "EnvironmentReport",
     "Exercise",
+    "ExerciseList",
+    "ExerciseProgress",
     "Finding",
     "Placeholder",
+    "Progress",
     "add_disclaimer",
     "attachment_names",
     "body_text",
     "check",
     "check_environment",
     "email_message",
+    "exercise_list",
     "exercises",
     "find_root",
     "has_disclaimer",
@@ -65,6 +93,8 @@ __all__ = [
     "placeholder_line",
     "placeholders",
     "process_order",
+    "progress",
     "register",
+    "reload",
     "try_it",
 ]

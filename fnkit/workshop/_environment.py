@@ -352,6 +352,14 @@ def _widgets_check() -> EnvCheck:
             False,
             "pip install jupyterlab_widgets in the environment that runs JupyterLab, then restart JupyterLab",
         )
+    if widgets_extension() is None:
+        return EnvCheck(
+            "widgets",
+            "the JupyterLab widgets extension (@jupyter-widgets/jupyterlab-manager)",
+            "not in JupyterLab's extension folders",
+            False,
+            "pip install --force-reinstall jupyterlab_widgets in this environment, then restart JupyterLab",
+        )
     try:
         from IPython import get_ipython
 
@@ -359,13 +367,25 @@ def _widgets_check() -> EnvCheck:
         in_kernel = shell is not None and getattr(shell, "kernel", None) is not None
     except ImportError:
         in_kernel = False
-    if not in_kernel:
-        return EnvCheck(
-            "widgets",
-            "a Jupyter kernel to show them",
-            "no kernel (plain Python)",
-            False,
-            "open this notebook in JupyterLab: python3 kit.py lab",
-            "warning",
-        )
-    return EnvCheck("widgets", "ipywidgets 8 with its JupyterLab extension", "ready in this kernel", True)
+    # outside a kernel (`python3 kit.py doctor`) the installed extension is what can be checked, and is enough
+    found = "ready in this kernel" if in_kernel else "installed"
+    return EnvCheck("widgets", "ipywidgets 8 with its JupyterLab extension", found, True)
+
+
+WIDGETS_EXTENSION = ("@jupyter-widgets", "jupyterlab-manager")
+
+
+def widgets_extension() -> Path | None:
+    """The folder of the widgets' JupyterLab extension, among the folders JupyterLab reads extensions from; None."""
+    try:
+        from jupyter_core.paths import jupyter_path
+    except ImportError:
+        folders = [str(Path(sys.prefix) / "share" / "jupyter")]
+        labextensions = [str(Path(f) / "labextensions") for f in folders]
+    else:
+        labextensions = jupyter_path("labextensions")
+    for folder in labextensions:
+        candidate = Path(folder).joinpath(*WIDGETS_EXTENSION)
+        if (candidate / "package.json").is_file():
+            return candidate
+    return None

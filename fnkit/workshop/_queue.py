@@ -376,16 +376,7 @@ def _judge_poison(handler: Callable[..., Any], case: Case) -> str | None:
     for r in recs:
         mid, count = r["messageId"], r["attributes"]["ApproximateReceiveCount"]
         if mid in to_park and mid not in parked:
-            hint = (
-                "compare numbers, not texts (as text, '12' comes before '3'): use int(...)"
-                if int(count) >= 10
-                else f"call park(record) from the {PARK_FROM}rd receive on"
-            )
-            return Finding(
-                f"{_describe(case.event, mid)} has been received {count} times and failed again, but your "
-                f"handler did not park it: {hint}.",
-                f"not parked {int(count) >= 10}",
-            )
+            return _not_parked(handler, case, mid, count)
         if mid in to_park and mid in failed:
             return Finding(
                 f"{_describe(case.event, mid)} was parked but is still listed, so it comes back again and "
@@ -419,6 +410,43 @@ def _judge_poison(handler: Callable[..., Any], case: Case) -> str | None:
                 f"good {done}",
             )
     return None
+
+
+def _not_parked(handler: Callable[..., Any], case: Case, mid: str, count: str) -> Finding:
+    """Why a message due to be parked was not: no park call, a text comparison, a test that never holds, or too late."""
+    said = f"{_describe(case.event, mid)} has been received {count} times and failed again"
+    if not _calls_park(handler):
+        return Finding(
+            f"{said}, but your handler never calls park: call park(record) from the 3rd receive on.", "no park"
+        )
+    if int(count) >= 10:
+        hint = "compare numbers, not texts (as text, '12' comes before '3'): use int(...)"
+        return Finding(f"{said}, but your handler did not park it: {hint}.", "not parked, text")
+    probe = Case("probe", _queue_event([_order(1, 0), _order(2, 0), _order(3, 0)], 97, receive_counts=[4, 7, 12]))
+    if not _run(handler, probe)[1].parked:
+        return Finding(
+            f"{said}; your handler calls park, but the test before it never holds (it parks no bad order, "
+            f"whatever its receive count): the count is a string, so compare int(...) with {PARK_FROM}.",
+            "park never runs",
+        )
+    return Finding(
+        f"{said}, but your handler did not park it: call park(record) from the {PARK_FROM}rd receive on.", "not parked"
+    )
+
+
+def _calls_park(handler: Callable[..., Any]) -> bool:
+    """Whether `park` is a name the handler's code (or a function written beside it) uses."""
+    from ._placeholders import _helpers_of
+
+    stack = [getattr(f, "__code__", None) for f in (handler, *_helpers_of(handler))]
+    while stack:
+        code = stack.pop()
+        if code is None:
+            continue
+        if "park" in code.co_names:
+            return True
+        stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    return False
 
 
 register(

@@ -8,6 +8,7 @@ from typing import Any, Self
 
 from .._cells import short_ids_in, shorten
 from .._outcome import PROCESS_ENDED, what_it_did
+from ._history import cell_run, stale_note
 from ._placeholders import placeholders
 
 CASE_TIMEOUT_S = 2.0
@@ -28,6 +29,13 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @staticmethod
+    def status_of(message: str) -> str:
+        """The status a check's message says ('passed', 'not done yet', 'failed'): how its text output is read back."""
+        if message.startswith("done: all "):
+            return "passed"
+        return "not done yet" if message.startswith("not done yet") else "failed"
 
     def __str__(self) -> str:
         lines = [f"{self.exercise}: {self.message}"]
@@ -104,7 +112,7 @@ def not_done(label: str, handler: Any) -> CheckResult | None:
     """
     if handler is None or handler is Ellipsis:
         return CheckResult(
-            label, "not done yet", "not done yet: write your handler in the cell above, then run this cell again."
+            label, "not done yet", "not done yet: write your handler in its cell, run that cell, then this check."
         )
     if not callable(handler):
         return CheckResult(
@@ -116,12 +124,14 @@ def not_done(label: str, handler: Any) -> CheckResult | None:
     if not left:
         return None
     name = getattr(handler, "__name__", "your handler")
+    run = cell_run(getattr(handler, "__code__", None))
+    name += f" (as cell [{run}] defined it)" if run is not None else ""
     what = "a placeholder (...)" if len(left) == 1 else f"{len(left)} placeholders (...)"
     return CheckResult(
         label,
         "not done yet",
         f"not done yet: {name} still holds {what}; replace {'it' if len(left) == 1 else 'each'} "
-        "with your code, then run this cell again.",
+        "with your code, run the handler's cell, then this check.",
         [str(p) for p in left],
     )
 
@@ -137,6 +147,16 @@ class Exercise:
     judge: Callable[[Callable[..., Any], Case], str | None]  # None when the case passes, else one sentence
 
     def check(self, handler: Any) -> CheckResult:
+        """The hidden cases' verdict on `handler`; first, whether it is what its cell now says (`stale_note`)."""
+        graded = self._grade(handler)
+        note = stale_note(handler) if callable(handler) else None
+        if note is None:
+            return graded
+        return CheckResult(
+            self.id, "not done yet", note, [f"the earlier version: {graded.message}"], graded.cases, graded.passed_cases
+        )
+
+    def _grade(self, handler: Any) -> CheckResult:
         unfinished = not_done(self.id, handler)
         if unfinished is not None:
             return unfinished
@@ -186,6 +206,38 @@ def register(exercise: Exercise) -> Exercise:
 def exercises() -> dict[str, str]:
     """Every exercise id with its title."""
     return {e.id: e.title for e in _EXERCISES.values()}
+
+
+SOURCE_NAMES = {"queue": "the message queue", "mail": "the mail flow", "alb": "the load balancer"}
+
+
+@dataclass
+class ExerciseList:
+    """The exercises of one source (or all), as the registry holds them: what a lesson's closing cell shows."""
+
+    source: str | None
+    rows: list[tuple[str, str]]
+
+    def headline(self) -> str:
+        on = f" on {SOURCE_NAMES.get(self.source, self.source)}" if self.source else ""
+        return f"{len(self.rows)} exercise{'' if len(self.rows) == 1 else 's'}{on}:"
+
+    def __str__(self) -> str:
+        return "\n".join([self.headline(), *(f"- {exercise_id}: {title}" for exercise_id, title in self.rows)])
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        from .._cells import panel_html
+
+        rows = [{"exercise": exercise_id, "what to do": title} for exercise_id, title in self.rows]
+        return panel_html(self.headline(), rows=rows, css_class="fnkit-exercises")
+
+
+def exercise_list(source: str | None = None) -> ExerciseList:
+    """The exercises (of one source: "queue", "mail", "alb"), each with its id and title, from the registry."""
+    return ExerciseList(source, [(e.id, e.title) for e in _EXERCISES.values() if source in (None, e.source)])
 
 
 def check(exercise_id: str, handler: Any) -> CheckResult:

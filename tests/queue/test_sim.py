@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fnkit
+import fnkit._import
 from fnkit import queue
 
 
@@ -450,6 +451,8 @@ def test_a_handler_that_never_lets_a_message_go_stops_at_the_default_bound_and_s
     assert bound[0].filename == __file__  # the warning points at the user's call, not at fnkit
     assert run.end_s == pytest.approx(queue._sim.BOUND_S, abs=31)  # a virtual day
     assert f"with {left} message{'s' if left > 1 else ''} still in the queue" in run.stopped
+    # what happened, counted: all three came back every time, not "one"
+    assert ("(each received 2,881 times)" if left > 1 else "(received 2,881 times)") in run.stopped
     assert run.stopped.count(". ") == 0 and run.stopped.endswith(".")  # one sentence
     assert run.summary()["queued"] == left
     assert run.stopped in repr(run) and "stopped at its bound" in run._repr_html_()
@@ -471,4 +474,11 @@ def test_a_run_that_ends_by_itself_or_at_the_callers_limit_says_nothing_of_a_bou
     sim = _orders_sim()
     asked = sim.run(give_up_parks_and_lists, until_s=120, isolation="none")
     assert asked.stopped is None and asked.summary()["queued"] == 1
+    assert not [w for w in recwarn if "bound" in str(w.message)]
+
+
+def test_in_a_notebook_the_bound_is_a_line_of_the_cells_output_not_a_python_warning(monkeypatch, recwarn, capsys):
+    monkeypatch.setattr(fnkit._import, "in_notebook", lambda: True)
+    run = _orders_sim().run(give_up_parks_and_lists, isolation="none")
+    assert capsys.readouterr().out == run.stopped + "\n"
     assert not [w for w in recwarn if "bound" in str(w.message)]

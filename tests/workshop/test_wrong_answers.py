@@ -294,6 +294,25 @@ off_by_one = wrong("queue-poison", "did not park it", "from the 3rd receive on")
     _poison("off_by_one", lambda count: int(count) > 3)
 )
 parks_too_early = wrong("queue-poison", "too early to give up")(_poison("parks_too_early", lambda count: True))
+# `count == 3`: a string is never equal to 3, so park never runs, though the handler calls it
+equals_a_string = wrong("queue-poison", "calls park, but the test before it never holds", "compare int(...) with 3")(
+    _poison("equals_a_string", lambda count: count == 3)
+)
+
+
+@wrong("queue-poison", "never calls park", "call park(record) from the 3rd receive on")
+def never_parks(event, context):  # the first exercise's answer, unchanged: it lists every bad order
+    return {"batchItemFailures": [{"itemIdentifier": mid} for mid in _bad_ids(event)]}
+
+
+def test_a_handler_that_never_parks_nor_compares_is_not_told_to_compare_texts_or_numbers():
+    said = str(workshop.check("queue-poison", never_parks))
+    assert "compare numbers" not in said and "int(" not in said, said
+
+
+def test_a_handler_that_calls_park_is_never_told_it_did_not_park_without_why():
+    first = workshop.check("queue-poison", equals_a_string).problems[0]
+    assert "did not park it" not in first, first
 
 
 @wrong("queue-poison", "was parked but is still listed")
