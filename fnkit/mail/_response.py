@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from .._codec import Invocation, encode_response
 from .._config import with_settings
@@ -29,6 +29,7 @@ from ._config import (
     RESPONSE_FORM,
     UNIQUE_ACTIONS,
     MailConfig,
+    MailResponseSettings,
 )
 from ._decision import COVERAGE, RESTRICTIVENESS, Decision
 from ._event import ADDRESSES
@@ -570,7 +571,7 @@ def validate_response(
     *,
     flow_direction: str | None = None,
     config: MailConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[MailResponseSettings],
 ) -> Report:
     """Every problem of what a mail-flow function returned (M4, M6, M7); never raises for any response
     (a configuration the platform refuses is a ValueError naming the rule).

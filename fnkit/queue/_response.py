@@ -11,7 +11,7 @@ so the two cannot disagree.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any
+from typing import Any, Unpack
 
 import msgspec
 
@@ -24,7 +24,7 @@ from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, desc
 from .._shape import F, ListOf, Nullable, Shape, Text, unknown_key
 from ..rules import id_of, rule
 from ..types import QueueKind
-from ._config import REPORTING_OFF, QueueConfig
+from ._config import REPORTING_OFF, QueueConfig, QueueReportingSetting
 from ._fifo import GROUP_ORDER_BREAKS, fifo_attributes, group_order, placeholder_arn
 
 #: Q8, declared before the shape whose empty itemIdentifier it decides; implemented by `reporting_on`
@@ -499,7 +499,7 @@ def listed_before(ident: str, i: int, listed: set[str]) -> Issue | None:
 
 @with_settings(QueueConfig, "report_batch_item_failures")
 def validate_response(
-    response: Any, *, event: Any = None, config: QueueConfig | None = None, **settings: Any
+    response: Any, *, event: Any = None, config: QueueConfig | None = None, **settings: Unpack[QueueReportingSetting]
 ) -> Report:
     """Every problem of a queue handler's response (pass `event` to match ids against the batch); never raises
     for any response. The queue's settings: `config`, or `report_batch_item_failures=` (Q7). JSON text (str,
