@@ -188,3 +188,16 @@ def test_fnkit_check_exits_2_on_a_handler_it_cannot_import_or_a_bad_count(capsys
         main(["check", "tests.workshop.test_wrong_answers:lists_bare_ids", "--examples", "0"])
     assert exited.value.code == 2
     assert "at least 1" in capsys.readouterr().err
+
+
+# --- inside a test -------------------------------------------------------------------------------------------
+
+
+def test_check_handler_passes_a_handler_that_keeps_its_contract_and_fails_showing_the_event():
+    from fnkit.testing import check_handler
+
+    assert check_handler(wrong.partial_with_a_comprehension, examples=10).ok
+    with pytest.raises(AssertionError) as failed:
+        check_handler(wrong.returns_the_receipt_handle, examples=10)
+    said = str(failed.value)
+    assert "looks like a receiptHandle" in said and '"Records": [{' in said and "answer:" in said

@@ -7,6 +7,9 @@
   plugin (`fnkit.testing.plugin`, registered when fnkit is installed) offers one per source
   as the fixtures `queue_event`, `mail_event` and `alb_event`, typed for a test that annotates them:
   `def test_it(queue_event: QueueEventFactory)` (each returns the source's `fnkit.types` event).
+- `check_handler(handler, source)`: `fnkit.check` inside a test; fails listing each rule the
+  handler breaks with the smallest event that shows it (in this process by default, so the
+  test's mocks are what the handler talks to).
 - `fnkit.testing.strategies`: hypothesis strategies of valid events and responses
   (`pip install 'fnkit[testing]'`); importing `fnkit.testing` imports neither hypothesis
   nor pandas.
@@ -15,6 +18,7 @@
 from __future__ import annotations
 
 from ._assertions import assert_outcome, assert_valid
+from ._check import check_handler
 from ._factories import AlbEventFactory, EventFactory, MailEventFactory, QueueEventFactory, event_factory
 
 __all__ = [
@@ -24,5 +28,6 @@ __all__ = [
     "QueueEventFactory",
     "assert_outcome",
     "assert_valid",
+    "check_handler",
     "event_factory",
 ]
