@@ -15,7 +15,7 @@
   worker processes are killed at once, and each call returns the error `fnkit.Stopped`.
 
 `invoke` and `invoke_many` live here, above the two rooms they choose between: fnkit._invoke
-(in this process: "none" and "thread") and fnkit._isolate (worker processes), which imports
+(in this process: "none" and "thread") and fnkit._running (worker processes), which imports
 fnkit._invoke and never this module.
 """
 
@@ -106,9 +106,9 @@ def _call(
     started = time.perf_counter()
     try:
         if isolation == "process":  # the event travels to the worker: a copy of its own there
-            from . import _isolate
+            from ._running import exchange
 
-            return _isolate.call(handler, event, context, timeout_s, memory_limit_mb)
+            return exchange.call(handler, event, context, timeout_s, memory_limit_mb)
         if isinstance(handler, str):
             handler = load_handler(handler)
         if copy is not None:
@@ -165,9 +165,9 @@ def invoke_many(
     prepared = [_prepare(c, timeout_s, start=False) for c in contexts]  # each clock starts in the worker
     started = time.perf_counter()
     try:
-        from . import _isolate
+        from ._running import exchange
 
-        return _isolate.call_many(handler, events, prepared, timeout_s, memory_limit_mb)
+        return exchange.call_many(handler, events, prepared, timeout_s, memory_limit_mb)
     except KeyboardInterrupt:
         raise interrupted(started) from None
     except Exception as exc:  # noqa: BLE001
@@ -179,9 +179,9 @@ def stats() -> dict[str, int]:
     import sys
 
     counts = {"workers_started": 0, "workers_killed": 0, "worker_crashes": 0, "calls": 0}
-    isolate = sys.modules.get("fnkit._isolate")
-    if isolate is not None:  # (another thread may be importing it right now: STATS comes once it is there)
-        counts.update(getattr(isolate, "STATS", {}))
+    wire = sys.modules.get("fnkit._running.wire")
+    if wire is not None:  # (another thread may be importing it right now: STATS comes once it is there)
+        counts.update(getattr(wire, "STATS", {}))
     counts.update(THREAD_STATS)
     return counts
 
@@ -190,9 +190,9 @@ def shutdown() -> None:
     """Stop every idle worker process and the process that forks them."""
     import sys
 
-    isolate = sys.modules.get("fnkit._isolate")
-    if isolate is not None:
-        isolate.shutdown()
+    pool = sys.modules.get("fnkit._running.pool")
+    if pool is not None and hasattr(pool, "shutdown"):  # (one being imported right now has no worker yet)
+        pool.shutdown()
 
 
 __all__ = [

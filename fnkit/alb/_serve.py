@@ -7,7 +7,7 @@ the load balancer would (A1, A14), else turned into an event by `_http.request_t
 handed to the handler (with its timeout), and the response turned into HTTP by
 `answered_by_function`: the same code the simulator's `outcome` ends in. Under the default
 isolation the handler runs in a worker process that the server's event loop itself watches
-(`fnkit._isolate.invoke_async`: no thread waits on it); "thread" and "none" run it on a thread
+(`fnkit._running.loop.invoke_async`: no thread waits on it); "thread" and "none" run it on a thread
 of the server's, so that a slow handler never holds the loop.
 """
 
@@ -485,13 +485,13 @@ class _Front:
             for call in list(self.calls):
                 call.cancel()  # a handler still running past the grace: its worker process is killed
             self.loop.run_until_complete(asyncio.sleep(0))  # the aborted transports close their sockets
-            if "fnkit._isolate" in sys.modules:  # idle workers this loop watched go back to the other callers
-                sys.modules["fnkit._isolate"].release_loop(self.loop)
+            if "fnkit._running.loop" in sys.modules:  # idle workers this loop watched go back to the other callers
+                sys.modules["fnkit._running.loop"].release_loop(self.loop)
             self.loop.close()
 
     def invoke_soon(self, event: dict[str, Any], done: Callable[[Invocation], None]) -> None:
         """On the loop: start invoking the handler in a worker process; `done(invocation)` on the loop."""
-        from .._isolate import invoke_soon
+        from .._running.loop import invoke_soon
 
         srv = self.server
         call = None
