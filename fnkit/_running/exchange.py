@@ -31,6 +31,7 @@ from .wire import (
     _IMPORT_BLOB,
     _PROTOCOL,
     BACKSTOP_S,
+    ENDED,
     ERROR_EXIT,
     ERROR_NOT_MOVABLE,
     LOAD_TIMEOUT_S,
@@ -38,9 +39,16 @@ from .wire import (
     STATS,
     STOPPED_BEFORE,
     STOPPED_TEXT,
-    CallMessage,
+    Call,
+    CallBack,
+    CallItem,
+    Ended,
+    Held,
+    Loaded,
     Message,
-    ResultMessage,
+    Out,
+    Reply,
+    Result,
     _ended_by_alarm,
     _from_data,
     _message,
@@ -79,7 +87,7 @@ class _Item:
         self.started = 0.0
         cls, state, services, remaining = _export_context(context)
         self.services = services
-        self.message: CallMessage = (call_id, event, cls, state, remaining, timeout_s)
+        self.message = CallItem(call_id, event, cls, state, remaining, timeout_s)
 
     def add_log(self, text: str) -> None:
         """Keep a piece of the call's output (up to MAX_LOG_CHARS; the rest is counted)."""
@@ -112,11 +120,17 @@ def _error_invocation(item: _Item, kind: str, message: str, duration_ms: float =
     )
 
 
-def _finish(item: _Item, message: ResultMessage) -> Invocation:
+def _finish(item: _Item, message: Result) -> Invocation:
     """The `Invocation` of a result the worker sent (as data: nothing in it is unpickled)."""
-    _, _, status, payload, duration_ms, changes, facts, timeout_s = message
-    if isinstance(changes, dict):
-        for key, value in changes.items():
+    status, payload, duration_ms, facts, timeout_s = (
+        message.status,
+        message.payload,
+        message.duration_ms,
+        message.reports,
+        message.timeout_s,
+    )
+    if message.changes:
+        for key, value in message.changes.items():
             try:
                 setattr(item.context, str(key), value)
             except Exception:  # noqa: BLE001 - a read-only attribute stays as it was
@@ -168,21 +182,21 @@ def with_source_lines(traceback_text: str) -> str:
     return "".join(out)
 
 
-def _call_back_reply(item: _Item, message: Message) -> bytes:
+def _call_back_reply(item: _Item, message: CallBack) -> bytes:
     """The caller's answer to a worker's call of a service (pickled: the worker trusts its caller)."""
-    _, _call_id, slot, method, args, kwargs = message
+    slot, method, args, kwargs = message.slot, message.method, message.args, message.kwargs
     try:
         service = item.services[slot]
-        if not isinstance(method, str) or method not in getattr(type(service), "_remote_methods", ()):
+        if method not in getattr(type(service), "_remote_methods", ()):
             raise AttributeError(f"{type(service).__name__} offers no method {method!r} to a handler")
         value = getattr(service, method)(*args, **{str(k): v for k, v in kwargs.items()})
-        reply: tuple[bool, Any] = (True, value)
+        reply = Reply(True, value)
     except Exception as exc:  # noqa: BLE001 - raised again in the handler, as the service raised it
-        reply = (False, exc)
+        reply = Reply(False, exc)
     try:
         return pickle.dumps(reply, _PROTOCOL)
     except Exception as exc:  # noqa: BLE001
-        return pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")), _PROTOCOL)
+        return pickle.dumps(Reply(False, RuntimeError(f"{type(exc).__name__}: {exc}")), _PROTOCOL)
 
 
 # The exchange with workers is written once, as generators that say what they need done and decide on what
@@ -190,7 +204,7 @@ def _call_back_reply(item: _Item, message: Message) -> bytes:
 # synchronous API), `_Driver` runs them by callbacks on an event loop (the servers). The steps:
 #   (_TAKE, memory_mb)                 -> a worker (from the pool, or a new one)
 #   (_SEND, worker, data, deadline)    -> True: sent; False: the worker is gone; None: not taken by the deadline
-#   (_WAIT, worker, deadline)          -> the worker's next message; None past the deadline; ("ended",)
+#   (_WAIT, worker, deadline)          -> the worker's next message; None past the deadline; ENDED
 _TAKE, _SEND, _WAIT = 0, 1, 2
 Step = tuple[Any, ...]
 _T = TypeVar("_T")
@@ -286,13 +300,8 @@ def _exchange_steps(
             evict.append(worker.handlers.popitem(last=False)[0])
     else:
         worker.handlers.move_to_end(key)
-    outgoing: Message = (
-        "batch" if len(items) - start > 1 else "call",
-        key,
-        blob if send_blob else None,
-        _sync_for(worker, memory_mb),
-        evict,
-        [item.message for item in items[start:]],
+    outgoing = Call(
+        key, blob if send_blob else None, _sync_for(worker, memory_mb), evict, [item.message for item in items[start:]]
     )
     try:
         data = _dumps_message(outgoing)
@@ -319,7 +328,7 @@ def _exchange_steps(
                     f"the handler's module did not load within {LOAD_TIMEOUT_S:g} s in the worker process",
                 )
             return len(items), "lost", ""
-        if reply[0] != "loaded":  # it ended while loading (the module's own code exited, say)
+        if type(reply) is not Loaded:  # it ended while loading (the module's own code exited, say)
             if worker.stopped:
                 worker.kill()
                 kind, text = STOPPED_ERROR, STOPPED_TEXT
@@ -328,17 +337,17 @@ def _exchange_steps(
             for item in items[start:]:
                 item.result = _error_invocation(item, kind, text)
             return len(items), "lost", ""
-        if not reply[1]:
+        if not reply.ok:
             worker.handlers.pop(key, None)
             if blob.startswith(_IMPORT_BLOB):  # the handler named by its import path: the platform's error
                 for item in items[start:]:
-                    item.result = _error_invocation(item, IMPORT_ERROR, str(reply[2]))
+                    item.result = _error_invocation(item, IMPORT_ERROR, reply.why)
                 return len(items), "ok", ""
             why = (
-                f"the handler cannot be loaded in the worker process ({reply[2]}). Define it in a module the "
+                f"the handler cannot be loaded in the worker process ({reply.why}). Define it in a module the "
                 'worker can import, or in the notebook itself; or call with isolation="none".'
             )
-            if reply[3]:
+            if reply.import_error:
                 return start, "reload", why
             for item in items[start:]:
                 item.result = _error_invocation(item, ERROR_NOT_MOVABLE, why)
@@ -351,17 +360,16 @@ def _exchange_steps(
         if message is None:  # past the timeout: a hard stop
             _timed_out(worker, item)
             return index + 1, "lost", ""
-        if message[0] == "ended":
+        if isinstance(message, (Ended, Loaded)):  # (a Loaded now is a worker that does not follow the protocol)
             return _lost(worker, items, index, item.started), "lost", ""
-        kind = message[0]
-        if message[1] != item.call_id:
+        if message.call_id != item.call_id:
             continue  # output of a call that is over (a thread it left behind)
-        if kind == "out":
-            item.add_log(message[2])
-        elif kind == "rpc":
+        if isinstance(message, Out):
+            item.add_log(message.text)
+        elif isinstance(message, CallBack):
             if not (yield (_SEND, worker, _call_back_reply(item, message), None)):
                 return _lost(worker, items, index, item.started), "lost", ""
-        elif kind == "result":
+        elif isinstance(message, Result):
             item.result = _finish(item, message)
             index += 1
             if index < len(items):
@@ -423,14 +431,14 @@ def _send(worker: _Worker, data: bytes) -> bool:
 
 
 def _wait(worker: _Worker, deadline: float | None) -> Message | None:
-    """The next message from the worker; None past the deadline; ("ended",) when it is gone.
+    """The next message from the worker; None past the deadline; `ENDED` when it is gone.
 
     The worker's socket and its process are both watched: a worker that ended is seen at
     once, even when a process its handler started still holds the socket open.
     """
     try:
         if worker.backlog:
-            return _message(worker.backlog.pop())
+            return _one(worker.backlog.pop())
         while True:
             timeout = None if deadline is None else deadline - time.monotonic()
             if timeout is not None and timeout <= 0:
@@ -439,21 +447,29 @@ def _wait(worker: _Worker, deadline: float | None) -> Message | None:
             if not ready:
                 continue
             if not worker.conn.poll(0):  # not its socket: its process has ended
-                return ("ended",)
+                return ENDED
             return _unpack(worker, worker.conn.recv_bytes())
     except (EOFError, OSError):
-        return ("ended",)
+        return ENDED
     except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
-        return ("ended",)
+        return ENDED
 
 
 def _unpack(worker: _Worker, data: bytes) -> Message:
     """A message as it came from the worker; results held back and sent together wait in its backlog."""
     message = _message(data)
-    if message[0] != "results":
+    if not isinstance(message, Held):
         return message
-    worker.backlog = list(message[1])[::-1]  # results held back by the worker, oldest last
-    return _message(worker.backlog.pop())
+    worker.backlog = message.results[::-1]  # results held back by the worker, oldest last
+    return _one(worker.backlog.pop())
+
+
+def _one(data: bytes) -> Message:
+    """A message held back in a `Held` (never itself a `Held`)."""
+    message = _message(data)
+    if isinstance(message, Held):
+        raise ValueError("results held inside results")
+    return message
 
 
 def _lost(worker: _Worker, items: list[_Item], index: int, started: float) -> int:

@@ -20,9 +20,9 @@ from .._invoke import (
     _prepare,
     check_memory_limit,
 )
-from .exchange import _SEND, _TAKE, _WAIT, Step, _Item, _next_call_id, _run_steps, _unpack, call
+from .exchange import _SEND, _TAKE, _WAIT, Step, _Item, _next_call_id, _one, _run_steps, _unpack, call
 from .pool import _pool, _Worker, memory_limit_mb
-from .wire import Message, _message
+from .wire import ENDED, Message
 
 if TYPE_CHECKING:
     import asyncio
@@ -162,16 +162,16 @@ class _Channel:
             listener()
 
     def next_message(self) -> Message | None:
-        """The worker's next message if it has come (("ended",) once it has ended), else None. Never waits."""
+        """The worker's next message if it has come (`ENDED` once it has ended), else None. Never waits."""
         worker = self.worker
         try:
             if worker.backlog:
-                return _message(worker.backlog.pop())
+                return _one(worker.backlog.pop())
             if self.frames:
                 return _unpack(worker, self.frames.popleft())
         except Exception:  # noqa: BLE001 - an answer this process cannot read: the worker is not trusted further
-            return ("ended",)
-        return ("ended",) if self.ended else None
+            return ENDED
+        return ENDED if self.ended else None
 
     def write(self, view: memoryview) -> memoryview | None:
         """Write what the socket takes now; what is left (empty: all of it), or None when the worker is gone."""

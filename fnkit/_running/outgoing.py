@@ -15,7 +15,7 @@ from .._invoke import (
     Handler,
 )
 from .pool import _Worker
-from .wire import _IMPORT_BLOB, _PLAIN, _PROTOCOL, _UNSET, Message, _RemoteSpec, _short
+from .wire import _IMPORT_BLOB, _PLAIN, _PROTOCOL, _UNSET, Call, _RemoteSpec, _short
 
 if TYPE_CHECKING:
     pass
@@ -139,7 +139,7 @@ def _export_context(context: Context) -> tuple[type[Context], dict[str, Any], li
     return type(context), state, services, remaining
 
 
-def _dumps_message(message: Message) -> bytes:
+def _dumps_message(message: Call) -> bytes:
     try:
         return pickle.dumps(message, _PROTOCOL)
     except Exception:  # noqa: BLE001 - an event or context of classes only cloudpickle can move

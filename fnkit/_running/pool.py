@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .._invoke import (
     DEFAULT_MEMORY_LIMIT_MB,
 )
-from .wire import _PROTOCOL, _UNSET, IDLE_WINDOW_S, MAX_IDLE_WORKERS, STATS, Message, _ended_by_alarm, _exit_text
+from .wire import _PROTOCOL, _UNSET, IDLE_WINDOW_S, MAX_IDLE_WORKERS, STATS, Exit, _ended_by_alarm, _exit_text
 from .worker import _leader_ended, _worker_main_conn
 from .zygote import _pidfd, _use_zygote, _Zygote, forget_zygote, running_zygote, stop_zygote
 
@@ -121,7 +121,7 @@ class _Worker:
             self.stopped = True
             self._signal()
 
-    def send(self, message: Message) -> None:
+    def send(self, message: Exit) -> None:
         """Send one message to the worker."""
         self.conn.send_bytes(pickle.dumps(message, _PROTOCOL))
 
@@ -172,7 +172,7 @@ class _Worker:
         if self.channel is not None:
             self.channel.close()
         try:
-            self.send(("exit",))
+            self.send(Exit())
             self.conn.poll(1.0)  # it leaves at once; a worker that does not is killed
         except OSError:
             pass

@@ -10,7 +10,6 @@ import os
 import pickle
 import re
 import signal
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -25,26 +24,100 @@ if TYPE_CHECKING:
     pass
 
 
-# The messages on a worker's socket are sequences whose first item names them:
-#   caller -> worker (pickled: the worker trusts its caller)
-#                     ("call" | "batch", key, handler blob | None, sync, evicted keys, [CallMessage, ...]),
-#                     ("exit",); and the reply to an "rpc": (ok, value or exception)
-#   worker -> caller (msgpack: data only, never a pickle)
-#                     ["loaded", ok, why, is_import_error], ["out", call_id, text],
-#                     ["rpc", call_id, slot, method, args, kwargs], a ResultMessage,
-#                     ["results", [msgpack of a ResultMessage, ...]] for results held back and sent together
-# and ("ended",) is the caller's own word for a worker whose socket closed (or that ended).
-Message = Sequence[Any]
-# (call_id, event, context class, context state, seconds left, timeout_s)
-CallMessage = tuple[int, Any, "type[Context]", dict[str, Any], float | None, float | None]
-# ["result", call_id, "returned" | "error", payload, duration_ms, context changes, reports, timeout_s]
-#   payload of "returned": [kind, value, JSON text | None, why not JSON | None, type name, repr]
-#     kind "data" (value is the returned value as data), "raw" (value is Raw's str or bytes),
-#     "opaque" (it cannot travel as data: value is None; type name and repr say what it was)
-#     "json" (it cannot travel as data but JSON encodes it: value is None, the caller reads the JSON text)
-#   payload of "error": [type, message, traceback]
-#   reports: [[topic, kind, value, type name, repr], ...] with the same kinds
-ResultMessage = Sequence[Any]
+# The messages on a worker's socket, each a msgspec Struct whose fields have names.
+#   caller -> worker (pickled: the worker trusts its caller): `Call`, `Exit`, and the `Reply` to a `CallBack`
+#   worker -> caller (msgpack: data only, never a pickle; tagged and array-like, so a message is
+#   [tag, field, ...]): `Loaded`, `Out`, `CallBack`, `Result`, and `Held` for results sent together
+# and `ENDED` is the caller's own word for a worker whose socket closed (or that ended).
+
+
+class CallItem(msgspec.Struct, array_like=True, frozen=True):
+    """One event to run: the context travels as its class and its plain state, with the seconds left."""
+
+    call_id: int
+    event: Any
+    context_class: type[Context]
+    context_state: dict[str, Any]
+    remaining_s: float | None
+    timeout_s: float | None
+
+
+class Call(msgspec.Struct, array_like=True, frozen=True):
+    """Run `items` with the handler `key` (its `blob` sent when the worker does not have it yet), after taking
+    the caller's state (`sync`) and forgetting the handlers `evict`."""
+
+    key: bytes
+    blob: bytes | None
+    sync: dict[str, Any]
+    evict: list[bytes]
+    items: list[CallItem]
+
+
+class Exit(msgspec.Struct, array_like=True, frozen=True):
+    """Leave: the caller retires this worker."""
+
+
+class Reply(msgspec.Struct, array_like=True, frozen=True):
+    """The caller's answer to a `CallBack`: the value, or the exception the service raised (`ok` False)."""
+
+    ok: bool
+    value: Any
+
+
+class Loaded(msgspec.Struct, tag="loaded", array_like=True, frozen=True):
+    """The handler a `Call` sent was loaded (`ok`), or why not (and whether it was an import that failed)."""
+
+    ok: bool
+    why: str
+    import_error: bool
+
+
+class Out(msgspec.Struct, tag="out", array_like=True, frozen=True):
+    """Output the running call wrote (print, logging, file descriptors 1 and 2)."""
+
+    call_id: int
+    text: str
+
+
+class CallBack(msgspec.Struct, tag="rpc", array_like=True, frozen=True):
+    """The running call calls `method` of the caller's service `slot` (the mail content API, say)."""
+
+    call_id: int
+    slot: int
+    method: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+class Result(msgspec.Struct, tag="result", array_like=True):
+    """How one call ended. `payload` of "returned": [kind, value, JSON text | None, why not JSON | None,
+    type name, repr], where kind is "data" (value is the returned value as data), "raw" (value is Raw's str or
+    bytes), "opaque" (it cannot travel as data: value is None; type name and repr say what it was) or "json"
+    (it cannot travel as data but JSON encodes it: value is None, the caller reads the JSON text); of
+    "error": [type, message, traceback]. `reports`: [[topic, kind, value, type name, repr], ...]."""
+
+    call_id: int
+    status: str  # "returned" | "error"
+    payload: list[Any]
+    duration_ms: float
+    changes: dict[str, Any]  # what the handler changed on its context, as data
+    reports: list[list[Any]]
+    timeout_s: float | None
+
+
+class Held(msgspec.Struct, tag="results", array_like=True, frozen=True):
+    """Results held back by the worker and sent together (each one an encoded `Result`), oldest first."""
+
+    results: list[bytes]
+
+
+class Ended(msgspec.Struct, tag="ended", array_like=True, frozen=True):
+    """The caller's own word: the worker's socket closed, or its process ended."""
+
+
+ENDED = Ended()
+FromWorker = Loaded | Out | CallBack | Result | Held
+Message = Loaded | Out | CallBack | Result | Ended
 
 LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
 MAX_IDLE_WORKERS = 8
@@ -120,11 +193,12 @@ def _unsendable(type_name: str, text: str) -> Unsendable:
     return value
 
 
-def _message(data: bytes) -> Message:
-    """A message from a worker, read as data (a list whose first item is its kind); ValueError when it is not."""
-    message = _DECODE(data)
-    if not isinstance(message, list) or not message or not isinstance(message[0], str):
-        raise ValueError("not a message")
+_READ = msgspec.msgpack.Decoder(FromWorker).decode
+
+
+def _message(data: bytes) -> Loaded | Out | CallBack | Result | Held:
+    """A message from a worker, read as data into its Struct; msgspec.ValidationError when it is not one."""
+    message: Loaded | Out | CallBack | Result | Held = _READ(data)
     return message
 
 

@@ -29,7 +29,15 @@ from .wire import (
     _IMPORT_BLOB,
     _UNSET,
     ERROR_NOT_MOVABLE,
-    Message,
+    Call,
+    CallBack,
+    CallItem,
+    Exit,
+    Held,
+    Loaded,
+    Out,
+    Reply,
+    Result,
     _as_data,
     _encodable,
     _RemoteSpec,
@@ -85,7 +93,7 @@ class _WorkerState:
         self.environ_data: dict[Any, Any] = {}
         self.fd_output: _FdOutput | None = None  # file descriptors 1 and 2, read into the call's output
 
-    def send(self, message: Message) -> None:
+    def send(self, message: Loaded | Out) -> None:
         """Send one message to the caller (as data), after any results held back."""
         data = _ENCODE(message)
         with self.send_lock:
@@ -120,7 +128,7 @@ class _WorkerState:
     def _send_results(self) -> None:
         if self.results:
             data, self.results = self.results, []
-            self.conn.send_bytes(_ENCODE(("results", data)))
+            self.conn.send_bytes(_ENCODE(Held(data)))
         self.results_since = time.perf_counter()
 
     def call_back(
@@ -138,7 +146,7 @@ class _WorkerState:
                 raise closed_error(f"This invocation is over; {method}() of its service is closed.")
             self.flush()
             try:
-                data = _ENCODE(("rpc", self.call_id, slot, method, args, kwargs))
+                data = _ENCODE(CallBack(self.call_id, slot, method, list(args), kwargs))
             except (TypeError, ValueError, OverflowError) as exc:
                 raise TypeError(
                     f"the arguments of {method}() cannot travel to the caller's process as data ({exc}): "
@@ -147,10 +155,10 @@ class _WorkerState:
             with self.send_lock:
                 self._send_results()
                 self.conn.send_bytes(data)
-            ok, value = pickle.loads(self.conn.recv_bytes())  # from the caller, which the worker trusts
-        if ok:
-            return value
-        raise value
+            reply: Reply = pickle.loads(self.conn.recv_bytes())  # from the caller, which the worker trusts
+        if reply.ok:
+            return reply.value
+        raise reply.value
 
     def write(self, text: str) -> None:
         """Output of the running call: sent on by the line."""
@@ -164,7 +172,7 @@ class _WorkerState:
         """Send the running call's output written so far."""
         if self.pending and self.call_id is not None:
             text, self.pending = self.pending, ""
-            self.send(("out", self.call_id, text))
+            self.send(Out(self.call_id, text))
 
 
 _worker_state = _WorkerState()
@@ -500,17 +508,10 @@ def _context_changes(context: Any, state: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
-def _run_one(
-    handler: Handler,
-    call_id: int,
-    event: Any,
-    ctx_cls: type[Context],
-    ctx_state: dict[str, Any],
-    remaining_s: float | None,
-    timeout_s: float | None,
-) -> tuple[bytes, bool]:
+def _run_one(handler: Handler, item: CallItem) -> tuple[bytes, bool]:
     """Run the handler once in this worker; the result message, encoded, and whether it ran out of memory."""
-    context = _rebuild_context(ctx_cls, ctx_state, remaining_s, call_id)
+    call_id, event, ctx_state, timeout_s = item.call_id, item.event, item.context_state, item.timeout_s
+    context = _rebuild_context(item.context_class, ctx_state, item.remaining_s, call_id)
     capture = _WorkerCapture()
     token = _current.set(capture)
     with _worker_state.call_lock:
@@ -557,16 +558,7 @@ def _run_one(
     else:
         payload = [value.type, value.message, value.traceback]
     reports = [[topic, "data", fact, "", ""] for topic, fact in capture.reports]
-    message = [
-        "result",
-        call_id,
-        status,
-        payload,
-        duration_ms,
-        _context_changes(context, ctx_state),
-        reports,
-        timeout_s,
-    ]
+    message = Result(call_id, status, payload, duration_ms, _context_changes(context, ctx_state), reports, timeout_s)
     try:
         return _ENCODE(message), out_of_memory
     except Exception:  # noqa: BLE001 - something in it cannot travel as data: say what it was instead
@@ -575,13 +567,13 @@ def _run_one(
         kind, data, type_name, shown = _as_data(value)
         if kind == "opaque" and payload[2] is not None:  # it cannot travel as data, but as its JSON text it can
             kind, shown = "json", ""  # (the caller reads it back from the text: what the platform would read)
-        message[3] = [kind, data, payload[2], payload[3], type_name, shown]
-    message[6] = [[str(topic), *_as_data(fact)] for topic, fact in capture.reports]
+        message.payload = [kind, data, payload[2], payload[3], type_name, shown]
+    message.reports = [[str(topic), *_as_data(fact)] for topic, fact in capture.reports]
     try:
         return _ENCODE(message), out_of_memory
     except Exception as exc:  # noqa: BLE001 - (a topic that is not a string, say)
         error = [ERROR_NOT_MOVABLE, f"the handler's result could not be sent back to the caller: {_short(exc)}", ""]
-        return _ENCODE(["result", call_id, "error", error, duration_ms, {}, [], timeout_s]), out_of_memory
+        return _ENCODE(Result(call_id, "error", error, duration_ms, {}, [], timeout_s)), out_of_memory
 
 
 def _load(blob: bytes) -> Handler:
@@ -604,30 +596,29 @@ def _worker_loop(conn: Any) -> None:
             message = pickle.loads(conn.recv_bytes())  # from the caller, which the worker trusts
         except (EOFError, OSError):
             return
-        kind = message[0]
-        if kind == "exit":
+        if type(message) is Exit:
             return
-        if kind not in ("call", "batch"):
+        if type(message) is not Call:
             continue
-        _, key, blob, sync, evict, items = message
-        _apply_sync(sync)
-        for old in evict:
+        key, blob, items = message.key, message.blob, message.items
+        _apply_sync(message.sync)
+        for old in message.evict:
             handlers.pop(old, None)
         if blob is not None:
             try:
                 handlers[key] = _load(blob)
             except BaseException as exc:  # noqa: BLE001 - the caller says why the handler cannot load
                 why = str(exc) if isinstance(exc, HandlerImportError) else f"{type(exc).__name__}: {exc}"
-                _worker_state.send(("loaded", False, why, isinstance(exc, ImportError)))
+                _worker_state.send(Loaded(False, why, isinstance(exc, ImportError)))
                 end_children()
                 if not _restore_baseline():
                     return
                 continue
-            _worker_state.send(("loaded", True, "", False))
+            _worker_state.send(Loaded(True, "", False))
         handler = handlers[key]
         _worker_state.results_since = time.perf_counter()
-        for number, (call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s) in enumerate(items, 1):
-            data, out_of_memory = _run_one(handler, call_id, event, ctx_cls, ctx_state, remaining_s, timeout_s)
+        for number, item in enumerate(items, 1):
+            data, out_of_memory = _run_one(handler, item)
             end_children()  # what the handler started ends with its call
             clean = _restore_baseline()
             _worker_state.hold_result(data, number == len(items) or out_of_memory or not clean)
