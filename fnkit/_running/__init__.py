@@ -39,4 +39,5 @@ The rooms, each one concern, lowest first (no room imports one above it):
 - `outgoing`: what travels to a worker (the handler, the event, the context, the state a call starts from).
 - `exchange`: one exchange with a worker as a generator of steps, and the driver on the caller's thread.
 - `loop`: the driver of the same steps on an event loop (a server's).
+- `calls`: the calls users make (`invoke`, `invoke_many`), which choose between this process and a worker.
 """
