@@ -6,27 +6,26 @@
     python3 kit.py reset [NOTEBOOK...]          a fresh copy of a notebook in work/ (all: no name, asked)
     python3 kit.py doctor [-v]                  set up .venv, then say whether this machine is ready (exit 0/1)
     python3 kit.py progress [PATH...]           which exercises each working copy passed [--csv FILE] [--stored]
+    python3 kit.py update | release [NAME...]   the instructor's changes into work/ | a solution learners then get
     python3 kit.py test [pytest args...]        set up .venv and Chromium, run the gates and every test
     python3 kit.py cover [pytest args...]       every test, with coverage (workers and kernels too)
     python3 kit.py lint [--fix]                 run the gates: ruff (lint, format), mypy, import-linter
     python3 kit.py bench [script args...]       set up .venv with benchmarks, run them
     python3 kit.py lock [uv pip compile args...] pin every dependency again into constraints.txt
 
-Set-up: .venv is made with `python -m venv` when missing, and the project is
-installed into it editable, with the versions pinned in constraints.txt
-(`pip install --no-compile -c constraints.txt -e .[EXTRAS]`, plain pip); the install is skipped
-while pyproject.toml and constraints.txt are unchanged since the last one. `lab`
-installs the extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and
-`bench` add the tools (DEV_EXTRAS), into the same .venv.
+Set-up: .venv is made with `python -m venv` when missing, and the project is installed into it editable, with the
+versions pinned in constraints.txt (`pip install --no-compile -c constraints.txt -e .[EXTRAS]`, plain pip); the
+install is skipped while pyproject.toml and constraints.txt are unchanged since the last one. `lab` installs the
+extras the notebooks need (LAB_EXTRAS below); `test`, `lint` and `bench` add the tools (DEV_EXTRAS), into the same
+.venv.
 
-Working copy: `lab` copies the notebooks of notebooks/ into work/ (ignored by
-git) the first time, and any notebook added to notebooks/ later; it never
-overwrites one you have. `reset` puts the pristine notebook back and keeps
-yours in work/.backup/. Instructors edit notebooks/ (`lab --pristine` opens it).
+Working copy: `lab` copies notebooks/ into work/ (git ignores it), then each new notebook, never over yours: `update`
+merges changes in, `reset` puts the pristine one back (yours kept in work/.backup/). Instructors edit notebooks/.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -36,7 +35,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -235,12 +234,19 @@ def notebooks_in(folder: Path) -> list[Path]:
     return sorted(p for p in found if ".ipynb_checkpoints" not in p.parts and BACKUP_DIR not in p.parts)
 
 
+def hidden_solution(pristine: Path, rel: Path) -> bool:
+    """A solution not released yet: notebooks/solutions/RELEASED, when there is one, lists those learners get."""
+    listed = pristine / "solutions" / "RELEASED"
+    lines = listed.read_text("utf-8").splitlines() if rel.parts[0] == "solutions" and listed.is_file() else None
+    return lines is not None and rel.stem not in [line.split("#")[0].strip().removesuffix(".ipynb") for line in lines]
+
+
 def copy_new_notebooks(pristine: Path, work: Path) -> list[Path]:
     """Copy into `work` each notebook of `pristine` it does not have yet; never overwrite one. The copied paths."""
     copied = []
     for rel in notebooks_in(pristine):
         target = work / rel
-        if target.exists():
+        if target.exists() or hidden_solution(pristine, rel):
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(pristine / rel, target)
@@ -431,6 +437,7 @@ def cmd_lab(args: list[str]) -> None:
     quiet_lab_settings(VENV)
     if not pristine:
         prepare_work_copy()
+        subprocess.call([str(PYTHON), "-m", "fnkit.workshop", "update", "--check"], env=venv_env())  # changed ones
     extra = ["--allow-root"] if is_root() and "--allow-root" not in args else []
     folder = PRISTINE if pristine else WORK
     say(f"opening JupyterLab on {folder.name}/{START_NOTEBOOK}")
@@ -559,15 +566,9 @@ GATES = (
 
 def run_gate(gate: Gate) -> tuple[int, str]:
     """Run one gate in .venv from the repo root: (findings, output). A gate that fails without a finding counts one."""
+    argv = [str(BIN / gate.argv[0]), *gate.argv[1:]]
     try:
-        done = subprocess.run(
-            [str(BIN / gate.argv[0]), *gate.argv[1:]],
-            cwd=ROOT,
-            env=venv_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = subprocess.run(argv, cwd=ROOT, env=venv_env(), capture_output=True, text=True, check=False)
     except OSError as exc:  # not installed in .venv
         return 1, f"kit.py: cannot run {gate.name}: {exc}"
     output = done.stdout + done.stderr
@@ -706,14 +707,13 @@ def cmd_lock(args: list[str]) -> None:
 
 
 def cmd_workshop(command: str, args: list[str]) -> None:
-    """`doctor` and `progress`: set up .venv, then `python -m fnkit.workshop COMMAND` there, from this folder."""
+    """doctor, progress, update, release: set up .venv, then `python -m fnkit.workshop COMMAND` there, from here."""
     ensure_installed(LAB_EXTRAS)
     sys.exit(subprocess.call([str(PYTHON), "-m", "fnkit.workshop", command, *args], env=venv_env()))
 
 
-COMMANDS = {
-    "doctor": lambda args: cmd_workshop("doctor", args),
-    "progress": lambda args: cmd_workshop("progress", args),
+COMMANDS: dict[str, Callable[[list[str]], None]] = {
+    **{name: functools.partial(cmd_workshop, name) for name in ("doctor", "progress", "update", "release")},
     "lab": cmd_lab,
     "test": cmd_test,
     "cover": cmd_cover,

@@ -10,6 +10,10 @@ linters' convention: 0 no findings, 1 findings, 2 usage or read errors.
 from __future__ import annotations
 
 import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -23,6 +27,32 @@ FORMAT_HELP = (
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
 OK, FINDINGS, ERROR = 0, 1, 2
+
+
+@contextmanager
+def escaped_output() -> Iterator[None]:
+    """While a command runs, what its terminal (or pipe, or file) cannot carry is written as a backslash escape
+    (a lone surrogate as \\ud800, a non-ASCII character on an ASCII terminal as \\u2026), never an error that
+    stops the run: every file's findings still print. In the JSON, SARIF and JUnit formats the escape is the
+    same character again (JSON's \\uXXXX), or reads as one."""
+    changed: list[tuple[Any, str]] = []
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        errors = getattr(stream, "errors", None)
+        if reconfigure is not None and errors in ("strict", "surrogateescape"):
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream that cannot change how it encodes: left as it is
+                continue
+            changed.append((stream, errors))
+    try:
+        yield
+    finally:
+        for stream, errors in changed:
+            try:
+                stream.reconfigure(errors=errors)
+            except (ValueError, OSError):
+                pass
 
 
 @dataclass
@@ -214,7 +244,11 @@ def _uri(path: str) -> str:
     if path == "-":
         return "stdin"
     p = Path(path)
-    return p.as_uri() if p.is_absolute() else quote(p.as_posix())
+    try:  # a name as the file system holds it (a byte that is not UTF-8 is %XX)
+        raw = os.fsencode(p.as_posix())
+    except UnicodeEncodeError:  # a lone surrogate that no file system name holds: its UTF-8 form, escaped
+        raw = p.as_posix().encode("utf-8", "surrogatepass")
+    return f"file://{quote(raw)}" if p.is_absolute() else quote(raw)
 
 
 def _sarif(run: Run, version: str) -> str:

@@ -172,6 +172,14 @@ def run_example(example: dict[str, Any]) -> dict[str, Any]:
         except ValueError as exc:
             return {"rules": set(_CITED.findall(str(exc))), "facts": {"refused": str(exc)}}
         return {"rules": set(), "facts": {"refused": None}}
+    if kind == "http":  # a request head as the load balancer reads it (A16, A17)
+        from .alb._desync import decide, judge_head
+
+        head = judge_head(inp["request"].encode("utf-8"))
+        _close, refused = decide(head, options.get("mode", "defensive"))
+        facts["tier"] = head.tier
+        found = ({refused.rule} if refused else set()) | {head.target_rule}
+        return {"rules": found - {None}, "facts": facts}
     if kind == "sim":
         sim = module.QueueSim(**inp["config"])
         sent = []

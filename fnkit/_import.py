@@ -59,6 +59,23 @@ def unreadable(
     return Unreadable(make(where, code, message, None), source)
 
 
+def loads_json(text: str) -> Any:
+    """`json.loads` whose every failure is a ValueError in plain words: a value nested too deeply, or a number of
+    more digits than Python reads, included (both are valid JSON no reader here can hold)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("it nests too deeply to be read") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise ValueError(
+                "it holds a number of more than 4,300 digits (JSON allows it, but no reader here takes it)"
+            ) from None
+        raise
+
+
 def in_notebook() -> bool:
     """True inside a Jupyter kernel (where progress bars are on by default)."""
     shell = sys.modules.get("IPython")
@@ -302,21 +319,33 @@ def kind_of(path: str | Path) -> str:
 
 def is_json_lines(path: str | Path) -> bool:
     """True when an events file holds one JSON value per line; False for one JSON document (a list, or an event
-    pretty-printed over several lines, whose first line is no JSON value by itself)."""
+    pretty-printed over several lines, whose first line is no JSON value by itself).
+
+    A first line that is a value too deep (or with a number too long) to read, one that is not UTF-8 or is broken
+    before its end, is a line of its own all the same, and a list on the first line with more lines after it
+    cannot be one document: all are JSON Lines, so that the lines after them are read, not lost with them.
+    """
     head = head_bytes(path)
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     head = head.lstrip()
-    if head[:1] == b"[":
-        return False
-    first, newline, _ = head.partition(b"\n")
+    listed = head[:1] == b"["
+    first, newline, rest = head.partition(b"\n")
     if not newline:
-        return True  # one line (or longer than the sniffed bytes): JSON Lines and one document read the same
+        return not listed  # one line (or longer than the sniffed bytes): JSON Lines and one document read the same
     try:
-        json.loads(first)
-    except ValueError:
-        return False
-    return True
+        text = first.decode("utf-8")
+    except UnicodeDecodeError:  # a line that is not UTF-8 is reported as a line; the lines after it are read
+        return True
+    try:
+        loads_json(text)
+    except json.JSONDecodeError as exc:
+        # a value that goes on past its first line (a pretty-printed document) stops at the line's end; text
+        # broken before it is a bad line of its own
+        return exc.pos < len(text.rstrip())
+    except ValueError:  # nested too deeply, a number too long: a value that fills its line
+        pass
+    return not listed or bool(rest.strip())
 
 
 def events_from_file(path: str | Path, *, progress: bool | None = False) -> ImportStream:
@@ -328,6 +357,7 @@ def events_from_file(path: str | Path, *, progress: bool | None = False) -> Impo
     files_of(path)  # a missing path fails now, not on first use
 
     def produce(stream: ImportStream) -> Producer:
+        blanks: list[tuple[str, int]] = []
         for path_ in files_of(path):
             if not is_json_lines(path_):
                 yield from _json_list(path_, stream)
@@ -338,15 +368,28 @@ def events_from_file(path: str | Path, *, progress: bool | None = False) -> Impo
                     continue
                 name, number, text = entry
                 if not text.strip():
+                    blanks.append((name, number))
                     continue
+                _say_blank_lines(blanks, stream)
                 try:
-                    yield json.loads(text)
+                    yield loads_json(text)
                 except ValueError as exc:
                     yield unreadable(f"{name}:{number}", f"The line is not valid JSON: {exc}.")
+            _say_blank_lines(blanks, stream)
 
     return ImportStream(
         produce, source=None, what="events", unit="line", item="event", progress=progress, description=Path(path).name
     )
+
+
+def _say_blank_lines(blanks: list[tuple[str, int]], stream: ImportStream) -> None:
+    """A run of blank lines of a JSON Lines file, reported once (a warning: they hold no event), then forgotten."""
+    if not blanks:
+        return
+    (name, first), last = blanks[0], blanks[-1][1]
+    lines = f"line {first} is blank" if first == last else f"lines {first}-{last} are blank"
+    stream.note(f"{name}:{first}", f"JSON Lines: {lines}, so no event is read there.", severity="warning", code="blank")
+    blanks.clear()
 
 
 def read_whole(path: Path) -> tuple[str | None, str]:
@@ -365,7 +408,7 @@ def _json_list(path: Path, stream: ImportStream) -> Iterator[Any]:
         yield unreadable(f"{path}:1", why)
         return
     try:
-        value = json.loads(text.removeprefix("\ufeff"))
+        value = loads_json(text.removeprefix("\ufeff"))
     except ValueError as exc:
         stream.count()
         line = getattr(exc, "lineno", 1)

@@ -21,7 +21,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from . import rules as _rules
-from ._cli_formats import ERROR, FORMAT_HELP, FORMATS, Finding, Record, Run, counts, exit_code, render
+from ._cli_formats import (
+    ERROR,
+    FORMAT_HELP,
+    FORMATS,
+    Finding,
+    Record,
+    Run,
+    counts,
+    escaped_output,
+    exit_code,
+    render,
+)
 from ._optional import MissingDependency
 from ._report import Issue, Raw, Report
 from ._settings import SettingError
@@ -1161,7 +1172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 nothing to report, 1 findings, 2 usage or read errors)."""
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.func(args)
+        with escaped_output():  # a lone surrogate in a value, a name the terminal cannot show: escaped, printed
+            code: int = args.func(args)
         return code
     except MissingDependency as exc:  # an extra is not installed: one line with the pip command, no traceback
         print(f"fnkit {args.command}: {exc}", file=sys.stderr)

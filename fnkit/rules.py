@@ -65,6 +65,7 @@ _DECLARING_MODULES = (
     "fnkit.alb._response",
     "fnkit.alb._outcome",
     "fnkit.alb._http",
+    "fnkit.alb._desync",
 )
 _T = TypeVar("_T")  # what a rule decorates keeps its type (a function keeps its signature)
 _ID = re.compile(r"^(?:[GH]|[QMA]S?)\d{1,2}[a-z]?$")

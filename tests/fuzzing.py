@@ -357,3 +357,78 @@ def validate_any(value: Any) -> Any:
     report = fnkit.validate(value)
     check_result("fnkit.validate", report)
     return report
+
+
+# --- readers and HTTP framing (issue 32): pathological lines and heads -------------------------------
+
+#: one line of a reader's input: an event, a blank, brackets too deep to read, a number of thousands of digits,
+#: a lone surrogate (escaped, as JSON writes it, and raw), text that is not JSON
+READER_LINES = [
+    json.dumps({"Records": []}),
+    "",
+    "   \t",
+    "[" * 10_000,
+    "[" * 5_000 + "]" * 5_000,
+    "9" * 5_000,
+    '"\\ud800"',
+    '{"Records": ["\\udfff"]}',
+    "\ud800",
+    "{",
+    "\ufeff{}",
+]
+#: the fields of a ReceiveMessage message: each gets a number of 5,000 digits in turn
+MESSAGE_FIELDS = ["MessageId", "ReceiptHandle", "Body", "MD5OfBody", "Attributes", "MessageAttributes"]
+
+
+def message_with(field: str, raw_value: str) -> str:
+    """A ReceiveMessage answer (JSON text) whose message has `raw_value` (JSON text) in `field`."""
+    message = {"MessageId": "m1", "ReceiptHandle": "r1", "Body": "x", "MD5OfBody": "9dd4e461268c8034f5c8564e155c67a6"}
+    parts = [f'"{k}": "{v}"' for k, v in message.items() if k != field] + [f'"{field}": {raw_value}']
+    return '{"Messages": [{' + ", ".join(parts) + "}]}"
+
+
+reader_texts = st.lists(st.sampled_from(READER_LINES), min_size=1, max_size=6).map("\n".join)
+
+#: header names that are, or look like, the two framing headers (and a plain one)
+FRAMING_NAMES = [
+    "Transfer-Encoding",
+    "Content-Length",
+    "transfer-encoding",
+    "Transfer_Encoding",
+    "Transfer-Encoding ",
+    " Transfer-Encoding",
+    "\x01Content-Length",
+    "Content_Length",
+    "Tran\u017ffer-Encoding",
+    "X-Other",
+]
+FRAMING_VALUES = ["chunked", "gzip, chunked", "chunked, chunked", "5", "0", "5, 5", "9" * 30, "-1", "\x00", "x\ry"]
+framing_headers = st.lists(st.tuples(st.sampled_from(FRAMING_NAMES), st.sampled_from(FRAMING_VALUES)), max_size=4)
+
+
+@st.composite
+def request_heads(draw: st.DrawFn) -> bytes:
+    """A request head (bytes up to the empty line): a method, a target, a version, framing headers, line endings."""
+    method = draw(st.sampled_from(["GET", "HEAD", "POST", "PUT", "BAD\x01"]))
+    target = draw(st.sampled_from(["/", "/a?b=c", "http://evil.test/p", "", "/a b", "/a\tb", "/\u00e9"]))
+    version = draw(st.sampled_from(["HTTP/1.1", "HTTP/1.0", "", "HTTP/0.9", "HTTP/1.2", "HTTP/2.0"]))
+    end = draw(st.sampled_from(["\r\n", "\n"]))
+    lines = [f"{method} {target} {version}".rstrip(" ") if version else f"{method} {target}"]
+    lines += [f"{name}: {value}" for name, value in draw(framing_headers)]
+    if draw(st.booleans()):
+        lines.insert(1, " folded")
+    return (end.join(lines) + end + end).encode("utf-8", "surrogatepass")
+
+
+def framing_of(head: bytes) -> tuple[set[str], list[int]]:
+    """(the exact framing header names a head holds, lower-case; its Content-Length values that are numbers)."""
+    names: set[str] = set()
+    lengths: list[int] = []
+    for line in head.split(b"\n")[1:]:
+        name, colon, value = line.rstrip(b"\r").partition(b":")
+        lower = name.decode("latin-1").lower()
+        if colon and lower in ("transfer-encoding", "content-length"):
+            names.add(lower)
+            if lower == "content-length" and value.strip(b" \t").isdigit():
+                lengths.append(int(value.strip(b" \t")))
+    return names, lengths

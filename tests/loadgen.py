@@ -12,6 +12,8 @@ HTTP server itself), and a slow client that dribbles its request (200).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import random
 import smtplib
@@ -19,6 +21,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from email import policy
 from email.message import EmailMessage
 from typing import Any
@@ -45,6 +48,10 @@ def handler(event: dict[str, Any], context: Any) -> Any:
         return {"statusCode": "two hundred"}
     if path == "/huge":
         return {"statusCode": 200, "body": "x" * (1024 * 1024 + 10)}
+    if path == "/digest":  # what the function received, in 80 characters: the client checks it (body_load)
+        body = event.get("body") or ""
+        data = base64.b64decode(body) if event.get("isBase64Encoded") else body.encode("utf-8")
+        return {"statusCode": 200, "body": f"{len(data)} {hashlib.sha256(data).hexdigest()}"}
     print("served", path)
     return {"statusCode": 200, "headers": {"content-type": "text/plain"}, "body": "ok " + path}
 
@@ -165,6 +172,57 @@ def alb_load(
     for t in threads:
         t.join(max(0.0, stop_at - time.monotonic()) + 30)
     return {"counts": counts, "wrong": wrong, "sent": sum(counts.values()), "seconds": time.monotonic() - started}
+
+
+# --- bodies up to 1 MB, each answer checked ------------------------------------------------------------
+
+MAX_BODY = 1024 * 1024  # the largest request body the load balancer forwards (A1)
+
+
+def body_case(n: int, seed: int = 0) -> tuple[bytes, bytes]:
+    """Request `n` of a body load: (the bytes to send, the answer the function must give).
+
+    Sizes are mixed up to 1 MB (a third near the limit), the content binary or text, framed by
+    Content-Length or chunked.
+    """
+    rng = random.Random(f"{seed}:{n}")
+    size = rng.choice(
+        [0, rng.randrange(1, 1024), rng.randrange(1024, 256 * 1024), rng.randrange(MAX_BODY - 4096, MAX_BODY + 1)]
+    )
+    text = rng.random() < 0.5
+    body = (bytes(rng.choices(b"abcdefghij ", k=size))) if text else rng.randbytes(size)
+    kind = "text/plain" if text else "application/octet-stream"
+    head = f"POST /digest HTTP/1.1\r\nHost: loopback\r\nContent-Type: {kind}\r\nConnection: close\r\n"
+    if rng.random() < 0.5:
+        framed = f"Content-Length: {size}\r\n\r\n".encode() + body
+    else:
+        pieces = [body[i : i + 65536] for i in range(0, size, 65536)]
+        framed = b"Transfer-Encoding: chunked\r\n\r\n"
+        framed += b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+    return head.encode() + framed, f"{size} {hashlib.sha256(body).hexdigest()}".encode()
+
+
+def body_request(host: str, port: int, n: int, seed: int = 0, timeout: float = 60.0) -> bool:
+    """Send body case `n` over a fresh connection; True when the function's answer is the right one."""
+    data, expected = body_case(n, seed)
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(data)
+        reply = b""
+        try:
+            while chunk := sock.recv(65536):
+                reply += chunk
+        except (TimeoutError, ConnectionResetError):
+            return False
+    return reply.startswith(b"HTTP/1.1 200 ") and reply.endswith(b"\r\n\r\n" + expected)
+
+
+def body_load(host: str, port: int, requests: int, concurrency: int, seed: int = 0) -> dict[str, Any]:
+    """`requests` body cases, `concurrency` at a time: how many got a wrong answer (or none), and how long it took."""
+    started = time.monotonic()
+    with ThreadPoolExecutor(concurrency) as pool:
+        right = list(pool.map(lambda n: body_request(host, port, n, seed), range(requests)))
+    wrong = [n for n, ok in enumerate(right) if not ok]
+    return {"sent": requests, "wrong": wrong, "seconds": time.monotonic() - started}
 
 
 def rss_kb(pid: int) -> int:

@@ -140,3 +140,70 @@ def test_a_queue_message_attribute_map_whose_items_raise_is_reported():
     report = queue.validate_event(event)
     # read as the dict it is (never through its own items()), so its entry is judged like any other
     assert [(i.path, i.rule) for i in report.errors] == [("$.Records[0].messageAttributes.a", "Q12")]
+
+
+# --- readers and HTTP framing (issue 32) ------------------------------------------------------------------
+
+
+@FUZZ
+@given(text=fuzzing.reader_texts)
+def test_the_readers_turn_any_lines_into_events_or_located_issues(tmp_path_factory, text):
+    from fnkit._import import events_from_file, is_json_lines
+
+    path = tmp_path_factory.mktemp("lines") / "events.jsonl"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    stream = events_from_file(path)
+    entries = list(stream.entries())
+    assert all(issue.path.startswith(f"{path}:") for issue in stream.issues)
+    said = {issue.path for issue in stream.issues}
+    assert stream.read == len(text.splitlines()) or not is_json_lines(path)  # as lines: each one counted
+    assert len(entries) <= stream.read and (said or entries or not text.strip())
+    messages = queue.events_from_messages(path)
+    list(messages)
+    assert all(issue.path.startswith(f"{path}:") for issue in messages.issues)
+
+
+@pytest.mark.parametrize("field", fuzzing.MESSAGE_FIELDS)
+@pytest.mark.parametrize("raw", ["9" * 5000, "-" + "9" * 5000, "[" * 5000 + "]" * 5000], ids=["huge", "-huge", "deep"])
+def test_a_huge_integer_or_a_deep_value_in_any_message_field_is_a_located_issue(field, raw):
+    stream = queue.events_from_messages(fuzzing.message_with(field, raw))
+    assert list(stream) == []
+    assert [issue.path for issue in stream.issues] == ["<text>:1"]
+
+
+@FUZZ
+@given(head=fuzzing.request_heads())
+def test_any_request_head_is_judged_and_both_framing_headers_are_never_forwarded_as_is(head):
+    from fnkit.alb._desync import decide, judge_head
+
+    judged = judge_head(head)
+    close, refused = decide(judged)
+    names, lengths = fuzzing.framing_of(head)
+    if names == {"transfer-encoding", "content-length"} or len(lengths) > 1:
+        assert judged.tier in ("ambiguous", "severe"), (head, judged.why)
+        assert close and (refused is not None or judged.tier == "ambiguous")
+    if len(set(lengths)) > 1:
+        assert refused is not None and refused.status == 400
+    if judged.tier == "severe":
+        assert refused is not None
+
+
+@FUZZ
+@given(data=st.binary(max_size=300), cut=st.integers(min_value=0, max_value=300))
+def test_the_request_reader_never_raises_on_any_bytes(data, cut):
+    from fnkit.alb._desync import body_framing, judge_head
+    from fnkit.alb._reader import Reader
+
+    reader = Reader(16 * 1024)
+    for piece in (data[:cut], data[cut:]):
+        reader.feed(piece)
+        for _ in range(50):
+            kind, value = reader.next()
+            if kind == "head":
+                assert isinstance(value, bytes)
+                framing, length = body_framing(judge_head(value))
+                reader.expect("none" if framing == "unreadable" else framing, length)
+            elif kind == "end":
+                reader.next_cycle()
+            elif kind in ("need", "error", "done"):
+                break

@@ -206,10 +206,19 @@ def test_lab_installs_the_lab_extra_only_and_test_adds_dev(monkeypatch, tmp_path
         return 0
 
     monkeypatch.setattr(kit, "run_lab", run_lab)
+    called: list[list[str]] = []
+
+    def call(argv, **kwargs):
+        called.append([str(a) for a in argv])
+        return 0
+
+    monkeypatch.setattr(kit.subprocess, "call", call)
     with pytest.raises(SystemExit) as exited:
         kit.cmd_lab(["--port", "8899"])
     assert exited.value.code == 0
     assert installed == [["lab"]]  # not dev: no browser, gates, stubs or Dask for a learner
+    # it says when the instructor's notebooks changed since the learner's copy (and offers kit.py update)
+    assert called == [[str(kit.PYTHON), "-m", "fnkit.workshop", "update", "--check"]]
     argv = started[0]
     # JupyterLab gets the notebook itself: its folder (work/) is the root, and the browser opens on it
     assert argv[3] == str(kit.WORK / "00_start_here.ipynb") and argv[-2:] == ["--port", "8899"]

@@ -54,3 +54,21 @@ def test_the_readme_gives_the_learners_install_size_and_time_and_the_help_comman
     learners = " ".join(_learners_section().split())
     assert re.search(r"\*\*\d+ s\*\* to install", learners) and re.search(r"a `\.venv` of \*\*\d+ MB\*\*", learners)
     assert "`python3 kit.py --help`" in learners
+
+
+def test_the_instructors_section_walks_the_day_in_order():
+    start = README.index("## Instructors")
+    section = " ".join(README[start : README.index("\n## ", start + 1)].split())
+    steps = [
+        ("**Before the day, every laptop**", "python3 kit.py doctor"),
+        ("**Adding an exercise**", "workshop.reload()"),
+        ("**Releasing a solution**", "python3 kit.py release 02_mail"),
+        ("**Who is stuck**", "python3 kit.py progress collected/ --csv class.csv"),
+        ("**Updating the learners' copies**", "python3 kit.py update"),
+    ]
+    at = [section.index(heading) for heading, _ in steps]
+    assert at == sorted(at), steps
+    for (heading, command), end in zip(steps, [*at[1:], len(section)], strict=True):
+        assert command in section[section.index(heading) : end], heading
+    assert "**Supported systems**: Linux" in section and "macOS and Windows" in section
+    assert "workshop.progress()" in section and "workshop.reload()" in section

@@ -42,17 +42,22 @@ def _text(value: str) -> str | None:
     return None if value == "-" else value
 
 
+def _digits(value: str) -> bool:
+    """ASCII digits, at most 19 of them (a log's counts are 64-bit; '²' and 5,000 digits are no count)."""
+    return value.isdigit() and value.isascii() and len(value) <= 19
+
+
 def _int_or_none(value: str) -> int | None:
     if value == "-":
         return None
-    if not value.isdigit():
-        raise _Bad("a whole number or '-'")
+    if not _digits(value):
+        raise _Bad("a whole number (at most 19 digits) or '-'")
     return int(value)
 
 
 def _count(value: str) -> int:
-    if not value.isdigit():
-        raise _Bad("a number of bytes")
+    if not _digits(value):
+        raise _Bad("a number of bytes (at most 19 digits)")
     return int(value)
 
 
@@ -83,7 +88,7 @@ def _address(value: str) -> tuple[str, int] | None:
     if value == "-":
         return None
     host, colon, port = value.rpartition(":")
-    if not colon or not host or not port.isdigit():
+    if not colon or not host or not _digits(port):
         raise _Bad("an address and port (ip:port) or '-'")
     return host, int(port)
 

@@ -1,21 +1,22 @@
 """A real HTTP front end: `serve(handler)` answers HTTP the way the load balancer would.
 
-An asyncio server on a background thread speaks HTTP/1.1 through h11 (a parser and a state
-machine, no framework), so that the status line carries the function's own reason phrase
-(A9): an ASGI server has no way to write one. Each request is refused before invoking when
-the load balancer would (A1, A14), else turned into an event by `_http.request_to_event`,
-handed to the handler (with its timeout), and the response turned into HTTP by
-`answered_by_function`: the same code the simulator's `outcome` ends in. Under the default
-isolation the handler runs in a worker process that the server's event loop itself watches
-(`fnkit._running.loop.invoke_async`: no thread waits on it); "thread" and "none" run it on a thread
-of the server's, so that a slow handler never holds the loop.
+An asyncio server on a background thread reads requests with `_reader.Reader`, judging each
+head as the load balancer's desync mitigation does (`_desync`, A16: severe → 400, ambiguous →
+answered, then the connection closed), and writes answers through h11 (no framework), so that
+the status line carries the function's own reason phrase (A9): an ASGI server has no way to
+write one. Each request is refused before invoking when the load balancer would (A1, A14),
+else turned into an event by `_http.request_to_event`, handed to the handler (with its
+timeout), and the response turned into HTTP by `answered_by_function`: the same code the
+simulator's `outcome` ends in. Under the default isolation the handler runs in a worker
+process that the server's event loop itself watches (`fnkit._running.loop.invoke_async`: no thread
+waits on it); "thread" and "none" run it on a thread of the server's, so that a slow handler
+never holds the loop.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
-import queue
 import sys
 import threading
 import time
@@ -31,11 +32,14 @@ from .._optional import require
 from .._settings import Dialect, resolve_dialect
 from ..isolation import invoke
 from ._config import AlbConfig
+from ._desync import DEFAULT_MODE, MODES, body_framing, decide, judge_head
+from ._desync import Head as _Head
 from ._http import (
     BAD_HEADER_VALUE,
     Refusal,
     as_text,
     error_page,
+    header_values,
     health_check_event,
     never_forwarded,
     reason_phrase,
@@ -44,13 +48,14 @@ from ._http import (
     trace_id,
 )
 from ._outcome import HttpOutcome, answered_by_balancer, answered_by_function, bad_gateway, outcome
+from ._reader import Reader
+from ._workers import Workers as _Workers
 
 if TYPE_CHECKING:  # the server's own imports wait until a server starts
     import argparse
     import asyncio
     import socket
 
-    import h11
     import pandas as pd
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -79,47 +84,7 @@ GRACE_S = 1.0  # on stop, answers in flight get this long before their connectio
 _log = logging.getLogger("fnkit.alb.serve")
 
 
-class _Workers:
-    """Threads that run handlers. One more starts whenever none is idle, so a hung handler never blocks others."""
-
-    def __init__(self, idle_timeout_s: float = 30.0) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Callable[[Any, BaseException | None], None]]] = (
-            queue.SimpleQueue()
-        )
-        self._lock = threading.Lock()
-        self._idle = 0
-        self._idle_timeout_s = idle_timeout_s
-
-    def submit(self, fn: Callable[[], Any], done: Callable[[Any, BaseException | None], None]) -> None:
-        """Run `fn` on an idle worker thread, or a new one; then `done(result, None)` or `done(None, error)` there."""
-        with self._lock:
-            if self._idle:
-                self._idle -= 1  # an idle worker will take it
-                start = False
-            else:
-                start = True
-        self._tasks.put((fn, done))
-        if start:
-            threading.Thread(target=self._work, name="fnkit-alb-worker", daemon=True).start()
-
-    def _work(self) -> None:
-        while True:
-            try:
-                fn, done = self._tasks.get(timeout=self._idle_timeout_s)
-            except queue.Empty:
-                with self._lock:
-                    if self._idle:  # nobody counts on this worker: leave
-                        self._idle -= 1
-                        return
-                continue  # a task was promised to an idle worker: stay for it
-            try:
-                result = fn()
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting request
-                done(None, exc)
-            else:
-                done(result, None)
-            with self._lock:
-                self._idle += 1
+_ANSWERING = b"GET / HTTP/1.1\r\nhost: a\r\n\r\n"  # what h11 is told it answers (but for HEAD)
 
 
 def _wire(text: str) -> bytes:
@@ -149,35 +114,38 @@ class _Request:
 
     __slots__ = ("body", "header_pairs", "method", "path", "raw_path", "raw_query", "size", "started")
 
-    def __init__(self, started: float, method: str, target: bytes, header_pairs: list[tuple[bytes, bytes]]) -> None:
+    def __init__(self, started: float, head: _Head) -> None:
         self.started = started
-        self.method = method
-        self.raw_path, _, self.raw_query = target.partition(b"?")
+        self.method = head.method
+        self.raw_path, _, self.raw_query = head.path.partition(b"?")
         self.path = as_text(self.raw_path) or "/"
-        self.header_pairs = header_pairs
+        pairs = head.header_pairs
+        if head.host is not None:  # A17: an absolute-form target names the host; a Host header is ignored
+            pairs = [(b"host", head.host)] + [(k, v) for k, v in pairs if k.lower() != b"host"]
+        self.header_pairs = pairs
         self.body: list[bytes] = []
         self.size = 0
 
 
 class _Connection:
-    """One client connection (an asyncio protocol): HTTP/1.1 in through h11, the load balancer's answers out.
+    """One client connection (an asyncio protocol): requests in through `Reader`, judged as the load balancer
+    judges their framing (A16), answers out through h11.
 
     A request is answered at once when the load balancer refuses it (the rest of its body is
     read and dropped, so the connection stays usable), else invoked once its body is whole;
-    keep-alive and pipelining follow h11's state machine.
+    keep-alive follows the request's version and Connection header, pipelined requests wait their turn.
     """
 
     def __init__(self, front: _Front) -> None:
-        import h11
-
         self.front = front
         self.server = front.server
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self.reader = Reader(MAX_HEAD_BYTES)
         self.transport: asyncio.Transport | None = None
         self.client: tuple[str, int] | None = None
         self.request: _Request | None = None
         self.answered = False  # the current request was answered early (refused): its body is dropped
         self.busy = False  # the handler is answering the current request
+        self.keep = True  # the connection persists after the current request's answer
         self.paused = False
         self.eof = False
         self.last_io = 0.0
@@ -193,7 +161,7 @@ class _Connection:
 
     def data_received(self, data: bytes) -> None:
         self.last_io = self.front.loop.time()
-        self.h11.receive_data(data)
+        self.reader.feed(data)
         if self.busy:  # a pipelined request: it waits, and so does reading, until this one is answered
             self._pause()
             return
@@ -201,7 +169,6 @@ class _Connection:
 
     def eof_received(self) -> bool:
         self.eof = True
-        self.h11.receive_data(b"")
         if not self.busy:
             self._process()
         return True  # this side closes, once any answer in flight is written
@@ -219,48 +186,52 @@ class _Connection:
     # -- reading ----------------------------------------------------------------------------
 
     def _process(self) -> None:
-        """Handle every event h11 has for us, until it needs more bytes or a handler is answering."""
-        import h11
-
-        conn = self.h11
+        """Handle what the reader has whole, until it needs more bytes or a handler is answering."""
+        reader = self.reader
         while self.transport is not None and not self.busy:
-            try:
-                event = conn.next_event()
-            except h11.RemoteProtocolError as exc:
-                self._malformed(exc.error_status_hint)
-                return
-            kind = type(event)
-            if kind is h11.Data:
-                self._on_body(event.data)  # type: ignore[union-attr]
-            elif kind is h11.Request:
-                self._on_request(event)  # type: ignore[arg-type]
-            elif kind is h11.EndOfMessage:
+            kind, value = reader.next()
+            if kind == "data":
+                self._on_body(value)  # type: ignore[arg-type]
+            elif kind == "head":
+                self._on_request(value)  # type: ignore[arg-type]
+            elif kind == "end":
                 self._on_end()
-            elif event is h11.NEED_DATA:
-                if self.eof:
+            elif kind == "error":
+                self._malformed(value)  # type: ignore[arg-type]
+                return
+            else:  # "need" more bytes, or "done": the answer to a request read whole is on its way
+                if self.eof and (kind == "need" or not self.answered):
                     self._close()
                 return
-            else:  # ConnectionClosed, or PAUSED after an answer that closes the connection
-                self._close()
-                return
 
-    def _on_request(self, event: h11.Request) -> None:
-        header_pairs = list(event.headers)  # (lower-case name, value), as the client sent them
-        if len(event.target) + sum(len(k) + len(v) + 4 for k, v in header_pairs) > MAX_HEAD_BYTES:
-            self._malformed(431)  # h11 counts only a head that has not all arrived: the same limit, whole
-            return
-        request = self.request = _Request(time.perf_counter(), event.method.decode("ascii"), event.target, header_pairs)
+    def _on_request(self, raw_head: bytes) -> None:
+        head = judge_head(raw_head)  # A16, A17
+        request = self.request = _Request(time.perf_counter(), head)
         self.answered = False
-        text_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in header_pairs]
+        text_headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in request.header_pairs]
+        tokens = {t.strip().lower() for v in header_values(text_headers, "connection") for t in v.split(",")}
+        close, refused = decide(head, self.server.desync_mode)
+        self.keep = head.http11 and "close" not in tokens and not close
+        if refused is not None:  # nothing after these bytes can be trusted to start a request: the connection ends
+            self._refuse(refused, close=True)
+            return
+        framing, length = body_framing(head)
+        self.reader.expect(framing, length)
+        if framing == "chunked":  # RFC 9112 6.3: Transfer-Encoding frames it, a Content-Length beside is dropped
+            request.header_pairs = [(k, v) for k, v in request.header_pairs if k.lower() != b"content-length"]
         # A1, A14: answered before the body is read and before anything is invoked
-        found = refusal_for(request.method, text_headers, _content_length(text_headers))
+        found = refusal_for(request.method, text_headers, length if framing == "length" else None)
+        waiting = (
+            head.http11
+            and framing != "none"
+            and not self.reader.body_started
+            and any(v.strip().lower() == "100-continue" for v in header_values(text_headers, "expect"))
+        )
         if found is not None:
             # a client waiting for "100 Continue" sends no body: the connection closes after the answer
-            self._refuse(found, close=self.h11.they_are_waiting_for_100_continue)
-        elif self.h11.they_are_waiting_for_100_continue:
-            import h11
-
-            self._write(self.h11.send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")))
+            self._refuse(found, close=waiting)
+        elif waiting:
+            self._write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def _on_body(self, data: bytes) -> None:
         request = self.request
@@ -275,14 +246,11 @@ class _Connection:
         request.body.append(data)
 
     def _on_end(self) -> None:
-        import h11
-
         if self.answered:
-            if self.h11.our_state is h11.DONE:
-                self._next_cycle()
+            self._next_cycle()  # the body of a request answered early, read and dropped
             return
         request = self.request
-        assert request is not None  # h11 sends no EndOfMessage without a Request
+        assert request is not None  # the reader ends no body without a head
         srv = self.server
         event = request_to_event(
             request.method,
@@ -353,7 +321,7 @@ class _Connection:
         """Write `result` with its own reason phrase (A9); then the next request, or the end of the connection."""
         import h11
 
-        conn = self.h11
+        close = close or not self.keep
         headers = [(_wire(name), _wire(value.strip(" \t"))) for name, value in result.headers]
         if not any(name.lower() == b"date" for name, _ in headers):
             headers.append((b"date", _http_date()))  # as the load balancer (and the uvicorn before) adds it
@@ -362,6 +330,10 @@ class _Connection:
         reason = result.reason
         if BAD_HEADER_VALUE.search(reason):  # never: A13 makes such a description a 502
             reason = reason_phrase(result.status)
+        # h11 writes the answer (and refuses what HTTP cannot carry); the request it answers is read here, judged
+        conn = h11.Connection(h11.SERVER)
+        conn.receive_data(b"HEAD / HTTP/1.1\r\nhost: a\r\n\r\n" if result.method == "HEAD" else _ANSWERING)
+        conn.next_event()
         try:
             data = conn.send(h11.Response(status_code=result.status, headers=headers, reason=_wire(reason)))
             if result.body:
@@ -373,14 +345,14 @@ class _Connection:
             return
         self._write(data)
         self.last_io = self.front.loop.time()
-        if conn.our_state is h11.MUST_CLOSE:
+        if close:
             self._close()
-        elif conn.their_state is h11.DONE:
+        elif self.reader.done:
             self._next_cycle()
         # else: the client is still sending the body of a request answered early; it is read and dropped
 
     def _next_cycle(self) -> None:
-        self.h11.start_next_cycle()
+        self.reader.next_cycle()
         self.request = None
         self.answered = False
         if self.paused and self.transport is not None:
@@ -389,7 +361,7 @@ class _Connection:
 
     def _malformed(self, status: int) -> None:
         """What is not HTTP/1.1 gets the load balancer's error page (400, or 431 for an oversized head), then the
-        connection closes. Written by hand: h11 will not send a response after the client's protocol error."""
+        connection closes. Written by hand: nothing of the request can be trusted to shape it."""
         page_headers, body = error_page(status)
         head = f"HTTP/1.1 {status} {reason_phrase(status)}\r\n".encode("ascii")
         head += b"".join(name.encode("ascii") + b": " + value.encode("ascii") + b"\r\n" for name, value in page_headers)
@@ -415,11 +387,9 @@ class _Connection:
 
     def expire(self, now: float) -> None:
         """Close the connection if its client has been silent too long: between requests, or within one."""
-        import h11
-
         if self.busy or self.transport is None:
             return
-        between = self.h11.their_state is h11.IDLE and not self.h11.trailing_data[0]
+        between = self.reader.idle
         if now - self.last_io > (KEEP_ALIVE_S if between else READ_TIMEOUT_S):
             self._close()
 
@@ -559,16 +529,6 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _content_length(headers: list[tuple[str, str]]) -> int | None:
-    for name, value in headers:
-        if name == "content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
-
-
 class AlbServer:
     """A running load balancer in front of one handler: `.url`, `.host`, `.port`, `.log`, `.records`, `.stop()`."""
 
@@ -585,10 +545,14 @@ class AlbServer:
         on_record: Callable[[dict[str, Any]], Any] | None = None,
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
+        desync_mode: str = DEFAULT_MODE,
         **settings: Any,
     ) -> None:
         config = AlbConfig.of(config, settings, AlbServer.__init__)
         _check_isolation(isolation)
+        if desync_mode not in MODES:
+            raise ValueError(f"desync_mode is one of {', '.join(MODES)}, not {desync_mode!r}")
+        self.desync_mode = desync_mode  # A16: how requests whose framing is unclear are treated
         require("h11", extra="serve", feature="fnkit.alb.serve")  # an edge dependency: only the server needs it
 
         # an import path "module:attr" (or "file.py:attr") is resolved here, so that a wrong one is said at once;
@@ -748,6 +712,7 @@ def serve(
     dialect: Dialect | None = None,
     isolation: str = "process",
     max_records: int = MAX_RECORDS,
+    desync_mode: str = DEFAULT_MODE,
     **settings: Any,
 ) -> AlbServer:
     """Serve `handler` over HTTP as the load balancer would, on a background thread (a context manager).
@@ -760,7 +725,10 @@ def serve(
     the health check event (A11) this often. `isolation`: where the handler runs
     ("process", the default: a worker process per request in flight, so a crash or a
     hang never reaches the server; "thread"; "none"; see `fnkit.invoke`). The newest
-    `max_records` requests are in `.log` (and `.records`, a ring buffer).
+    `max_records` requests are in `.log` (and `.records`, a ring buffer). `desync_mode`: how
+    requests whose framing parsers may read differently are treated (A16): "defensive" (the
+    default: severe ones get 400, ambiguous ones are answered and their connection closed),
+    "strictest" (only compliant ones are forwarded) or "monitor" (all are forwarded).
     """
     return AlbServer(
         handler,
@@ -771,6 +739,7 @@ def serve(
         dialect=dialect,
         isolation=isolation,
         max_records=max_records,
+        desync_mode=desync_mode,
     )
 
 
@@ -788,6 +757,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         choices=("process", "thread", "none"),
         default="process",
         help="where the handler runs (default: a worker process, killed past the timeout)",
+    )
+    parser.add_argument(
+        "--desync-mode",
+        choices=MODES,
+        default=DEFAULT_MODE,
+        help="requests whose framing is unclear: defensive (default: severe 400, ambiguous closes the connection), "
+        "strictest (compliant only), monitor (all forwarded)",
     )
     return parser
 
@@ -872,6 +848,7 @@ def cli_serve(args: Any, handler: Handler | str | None = None) -> int:
             config=AlbConfig(**AlbConfig.given(args)),
             on_record=_print_record,
             isolation=getattr(args, "isolation", "process"),
+            desync_mode=getattr(args, "desync_mode", DEFAULT_MODE),
         )
     except ValueError as exc:  # a handler that cannot be imported, a setting out of range: said, no traceback
         raise SystemExit(f"fnkit: {exc}") from None

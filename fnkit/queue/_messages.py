@@ -18,7 +18,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._import import ImportStream, Producer, Unreadable, files_of, head_bytes, iter_lines, unreadable
+from .._import import (
+    ImportStream,
+    Producer,
+    Unreadable,
+    files_of,
+    head_bytes,
+    iter_lines,
+    loads_json,
+    unreadable,
+)
 from .._settings import Dialect
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 from ._event import (
@@ -251,7 +260,7 @@ def _document(
 ) -> Iterator[tuple[str, str, Any] | Unreadable]:
     """(where, label, message) for each message of one JSON document, located by line."""
     try:
-        value = json.loads(text)
+        value = loads_json(text)
     except ValueError as exc:
         stream.count()
         line = line_offset + getattr(exc, "lineno", 1)

@@ -22,6 +22,7 @@ from ._registry import CheckResult, exercises
 
 PASSED, NOT_DONE, FAILING, MISSING = "passed", "not done", "failing", "not in this copy"
 MARKS = {PASSED: "✔", NOT_DONE: "…", FAILING: "✘", MISSING: "-"}
+RANK = {MISSING: 0, NOT_DONE: 1, FAILING: 2, PASSED: 3}
 CELL_TIMEOUT_S = 120
 _CHECK_CALL = re.compile(r"""\bcheck\(\s*(?P<q>["'])(?P<id>[^"']+)(?P=q)""")
 # folders of a working copy that hold no learner's work: backups, checkpoints, the released solutions
@@ -201,7 +202,10 @@ def learner_progress(copy: str | Path, *, stored: bool = False, name: str | None
             if exercise_id not in titles:
                 continue
             status, detail = cell_result(cell, exercise_id)
-            results[exercise_id] = ExerciseProgress(exercise_id, titles[exercise_id], status, detail, rel)
+            found = results.get(exercise_id)
+            # the same exercise in two notebooks (a copy beside yours after `kit.py update`): the further one counts
+            if found is None or RANK[status] >= RANK[found.status]:
+                results[exercise_id] = ExerciseProgress(exercise_id, titles[exercise_id], status, detail, rel)
     rows = [
         results.get(exercise_id)
         or ExerciseProgress(exercise_id, title, MISSING, "no notebook of this copy checks it: python3 kit.py update")

@@ -196,6 +196,54 @@ def _twice(event: dict[str, Any], mid: str, seen: Watched) -> Finding:
 _CATCH = "catch BadOrder around each record and list that record, so one bad order fails only its own message."
 
 
+# --- 0. the first answer (lesson 01's first task): list the bad orders ---------------------------
+
+
+def _cases_first() -> list[Case]:
+    cases = [
+        ("one bad order in the middle", [_order(1, 2), _order(2, 0), _order(3, 5)]),
+        ("no bad order", [_order(1, 1), _order(2, 3)]),
+        ("two bad orders, one below zero", [_order(1, 0), _order(2, 4), _order(3, -1)]),
+        ("one message, bad", [_order(1, 0)]),
+    ]
+    out = []
+    for seed, (name, bodies) in enumerate(cases, start=1):
+        event = _queue_event(bodies, seed)
+        out.append(Case(name, event, [r["messageId"] for r in event["Records"] if json.loads(r["body"])["qty"] <= 0]))
+    return out
+
+
+def _judge_first(handler: Callable[..., Any], case: Case) -> str | None:
+    from .. import queue
+
+    result = queue.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="process")
+    expected = list(case.expect)
+    problem = _raised(result, "") or _returned_nothing(result, expected, case.event)
+    if problem or (not expected and result.kind == "success"):
+        return problem
+    problem = _response_problem(case, result)
+    if problem:
+        return problem
+    for mid in expected:
+        if mid not in result.failed_ids:
+            return Finding(
+                f"{_describe(case.event, mid)} is a bad order (qty 0 or less), but your response does not list "
+                "it, so the platform deletes it and that order is lost.",
+                "bad not listed",
+            )
+    for mid in result.failed_ids:
+        if mid not in expected:
+            return Finding(
+                f"your response lists {_describe(case.event, mid)}, a good order, so it comes back and is "
+                "processed again: list only the orders whose qty is 0 or less.",
+                "good listed",
+            )
+    return None
+
+
+register(Exercise("queue-first", "queue", "List the bad orders (lesson 01's first task)", _cases_first, _judge_first))
+
+
 # --- 1. partial failures ----------------------------------------------------------------------
 
 

@@ -52,6 +52,8 @@ NOT_FILE_LEVEL = {
     "M2": "a mail rule configuration",
     "M9": "the message content API during an invocation",
     "A5": "a handler that raises or times out (and a response file over 1 MB)",
+    "A16": "bytes on an HTTP connection, not an event: sent to a real server by tests/alb/test_desync.py",
+    "A17": "a request line on an HTTP connection, not an event: tests/alb/test_desync.py",
     "QS6": "the queue response's declared shape: a response that breaks it is cited by what the poller then does (Q8, "
     "Q8a)",
 }

@@ -264,6 +264,32 @@ def stops_the_whole_batch_at_the_first_failure(event, context):
     return {"batchItemFailures": failures}
 
 
+# --- queue-first (lesson 01's first task) ---------------------------------------------------------
+
+
+@wrong("queue-first", "a good order, so it comes back", "list only the orders whose qty is 0 or less")
+def lists_every_order(event, context):
+    return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
+
+
+@wrong("queue-first", "you listed the receiptHandle of message 2", 'list record["messageId"] instead')
+def lists_the_receipt_handle(event, context):
+    bad = [r for r in event["Records"] if json.loads(r["body"])["qty"] <= 0]
+    return {"batchItemFailures": [{"itemIdentifier": r["receiptHandle"]} for r in bad]}
+
+
+@wrong("queue-first", "returns None (is a return missing?)")
+def prints_instead_of_returning(event, context):
+    failures = [{"itemIdentifier": r["messageId"]} for r in event["Records"] if json.loads(r["body"])["qty"] <= 0]
+    print({"batchItemFailures": failures})
+
+
+@right("queue-first")
+def bad_orders_in_a_comprehension(event, context):
+    bad = [r["messageId"] for r in event["Records"] if json.loads(r["body"])["qty"] < 1]
+    return {"batchItemFailures": [{"itemIdentifier": mid} for mid in bad]}
+
+
 # --- queue-poison ---------------------------------------------------------------------------------
 
 
