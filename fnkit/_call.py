@@ -38,7 +38,8 @@ class PlannedCall(Generic[OutcomeT]):
     ) -> None:
         self.event = event  # the decoded event: the handler gets its own copy, the outcome reads this one
         self.timeout_s = timeout_s
-        self.finish = finish  # the outcome from the Invocation (None when `decided`)
+        # the outcome from the Invocation (None when `decided`), with a hint when the handler failed on the spelling
+        self.finish = _hinted(finish, event) if finish is not None else None
         self.context = context  # None: a fresh Context with the timeout
         self.decided = decided  # the outcome when the platform answers without calling the handler
         self.session = session  # what is open during the call (the mail content API), or None
@@ -58,6 +59,72 @@ class PlannedCall(Generic[OutcomeT]):
             with self.session(isolation):
                 invocation = _call(handler, self.event, self.timeout_s, self.context, isolation, copy=handler_copy)
         return self.finish(invocation)
+
+
+# what a handler's error says when it expects the real platform's spelling of an event: Powertools' parser models
+# ("Input should be 'aws:sqs'"), ARN checks, the trace header's key (lower-cased as the load balancer sends it)
+_REAL_SPELLINGS = ("aws:sqs", "arn:aws:sqs", "arn:aws:elasticloadbalancing", "awstraceheader", "x-amzn-trace-id")
+
+
+def _in_spec_spelling(event: Any) -> bool:
+    """True when a queue or load balancer event is spelt as the spec spells it (`provider:`, `arn:provider:`)."""
+    if not isinstance(event, dict):
+        return False
+    records = event.get("Records")
+    if isinstance(records, list) and records and isinstance(records[0], dict):
+        first = records[0]
+        return str(first.get("eventSource", "")).startswith("provider:") or str(
+            first.get("eventSourceARN", "")
+        ).startswith("arn:provider:")
+    context = event.get("requestContext")
+    elb = context.get("elb") if isinstance(context, dict) else None
+    return isinstance(elb, dict) and str(elb.get("targetGroupArn", "")).startswith("arn:provider:")
+
+
+def spelling_hint(event: Any, error: Any) -> str:
+    """One sentence when a handler failed on an event in the spec's spelling with an error that names the real
+    platform's spelling ('aws:sqs', 'arn:aws:...'): build the events with dialect="aws". '' otherwise."""
+    if error is None or not _in_spec_spelling(event):
+        return ""
+    said = f"{error.message}\n{error.traceback}".lower()
+    named = next((s for s in _REAL_SPELLINGS if s in said), None)
+    if named is None:
+        return ""
+    return (
+        f" The error names the real platform's spelling ({named!r}) and the event is in the spec's: to test a handler"
+        ' written for the real platform, build its events with dialect="aws" (or set dialect = "aws" in'
+        " [tool.fnkit] of pyproject.toml)."
+    )
+
+
+def with_spelling_hint(outcome: Any, event: Any) -> Any:
+    """The outcome of a failed call with `spelling_hint` added to its explanation (the outcome itself otherwise)."""
+    invocation = getattr(outcome, "invocation", None)
+    hint = spelling_hint(event, invocation.error) if invocation is not None else ""
+    if not hint:
+        return outcome
+    import dataclasses
+
+    import msgspec
+
+    if isinstance(outcome, msgspec.Struct):  # the queue's BatchOutcome: its sentence is `reason`
+        return msgspec.structs.replace(outcome, reason=outcome.reason + hint)  # type: ignore[attr-defined]
+    if dataclasses.is_dataclass(outcome) and hasattr(outcome, "explanation"):  # the load balancer's HttpOutcome
+        return dataclasses.replace(outcome, explanation=outcome.explanation + hint)  # type: ignore[type-var]
+    return outcome
+
+
+def _hinted(finish: Callable[[Invocation], OutcomeT], event: Any) -> Callable[[Invocation], OutcomeT]:
+    """`finish`, whose outcome says so when the handler failed on the spec's spelling of the event (`spelling_hint`)."""
+
+    def finished(invocation: Invocation) -> OutcomeT:
+        decided = finish(invocation)
+        if invocation.error is None:
+            return decided
+        hinted: OutcomeT = with_spelling_hint(decided, event)
+        return hinted
+
+    return finished
 
 
 __all__ = ["PlannedCall"]

@@ -109,6 +109,7 @@ class Record:
     unchecked: list[str] = field(default_factory=list)
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    ignored: list[Finding] = field(default_factory=list)  # findings of rules set aside (--ignore): said, not counted
 
     @property
     def label(self) -> str:
@@ -130,6 +131,8 @@ class Record:
                 "issues": [f.to_json() for f in self.findings],
             }
         )
+        if self.ignored:
+            doc["ignored"] = [f.to_json() for f in self.ignored]
         if self.unchecked:
             doc["unchecked"] = self.unchecked
         if self.error is not None:
@@ -232,6 +235,17 @@ def _github(run: Run) -> str:
         lines.extend(
             _annotation("notice", f"not checked: {note}", file=record.file, title="fnkit") for note in record.unchecked
         )
+        lines.extend(
+            _annotation(
+                "notice",
+                f"ignored ({f.severity}): {f.message}" + (f" (at {f.path})" if f.path else ""),
+                file=f.file,
+                line=f.line,
+                col=f.column,
+                title=f"fnkit {f.rule} (ignored)",
+            )
+            for f in record.ignored
+        )
     return "\n".join(lines)
 
 
@@ -258,7 +272,7 @@ def _sarif(run: Run, version: str) -> str:
     for record in run.records:
         for name in [record.file, *(f.file for f in record.findings)]:
             files.setdefault(name, len(files))
-    rule_ids = sorted({f.rule for r in run.records for f in r.findings if f.rule})
+    rule_ids = sorted({f.rule for r in run.records for f in (*r.findings, *r.ignored) if f.rule})
     rules = []
     for rule_id in rule_ids:
         entry: dict[str, Any] = {"id": rule_id}
@@ -272,8 +286,9 @@ def _sarif(run: Run, version: str) -> str:
         rules.append(entry)
     index = {rule_id: i for i, rule_id in enumerate(rule_ids)}
     results = []
+    reasons = run.summary.get("ignored_rules", {})
     for record in run.records:
-        for f in record.findings:
+        for f, aside in [*((f, False) for f in record.findings), *((f, True) for f in record.ignored)]:
             region = {k: v for k, v in (("startLine", f.line), ("startColumn", f.column)) if v is not None}
             physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(f.file), "index": files[f.file]}}
             if region:
@@ -289,6 +304,8 @@ def _sarif(run: Run, version: str) -> str:
             if f.rule:
                 result["ruleId"] = f.rule
                 result["ruleIndex"] = index[f.rule]
+            if aside:  # set aside by --ignore or [tool.fnkit] ignore: a suppressed result
+                result["suppressions"] = [{"kind": "external", "justification": f"ignored by {reasons.get(f.rule)}"}]
             results.append(result)
     notifications = [
         {
@@ -332,7 +349,7 @@ def _junit(run: Run) -> str:
         case = ET.SubElement(suite, "testcase", classname=f"fnkit.{run.command}", name=record.label, file=record.file)
         if record.line is not None:
             case.set("line", str(record.line))
-        said = "\n".join(f.text() for f in record.findings)
+        said = "\n".join([*(f.text() for f in record.findings), *(f"ignored: {f.text()}" for f in record.ignored)])
         if record.error is not None:
             errors += 1
             ET.SubElement(case, "error", message=record.error, type="unreadable").text = record.error

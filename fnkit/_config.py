@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar, cast
 
 from ._memo import Readings
+from ._settings import project_table
 
 _KEY = "fnkit"
 _NOT_GIVEN: Any = object()
@@ -230,6 +231,8 @@ class Config:
     title: ClassVar[str] = ""  # what the configuration configures ("the queue and its poller")
     #: other names a keyword may use for a setting (alias -> setting), as `timeout_s` for the queue's function timeout
     aliases: ClassVar[dict[str, str]] = {}
+    #: settings whose default a project may set in [tool.fnkit] (as the mail flow's `extensions`)
+    project: ClassVar[tuple[str, ...]] = ()
     _settings: ClassVar[dict[str, Setting]]
     _default: ClassVar[Any]
 
@@ -289,8 +292,11 @@ class Config:
         """The configuration a call asks for: `config` (default: every default) with `settings` (keywords) on top.
 
         `taker`: the function (or class) whose keywords `settings` are, declared with
-        `with_settings`; a keyword it does not take is a TypeError naming it.
+        `with_settings`; a keyword it does not take is a TypeError naming it. Without `config`,
+        a setting of `project` not given takes [tool.fnkit]'s value when the project sets one.
         """
+        if cls.project and config is None:
+            settings = cls._project_defaults(settings or {}, taker)
         if not settings:
             if config is None:
                 default = cls.__dict__.get("_default")
@@ -325,6 +331,20 @@ class Config:
                 memo = _MADE[cls] = Readings()
             memo.remember(key, made)
         return made
+
+    @classmethod
+    def _project_defaults(cls, settings: Mapping[str, Any], taker: Any) -> Mapping[str, Any]:
+        """`settings` with the project's value of each `project` setting the call does not give and the taker takes."""
+        found = project_table()  # a few stat calls, remembered: every validation of the class asks
+        if found is None:
+            return settings
+        table = found[1]
+        extra = {name: table[name] for name in cls.project if name in table and name not in settings}
+        if not extra:
+            return settings
+        allowed = getattr(taker, "__fnkit_settings__", None) or cls.names()
+        extra = {name: value for name, value in extra.items() if name in allowed}
+        return {**extra, **settings} if extra else settings
 
     @classmethod
     def _unaliased(cls, settings: Mapping[str, Any], allowed: Iterable[str] | None = None) -> dict[str, Any]:

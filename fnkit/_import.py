@@ -92,7 +92,9 @@ def say(sentence: str, *, stacklevel: int = 2) -> None:
     """A sentence of fnkit's own about a run: in a notebook, a line of the cell's output (not a Python
     warning headed by a temporary file's path); elsewhere a RuntimeWarning pointing at the caller."""
     if in_notebook():
-        print(sentence, flush=True)
+        import textwrap
+
+        print(textwrap.fill(sentence, 88), flush=True)  # broken between words: the output pane breaks anywhere
         return
     import warnings
 

@@ -33,6 +33,8 @@ from ._cli_formats import (
     exit_code,
     render,
 )
+from ._cli_inputs import add_ignore, expectation, finish, prepare, say_ignored, set_aside
+from ._cli_inputs import documents as _documents
 from ._optional import MissingDependency
 from ._report import Issue, Raw, Report
 from ._settings import SettingError
@@ -93,30 +95,6 @@ def _given(args: argparse.Namespace, source: str | None = None) -> dict[str, Any
     return given
 
 
-_JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
-
-
-def _documents(path: str, data: bytes) -> list[tuple[int | None, bytes]]:
-    """The JSON documents of a file: (line number or None, bytes). A JSON Lines file (by its suffix, or several
-    lines of which the first is a JSON value by itself) gives one per non-blank line, numbered as editors do."""
-    import msgspec
-
-    from ._report import strip_bom
-
-    lines = data.splitlines()
-    numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
-    json_lines = path.lower().endswith(_JSON_LINES_SUFFIXES)
-    if not json_lines and len(numbered) > 1:
-        try:  # a pretty-printed document's first line ("{") is no JSON value by itself
-            msgspec.json.decode(strip_bom(numbered[0][1])[0])
-            json_lines = True
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            json_lines = False
-    if not json_lines or not numbered:
-        return [(None, data)]
-    return list(numbered)
-
-
 def _findings(report: Sequence[Issue], file: str, data: bytes | str | None, first_line: int | None) -> list[Finding]:
     """The issues of one JSON document located in its file: line and column of each path (read only when needed)."""
     from ._locate import Locator
@@ -132,11 +110,14 @@ def _findings(report: Sequence[Issue], file: str, data: bytes | str | None, firs
 
 
 def _emit(args: argparse.Namespace, run: Run, text: Callable[[Run], None]) -> int:
-    """Write the run in the format asked for; its exit code."""
+    """Write the run in the format asked for (the findings of ignored rules set aside); its exit code."""
+    run = set_aside(run, args)
     if args.format == "text":
         text(run)
+        say_ignored(run)
     else:
-        print(render(run, args.format, _version()))
+        rendered = render(run, args.format, _version())
+        print(rendered, end="\n" if rendered else "")  # a clean run in github format prints nothing
         for notice in run.notices:
             print(f"fnkit {run.command}: {notice}", file=sys.stderr)
     return run.exit_code
@@ -144,6 +125,7 @@ def _emit(args: argparse.Namespace, run: Run, text: Callable[[Run], None]) -> in
 
 def _add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text", help=FORMAT_HELP)
+    add_ignore(parser)
 
 
 # --- validate -------------------------------------------------------------------------------------------------
@@ -1047,7 +1029,7 @@ def build_parser() -> argparse.ArgumentParser:
         "messageIds; load balancer: multi-value mode; mail: the flow direction)",
     )
     AlbConfig.add_arguments(p, ["multi_value"], prefix="load balancer: ")
-    MailConfig.add_arguments(p, ["mode"], prefix="mail responses: ")
+    MailConfig.add_arguments(p, ["mode", "extensions"], prefix="mail responses: ")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     _add_format(p)
     p.add_argument("-q", "--quiet", action="store_true", help="text: print only the issues")
@@ -1063,6 +1045,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", choices=SOURCE_CHOICES, help="read the event as this source's (default: from its shape)")
     p.add_argument(
         "--expect",
+        type=expectation,
         metavar="KIND|STATUS",
         help="the outcome the response should have: a queue batch's success, partial or failure; a mail rule's "
         "applied, fallback or ignored; a load balancer status (200, 502, or a class: 2xx). Without it, exit 1 "
@@ -1172,6 +1155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 nothing to report, 1 findings, 2 usage or read errors)."""
     args = build_parser().parse_args(argv)
     try:
+        refused = prepare(args) if args.command in ("validate", "outcome", "replay") else None
+        if refused is not None:
+            print(f"fnkit {args.command}: {refused}", file=sys.stderr)
+            return ERROR
         with escaped_output():  # a lone surrogate in a value, a name the terminal cannot show: escaped, printed
             code: int = args.func(args)
         return code
@@ -1185,6 +1172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        finish(args)  # [tool.fnkit] is looked for where it was before this command
 
 
 if __name__ == "__main__":  # pragma: no cover

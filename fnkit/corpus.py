@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._settings import Dialect
+from .types import AlbEvent, Event, MailEvent, QueueEvent
 
 
 def path() -> Path:
@@ -32,7 +33,7 @@ _DOMAINS = ["example.com", "example.org", "corp.example.net"]
 _NAMES = ["ana", "ben", "chen", "dara", "eli", "fatima", "goran", "hana", "ivan", "jules", "kofi", "lena"]
 
 
-def _queue_event(rng: random.Random, n: int) -> dict[str, Any]:
+def _queue_event(rng: random.Random, n: int) -> QueueEvent:
     from . import queue
 
     kind = rng.random()
@@ -72,7 +73,7 @@ def _address(rng: random.Random, domain: str | None = None) -> str:
     return f"{rng.choice(_NAMES)}{rng.randint(1, 99)}@{domain or rng.choice(_DOMAINS)}"
 
 
-def _mail_event(rng: random.Random, n: int) -> dict[str, Any]:
+def _mail_event(rng: random.Random, n: int) -> MailEvent:
     from . import mail
 
     outbound = rng.random() < 0.3
@@ -109,7 +110,7 @@ class _NullStore:
         return None
 
 
-def _alb_event(rng: random.Random, n: int) -> dict[str, Any]:
+def _alb_event(rng: random.Random, n: int) -> AlbEvent:
     from . import alb
 
     r = rng.random()
@@ -147,7 +148,7 @@ def _alb_event(rng: random.Random, n: int) -> dict[str, Any]:
     return alb.build_event("POST", "/upload", headers=headers, body=body, multi_value=multi, dialect=dialect, seed=n)
 
 
-def generate(seed: int = 0, n: int = DEFAULT_SIZE) -> Iterator[dict[str, Any]]:
+def generate(seed: int = 0, n: int = DEFAULT_SIZE) -> Iterator[Event]:
     """`n` events across the three sources (about 40% queue, 30% mail, 30% load balancer), deterministic per seed."""
     rng = random.Random(seed)
     makers = [_queue_event] * 4 + [_mail_event] * 3 + [_alb_event] * 3

@@ -37,10 +37,10 @@ class QueueMessageAttribute(TypedDict):
     """One message attribute of a record: its data type and a string or binary value."""
 
     dataType: str
-    stringValue: NotRequired[str]
-    binaryValue: NotRequired[str]
-    stringListValues: list[str]
-    binaryListValues: list[str]
+    stringValue: NotRequired[str | None]
+    binaryValue: NotRequired[str | None]
+    stringListValues: NotRequired[list[str]]
+    binaryListValues: NotRequired[list[str]]
 
 
 class QueueRecordAttributes(TypedDict):
@@ -55,6 +55,7 @@ class QueueRecordAttributes(TypedDict):
     MessageDeduplicationId: NotRequired[str]
     AWSTraceHeader: NotRequired[str]
     ProviderTraceHeader: NotRequired[str]
+    DeadLetterQueueSourceArn: NotRequired[str]
 
 
 class QueueRecord(TypedDict):
@@ -65,7 +66,7 @@ class QueueRecord(TypedDict):
     body: str
     attributes: QueueRecordAttributes
     messageAttributes: dict[str, QueueMessageAttribute]
-    md5OfMessageAttributes: NotRequired[str]
+    md5OfMessageAttributes: NotRequired[str | None]
     md5OfBody: str
     eventSource: str
     eventSourceARN: str
@@ -85,9 +86,9 @@ class QueueItemFailure(TypedDict):
 
 
 class QueueResponse(TypedDict):
-    """A partial batch response: the messages to retry (an empty list: none)."""
+    """A partial batch response: the messages to retry (an empty list or null: none)."""
 
-    batchItemFailures: list[QueueItemFailure]
+    batchItemFailures: NotRequired[list[QueueItemFailure] | None]
 
 
 # -- the mail flow -----------------------------------------------------------------------
@@ -165,13 +166,14 @@ class AlbEvent(TypedDict):
     """A load balancer request event: single-value (`headers`, `queryStringParameters`) or multi-value maps."""
 
     requestContext: AlbRequestContext
+    targetGroupArn: NotRequired[str]
     httpMethod: str
     path: str
     queryStringParameters: NotRequired[dict[str, str]]
     headers: NotRequired[dict[str, str]]
     multiValueQueryStringParameters: NotRequired[dict[str, list[str]]]
     multiValueHeaders: NotRequired[dict[str, list[str]]]
-    body: str
+    body: NotRequired[str]
     isBase64Encoded: bool
 
 

@@ -127,9 +127,9 @@ def test_validate_an_unreadable_file(files, tmp_path):
     assert "good.json: ok" in proc.stdout.decode()  # the other files are still checked
 
 
-def test_validate_a_directory_is_unreadable(tmp_path):
+def test_validate_a_folder_without_json_files_is_a_usage_error_naming_it(tmp_path):
     proc = fnkit_cli("validate", ".", cwd=tmp_path)
-    assert proc.returncode == 2 and "cannot read" in proc.stderr.decode()
+    assert proc.returncode == 2 and ".: a folder with no *.json" in proc.stderr.decode()
 
 
 def test_validate_not_json(files, tmp_path):

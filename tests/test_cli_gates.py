@@ -571,7 +571,7 @@ def test_issues_are_located_on_a_multi_line_file(work, capsys):
     event = queue.build_event(["a", "b", "c"], seed=5)
     event["Records"][2]["md5OfBody"] = "f" * 32
     event["Records"][1]["eventSource"] = "provider:elsewhere"
-    del event["Records"][0]["receiptHandle"]
+    del event["Records"][0]["receiptHandle"]  # type: ignore[misc]
     text = json.dumps(event, indent=4)
     (work / "many.json").write_text(text)
     assert main(["validate", "--format", "json", "many.json"]) == 1

@@ -181,6 +181,7 @@ def test_the_install_writes_no_bytecode_and_makes_a_working_copy_anywhere(monkey
     kit.ensure_installed(["lab"])
     pip = ran[-1]
     assert pip[1:4] == ["-m", "pip", "install"] and "--no-compile" in pip and pip[-1] == ".[lab]"
+    assert "takes about a minute the first time" in capsys.readouterr().out  # as the README says
     # `lab`'s first step, callable on any folder: what it copied, and it says so
     pristine = tmp_path / "notebooks"
     (pristine / "exercises").mkdir(parents=True)

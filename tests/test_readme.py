@@ -56,6 +56,27 @@ def test_the_readme_gives_the_learners_install_size_and_time_and_the_help_comman
     assert "`python3 kit.py --help`" in learners
 
 
+def _adopters_section() -> str:
+    return README[README.index("## Adopters") : README.index("## Instructors")]
+
+
+def test_the_adopters_section_follows_the_learners_and_installs_the_way_that_works():
+    assert README.index("## Learners: start here") < README.index("## Adopters") < README.index("## Instructors")
+    adopters = _adopters_section()
+    installs = re.findall(r"^\s*(?:- run: )?pip install (.+)$", adopters, flags=re.MULTILINE)
+    assert len(installs) == 3 and all("'../fnkit[" in i or " @ git+" in i for i in installs)
+    # fnkit is not on the index: no line of the README installs it by its name alone
+    assert not re.search(r"pip install ['\"]?fnkit(\[[a-z,]+\])?['\"]?\s*$", README, flags=re.MULTILINE)
+    assert "is not on the package index" in adopters
+
+
+def test_the_adopters_section_shows_the_setting_a_ci_workflow_extensions_and_ignore():
+    adopters = _adopters_section()
+    assert "[tool.fnkit]" in adopters and "extensions = true" in adopters and 'ignore = ["Q13"]' in adopters
+    assert "--format github" in adopters and "--format sarif" in adopters and "upload-sarif" in adopters
+    assert "QueueEventFactory" in adopters and "mypy --strict" in adopters
+
+
 def test_the_instructors_section_walks_the_day_in_order():
     start = README.index("## Instructors")
     section = " ".join(README[start : README.index("\n## ", start + 1)].split())

@@ -23,13 +23,16 @@ import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from .._config import with_settings
 from .._import import ImportStream, Producer, Unreadable, iter_lines, unreadable
 from .._settings import Dialect
-from ._config import AlbConfig
+from ._config import AlbConfig, AlbMultiValueSetting
 from ._http import DEFAULT_CLIENT_IP, request_to_event, seeded_trace_id
+
+if TYPE_CHECKING:
+    from ..types import AlbEvent
 
 SOURCE = "alb"
 
@@ -257,7 +260,7 @@ class LoggedRequest:
     handler would do can be compared with what the log says happened.
     """
 
-    event: dict[str, Any]
+    event: AlbEvent
     log: dict[str, Any]
     where: str
     body_known: bool = False
@@ -309,7 +312,7 @@ def _dialect(arn: str | None) -> Dialect:
     return "provider" if isinstance(arn, str) and arn.startswith("arn:provider:") else "aws"
 
 
-def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int = 0) -> dict[str, Any] | None:
+def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int = 0) -> AlbEvent | None:
     """The event the load balancer sent the function for a parsed entry; None when no complete request was logged."""
     request = parse_request(log["request"], log["type"])
     if request is None:
@@ -344,7 +347,11 @@ def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int =
 
 @with_settings(AlbConfig, "multi_value")
 def events_from_access_log(
-    path_or_lines: Any, *, progress: bool | None = None, config: AlbConfig | None = None, **settings: Any
+    path_or_lines: Any,
+    *,
+    progress: bool | None = None,
+    config: AlbConfig | None = None,
+    **settings: Unpack[AlbMultiValueSetting],
 ) -> ImportStream:
     """Stream a load balancer access log as `LoggedRequest`s (event + logged status, error reason, timings).
 

@@ -9,6 +9,7 @@ declarations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from .._config import Config, setting
 
@@ -50,4 +51,28 @@ class AlbConfig(Config):
         return bool(self.multi_value)
 
 
-__all__ = ["AlbConfig"]
+# The keywords each taker of settings accepts, for type checkers (`**settings: Unpack[...]`); see fnkit.queue._config.
+
+
+class AlbMultiValueSetting(TypedDict, total=False):
+    """`multi_value=` (`build_event`, `validate_event`, `validate_response`, `outcome`, ...)."""
+
+    multi_value: bool | None
+
+
+class AlbRunSettings(TypedDict, total=False):
+    """`multi_value=` and `timeout_s=` (`run`)."""
+
+    multi_value: bool | None
+    timeout_s: float | None
+
+
+class AlbSettings(TypedDict, total=False):
+    """Every target group setting (`serve`, `AlbServer`)."""
+
+    multi_value: bool | None
+    timeout_s: float | None
+    health_check_interval_s: float | None
+
+
+__all__ = ["AlbConfig", "AlbMultiValueSetting", "AlbRunSettings", "AlbSettings"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from .._config import with_settings
 from .._memo import Readings
@@ -18,7 +18,7 @@ from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._validate import Contract, Seen
 from ..rules import rule
-from ._config import AlbConfig
+from ._config import AlbConfig, AlbMultiValueSetting
 from ._http import (
     DEFAULT_CLIENT_IP,
     DEFAULT_HOST,
@@ -55,7 +55,7 @@ _ARN_EXAMPLE = (
 _ARN_SPACE_NAMES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
 
 if TYPE_CHECKING:
-    from ..types import ParsedAlbEvent
+    from ..types import AlbEvent, ParsedAlbEvent
 
 
 def _arn_sentence(arn: str) -> str:
@@ -763,7 +763,7 @@ def body_size(event: Any) -> int | None:
 
 
 @with_settings(AlbConfig, "multi_value")
-def validate_event(event: Any, *, config: AlbConfig | None = None, **settings: Any) -> Report:
+def validate_event(event: Any, *, config: AlbConfig | None = None, **settings: Unpack[AlbMultiValueSetting]) -> Report:
     """Every problem of a load balancer event, located; never raises, whatever it is given.
 
     `multi_value` (or `config`, an `AlbConfig`): when given, also say whether the event's
@@ -871,8 +871,8 @@ def build_event(
     proto: str = "http",
     host: str = DEFAULT_HOST,
     config: AlbConfig | None = None,
-    **settings: Any,
-) -> dict[str, Any]:
+    **settings: Unpack[AlbMultiValueSetting],
+) -> AlbEvent:
     """A valid load balancer event for one request, deterministic for a seed (A2, A3, A4).
 
     `query`: the raw query string (kept exactly, never decoded), or plain pairs / a mapping
@@ -922,8 +922,8 @@ def health_check_event(
     target_group_arn: str | None = None,
     dialect: Dialect | None = None,
     config: AlbConfig | None = None,
-    **settings: Any,
-) -> dict[str, Any]:
+    **settings: Unpack[AlbMultiValueSetting],
+) -> AlbEvent:
     """The event a load balancer health check sends (A11): GET /, `{}` query, only a user-agent, empty body."""
     multi_value = AlbConfig.of(config, settings, health_check_event).multi_value_on
     dialect = resolve_dialect(dialect)

@@ -14,11 +14,14 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from .._settings import Dialect, resolve_dialect
 from ..rules import rule
+
+if TYPE_CHECKING:
+    from ..types import AlbEvent
 
 #: The largest request body the load balancer forwards (A1); one byte more gets 413.
 MAX_REQUEST_BODY = 1_048_576
@@ -214,7 +217,7 @@ def request_to_event(
     port: int = 80,
     proto: str = "http",
     host: str = DEFAULT_HOST,
-) -> dict[str, Any]:
+) -> AlbEvent:
     """The event the load balancer sends for one HTTP request (A2, A3, A4).
 
     The path and query are kept exactly as in the raw URL (never percent-decoded); header
@@ -253,12 +256,12 @@ def request_to_event(
         event["headers"] = header_parameters(pairs, False)
     event["body"] = body
     event["isBase64Encoded"] = b64
-    return event
+    return cast("AlbEvent", event)
 
 
 def health_check_event(
     *, multi_value: bool = False, target_group_arn: str | None = None, dialect: Dialect | None = None
-) -> dict[str, Any]:
+) -> AlbEvent:
     """The event of a load balancer health check (A11): GET /, no query, only a user-agent header."""
     event: dict[str, Any] = {
         "requestContext": {"elb": {"targetGroupArn": target_group_arn or make_target_group_arn(dialect)}},
@@ -273,7 +276,7 @@ def health_check_event(
         event["headers"] = {"user-agent": HEALTH_CHECK_USER_AGENT}
     event["body"] = ""
     event["isBase64Encoded"] = False
-    return event
+    return cast("AlbEvent", event)
 
 
 def is_health_check(headers: Any) -> bool:

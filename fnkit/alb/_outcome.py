@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from .. import rules as _rules
 from .._call import PlannedCall
@@ -20,7 +20,7 @@ from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, 
 from .._report import MISSING, ContractError, Raw, Report, decode_json, error
 from ..rules import rule
 from ..types import AlbKind, Isolation
-from ._config import AlbConfig
+from ._config import AlbConfig, AlbMultiValueSetting, AlbRunSettings
 from ._event import refusals, validate_event
 from ._http import HttpParts, Refusal, error_page, method_refused, reason_phrase, refusal_for, response_to_http
 from ._response import checked_response, deciding_rule
@@ -299,7 +299,9 @@ def _from_invocation(
     severity="outcome",
 )
 @with_settings(AlbConfig, "multi_value")
-def outcome(event: Any, response: Any, *, config: AlbConfig | None = None, **settings: Any) -> HttpOutcome:
+def outcome(
+    event: Any, response: Any, *, config: AlbConfig | None = None, **settings: Unpack[AlbMultiValueSetting]
+) -> HttpOutcome:
     """What the client receives when the function answered `event` with `response`, and which rule decided.
 
     `response`: the returned value, `fnkit.Raw` (exact text or bytes), or an `fnkit.Invocation`
@@ -379,7 +381,7 @@ def run(
     context: Context | None = None,
     isolation: Isolation | None = None,
     config: AlbConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[AlbRunSettings],
 ) -> HttpOutcome:
     """Validate the event, refuse it as the load balancer would (A1) or invoke the handler, decide the outcome.
 

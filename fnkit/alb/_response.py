@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Unpack
 
 from .._codec import encode_response
 from .._config import with_settings
@@ -19,7 +19,7 @@ from .._report import Issue, Raw, Report, child_path, error, warning
 from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape
 from .._validate import Contract, Seen
 from ..rules import rule
-from ._config import AlbConfig
+from ._config import AlbConfig, AlbMultiValueSetting
 from ._http import (
     BAD_HEADER_VALUE,
     HEADER_NAME,
@@ -337,7 +337,11 @@ def json_size(response: Any) -> int | None:
 
 @with_settings(AlbConfig, "multi_value")
 def validate_response(
-    response: Any, *, config: AlbConfig | None = None, _size: int | None = None, **settings: Any
+    response: Any,
+    *,
+    config: AlbConfig | None = None,
+    _size: int | None = None,
+    **settings: Unpack[AlbMultiValueSetting],
 ) -> Report:
     """Every problem of what a handler returned, against the load balancer's response contract.
 
@@ -388,7 +392,9 @@ def deciding_rule(report: Report) -> str | None:
 
 
 @with_settings(AlbConfig, "multi_value")
-def json_schema(kind: str = "event", *, config: AlbConfig | None = None, **settings: Any) -> dict[str, Any]:
+def json_schema(
+    kind: str = "event", *, config: AlbConfig | None = None, **settings: Unpack[AlbMultiValueSetting]
+) -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the load balancer event (`kind="event"`) or response (`"response"`, as
     read with multi-value headers off or on: `multi_value`, or `config`), from the declarations fnkit
     validates with; what a schema cannot express is listed in its description."""

@@ -21,9 +21,9 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from .._codec import Invocation
 from .._config import with_settings
@@ -31,7 +31,7 @@ from .._invoke import Context, Handler, _check_isolation
 from .._optional import require
 from .._settings import Dialect, resolve_dialect
 from ..isolation import invoke
-from ._config import AlbConfig
+from ._config import AlbConfig, AlbSettings
 from ._desync import DEFAULT_MODE, MODES, body_framing, decide, judge_head
 from ._desync import Head as _Head
 from ._http import (
@@ -459,7 +459,7 @@ class _Front:
                 sys.modules["fnkit._running.loop"].release_loop(self.loop)
             self.loop.close()
 
-    def invoke_soon(self, event: dict[str, Any], done: Callable[[Invocation], None]) -> None:
+    def invoke_soon(self, event: Mapping[str, Any], done: Callable[[Invocation], None]) -> None:
         """On the loop: start invoking the handler in a worker process; `done(invocation)` on the loop."""
         from .._running.loop import invoke_soon
 
@@ -546,7 +546,7 @@ class AlbServer:
         isolation: str = "process",
         max_records: int = MAX_RECORDS,
         desync_mode: str = DEFAULT_MODE,
-        **settings: Any,
+        **settings: Unpack[AlbSettings],
     ) -> None:
         config = AlbConfig.of(config, settings, AlbServer.__init__)
         _check_isolation(isolation)
@@ -640,7 +640,7 @@ class AlbServer:
 
     # -- inside ----------------------------------------------------------------------------
 
-    def _invoke(self, event: dict[str, Any]) -> Invocation:
+    def _invoke(self, event: Mapping[str, Any]) -> Invocation:
         return invoke(
             self._call_target,
             event,
@@ -713,7 +713,7 @@ def serve(
     isolation: str = "process",
     max_records: int = MAX_RECORDS,
     desync_mode: str = DEFAULT_MODE,
-    **settings: Any,
+    **settings: Unpack[AlbSettings],
 ) -> AlbServer:
     """Serve `handler` over HTTP as the load balancer would, on a background thread (a context manager).
 

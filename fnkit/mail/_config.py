@@ -10,6 +10,7 @@ widgets make their options and fields from these declarations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, TypedDict
 
 from .._config import Config, setting
 from ..rules import rule
@@ -116,6 +117,7 @@ class MailConfig(Config):
 
     source = "mail"
     title = "the mail-flow rule"
+    project = ("extensions",)  # `[tool.fnkit] extensions = true`: the real service's action types everywhere
 
     def _check_together(self) -> None:
         if self.backoff_max_s < self.backoff_initial_s:
@@ -130,6 +132,48 @@ class MailConfig(Config):
         return self.rule_timeout_minutes * 60.0
 
 
+# The keywords each taker of settings accepts, for type checkers (`**settings: Unpack[...]`); see fnkit.queue._config.
+_Mode = Literal["sync", "async"]
+_Action = Literal["DEFAULT", "BOUNCE", "DROP"]
+_Policy = Literal["most-restrictive", "first", "last"]
+
+
+class MailAttemptSettings(TypedDict, total=False):
+    """The settings one attempt depends on (`outcome`, `run`)."""
+
+    mode: _Mode
+    fallback_action: _Action
+    response_timeout_s: float
+    conflict_policy: _Policy
+    extensions: bool
+    recipients_limit: int
+
+
+class MailResponseSettings(TypedDict, total=False):
+    """The settings the response check reads (`validate_response`)."""
+
+    mode: _Mode
+    extensions: bool
+    recipients_limit: int
+    conflict_policy: _Policy
+
+
+class MailSettings(TypedDict, total=False):
+    """Every mail-flow rule setting (`MailRule`, `serve`)."""
+
+    mode: _Mode
+    fallback_action: _Action
+    rule_timeout_minutes: float
+    response_timeout_s: float
+    conflict_policy: _Policy
+    extensions: bool
+    recipients_limit: int
+    backoff_initial_s: float
+    backoff_factor: float
+    backoff_max_s: float
+    jitter: float
+
+
 __all__ = [
     "ACTION_TYPES",
     "CONFLICT_POLICIES",
@@ -138,5 +182,8 @@ __all__ = [
     "RECIPIENTS_LIMIT",
     "RESPONSE_TIMEOUT_S",
     "RULE_TIMEOUT_MAX_MINUTES",
+    "MailAttemptSettings",
     "MailConfig",
+    "MailResponseSettings",
+    "MailSettings",
 ]

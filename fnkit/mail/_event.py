@@ -162,6 +162,7 @@ MailFrom = MAIL_FROM.struct
 # anything, so each check tests types before it reads.
 
 if TYPE_CHECKING:
+    from ..types import MailEvent as MailEventDict
     from ..types import ParsedMailEvent
 
 
@@ -474,12 +475,14 @@ def build_event(
     seed: int = 0,
     store: Any = None,
     **more: Any,
-) -> dict[str, Any]:
+) -> MailEventDict:
     """A valid mail-flow event, deterministic for a `seed` (same arguments, same event).
 
     `message` (an `email.message.EmailMessage`, or raw RFC 5322 bytes or text) supplies
     what is not given: subject, sender (its From) and mail_from (its Return-Path, else
-    From), recipients (its To and Cc). The subject keeps its first 256 characters; when the
+    From), recipients (its To and Cc); a message without the From or Date header RFC 5322
+    requires is taken with a UserWarning (the content API refuses to put it back). The
+    subject keeps its first 256 characters; when the
     event would exceed 128 KB, recipients are cut from the end and `truncated` is true (M1).
     The raw message (or, without one, a minimal message made from the event) is registered
     in the message store (`store`, by default `default_store()`) under the event's
@@ -501,6 +504,16 @@ def build_event(
         mail_from = found["mail_from"] if mail_from is None else mail_from  # "": the null sender, as given
         if recipients is None:
             recipients = found["recipients"]
+        if found["missing"]:
+            import warnings
+
+            warnings.warn(
+                f"build_event: the message has no {' and no '.join(found['missing'])} header, which RFC 5322 "
+                "requires: a handler that puts it back through context.message_content is refused; add "
+                f"{' and '.join(found['missing'])} to the message",
+                UserWarning,
+                stacklevel=2,
+            )
     if mail_from is None:
         raise TypeError("build_event: mail_from is required (or a message with a From header).")
     if recipients is None:
@@ -547,7 +560,7 @@ def build_event(
     (store if store is not None else default_store()).add(
         event["messageId"], raw if raw is not None else (lambda: minimal_message(made))
     )
-    return event
+    return cast("MailEventDict", event)
 
 
 def _cut_to_size(event: dict[str, Any]) -> None:

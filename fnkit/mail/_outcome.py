@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Unpack, cast
 
 from .. import rules as _rules
 from .._call import PlannedCall
@@ -46,7 +46,7 @@ from .._validate import Seen
 from ..isolation import invoke
 from ..rules import rule
 from ..types import Isolation, MailKind
-from ._config import MailConfig
+from ._config import MailAttemptSettings, MailConfig
 from ._decision import Decision
 from ._event import decode_event, parse_event, truncation
 
@@ -362,7 +362,7 @@ def outcome(
     *,
     envelope: Sequence[str] = (),
     config: MailConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[MailAttemptSettings],
 ) -> MailOutcome:
     """What the mail service does with `response` to `event`: one `Decision` per recipient.
 
@@ -580,7 +580,7 @@ def run(
     store: Any = None,
     isolation: Isolation | None = None,
     config: MailConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[MailAttemptSettings],
 ) -> MailOutcome:
     """Validate the event, invoke `handler(event, context)`, and decide the outcome.
 

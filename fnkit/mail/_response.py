@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from .._codec import Invocation, encode_response
 from .._config import with_settings
@@ -20,7 +20,7 @@ from .._shape import BOOL, STR, F, ListOf, Shape
 from .._validate import Check, Contract, Seen
 from ..rules import rule
 from ._address import is_address
-from ._config import ACTION_TYPES, EXTENSION_TYPES, RECIPIENTS_LIMIT, MailConfig
+from ._config import ACTION_TYPES, EXTENSION_TYPES, RECIPIENTS_LIMIT, MailConfig, MailResponseSettings
 from ._decision import RESTRICTIVENESS, Decision
 
 SOURCE = "mail"
@@ -569,7 +569,7 @@ def validate_response(
     *,
     flow_direction: str | None = None,
     config: MailConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[MailResponseSettings],
 ) -> Report:
     """Every problem of what a mail-flow function returned (M4, M6, M7); never raises for any response
     (a configuration the platform refuses is a ValueError naming the rule).

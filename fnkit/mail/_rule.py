@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Unpack
 
 from .._codec import Invocation
 from .._config import with_settings
@@ -29,7 +29,7 @@ from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row
 from .._report import Report
 from .._settings import Isolation
-from ._config import MailConfig
+from ._config import MailConfig, MailSettings
 from ._content import MessageStore
 
 if TYPE_CHECKING:
@@ -188,7 +188,9 @@ class MailRule:
     """
 
     @with_settings(MailConfig)
-    def __init__(self, *, config: MailConfig | None = None, seed: int = 0, store: Any = None, **settings: Any) -> None:
+    def __init__(
+        self, *, config: MailConfig | None = None, seed: int = 0, store: Any = None, **settings: Unpack[MailSettings]
+    ) -> None:
         config = MailConfig.of(config, settings, MailRule.__init__)
         self.config = config
         self.seed = seed

@@ -78,19 +78,19 @@ import threading
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self, Unpack, cast
 from urllib.parse import quote
 
 from .._config import with_settings
 from .._invoke import Handler
 from .._optional import require
 from ._address import is_address
-from ._config import MailConfig
-from ._content import MessageStore
+from ._config import MailConfig, MailSettings
+from ._content import HeaderLines, MessageStore
 from ._decision import Decision
 from ._event import OUTBOUND_RECIPIENTS_LIMIT, build_event, parse_event, truncation
 from ._outcome import async_outcome
@@ -530,7 +530,7 @@ class MailServer:
             return f"451 4.3.0 Nothing was delivered ({failure}); try again later"
         return f"250 2.0.0 OK {message_id}"
 
-    def _event(self, message: _Message) -> tuple[dict[str, Any], str]:
+    def _event(self, message: _Message) -> tuple[Mapping[str, Any], str]:
         """The summary event of a message (M1) and a note when its headers were unusable; the raw message
         joins the store, held there while in flight (the oldest others leave it past its size cap)."""
         now = time.monotonic()
@@ -588,7 +588,7 @@ class MailServer:
     def _carry_out(
         self,
         message: _Message,
-        event: dict[str, Any],
+        event: Mapping[str, Any],
         decisions: dict[str, Decision],
         status: str,
         attempts: int,
@@ -758,7 +758,7 @@ class MailServer:
     def _bounce(
         self,
         message: _Message,
-        event: dict[str, Any],
+        event: Mapping[str, Any],
         bounced: list[tuple[dict[str, Any], str]],
         deliveries: list[_Delivery],
     ) -> None:
@@ -782,7 +782,7 @@ class MailServer:
         domain = _domain(sender)
         return domain if domain in self.domains else min(self.domains)
 
-    def _invoke_async(self, event: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    def _invoke_async(self, event: Mapping[str, Any], rows: list[dict[str, Any]]) -> None:
         """An asynchronous rule's invocation, after delivery (M8): fill in what came of it."""
         try:
             run = self.rule.run(self.handler, event, isolation=self.isolation)
@@ -806,7 +806,7 @@ class MailServer:
             with contextlib.suppress(Exception):  # a broken listener must not break delivery
                 self.on_record(dict(row))
 
-    def _record_all(self, message: _Message, event: dict[str, Any] | None, status: str, note: str) -> None:
+    def _record_all(self, message: _Message, event: Mapping[str, Any] | None, status: str, note: str) -> None:
         """One row per recipient of a message that could not be handled (the client retries)."""
         for address in message.recipients:
             self._record(
@@ -834,7 +834,7 @@ class MailServer:
 EVENT_HEADERS = frozenset({"subject", "from", "return-path"})
 
 
-def event_headers(raw: bytes) -> bytes:
+def event_headers(raw: bytes) -> HeaderLines:
     """Only the header lines `build_event` reads when the envelope is known: Subject, From, Return-Path.
 
     An adapter for speed: `build_event(message=...)` parses the whole message and every
@@ -862,7 +862,7 @@ def event_headers(raw: bytes) -> bytes:
             keep = not text.startswith("From ") and colon > 0 and text[:colon].lower() in EVENT_HEADERS
             if keep:
                 kept.append(line if line.endswith((b"\n", b"\r")) else line + b"\r\n")
-    return b"".join(kept) + b"\r\n"
+    return HeaderLines(b"".join(kept) + b"\r\n")  # the whole message is checked and stored apart
 
 
 def _joined(*notes: str) -> str:
@@ -877,7 +877,7 @@ def _reason(decision: Decision, run: MailRun | None) -> str:
     return run.outcome.reason
 
 
-def make_bounce(message: _Message, event: dict[str, Any], bounced: list[tuple[str, str]], domain: str) -> bytes:
+def make_bounce(message: _Message, event: Mapping[str, Any], bounced: list[tuple[str, str]], domain: str) -> bytes:
     """A bounce (RFC 3464-like, plain text) telling the sender which recipients refused the message."""
     from datetime import UTC, datetime
     from email import policy
@@ -937,7 +937,7 @@ def serve(
     max_records: int = MAX_RECORDS,
     max_store_bytes: int = DEFAULT_MAX_STORE_BYTES,
     config: MailConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[MailSettings],
 ) -> MailServer:
     """Serve `handler` as a mail-flow rule behind a real SMTP server; returns the running `MailServer`.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from .._config import Config, setting
 from ..rules import rule
@@ -168,4 +168,46 @@ def _init_taking_timeout_s(self: QueueConfig, *args: Any, **keywords: Any) -> No
 _init_taking_timeout_s.__signature__ = inspect.signature(_generated_init)  # type: ignore[attr-defined]
 QueueConfig.__init__ = _init_taking_timeout_s  # type: ignore[method-assign]
 
-__all__ = ["DEFAULT_BATCH", "MAX_BATCH_FIFO", "MAX_BATCH_STANDARD", "MAX_VISIBILITY_S", "MAX_WINDOW_S", "QueueConfig"]
+
+# The keywords each taker of settings accepts, for type checkers (`**settings: Unpack[...]`): a misspelt keyword is a
+# type error before it is a TypeError at run time. tests/core/test_setting_keywords.py holds each equal to the
+# settings its function declares with `with_settings`.
+
+
+class QueueFifoSetting(TypedDict, total=False):
+    """`fifo=` (`build_event`, `queue_arn`)."""
+
+    fifo: bool
+
+
+class QueueReportingSetting(TypedDict, total=False):
+    """`report_batch_item_failures=` (`outcome`, `run`, `validate_response`)."""
+
+    report_batch_item_failures: bool
+
+
+class QueueSettings(TypedDict, total=False):
+    """Every queue setting, and `timeout_s` for `function_timeout_s` (`QueueSim`)."""
+
+    fifo: bool
+    batch_size: int
+    batch_window_s: float
+    report_batch_item_failures: bool
+    function_timeout_s: float
+    visibility_timeout_s: float
+    max_receive_count: int | None
+    content_based_deduplication: bool
+    timeout_s: float
+
+
+__all__ = [
+    "DEFAULT_BATCH",
+    "MAX_BATCH_FIFO",
+    "MAX_BATCH_STANDARD",
+    "MAX_VISIBILITY_S",
+    "MAX_WINDOW_S",
+    "QueueConfig",
+    "QueueFifoSetting",
+    "QueueReportingSetting",
+    "QueueSettings",
+]

@@ -17,7 +17,7 @@ import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter, lt
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import msgspec
 
@@ -28,7 +28,7 @@ from .._settings import Dialect, resolve_dialect
 from .._shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
 from .._validate import Contract, Seen
 from ..rules import rule
-from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
+from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig, QueueFifoSetting
 from ._fifo import check_fifo, is_fifo
 
 SOURCE = "queue"
@@ -45,7 +45,7 @@ _ARN_PARTS = ("arn", "partition", "service", "region", "account", "queue name")
 _DIGITS_PATTERN = r"^[0-9]+$"
 
 if TYPE_CHECKING:
-    from ..types import ParsedQueueEvent
+    from .. import types
 
 
 _SPACES = {" ": "a space", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
@@ -867,12 +867,12 @@ def validate_event(event: Any, *, batch_size: int | None = None) -> Report:
     return EVENT_CONTRACT.check(event, {"batch_size": batch_size} if batch_size is not None else None)[0]
 
 
-def parse_event(event: Any) -> ParsedQueueEvent:
+def parse_event(event: Any) -> types.ParsedQueueEvent:
     """The event as frozen typed values (`QueueEvent.records[i].md5_of_body`); raises ContractError when invalid."""
     report, typed = EVENT_CONTRACT.check(event)
     if not report.ok:
         raise ContractError(report)
-    return cast("ParsedQueueEvent", typed)
+    return cast("types.ParsedQueueEvent", typed)
 
 
 def looks_like(event: Any) -> bool:
@@ -950,7 +950,7 @@ def queue_arn(
     account: str = "123456789012",
     dialect: Dialect | None = None,
     config: QueueConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[QueueFifoSetting],
 ) -> str:
     """A queue ARN in the dialect's spelling (`.fifo` names for ordered queues: `fifo=True`, or `config`).
 
@@ -1051,8 +1051,8 @@ def build_event(
     dialect: Dialect | None = None,
     seed: int = 0,
     config: QueueConfig | None = None,
-    **settings: Any,
-) -> dict[str, Any]:
+    **settings: Unpack[QueueFifoSetting],
+) -> types.QueueEvent:
     """A valid queue batch event: one record per body (non-string bodies become JSON text); deterministic per seed.
 
     The queue: `fifo=`, or `config` (a `QueueConfig`: then the batch also holds at most its batch size, Q1).
@@ -1115,7 +1115,7 @@ def build_event(
                 trace_header=trace_header,
             )
         )
-    return {"Records": records}
+    return cast("types.QueueEvent", {"Records": records})
 
 
 def _default_arn(fifo: bool, region: str, dialect: Dialect) -> str:

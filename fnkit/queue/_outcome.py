@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import filterfalse
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import msgspec
 
@@ -18,7 +18,7 @@ from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, 
 from .._report import MISSING, ContractError, Issue, Report, decode_json, error
 from ..rules import rule
 from ..types import Isolation, QueueKind
-from ._config import QueueConfig
+from ._config import QueueConfig, QueueReportingSetting
 from ._event import correlation_ids, validate_event
 from ._fifo import GROUP_ORDER_BREAKS
 from ._response import NOT_JSON, PARTIAL_REASONS, partial_reason, platform_reads, read
@@ -130,7 +130,9 @@ _TONES = {"success": "good", "partial": "mixed", "failure": "bad"}
 
 
 @with_settings(QueueConfig, "report_batch_item_failures")
-def outcome(event: Any, response: Any, *, config: QueueConfig | None = None, **settings: Any) -> BatchOutcome:
+def outcome(
+    event: Any, response: Any, *, config: QueueConfig | None = None, **settings: Unpack[QueueReportingSetting]
+) -> BatchOutcome:
     """What the poller does with `response` (a returned value, `Raw`, or an `Invocation`) for this batch.
 
     The queue's settings: `config` (a `QueueConfig`), or `report_batch_item_failures=` (Q7).
@@ -237,7 +239,7 @@ def run(
     context: Context | None = None,
     isolation: Isolation | None = None,
     config: QueueConfig | None = None,
-    **settings: Any,
+    **settings: Unpack[QueueReportingSetting],
 ) -> BatchOutcome:
     """Validate the event, call `handler(event, context)` with its timeout, and decide the outcome (`.invocation` set).
 

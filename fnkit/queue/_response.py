@@ -11,7 +11,7 @@ so the two cannot disagree.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any
+from typing import Any, Unpack
 
 import msgspec
 
@@ -24,7 +24,7 @@ from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, desc
 from .._shape import F, ListOf, Nullable, Shape, Text
 from ..rules import rule
 from ..types import QueueKind
-from ._config import QueueConfig
+from ._config import QueueConfig, QueueReportingSetting
 from ._fifo import group_order
 
 ITEM_IDENTIFIER = Text(min_len=1, rule="Q8", message="itemIdentifier is an empty string, so the whole batch fails.")
@@ -490,7 +490,7 @@ def listed_before(ident: str, i: int, listed: set[str]) -> Issue | None:
 
 @with_settings(QueueConfig, "report_batch_item_failures")
 def validate_response(
-    response: Any, *, event: Any = None, config: QueueConfig | None = None, **settings: Any
+    response: Any, *, event: Any = None, config: QueueConfig | None = None, **settings: Unpack[QueueReportingSetting]
 ) -> Report:
     """Every problem of a queue handler's response (pass `event` to match ids against the batch); never raises
     for any response. The queue's settings: `config`, or `report_batch_item_failures=` (Q7). JSON text (str,

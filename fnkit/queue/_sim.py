@@ -14,7 +14,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterator
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import msgspec
 
@@ -26,7 +26,7 @@ from .._optional import require
 from .._running.calls import _call
 from .._settings import Dialect, Isolation, resolve_dialect
 from ..rules import rule
-from ._config import QueueConfig
+from ._config import QueueConfig, QueueSettings
 from ._event import (
     EVENT_SOURCE,
     MAX_MESSAGE_BYTES,
@@ -432,7 +432,7 @@ class QueueSim:
         queue_name: str | None = None,
         dialect: Dialect | None = None,
         seed: int = 0,
-        **settings: Any,
+        **settings: Unpack[QueueSettings],
     ) -> None:
         config = QueueConfig.of(config, settings, QueueSim.__init__)
         dialect = resolve_dialect(dialect)

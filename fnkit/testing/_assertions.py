@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast, overload
 
 from .._cells import text_table
 from .._outcome import Outcome, what_it_did
@@ -13,9 +13,48 @@ from .._sources import SOURCES, detect_source, source_module, validate
 from .._table import rows_of
 
 if TYPE_CHECKING:
+    from .._invoke import Context
+    from .._settings import Isolation
     from ..alb import HttpOutcome
+    from ..alb._config import AlbConfig, AlbRunSettings
     from ..mail import MailOutcome
+    from ..mail._config import MailAttemptSettings, MailConfig
     from ..queue import BatchOutcome
+    from ..queue._config import QueueConfig, QueueReportingSetting
+    from ..types import AlbKind, MailKind, OutcomeKind, QueueKind
+
+    class _QueueRun(QueueReportingSetting, total=False):
+        """What `assert_outcome` passes to `fnkit.queue.run`."""
+
+        timeout_s: float | None
+        context: Context | None
+        isolation: Isolation | None
+        config: QueueConfig | None
+
+    class _MailRun(MailAttemptSettings, total=False):
+        """What `assert_outcome` passes to `fnkit.mail.run`."""
+
+        timeout_s: float | None
+        context: Context | None
+        store: Any
+        isolation: Isolation | None
+        config: MailConfig | None
+
+    class _AlbRun(AlbRunSettings, total=False):
+        """What `assert_outcome` passes to `fnkit.alb.run`."""
+
+        context: Context | None
+        isolation: Isolation | None
+        config: AlbConfig | None
+
+    class _AnyRun(QueueReportingSetting, MailAttemptSettings, AlbRunSettings, total=False):
+        """What `assert_outcome` passes to the run of the event's source, when the source is known at run time only."""
+
+        context: Context | None
+        store: Any
+        isolation: Isolation | None
+        config: QueueConfig | MailConfig | AlbConfig | None
+
 
 _UNSET: Any = object()
 _NAMES = {"queue": "queue", "mail": "mail", "alb": "load balancer"}
@@ -156,21 +195,60 @@ def describe_outcome(result: Outcome) -> str:
     return "\n".join(lines)
 
 
+# One overload per source: the expectations and run keywords it takes (a misspelt one, `knd=`, is a type error)
+# and the outcome class it returns.
 @overload
 def assert_outcome(
-    handler: Callable[[Any, Any], Any], event: Any, *, source: Literal["queue"], **expectations: Any
+    handler: Callable[[Any, Any], Any],
+    event: Any,
+    *,
+    kind: QueueKind = ...,
+    failed_ids: Iterable[str] = ...,
+    deleted_ids: Iterable[str] = ...,
+    rule: str = ...,
+    source: Literal["queue"],
+    **run_keywords: Unpack[_QueueRun],
 ) -> BatchOutcome: ...
 @overload
 def assert_outcome(
-    handler: Callable[[Any, Any], Any], event: Any, *, source: Literal["mail"], **expectations: Any
+    handler: Callable[[Any, Any], Any],
+    event: Any,
+    *,
+    kind: MailKind = ...,
+    status: MailKind = ...,
+    rule: str = ...,
+    actions: str | Mapping[str, str] = ...,
+    source: Literal["mail"],
+    **run_keywords: Unpack[_MailRun],
 ) -> MailOutcome: ...
 @overload
 def assert_outcome(
-    handler: Callable[[Any, Any], Any], event: Any, *, source: Literal["alb"], **expectations: Any
+    handler: Callable[[Any, Any], Any],
+    event: Any,
+    *,
+    kind: AlbKind = ...,
+    status: int = ...,
+    rule: str = ...,
+    body: bytes | str = ...,
+    headers: Mapping[str, str | list[str]] = ...,
+    source: Literal["alb"],
+    **run_keywords: Unpack[_AlbRun],
 ) -> HttpOutcome: ...
 @overload
 def assert_outcome(
-    handler: Callable[[Any, Any], Any], event: Any, *, source: str | None = None, **expectations: Any
+    handler: Callable[[Any, Any], Any],
+    event: Any,
+    *,
+    kind: OutcomeKind = ...,
+    failed_ids: Iterable[str] = ...,
+    deleted_ids: Iterable[str] = ...,
+    status: MailKind | int = ...,
+    rule: str = ...,
+    actions: str | Mapping[str, str] = ...,
+    body: bytes | str = ...,
+    headers: Mapping[str, str | list[str]] = ...,
+    source: str | None = None,
+    **run_keywords: Unpack[_AnyRun],
 ) -> Any: ...  # the source is read from the event at run time: the test reads the fields of the one it wrote
 
 

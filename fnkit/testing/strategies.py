@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import Any, cast
 
 from .._optional import MissingDependency
 from .._report import DIALECTS
 from .._settings import resolve_dialect
 from ..alb._http import HOP_BY_HOP  # a response header the load balancer drops (A7) is not "valid" to draw
+from ..types import AlbEvent, AlbResponse, MailAction, MailEvent, MailResponse, QueueEvent, QueueResponse
 
 try:
     from hypothesis import strategies as st
@@ -85,7 +86,7 @@ def queue_events(
     dialect: str | st.SearchStrategy | None = None,
     message_attributes: bool = True,
     receive_counts: bool = True,
-) -> dict[str, Any]:
+) -> QueueEvent:
     """Valid queue batch events: 1-10 records, standard or FIFO (groups g1-g3), in one spelling.
 
     `bodies`: a strategy of one body (default: JSON objects and any text). `fifo`: a fixed
@@ -109,15 +110,16 @@ def queue_events(
 
 
 @st.composite
-def queue_responses(draw: Any, event: dict[str, Any]) -> Any:
+def queue_responses(draw: Any, event: QueueEvent) -> QueueResponse | None:
     """Valid responses to this batch: null, no failures, or some of its messageIds as batchItemFailures."""
     ids = [record["messageId"] for record in event["Records"]]
     failed = draw(st.lists(st.sampled_from(ids), unique=True, max_size=len(ids))) if ids else []
-    return draw(
-        st.sampled_from(
-            [None, {"batchItemFailures": []}, {"batchItemFailures": [{"itemIdentifier": i} for i in failed]}]
-        )
-    )
+    answers: list[Any] = [
+        None,
+        {"batchItemFailures": []},
+        {"batchItemFailures": [{"itemIdentifier": i} for i in failed]},
+    ]
+    return cast("QueueResponse | None", draw(st.sampled_from(answers)))
 
 
 @st.composite
@@ -130,7 +132,7 @@ def mail_events(
     subject: st.SearchStrategy | None = None,
     addresses: st.SearchStrategy | None = None,
     dialect: str | st.SearchStrategy | None = None,
-) -> dict[str, Any]:
+) -> MailEvent:
     """Valid mail-flow events: 1-10 distinct recipients, inbound or outbound, any subject text.
 
     `addresses`: a strategy of one address (default: plain addresses at example domains).
@@ -152,14 +154,16 @@ def mail_events(
 
 
 @st.composite
-def mail_responses(draw: Any, event: dict[str, Any]) -> dict[str, Any]:
+def mail_responses(draw: Any, event: MailEvent) -> MailResponse:
     """Valid synchronous responses to this event: one action for all recipients, or one per recipient."""
     recipients = [r["address"] for r in event["envelope"]["recipients"]]
 
-    def action(kind: str) -> dict[str, Any]:
+    def action(kind: str) -> MailAction:
         if kind == "BOUNCE" and draw(st.booleans()):
-            return {"type": kind, "parameters": {"bounceMessage": draw(st.text(min_size=1, max_size=40))}}
-        return {"type": kind}
+            return cast(
+                "MailAction", {"type": kind, "parameters": {"bounceMessage": draw(st.text(min_size=1, max_size=40))}}
+            )
+        return cast("MailAction", {"type": kind})
 
     kinds = st.sampled_from(["DEFAULT", "BOUNCE", "DROP"])
     if draw(st.booleans()):
@@ -175,7 +179,7 @@ def alb_events(
     multi_value: bool | st.SearchStrategy | None = None,
     dialect: str | st.SearchStrategy | None = None,
     bodies: st.SearchStrategy | None = None,
-) -> dict[str, Any]:
+) -> AlbEvent:
     """Valid load balancer events: any method, path, query and headers, text or binary bodies, both header modes.
 
     `bodies`: a strategy of request bodies (bytes or text; default: JSON, text or binary);
@@ -218,9 +222,7 @@ def alb_events(
 
 
 @st.composite
-def alb_responses(
-    draw: Any, *, multi_value: bool | None = False, event: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def alb_responses(draw: Any, *, multi_value: bool | None = False, event: AlbEvent | None = None) -> AlbResponse:
     """Valid load balancer responses: a status, headers, and a text or base64 body.
 
     `event`: answer in its header mode (`multiValueHeaders` when the event has them);
@@ -244,4 +246,4 @@ def alb_responses(
     else:
         response["body"] = base64.b64encode(draw(st.binary(max_size=40))).decode("ascii")
         response["isBase64Encoded"] = True
-    return response
+    return cast("AlbResponse", response)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._cells import shorten
+from ..types import AlbEvent
 from ._registry import (
     CASE_TIMEOUT_S,
     Case,
@@ -19,7 +20,7 @@ from ._registry import (
 )
 
 
-def _alb_event(seed: int, **kwargs: Any) -> dict[str, Any]:
+def _alb_event(seed: int, **kwargs: Any) -> AlbEvent:
     from .. import alb
 
     return alb.build_event(seed=seed, **kwargs)
@@ -31,11 +32,11 @@ def _run(handler: Callable[..., Any], case: Case) -> Any:
     return alb.run(handler, case.event, timeout_s=CASE_TIMEOUT_S, isolation="process")
 
 
-def _multi(event: dict[str, Any]) -> bool:
+def _multi(event: Mapping[str, Any]) -> bool:
     return "multiValueHeaders" in event
 
 
-def _mode(event: dict[str, Any]) -> str:
+def _mode(event: Mapping[str, Any]) -> str:
     return "multi-value headers on" if _multi(event) else "multi-value headers off"
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..types import QueueEvent
 from ._environment import EnvCheck, check_environment
 
 LOCK_NAME = "constraints.txt"
@@ -100,7 +101,7 @@ def system_check() -> EnvCheck:
     )
 
 
-def _doctor_event() -> dict[str, Any]:
+def _doctor_event() -> QueueEvent:
     from .. import queue
 
     return queue.build_event(bodies=['{"order": 1}'], seed=1)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..types import MailEvent
 from ._helpers import FORMER_STAFF, email_message, has_disclaimer, mailbox_full
 from ._registry import CASE_TIMEOUT_S, Case, Exercise, Finding, invocation_problem, kind_of, register, returned
 
 
-def _mail_event(seed: int, to: list[str], **message: Any) -> dict[str, Any]:
+def _mail_event(seed: int, to: list[str], **message: Any) -> MailEvent:
     from .. import mail
 
     return mail.build_event(message=email_message(to=to, **message), seed=seed)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._cells import short_id, shorten
+from ..types import QueueEvent
 from ._helpers import Watched, is_good_order
 from ._registry import CASE_TIMEOUT_S, Case, Exercise, Finding, invocation_problem, kind_of, register, returned
 
@@ -17,7 +18,7 @@ def _order(n: int, qty: Any) -> str:
     return json.dumps({"order": n, "qty": qty})
 
 
-def _queue_event(bodies: list[str], seed: int, **kwargs: Any) -> dict[str, Any]:
+def _queue_event(bodies: list[str], seed: int, **kwargs: Any) -> QueueEvent:
     from .. import queue
 
     return queue.build_event(bodies, seed=seed, **kwargs)
@@ -31,7 +32,7 @@ def _run(handler: Callable[..., Any], case: Case) -> tuple[Any, Watched]:
     return result, Watched.of(result.invocation)
 
 
-def _describe(event: dict[str, Any], mid: str) -> str:
+def _describe(event: Mapping[str, Any], mid: str) -> str:
     """'message 2 of 3 (body {"order": 2, "qty": 0})'."""
     recs = event["Records"]
     for i, r in enumerate(recs):
@@ -40,7 +41,7 @@ def _describe(event: dict[str, Any], mid: str) -> str:
     return f"'{short_id(mid)}'"
 
 
-def _record_holding(event: dict[str, Any], value: Any) -> tuple[int, str] | None:
+def _record_holding(event: Mapping[str, Any], value: Any) -> tuple[int, str] | None:
     """(index, field) of the record whose receiptHandle or body is `value`, if any."""
     for i, r in enumerate(event["Records"]):
         for name in ("receiptHandle", "body", "md5OfBody"):
@@ -100,7 +101,7 @@ def _response_problem(case: Case, result: Any) -> str | None:
     return None
 
 
-def _returned_nothing(result: Any, expected: list[str], event: dict[str, Any]) -> str | None:
+def _returned_nothing(result: Any, expected: list[str], event: Mapping[str, Any]) -> str | None:
     if expected and returned(result.invocation) is None:
         return Finding(
             f"your handler returns None (is a return missing?), which the platform reads as complete "
@@ -134,7 +135,7 @@ def _raised(result: Any, catch: str) -> str | None:
     )
 
 
-def _body_of(event: dict[str, Any], mid: str) -> str | None:
+def _body_of(event: Mapping[str, Any], mid: str) -> str | None:
     return next((r["body"] for r in event["Records"] if r["messageId"] == mid), None)
 
 
@@ -163,7 +164,7 @@ def _what_it_did(result: Any, seen: Watched, catch: str) -> str | None:
     return None
 
 
-def _lost(event: dict[str, Any], mid: str, seen: Watched) -> Finding:
+def _lost(event: Mapping[str, Any], mid: str, seen: Watched) -> Finding:
     body = _body_of(event, mid)
     if body is not None and seen.call_for(body) is None:
         return Finding(
@@ -178,7 +179,7 @@ def _lost(event: dict[str, Any], mid: str, seen: Watched) -> Finding:
     )
 
 
-def _twice(event: dict[str, Any], mid: str, seen: Watched) -> Finding:
+def _twice(event: Mapping[str, Any], mid: str, seen: Watched) -> Finding:
     body = _body_of(event, mid)
     if body is not None and seen.call_for(body) is None:
         return Finding(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -64,7 +64,7 @@ class Case:
     """One hidden case: a name a learner understands, the event, and what the check needs."""
 
     name: str
-    event: dict[str, Any]
+    event: Mapping[str, Any]
     expect: Any = None
     config: dict[str, Any] = field(default_factory=dict)
 

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from fnkit import alb
+from fnkit.types import AlbEvent
 
 
 @pytest.fixture
-def event() -> dict[str, Any]:
+def event() -> AlbEvent:
     """A valid GET event, multi-value headers off (provider spelling)."""
     return alb.build_event("GET", "/items", query="page=2&sort=price", headers={"accept": "text/html"}, seed=1)
 
 
 @pytest.fixture
-def multi_event() -> dict[str, Any]:
+def multi_event() -> AlbEvent:
     """A valid GET event with multi-value headers on."""
     return alb.build_event(
         "GET",

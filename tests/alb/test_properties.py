@@ -272,7 +272,7 @@ def _mutate(event: dict[str, Any], change: tuple[Any, ...]) -> None:
             context["elb"][key] = value
 
 
-BASES = [
+BASES: list[Any] = [
     alb.build_event("GET", "/items", query="a=1&b=2", headers={"user-agent": "curl/8"}),
     alb.build_event("POST", "/up", headers={"content-type": "application/json"}, body=b'{"a":1}', dialect="aws"),
     alb.build_event("PUT", "/bin", headers={"content-type": "image/png"}, body=b"\x89PNG"),

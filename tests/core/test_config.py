@@ -289,15 +289,17 @@ def test_every_rule_a_setting_cites_has_a_refusal_test():
     "make",
     [
         lambda: fnkit.queue.QueueSim(visibility_timeout_s=2, function_timeout_s=3),
-        lambda: fnkit.queue.outcome(fnkit.queue.build_event(["a"]), None, report_batch_item_failures="no"),
-        lambda: fnkit.queue.build_event(["a"], fifo="yes"),
+        lambda: fnkit.queue.outcome(fnkit.queue.build_event(["a"]), None, report_batch_item_failures="no"),  # type: ignore[arg-type]
+        lambda: fnkit.queue.build_event(["a"], fifo="yes"),  # type: ignore[arg-type]
         lambda: fnkit.mail.MailRule(rule_timeout_minutes=300),
         lambda: fnkit.mail.outcome(
-            fnkit.mail.build_event(mail_from="a@example.com", recipients=["b@example.com"]), {}, mode="later"
+            fnkit.mail.build_event(mail_from="a@example.com", recipients=["b@example.com"]),
+            {},
+            mode="later",  # type: ignore[arg-type]
         ),
         lambda: fnkit.mail.serve(lambda e, c: None, domains=["example.com"], fallback_action="KEEP"),
         lambda: fnkit.alb.serve(lambda e, c: None, timeout_s=-1),
-        lambda: fnkit.alb.build_event(multi_value="on"),
+        lambda: fnkit.alb.build_event(multi_value="on"),  # type: ignore[arg-type]
         lambda: fnkit.replay(lambda e, c: None, [], mode="later"),
     ],
     ids=[
@@ -319,9 +321,9 @@ def test_every_taker_refuses_through_the_declaration(make):
 
 def test_an_unknown_keyword_is_a_type_error_naming_it():
     with pytest.raises(TypeError, match="'batch_sise'"):
-        fnkit.queue.QueueSim(batch_sise=5)
+        fnkit.queue.QueueSim(batch_sise=5)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="'mode'"):
-        fnkit.queue.outcome(fnkit.queue.build_event(["a"]), None, mode="sync")
+        fnkit.queue.outcome(fnkit.queue.build_event(["a"]), None, mode="sync")  # type: ignore[call-arg]
 
 
 # -- the keywords users already write keep working ---------------------------------------------------

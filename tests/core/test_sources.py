@@ -189,7 +189,7 @@ def test_the_three_sources_are_still_recognised_beside_their_lookalikes():
     assert fnkit.detect_source(alb.build_event()) == "alb" and fnkit.detect_source(alb.health_check_event()) == "alb"
     assert fnkit.detect_source(mail.build_event(mail_from="a@example.org", recipients=["b@example.com"])) == "mail"
     broken = alb.build_event()
-    del broken["requestContext"]["elb"]
+    del broken["requestContext"]["elb"]  # type: ignore[misc]
     assert fnkit.detect_source(broken) == "alb"  # no API Gateway landmark: a broken load balancer event
 
 

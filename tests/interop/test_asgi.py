@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 import fnkit
+from fnkit.types import AlbEvent
 
 pytest.importorskip("mangum")
 pytest.importorskip("fastapi")
@@ -63,7 +64,7 @@ def app_module(tmp_path, monkeypatch):
     return importlib.import_module("fnkit_asgi_app")
 
 
-def _get(path: str, query: dict[str, str] | None = None) -> dict[str, object]:
+def _get(path: str, query: dict[str, str] | None = None) -> AlbEvent:
     return fnkit.alb.build_event(
         method="GET", path=path, query=query or {}, headers={"x-test": "yes"}, dialect="aws", seed=1
     )

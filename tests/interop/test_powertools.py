@@ -142,7 +142,7 @@ def test_batch_processor_with_a_parser_model_needs_the_aws_spelling():
     # SqsRecordModel insists on eventSource 'aws:sqs': every record of the spec's spelling fails to parse
     provider = queue.build_event(good, seed=3)
     assert_outcome(model_batch_handler, provider, kind="failure", rule="Q6")
-    assert "eventSource" in provider["Records"][0] and provider["Records"][0]["eventSource"] == "provider:queue"
+    assert provider["Records"][0]["eventSource"] == "provider:queue"
     # the workaround: build (or simulate) the queue in the aws dialect
     assert_outcome(model_batch_handler, queue.build_event(good, dialect="aws", seed=3), kind="success")
 
@@ -270,3 +270,26 @@ def test_a_model_with_the_multi_value_fields_serves_multi_value_mode():
     with alb.serve(multi_value_handler, multi_value=True) as server, httpx.Client(base_url=server.url) as client:
         got = client.get("/items?tag=a&tag=b")
         assert got.status_code == 200 and got.json() == {"tag": ["a", "b"]}
+
+
+def test_a_parser_model_failing_on_the_spec_spelling_gets_one_sentence_pointing_at_the_aws_dialect():
+    provider = queue.build_event([json.dumps({"id": 1})], seed=3, dialect="provider")
+    result = queue.run(parsed_sqs_handler, provider)
+    assert result.kind == "failure" and result.rule == "Q6"
+    assert "'aws:sqs'" in result.reason and 'dialect="aws"' in result.reason and "[tool.fnkit]" in result.reason
+    # the same handler on the real spelling, or a failure that names no spelling: no such sentence
+    assert queue.run(parsed_sqs_handler, queue.build_event([json.dumps({"id": 1})], dialect="aws")).kind == "success"
+
+    def broken(event: Any, context: Any) -> None:
+        raise KeyError("id")
+
+    assert "dialect" not in queue.run(broken, provider).reason
+
+
+def test_a_load_balancer_handler_that_wants_the_real_trace_header_gets_the_hint():
+    def traced(event: Any, context: Any) -> dict[str, Any]:
+        return {"statusCode": 200, "body": event["headers"]["x-amzn-trace-id"]}
+
+    result = alb.run(traced, alb.build_event(dialect="provider"))
+    assert result.status == 502 and 'dialect="aws"' in result.explanation
+    assert alb.run(traced, alb.build_event(dialect="aws")).status == 200

@@ -192,4 +192,4 @@ def test_async_invalid_json_is_a_warning_too():
 
 def test_an_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="M2"):
-        mail.validate_response(GOOD, mode="later")
+        mail.validate_response(GOOD, mode="later")  # type: ignore[arg-type]

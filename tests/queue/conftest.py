@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from fnkit import queue
+from fnkit.types import QueueEvent
 
 REAL_DIR = Path(__file__).resolve().parent.parent / "data" / "real"
 
 
 @pytest.fixture
-def event() -> dict[str, Any]:
+def event() -> QueueEvent:
     """A valid three-record standard-queue event (provider spelling)."""
     return queue.build_event(["first", "second", "third"], seed=1)
 
@@ -25,7 +26,7 @@ def ids(event) -> list[str]:
 
 
 @pytest.fixture
-def fifo_event() -> dict[str, Any]:
+def fifo_event() -> QueueEvent:
     """A valid FIFO event: groups g, g, h, g."""
     return queue.build_event(["a1", "a2", "b1", "a3"], fifo=True, group_ids=["g", "g", "h", "g"], seed=2)
 

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from fnkit import queue
+from fnkit.types import QueueEvent
 
 from .test_messages import message
 
 PLAIN_ARN = "arn:aws:sqs:us-east-1:123456789012:orders"
 
 
-def _fifo_batch(arn: str | None = None) -> dict[str, Any]:
+def _fifo_batch(arn: str | None = None) -> QueueEvent:
     event = queue.build_event(["a", "b", "c"], fifo=True, group_ids=["g", "g", "h"], seed=4)
     for record in event["Records"]:
         record["eventSourceARN"] = arn or record["eventSourceARN"]
     return event
 
 
-def _q10(event: dict[str, Any]) -> list[str]:
+def _q10(event: QueueEvent) -> list[str]:
     ids = queue.correlation_ids(event)
     result = queue.outcome(event, {"batchItemFailures": [{"itemIdentifier": ids[0]}]})
     return [w.path for w in result.warnings if w.rule == "Q10"]

@@ -480,5 +480,6 @@ def test_a_run_that_ends_by_itself_or_at_the_callers_limit_says_nothing_of_a_bou
 def test_in_a_notebook_the_bound_is_a_line_of_the_cells_output_not_a_python_warning(monkeypatch, recwarn, capsys):
     monkeypatch.setattr(fnkit._import, "in_notebook", lambda: True)
     run = _orders_sim().run(give_up_parks_and_lists, isolation="none")
-    assert capsys.readouterr().out == run.stopped + "\n"
+    shown = capsys.readouterr().out
+    assert " ".join(shown.split()) == run.stopped and max(len(line) for line in shown.splitlines()) <= 88
     assert not [w for w in recwarn if "bound" in str(w.message)]

@@ -52,3 +52,32 @@ def test_an_unknown_source_is_refused():
     assert event_factory("mail")() == mail.build_event(
         mail_from="sender@example.org", recipients=["recipient@example.com"], subject="Hello", seed=0
     )
+
+
+def test_mail_event_with_a_message_takes_its_envelope_and_subject_from_the_message(mail_event):
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"] = "alice@example.org"
+    message["To"] = "orders@example.com, billing@example.com"
+    message["Subject"] = "Invoice 42"
+    message["Date"] = "Thu, 01 Jan 2026 00:00:00 +0000"
+    message.set_content("Hello")
+    event = mail_event(message=message)
+    assert [r["address"] for r in event["envelope"]["recipients"]] == ["orders@example.com", "billing@example.com"]
+    assert event["subject"] == "Invoice 42"
+    assert event["sender"]["address"] == event["envelope"]["mailFrom"]["address"] == "alice@example.org"
+    assert mail_event(message=message, subject="Re: given")["subject"] == "Re: given"  # what is given still wins
+
+
+def test_a_message_without_the_headers_the_content_api_requires_is_taken_with_a_warning():
+    undated = b"From: alice@example.org\r\nTo: bob@example.com\r\nSubject: hi\r\n\r\nbody\r\n"
+    with pytest.warns(UserWarning, match="no Date header") as caught:
+        event = mail.build_event(message=undated)
+    assert event["subject"] == "hi" and "context.message_content" in str(caught[0].message)
+    dated = undated.replace(b"Subject", b"Date: Thu, 01 Jan 2026 00:00:00 +0000\r\nSubject")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mail.build_event(message=dated)["subject"] == "hi"

@@ -73,3 +73,29 @@ def test_a_failing_user_test_shows_the_outcome_table(tmp_path):
     assert "Outcome: partial, rule Q8: Partial failure: 1 listed message returns" in out
     assert "retry" in out and "delete" in out  # the table's action column, one row per record
     assert "assert_outcome(handler" in out and "_assertions.py" not in out  # the user's line, not fnkit's insides
+
+
+def test_pytest_run_from_another_folder_honours_the_tested_projects_tool_fnkit(tmp_path):
+    service = tmp_path / "svc"
+    (service / "tests").mkdir(parents=True)
+    (service / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n[tool.fnkit]\ndialect = "aws"\n', encoding="utf-8"
+    )
+    (service / "tests" / "test_spelling.py").write_text(
+        textwrap.dedent("""
+        from fnkit import alb
+
+        def test_the_projects_dialect(queue_event):
+            assert queue_event()["Records"][0]["eventSource"] == "aws:sqs"
+            assert alb.build_event()["requestContext"]["elb"]["targetGroupArn"].startswith("arn:aws:")
+    """)
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = run_pytest("-q", str(service / "tests"), cwd=elsewhere)
+    assert done.returncode == 0, done.stdout
+    # a misspelt key fails the session's events, naming the key and the file
+    (service / "pyproject.toml").write_text('[tool.fnkit]\ndialekt = "aws"\n', encoding="utf-8")
+    done = run_pytest("-q", str(service / "tests"), cwd=elsewhere)
+    assert done.returncode == 1
+    assert "[tool.fnkit] has no key 'dialekt'" in done.stdout and str(service / "pyproject.toml") in done.stdout

@@ -160,3 +160,14 @@ def test_a_path_that_is_no_working_copy_is_one_sentence(tmp_path):
         check=False,
     )
     assert done.returncode == 2 and "is not a folder" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_several_learners_run_at_once_and_come_back_in_order(tmp_path):
+    for learner, source in (("ada", "solutions"), ("bob", "exercises"), ("cy", "solutions")):
+        (tmp_path / learner / "exercises").mkdir(parents=True)
+        shutil.copy(NOTEBOOKS / source / "02_mail.ipynb", tmp_path / learner / "exercises" / "02_mail.ipynb")
+    results = _progress.class_progress(_progress.learner_copies([tmp_path]), jobs=3)
+    assert [p.learner for p in results] == ["ada", "bob", "cy"]
+    mail = [[r.status for r in p.rows if r.exercise.startswith("mail")] for p in results]
+    assert mail == [["passed"] * 3, ["not done"] * 3, ["passed"] * 3]
+    assert all(not p.stored for p in results)
