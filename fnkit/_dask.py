@@ -30,6 +30,7 @@ from ._replay import (
     partitions,
     replay_partition,
 )
+from ._replay_columns import dtype_of
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -163,11 +164,17 @@ def run_partition(handler: bytes, blob: bytes, config: dict[str, Any], start: in
 
 def describe(frame: pd.DataFrame) -> tuple[list[str], dict[str, Any], int]:
     """In a worker: a partition's columns, inferred dtypes ("null" for a column with no value) and length."""
-    inferred = frame.infer_objects()
+    import pandas as pd
+
+    from ._replay_columns import typed
+
+    inferred = typed(frame.copy())  # the schema's columns in their dtypes, as the whole frame will have them
     dtypes: dict[str, Any] = {}
     for c in inferred.columns:
         column = inferred[c]
-        if column.isna().all():  # no value: only None (stays object) or some NaN (float64)
+        if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) and dtype_of(c) not in (None, "object"):
+            dtypes[c] = column.dtype  # a schema dtype: NA is part of it
+        elif column.isna().all():  # no value: only None (stays object) or some NaN (float64)
             dtypes[c] = "null" if column.dtype == object else "nan"
         else:
             dtypes[c] = column.dtype
@@ -185,6 +192,10 @@ def common_dtype(found: list[Any]) -> Any:
 
     known = [d for d in found if not isinstance(d, str) and d is not None]
     gaps = len(known) < len(found)
+    if known and all(isinstance(d, pd.CategoricalDtype) for d in known):  # every value of every partition, sorted
+        return pd.CategoricalDtype(sorted({v for d in known for v in d.categories}))
+    if known and all(d == known[0] and isinstance(d, pd.api.extensions.ExtensionDtype) for d in known):
+        return known[0]  # nullable: a partition without the column holds NA
     if not known:  # no value anywhere: object when every partition holds only None, else NaN's float64
         return np.dtype(object) if all(isinstance(d, str) and d == "null" for d in found) else np.dtype("float64")
     first = known[0]
@@ -205,9 +216,17 @@ def conform(frame: pd.DataFrame, columns: list[str], dtypes: dict[str, Any], off
     """A partition with the result's columns, dtypes and row numbers."""
     import pandas as pd
 
-    frame = frame.infer_objects().reindex(columns=columns)
+    from ._replay_columns import typed
+
+    frame = typed(frame)
+    for column in columns:
+        if column not in frame.columns:
+            frame[column] = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    frame = frame[columns]
     for column, dtype in dtypes.items():
-        if frame[column].dtype != dtype:
+        if isinstance(dtype, pd.CategoricalDtype):
+            frame[column] = frame[column].astype("category").cat.set_categories(dtype.categories)
+        elif frame[column].dtype != dtype:
             frame[column] = frame[column].astype(dtype)
     frame.index = pd.RangeIndex(offset, offset + len(frame))
     if label is not None:

@@ -29,6 +29,7 @@ from ._config import Config, accepted, settings_of
 from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
 from ._invoke import Context, Handler, Interrupted, capturing, handler_copy, interrupted, resolve_isolation
 from ._optional import require
+from ._replay_columns import unreadable_row
 from ._report import MISSING, ContractError, Issue, decode_json
 from ._sources import SOURCES, source_module, source_of
 from ._stop import Stopper, current_stopper
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ._outcome import Outcome
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
+_FIRST = ["event", "source", "item", "result", "rule", "cause", "inferred", "reason", "file", "line"]  # column order
 ENGINES = ("local", "dask")
 #: the engines besides "local", each a plug-in module above this one (it imports the local engine's
 #: partitions), looked up by name when a replay asks for it
@@ -230,7 +232,9 @@ def _outcome_rows(
     rows = result.rows()
     for row in rows:
         row["event"] = index
-        row.setdefault("result", row.get(said))
+        if "result" not in row:
+            value = row.get(said)
+            row["result"] = str(value) if isinstance(value, int) else value  # a word: "502", "delete"
         if extra is not None:
             row.update(extra(row))
     return rows
@@ -426,19 +430,7 @@ def _replay_items(
     with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
-                parts.append(
-                    [
-                        {
-                            "event": index,
-                            "source": item.source,
-                            "item": item.where,
-                            "result": item.result,
-                            "rule": item.issue.rule,
-                            "inferred": False,
-                            "reason": item.issue.message,
-                        }
-                    ]
-                )
+                parts.append([unreadable_row(index, item)])
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
                 extra, value, issues = None, item, list[Issue]()
@@ -475,7 +467,8 @@ def _replay_items(
                     "inferred": False,
                     "reason": f"{first.path}: {first.message}",
                 }
-                parts.append([row | extra(row) if extra is not None else row])
+                split = getattr(item, "message_rows", None)  # a dump's batch: one row per message, located
+                parts.append(split(row) if split is not None else [row | extra(row)] if extra is not None else [row])
                 continue
             if call.decided is not None:  # answered without calling the handler: nothing to wait for
                 parts.append(_outcome_rows(index, call.decided, extra))
@@ -504,19 +497,21 @@ def _order(column_lists: Iterable[Iterable[str]]) -> list[str]:
     for columns in column_lists:
         for c in columns:
             seen.setdefault(c, None)
-    return [c for c in _COLUMNS if c in seen] + [c for c in seen if c not in _COLUMNS]
+    return [c for c in _FIRST if c in seen] + [c for c in seen if c not in _FIRST]
 
 
 def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:
     """The replay's DataFrame from partition frames in order: one column order, dtypes inferred over the whole."""
     import pandas as pd
 
+    from ._replay_columns import typed
+
     frames = [f for f in frames if len(f.columns)]
     if not frames:
-        frame = pd.DataFrame(columns=_COLUMNS)
+        frame = typed(pd.DataFrame({c: pd.Series(dtype=object) for c in _COLUMNS}))
     else:
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
-        frame = frame[_order(f.columns for f in frames)].infer_objects()
+        frame = typed(frame[_order(f.columns for f in frames)])
     if label is not None:
         frame.insert(0, "handler", label)
     return frame

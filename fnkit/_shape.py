@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import keyword
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -36,11 +34,10 @@ from operator import attrgetter
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
+from ._columns import Site, Spelling, Tables, first_spelling, frozen, objects_at, one_spelling, snake, values_getter
+from ._patterns import PatternCheck, pattern_check, schema_pattern, whole
 from ._report import Issue, Severity, child_path, describe, error, warning
 from .rules import rule
-
-#: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
-Tables = dict[str, dict[str, Any]]
 
 # --- type vocabulary ---------------------------------------------------------
 
@@ -64,8 +61,9 @@ class Scalar:
 class Text(Scalar):
     """A JSON string with a constraint: a regular expression it must match whole, length bounds.
 
-    The constraint is compiled once, to `msgspec.Meta` (`annotation`): the compiled check of
-    every shape that holds the Text tests it in C, and the walker asks the same (`broken`).
+    The length bounds compile to `msgspec.Meta` (`annotation`), tested in C; the pattern is
+    tested per column of the shape's values (`check`, see `Shape.patterns_hold`); the walker
+    asks msgspec the whole constraint (`broken`), and the tests hold the two ways equal.
     When the string breaks it, the walker reports `code` with `severity`, citing `rule`
     (else the field's rule), in the words of `message`: a template over `{value}` (the
     string), `{json}` (the string as JSON) and `{length}`, or a function of the string.
@@ -86,20 +84,27 @@ class Text(Scalar):
 
     @cached_property
     def annotation(self) -> Any:
-        """The constraint as msgspec checks it: `Annotated[str, Meta(pattern=..., min_length=..., max_length=...)]`."""
+        """What the compiled Structs check in C: `Annotated[str, Meta(min_length=..., max_length=...)]`; the pattern
+        is checked per column (`check`, `Shape.patterns_hold`), not once per string by msgspec."""
         import msgspec
 
-        if self.pattern is None and self.min_len is None and self.max_len is None:
+        if self.min_len is None and self.max_len is None:
             return str
-        pattern = None if self.pattern is None else whole(self.pattern)
-        return Annotated[str, msgspec.Meta(pattern=pattern, min_length=self.min_len, max_length=self.max_len)]
+        return Annotated[str, msgspec.Meta(min_length=self.min_len, max_length=self.max_len)]
+
+    @cached_property
+    def check(self) -> PatternCheck | None:
+        """The test of the declared pattern, derived from it (fnkit._patterns); None without a pattern."""
+        return None if self.pattern is None else pattern_check(self.pattern)
 
     @cached_property
     def _probe(self) -> tuple[Callable[..., Any], type[Any], type[Exception]]:
-        """(msgspec.convert, a one-field Struct holding `annotation`, the error it raises): msgspec's own test."""
+        """(msgspec.convert, a one-field Struct holding the whole constraint, the error it raises): msgspec's test."""
         import msgspec
 
-        probe = msgspec.defstruct("TextProbe", [("value", self.annotation)], array_like=True)
+        whole_pattern = None if self.pattern is None else whole(self.pattern)
+        meta = msgspec.Meta(pattern=whole_pattern, min_length=self.min_len, max_length=self.max_len)
+        probe = msgspec.defstruct("TextProbe", [("value", Annotated[str, meta])], array_like=True)
         return msgspec.convert, probe, msgspec.ValidationError
 
     def broken(self, value: str) -> bool:
@@ -125,12 +130,6 @@ class Text(Scalar):
         if self.min_len is not None and len(value) < self.min_len:
             return f"The text has {len(value)} characters; at least {self.min_len} are needed."
         return f"{json.dumps(value)} does not have the expected form."
-
-
-def whole(pattern: str) -> str:
-    """`pattern` made to match a whole string when searched (msgspec searches: `re.search`), as `re.fullmatch`
-    matches it: `\\A(?:pattern)\\Z` (a `$` alone would also match before a final line break)."""
-    return rf"\A(?:{pattern})\Z"
 
 
 STR = Scalar("str")
@@ -205,10 +204,6 @@ class F:
     message: str | None = None
 
 
-def _frozen(self: Any, name: str, value: Any = None) -> None:
-    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-
-
 @dataclass(eq=False)
 class Shape:
     """An object shape: its fields, what to do with unknown keys, and the rule it cites."""
@@ -219,7 +214,9 @@ class Shape:
     unknown: str = "warn"  # "warn": unknown keys are warnings; "allow": silently kept
     doc: str = ""
     _struct: type[Any] | None = field(default=None, repr=False)
-    _layout: tuple[tuple[TableSpec, ...], tuple[Spelling, ...]] | None = field(default=None, repr=False)
+    _layout: tuple[tuple[TableSpec, ...], tuple[Spelling, ...], tuple[Patterned, ...]] | None = field(
+        default=None, repr=False
+    )
 
     def label(self) -> str:
         return "an object"
@@ -266,7 +263,8 @@ class Shape:
             typed: Any = msgspec.convert(value, self.struct, strict=True)
         except (msgspec.ValidationError, RecursionError, UnicodeEncodeError):
             return None
-        return typed if self.spelled_once(typed) else None
+        tables = self.tables(typed)
+        return typed if self.spelled_once(typed, tables) and self.patterns_hold(typed, tables) else None
 
     def fast(self, value: Any) -> bool:
         """True when `value` surely has the shape: the compiled check accepts it."""
@@ -282,10 +280,24 @@ class Shape:
         """The fields of the shape, at any depth, that have two spellings (see Spelling)."""
         return (self._layout or self._find_layout())[1]
 
-    def _find_layout(self) -> tuple[tuple[TableSpec, ...], tuple[Spelling, ...]]:
+    @property
+    def patterns(self) -> tuple[Patterned, ...]:
+        """Each declared pattern of the shape, at any depth, with the places it governs (see `patterns_hold`)."""
+        return (self._layout or self._find_layout())[2]
+
+    def _find_layout(self) -> tuple[tuple[TableSpec, ...], tuple[Spelling, ...], tuple[Patterned, ...]]:
         specs = _find_tables(self)
-        self._layout = (specs, _find_spellings(self, specs))
+        self._layout = (specs, _find_spellings(self, specs), _find_patterns(self, specs))
         return self._layout
+
+    def patterns_hold(self, typed: Any, tables: Tables) -> bool:
+        """True when every string of the compiled typed value meets its declared pattern: each pattern tested
+        once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
+        for check, _, values_of in self.patterns:
+            values = values_of(typed, tables)
+            if values and not check.holds(values):
+                return False
+        return True
 
     def tables(self, typed: Any) -> Tables:
         """The tables of a compiled typed value: {name: {"at": row positions, column: values}} (see TableSpec)."""
@@ -303,7 +315,7 @@ class Shape:
                 table = tables[site.table]
                 columns: list[Sequence[Any]] = [table[slot] for slot in site.slots]
             else:
-                objects = _objects(typed, site.steps)
+                objects = objects_at(typed, site.steps)
                 columns = [[*map(attrgetter(slot), objects)] for slot in site.slots]
             if not one_spelling(columns, site.required):
                 return False
@@ -348,15 +360,6 @@ class Shape:
         if description:
             out["description"] = description
         return out
-
-
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-
-
-def snake(name: str) -> str:
-    """camelCase / PascalCase / ARN-suffixed names to snake_case (`eventSourceARN` -> `event_source_arn`)."""
-    s = _CAMEL.sub("_", name).replace("-", "_").lower()
-    return s + "_" if keyword.iskeyword(s) else s
 
 
 def attr_name(f: F) -> str:
@@ -412,8 +415,8 @@ def _make_struct(shape: Shape) -> type[Any]:
     public: list[str] = []
     namespace: dict[str, Any] = {
         "__doc__": shape.doc or f"Typed {shape.name}.",
-        "__setattr__": _frozen,
-        "__delattr__": _frozen,
+        "__setattr__": frozen,
+        "__delattr__": frozen,
     }
     for f in shape.fields:
         annotation = _annotation(f.type, f.enum)
@@ -430,7 +433,7 @@ def _make_struct(shape: Shape) -> type[Any]:
             rename[slot] = key
             specs.append((slot, annotation | msgspec.UnsetType, msgspec.UNSET))
             slots.append(slot)
-        namespace[name] = property(_first_spelling(tuple(slots)), doc=f.doc or None)
+        namespace[name] = property(first_spelling(tuple(slots)), doc=f.doc or None)
     # the dataclass protocol: fields() lists the snake_case names, is_dataclass() is True
     protocol = dataclasses.make_dataclass(
         shape.name, [(n, Any, dataclasses.field(default=None)) for n in public], frozen=True
@@ -446,21 +449,6 @@ def _make_struct(shape: Shape) -> type[Any]:
         namespace=namespace,
         module=__name__,
     )
-
-
-def _first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
-    import msgspec
-
-    unset = msgspec.UNSET
-
-    def read(self: Any) -> Any:
-        for slot in slots:
-            value = getattr(self, slot)
-            if value is not unset:
-                return value
-        return None
-
-    return read
 
 
 # --- tables: the lists of objects read as columns, once per value -------------------------
@@ -542,16 +530,15 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
 
 
 _NO_ROWS = range(0)
-# msgspec's astuple and UNSET, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
+# msgspec's astuple, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
 _astuple: Callable[[Any], tuple[Any, ...]] | None = None
-_UNSET: Any = None
 
 
 def _load_msgspec() -> Callable[[Any], tuple[Any, ...]]:
-    global _astuple, _UNSET
+    global _astuple
     import msgspec
 
-    _astuple, _UNSET = msgspec.structs.astuple, msgspec.UNSET
+    _astuple = msgspec.structs.astuple
     return _astuple
 
 
@@ -586,26 +573,68 @@ def read_tables(specs: tuple[TableSpec, ...], value: Any, *, lenient: bool) -> T
                 keep = [i for i, x in enumerate(rows) if type(x) is struct]
                 at = [at[i] for i in keep]
                 rows = [rows[i] for i in keep]
-        columns = zip(*map(astuple, rows)) if rows else repeat(())  # noqa: B905 - every row has every column
+        if len(spec.names) == 1:  # one column (50 addresses): read by column, cheaper than astuple and zip
+            columns: Any = (tuple(map(attrgetter(spec.names[0]), rows)),)
+        else:
+            columns = zip(*map(astuple, rows)) if rows else repeat(())  # noqa: B905 - every row has every column
         table: dict[str, Any] = dict(zip(spec.names, columns))  # noqa: B905 - repeat(()) is endless
         table["at"] = at
         out[spec.name] = table
     return out
 
 
+# --- the declared patterns: each tested over the column of values it governs ----------------------------
+
+#: a declared pattern's test, the places it governs, and the one function that reads their strings
+Patterned = tuple[PatternCheck, tuple[Site, ...], Callable[[Any, Tables], Sequence[str]]]
+
+
+def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterned, ...]:
+    """Every Text with a pattern of the shape, at any depth, as its sites (an enum field's Text is not compiled)."""
+    found: dict[str, list[Site]] = {}
+    checks: dict[str, PatternCheck] = {}
+
+    def descend(t: Any, table: str | None, column: str, steps: tuple[str, ...], absent: bool) -> None:
+        absent, t = absent or isinstance(t, Nullable), _strip_null(t)
+        if isinstance(t, Text) and t.check is not None:
+            found.setdefault(t.check.pattern, []).append((table, column, steps, absent))
+            checks[t.check.pattern] = t.check
+        elif isinstance(t, ListOf):
+            descend(t.item, table, column, (*steps, "*"), False)
+        elif isinstance(t, MapOf):
+            if t.keys is not None:
+                descend(t.keys, table, column, (*steps, "*k"), False)
+            descend(t.value, table, column, (*steps, "*v"), False)
+        elif isinstance(t, Shape):
+            for f in t.fields:
+                for slot in _slots(t, f) if f.enum is None else ():
+                    descend(f.type, table, column, (*steps, slot), f.required is not True or bool(f.aliases))
+
+    def root(s: Shape, steps: tuple[str, ...]) -> None:  # as _find_tables reads the root: tables left to them
+        for f in s.fields:
+            inner = _strip_null(f.type)
+            if not f.aliases and isinstance(inner, ListOf) and isinstance(_strip_null(inner.item), Shape):
+                continue
+            if not f.aliases and isinstance(inner, Shape):
+                root(inner, (*steps, attr_name(f)))
+            elif f.enum is None:
+                for slot in _slots(s, f):
+                    descend(f.type, None, "", (*steps, slot), f.required is not True or bool(f.aliases))
+
+    root(shape, ())
+    for spec in specs:  # a table's columns; an object field of its rows is a table of its own
+        for f in spec.shape.fields:
+            if (f.aliases or not isinstance(_strip_null(f.type), Shape)) and f.enum is None:
+                for slot in _slots(spec.shape, f):
+                    descend(f.type, spec.name, slot, (), f.required is not True or bool(f.aliases))
+    return tuple((checks[p], tuple(sites), values_getter(tuple(sites))) for p, sites in found.items())
+
+
+def _slots(shape: Shape, f: F) -> tuple[str, ...]:
+    return tuple(spelling_attr(f, k) for k in shape.keys_of(f)) if f.aliases else (attr_name(f),)
+
+
 # --- fields with two spellings: what msgspec cannot check ------------------------------------
-
-
-@dataclass(frozen=True)
-class Spelling:
-    """A field with two spellings (`slots`: the Struct attribute of each) in the objects found at `steps`
-    from the root (attribute names; None: every item of a list or value of a map), which are the rows of
-    `table` when they are a table's."""
-
-    steps: tuple[str | None, ...]
-    slots: tuple[str, ...]
-    required: bool
-    table: str | None
 
 
 def _find_spellings(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Spelling, ...]:
@@ -636,31 +665,6 @@ def _find_spellings(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Spellin
     return tuple(found)
 
 
-def _objects(value: Any, steps: tuple[str | None, ...]) -> list[Any]:
-    """The objects found at `steps` from a compiled typed value (absent ones left out)."""
-    objects = [value]
-    for step in steps:
-        if step is None:
-            objects = [x for o in objects for x in (o.values() if type(o) is dict else o) if x is not None]
-        else:
-            objects = [x for x in map(attrgetter(step), objects) if x is not None]
-    return objects
-
-
-def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
-    """True when each object holds at most one spelling of a field (a required field: exactly one);
-    `columns`: one column per spelling, UNSET where an object lacks that spelling."""
-    if _UNSET is None:
-        _load_msgspec()
-    UNSET = _UNSET  # noqa: N806
-    n = len(columns[0])
-    absent = [column.count(UNSET) for column in columns]
-    if absent.count(n) >= len(absent) - 1:  # one spelling in use at most (the usual case): C-level counts
-        return not required or min(absent) == 0
-    held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
-    return all(h == 1 for h in held) if required else max(held) <= 1
-
-
 def _lenient(t: Any, v: Any) -> Any:
     if isinstance(t, Nullable):
         return None if v is None else _lenient(t.inner, v)
@@ -682,14 +686,6 @@ def _lenient(t: Any, v: Any) -> Any:
 
 
 # --- JSON Schema ---------------------------------------------------------------
-
-_ANCHOR = re.compile(r"(?<!\\)\$")
-
-
-def schema_pattern(pattern: str) -> str:
-    """A declared pattern as JSON Schema states it: `$` made strict (`$(?!\\n)`), so that a validator that
-    searches with Python's `re`, where `$` also matches before a final line break, agrees with ECMA-262."""
-    return _ANCHOR.sub(lambda m: "$(?!\\n)", pattern)
 
 
 def _schema(t: Any, enum: tuple[Any, ...] | None = None) -> dict[str, Any]:

@@ -3,9 +3,10 @@
 `Contract(shape, checks, source=..., subject=...)` compiles the shape once. `check(value)`:
 1. JSON text, bytes, `Raw` or a memoryview are decoded and checked in one pass by a
    `msgspec.json.Decoder` of the shape's Struct; a dict is checked (and typed) by one
-   `msgspec.convert`. Either way the result is the typed value: every type, key, enum,
-   pattern and length bound of the declaration held (msgspec checks them, in C). A field
-   with two spellings is then asked to hold one (`Shape.spelled_once`).
+   `msgspec.convert`. Either way the result is the typed value: every type, key, enum
+   and length bound of the declaration held (msgspec checks them, in C). A field with
+   two spellings is then asked to hold one (`Shape.spelled_once`), and each declared
+   pattern is tested once over the column of strings it governs (`Shape.patterns_hold`).
 2. Only when the compiled check rejects the value does the located walker run; it names
    every problem. The typed classes are then built leniently (raw values where types are
    wrong, None where keys are missing), so that
@@ -22,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._columns import Tables
 from ._report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
-from ._shape import Shape, Tables
+from ._shape import Shape
 
 if TYPE_CHECKING:
     from msgspec.json import Decoder
@@ -78,6 +80,7 @@ class Contract:
         "_clean",
         "_convert",
         "_decoder",
+        "_patterns",
         "_rejected",
         "_spellings",
         "_struct",
@@ -106,6 +109,7 @@ class Contract:
 
         self._struct = self.shape.struct
         self._spellings = bool(self.shape.spellings)
+        self._patterns = bool(self.shape.patterns)
         self._convert = msgspec.convert
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
         # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
@@ -193,8 +197,10 @@ class Contract:
         tables: Tables | None = None
         if typed is not None:
             tables = self.shape.tables(typed)
-            if self._spellings and not self.shape.spelled_once(typed, tables):
-                typed = None  # two spellings of one field: the walk says where
+            if (self._spellings and not self.shape.spelled_once(typed, tables)) or (
+                self._patterns and not self.shape.patterns_hold(typed, tables)
+            ):
+                typed = None  # two spellings of one field, or a string that breaks its pattern: the walk says where
                 value, _ = decode_json(value, "G0")  # (the text the compiled check decoded, as plain values)
         issues: list[Issue]
         if typed is not None:

@@ -36,6 +36,7 @@ from ._cli_formats import (
 from ._cli_inputs import add_ignore, expectation, finish, prepare, say_ignored, set_aside
 from ._cli_inputs import documents as _documents
 from ._optional import MissingDependency
+from ._replay_columns import agreement, agreement_text
 from ._report import Issue, Raw, Report
 from ._settings import SettingError
 
@@ -812,8 +813,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for (s, res, rule), n in cast("Any", grouped).items()
         ]
     if "agrees" in frame.columns:
-        compared = frame["agrees"].dropna()
-        summary["agrees"] = {"agree": int(compared.sum()), "compared": len(compared)}
+        summary["agrees"] = agreement(frame)
     code = exit_code(ordered)
     run = Run("replay", ordered, summary, code)
     if code == 1:
@@ -849,8 +849,7 @@ def _replay_text(run: Run, frame: Any) -> None:
         grouped = frame.groupby(["source", "result", "rule"], dropna=False, sort=True).size().rename("rows")
         print(grouped.reset_index().to_string(index=False))
     if "agrees" in run.summary:
-        agrees = run.summary["agrees"]
-        print(f"agrees with the log: {agrees['agree']} of {agrees['compared']} request(s)")
+        print(agreement_text(run.summary["agrees"]))
     for notice in run.notices:
         print(f"fnkit replay: {notice}", file=sys.stderr)
 

@@ -113,11 +113,11 @@ def test_an_access_log_replays_on_dask_with_its_logged_columns_and_unreadable_li
     local = fnkit.replay(handler, alb.events_from_access_log(lines))
     dask = fnkit.replay(handler, alb.events_from_access_log(lines), engine="dask", client=client, compute=True)
     pd.testing.assert_frame_equal(local.drop(columns=TIMING), dask.drop(columns=TIMING))
-    assert list(local["result"]) == [200, "unreadable", 200]
+    assert list(local["result"]) == ["200", "unreadable", "200"]
     assert list(local["logged_status"].astype("Int64")) == [200, pd.NA, 502]
     agrees = local["agrees"]
-    assert agrees[0] is True and pd.isna(agrees[1]) and agrees[2] is False
-    assert local["item"][1] == "<lines>:2"
+    assert str(agrees.dtype) == "boolean" and agrees[0] and pd.isna(agrees[1]) and not agrees[2]
+    assert (local["file"][1], local["line"][1]) == ("<lines>", 2) and pd.isna(local["item"][1])
 
 
 def test_a_handler_that_cannot_be_serialised_is_refused_with_a_clear_sentence(client):
@@ -171,7 +171,8 @@ def test_a_path_is_read_by_content_an_access_log_a_message_dump_or_events(tmp_pa
     jsonl = tmp_path / "events.jsonl"
     jsonl.write_text(fnkit._replay.dumps_events([queue.build_event(["x"], seed=1)]) + "{oops\n")
     frame = fnkit.replay(handler, jsonl)
-    assert list(frame["result"]) == ["delete", "unreadable"] and frame["item"][1].endswith("events.jsonl:2")
+    assert list(frame["result"]) == ["delete", "unreadable"]
+    assert frame["file"][1].endswith("events.jsonl") and frame["line"][1] == 2
 
 
 def test_dask_workers_run_handlers_in_their_own_process_unless_told_to_isolate(client, tmp_path):

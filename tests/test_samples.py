@@ -25,7 +25,7 @@ def _tool():
 
 def test_the_committed_samples_are_what_the_generator_makes(tmp_path):
     written = _tool().write(tmp_path)
-    assert len(written) == 4
+    assert len(written) == 9  # 2 access logs, 2 queue dumps, the night: 4 access logs and 1 dump
     for path in written:
         name = path.relative_to(tmp_path)
         assert path.read_bytes() == (DATA / name).read_bytes(), f"data/{name} is stale: run tools/samples.py"
@@ -91,16 +91,17 @@ def test_fnkit_replay_on_the_command_line_reads_logs_and_dumps_and_writes_every_
         tmp_path, str(DATA / "alb" / "access-logs"), str(DATA / "queue" / "dead-letter.jsonl"), "--out", str(out)
     )
     assert done.returncode == 1, done.stderr  # an unreadable log line and an invalid event are findings
-    assert "2 unreadable and 1 invalid row(s); --allow-invalid accepts them" in done.stderr
+    # the invalid batch is a row for each of its 6 messages
+    assert "2 unreadable and 6 invalid row(s); --allow-invalid accepts them" in done.stderr
     text = done.stdout
     assert "access log: read 75 lines, yielded 73 requests, reported 2 lines" in text
     assert "queue messages: read 9 messages, yielded 2 events, reported 1 message" in text
-    assert "79 row(s) from 77 event(s) on the local engine" in text
+    assert "84 row(s) from 77 event(s) on the local engine" in text
     assert "agrees with the log:" in text
     import pandas as pd
 
     rows = pd.read_csv(out)
-    assert len(rows) == 79 and {"logged_status", "agrees"} <= set(rows.columns)
+    assert len(rows) == 84 and {"logged_status", "agrees", "receive_count", "line"} <= set(rows.columns)
 
 
 def test_fnkit_replay_on_a_dask_local_cluster_says_the_same(tmp_path):

@@ -14,6 +14,10 @@ They are made up (seeded), in the formats the platforms document:
 - data/queue/dead-letter.jsonl: three answers from a dead-letter queue, one per line; one
   message comes twice (received again), and one body was edited after it was sent, so its
   MD5OfBody no longer matches (the importer reports it).
+- data/alb/night/*.log.gz and data/queue/receive-dump.json: a night of access logs (2,000
+  requests, 00:00-06:00, four files, the last one cut short; redirects, fixed responses and
+  logins the load balancer answered itself) and a dump written by a loop of
+  `aws sqs receive-message` (answers one after the other), made by tests/night.py.
 """
 
 from __future__ import annotations
@@ -324,11 +328,29 @@ def dead_letter() -> bytes:
     return "".join(json.dumps(a, separators=(",", ":"), ensure_ascii=False) + "\n" for a in answers).encode("utf-8")
 
 
+def night() -> dict[str, bytes]:
+    """The on-call night of notebook 05, small (tests/night.py makes it, at any size): access logs and a dump."""
+    import importlib.util
+    import tempfile
+
+    spec = importlib.util.spec_from_file_location("fnkit_night", ROOT / "tests" / "night.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    with tempfile.TemporaryDirectory() as folder:
+        made = module.write_night(Path(folder), requests=2_000, files=4, messages=60)
+        out = {f"alb/night/{p.name}": p.read_bytes() for p in sorted(made.logs.iterdir())}
+        out["queue/receive-dump.json"] = made.dump.read_bytes()
+    return out
+
+
 def samples() -> dict[str, bytes]:
     """Every sample file, by its path under data/."""
     out = {f"alb/access-logs/{name}": data for name, data in access_logs().items()}
     out["queue/receive-message.json"] = receive_message()
     out["queue/dead-letter.jsonl"] = dead_letter()
+    out.update(night())
     return out
 
 

@@ -158,8 +158,21 @@ _DEFAULT_PORT = {"http": 80, "ws": 80, "https": 443, "wss": 443, "h2": 443, "grp
 _PROTO = {"http": "http", "ws": "http", "https": "https", "wss": "https"}
 
 
+_QUOTED = r'"((?:[^"\\]|\\.)*)"'
+_PLAIN = r'([^ "]+)'
+# an entry of exactly the documented fields, or of those up to trace_id: one match, the common case
+_ENTRY = re.compile(" ".join(_QUOTED if f.quoted else _PLAIN for f in FIELDS[:MIN_FIELDS]))
+_FULL_ENTRY = re.compile(" ".join(_QUOTED if f.quoted else _PLAIN for f in FIELDS))
+
+
 def _tokens(line: str) -> list[tuple[str, bool]]:
     """(text, quoted) for each field of a line; raises _Bad at the first character that is not a field."""
+    whole = _FULL_ENTRY.fullmatch(line) or _ENTRY.fullmatch(line)
+    if whole is not None:  # the fast path: one match; the fields after it (if any) follow the documented order
+        return [
+            (_unescape(text), True) if field.quoted else (text, False)
+            for field, text in zip(FIELDS, whole.groups(), strict=False)
+        ]
     out: list[tuple[str, bool]] = []
     pos, end = 0, len(line)
     while pos < end:
@@ -169,7 +182,7 @@ def _tokens(line: str) -> list[tuple[str, bool]]:
                 raise _Bad(f"a single space between fields at character {pos}")
             raise _Bad(f"a field at character {pos + 1} (an unmatched double quote?)")
         quoted = match.group(1)
-        out.append((_UNESCAPE.sub(r"\1", quoted), True) if quoted is not None else (match.group(2), False))
+        out.append((_unescape(quoted), True) if quoted is not None else (match.group(2), False))
         pos = match.end()
         if pos < end:
             if line[pos] != " ":
@@ -178,6 +191,10 @@ def _tokens(line: str) -> list[tuple[str, bool]]:
             if pos == end:
                 raise _Bad("no trailing space at the end of the entry")
     return out
+
+
+def _unescape(text: str) -> str:
+    return _UNESCAPE.sub(r"\1", text) if "\\" in text else text
 
 
 def parse_line(line: str) -> dict[str, Any]:
@@ -266,13 +283,17 @@ class LoggedRequest:
     body_known: bool = False
 
     REPLAY_COLUMNS = (
+        "file",
         "line",
         "logged_time",
         "logged_status",
         "logged_target_status",
         "logged_error_reason",
         "logged_target_ms",
+        "actions_executed",
         "body_known",
+        "depends_on",
+        "replayable",
         "agrees",
     )
 
@@ -288,24 +309,55 @@ class LoggedRequest:
         reason: str | None = self.log["error_reason"]
         return reason
 
+    @property
+    def forwarded(self) -> bool:
+        """False when the log shows the load balancer answered by itself (`actions_executed` without `forward`:
+        a redirect, a fixed response, an authentication or a WAF action): the function never saw the request."""
+        return forwarded(self.log)
+
+    @property
+    def depends_on(self) -> str | None:
+        """What the log does not hold that a handler's answer may depend on: "body" when the request carried one
+        (POST, PUT, PATCH: the log keeps no body, the event's is empty), else None."""
+        if self.body_known:
+            return None
+        return "body" if self.event.get("httpMethod") in BODY_METHODS else None
+
     def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
-        """The columns a replay adds to this request's row: the logged facts, and whether the replay agrees."""
+        """The columns a replay adds to this request's row: the logged facts, what the replay cannot know,
+        and whether the replay agrees with the log (NA when it cannot be judged: a body the log lacks)."""
         target = self.log["target_processing_time"]
         status = row.get("status")
         logged = self.log["elb_status_code"]
+        depends_on = self.depends_on
         same = None
-        if isinstance(status, int) and not isinstance(status, bool) and logged is not None:
+        if depends_on is None and isinstance(status, int) and not isinstance(status, bool) and logged is not None:
             same = status == logged
+        file, _, line = self.where.rpartition(":")
         return {
-            "line": self.where,
+            "file": file,
+            "line": int(line),
             "logged_time": self.log["time"],
             "logged_status": logged,
             "logged_target_status": self.log["target_status_code"],
             "logged_error_reason": self.log["error_reason"],
             "logged_target_ms": None if target is None or target < 0 else round(target * 1000, 3),
+            "actions_executed": self.log["actions_executed"],
             "body_known": self.body_known,
+            "depends_on": depends_on,
+            "replayable": depends_on is None,
             "agrees": same,
         }
+
+
+#: methods whose requests carry a body (which the log does not keep)
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def forwarded(log: dict[str, Any]) -> bool:
+    """True unless the entry's `actions_executed` shows the load balancer answered by itself (no `forward`)."""
+    actions = log.get("actions_executed")
+    return actions is None or "forward" in actions.split(",")
 
 
 def _dialect(arn: str | None) -> Dialect:
@@ -355,11 +407,16 @@ def events_from_access_log(
 ) -> ImportStream:
     """Stream a load balancer access log as `LoggedRequest`s (event + logged status, error reason, timings).
 
-    `path_or_lines`: a log file (plain or .gz), a folder of them (read in name order), a text
-    holding lines, or any iterable of lines. Every line is either yielded or reported: a
-    malformed line, and an entry with no complete request to replay, are recorded in
-    `.issues` with their file and line number (and yielded in place by `.entries()`), never
-    skipped silently and never raised. `multi_value` (or `config`, an `AlbConfig`): build events
+    What it accepts (`path_or_lines`): a log file (plain or .gz; a gzip file cut short is read
+    up to the cut, and the cut reported), a folder of them (read in name order), a text
+    holding lines, or any iterable of lines (str or bytes), each line one entry in the
+    documented format above. Every line is either yielded or reported: a malformed line,
+    and an entry with no complete request to replay, are recorded in `.issues` with their
+    file and line number (and yielded in place by `.entries()`), never skipped silently and
+    never raised. A request the load balancer answered by itself (`actions_executed` without
+    `forward`: a redirect, a fixed response, an authentication or WAF action) never reached
+    the function: it is reported as a warning (code "not-forwarded") and not yielded, so a
+    replay has no row for it. `multi_value` (or `config`, an `AlbConfig`): build events
     as a target group with multi-value headers on would (None: off). `progress`: a tqdm bar
     (None: only in a notebook).
     """
@@ -409,6 +466,16 @@ def events_from_access_log(
                     code="incomplete",
                 )
                 continue
+            if not forwarded(log):
+                stream.note(
+                    where,
+                    f"The load balancer answered {log['elb_status_code'] or 'nothing'} by itself "
+                    f"(actions_executed: {log['actions_executed']}): the function never saw this request, "
+                    "so it is not replayed.",
+                    severity="warning",
+                    code="not-forwarded",
+                )
+                continue
             yield LoggedRequest(event, log, where)
 
     described = path_or_lines if isinstance(path_or_lines, str) and "\n" not in path_or_lines else None
@@ -424,11 +491,13 @@ def events_from_access_log(
 
 
 __all__ = [
+    "BODY_METHODS",
     "FIELDS",
     "LogField",
     "LoggedRequest",
     "Request",
     "events_from_access_log",
+    "forwarded",
     "parse_line",
     "parse_request",
     "request_event",

@@ -7,6 +7,7 @@ Rules: A1 and A14 (answered without invoking), A5 and A6 (502), AS4 with A7-A10 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Unpack
@@ -16,8 +17,8 @@ from .._call import PlannedCall
 from .._codec import Invocation, encode_response
 from .._config import with_settings
 from .._invoke import Context
-from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
-from .._report import MISSING, ContractError, Raw, Report, decode_json, error
+from .._outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
+from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error
 from ..rules import rule
 from ..types import AlbKind, Isolation
 from ._config import AlbConfig, AlbMultiValueSetting, AlbRunSettings
@@ -64,6 +65,7 @@ class HttpOutcome:
     rules: tuple[str, ...] = ()
     description: str | None = None
     event_issues: Report | None = field(default=None, compare=False)
+    cause: str | None = None
 
     source: ClassVar[str] = SOURCE
     result_column: ClassVar[str] = "status"  # what the client receives
@@ -114,6 +116,7 @@ class HttpOutcome:
                 "status": self.status,
                 "reason": self.reason,
                 "rule": self.rule,
+                "cause": self.cause,
                 "inferred": self.inferred,
                 "invoked": self.invoked,
                 "body_bytes": len(self.body),
@@ -205,8 +208,10 @@ def bad_gateway(
     path: str = "/",
     multi_value: bool = False,
     invocation: Invocation | None = None,
+    cause: str | None = None,
 ) -> HttpOutcome:
-    """The load balancer's 502 for a function that failed or answered something invalid."""
+    """The load balancer's 502 for a function that failed or answered something invalid; `cause`: what made
+    the rule apply, in a few words (see `cause_of`)."""
     headers, body = error_page(502)
     if method == "HEAD":
         body = b""
@@ -225,7 +230,45 @@ def bad_gateway(
         path,
         multi_value,
         (rule,),
+        cause=cause,
     )
+
+
+#: exception types the invoke API raises when it throttles a function (a handler double may raise them)
+THROTTLED = frozenset({"TooManyRequestsException", "ThrottlingException", "Throttling"})
+_EXPECTED = re.compile(r"^Expected (?P<what>.+?)(?: \((?:[^()]|\([^()]*\))*\))?, got")
+
+
+def failure_cause(invocation: Invocation) -> str:
+    """How the invocation failed, in a word or two: "timed out", "throttled", "exited" or "raised"."""
+    if invocation.timed_out:
+        return "timed out"
+    error_type = getattr(invocation.error, "type", None)
+    if error_type in THROTTLED:
+        return "throttled"
+    return "exited" if error_type == PROCESS_ENDED else "raised"
+
+
+def field_of(issue: Issue) -> str:
+    """The response field an issue is about, as a person names it: "statusCode", "headers.x-a", "the response"."""
+    return issue.path.removeprefix("$.") if issue.path.startswith("$.") else "the response"
+
+
+def cause_of(issue: Issue) -> str:
+    """What a validation issue found wrong, with the field: "statusCode: not an integer", "body: missing";
+    the response as a whole over the size limit: "too large"."""
+    if issue.code == "limit" and issue.path == "$":
+        return "too large"
+    if issue.code == "type":
+        expected = _EXPECTED.match(issue.message)
+        what = f"not {expected.group('what')}" if expected else "of the wrong type"
+    elif issue.code == "missing":
+        what = "missing"
+    elif issue.code == "limit":
+        what = "out of range"
+    else:
+        what = f"bad {issue.code}"
+    return f"{field_of(issue)}: {what}"
 
 
 def refusal(event_or_request: Any) -> HttpOutcome | None:
@@ -264,7 +307,14 @@ def _from_invocation(
             why = f"the function {what_it_did(invocation.error)}."
         report = Report([issue], SOURCE, None, "response")
         failed = bad_gateway(
-            "A5", why, report, method=method, path=path, multi_value=multi_value, invocation=invocation
+            "A5",
+            why,
+            report,
+            method=method,
+            path=path,
+            multi_value=multi_value,
+            invocation=invocation,
+            cause=failure_cause(invocation),
         )
         return failed, None, None
     if invocation.response_text is None and invocation.encode_error:
@@ -280,6 +330,7 @@ def _from_invocation(
                 path=path,
                 multi_value=multi_value,
                 invocation=invocation,
+                cause="the response: not JSON",
             ),
             None,
             None,
@@ -339,14 +390,18 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
     report = checked_response(response, multi_value, size)
     rule = deciding_rule(report)  # the rule results validation reported decide the answer
     if rule is not None:
+        first = report.errors[0]
+        field_name = field_of(first)  # the sentence names the field, unless it does already
+        named = first.message if first.path == "$" or field_name in first.message else f"{field_name}: {first.message}"
         return bad_gateway(
             rule,
-            report.errors[0].message,
+            named,
             report,
             method=method,
             path=path,
             multi_value=multi_value,
             invocation=invocation,
+            cause=cause_of(first),
         )
     value, _ = decode_json(response, "G0")
     parts: HttpParts = response_to_http(value, method=method, multi_value=multi_value)
@@ -429,7 +484,10 @@ __all__ = [
     "answered_by_balancer",
     "answered_by_function",
     "bad_gateway",
+    "cause_of",
     "event_multi_value",
+    "failure_cause",
+    "field_of",
     "outcome",
     "plan_call",
     "refusal",

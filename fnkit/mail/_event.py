@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
+from .._columns import snake
 from .._report import (
     MISSING,
     ContractError,
@@ -23,7 +24,7 @@ from .._report import (
     warning,
 )
 from .._settings import Dialect, resolve_dialect
-from .._shape import BOOL, STR, F, ListOf, Shape, Text, snake
+from .._shape import BOOL, STR, F, ListOf, Shape, Text
 from .._validate import Check, Contract, Seen
 from ..rules import rule
 from ._address import ADDRESS_PATTERN, is_address

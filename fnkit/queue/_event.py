@@ -390,8 +390,6 @@ def check_event_source(event: Any, seen: Seen) -> list[Issue]:
 
 _ARN_READINGS: Readings[str, tuple[str, str, bool] | None] = Readings()
 _UNREAD: tuple[str, str, bool] = ("not", "read", False)  # by identity: no reading is this very tuple
-
-
 _ARN_FIELD = re.compile(r"[a-z0-9-]+")
 
 
@@ -759,10 +757,12 @@ def message_size(body: str, message_attributes: Mapping[str, Any] | None = None)
     and value (a Binary value's decoded bytes). Attributes as the event holds them or as `build_event` takes them."""
     size = len(body.encode("utf-8", "surrogatepass"))
     if message_attributes:
-        typed = {
-            name: msgspec.convert(attr, MessageAttribute)
-            for name, attr in normalize_message_attributes(message_attributes).items()
-        }
+        typed = {}
+        for name, attr in normalize_message_attributes(message_attributes).items():
+            typed[name] = MESSAGE_ATTRIBUTE.compiled(attr)  # every type and declared pattern held, else:
+            if typed[name] is None:
+                issue = MESSAGE_ATTRIBUTE.walk(attr)[0]
+                raise ValueError(f"message attribute {name!r}: {issue.message} ({issue.rule})")
         size += _attributes_size(typed)
     return size
 

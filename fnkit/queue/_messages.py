@@ -14,9 +14,10 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._import import (
     ImportStream,
@@ -40,12 +41,36 @@ from ._event import (
 )
 from ._fifo import is_fifo
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+S = TypeVar("S", bound="_Sim")
+
+
+class _Sim(Protocol):
+    """What `sim_from_messages` uses of a `QueueSim` (which imports this module)."""
+
+    fifo: bool
+
+    def send(
+        self,
+        body: Any,
+        *,
+        group_id: str | None = ...,
+        dedup_id: str | None = ...,
+        message_attributes: dict[str, Any] | None = ...,
+    ) -> str | None: ...
+
+    def messages(self) -> Iterable[Any]: ...
+
+
 SOURCE = "queue"
 REQUIRED = ("MessageId", "ReceiptHandle", "Body")
 # the attributes every record of an event carries (QS3); ReceiveMessage returns them with AttributeNames=All
 RECORD_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
 _ARN = re.compile(r"^arn:[a-z-]+:sqs:([a-z0-9-]+):[^:]*:(.+)$")
 _WS = re.compile(r"[ \t\n\r]*")
+_UNSET: Any = object()
 
 
 def message_attributes_to_event(attributes: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -255,17 +280,62 @@ def _messages_of(value: Any, base: str) -> Iterator[tuple[str, Any]] | None:
     return None
 
 
+def _documents(text: str, name: str, stream: ImportStream) -> Iterator[tuple[str, str, Any] | Unreadable]:
+    """(where, label, message) for each message of a text holding one JSON document or several one after the
+    other (what a loop of `aws sqs receive-message >> dump.json` writes), located by line.
+
+    A document that is not JSON is reported at its line, and reading goes on at the next line
+    that starts with `{` or `[` (the next answer)."""
+    decoder = json.JSONDecoder()
+    pos, end = _skip(text, 0), len(text)
+    while pos < end:
+        try:
+            value, stop = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError) as exc:
+            stream.count()
+            line = getattr(exc, "lineno", text.count("\n", 0, pos) + 1)
+            why = str(exc) if isinstance(exc, json.JSONDecodeError) else _plain_words(exc)
+            yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {why}.", SOURCE)
+            resume = _NEXT_DOCUMENT.search(text, getattr(exc, "pos", pos) + 1)
+            if resume is None:
+                return
+            pos = resume.start() + 1
+            continue
+        offset = text.count("\n", 0, pos)
+        yield from _document(text[pos:stop], name, stream, offset, value)
+        pos = _skip(text, stop)
+
+
+_NEXT_DOCUMENT = re.compile(r"\n[{\[]")
+
+
+def _plain_words(exc: BaseException) -> str:
+    """Why a document cannot be read, in plain words (as `loads_json` says it for one document)."""
+    if isinstance(exc, RecursionError):
+        return "it nests too deeply to be read"
+    if "integer string conversion" in str(exc):
+        return "it holds a number of more than 4,300 digits (JSON allows it, but no reader here takes it)"
+    return str(exc)
+
+
+def _skip(text: str, pos: int) -> int:
+    blank = _WS.match(text, pos)
+    return blank.end() if blank is not None else pos
+
+
 def _document(
-    text: str, name: str, stream: ImportStream, line_offset: int = 0
+    text: str, name: str, stream: ImportStream, line_offset: int = 0, value: Any = _UNSET
 ) -> Iterator[tuple[str, str, Any] | Unreadable]:
-    """(where, label, message) for each message of one JSON document, located by line."""
-    try:
-        value = loads_json(text)
-    except ValueError as exc:
-        stream.count()
-        line = line_offset + getattr(exc, "lineno", 1)
-        yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {exc}.", SOURCE)
-        return
+    """(where, label, message) for each message of one JSON document (`value`: the document, when already
+    read), located by line."""
+    if value is _UNSET:
+        try:
+            value = loads_json(text)
+        except ValueError as exc:
+            stream.count()
+            line = line_offset + getattr(exc, "lineno", 1)
+            yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {exc}.", SOURCE)
+            return
     found = _messages_of(value, "$")
     if found is None:
         stream.count()
@@ -300,7 +370,7 @@ def _entries(source: Any, stream: ImportStream) -> Iterator[tuple[str, str, Any]
                 yield from _json_lines(path, stream)  # one answer per line
         return
     if isinstance(source, str):
-        yield from _document(source, "<text>", stream)
+        yield from _documents(source, "<text>", stream)
         return
     found = _messages_of(source, "$")
     if found is None:
@@ -326,7 +396,7 @@ def _whole_file(path: Path, stream: ImportStream) -> Iterator[Any]:
         stream.count()
         yield unreadable(f"{path}:1", why, SOURCE)
         return
-    yield from _document(text, str(path), stream)
+    yield from _documents(text, str(path), stream)
 
 
 def _no_items(stream: ImportStream) -> Producer:
@@ -348,6 +418,74 @@ def _json_lines(path: Path, stream: ImportStream) -> Iterator[Any]:
         yield from _document(text, name, stream, line_offset=number - 1)
 
 
+_LOCATED = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
+
+
+@dataclass(frozen=True)
+class DumpedMessage:
+    """What the dump says of one message: its id, receive count, where it is (file and line) and its body's size."""
+
+    message_id: str
+    receive_count: int | None
+    file: str | None
+    line: int | None
+    message_bytes: int
+
+    def columns(self) -> dict[str, Any]:
+        """The columns a replay adds to the message's row."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "receive_count": self.receive_count,
+            "message_bytes": self.message_bytes,
+        }
+
+
+def _dumped(message: dict[str, Any], where: str) -> DumpedMessage:
+    count = (message.get("Attributes") or {}).get("ApproximateReceiveCount")
+    located = _LOCATED.match(where)
+    return DumpedMessage(
+        message["MessageId"],
+        int(count) if isinstance(count, str) and count.isdigit() else None,
+        located.group("file") if located else None,
+        int(located.group("line")) if located else None,
+        len(message["Body"].encode("utf-8", "surrogatepass")),
+    )
+
+
+class ReceivedBatch:
+    """A batch event made from a dump (`event`: `{"Records": [...]}`), and what the dump says of each of its
+    messages (`messages`: id, receive count, file and line, body size), which a replay adds to each message's
+    row. A replay reads these (`stream.entries()`); iterating the stream gives the events themselves. A batch
+    that fails validation is one row per message, each located."""
+
+    __slots__ = ("event", "messages")
+
+    def __init__(self, records: list[dict[str, Any]], messages: list[DumpedMessage]) -> None:
+        self.event: dict[str, Any] = {"Records": records}
+        self.messages = tuple(messages)
+
+    def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The dump's columns for the row of one message (found by its id, the row's `item`)."""
+        for message in self.messages:
+            if message.message_id == row.get("item"):
+                return message.columns()
+        return {}
+
+    def message_rows(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """A row about the whole batch (it fails validation) as one row per message, each with its columns."""
+        return [{**row, "item": m.message_id, **m.columns()} for m in self.messages]
+
+
+class _MessageStream(ImportStream):
+    """The importer's stream: iterating it gives batch events (dicts); `entries()` gives `ReceivedBatch`es, with
+    what the dump says of each message, and the `Unreadable` markers (what a replay reads)."""
+
+    def __next__(self) -> Any:
+        item = super().__next__()
+        return item.event if type(item) is ReceivedBatch and not self._with_unreadable else item
+
+
 def events_from_messages(
     obj_or_path: Any,
     *,
@@ -358,9 +496,14 @@ def events_from_messages(
 ) -> ImportStream:
     """Stream ReceiveMessage output as queue batch events of up to `batch_size` records, in the event's spelling.
 
-    `obj_or_path`: a response (`{"Messages": [...]}`), a list of responses or of messages, JSON
-    text, or a file (one JSON document, or JSON Lines with one response per line; plain or
-    .gz), or a folder of them. `queue_arn`: the queue's ARN (the output does not say; a
+    What it accepts (`obj_or_path`): a response (`{"Messages": [...]}`), a list of responses or
+    of messages, JSON text, or a file (plain or .gz) or a folder of them, holding any of:
+    one JSON document (a response, a list of responses, a list of messages; pretty-printed or
+    not); several responses one after the other, as a loop of `aws sqs receive-message >>
+    dump.json` writes them (pretty-printed, no list around them); or JSON Lines, one response
+    per line (what `jq -c` makes of such a dump). Every message is located by its file and
+    the line its object starts on; a document that is not JSON is reported at its line and
+    reading goes on with the next document. `queue_arn`: the queue's ARN (the output does not say; a
     FIFO queue's ends in .fifo; by default a standard or FIFO queue is guessed from the
     attributes). Messages that cannot be records are reported with their line number and not
     yielded; inconsistencies (an MD5 that does not match, missing attributes) are reported
@@ -380,6 +523,7 @@ def events_from_messages(
 
     def produce(stream: ImportStream) -> Producer:
         batch: list[dict[str, Any]] = []
+        dumped: list[DumpedMessage] = []
         ids: set[str] = set()
         fifo_seen: bool | None = None  # the queue's kind, from the first message (and queue_arn)
         limit = batch_size
@@ -416,19 +560,20 @@ def events_from_messages(
                 limit = min(batch_size, MAX_BATCH_FIFO)
             limit = min(limit, MAX_BATCH_STANDARD)
             if message["MessageId"] in ids or len(batch) >= limit:
-                yield {"Records": batch}
-                batch, ids = [], set()
+                yield ReceivedBatch(batch, dumped)
+                batch, ids, dumped = [], set(), []
             batch.append(_record(message, arn, region, dialect, where, label, stream))
+            dumped.append(_dumped(message, where))
             ids.add(message["MessageId"])
         if batch:
-            yield {"Records": batch}
+            yield ReceivedBatch(batch, dumped)
 
     described = (
         obj_or_path
         if isinstance(obj_or_path, (str, Path)) and str(obj_or_path).lstrip()[:1] not in ("{", "[")
         else None
     )
-    return ImportStream(
+    return _MessageStream(
         produce,
         source=SOURCE,
         what="queue messages",
@@ -439,4 +584,44 @@ def events_from_messages(
     )
 
 
-__all__ = ["RECORD_ATTRIBUTES", "events_from_messages", "message_attributes_to_event"]
+def sim_from_messages(make: Callable[..., S], messages: Any, **settings: Any) -> S:
+    """`QueueSim.from_messages`: a simulation (`make(**settings)`) whose queue holds the dump's messages.
+
+    `messages`: what `events_from_messages` reads (a dump file, JSON text, a response or a list);
+    `queue_arn=` goes to it. A message received more than once is sent once, with its id and
+    its latest receive count, so its next receive is counted after those of the dump (and a
+    redrive policy sees them). A message the dump cannot give whole is left out, as
+    `events_from_messages` reports it."""
+    arn = settings.pop("queue_arn", None)
+    stream = events_from_messages(messages, queue_arn=arn, progress=False)
+    latest: dict[str, tuple[dict[str, Any], DumpedMessage]] = {}
+    for batch in stream.entries():
+        if type(batch) is not ReceivedBatch:
+            continue  # an unreadable message: reported on the stream, as the importer reports it
+        for record, dumped in zip(batch.event["Records"], batch.messages, strict=True):
+            latest[record["messageId"]] = (record, dumped)
+    sim = make(**settings)
+    sent: dict[str, tuple[str, int]] = {}  # the simulation's id -> the dump's id and receive count
+    for record, dumped in latest.values():
+        attributes = record["attributes"]
+        made = sim.send(
+            record["body"],
+            group_id=attributes.get("MessageGroupId") if sim.fifo else None,
+            dedup_id=attributes.get("MessageDeduplicationId", record["messageId"]) if sim.fifo else None,
+            message_attributes=record["messageAttributes"] or None,
+        )
+        if made is not None:
+            sent[made] = (record["messageId"], dumped.receive_count or 0)
+    for message in sim.messages():
+        message.message_id, message.receive_count = sent[message.message_id]
+    return sim
+
+
+__all__ = [
+    "RECORD_ATTRIBUTES",
+    "DumpedMessage",
+    "ReceivedBatch",
+    "events_from_messages",
+    "message_attributes_to_event",
+    "sim_from_messages",
+]

@@ -27,6 +27,7 @@ from .._running.calls import _call
 from .._settings import Dialect, Isolation, resolve_dialect
 from ..rules import rule
 from ._config import QueueConfig, QueueSettings
+from ._delivery import Delivery
 from ._event import (
     EVENT_SOURCE,
     MAX_MESSAGE_BYTES,
@@ -220,20 +221,6 @@ class Message(msgspec.Struct, gc=False, eq=False):
         return f"Message({self.message_id!r}, state={self.final_state!r}, receive_count={self.receive_count})"
 
 
-class Delivery(tuple["Message", int]):
-    """One record of one invocation: (message, receive count at that receive)."""
-
-    __slots__ = ()
-
-    @property
-    def message(self) -> Message:
-        return self[0]
-
-    @property
-    def receive_count(self) -> int:
-        return self[1]
-
-
 class SimInvocation(msgspec.Struct, gc=False, eq=False):
     """One batch handed to the function: when, which records, and what the poller did."""
 
@@ -255,7 +242,7 @@ class SimInvocation(msgspec.Struct, gc=False, eq=False):
         return list(zip(self._messages, self._counts, strict=True))
 
     @property
-    def deliveries(self) -> list[Delivery]:
+    def deliveries(self) -> list[Delivery[Message]]:
         """Each record of the batch: `.message` and its `.receive_count` at this receive."""
         return [Delivery(d) for d in self._deliveries]
 
@@ -542,6 +529,14 @@ class QueueSim:
             self._ready.append(msg)
         self._messages.append(msg)
         return mid
+
+    @classmethod
+    def from_messages(cls, messages: Any, **settings: Any) -> QueueSim:
+        """A simulation whose queue holds a dump's messages (what `events_from_messages` reads), each once with
+        its id and receive count (its latest receive); `settings`: this class's keywords."""
+        from ._messages import sim_from_messages
+
+        return sim_from_messages(cls, messages, **settings)
 
     def send_many(self, bodies: Any, **kwargs: Any) -> list[str | None]:
         """Send each body in turn (same keywords for all)."""

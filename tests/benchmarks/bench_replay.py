@@ -1,7 +1,8 @@
 """Replay at scale: the contract rows side by side, then events per second at scale and bounded memory.
 
     python3 kit.py bench                       (every benchmark)
-    .venv/bin/python tests/benchmarks/bench_replay.py [--contracts] [--sizes 100000,1000000] [--big 10000000] [--quick]
+    .venv/bin/python tests/benchmarks/bench_replay.py [--contracts] [--logs] [--sizes 100000,1000000]
+                                                      [--big 10000000] [--quick]
 
 The contract rows come first, measured in this one run and printed side by side with
 their targets and the load average (the machine is shared: read the ratios):
@@ -17,6 +18,12 @@ their targets and the load average (the machine is shared: read the ratios):
 Each speed is the best of a few interleaved rounds; the in-process rows also show events
 per CPU-second of this process, which other work on the machine changes less (though
 still some: a shared core runs slower). `--contracts` stops there.
+
+Then a night of access logs (tests/night.py: 200,000 requests in 192 gzip files, one cut;
+`--quick`: 20,000 in 16): the importer's lines/s against a pandas regex parse of the same
+files (str.extract, then the status and time columns typed), measured in this run, the
+replay's rows/s over the imported requests with a trivial handler (in-process), import and
+replay together, and the frame's memory. `--logs` runs only these rows.
 
 Then, at scale, events are load balancer requests drawn from a generator (never a list).
 For each size it prints events/s for the local engine and for Dask with 1 and 2 worker
@@ -244,6 +251,79 @@ def contract_rows(quick: bool) -> None:
     print(f"({load()}; local and Dask frames agree row for row)\n", flush=True)
 
 
+# An analyst's regex for an access-log entry (the documented fields, in order): what pandas parses with
+ALB_REGEX = (
+    r"^(?P<type>\S+) (?P<time>\S+) (?P<elb>\S+) (?P<client>\S+) (?P<target>\S+) (?P<request_processing_time>\S+) "
+    r"(?P<target_processing_time>\S+) (?P<response_processing_time>\S+) (?P<elb_status_code>\S+) "
+    r'(?P<target_status_code>\S+) (?P<received_bytes>\S+) (?P<sent_bytes>\S+) "(?P<request>[^"]*)" '
+    r'"(?P<user_agent>[^"]*)" (?P<ssl_cipher>\S+) (?P<ssl_protocol>\S+) (?P<target_group_arn>\S+) '
+    r'"(?P<trace_id>[^"]*)" "(?P<domain_name>[^"]*)" "(?P<chosen_cert_arn>[^"]*)" (?P<matched_rule_priority>\S+) '
+    r'(?P<request_creation_time>\S+) "(?P<actions_executed>[^"]*)" "(?P<redirect_url>[^"]*)" '
+    r'"(?P<error_reason>[^"]*)" "(?P<targets>[^"]*)" "(?P<target_status_codes>[^"]*)" '
+    r'"(?P<classification>[^"]*)" "(?P<classification_reason>[^"]*)" ?(?P<conn_trace_id>\S*)$'
+)
+
+
+def pandas_regex(files: list[Any]) -> pd.DataFrame:
+    """The access logs as pandas reads them with a regex: every gzip file's lines, one column per field, typed."""
+    import gzip
+    import zlib
+
+    lines: list[str] = []
+    for path in files:
+        try:
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as fh:
+                lines.extend(fh.read().splitlines())
+        except (EOFError, OSError, zlib.error):
+            continue  # a cut file: pandas has no way to keep what came before the cut
+    frame = pd.Series(lines).str.extract(ALB_REGEX)
+    frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601", errors="coerce")
+    for column in ("elb_status_code", "target_status_code"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int16")
+    frame["target_processing_time"] = pd.to_numeric(frame["target_processing_time"], errors="coerce")
+    return frame
+
+
+def trivial_alb(event: dict[str, Any], context: object) -> dict[str, Any]:
+    return {"statusCode": 200}
+
+
+def access_log_rows(quick: bool) -> None:
+    """The night of logs (tests/night.py): the importer against a pandas regex parse, then the replay's rows/s."""
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.night import write_night
+
+    requests, files = (20_000, 16) if quick else (200_000, 192)
+    with tempfile.TemporaryDirectory() as folder:
+        night = write_night(Path(folder), requests=requests, files=files, messages=1_000)
+        logs = sorted(night.logs.iterdir())
+        print(f"an access log of {requests:,} requests in {files} gzip files, one cut ({load()})")
+        rounds = 1 if quick else 3
+        logs_read = partial(alb.events_from_access_log, night.logs, progress=False)
+        ours_s = min(timed(lambda: list(logs_read()))[0] for _ in range(rounds))
+        theirs_s = min(timed(lambda: pandas_regex(logs))[0] for _ in range(rounds))
+        stream = alb.events_from_access_log(night.logs, progress=False)
+        yielded = sum(1 for _ in stream)
+        print(f"{'row':<64} {'measured':>14} {'target':>12}")
+        print(f"{'  importer (events_from_access_log), lines/s':<64} {stream.read / ours_s:>14,.0f}")
+        print(f"{'  pandas regex (str.extract, typed), lines/s':<64} {stream.read / theirs_s:>14,.0f}")
+        print(f"{'  importer / pandas regex (speed)':<64} {theirs_s / ours_s:>14.2f} {'>= 1.0':>12}")
+        events = list(alb.events_from_access_log(night.logs, progress=False).entries())
+        replay_s, frame = timed(partial(fnkit.replay, trivial_alb, events))
+        print(
+            f"{f'  replay of the imported log, trivial handler ({len(frame):,} rows), rows/s':<64} "
+            f"{len(frame) / replay_s:>14,.0f} {'>= 20,000':>12}"
+        )
+        both_s, _ = timed(partial(fnkit.replay, trivial_alb, night.logs))
+        print(f"{'  import and replay from the files, rows/s':<64} {len(frame) / both_s:>14,.0f}")
+        memory = frame.memory_usage(deep=True).sum() / 2**20
+        print(f"{'  the frame in memory, MB (categoricals: each string once)':<64} {memory:>14.1f}")
+        print(f"({yielded:,} requests replayed, {stream.reported:,} lines reported; {load()})\n", flush=True)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
@@ -251,9 +331,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--partition-size", type=int, default=20_000)
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the script runs")
     parser.add_argument("--contracts", action="store_true", help="the contract rows only")
+    parser.add_argument("--logs", action="store_true", help="the access-log rows only")
     args = parser.parse_args(argv)
-    contract_rows(args.quick)
-    if args.contracts:
+    if not args.logs:
+        contract_rows(args.quick)
+    access_log_rows(args.quick)
+    if args.contracts or args.logs:
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.quick:

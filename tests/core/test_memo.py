@@ -1,5 +1,5 @@
-"""The validators' memos of values already met (fnkit/_memo.py) are bounded by bytes, not by count; the
-constraints of a shape remember nothing."""
+"""The validators' memos of values already met (fnkit/_memo.py) are bounded by bytes, not by count, and so
+are the memos of the values each declared pattern accepted (fnkit/_patterns.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 from fnkit import alb, queue
 from fnkit._memo import LONGEST, MEMO_BYTES, Readings
+from fnkit._patterns import PATTERN_BYTES, PatternCheck
 
 MB = 1024 * 1024
 
@@ -53,8 +54,20 @@ def test_distinct_long_queue_arns_fill_at_most_the_byte_budget():
             arn = f"arn:aws:sqs:us-east-1:123456789012:q{i:05d}" + "n" * 900
             assert queue.validate_event({"Records": [{**record, "eventSourceARN": arn}]}).ok
 
-    # the ARN readings' memo, full at its budget (the ARN's constraint remembers nothing)
-    assert kept_alive(validate) <= 1.1 * MEMO_BYTES
+    # the ARN readings' memo and the ARN pattern's memo of accepted values, each full at its budget
+    assert kept_alive(validate) <= 1.1 * (MEMO_BYTES + PATTERN_BYTES)
+
+
+def test_a_pattern_remembers_only_values_it_accepted_and_stops_at_its_budget():
+    check = PatternCheck(r"^[0-9]+$")
+
+    def fill() -> None:
+        for i in range(PATTERN_BYTES // 50):  # more than the memo holds
+            assert check.holds([f"{i:012d}", f"{i:013d}"]) and not check.holds([f"{i:012d}", f"{i}x"])
+
+    kept = kept_alive(fill)
+    assert kept <= 1.1 * PATTERN_BYTES
+    assert check.holds(["000000000000"]) and not check.holds(["0x"]) and not check.holds(["000000000000", "0x"])
 
 
 @pytest.mark.parametrize("length", [10, 200])

@@ -53,7 +53,8 @@ def test_every_source_s_outcome_is_an_outcome_shown_by_the_one_helper(name):
 def _html_makers() -> dict[str, Any]:
     """One value of every fnkit class that writes its own `_repr_html_`."""
     from fnkit.workshop._environment import EnvCheck, EnvironmentReport
-    from fnkit.workshop._registry import CheckResult
+    from fnkit.workshop._progress import ExerciseProgress, Progress
+    from fnkit.workshop._registry import CheckResult, exercise_list
 
     sim = fnkit.queue.QueueSim()
     sim.send("x")
@@ -66,6 +67,8 @@ def _html_makers() -> dict[str, Any]:
         "AlbConfig": fnkit.alb.AlbConfig(),
         "CheckResult": CheckResult("ex1", "failed", "not yet", ["a problem"]),
         "EnvironmentReport": EnvironmentReport([EnvCheck("python", "3.11", "3.11", True)], None),
+        "ExerciseList": exercise_list("queue"),
+        "Progress": Progress("ana", [ExerciseProgress("ex1", "a title", "passed")]),
     }
 
 

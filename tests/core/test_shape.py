@@ -13,7 +13,8 @@ from typing import Any, cast
 import pytest
 
 from fnkit import queue
-from fnkit._shape import ANY, BOOL, INT, NUMBER, STR, F, ListOf, MapOf, Nullable, Shape, snake
+from fnkit._columns import snake
+from fnkit._shape import ANY, BOOL, INT, NUMBER, STR, F, ListOf, MapOf, Nullable, Shape
 
 # --- small synthetic shapes ---------------------------------------------------------
 
@@ -284,10 +285,12 @@ def test_a_broken_text_is_one_located_issue_in_the_texts_words():
     assert (issue.path, issue.severity) == ("$.tags.aB", "warning")
 
 
-def test_a_text_constraint_is_declared_to_msgspec_once():
-    meta = DIGITS.annotation.__metadata__[0]
-    assert isinstance(meta, msgspec.Meta) and meta.pattern == r"\A(?:^[0-9]+$)\Z"
+def test_a_text_gives_msgspec_its_lengths_and_its_pattern_to_the_one_check_of_that_pattern():
+    # msgspec would call Python's re once per string: the Structs carry no pattern, the engine checks it per column
+    assert DIGITS.annotation is str and DIGITS.check is not None and DIGITS.check.pattern == DIGITS.pattern
+    assert Text(pattern=DIGITS.pattern, rule="Q4").check is DIGITS.check  # one check (and memo) per pattern
     assert Text(min_len=1).annotation.__metadata__[0].min_length == 1 and Text().annotation is str
+    assert Text().check is None
 
 
 NESTED_ALIASED = Shape(

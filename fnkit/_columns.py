@@ -1,0 +1,168 @@
+"""What the engine reads of a compiled typed value without its declaration: names, columns, sites.
+
+`fnkit._shape` finds, once per shape, where things sit in its values (tables, fields with two
+spellings, the strings each declared pattern governs); this module reads them out of a value:
+`objects_at` and `one_spelling` (a field with two spellings holds one), `site_values` (the strings
+at one site of a pattern). `snake` gives the Structs' attribute names, `frozen` and
+`first_spelling` parts of their classes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from operator import attrgetter
+from typing import Any
+
+#: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
+Tables = dict[str, dict[str, Any]]
+#: where a pattern's values sit: (the table whose column holds them, or None for the root; the column, or ""; the steps
+#: from there: an attribute, "*" a list's items, "*k" a map's keys, "*v" its values; whether some may be absent)
+Site = tuple[str | None, str, tuple[str, ...], bool]
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake(name: str) -> str:
+    """camelCase / PascalCase / ARN-suffixed names to snake_case (`eventSourceARN` -> `event_source_arn`)."""
+    s = _CAMEL.sub("_", name).replace("-", "_").lower()
+    return s + "_" if keyword.iskeyword(s) else s
+
+
+def frozen(self: Any, name: str, value: Any = None) -> None:
+    """A Struct's `__setattr__` and `__delattr__`: the typed values are frozen, as frozen dataclasses are."""
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
+    """The getter of a field with two spellings: whichever of its slots holds a value, else None."""
+    import msgspec
+
+    unset = msgspec.UNSET
+
+    def read(self: Any) -> Any:
+        for slot in slots:
+            value = getattr(self, slot)
+            if value is not unset:
+                return value
+        return None
+
+    return read
+
+
+def values_getter(sites: tuple[Site, ...]) -> Callable[[Any, Tables], Sequence[str]]:
+    """One function that reads every string at `sites` of a compiled typed value (the engine calls it once per
+    pattern per value): a table's column as it is, a chain of attributes in one C-level `attrgetter`."""
+    getters = [_site_getter(site) for site in sites]
+    if len(getters) == 1:
+        return getters[0]
+
+    def read(typed: Any, tables: Tables) -> Sequence[str]:
+        values: list[str] = []
+        for get in getters:
+            values += get(typed, tables)
+        return values
+
+    return read
+
+
+def _site_getter(site: Site) -> Callable[[Any, Tables], Sequence[str]]:
+    table, column, steps, absent = site
+    if table is not None:
+        if not steps and not absent:
+            return lambda typed, tables: tables[table][column]
+        return lambda typed, tables: site_values(site, typed, tables) if any(tables[table][column]) else ()
+    attrs = tuple(step for step in steps if not step.startswith("*"))
+    rest = steps[len(attrs) :]
+    if not attrs or steps[: len(attrs)] != attrs or rest not in _READS or (absent and rest):
+        return partial(site_values, site)
+    get, how = attrgetter(".".join(attrs)), _READS[rest]
+
+    def read(typed: Any, tables: Tables) -> Sequence[str]:
+        try:
+            value = get(typed)
+        except AttributeError:  # an object on the way is absent
+            return ()
+        if how == "value":
+            return (value,) if type(value) is str else ()
+        if not value:
+            return ()
+        if how == "keys":
+            return [*value]
+        if how == "values":
+            return [*value.values()]
+        return [x for items in value.values() if items for x in items]
+
+    return read
+
+
+# what follows the attributes, read in one call: the string, a map's keys, its values, the items of its lists
+_READS = {(): "value", ("*k",): "keys", ("*v",): "values", ("*v", "*"): "items"}
+
+
+def site_values(site: Site, typed: Any, tables: Tables) -> Any:
+    """The strings at one site of a compiled typed value (absent objects and values left out)."""
+    table, column, steps, absent = site
+    values: Any = tables[table][column] if table is not None else (typed,)
+    for step in steps:
+        if step == "*":
+            values = [x for items in values if items for x in items]
+        elif step == "*k":
+            values = [k for items in values if items for k in items]
+        elif step == "*v":
+            values = [x for items in values if items for x in items.values()]
+        else:  # (an absent object is None, or UNSET in a field with two spellings: both false)
+            values = [getattr(x, step) for x in values if x]
+    if absent and values and not all([type(v) is str for v in values]):  # noqa: C419 - a list is faster here
+        values = [v for v in values if type(v) is str]
+    return values
+
+
+# --- fields with two spellings: what msgspec cannot check ------------------------------------
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """A field with two spellings (`slots`: the Struct attribute of each) in the objects found at `steps`
+    from the root (attribute names; None: every item of a list or value of a map), which are the rows of
+    `table` when they are a table's."""
+
+    steps: tuple[str | None, ...]
+    slots: tuple[str, ...]
+    required: bool
+    table: str | None
+
+
+def objects_at(value: Any, steps: tuple[str | None, ...]) -> list[Any]:
+    """The objects found at `steps` from a compiled typed value (absent ones left out)."""
+    objects = [value]
+    for step in steps:
+        if step is None:
+            objects = [x for o in objects for x in (o.values() if type(o) is dict else o) if x is not None]
+        else:
+            objects = [x for x in map(attrgetter(step), objects) if x is not None]
+    return objects
+
+
+_UNSET: Any = None  # msgspec.UNSET, once msgspec is loaded (`import fnkit` stays light)
+
+
+def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
+    """True when each object holds at most one spelling of a field (a required field: exactly one);
+    `columns`: one column per spelling, UNSET where an object lacks that spelling."""
+    global _UNSET
+    if _UNSET is None:
+        import msgspec
+
+        _UNSET = msgspec.UNSET
+    UNSET = _UNSET  # noqa: N806
+    n = len(columns[0])
+    absent = [column.count(UNSET) for column in columns]
+    if absent.count(n) >= len(absent) - 1:  # one spelling in use at most (the usual case): C-level counts
+        return not required or min(absent) == 0
+    held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
+    return all(h == 1 for h in held) if required else max(held) <= 1
