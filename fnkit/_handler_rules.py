@@ -1,13 +1,15 @@
 """The rules about invoking a handler (H1-H4), declared beside the names that implement them.
 
-The code is in `fnkit.isolation` (calling the handler) and `fnkit._codec` (encoding what it returned); this
+The code is in `fnkit.isolation` (calling the handler), `fnkit._invoke` (catching a raise, judging a late end) and
+`fnkit._codec` (encoding what it returned: H2, declared
+with the issues, in `fnkit._report`); this
 module only declares the rules and points at that code, so the catalogue can say where
 each rule lives.
 """
 
 from __future__ import annotations
 
-from . import _codec, isolation
+from . import _invoke, isolation
 from .rules import rule
 
 rule(
@@ -18,26 +20,21 @@ rule(
     origin="kit",
     severity="behaviour",
 )(isolation.invoke)
-rule(
-    "H2",
-    "any",
-    "inferred",
-    "A returned value that JSON cannot encode (a set, bytes, NaN) is an invalid JSON response.",
-    origin="kit",
-)(_codec.encode_response)
-rule(
+RAISED = rule(
     "H3",
     "any",
     "doc",
     "A handler that raises is an invocation error; its message and traceback are captured.",
     origin="kit",
     severity="outcome",
-)(_codec.HandlerError)
-rule(
+)
+RAISED(_invoke._call_handler)  # where a raise is caught and recorded
+TIMED_OUT = rule(
     "H4",
     "any",
     "doc",
     "A handler still running at its timeout is a timed-out invocation; the caller is never kept waiting.",
     origin="kit",
     severity="outcome",
-)(_codec.Invocation)
+)
+TIMED_OUT(_invoke.finished)  # a call that ended late is timed out, wherever it ran

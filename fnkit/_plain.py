@@ -9,7 +9,8 @@ import json
 import os
 import re
 
-from ._report import Issue
+from ._report import Issue, decode_json
+from .rules import id_of
 
 
 def json_problem(text: str, what: str) -> Issue | None:
@@ -31,10 +32,10 @@ def json_problem(text: str, what: str) -> Issue | None:
             f"The {what} is not valid JSON: at line {exc.lineno}, column {exc.colno}, "
             f"{_plain_json_error(exc.msg)}{near}.",
             "error",
-            "G0",
+            id_of(decode_json),
         )
     except (ValueError, RecursionError):
-        return Issue("$", "format", f"The {what} is not valid JSON: it nests too deeply.", "error", "G0")
+        return Issue("$", "format", f"The {what} is not valid JSON: it nests too deeply.", "error", id_of(decode_json))
 
 
 _JSON_WORDS = {

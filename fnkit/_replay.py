@@ -31,9 +31,10 @@ from ._invoke import Context, Handler, Interrupted, capturing, handler_copy, int
 from ._optional import require
 from ._replay_columns import unreadable_row
 from ._report import MISSING, ContractError, Issue, decode_json
-from ._sources import SOURCES, source_module, source_of
+from ._sources import SOURCES, detect_source, source_module, source_of
 from ._stop import Stopper, current_stopper
 from .isolation import invoke_many
+from .rules import id_of
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -436,7 +437,7 @@ def _replay_items(
                 extra, value, issues = None, item, list[Issue]()
             else:
                 extra = getattr(item, "replay_columns", None)
-                value, issues = decode_json(item.event if extra is not None else item, "G0")
+                value, issues = decode_json(item.event if extra is not None else item)
             source = forced or (source_of(value) if value is not MISSING else None)
             if source is None:
                 message = issues[0].message if issues else "not an event of a known source"
@@ -447,7 +448,7 @@ def _replay_items(
                             "source": None,
                             "item": None,
                             "result": "invalid event",
-                            "rule": "G3" if not issues else "G0",
+                            "rule": id_of(decode_json if issues else detect_source),
                             "inferred": True,
                             "reason": message,
                         }

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._codec import _STRICT
+from ._codec import _STRICT, encode_response
 from ._codec import Raw as Raw
 from ._codec import loads_strict as loads_strict
 from ._optional import require
 from ._settings import Dialect as Dialect
-from .rules import rule
+from .rules import id_of, rule
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,6 +31,15 @@ def child_path(path: str, key: Any) -> str:
     if isinstance(key, str) and _IDENT.match(key):
         return f"{path}.{key}"
     return f"{path}[{json.dumps(key) if isinstance(key, str) else repr(key)}]".replace('["', "['").replace('"]', "']")
+
+
+def path_of(*keys: Any) -> str:
+    """The JSONPath-like path of the value reached by `keys` from the root: `path_of("Records", 3, "md5OfBody")`
+    is `$.Records[3].md5OfBody` (each step as `child_path` writes it); the one way rules write a path."""
+    path = "$"
+    for key in keys:
+        path = child_path(path, key)
+    return path
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +195,7 @@ def bom_warning() -> Issue:
         "The text starts with a UTF-8 byte-order mark (BOM: bytes EF BB BF, U+FEFF), as .NET "
         "and Windows tools write it; JSON text has none (RFC 8259) and the platform never sends "
         "one. fnkit skipped it and checked the rest.",
-        "G0",
+        id_of(decode_json),
     )
 
 
@@ -210,11 +219,15 @@ def strip_bom(value: Any) -> tuple[Any, bool]:
     origin="kit",
     severity="error or warning",
 )
-def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
+def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
     """Turn JSON text or bytes into a value; other values pass through untouched (G0: else a located error).
 
     One leading UTF-8 byte-order mark is skipped, with a warning naming it (G0), so the content is still checked.
+    `rule`: the rule the errors cite when a rule of the caller's decides what text that is not JSON means (G0
+    when None).
     """
+    if rule is None:
+        rule = "G0"
     if isinstance(value, Raw):
         value = value.data
     value, bom = strip_bom(value)
@@ -262,6 +275,14 @@ def decode_json(value: Any, rule: str) -> tuple[Any, list[Issue]]:
 
 
 MISSING = _MISSING
+
+rule(
+    "H2",
+    "any",
+    "inferred",
+    "A returned value that JSON cannot encode (a set, bytes, NaN) is an invalid JSON response.",
+    origin="kit",
+)(encode_response)
 
 
 def describe(value: Any) -> str:

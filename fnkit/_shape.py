@@ -829,7 +829,7 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
                 )
             continue
         if len(present) > 1:
-            out.append(_spellings(path, present))
+            out.append(two_spellings(path, present))
         k = present[0]
         x = v[k]
         p = child_path(path, k)
@@ -848,7 +848,7 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
                 out.append(error(p, "enum", message, frule))
     if shape.unknown == "warn":
         allowed = shape.allowed()
-        out.extend(_unknown(shape, path, k) for k in v if k not in allowed)
+        out.extend(unknown_key(shape, path, k) for k in v if k not in allowed)
 
 
 @rule(
@@ -860,7 +860,7 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
     origin="kit",
     severity="error or warning",
 )
-def _spellings(path: str, present: list[str]) -> Issue:
+def two_spellings(path: str, present: list[str]) -> Issue:
     """G2: two spellings of one field in one object."""
     return error(
         child_path(path, present[1]),
@@ -878,7 +878,7 @@ def _spellings(path: str, present: list[str]) -> Issue:
     origin="kit",
     severity="warning",
 )
-def _unknown(shape: Shape, path: str, key: Any) -> Issue:
+def unknown_key(shape: Shape, path: str, key: Any) -> Issue:
     """G1: a key the shape does not know."""
     hint = ""
     if isinstance(key, str):

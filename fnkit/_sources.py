@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .types import Source
 
 from ._report import MISSING, Issue, Report, decode_json, describe, error, warning
-from .rules import rule
+from .rules import id_of, rule
 
 SOURCES = ("queue", "mail", "alb")
 _NAMES = {"queue": "a queue event", "mail": "a mail-flow event", "alb": "a load balancer event"}
@@ -303,7 +303,7 @@ def lookalike_issue(value: Any, severity: str = "error") -> Issue | None:
     kind = f" ({known.kind})" if known.kind else ""
     advice = known.advice[:1].upper() + known.advice[1:]
     message = f"This looks like {known.name}, not {known.instead}: it has {', '.join(landmarks)}{kind}. {advice}."
-    return (warning if severity == "warning" else error)("$", "other-source", message, "G3")
+    return (warning if severity == "warning" else error)("$", "other-source", message, id_of(detect_source))
 
 
 @rule(
@@ -319,7 +319,7 @@ def lookalike_issue(value: Any, severity: str = "error") -> Issue | None:
 def detect_source(event: Any) -> Source | None:
     """'queue', 'mail' or 'alb' from the event's shape (JSON text and bytes are decoded); None when unknown,
     or when the value is an event of another kind users mistake for one of them (see `LOOKALIKES`)."""
-    value, _ = decode_json(event, "G0")
+    value, _ = decode_json(event)
     return None if value is MISSING else source_of(value)
 
 
@@ -347,7 +347,7 @@ def source_of(value: Any) -> Source | None:
 
 def validate(event: Any) -> Report:
     """Detect the source, then validate the event; a Report saying what it is when no source fits."""
-    value, notes = decode_json(event, "G0")
+    value, notes = decode_json(event)
     if value is MISSING:
         return Report(notes, None, None)
     source = detect_source(value)
@@ -360,7 +360,7 @@ def validate(event: Any) -> Report:
                 "unknown",
                 f"This is {what}, not an event of a known source: a queue event has Records, a mail event has "
                 "envelope and summaryVersion, a load balancer event has httpMethod and requestContext.elb.",
-                "G3",
+                id_of(detect_source),
             )
         return Report([*notes, issue], None, None)
     report = source_module(source).validate_event(value)
@@ -375,7 +375,7 @@ _RESPONSE_KEYS = (("queue", ("batchItemFailures",)), ("alb", ("statusCode",)), (
 def detect_response_source(response: Any) -> str | None:
     """'queue', 'mail' or 'alb' from a response's shape (batchItemFailures, statusCode, actions; a misspelled
     batchItemFailures too); None when the shape does not say (null, {}, a list, a string, JSON text that is not)."""
-    value, _ = decode_json(response, "G0")
+    value, _ = decode_json(response)
     if not isinstance(value, dict):
         return None
     found = [name for name, keys in _RESPONSE_KEYS if any(k in value for k in keys)]
@@ -400,9 +400,9 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
     unknown = sorted(set(settings) - {n for names in takes.values() for n in names})
     if unknown:
         raise TypeError(f"validate_response() got an unexpected keyword argument {unknown[0]!r}")
-    value, decoded = decode_json(response, "G0")
+    value, decoded = decode_json(response)
     if event is not None:
-        event, _ = decode_json(event, "G0")
+        event, _ = decode_json(event)
         event = None if event is MISSING else event
     shown = detect_response_source(value) if value is not MISSING else None
     notes = []  # the source's own validate_response says what decoding said; only a mismatch is added here
@@ -416,7 +416,7 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
                     f"This response has the shape of {_RESPONSES[shown]}, but "
                     f"the event is {_NAMES[source]}: it is read as "
                     f"{_RESPONSES[source]}.",
-                    "G3",
+                    id_of(detect_source),
                 )
             )
     source = source or shown
@@ -432,7 +432,7 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
                     f"This response ({describe(value)}) does not show its source: a queue response "
                     "has batchItemFailures, a load balancer response statusCode, a mail-flow "
                     "response actions. Name the source (--source) or give the event (--event).",
-                    "G3",
+                    id_of(detect_source),
                 ),
             ],
             None,
@@ -457,7 +457,7 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
 
 def correlation_ids(event: Any) -> list[str]:
     """Queue: every messageId; mail: [invocationId]; load balancer: [trace header] or []."""
-    value, _ = decode_json(event, "G0")
+    value, _ = decode_json(event)
     source = detect_source(value) if value is not MISSING else None
     if source is None:
         return []

@@ -143,7 +143,7 @@ def _event_report(data: bytes, args: argparse.Namespace) -> Report:
     module = source_module(name)
     report: Report = module.validate_event(data, **accepted(module.validate_event, _given(args, name)))
     if args.source and not report.ok:  # a named source that does not fit: say what the value looks like
-        value, _ = decode_json(data, "G0")
+        value, _ = decode_json(data)
         issue = lookalike_issue(value, "warning") if value is not MISSING else None
         if issue is not None:
             report = Report([issue, *report], report.source, report.dialect, report.subject)
@@ -162,7 +162,7 @@ def _read_event(path: str) -> tuple[Any, Record]:
     if len(documents) > 1:
         why = f"--event takes one event; this file holds {len(documents)} (JSON Lines)"
         return MISSING, Record(path, "event", "unreadable", False, error=why)
-    value, issues = decode_json(data, "G0")
+    value, issues = decode_json(data)
     if value is MISSING:
         found = _findings(issues, path, data, None)
         return MISSING, Record(path, "event", "unreadable", False, findings=found, error=issues[-1].message)
@@ -304,7 +304,7 @@ def cmd_outcome(args: argparse.Namespace) -> int:
     name = module = None
     event: Any = MISSING
     if event_bytes is not None:
-        event, issues = decode_json(event_bytes, "G0")
+        event, issues = decode_json(event_bytes)
         if event is MISSING:
             records.append(
                 Record(
@@ -478,6 +478,7 @@ def _show_rules(args: argparse.Namespace) -> int:
         print("fnkit rules ID: shows rules as text or json (no --format markdown, no --examples)", file=sys.stderr)
         return 2
     shown = []
+    written = _rules.written_at()
     for rule_id in args.ids:
         r = _rules.get(rule_id)
         path, line = _rules.location(rule_id)
@@ -493,6 +494,8 @@ def _show_rules(args: argparse.Namespace) -> int:
                 "file": path,
                 "line": line,
                 "code": _rules.code(rule_id),
+                # every place in fnkit's code that writes the id (one at most: the rest name its function)
+                "written_at": written[rule_id],
             }
         )
     if args.format == "json":
@@ -503,6 +506,8 @@ def _show_rules(args: argparse.Namespace) -> int:
             print()
         print(f"{s['id']} ({s['source']}, {s['evidence']}, {s['severity']}): {s['summary']}")
         print(f"{s['file']}:{s['line']}: {s['implemented_by']}")
+        places = cast(list[str], s["written_at"])
+        print(f"id written in: {', '.join(places) or 'its declaration alone'}")
         print()
         print(textwrap.indent(textwrap.dedent(str(s["code"])).rstrip("\n"), "    "))
     return 0

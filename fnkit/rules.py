@@ -112,10 +112,36 @@ class Rule:
         if self.implementation is not None:
             raise ValueError(f"rule {self.id} is already implemented by {self.implemented_by}")
         object.__setattr__(self, "implementation", implementation)
+        _BY_IMPLEMENTATION[id(implementation)] = self
+        caller = sys._getframe(1)
+        if caller.f_globals["__name__"] != self.declared_in and not hasattr(implementation, "__qualname__"):
+            # a declaration (a shape) the rule was declared apart from: the catalogue names where it is applied
+            object.__setattr__(self, "declared_in", caller.f_globals["__name__"])
+            object.__setattr__(self, "declared_at", caller.f_lineno)
         return implementation
 
 
 _REGISTRY: dict[str, Rule] = {}
+# the rule each implementation (a module-level function, class or declaration, alive as long as the process) holds
+_BY_IMPLEMENTATION: dict[int, Rule] = {}
+
+
+def of(implementation: Any) -> Rule:
+    """The rule a function (or class, or declaration) implements: how code names another rule, never by its id."""
+    found = _BY_IMPLEMENTATION.get(id(implementation))
+    if found is None:  # declared by a module not loaded yet (the H rules name code below the catalogue)
+        _load()
+        found = _BY_IMPLEMENTATION.get(id(implementation))
+    if found is None or found.implementation is not implementation:
+        raise KeyError(f"{implementation!r} implements no rule of the fnkit catalogue")
+    return found
+
+
+def id_of(implementation: Any) -> str:
+    """The id of the rule a function (or declaration) implements (`of(implementation).id`)."""
+    return of(implementation).id
+
+
 _loaded = False
 
 
@@ -276,6 +302,38 @@ def location(rule_id: str) -> tuple[str, int]:
     else:
         module, line = r.declared_in, r.declared_at
     return source_file(module), line
+
+
+def written_at() -> dict[str, list[str]]:
+    """Where each rule id is written as a string in fnkit's code (`file:function`, or `file` at module level),
+    the declarations (`rule("Q8", ...)`) left out: each id should be written in one place at most, its rule's
+    function or declaring module, since the rest of the code names a rule by its function or declaration."""
+    import ast
+    from pathlib import Path
+
+    known = ids()
+    root = Path(__file__).resolve().parent
+    found: dict[str, set[str]] = {i: set() for i in known}
+    for file in sorted(root.rglob("*.py")):
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        declared = {
+            id(node.args[0])
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and node.args
+            and getattr(node.func, "id", getattr(node.func, "attr", None)) == "rule"
+        }
+        owner: dict[int, str] = {}
+        for node in ast.walk(tree):  # outer functions first: a nested function counts as the one holding it
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for inner in ast.walk(node):
+                    owner.setdefault(id(inner), node.name)
+        name = file.relative_to(root.parent).as_posix()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in known and id(node) not in declared:
+                function = owner.get(id(node))
+                found[node.value].add(f"{name}:{function}" if function else name)
+    return {i: sorted(places) for i, places in found.items()}
 
 
 def code(rule_id: str) -> str:

@@ -190,3 +190,63 @@ def test_no_rule_is_written_twice_for_speed() -> None:
         if (twins := _rule_twins(path.read_text(encoding="utf-8")))
     }
     assert found == {}
+
+
+def test_a_rule_id_is_written_in_one_place_and_code_names_rules_by_their_function() -> None:
+    """A scan of fnkit's string literals: each rule id is written at most once (its rule's function or declaring
+    module), the declarations aside; other code refers to the rule's function or declaration (`rules.id_of`)."""
+    from fnkit import rules
+
+    written = rules.written_at()
+    twice = {i: places for i, places in written.items() if len(places) > 1}
+    assert twice == {}
+    # and that one place is the rule's own: the function that implements it, or the module that declares it
+    elsewhere = {}
+    for rule_id, places in written.items():
+        declared = rules.get(rule_id)
+        own = {rules.source_file(declared.declared_in)}
+        if hasattr(declared.implementation, "__code__"):
+            own.add(f"{rules.source_file(declared.implementation.__module__)}:{declared.implementation.__name__}")
+        if set(places) - own:
+            elsewhere[rule_id] = places
+    assert elsewhere == {}
+    # and the scan sees a rule id written by hand (a detector that finds nothing proves nothing)
+    assert any(places for places in written.values())
+
+
+def test_code_names_a_rule_by_its_function_and_the_outcome_reads_effects() -> None:
+    """`rules.id_of(function)` is the rule that function implements; a FIFO group whose order breaks says so in
+    the outcome's sentence through the reading's effect, not by matching the rule id of its warnings."""
+    import inspect
+
+    from fnkit import rules
+    from fnkit.queue import _outcome
+    from fnkit.queue._fifo import group_order
+
+    assert rules.id_of(group_order) == rules.of(group_order).id and rules.of(group_order).implementation is group_order
+    with pytest.raises(KeyError):
+        rules.of(test_code_names_a_rule_by_its_function_and_the_outcome_reads_effects)
+    assert ".rule ==" not in inspect.getsource(_outcome.decide)
+
+
+def test_rules_write_no_json_path_by_hand() -> None:
+    """One path helper (`fnkit._report.path_of`, over `child_path`): no string or f-string in fnkit starts an absolute
+    JSON path by hand ("$.Records[...", f"$.actions[{i}]"), and the private path helpers are gone."""
+    import ast
+
+    from fnkit._report import path_of
+
+    assert path_of("Records", 3, "md5OfBody") == "$.Records[3].md5OfBody"
+    assert path_of("headers", "x-trace") == "$.headers['x-trace']" and path_of() == "$"
+    written = []
+    for path in sorted((ROOT / "fnkit").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+                text = str(node.values[0].value)
+            if text is not None and len(text) > 2 and text[:2] in ("$.", "$["):
+                written.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}: {text}")
+            if isinstance(node, ast.FunctionDef) and node.name in ("_rpath", "_path"):
+                written.append(f"{path.relative_to(ROOT)}:{node.lineno}: def {node.name}")
+    assert written == []

@@ -12,6 +12,31 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from .._config import Config, setting
+from ..rules import rule
+
+FORMS = rule(
+    "A3",
+    "alb",
+    "doc",
+    "Multi-value headers off: a repeated header or query key keeps its last value; on: "
+    "multiValueHeaders and multiValueQueryStringParameters with all values, never both forms.",
+    severity="error or warning",
+)
+
+
+BAD_GATEWAY = rule(
+    "A5", "alb", "observed", "The function raises, is throttled or times out: 502; a response over 1 MB: 502."
+)
+
+
+HEALTH_CHECK = rule(
+    "A11",
+    "alb",
+    "doc",
+    "Health check event: GET /, queryStringParameters {}, headers {user-agent: "
+    'ELB-HealthChecker/2.0}, body "", isBase64Encoded false.',
+    severity="warning",
+)
 
 
 @dataclass(frozen=True)
@@ -20,7 +45,7 @@ class AlbConfig(Config):
 
     multi_value: bool | None = setting(
         None,
-        rule="A3",
+        rule=FORMS.id,
         label="Multi-value headers",
         help="Multi-value headers on the target group: the event carries every value "
         "of repeated keys; None: as the event shows (off where fnkit makes "
@@ -28,7 +53,7 @@ class AlbConfig(Config):
     )
     timeout_s: float | None = setting(
         None,
-        rule="A5",
+        rule=BAD_GATEWAY.id,
         above=0,
         option="--timeout",
         label="Function timeout (s)",
@@ -36,7 +61,7 @@ class AlbConfig(Config):
     )
     health_check_interval_s: float | None = setting(
         None,
-        rule="A11",
+        rule=HEALTH_CHECK.id,
         above=0,
         label="Health check interval (s)",
         help="Send the health check event this often; None: no health checks.",

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from .._config import with_settings
 from .._memo import Readings
-from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._report import ContractError, Issue, Report, child_path, error, path_of, warning
 from .._settings import Dialect, resolve_dialect
 from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._validate import Contract, Seen
-from ..rules import rule
-from ._config import AlbConfig, AlbMultiValueSetting
+from ..rules import id_of, rule
+from ._config import FORMS, HEALTH_CHECK, AlbConfig, AlbMultiValueSetting
 from ._http import (
     DEFAULT_CLIENT_IP,
     DEFAULT_HOST,
@@ -337,14 +337,7 @@ def _forms(event: Any) -> tuple[list[str], list[str]]:
     return singles, multis
 
 
-@rule(
-    "A3",
-    "alb",
-    "doc",
-    "Multi-value headers off: a repeated header or query key keeps its last value; on: "
-    "multiValueHeaders and multiValueQueryStringParameters with all values, never both forms.",
-    severity="error or warning",
-)
+@FORMS
 def check_forms(event: Any, seen: Seen) -> list[Issue]:
     """A3: the single-value forms or the multi-value forms, never both."""
     out: list[Issue] = []
@@ -533,17 +526,17 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
     inner = elb.target_group_arn if type(elb) is ElbContext else None
     top = event.target_group_arn
     if type(inner) is str:
-        _read_target_group_arn(inner, "$.requestContext.elb.targetGroupArn", seen, out)
+        _read_target_group_arn(inner, path_of("requestContext", "elb", "targetGroupArn"), seen, out)
     if type(top) is str and top != inner:  # (the same ARN twice: read and said once)
-        _read_target_group_arn(top, "$.targetGroupArn", seen, out)
+        _read_target_group_arn(top, path_of("targetGroupArn"), seen, out)
     if type(inner) is str and type(top) is str and inner != top:
         out.append(
             warning(
-                "$.targetGroupArn",
+                path_of("targetGroupArn"),
                 "mismatch",
                 "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
                 "one target group of the function.",
-                "AS1",
+                EVENT_SHAPE.rule,
             )
         )
     return out
@@ -568,7 +561,7 @@ def _read_target_group_arn(arn: str, path: str, seen: Seen, out: list[Issue]) ->
                 f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
                 f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
                 "defines only the form.",
-                "A15",
+                id_of(check_target_group),
             )
         )
 
@@ -598,7 +591,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
     if encoded is True and not is_strict_base64(body):
         out.append(
             error(
-                "$.body",
+                path_of("body"),
                 "format",
                 "isBase64Encoded is true but the body is not strict base64 (standard "
                 "alphabet, '=' padding, no spaces or line breaks).",
@@ -607,13 +600,18 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
         )
     if event.http_method == "GET":
         out.append(
-            warning("$.body", "format", 'A GET request reaches the function with body ""; this one has a body.', "A2")
+            warning(
+                path_of("body"),
+                "format",
+                'A GET request reaches the function with body ""; this one has a body.',
+                id_of(_HEADER_NAME),
+            )
         )
     if encoded is False:
         if _header_value(event, "content-encoding") is not None:
             out.append(
                 warning(
-                    "$.isBase64Encoded",
+                    path_of("isBase64Encoded"),
                     "format",
                     "The request has a content-encoding header, so the load balancer sends the body "
                     "base64-encoded with isBase64Encoded true.",
@@ -625,7 +623,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
             what = f"the content type '{kind}'" if kind else "no content type"
             out.append(
                 warning(
-                    "$.isBase64Encoded",
+                    path_of("isBase64Encoded"),
                     "format",
                     f"With {what} the load balancer sends the body base64-encoded: {_lower_first(TEXT_BODIES)}",
                     "A4",
@@ -634,14 +632,7 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
     return out
 
 
-@rule(
-    "A11",
-    "alb",
-    "doc",
-    "Health check event: GET /, queryStringParameters {}, headers {user-agent: "
-    'ELB-HealthChecker/2.0}, body "", isBase64Encoded false.',
-    severity="warning",
-)
+@HEALTH_CHECK
 def check_health_check(event: Any, seen: Seen) -> list[Issue]:
     """A11: an event from the health checker (its user-agent, no trace header) is GET / with no query or body.
 
@@ -715,9 +706,7 @@ def refusals(event: Any) -> tuple[tuple[str, Refusal], ...]:
     found = never_forwarded(upgrade, size)
     if not found:
         return ()
-    return tuple(
-        (child_path(child_path("$", str(field)), "upgrade") if r.status == 400 else "$.body", r) for r in found
-    )
+    return tuple((path_of(str(field), "upgrade") if r.status == 400 else path_of("body"), r) for r in found)
 
 
 _QUARTER_OF_LIMIT = MAX_REQUEST_BODY // 4
@@ -726,7 +715,11 @@ _QUARTER_OF_LIMIT = MAX_REQUEST_BODY // 4
 def check_never_forwarded(event: Any, seen: Seen) -> Sequence[Issue]:
     """A1 (`never_forwarded`) as issues: a WebSocket upgrade or a body over 1 MB never reaches the function."""
     found = refusals(event)
-    return [error(where, "refused" if r.status == 400 else "limit", r.why, "A1") for where, r in found] if found else ()
+    return (
+        [error(where, "refused" if r.status == 400 else "limit", r.why, id_of(never_forwarded)) for where, r in found]
+        if found
+        else ()
+    )
 
 
 EVENT_CHECKS = [

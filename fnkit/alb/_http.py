@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from .._settings import Dialect, resolve_dialect
-from ..rules import rule
+from ..rules import id_of, rule
 
 if TYPE_CHECKING:
     from ..types import AlbEvent
@@ -445,6 +445,46 @@ def description_reason(description: str, status: int) -> str:
     return description.strip()
 
 
+STANDARD_REASON = rule(
+    "A9",
+    "alb",
+    "inferred",
+    "statusDescription is optional; when absent the standard reason phrase is used.",
+    severity="warning",
+)
+
+
+HEADERS_KEPT = rule(
+    "A7",
+    "alb",
+    "contract",
+    "Multi-value off: only headers is read; on: only multiValueHeaders; cookies as a list "
+    "under one key; hop-by-hop headers dropped, Content-Length recomputed.",
+    severity="warning",
+)
+
+
+NO_BODY_STATUS = rule(
+    "A13",
+    "alb",
+    "inferred",
+    "What HTTP cannot carry is not sent: a header name that is not a token, a header value "
+    "or statusDescription with a line break or control character, or a 1xx statusCode makes the response "
+    "invalid (502); a 204 or 304 response goes without a body.",
+)
+
+
+DELIVERED = rule(
+    "AS4",
+    "alb",
+    "contract",
+    "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or "
+    "multiValueHeaders, body) becomes the HTTP response the client receives.",
+    origin="spec",
+    severity="outcome",
+)
+
+
 @rule(
     "A10",
     "alb",
@@ -455,7 +495,7 @@ def description_reason(description: str, status: int) -> str:
 def response_to_http(response: Mapping[str, Any], *, method: str = "GET", multi_value: bool = False) -> HttpParts:
     """A valid response object as the client receives it (A7, A8, A9, A10, A13)."""
     status = response["statusCode"]
-    rules: list[str] = ["AS4"]
+    rules: list[str] = [DELIVERED.id]
     notes: list[str] = []
     description = response.get("statusDescription")
     if isinstance(description, str):
@@ -464,23 +504,23 @@ def response_to_http(response: Mapping[str, Any], *, method: str = "GET", multi_
     else:
         reason = reason_phrase(status)
         described = False
-        rules.append("A9")
+        rules.append(STANDARD_REASON.id)
         notes.append(f"no statusDescription: the standard reason phrase '{reason}' is used (A9, inferred)")
     body = response_body_bytes(response)
     if response.get("isBase64Encoded") is True and response.get("body"):
-        rules.append("A8")
+        rules.append(id_of(response_body_bytes))
         notes.append("the base64 body is decoded before it reaches the client (A8)")
     pairs = response_header_pairs(response, multi_value)
     kept = [(n, v) for n, v in pairs if n.lower() not in HOP_BY_HOP and n.lower() != "content-length"]
     if len(kept) != len(pairs):
         dropped = sorted({n for n, _ in pairs if n.lower() in HOP_BY_HOP})
-        rules.append("A7")
+        rules.append(HEADERS_KEPT.id)
         if dropped:
             notes.append(f"hop-by-hop header(s) {', '.join(dropped)} dropped (A7)")
     length = len(body)
     if status in (204, 304):
         if body:
-            rules.append("A13")
+            rules.append(NO_BODY_STATUS.id)
             notes.append(f"a {status} response carries no body: the {len(body)} byte(s) are not sent (A13, inferred)")
         body = b""
     else:

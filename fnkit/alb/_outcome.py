@@ -16,15 +16,25 @@ from .. import rules as _rules
 from .._call import PlannedCall
 from .._codec import Invocation, encode_response
 from .._config import with_settings
+from .._handler_rules import RAISED, TIMED_OUT
 from .._invoke import Context
 from .._outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Raw, Report, decode_json, error
-from ..rules import rule
+from ..rules import id_of
 from ..types import AlbKind, Isolation
-from ._config import AlbConfig, AlbMultiValueSetting, AlbRunSettings
+from ._config import BAD_GATEWAY, AlbConfig, AlbMultiValueSetting, AlbRunSettings
 from ._event import refusals, validate_event
-from ._http import HttpParts, Refusal, error_page, method_refused, reason_phrase, refusal_for, response_to_http
-from ._response import checked_response, deciding_rule
+from ._http import (
+    DELIVERED,
+    HttpParts,
+    Refusal,
+    error_page,
+    method_refused,
+    reason_phrase,
+    refusal_for,
+    response_to_http,
+)
+from ._response import RESPONSE_SHAPE, checked_response, deciding_rule
 
 SOURCE = "alb"
 _EMPTY = Report((), SOURCE, None, "response")
@@ -78,7 +88,7 @@ class HttpOutcome:
     @property
     def ok(self) -> bool:
         """True when the function was invoked and its response was delivered (not a 502 or a refusal)."""
-        return self.invoked and self.rule in ("AS4", "A10")
+        return self.invoked and self.rule in (DELIVERED.id, id_of(response_to_http))
 
     @property
     def kind(self) -> AlbKind:
@@ -300,14 +310,14 @@ def _from_invocation(
     """A 502 for a failed invocation, or (None, the response as the platform reads it, its JSON size)."""
     if invocation.timed_out or invocation.error is not None:
         if invocation.timed_out:
-            issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", "H4")
+            issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", TIMED_OUT.id)
             why = f"the function timed out after {invocation.timeout_s} s (a 502, not a 504)."
         else:
-            issue = error("$", "raised", f"The function {what_it_did(invocation.error)}.", "H3")
+            issue = error("$", "raised", f"The function {what_it_did(invocation.error)}.", RAISED.id)
             why = f"the function {what_it_did(invocation.error)}."
         report = Report([issue], SOURCE, None, "response")
         failed = bad_gateway(
-            "A5",
+            BAD_GATEWAY.id,
             why,
             report,
             method=method,
@@ -319,11 +329,14 @@ def _from_invocation(
         return failed, None, None
     if invocation.response_text is None and invocation.encode_error:
         issue = error(
-            "$", "format", f"JSON cannot encode what the function returned ({invocation.encode_error}).", "H2"
+            "$",
+            "format",
+            f"JSON cannot encode what the function returned ({invocation.encode_error}).",
+            id_of(encode_response),
         )
         return (
             bad_gateway(
-                "A6",
+                RESPONSE_SHAPE.rule,
                 "what the function returned is not valid JSON.",
                 Report([issue], SOURCE, None, "response"),
                 method=method,
@@ -340,15 +353,7 @@ def _from_invocation(
     return None, Raw(text) if text is not None else None, size
 
 
-@rule(
-    "AS4",
-    "alb",
-    "contract",
-    "A valid response object (statusCode, statusDescription, isBase64Encoded, headers or "
-    "multiValueHeaders, body) becomes the HTTP response the client receives.",
-    origin="spec",
-    severity="outcome",
-)
+@DELIVERED
 @with_settings(AlbConfig, "multi_value")
 def outcome(
     event: Any, response: Any, *, config: AlbConfig | None = None, **settings: Unpack[AlbMultiValueSetting]
@@ -360,7 +365,7 @@ def outcome(
     `AlbConfig`) or `multi_value=` (None: as the event shows).
     """
     multi_value = AlbConfig.of(config, settings, outcome).multi_value
-    decoded, _ = decode_json(event, "G0")
+    decoded, _ = decode_json(event)
     if decoded is not MISSING:
         event = decoded  # an event given as JSON text or bytes
     multi = event_multi_value(event) if multi_value is None else bool(multi_value)
@@ -403,9 +408,9 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
             invocation=invocation,
             cause=cause_of(first),
         )
-    value, _ = decode_json(response, "G0")
+    value, _ = decode_json(response)
     parts: HttpParts = response_to_http(value, method=method, multi_value=multi_value)
-    rule = "A10" if method == "HEAD" else "AS4"
+    rule = id_of(response_to_http) if method == "HEAD" else DELIVERED.id  # A10 decides a HEAD's answer
     said = f"The function answered {parts.status} {parts.reason}".rstrip()
     notes = "; ".join(parts.notes)
     explanation = f"{said} and the load balancer passed it on" + (f": {notes}." if notes else ".")
@@ -454,7 +459,7 @@ def plan_call(event: Any, *, config: AlbConfig, context: Context | None = None) 
     or the load balancer's own answer when it refuses the request (A1, A14); the outcome follows from `outcome`."""
     multi_value = config.multi_value
     event_report = validate_event(event, config=config)
-    value, _ = decode_json(event, "G0")
+    value, _ = decode_json(event)
     if value is MISSING:
         raise ContractError(event_report)
     # read once here: what the refusal and, after the handler, the outcome read of the event

@@ -15,17 +15,22 @@ from typing import Any, Unpack
 
 from .._codec import encode_response
 from .._config import with_settings
-from .._report import Issue, Raw, Report, child_path, error, warning
-from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape
+from .._report import Issue, Raw, Report, child_path, decode_json, error, path_of, warning
+from .._shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape, two_spellings, unknown_key
 from .._validate import Contract, Seen
-from ..rules import rule
-from ._config import AlbConfig, AlbMultiValueSetting
+from ..rules import id_of, rule
+from . import _event
+from ._config import BAD_GATEWAY, AlbConfig, AlbMultiValueSetting
 from ._http import (
     BAD_HEADER_VALUE,
     HEADER_NAME,
+    HEADERS_KEPT,
     HOP_BY_HOP,
     MAX_RESPONSE_JSON,
+    NO_BODY_STATUS,
+    STANDARD_REASON,
     is_strict_base64,
+    never_forwarded,
     response_body_bytes,
 )
 
@@ -115,7 +120,7 @@ def _values(value: Any) -> list[str]:
 # --- rule checks -------------------------------------------------------------------------
 
 
-@rule("A5", "alb", "observed", "The function raises, is throttled or times out: 502; a response over 1 MB: 502.")
+@BAD_GATEWAY
 def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
     """A5: the response JSON is at most 1 MB."""
     size = seen.options.get("size")
@@ -138,20 +143,14 @@ def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
     digits = len(str(abs(status))) if status.bit_length() < 10_000 else "thousands of"
     shown = status if abs(status) < 10**12 else f"{'-' if status < 0 else ''}of {digits} digits"
     yield error(
-        "$.statusCode",
+        path_of("statusCode"),
         "limit",
         f"statusCode {shown} is outside 100-599, so it is no HTTP status: 502 (rule A12, inferred).",
         "A12",
     )
 
 
-@rule(
-    "A9",
-    "alb",
-    "inferred",
-    "statusDescription is optional; when absent the standard reason phrase is used.",
-    severity="warning",
-)
+@STANDARD_REASON
 def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
     """A9: statusDescription starts with the status code it describes."""
     if not isinstance(response, dict):
@@ -162,7 +161,7 @@ def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
     found = _DESCRIPTION_CODE.match(description)
     if found and int(found.group(1)) != status:
         yield warning(
-            "$.statusDescription",
+            path_of("statusDescription"),
             "mismatch",
             f"statusDescription says {found.group(1)} but statusCode is {status}; the client gets status "
             f"{status} with this text as its reason phrase.",
@@ -177,22 +176,15 @@ def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
     body = response.get("body")
     if response.get("isBase64Encoded") is True and isinstance(body, str) and not is_strict_base64(body):
         yield error(
-            "$.body",
+            path_of("body"),
             "format",
             "isBase64Encoded is true but the body is not strict base64 (standard "
             "alphabet, '=' padding, no spaces or line breaks): 502.",
-            "A6",
+            RESPONSE_SHAPE.rule,
         )
 
 
-@rule(
-    "A7",
-    "alb",
-    "contract",
-    "Multi-value off: only headers is read; on: only multiValueHeaders; cookies as a list "
-    "under one key; hop-by-hop headers dropped, Content-Length recomputed.",
-    severity="warning",
-)
+@HEADERS_KEPT
 def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
     """A7: only the active header field is read (say so when the other one is there); hop-by-hop headers are
     dropped and Content-Length is recomputed; cookies go as one Set-Cookie key with a list (multi-value on), and
@@ -253,14 +245,7 @@ def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
     )
 
 
-@rule(
-    "A13",
-    "alb",
-    "inferred",
-    "What HTTP cannot carry is not sent: a header name that is not a token, a header value "
-    "or statusDescription with a line break or control character, or a 1xx statusCode makes the response "
-    "invalid (502); a 204 or 304 response goes without a body.",
-)
+@NO_BODY_STATUS
 def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
     """A13 (inferred): what HTTP/1.1 cannot carry: a 1xx final status, a reason phrase (it goes on the status line)
     or header value with a line break or control character, a header name that is not an HTTP token."""
@@ -269,7 +254,7 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
     status = response.get("statusCode")
     if isinstance(status, int) and not isinstance(status, bool) and 100 <= status < 200:
         yield error(
-            "$.statusCode",
+            path_of("statusCode"),
             "limit",
             f"statusCode {status} is informational (1xx), which cannot be the final "
             "answer to a request: 502 (rule A13, inferred).",
@@ -278,7 +263,7 @@ def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
     description = response.get("statusDescription")
     if isinstance(description, str) and BAD_HEADER_VALUE.search(description):
         yield error(
-            "$.statusDescription",
+            path_of("statusDescription"),
             "format",
             "statusDescription holds a line break or control character, which the status line's reason phrase "
             "cannot carry: 502 (rule A13, inferred).",
@@ -368,7 +353,7 @@ def checked_response(response: Any, multi_value: bool, _size: int | None = None)
                 "$",
                 "format",
                 f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, 502.",
-                "H2",
+                id_of(encode_response),
             )
         )
     report = _CONTRACTS[multi_value].check(response, {"multi_value": multi_value, "size": size})[0]
@@ -377,8 +362,9 @@ def checked_response(response: Any, multi_value: bool, _size: int | None = None)
     return report
 
 
-# the rule a 502 cites for an error of a general rule: the response is invalid (A6), whatever made it so
-_CITED_AS_A6 = frozenset({"G0", "G1", "G2", "H2", "AS1"})
+# the rule a 502 cites for an error of a general rule (JSON, unknown keys, spellings, encoding) or of the event's
+# structure: the response is invalid (A6), whatever made it so
+_CITED_AS_A6 = frozenset(map(id_of, (decode_json, unknown_key, two_spellings, encode_response, _event.EVENT_SHAPE)))
 
 
 def deciding_rule(report: Report) -> str | None:
@@ -386,8 +372,8 @@ def deciding_rule(report: Report) -> str | None:
     an invalid response, A6); None when the report has no error (the response is delivered, AS4)."""
     for issue in report:
         if issue.severity == "error":
-            found = issue.rule or "A6"
-            return "A6" if found in _CITED_AS_A6 else found
+            found = issue.rule or RESPONSE_SHAPE.rule
+            return RESPONSE_SHAPE.rule if found in _CITED_AS_A6 else found
     return None
 
 
@@ -403,9 +389,9 @@ def json_schema(
     multi_value = AlbConfig.of(config, settings, json_schema).multi_value_on
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=("A1",))  # A1 is asked of never_forwarded by its check
+        return EVENT_CONTRACT.json_schema(also=(never_forwarded,))  # asked by its check
     if kind == "response":
-        return _CONTRACTS[multi_value].json_schema(also=("A6",))
+        return _CONTRACTS[multi_value].json_schema(also=(RESPONSE_SHAPE,))
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
 
 

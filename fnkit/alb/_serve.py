@@ -31,7 +31,7 @@ from .._invoke import Context, Handler, _check_isolation
 from .._optional import require
 from .._settings import Dialect, resolve_dialect
 from ..isolation import invoke
-from ._config import AlbConfig, AlbSettings
+from ._config import BAD_GATEWAY, AlbConfig, AlbSettings
 from ._desync import DEFAULT_MODE, MODES, body_framing, decide, judge_head
 from ._desync import Head as _Head
 from ._http import (
@@ -294,7 +294,7 @@ class _Connection:
         except Exception as exc:  # noqa: BLE001 - a bug of fnkit's: the client gets a 502 and the log says why
             _log.error("fnkit could not answer %s %s", request.method, request.path, exc_info=exc)
             result = bad_gateway(
-                "A5",
+                BAD_GATEWAY.id,
                 f"fnkit itself failed ({type(exc).__name__}: {exc}); the server's log has the traceback.",
                 method=request.method,
                 path=request.path,

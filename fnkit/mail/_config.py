@@ -24,6 +24,55 @@ RESPONSE_TIMEOUT_S = 15.0  # M3
 RULE_TIMEOUT_MAX_MINUTES = 240  # M2
 
 
+ASYNCHRONOUS = rule(
+    "M8",
+    "mail",
+    "contract",
+    "An asynchronous rule does not affect delivery; its response is ignored.",
+    severity="outcome",
+)
+
+
+FALLBACK = rule(
+    "M3",
+    "mail",
+    "contract",
+    "A synchronous attempt fails when the function raises, does not answer within 15 s, or "
+    "returns an invalid response; it is retried with backoff until the rule timeout, then the fallback applies to "
+    "all recipients.",
+    severity="outcome",
+)
+
+
+UNIQUE_ACTIONS = rule(
+    "M6",
+    "mail",
+    "contract",
+    "Only 10 unique actions count; what only later actions cover gets the fallback action. "
+    "Outbound responses over 500 recipients are invalid (inferred).",
+    severity="error or warning",
+)
+
+
+CONFLICTS = rule(
+    "M7",
+    "mail",
+    "inferred",
+    "One recipient in two explicit actions is a conflict; by default the most restrictive "
+    "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).",
+    severity="outcome",
+)
+
+
+RESPONSE_FORM = rule(
+    "M4",
+    "mail",
+    "contract",
+    "A valid response has at least one action; each action.type is BOUNCE, DROP or DEFAULT; "
+    "bounceMessage only for BOUNCE; recipients a list of strings; allRecipients a boolean; at most 256 KB.",
+)
+
+
 @rule(
     "M2",
     "mail",
@@ -64,51 +113,55 @@ class MailConfig(Config):
     )
     response_timeout_s: float = setting(
         RESPONSE_TIMEOUT_S,
-        rule="M3",
+        rule=FALLBACK.id,
         above=0,
         label="Response timeout (s)",
         help="How long the service waits for an answer (15 s), whatever the function's own timeout.",
     )
     conflict_policy: str = setting(
         "most-restrictive",
-        rule="M7",
+        rule=CONFLICTS.id,
         choices=CONFLICT_POLICIES,
         label="Conflict policy",
         help="One recipient in two actions: the most restrictive action wins, or the first or last entry naming it.",
     )
     extensions: bool = setting(
         False,
-        rule="M4",
+        rule=RESPONSE_FORM.id,
         label="Extra action types",
         help="Accept BYPASS_SPAM_CHECK and MOVE_TO_JUNK (inbound only), as the real platform does.",
     )
     recipients_limit: int = setting(
         RECIPIENTS_LIMIT,
-        rule="M6",
+        rule=UNIQUE_ACTIONS.id,
         minimum=1,
         label="Recipients limit",
         help="At most this many recipients in an outbound response (500).",
     )
     backoff_initial_s: float = setting(
         60.0,
-        rule="M3",
+        rule=FALLBACK.id,
         above=0,
         label="First retry after (s)",
         help="The wait before the first retry (fnkit's reading of the backoff).",
     )
     backoff_factor: float = setting(
-        2.0, rule="M3", minimum=1, label="Backoff factor", help="Each further wait is this many times the one before."
+        2.0,
+        rule=FALLBACK.id,
+        minimum=1,
+        label="Backoff factor",
+        help="Each further wait is this many times the one before.",
     )
     backoff_max_s: float = setting(
         1800.0,
-        rule="M3",
+        rule=FALLBACK.id,
         above=0,
         label="Longest wait (s)",
         help="No wait between attempts is longer than this (30 min).",
     )
     jitter: float = setting(
         0.0,
-        rule="M3",
+        rule=FALLBACK.id,
         minimum=0,
         below=1,
         label="Jitter",

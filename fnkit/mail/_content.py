@@ -30,15 +30,27 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ..rules import rule
+
 RETENTION_S = 24 * 3600.0
 MAX_LINE_CHARS = 998  # RFC 5322 2.1.1: 998 characters, then CRLF: 1,000 in all
 FIXED_DATE = "Thu, 01 Jan 2026 00:00:00 +0000"  # built messages stay deterministic
 
 
+MESSAGE_CONTENT = rule(
+    "M9",
+    "mail",
+    "doc",
+    "The raw message of a message in flight can be read and replaced; a replacement counts "
+    "only during a synchronous invocation and must be valid MIME.",
+    severity="behaviour",
+)
+
+
 class MessageContentError(ValueError):
     """A get or put of raw message content was refused; `.rule` is M9."""
 
-    rule = "M9"
+    rule = MESSAGE_CONTENT.id
 
 
 class MessageNotFoundError(MessageContentError):

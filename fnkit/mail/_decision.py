@@ -10,10 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import rules as _rules
+from ..rules import rule
 
 VIAS = ("recipients", "allRecipients", "fallback")
 # M7 (inferred): the most restrictive action wins a conflict by default
 RESTRICTIVENESS = {"DROP": 4, "BOUNCE": 3, "MOVE_TO_JUNK": 2, "DEFAULT": 1, "BYPASS_SPAM_CHECK": 0}
+
+
+#: M5, declared with the decision it gives by default; implemented by `mail._response.coverage`
+COVERAGE = rule(
+    "M5",
+    "mail",
+    "doc",
+    "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
+    "gets the fallback; named recipients absent from the envelope are added.",
+    severity="outcome",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +35,7 @@ class Decision:
     action: str
     via: str
     bounce_message: str | None = None
-    rule: str = "M5"
+    rule: str = COVERAGE.id
     reason: str = ""
 
     @property

@@ -21,6 +21,7 @@ from .._report import (
     Report,
     decode_json,
     error,
+    path_of,
     warning,
 )
 from .._settings import Dialect, resolve_dialect
@@ -40,6 +41,32 @@ OUTBOUND_RECIPIENTS_LIMIT = 500  # MS4
 # one recipient entry is at most ~270 bytes. Far below the limit, truncated=true is odd.
 TRUNCATED_SLACK = 4 * 1024
 
+#: M1, declared before the event shape that cites it; implemented by `truncation`
+TRUNCATION = rule(
+    "M1",
+    "mail",
+    "doc",
+    "Event: summaryVersion is a date-style string; subject keeps its first 256 characters; "
+    "over 128 KB, recipients are cut from the end and truncated is true, and a recipient cut from the event gets "
+    "the fallback action (inferred); one invocationId per message and rule.",
+    severity="error or warning",
+)
+
+#: MS3 and MS5, declared before the shapes that cite them; implemented by `check_null_sender` and
+#: `check_recipients_listed_once`
+ADDRESSES = rule(
+    "MS3", "mail", "contract", "Addresses are email addresses.", origin="spec", severity="error or warning"
+)
+LISTED_ONCE = rule(
+    "MS5",
+    "mail",
+    "inferred",
+    "envelope.recipients names at least one recipient (SMTP needs one RCPT TO) and each "
+    "address once; a repeated address is delivered once.",
+    origin="kit",
+    severity="error or warning",
+)
+
 # --- the shape, declared once -------------------------------------------------
 
 _NOT_AN_ADDRESS = (
@@ -47,27 +74,34 @@ _NOT_AN_ADDRESS = (
 )
 ADDRESS_TEXT = Text(
     pattern=ADDRESS_PATTERN,
-    rule="MS3",
+    rule=ADDRESSES.id,
     message=_NOT_AN_ADDRESS,
     doc="local@domain, no spaces, no display name or angle brackets",
 )
 # the envelope sender may also be empty: the null sender of bounces (a warning, check_null_sender)
 SENDER_TEXT = Text(
     pattern=f"^$|{ADDRESS_PATTERN}",
-    rule="MS3",
+    rule=ADDRESSES.id,
     message=_NOT_AN_ADDRESS,
     doc="an address, or empty for the null sender",
 )
 
 ADDRESS = Shape(
     "MailAddress",
-    [F("address", ADDRESS_TEXT, doc="An email address (`local@domain`).", rule="MS3")],
+    [F("address", ADDRESS_TEXT, doc="An email address (`local@domain`).", rule=ADDRESSES.id)],
     rule="MS1",
     doc="An object holding one email address.",
 )
 MAIL_FROM = Shape(
     "MailFrom",
-    [F("address", SENDER_TEXT, doc="The envelope sender's address (`local@domain`), empty for bounces.", rule="MS3")],
+    [
+        F(
+            "address",
+            SENDER_TEXT,
+            doc="The envelope sender's address (`local@domain`), empty for bounces.",
+            rule=ADDRESSES.id,
+        )
+    ],
     rule="MS1",
     doc="An object holding the envelope sender's address.",
 )
@@ -80,7 +114,7 @@ ENVELOPE = Shape(
             ListOf(
                 ADDRESS,
                 min_len=1,
-                rule="MS5",
+                rule=LISTED_ONCE.id,
                 message="The envelope has no recipients; every message has at least one (SMTP RCPT TO).",
             ),
             doc="All recipients (SMTP RCPT TO); inbound: only the organisation's own.",
@@ -97,14 +131,14 @@ EVENT_SHAPE = Shape(
             "summaryVersion",
             Text(
                 pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$",
-                rule="M1",
+                rule=TRUNCATION.id,
                 severity="warning",
                 message='summaryVersion {json} is not a date-style string like "2018-10-10"; the platform only ever '
                 "sends such strings (it is opaque, so this is a warning).",
                 doc="a date-style string (YYYY-MM-DD)",
             ),
             doc="Version of the message summary format: an opaque date-style string (YYYY-MM-DD), e.g. 2018-10-10.",
-            rule="M1",
+            rule=TRUNCATION.id,
         ),
         F("envelope", ENVELOPE, doc="Holds mailFrom and recipients."),
         F("sender", ADDRESS, doc="The sender address."),
@@ -112,29 +146,29 @@ EVENT_SHAPE = Shape(
             "subject",
             Text(
                 max_len=SUBJECT_LIMIT,
-                rule="M1",
+                rule=TRUNCATION.id,
                 code="limit",
                 message="The subject has {length} characters; the platform keeps only the first "
                 f"{SUBJECT_LIMIT}, so a real event never holds more.",
             ),
             doc=f"Email subject, truncated to its first {SUBJECT_LIMIT} characters.",
-            rule="M1",
+            rule=TRUNCATION.id,
         ),
         F("messageId", STR, doc="Message id, used to read or replace the raw message (M9)."),
         F(
             "invocationId",
             Text(
                 min_len=1,
-                rule="M1",
+                rule=TRUNCATION.id,
                 severity="warning",
                 message="invocationId is empty; handlers use it to recognise a retry of the same invocation.",
                 doc="not empty",
             ),
             doc="Id of this invocation: the same on every retry, so handlers can deduplicate.",
-            rule="M1",
+            rule=TRUNCATION.id,
         ),
         F("flowDirection", STR, enum=FLOW_DIRECTIONS, doc="INBOUND or OUTBOUND.", rule="MS2"),
-        F("truncated", BOOL, doc="True if recipients were cut to keep the event under 128 KB.", rule="M1"),
+        F("truncated", BOOL, doc="True if recipients were cut to keep the event under 128 KB.", rule=TRUNCATION.id),
     ],
     rule="MS1",
     doc="A mail-flow message summary, as a mail-flow rule sends it to a function.",
@@ -174,7 +208,7 @@ def _recipients(event: Any) -> tuple[Any, ...] | None:
     return recipients if type(recipients) is tuple else None
 
 
-@rule("MS3", "mail", "contract", "Addresses are email addresses.", origin="spec", severity="error or warning")
+@ADDRESSES
 def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
     """MS3: an empty envelope sender is the null sender of bounces (the form of addresses is declared)."""
     envelope: Any = event.envelope if type(event) is MailEvent else None
@@ -182,7 +216,7 @@ def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
     if type(mail_from) is MailFrom and mail_from.address == "":
         return [
             warning(
-                "$.envelope.mailFrom.address",
+                path_of("envelope", "mailFrom", "address"),
                 "format",
                 "The envelope sender is empty: that is the null sender of bounces and delivery "
                 "reports (RFC 5321), not an ordinary message.",
@@ -196,15 +230,7 @@ def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
 # read once per call): "address" is the column, "at" each row's position in the list.
 
 
-@rule(
-    "MS5",
-    "mail",
-    "inferred",
-    "envelope.recipients names at least one recipient (SMTP needs one RCPT TO) and each "
-    "address once; a repeated address is delivered once.",
-    origin="kit",
-    severity="error or warning",
-)
+@LISTED_ONCE
 def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
     table = seen.tables["envelope.recipients"]
@@ -230,7 +256,7 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
         if key in first:
             out.append(
                 warning(
-                    f"$.envelope.recipients[{i}].address",
+                    path_of("envelope", "recipients", i, "address"),
                     "duplicate",
                     f"{json.dumps(address)} is already recipient {first[key]} (addresses are "
                     "compared without regard to case); the message is delivered to it once.",
@@ -249,7 +275,7 @@ def check_outbound_limit(event: Any, seen: Seen) -> list[Issue]:
     if recipients is not None and event.flow_direction == "OUTBOUND" and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
         return [
             error(
-                "$.envelope.recipients",
+                path_of("envelope", "recipients"),
                 "limit",
                 f"An outbound message reaches a function with at most {OUTBOUND_RECIPIENTS_LIMIT} recipients; "
                 f"this one has {len(recipients)}.",
@@ -319,15 +345,7 @@ class Truncation:
 _WITHIN = Truncation()  # what M1 says of nearly every event: nothing (one value, made once)
 
 
-@rule(
-    "M1",
-    "mail",
-    "doc",
-    "Event: summaryVersion is a date-style string; subject keeps its first 256 characters; "
-    "over 128 KB, recipients are cut from the end and truncated is true, and a recipient cut from the event gets "
-    "the fallback action (inferred); one invocationId per message and rule.",
-    severity="error or warning",
-)
+@TRUNCATION
 def truncation(
     event: Any,
     seen: Seen | None = None,
@@ -364,7 +382,7 @@ def truncation(
     elif size is not None and event.truncated and size < EVENT_SIZE_LIMIT - TRUNCATED_SLACK:
         issues.append(
             warning(
-                "$.truncated",
+                path_of("truncated"),
                 "limit",
                 f"truncated is true but the event is only {size:,} bytes; the platform cuts recipients only "
                 f"to stay under {EVENT_SIZE_LIMIT:,} bytes, so a truncated event is close to that size.",
@@ -407,7 +425,7 @@ def validate_event(event: Any) -> Report:
 
 def decode_event(event: Any) -> tuple[dict[str, Any], Report]:
     """The event as a dict and its report; raises ContractError when it is not a valid event."""
-    value, issues = decode_json(event, "G0")
+    value, issues = decode_json(event)
     if value is MISSING:
         raise ContractError(Report(issues, SOURCE, None, "event"))
     report = validate_event(value)
@@ -430,7 +448,7 @@ def parse_event(event: Any) -> ParsedMailEvent:
 def correlation_ids(event: Any) -> list[str]:
     """`[invocationId]` (the same on every retry), or `[]` when there is none."""
     try:
-        value, _ = decode_json(event, "G0")
+        value, _ = decode_json(event)
     except Exception:  # noqa: BLE001 - never raise, whatever the input
         return []
     if isinstance(value, dict) and isinstance(value.get("invocationId"), str):

@@ -41,12 +41,13 @@ from .._config import with_settings
 from .._invoke import Context, resolve_isolation
 from .._optional import require
 from .._outcome import Display, Grid, outcome_html, outcome_row, what_it_did
-from .._report import MISSING, Issue, Report, decode_json, error, warning
+from .._report import MISSING, Issue, Report, decode_json, error, path_of, warning
 from .._validate import Seen
 from ..isolation import invoke
-from ..rules import rule
+from ..rules import id_of
 from ..types import Isolation, MailKind
-from ._config import MailAttemptSettings, MailConfig
+from ._config import ASYNCHRONOUS, FALLBACK, MailAttemptSettings, MailConfig
+from ._content import MESSAGE_CONTENT
 from ._decision import Decision
 from ._event import decode_event, parse_event, truncation
 
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 
     from ._content import MessageContent
 
-from ._response import UNIQUE_ACTIONS_LIMIT, as_returned, coverage, judge_response
+from ._response import UNIQUE_ACTIONS_LIMIT, Coverage, as_returned, coverage, judge_response
 
 SOURCE = "mail"
 DELIVERED = ("DEFAULT", "BYPASS_SPAM_CHECK", "MOVE_TO_JUNK")
@@ -214,15 +215,7 @@ def _n(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-@rule(
-    "M3",
-    "mail",
-    "contract",
-    "A synchronous attempt fails when the function raises, does not answer within 15 s, or "
-    "returns an invalid response; it is retried with backoff until the rule timeout, then the fallback applies to "
-    "all recipients.",
-    severity="outcome",
-)
+@FALLBACK
 def fallback_outcome(
     recipients: list[str],
     fallback_action: str,
@@ -251,13 +244,7 @@ def fallback_outcome(
     )
 
 
-@rule(
-    "M8",
-    "mail",
-    "contract",
-    "An asynchronous rule does not affect delivery; its response is ignored.",
-    severity="outcome",
-)
+@ASYNCHRONOUS
 def async_outcome(
     recipients: list[str],
     issues: list[Issue],
@@ -306,20 +293,16 @@ def _invalid_is_inferred(report: Report) -> bool:
     certain = [
         i
         for i in report.errors
-        if i.code in _CERTAIN or i.rule == "G0" or (i.code == "limit" and i.path == "$.actions")
+        if i.code in _CERTAIN or i.rule == id_of(decode_json) or (i.code == "limit" and i.path == path_of("actions"))
     ]
     return not certain
 
 
-def _applied_reason(
-    decisions: dict[str, Decision], added: list[str], policy: str, fallback_action: str
-) -> tuple[str, str]:
-    """(rule, reason) of an applied response."""
-    counts = Counter(d.action for d in decisions.values() if d.via != "fallback")
+def _applied_reason(covered: Coverage, policy: str, fallback_action: str) -> tuple[str, str]:
+    """(rule, reason) of an applied response: the effects the coverage rules stated (M5, M6, M7)."""
+    counts = Counter(d.action for d in covered.decisions.values() if d.via != "fallback")
     parts = [", ".join(f"{n} {a}" for a, n in counts.items())] if counts else []
-    uncovered = sum(1 for d in decisions.values() if d.rule == "M5" and d.via == "fallback")
-    late = sum(1 for d in decisions.values() if d.rule == "M6")
-    conflicts = sum(1 for d in decisions.values() if d.rule == "M7")
+    uncovered, late, conflicts, added = covered.uncovered, covered.late, covered.conflicted, covered.added
     if uncovered:
         parts.append(f"{_n(uncovered, 'recipient')} covered by no action get the fallback action {fallback_action}")
     if late:
@@ -331,8 +314,7 @@ def _applied_reason(
         parts.append(f"{_n(conflicts, 'conflict')} resolved by the {policy} policy (M7, inferred)")
     if added:
         parts.append(f"{_n(len(added), 'recipient')} named by the response but not in the envelope added")
-    rule = "M7" if conflicts else ("M6" if late else "M5")
-    return rule, "The function's answer was applied (M5): " + "; ".join(parts) + "."
+    return covered.rule, "The function's answer was applied (M5): " + "; ".join(parts) + "."
 
 
 def returned_answer(response: Any) -> Any:
@@ -409,7 +391,7 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
         failure = invocation_failure(invocation, rule_config.response_timeout_s)
         if failure is not None:
             result, why = failure
-            issue = error("$", result, f"{why}.", "M3")
+            issue = error("$", result, f"{why}.", FALLBACK.id)
             failed: MailOutcome = fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
             return failed
     report, read = judge_response(returned_answer(response), flow, rule_config)
@@ -424,11 +406,11 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
         )
         return fallen_back
     # the rules' judgements of the response, made while validating it (`read`), decide for each recipient (M5)
-    answer, _ = decode_json(as_returned(returned_answer(response)), "G0")
+    answer, _ = decode_json(as_returned(returned_answer(response)))
     covered = coverage(answer, Seen({**read, "recipients": recipients, "fallback_action": fallback_action}))
-    decisions, added = covered.decisions, covered.added
+    decisions = covered.decisions
     notes = [i for i in covered.issues if i not in report]  # (what validating it said is in the report)
-    rule, reason = _applied_reason(decisions, added, conflict_policy, fallback_action)
+    rule, reason = _applied_reason(covered, conflict_policy, fallback_action)
     return MailOutcome(
         "applied",
         decisions,
@@ -451,22 +433,22 @@ def _async_notes(response: Any) -> list[Issue]:
                     "ignored",
                     f"The function {what}; an asynchronous rule neither retries nor falls "
                     "back: delivery is unaffected (M8).",
-                    "M8",
+                    ASYNCHRONOUS.id,
                 )
             ]
         response = response.returned
     try:
-        value, _ = decode_json(response, "G0")
+        value, _ = decode_json(response)
     except Exception:  # noqa: BLE001 - an unreadable answer is ignored like any other
         value = MISSING
     if isinstance(value, dict) and "actions" in value:
         return [
             warning(
-                "$.actions",
+                path_of("actions"),
                 "ignored",
                 "The rule is asynchronous, so these actions are ignored: delivery is "
                 "unaffected (M8). Make the rule synchronous for them to apply.",
-                "M8",
+                ASYNCHRONOUS.id,
             )
         ]
     return []
@@ -536,14 +518,7 @@ def ensure_message(store: Any, event: dict[str, Any]) -> None:
     store.restore(message_id)
 
 
-@rule(
-    "M9",
-    "mail",
-    "doc",
-    "The raw message of a message in flight can be read and replaced; a replacement counts "
-    "only during a synchronous invocation and must be valid MIME.",
-    severity="behaviour",
-)
+@MESSAGE_CONTENT
 def with_content(result: MailOutcome, clients: list[Any], store: Any, message_id: str) -> MailOutcome:
     """The outcome with what the content API did: the delivered replacement, ignored ones (M9)."""
     notes = [

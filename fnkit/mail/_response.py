@@ -15,13 +15,24 @@ from typing import Any, TypeVar, Unpack
 
 from .._codec import Invocation, encode_response
 from .._config import with_settings
-from .._report import Issue, Raw, Report, child_path, error, warning
+from .._report import Issue, Raw, Report, error, path_of, warning
 from .._shape import BOOL, STR, F, ListOf, Shape
 from .._validate import Check, Contract, Seen
-from ..rules import rule
+from ..rules import id_of
 from ._address import is_address
-from ._config import ACTION_TYPES, EXTENSION_TYPES, RECIPIENTS_LIMIT, MailConfig, MailResponseSettings
-from ._decision import RESTRICTIVENESS, Decision
+from ._config import (
+    ACTION_TYPES,
+    ASYNCHRONOUS,
+    CONFLICTS,
+    EXTENSION_TYPES,
+    RECIPIENTS_LIMIT,
+    RESPONSE_FORM,
+    UNIQUE_ACTIONS,
+    MailConfig,
+    MailResponseSettings,
+)
+from ._decision import COVERAGE, RESTRICTIVENESS, Decision
+from ._event import ADDRESSES
 
 SOURCE = "mail"
 RESPONSE_SIZE_LIMIT = 256 * 1024  # bytes (M4)
@@ -32,7 +43,7 @@ UNIQUE_ACTIONS_LIMIT = 10  # M6
 PARAMETERS = Shape(
     "MailActionParameters",
     [F("bounceMessage", STR, required=False, doc="Text placed in the bounce mail; BOUNCE only.")],
-    rule="M4",
+    rule=RESPONSE_FORM.id,
     doc="Parameters of an action.",
 )
 ACTION = Shape(
@@ -46,7 +57,7 @@ ACTION = Shape(
         ),
         F("parameters", PARAMETERS, required=False, doc="Parameters of the action (bounceMessage for BOUNCE)."),
     ],
-    rule="M4",
+    rule=RESPONSE_FORM.id,
     doc="What to do with the message.",
 )
 ENTRY = Shape(
@@ -61,22 +72,16 @@ ENTRY = Shape(
             doc="Whether the action applies to every recipient no other action names.",
         ),
     ],
-    rule="M4",
+    rule=RESPONSE_FORM.id,
     doc="One action and the recipients it covers.",
 )
 RESPONSE_SHAPE = Shape(
     "MailResponse",
     [F("actions", ListOf(ENTRY, min_len=1), doc="List of action entries, at least one.")],
-    rule="M4",
+    rule=RESPONSE_FORM.id,
     doc="What a synchronous mail-flow function returns.",
 )
-rule(
-    "M4",
-    "mail",
-    "contract",
-    "A valid response has at least one action; each action.type is BOUNCE, DROP or DEFAULT; "
-    "bounceMessage only for BOUNCE; recipients a list of strings; allRecipients a boolean; at most 256 KB.",
-)(RESPONSE_SHAPE)
+RESPONSE_FORM(RESPONSE_SHAPE)
 
 # --- reading actions (once per response: every rule and the outcome read this) ----------------
 
@@ -165,7 +170,7 @@ class Judgement:
 _J = TypeVar("_J", bound=Judgement)
 
 
-def _once(name: str, response: Any, seen: Seen, judge: Callable[[], _J]) -> _J:
+def _once(name: Callable[..., Any], response: Any, seen: Seen, judge: Callable[[], _J]) -> _J:
     """A rule's judgement of this response, made once per call (validation and the outcome share it)."""
     memo = seen.options.get("read")
     if memo is None:
@@ -179,13 +184,6 @@ def _once(name: str, response: Any, seen: Seen, judge: Callable[[], _J]) -> _J:
 # --- the rule checks ----------------------------------------------------------
 
 
-def _path(i: int, *keys: Any) -> str:
-    path = f"$.actions[{i}]"
-    for key in keys:
-        path = child_path(path, key)
-    return path
-
-
 def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
     """M4: BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and only on inbound mail."""
     extensions = seen.options.get("extensions", False)
@@ -195,18 +193,18 @@ def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
             continue
         if not extensions:
             yield error(
-                _path(e.at, "action", "type"),
+                path_of("actions", e.at, "action", "type"),
                 "enum",
                 f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
                 "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
-                "M4",
+                RESPONSE_FORM.id,
             )
         elif direction == "OUTBOUND":
             yield error(
-                _path(e.at, "action", "type"),
+                path_of("actions", e.at, "action", "type"),
                 "enum",
                 f"{e.type} applies only to inbound mail; this message is outbound.",
-                "M4",
+                RESPONSE_FORM.id,
             )
 
 
@@ -216,10 +214,10 @@ def check_bounce_message(response: Any, seen: Seen) -> Iterator[Issue]:
         parameters = e.entry["action"].get("parameters")
         if isinstance(parameters, dict) and "bounceMessage" in parameters and e.type != "BOUNCE":
             yield error(
-                _path(e.at, "action", "parameters", "bounceMessage"),
+                path_of("actions", e.at, "action", "parameters", "bounceMessage"),
                 "bounce-message",
                 f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
-                "M4",
+                RESPONSE_FORM.id,
             )
 
 
@@ -232,10 +230,10 @@ def check_recipient_addresses(response: Any, seen: Seen) -> Iterator[Issue]:
         for j, r in enumerate(named):
             if isinstance(r, str) and not is_address(r):
                 yield warning(
-                    f"{_path(e.at, 'recipients')}[{j}]",
+                    path_of("actions", e.at, "recipients", j),
                     "format",
                     f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
-                    "MS3",
+                    ADDRESSES.id,
                 )
 
 
@@ -245,7 +243,12 @@ def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
     if size is None:
         text, why = encode_response(response)
         if text is None:
-            yield error("$", "type", f"JSON cannot encode this response ({why}), so the platform cannot read it.", "H2")
+            yield error(
+                "$",
+                "type",
+                f"JSON cannot encode this response ({why}), so the platform cannot read it.",
+                id_of(encode_response),
+            )
             return
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > RESPONSE_SIZE_LIMIT:
@@ -254,7 +257,7 @@ def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
             "limit",
             f"The response is {size:,} bytes; a synchronous function answers with at most "
             f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
-            "M4",
+            RESPONSE_FORM.id,
         )
 
 
@@ -267,14 +270,7 @@ class UniqueActions(Judgement):
     counted: list[Entry]  # the entries whose action is one of the first 10 unique ones
 
 
-@rule(
-    "M6",
-    "mail",
-    "contract",
-    "Only 10 unique actions count; what only later actions cover gets the fallback action. "
-    "Outbound responses over 500 recipients are invalid (inferred).",
-    severity="error or warning",
-)
+@UNIQUE_ACTIONS
 def unique_actions(response: Any, seen: Seen) -> UniqueActions:
     """M6: only the first 10 unique actions (type and parameters) count (a warning names the first entry that
     does not); an outbound response names at most `recipients_limit` (500) recipients (inferred, an error)."""
@@ -289,7 +285,7 @@ def unique_actions(response: Any, seen: Seen) -> UniqueActions:
             late = next(e.at for e in read if numbers[e.at] >= UNIQUE_ACTIONS_LIMIT)
             issues.append(
                 warning(
-                    _path(late),
+                    path_of("actions", late),
                     "limit",
                     f"The response has {len(keys)} unique actions (type and parameters); only the first "
                     f"{UNIQUE_ACTIONS_LIMIT} count. What only the later ones cover (from actions[{late}] on) gets "
@@ -302,7 +298,7 @@ def unique_actions(response: Any, seen: Seen) -> UniqueActions:
         if seen.options.get("flow_direction") == "OUTBOUND" and len(named) > limit:
             issues.append(
                 error(
-                    "$.actions",
+                    path_of("actions"),
                     "limit",
                     f"The response names {len(named)} recipients; an outbound response names at most {limit} "
                     "(inferred from the 500-recipient limit of outbound rules).",
@@ -311,7 +307,7 @@ def unique_actions(response: Any, seen: Seen) -> UniqueActions:
             )
         return UniqueActions(issues, numbers, counted)
 
-    return _once("M6", response, seen, judge)
+    return _once(unique_actions, response, seen, judge)
 
 
 @dataclass
@@ -324,14 +320,7 @@ class Conflicts(Judgement):
     everyone: tuple[Entry, str] | None
 
 
-@rule(
-    "M7",
-    "mail",
-    "inferred",
-    "One recipient in two explicit actions is a conflict; by default the most restrictive "
-    "wins (DROP > BOUNCE > MOVE_TO_JUNK > DEFAULT > BYPASS_SPAM_CHECK).",
-    severity="outcome",
-)
+@CONFLICTS
 def conflicts(response: Any, seen: Seen) -> Conflicts:
     """M7 (inferred): a recipient named by counted entries with different actions, or everyone covered by
     different allRecipients actions, is a conflict the platform leaves undefined: a warning, and the
@@ -374,7 +363,7 @@ def conflicts(response: Any, seen: Seen) -> Conflicts:
                 first, second = candidates[0], next(e for e in candidates if numbers[e.at] != numbers[candidates[0].at])
                 issues.append(
                     warning(
-                        _path(second.at, "recipients"),
+                        path_of("actions", second.at, "recipients"),
                         "conflict",
                         f"{spelled[key]} is named by actions[{first.at}] and actions[{second.at}] with different "
                         f"actions; the platform does not define which wins (fnkit's {policy} policy picks "
@@ -389,7 +378,7 @@ def conflicts(response: Any, seen: Seen) -> Conflicts:
             second = next(e for e in everyone if numbers[e.at] != numbers[first.at])
             issues.append(
                 warning(
-                    _path(second.at, "allRecipients"),
+                    path_of("actions", second.at, "allRecipients"),
                     "conflict",
                     f"actions[{first.at}] and actions[{second.at}] both cover all recipients with different "
                     f"actions; the platform does not define which wins (fnkit's {policy} policy picks "
@@ -399,7 +388,7 @@ def conflicts(response: Any, seen: Seen) -> Conflicts:
             )
         return Conflicts(issues, named, picked)
 
-    return _once("M7", response, seen, judge)
+    return _once(conflicts, response, seen, judge)
 
 
 @dataclass
@@ -410,16 +399,16 @@ class Coverage(Judgement):
     issues: list[Issue]
     decisions: dict[str, Decision]
     added: list[str]
+    # the effects the outcome applies: how many recipients get the fallback because no action covers them (M5)
+    # or only actions past the first 10 unique ones do (M6), how many conflicts a policy resolved (M7), and the
+    # rule that decided the answer (the last of those that applied)
+    uncovered: int = 0
+    late: int = 0
+    conflicted: int = 0
+    rule: str = COVERAGE.id
 
 
-@rule(
-    "M5",
-    "mail",
-    "doc",
-    "Explicit recipients first; allRecipients covers the rest; a recipient covered by nothing "
-    "gets the fallback; named recipients absent from the envelope are added.",
-    severity="outcome",
-)
+@COVERAGE
 def coverage(response: Any, seen: Seen) -> Coverage:
     """M5: an entry covers the recipients it names, or (allRecipients: true) every recipient no entry names.
 
@@ -436,7 +425,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
         if e.everyone and has_named:
             issues.append(
                 warning(
-                    _path(e.at),
+                    path_of("actions", e.at),
                     "ambiguous",
                     "This action has both recipients and allRecipients: true; fnkit applies it to the listed "
                     "recipients and to every recipient no other action names.",
@@ -446,7 +435,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
         elif not e.everyone and not has_named:
             issues.append(
                 warning(
-                    _path(e.at),
+                    path_of("actions", e.at),
                     "covers-nobody",
                     "This action names no recipients and has no allRecipients: true, so it covers nobody.",
                     "M5",
@@ -473,7 +462,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
     if seen.options.get("flow_direction") == "INBOUND":
         issues += [
             warning(
-                f"$.actions[{spelled[r.lower()][1]}].recipients",
+                path_of("actions", spelled[r.lower()][1], "recipients"),
                 "added",
                 f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
                 "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "
@@ -485,33 +474,41 @@ def coverage(response: Any, seen: Seen) -> Coverage:
     everyone = [e for e in read if e.everyone]
     live_everyone = [e for e in everyone if e.at in counted]
     decisions: dict[str, Decision] = {}
+    effects: dict[str, str] = {}  # each recipient's effect: "covered", "conflict" (M7), "late" (M6), "uncovered"
+
+    def decided(first: Entry, via: str, where: str, conflict: tuple[Entry, str] | None) -> Decision:
+        """The decision for a recipient the counted entry `first` covers, or the winner of its conflict (M7)."""
+        if conflict is not None:
+            won, why = conflict
+            effects[r] = "conflict"
+            return Decision(won.type, via, won.bounce_message, id_of(conflicts), why)
+        effects[r] = "covered"
+        return Decision(first.type, via, first.bounce_message, "M5", f"{where} actions[{first.at}]")
+
     for r in recipients + added:
         naming = explicit.get(r.lower(), [])
         live = [e for e in naming if e.at in counted]
         if live:
             won = m7.named.get(r.lower())
-            decisions[r] = _decided(live[0], "recipients", "named by", won)
+            decisions[r] = decided(live[0], "recipients", "named by", won)
         elif live_everyone:
-            decisions[r] = _decided(live_everyone[0], "allRecipients", "covered (allRecipients) by", m7.everyone)
+            decisions[r] = decided(live_everyone[0], "allRecipients", "covered (allRecipients) by", m7.everyone)
         elif naming or everyone:
+            effects[r] = "late"
             decisions[r] = Decision(
                 fallback,
                 "fallback",
                 None,
-                "M6",
+                id_of(unique_actions),
                 f"covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} unique ones",
             )
         else:
+            effects[r] = "uncovered"
             decisions[r] = Decision(fallback, "fallback", None, "M5", "no action covers it")
-    return Coverage(issues, decisions, added)
-
-
-def _decided(first: Entry, via: str, where: str, conflict: tuple[Entry, str] | None) -> Decision:
-    """The decision for a recipient the counted entry `first` covers (M5), or the winner of its conflict (M7)."""
-    if conflict is not None:
-        won, why = conflict
-        return Decision(won.type, via, won.bounce_message, "M7", why)
-    return Decision(first.type, via, first.bounce_message, "M5", f"{where} actions[{first.at}]")
+    said = list(effects.values())
+    late, conflicted = said.count("late"), said.count("conflict")
+    deciding = id_of(conflicts) if conflicted else (id_of(unique_actions) if late else "M5")
+    return Coverage(issues, decisions, added, said.count("uncovered"), late, conflicted, deciding)
 
 
 RESPONSE_CHECKS: list[Check] = [
@@ -556,7 +553,12 @@ def judge_response(response: Any, flow_direction: str | None, rule_config: MailC
         "read": {},
     }
     if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
-        issue = error("$", "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", "H2")
+        issue = error(
+            "$",
+            "type",
+            f"The function returned a value JSON cannot encode ({response.encode_error}).",
+            id_of(encode_response),
+        )
         return Report([issue], SOURCE, None, "response"), options
     response = as_returned(response)
     options["size"] = _text_size(response)
@@ -606,7 +608,7 @@ def validate_response(
         "ignored",
         "The rule is asynchronous: the mail-flow service ignores the response, so it "
         f"changes nothing and delivery is unaffected (M8).{follows}",
-        "M8",
+        ASYNCHRONOUS.id,
     )
     return Report([ignored, *structure], SOURCE, report.dialect, "response")
 
@@ -615,10 +617,10 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the mail-flow event (`kind="event"`) or synchronous response
     (`"response"`), from the declarations fnkit validates with; what a schema cannot express is listed in
     its description."""
-    from ._event import EVENT_CONTRACT
+    from ._event import EVENT_CONTRACT, check_null_sender
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=("MS3",))
+        return EVENT_CONTRACT.json_schema(also=(check_null_sender,))
     if kind == "response":
         return RESPONSE_CONTRACT.json_schema()
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

@@ -88,6 +88,7 @@ from urllib.parse import quote
 from .._config import with_settings
 from .._invoke import Handler
 from .._optional import require
+from ..rules import id_of
 from ._address import is_address
 from ._config import MailConfig, MailSettings
 from ._content import HeaderLines, MessageStore
@@ -872,7 +873,7 @@ def _joined(*notes: str) -> str:
 
 def _reason(decision: Decision, run: MailRun | None) -> str:
     """Why a recipient got its action: the decision's words, and the whole story after a failure."""
-    if run is None or run.outcome.status != "fallback" or decision.rule == "M1":
+    if run is None or run.outcome.status != "fallback" or decision.rule == id_of(truncation):
         return decision.reason or (run.outcome.reason if run is not None else "")
     return run.outcome.reason
 

@@ -22,6 +22,55 @@ MAX_WINDOW_S = 300
 MAX_VISIBILITY_S = 43_200  # Q3: 12 hours
 
 
+FIFO_GROUPS = rule(
+    "Q9",
+    "queue",
+    "doc",
+    "FIFO: at most one batch in flight per message group; order kept within a group; a batch may mix groups.",
+    severity="behaviour",
+)
+
+
+DEDUPLICATION = rule(
+    "Q11",
+    "queue",
+    "contract",
+    "FIFO deduplication: a 5-minute window over the whole queue; a duplicate send is "
+    "accepted but not delivered; content-based id = SHA-256 hex of the body.",
+    severity="behaviour",
+)
+
+
+BATCH_LIMITS = rule(
+    "Q1",
+    "queue",
+    "doc",
+    "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
+    "(>= 1 s) above 10; no window for FIFO (and at most 6 MB per invocation payload: Q17).",
+    severity="error or warning",
+)
+
+
+FUNCTION_FAILED = rule(
+    "Q6",
+    "queue",
+    "doc",
+    "The function raises, times out or crashes: nothing is deleted and the whole batch returns "
+    "after the visibility timeout.",
+    severity="outcome",
+)
+
+
+REPORTING_OFF = rule(
+    "Q7",
+    "queue",
+    "inferred",
+    "Reporting (ReportBatchItemFailures) off and the function succeeded: the response is "
+    "ignored and the whole batch is deleted; returned failures are lost.",
+    severity="outcome",
+)
+
+
 @rule(
     "Q3",
     "queue",
@@ -39,13 +88,13 @@ class QueueConfig(Config):
 
     fifo: bool = setting(
         False,
-        rule="Q9",
+        rule=FIFO_GROUPS.id,
         label="FIFO queue",
         help="An ordered (FIFO) queue: records carry message groups; one batch per group in flight.",
     )
     batch_size: int = setting(
         DEFAULT_BATCH,
-        rule="Q1",
+        rule=BATCH_LIMITS.id,
         minimum=1,
         maximum=MAX_BATCH_STANDARD,
         label="Batch size",
@@ -53,7 +102,7 @@ class QueueConfig(Config):
     )
     batch_window_s: float = setting(
         0,
-        rule="Q1",
+        rule=BATCH_LIMITS.id,
         minimum=0,
         maximum=MAX_WINDOW_S,
         label="Batching window (s)",
@@ -61,14 +110,14 @@ class QueueConfig(Config):
     )
     report_batch_item_failures: bool = setting(
         True,
-        rule="Q7",
+        rule=REPORTING_OFF.id,
         option="--no-report-failures",
         label="Report batch item failures",
         help="Partial-batch reporting (ReportBatchItemFailures); off, the response is ignored and failures are lost.",
     )
     function_timeout_s: float = setting(
         3,
-        rule="Q6",
+        rule=FUNCTION_FAILED.id,
         above=0,
         label="Function timeout (s)",
         help="The function's timeout: past it, nothing is deleted and the whole batch returns.",
@@ -90,7 +139,7 @@ class QueueConfig(Config):
     )
     content_based_deduplication: bool = setting(
         False,
-        rule="Q11",
+        rule=DEDUPLICATION.id,
         label="Content-based deduplication",
         help="FIFO only: a message without a deduplication id is deduplicated by the SHA-256 of its body.",
     )

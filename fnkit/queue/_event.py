@@ -23,13 +23,13 @@ import msgspec
 
 from .._config import with_settings
 from .._memo import Readings
-from .._report import ContractError, Issue, Report, child_path, error, warning
+from .._report import ContractError, Issue, Report, child_path, error, path_of, warning
 from .._settings import Dialect, resolve_dialect
 from .._shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
 from .._validate import Contract, Seen
-from ..rules import rule
-from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig, QueueFifoSetting
-from ._fifo import check_fifo, is_fifo
+from ..rules import id_of, rule
+from ._config import BATCH_LIMITS, DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig, QueueFifoSetting
+from ._fifo import check_fifo, fifo_attributes, is_fifo
 
 SOURCE = "queue"
 EVENT_SOURCE = {"provider": "provider:queue", "aws": "aws:sqs"}
@@ -72,23 +72,42 @@ def _arn_sentence(arn: str) -> str:
     return f"'{arn}' is not {form}."
 
 
-def _timestamp(key: str) -> Text:
+#: Q12 and Q14, declared before the shapes that cite them; implemented by check_arn_region, check_message_attributes
+RECORD_KEYS = rule(
+    "Q12",
+    "queue",
+    "doc",
+    "Record keys include md5OfMessageAttributes when there are message attributes; a message "
+    "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
+    "of the ARN.",
+    severity="error or warning",
+)
+ATTRIBUTE_LIMITS = rule(
+    "Q14",
+    "queue",
+    "doc",
+    "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
+    "or double dots; data type String, Number or Binary with an optional .suffix.",
+)
+
+
+def _timestamp(key: str, rule_id: str) -> Text:
     return Text(
         pattern=_DIGITS_PATTERN,
-        rule="QS3",
+        rule=rule_id,
         message=key + " is '{value}'; it is epoch milliseconds as a string of digits.",
     )
 
 
 ATTRIBUTE_NAME = Text(
     pattern=r"^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.\-]{1,256}$",
-    rule="Q14",
+    rule=ATTRIBUTE_LIMITS.id,
     message="'{value}' is not a valid attribute name: 1-256 letters, digits, '_', '-' or '.', without leading, "
     "trailing or double dots.",
 )
 DATA_TYPE = Text(
     pattern=r"^(String|Number|Binary)(\.[^\s]+)?$",
-    rule="Q14",
+    rule=ATTRIBUTE_LIMITS.id,
     code="enum",
     message="dataType '{value}' is not String, Number or Binary (optionally with a .suffix).",
 )
@@ -96,13 +115,37 @@ DATA_TYPE = Text(
 MESSAGE_ATTRIBUTE = Shape(
     "MessageAttribute",
     [
-        F("stringValue", Nullable(STR), required=False, doc="The value of a String or Number attribute.", rule="Q12"),
-        F("binaryValue", Nullable(STR), required=False, doc="The base64 value of a Binary attribute.", rule="Q12"),
-        F("stringListValues", ListOf(STR), required=False, doc="Reserved by the platform; an empty list.", rule="Q12"),
-        F("binaryListValues", ListOf(STR), required=False, doc="Reserved by the platform; an empty list.", rule="Q12"),
-        F("dataType", DATA_TYPE, doc="String, Number or Binary, optionally with a .suffix.", rule="Q14"),
+        F(
+            "stringValue",
+            Nullable(STR),
+            required=False,
+            doc="The value of a String or Number attribute.",
+            rule=RECORD_KEYS.id,
+        ),
+        F(
+            "binaryValue",
+            Nullable(STR),
+            required=False,
+            doc="The base64 value of a Binary attribute.",
+            rule=RECORD_KEYS.id,
+        ),
+        F(
+            "stringListValues",
+            ListOf(STR),
+            required=False,
+            doc="Reserved by the platform; an empty list.",
+            rule=RECORD_KEYS.id,
+        ),
+        F(
+            "binaryListValues",
+            ListOf(STR),
+            required=False,
+            doc="Reserved by the platform; an empty list.",
+            rule=RECORD_KEYS.id,
+        ),
+        F("dataType", DATA_TYPE, doc="String, Number or Binary, optionally with a .suffix.", rule=ATTRIBUTE_LIMITS.id),
     ],
-    rule="Q12",
+    rule=RECORD_KEYS.id,
     doc="One message attribute as it appears in the event.",
 )
 
@@ -130,14 +173,14 @@ ATTRIBUTES = Shape(
         ),
         F(
             "SentTimestamp",
-            _timestamp("SentTimestamp"),
+            _timestamp("SentTimestamp", "QS3"),
             doc="When the message was sent, epoch milliseconds.",
             rule="QS3",
         ),
         F("SenderId", STR, doc="The user ID or role ID of the sender.", rule="QS3"),
         F(
             "ApproximateFirstReceiveTimestamp",
-            _timestamp("ApproximateFirstReceiveTimestamp"),
+            _timestamp("ApproximateFirstReceiveTimestamp", "QS3"),
             doc="When the message was first received, epoch milliseconds.",
             rule="QS3",
         ),
@@ -145,15 +188,21 @@ ATTRIBUTES = Shape(
             "SequenceNumber",
             Text(
                 pattern=_DIGITS_PATTERN,
-                rule="QS5",
+                rule=id_of(fifo_attributes),
                 message="SequenceNumber is '{value}'; it is a large number written as digits.",
             ),
             required="FIFO only",
             doc="Large, non-consecutive number per message (FIFO).",
-            rule="QS5",
+            rule=id_of(fifo_attributes),
         ),
-        F("MessageGroupId", STR, required="FIFO only", doc="The message group (FIFO).", rule="QS5"),
-        F("MessageDeduplicationId", STR, required="FIFO only", doc="The deduplication token (FIFO).", rule="QS5"),
+        F("MessageGroupId", STR, required="FIFO only", doc="The message group (FIFO).", rule=id_of(fifo_attributes)),
+        F(
+            "MessageDeduplicationId",
+            STR,
+            required="FIFO only",
+            doc="The deduplication token (FIFO).",
+            rule=id_of(fifo_attributes),
+        ),
         F(
             "DeadLetterQueueSourceArn",
             STR,
@@ -183,7 +232,7 @@ RECORD = Shape(
             Nullable(STR),
             required=False,
             doc="MD5 of the message attributes (only when there are some).",
-            rule="Q12",
+            rule=RECORD_KEYS.id,
         ),
         F("md5OfBody", STR, doc="MD5 hex digest of the UTF-8 body.", rule="QS2"),
         F(
@@ -276,21 +325,7 @@ def _records(event: Any) -> tuple[Any, ...]:
     return recs if type(recs) is tuple else ()
 
 
-def _rpath(i: int, *keys: str) -> str:
-    path = f"$.Records[{i}]"
-    for k in keys:
-        path = child_path(path, k)
-    return path
-
-
-@rule(
-    "Q1",
-    "queue",
-    "doc",
-    "Batch size 1-10,000 (standard) or 1-10 (FIFO), default 10; window 0-300 s, needed "
-    "(>= 1 s) above 10; no window for FIFO (and at most 6 MB per invocation payload: Q17).",
-    severity="error or warning",
-)
+@BATCH_LIMITS
 def check_batch(event: Any, seen: Seen) -> list[Issue]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
     if type(event) is not QueueEvent or type(event.records) is not tuple:
@@ -299,7 +334,10 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
     if n == 0:
         return [
             error(
-                "$.Records", "limit", "The batch is empty; the poller never invokes a function with no records.", "QS1"
+                path_of("Records"),
+                "limit",
+                "The batch is empty; the poller never invokes a function with no records.",
+                EVENT_SHAPE.rule,
             )
         ]
     limit = seen.options.get("batch_size")
@@ -309,7 +347,7 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
     if fifo and n > MAX_BATCH_FIFO:
         return [
             error(
-                "$.Records",
+                path_of("Records"),
                 "limit",
                 f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.",
                 "Q1",
@@ -318,19 +356,25 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
     if n > MAX_BATCH_STANDARD:
         return [
             error(
-                "$.Records", "limit", f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.", "Q1"
+                path_of("Records"),
+                "limit",
+                f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.",
+                "Q1",
             )
         ]
     if limit is not None and n > limit:
         return [
             error(
-                "$.Records", "limit", f"The batch has {n} records, more than the configured batch size {limit}.", "Q1"
+                path_of("Records"),
+                "limit",
+                f"The batch has {n} records, more than the configured batch size {limit}.",
+                "Q1",
             )
         ]
     if limit is None and n > DEFAULT_BATCH:
         return [
             warning(
-                "$.Records",
+                path_of("Records"),
                 "limit",
                 f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger "
                 "configured batch size and a batching window (Q1).",
@@ -367,7 +411,7 @@ def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
         if mid in first:
             out.append(
                 error(
-                    _rpath(i, "messageId"),
+                    path_of("Records", i, "messageId"),
                     "conflict",
                     f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one "
                     "message twice.",
@@ -419,15 +463,7 @@ def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
     return found
 
 
-@rule(
-    "Q12",
-    "queue",
-    "doc",
-    "Record keys include md5OfMessageAttributes when there are message attributes; a message "
-    "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
-    "of the ARN.",
-    severity="error or warning",
-)
+@RECORD_KEYS
 def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
     """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
     table = seen.tables["records"]
@@ -456,19 +492,19 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
             if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
                 out.append(
                     error(
-                        _rpath(i, "awsRegion"),
+                        path_of("Records", i, "awsRegion"),
                         "mismatch",
                         f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.",
-                        "Q12",
+                        RECORD_KEYS.id,
                     )
                 )
     if len(queues) > 1:
         out.append(
             warning(
-                "$.Records",
+                path_of("Records"),
                 "conflict",
                 f"The records come from {len(queues)} different queues; a batch comes from one queue.",
-                "QS1",
+                EVENT_SHAPE.rule,
             )
         )
     return out
@@ -519,10 +555,10 @@ def check_attributes(event: Any, seen: Seen) -> list[Issue]:
         if sent_at is not None and first_at is not None and first_at < sent_at:
             out.append(
                 warning(
-                    _rpath(i, "attributes", "ApproximateFirstReceiveTimestamp"),
+                    path_of("Records", i, "attributes", "ApproximateFirstReceiveTimestamp"),
                     "order",
                     "The message was first received before it was sent.",
-                    "QS3",
+                    ATTRIBUTES.rule,
                 )
             )
     return out
@@ -553,7 +589,10 @@ def check_md5_of_body(event: Any, seen: Seen) -> list[Issue]:
         return []
     return [
         error(
-            _rpath(i, "md5OfBody"), "mismatch", f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.", "Q13"
+            path_of("Records", i, "md5OfBody"),
+            "mismatch",
+            f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.",
+            "Q13",
         )
         for i, want, digest in zip(table["at"], expected, digests, strict=True)
         if want is not None and type(digest) is str and digest != want
@@ -598,13 +637,7 @@ def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
     return hashlib.md5(bytes(buf)).hexdigest()
 
 
-@rule(
-    "Q14",
-    "queue",
-    "doc",
-    "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
-    "or double dots; data type String, Number or Binary with an optional .suffix.",
-)
+@ATTRIBUTE_LIMITS
 def check_message_attributes(event: Any, seen: Seen) -> list[Issue]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
     table = seen.tables["records"]
@@ -620,10 +653,13 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
             continue  # no attributes and no digest: nothing to check
         if type(attrs) is not dict:
             continue
-        base = _rpath(i, "messageAttributes")
+        base = path_of("Records", i, "messageAttributes")
         if len(attrs) > 10:
             yield error(
-                base, "limit", f"A message has at most 10 message attributes; this one has {len(attrs)}.", "Q14"
+                base,
+                "limit",
+                f"A message has at most 10 message attributes; this one has {len(attrs)}.",
+                ATTRIBUTE_LIMITS.id,
             )
         complete = True
         listed: list[str] = []  # the reserved lists that hold values (Q12), named when the digest is explained
@@ -644,7 +680,7 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
                             "and always sends []. fnkit leaves it out of md5OfMessageAttributes, which it "
                             f"computes from the attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'}"
                             " alone.",
-                            "Q12",
+                            RECORD_KEYS.id,
                         )
             if type(dtype) is not str or DATA_TYPE.broken(dtype):
                 complete = False  # the walk reported it
@@ -660,26 +696,32 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
                     child_path(path, want),
                     "missing",
                     f"A {dtype.split('.')[0]} attribute carries its value in {want}.",
-                    "Q12",
+                    RECORD_KEYS.id,
                 )
             elif is_binary and _attr_value_bytes(dtype, None, value) is None:
                 complete = False
-                yield error(child_path(path, want), "format", "binaryValue is not valid base64.", "Q12")
+                yield error(child_path(path, want), "format", "binaryValue is not valid base64.", RECORD_KEYS.id)
             elif dtype.startswith("Number") and not _NUMBER.match(value):
                 yield error(
-                    child_path(path, want), "format", f"'{value}' is not a number, but the dataType is Number.", "Q14"
+                    child_path(path, want),
+                    "format",
+                    f"'{value}' is not a number, but the dataType is Number.",
+                    ATTRIBUTE_LIMITS.id,
                 )
             if other_value is not None:
                 yield warning(
-                    child_path(path, other), "unexpected", f"A {dtype.split('.')[0]} attribute has no {other}.", "Q12"
+                    child_path(path, other),
+                    "unexpected",
+                    f"A {dtype.split('.')[0]} attribute has no {other}.",
+                    RECORD_KEYS.id,
                 )
         if not attrs:
             if isinstance(digest, str):
                 yield warning(
-                    _rpath(i, "md5OfMessageAttributes"),
+                    path_of("Records", i, "md5OfMessageAttributes"),
                     "unexpected",
                     "md5OfMessageAttributes appears only when the message has attributes.",
-                    "Q12",
+                    RECORD_KEYS.id,
                 )
             continue
         if not complete or not all(isinstance(name, str) for name in attrs):
@@ -695,18 +737,18 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
         )
         if digest is None:
             yield error(
-                _rpath(i, "md5OfMessageAttributes"),
+                path_of("Records", i, "md5OfMessageAttributes"),
                 "missing",
                 f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
                 f"always sends their digest with them (expected '{expected}').{treated}",
-                "Q12",
+                RECORD_KEYS.id,
             )
         elif isinstance(digest, str) and digest != expected:
             yield error(
-                _rpath(i, "md5OfMessageAttributes"),
+                path_of("Records", i, "md5OfMessageAttributes"),
                 "mismatch",
                 f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'.{treated}",
-                "Q13",
+                id_of(check_md5_of_body),
             )
 
 
@@ -795,7 +837,7 @@ def check_message_size(event: Any, seen: Seen) -> list[Issue]:
         if size > MAX_MESSAGE_BYTES:
             out.append(
                 warning(
-                    _rpath(i, "body"),
+                    path_of("Records", i, "body"),
                     "limit",
                     f"This message is {size:,} bytes (body {body_bytes:,}, message attributes {size - body_bytes:,}); "
                     f"a queue takes messages of at most {MAX_MESSAGE_BYTES:,} bytes (1 MiB) and refuses larger ones, "
@@ -837,7 +879,7 @@ def check_payload_size(event: Any, seen: Seen) -> list[Issue]:
         return []
     return [
         warning(
-            "$.Records",
+            path_of("Records"),
             "limit",
             f"The event is {'' if exact else 'at least '}{size:,} bytes of JSON ({len(bodies)} record(s)); a "
             f"synchronous invocation carries at most {MAX_PAYLOAD_BYTES:,} bytes (6 MB), so the poller never builds "

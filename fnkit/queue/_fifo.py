@@ -26,8 +26,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from .._report import Issue, error, warning
+from .._report import Issue, error, path_of, warning
 from ..rules import rule
+from ._config import FIFO_GROUPS
 
 FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 #: the sentence an outcome's reason gains when a FIFO group's order breaks (Q10)
@@ -72,10 +73,6 @@ def is_fifo(event: Any) -> bool:
     return fifo_reading(event)[0]
 
 
-def _path(i: int, *keys: str) -> str:
-    return f"$.Records[{i}]" + "".join(f".{k}" for k in keys)
-
-
 @rule(
     "Q15",
     "queue",
@@ -97,7 +94,7 @@ def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
     arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
     return [
         warning(
-            _path(inferred_at, "eventSourceARN"),
+            path_of("Records", inferred_at, "eventSourceARN"),
             "fifo",
             f"eventSourceARN '{arn}' does not end in .fifo, yet the records carry MessageGroupId and SequenceNumber, "
             "which only FIFO queues send, and every FIFO queue's name ends in .fifo: the ARN looks like a "
@@ -129,14 +126,14 @@ def fifo_attributes(table: dict[str, Any], fifo: bool) -> list[Issue]:
                 continue
             out.append(
                 error(
-                    _path(i, "attributes", key),
+                    path_of("Records", i, "attributes", key),
                     "missing",
                     f"Records of a FIFO queue carry {key}; it is missing.",
                     "QS5",
                 )
                 if fifo
                 else error(
-                    _path(i, "attributes", key),
+                    path_of("Records", i, "attributes", key),
                     "unexpected",
                     f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue "
                     "is standard.",
@@ -183,7 +180,7 @@ def group_order(event: Any, failed: Any) -> list[Issue]:
         elif group in failed_groups:
             out.append(
                 warning(
-                    f"$.Records[{i}]",
+                    path_of("Records", i),
                     "ordering",
                     f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
                     "it is deleted and the group's order breaks. List every message after the first failure of "
@@ -206,13 +203,7 @@ def send_refusal(fifo: bool, group_id: Any, dedup_id: Any) -> str | None:
 _M = TypeVar("_M")
 
 
-@rule(
-    "Q9",
-    "queue",
-    "doc",
-    "FIFO: at most one batch in flight per message group; order kept within a group; a batch may mix groups.",
-    severity="behaviour",
-)
+@FIFO_GROUPS
 class GroupQueue(Generic[_M]):
     """Q9: a FIFO queue's waiting messages, by group: a group with a message in flight delivers nothing, a group
     delivers in order, and a batch may mix groups. `group_of(m)` names a message's group."""

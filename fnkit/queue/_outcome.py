@@ -13,14 +13,13 @@ from .. import rules as _rules
 from .._call import PlannedCall
 from .._codec import Invocation
 from .._config import with_settings
+from .._handler_rules import RAISED, TIMED_OUT
 from .._invoke import Context
 from .._outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._report import MISSING, ContractError, Issue, Report, decode_json, error
-from ..rules import rule
 from ..types import Isolation, QueueKind
-from ._config import QueueConfig, QueueReportingSetting
+from ._config import FUNCTION_FAILED, QueueConfig, QueueReportingSetting
 from ._event import correlation_ids, validate_event
-from ._fifo import GROUP_ORDER_BREAKS
 from ._response import NOT_JSON, PARTIAL_REASONS, partial_reason, platform_reads, read
 
 _EMPTY = Report((), "queue", None, "response")
@@ -143,7 +142,7 @@ def outcome(
         reporting = QueueConfig.of(config, settings, outcome).report_batch_item_failures
     if type(event) is not dict:
         # the event as JSON text or bytes, like validate_event takes it
-        event, _ = decode_json(event, "G0")
+        event, _ = decode_json(event)
         event = None if event is MISSING else event
     decided: BatchOutcome = decide(event, correlation_ids(event), response, reporting)  # `@rule` leaves it untyped
     return decided
@@ -157,14 +156,7 @@ def _all_fail(
     )
 
 
-@rule(
-    "Q6",
-    "queue",
-    "doc",
-    "The function raises, times out or crashes: nothing is deleted and the whole batch returns "
-    "after the visibility timeout.",
-    severity="outcome",
-)
+@FUNCTION_FAILED
 def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutcome | None:
     """Q6: a timed-out or raising function; None when it returned."""
     if invocation.timed_out:
@@ -173,7 +165,7 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
             "Q6",
             f"The function timed out after {invocation.timeout_s} s: nothing is deleted; the whole batch returns "
             "after the visibility timeout.",
-            [error("$", "timeout", "The handler did not finish within its timeout.", "H4")],
+            [error("$", "timeout", "The handler did not finish within its timeout.", TIMED_OUT.id)],
             invocation,
         )
     if invocation.error is not None:
@@ -182,7 +174,7 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
             "Q6",
             f"The function {what_it_did(invocation.error, False)}: nothing is deleted; the whole batch returns "
             "after the visibility timeout.",
-            [error("$", "error", f"The handler {what_it_did(invocation.error)}.", "H3")],
+            [error("$", "error", f"The handler {what_it_did(invocation.error)}.", RAISED.id)],
             invocation,
         )
     return None
@@ -225,8 +217,8 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         ordered = failed if one is not None else tuple(filter(fset.__contains__, all_ids))  # batch order
     counts = (len(failed), len(deleted))
     reason = PARTIAL_REASONS.get(counts) or partial_reason(*counts)
-    if issues and any(i.rule == "Q10" for i in issues):
-        reason += GROUP_ORDER_BREAKS
+    if reading.note:  # what a rule over the partial failure adds (Q10)
+        reason += reading.note
     return BatchOutcome("partial", ordered, deleted, rule_id, reason, report, invocation, all_ids)
 
 
@@ -260,7 +252,7 @@ def plan_call(
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)
-    value, _ = decode_json(event, "G0")
+    value, _ = decode_json(event)
     reporting = config.report_batch_item_failures
 
     def finish(invocation: Invocation) -> BatchOutcome:

@@ -20,14 +20,26 @@ from .._cells import short_id
 from .._codec import encode_response
 from .._config import with_settings
 from .._memo import Readings
-from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, warning
-from .._shape import F, ListOf, Nullable, Shape, Text
-from ..rules import rule
+from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, path_of, warning
+from .._shape import F, ListOf, Nullable, Shape, Text, unknown_key
+from ..rules import id_of, rule
 from ..types import QueueKind
-from ._config import QueueConfig, QueueReportingSetting
-from ._fifo import group_order
+from ._config import REPORTING_OFF, QueueConfig, QueueReportingSetting
+from ._fifo import GROUP_ORDER_BREAKS, fifo_attributes, group_order, placeholder_arn
 
-ITEM_IDENTIFIER = Text(min_len=1, rule="Q8", message="itemIdentifier is an empty string, so the whole batch fails.")
+#: Q8, declared before the shape whose empty itemIdentifier it decides; implemented by `reporting_on`
+REPORTING_ON = rule(
+    "Q8",
+    "queue",
+    "contract",
+    "Reporting on: null, {}, null or [] batchItemFailures is complete success; invalid "
+    'JSON or an itemIdentifier that is "", null, under another key or not in the batch is complete failure; '
+    "otherwise the listed messages fail.",
+    severity="outcome",
+)
+ITEM_IDENTIFIER = Text(
+    min_len=1, rule=REPORTING_ON.id, message="itemIdentifier is an empty string, so the whole batch fails."
+)
 ITEM_FAILURE = Shape(
     "BatchItemFailure",
     [F("itemIdentifier", ITEM_IDENTIFIER, doc="The messageId of a failed message.", rule="QS6")],
@@ -76,7 +88,8 @@ class Reading(msgspec.Struct, frozen=True, gc=False):
 
     The effect: `kind` ("success", "partial" or "failure") and `failed` (the listed messageIds, in listing
     order, each once); `rule`, the rule that decided it; `reason`, its sentence ("" for a partial failure,
-    whose sentence counts the batch: `partial_reason`); and `issues`, the located sentences that say why.
+    whose sentence counts the batch: `partial_reason`); `issues`, the located sentences that say why; and
+    `note`, what a rule over a partial failure adds to its sentence (Q10: the group's order breaks).
     (A msgspec Struct: made in C, as every outcome makes one.)
     """
 
@@ -85,6 +98,7 @@ class Reading(msgspec.Struct, frozen=True, gc=False):
     rule: str
     reason: str
     issues: list[Issue]
+    note: str = ""
 
 
 def _typed(value: dict[Any, Any]) -> Any:
@@ -112,12 +126,12 @@ def platform_reads(response: Any, *, text_is_json: bool) -> tuple[Any, list[Issu
     elif response is None:
         return None, [], None
     if isinstance(response, Raw) or (text_is_json and isinstance(response, (str, bytes, bytearray, memoryview))):
-        value, notes = decode_json(response, "Q8")
+        value, notes = decode_json(response, REPORTING_ON.id)
     else:
         text, why = encode_response(response)
         if text is None:
             return NOT_JSON, [], why or "unknown reason"
-        value, notes = decode_json(text, "Q8")
+        value, notes = decode_json(text, REPORTING_ON.id)
     if value is MISSING:
         return NOT_JSON, notes, None
     if type(value) is dict:
@@ -144,8 +158,9 @@ def read(
     reading: Reading = reporting_on(value, batch_ids, [] if notes is None else notes, unencodable)
     if reading.kind == "partial" and event is not None:
         order = group_order(event, reading.failed)
-        if order:
+        if order:  # its effect: warnings, and the sentence of the partial failure says the order breaks
             reading.issues.extend(order)
+            return Reading("partial", reading.failed, reading.rule, reading.reason, reading.issues, GROUP_ORDER_BREAKS)
     return reading
 
 
@@ -157,14 +172,7 @@ def read_response(value: Any, batch_ids: tuple[str, ...] | None) -> Reading:
 _IGNORED = "Success (inferred): reporting is off, so the response is ignored and the whole batch is deleted."
 
 
-@rule(
-    "Q7",
-    "queue",
-    "inferred",
-    "Reporting (ReportBatchItemFailures) off and the function succeeded: the response is "
-    "ignored and the whole batch is deleted; returned failures are lost.",
-    severity="outcome",
-)
+@REPORTING_OFF
 def reporting_off(value: Any, unencodable: str | None) -> Reading:
     """Q7: with partial-batch reporting off, the platform ignores the response, whatever it is, and deletes the
     whole batch: no error; a warning when it lists failures (they are lost), or when JSON cannot encode it (H2)."""
@@ -175,7 +183,7 @@ def reporting_off(value: Any, unencodable: str | None) -> Reading:
                 "$",
                 "encoding",
                 f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
-                "H2",
+                id_of(encode_response),
             )
         )
     if type(value) is QueueResponse:
@@ -185,7 +193,7 @@ def reporting_off(value: Any, unencodable: str | None) -> Reading:
     if isinstance(failures, (list, tuple)) and failures:
         issues.append(
             warning(
-                "$.batchItemFailures",
+                path_of("batchItemFailures"),
                 "ignored",
                 f"Partial-batch reporting is off: the {len(failures)} reported failure(s) are ignored and deleted "
                 "with the rest. They are lost.",
@@ -195,7 +203,7 @@ def reporting_off(value: Any, unencodable: str | None) -> Reading:
     elif failures is not None and not isinstance(failures, (list, tuple)):
         issues.append(
             warning(
-                "$.batchItemFailures",
+                path_of("batchItemFailures"),
                 "ignored",
                 f"Partial-batch reporting is off: the platform ignores batchItemFailures ({describe(failures)}) and "
                 "deletes the whole batch, so the failures it was meant to report are lost.",
@@ -209,15 +217,7 @@ _SUCCESS = "Complete success: no failures reported, so every message is deleted.
 _NOT_JSON = "The response is not valid JSON: complete failure, every message returns to the queue."
 
 
-@rule(
-    "Q8",
-    "queue",
-    "contract",
-    "Reporting on: null, {}, null or [] batchItemFailures is complete success; invalid "
-    'JSON or an itemIdentifier that is "", null, under another key or not in the batch is complete failure; '
-    "otherwise the listed messages fail.",
-    severity="outcome",
-)
+@REPORTING_ON
 def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issue], unencodable: str | None) -> Reading:
     """Q8: what the poller does with the response of a function that succeeded, reporting on: complete success
     (null, {}, batchItemFailures null or []), complete failure (not JSON; an itemIdentifier "", null, under
@@ -225,7 +225,9 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     `notes`: what reading the text said (a list this reading may extend)."""
     if value is NOT_JSON:
         if unencodable is not None:
-            cause = error("$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", "H2")
+            cause = error(
+                "$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", id_of(encode_response)
+            )
             return Reading("failure", (), "Q8", _NOT_JSON, [cause])
         said = [
             i
@@ -256,7 +258,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
         failures = value.get("batchItemFailures")
         if failures is None:
             return (
-                Reading("success", (), "Q8b", _MISSPELLED, issues)
+                Reading("success", (), id_of(misspelled_keys), _MISSPELLED, issues)
                 if misspelled
                 else Reading("success", (), "Q8", _SUCCESS, issues)
             )
@@ -276,7 +278,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 entry_notes.append(
                     [
                         error(
-                            f"$.batchItemFailures[{i}].itemIdentifier",
+                            path_of("batchItemFailures", i, "itemIdentifier"),
                             "missing",
                             f"The failure has {other} instead of 'itemIdentifier' (a wrong key name), so the whole "
                             "batch fails.",
@@ -289,10 +291,10 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 entry_notes.append(
                     [
                         warning(
-                            child_path(f"$.batchItemFailures[{i}]", key),
+                            child_path(path_of("batchItemFailures", i), key),
                             "unknown",
                             f"'{key}' is ignored; a failure carries only itemIdentifier.",
-                            "G1",
+                            id_of(unknown_key),
                         )
                         for key in item
                         if key != "itemIdentifier"
@@ -318,7 +320,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
             issue = None
         elif ident is None:
             issue = error(
-                f"$.batchItemFailures[{i}].itemIdentifier",
+                path_of("batchItemFailures", i, "itemIdentifier"),
                 "type",
                 "itemIdentifier is null, so the whole batch fails.",
                 "Q8",
@@ -327,7 +329,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
             issue = unreadable("itemIdentifier", ident, i)  # Q8a: not a string (a str subclass reads)
         if issue is None and not _ITEM_OK(ident):  # "" (the declared constraint)
             issue = Issue(
-                f"$.batchItemFailures[{i}].itemIdentifier",
+                path_of("batchItemFailures", i, "itemIdentifier"),
                 ITEM_IDENTIFIER.code,
                 ITEM_IDENTIFIER.sentence(ident),
                 "error",
@@ -361,17 +363,17 @@ def _unknown(ident: str, i: int, known: Any) -> Issue:
         # the queue's receipt handles start so: name what was listed, and what to list instead
         hint = ' It looks like a receiptHandle: list the record\'s messageId (record["messageId"]).'
     return error(
-        f"$.batchItemFailures[{i}].itemIdentifier",
+        path_of("batchItemFailures", i, "itemIdentifier"),
         "unknown",
         f"'{short_id(ident)}' is not a messageId of this batch, so the whole batch fails.{hint}",
-        "Q8",
+        REPORTING_ON.id,
     )
 
 
 def _failure(issues: list[Issue]) -> Reading:
     """Complete failure: the rule of the first error decides, and its sentence is the reason."""
     cause = next((i for i in issues if i.severity == "error"), None)
-    rule_id = cause.rule if cause is not None and cause.rule else "Q8"
+    rule_id = cause.rule if cause is not None and cause.rule else REPORTING_ON.id
     tag = " (inferred)" if _rules.get(rule_id).inferred else ""
     said = cause.message if cause is not None else "the response is invalid."
     return Reading("failure", (), rule_id, f"Complete failure{tag}: {said} Every message returns to the queue.", issues)
@@ -397,22 +399,23 @@ def partial_reason(failed: int, deleted: int) -> str:
     return reason
 
 
-#: what the platform reads at each place of a response, where it is, and what it says of anything else (Q8a)
-_PLACES: dict[str, tuple[type, str, str]] = {
-    "response": (dict, "$", "The response is {}; the platform reads only an object or null, so the whole batch fails."),
+#: what the platform reads at each place of a response, the keys that lead there (None: the entry's position), and
+#: what it says of anything else (Q8a)
+_PLACES: dict[str, tuple[type, tuple[str | None, ...], str]] = {
+    "response": (dict, (), "The response is {}; the platform reads only an object or null, so the whole batch fails."),
     "batchItemFailures": (
         list,
-        "$.batchItemFailures",
+        ("batchItemFailures",),
         "batchItemFailures is {}; it must be a list, so the whole batch fails.",
     ),
     "entry": (
         dict,
-        "$.batchItemFailures[{i}]",
+        ("batchItemFailures", None),
         "Each failure is an object with itemIdentifier; this one is {}, so the whole batch fails.",
     ),
     "itemIdentifier": (
         str,
-        "$.batchItemFailures[{i}].itemIdentifier",
+        ("batchItemFailures", None, "itemIdentifier"),
         "itemIdentifier is {}; it must be the messageId string, so the whole batch fails.",
     ),
 }
@@ -429,10 +432,11 @@ def unreadable(place: str, value: Any, i: int = 0) -> Issue | None:
     """Q8a: a value the platform cannot read at its `place` of the response ("response", "batchItemFailures",
     the `i`th "entry" or its "itemIdentifier"; null is Q8's): an error, and the whole batch fails; None when it
     reads."""
-    kind, path, sentence = _PLACES[place]
+    kind, keys, sentence = _PLACES[place]
     if isinstance(value, kind):
         return None
-    return error(path.format(i=i), "type", sentence.format(describe(value)), "Q8a")
+    steps = [i if key is None else key for key in keys]  # None: the entry's position
+    return error(path_of(*steps), "type", sentence.format(describe(value)), "Q8a")
 
 
 _MISSPELLED = (
@@ -470,7 +474,12 @@ def misspelled_keys(response: dict[Any, Any]) -> tuple[list[Issue], bool]:
             )
         else:
             issues.append(
-                warning(path, "unknown", f"'{key}' is not part of the response; the platform ignores it.", "G1")
+                warning(
+                    path,
+                    "unknown",
+                    f"'{key}' is not part of the response; the platform ignores it.",
+                    id_of(unknown_key),
+                )
             )
     return issues, misspelled
 
@@ -481,7 +490,7 @@ def listed_before(ident: str, i: int, listed: set[str]) -> Issue | None:
     if ident not in listed:
         return None
     return warning(
-        f"$.batchItemFailures[{i}].itemIdentifier",
+        path_of("batchItemFailures", i, "itemIdentifier"),
         "duplicate",
         f"'{short_id(ident)}' is listed twice; it counts once.",
         "Q8c",
@@ -499,7 +508,7 @@ def validate_response(
 
     reporting = QueueConfig.of(config, settings, validate_response).report_batch_item_failures
     if event is not None and type(event) is not dict:
-        event, _ = decode_json(event, "G0")  # the event as JSON text or bytes, like validate_event takes it
+        event, _ = decode_json(event)  # the event as JSON text or bytes, like validate_event takes it
         event = {} if event is MISSING or type(event) is not dict else event
     batch_ids = tuple(correlation_ids(event)) if event is not None else None
     value, notes, unencodable = platform_reads(response, text_is_json=True)
@@ -514,10 +523,10 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     from ._event import EVENT_CONTRACT
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=("Q15", "QS5"))  # asked of placeholder_arn/fifo_attributes by check_fifo
+        return EVENT_CONTRACT.json_schema(also=(placeholder_arn, fifo_attributes))  # asked by check_fifo
     if kind == "response":
         schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
-            also=("Q8", "Q8a", "Q8b", "Q8c", "Q7")
+            also=(reporting_on, unreadable, misspelled_keys, listed_before, reporting_off)
         )
         head = {k: schema.pop(k) for k in ("$schema", "title", "description")}
         return {**head, "anyOf": [schema, {"type": "null"}]}  # a null response is complete success (Q8)

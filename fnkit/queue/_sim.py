@@ -25,8 +25,8 @@ from .._invoke import Context, resolve_isolation, stops_in_one_sentence
 from .._optional import require
 from .._running.calls import _call
 from .._settings import Dialect, Isolation, resolve_dialect
-from ..rules import rule
-from ._config import QueueConfig, QueueSettings
+from ..rules import id_of, rule
+from ._config import DEDUPLICATION, QueueConfig, QueueSettings
 from ._delivery import Delivery
 from ._event import (
     EVENT_SOURCE,
@@ -37,8 +37,9 @@ from ._event import (
     normalize_message_attributes,
     queue_arn,
 )
-from ._fifo import GroupQueue, send_refusal
+from ._fifo import GroupQueue, group_order, send_refusal
 from ._outcome import BatchOutcome, decide
+from ._response import misspelled_keys, reporting_off
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -304,19 +305,21 @@ class QueueRun:
             states[m.final_state] += 1
             receives += m.receive_count
             most = max(most, m.receive_count)
+        breaks = id_of(group_order)
+        lost_by = (id_of(reporting_off), id_of(misspelled_keys))  # the failures a response reported, lost
         ordering = sum(
             1
             for inv in self.invocations
             if inv.outcome is not None
             for w in inv.outcome.issues.warnings
-            if w.rule == "Q10"
+            if w.rule == breaks
         )
         lost = sum(
             1
             for inv in self.invocations
             if inv.outcome is not None
             for w in inv.outcome.issues.warnings
-            if w.rule in ("Q7", "Q8b")
+            if w.rule in lost_by
         )
         return {
             "sent": len(self.messages),
@@ -374,7 +377,7 @@ class QueueRun:
                         "time_s": m.deleted_s,
                         "kind": None,
                         "result": "moved to dead-letter queue",
-                        "rule": "Q5",
+                        "rule": id_of(QueueSim._dead_letter),
                     }
                 )
         return out
@@ -461,14 +464,7 @@ class QueueSim:
         self._invocations: list[SimInvocation] = []
 
     # -- sending ------------------------------------------------------------
-    @rule(
-        "Q11",
-        "queue",
-        "contract",
-        "FIFO deduplication: a 5-minute window over the whole queue; a duplicate send is "
-        "accepted but not delivered; content-based id = SHA-256 hex of the body.",
-        severity="behaviour",
-    )
+    @DEDUPLICATION
     def send(
         self,
         body: Any,

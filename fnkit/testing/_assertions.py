@@ -93,7 +93,7 @@ def _response_report(value: Any, source: str | None, event: Any, keywords: dict[
         options = {**_implied_by(source, event), **keywords}
         return f"{_NAMES[source]} response", source_module(source).validate_response(value, **options)
     # no source given: the source whose declared response fields it uses, else the contract it comes closest to
-    decoded, _ = decode_json(value, "G0")
+    decoded, _ = decode_json(value)
     keys = set(decoded) if isinstance(decoded, dict) else set()
     claimed = [name for name in SOURCES if keys & source_module(name).RESPONSE_SHAPE.allowed()]
     multi_value = "multiValueHeaders" in keys  # a load balancer response in multi-value form

@@ -8,7 +8,8 @@ from html import escape
 from typing import Any
 
 from .._optional import require
-from .._report import Issue, Report
+from .._report import Issue, Report, decode_json
+from ..rules import id_of
 from ._adapter import adapter_for
 from ._fields import FieldError
 from ._ui import COLOURS, CSS, Guard, issues_html, json_problem, label_width
@@ -212,7 +213,7 @@ class EventBuilder:
                 "format",
                 "The event text is empty: write a JSON object, or press 'Rebuild from the form'.",
                 "error",
-                "G0",
+                id_of(decode_json),
             )
         )
         if problem is not None:

@@ -8,7 +8,8 @@ from html import escape
 from typing import Any
 
 from .._optional import require
-from .._report import Issue, Raw
+from .._report import Issue, Raw, decode_json
+from ..rules import id_of
 from ._adapter import adapter_for
 from ._builder import EventBuilder
 from ._ui import CSS, issues_html, json_problem, label_width
@@ -193,7 +194,7 @@ class ResponseExplorer(Shown):
                         "The response is empty: that is not JSON. "
                         "(A handler that returns nothing sends null: type null to see that case.)",
                         "error",
-                        "G0",
+                        id_of(decode_json),
                     )
                 )
             self.outcome = self.adapter.outcome(event, Raw(text), self.config)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from .._handler_rules import RAISED, TIMED_OUT
 from .._optional import require
 from .._report import ContractError, Issue
 from ..isolation import STOPPED_ERROR
@@ -365,11 +366,11 @@ class HandlerRunner(Shown):
                         f"Your handler did not return within {self.timeout_s:g} s (this runner's timeout), "
                         "so it was stopped and the platform counts the invocation as timed out.",
                         "error",
-                        "H4",
+                        TIMED_OUT.id,
                     )
                 )
             elif getattr(invocation, "error", None) is not None:
-                extra.append(Issue("$", "error", error_sentence(invocation.error), "error", "H3"))
+                extra.append(Issue("$", "error", error_sentence(invocation.error), "error", RAISED.id))
         self.view.show(outcome, extra=extra, details=details_html(invocation))
         if extra:  # the runner's plain-words sentence replaces the outcome's shorter one for the same fact
             same = {"error", "raised", "timeout"}

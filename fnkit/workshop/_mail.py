@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..mail._response import unique_actions
+from ..rules import id_of
 from ..types import MailEvent
 from ._helpers import FORMER_STAFF, email_message, has_disclaimer, mailbox_full
 from ._registry import CASE_TIMEOUT_S, Case, Exercise, Finding, invocation_problem, kind_of, register, returned
@@ -185,13 +187,13 @@ def _judge_full(handler: Callable[..., Any], case: Case) -> str | None:
     for recipient, decision in result.decisions.items():
         if mailbox_full(recipient):
             if decision.action != "BOUNCE":
-                if decision.rule == "M6":
+                if decision.rule == id_of(unique_actions):
                     return Finding(
                         f"{recipient}'s mailbox is full, but the copy gets the fallback action "
                         f"{decision.action}, because only the first 10 unique actions count (an action's "
                         "type and parameters make it unique): use one BOUNCE action that lists every full "
                         "mailbox.",
-                        "M6",
+                        id_of(unique_actions),
                     )
                 return Finding(f"{recipient}'s mailbox is full, but gets {decision.action}: bounce that copy.", "full")
             if not decision.bounce_message:

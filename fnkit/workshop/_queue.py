@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._cells import short_id, shorten
+from ..queue._response import misspelled_keys
+from ..rules import id_of
 from ..types import QueueEvent
 from ._helpers import Watched, is_good_order
 from ._registry import CASE_TIMEOUT_S, Case, Exercise, Finding, invocation_problem, kind_of, register, returned
@@ -415,7 +417,7 @@ def _judge_poison(handler: Callable[..., Any], case: Case) -> str | None:
             continue
         (to_park if int(r["attributes"]["ApproximateReceiveCount"]) >= PARK_FROM else to_list).append(r["messageId"])
     problem = _returned_nothing(result, to_list, case.event)
-    if problem is None and (to_list or result.kind == "failure" or result.rule == "Q8b"):
+    if problem is None and (to_list or result.kind == "failure" or result.rule == id_of(misspelled_keys)):
         problem = _response_problem(case, result)
     if problem:
         return problem

@@ -110,7 +110,10 @@ def test_fnkit_rules_id_shows_the_function_at_file_line(rule_id, capsys):
     start = int(line) - 1
     head = "\n".join(source[start : start + 40])
     assert f"def {name.rsplit('.', 1)[-1]}(" in head, (rule_id, out[1])
-    assert f'"{rule_id}"' in head, f"{rule_id} is not declared on the function shown at {where}"
+    # the function shown is the one the rule's declaration is applied to (beside it, or named by it)
+    assert rules.get(rule_id).implementation.__qualname__ == name, f"{rule_id} is not implemented by {name}"
+    # and the id is written in one place at most, which the command names
+    assert len(out[2].removeprefix("id written in: ").split(", ")) == 1, out[2]
     # and its code is printed beneath, as the file holds it
     assert any(f"def {name.rsplit('.', 1)[-1]}(" in o for o in out[3:])
 
