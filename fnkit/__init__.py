@@ -30,6 +30,7 @@ __version__ = "0.1.0"
 _SOURCES = ("queue", "mail", "alb")
 _LAZY = {
     "tabulate": ("._table", "tabulate"),
+    "check": ("._check", "check"),
     "columns": ("._replay_columns", "columns"),
     "replay": ("._replay", "replay"),
     "replay_partitions": ("._replay", "replay_partitions"),
@@ -66,6 +67,7 @@ __all__ = [
     "Setting",
     "Tabular",
     "alb",
+    "check",
     "columns",
     "correlation_ids",
     "detect_source",

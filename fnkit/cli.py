@@ -999,6 +999,7 @@ def _add_app_dir(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `fnkit` argument parser: one sub-command per verb."""
+    from ._check_cli import add_check_parser
     from .alb import AlbConfig
     from .alb._serve import add_arguments as serve_alb_arguments
     from .mail import MailConfig
@@ -1081,6 +1082,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schema)
 
     _event_parsers(sub)
+    add_check_parser(sub, resolve_handler, HandlerNotFound, _emit, [_add_app_dir, _add_format])
 
     p = serve_alb_arguments(sub.add_parser("serve-alb", help="serve a handler over HTTP as the load balancer would"))
     _add_app_dir(p)
