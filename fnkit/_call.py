@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from ._codec import Invocation
 from ._invoke import Context, Handler, handler_copy, resolve_isolation
-from .isolation import _call
+from ._running.calls import _call
 
 OutcomeT = TypeVar("OutcomeT")
 

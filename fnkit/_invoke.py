@@ -1,7 +1,7 @@
 """Calling a handler the way the platform does: context, timeout, captured output, JSON out.
 
 Three ways to run the handler (`isolation=`), one result (`Invocation`, fnkit/_codec.py) whatever
-it does; `invoke` and `invoke_many` (fnkit/isolation.py, above this module and fnkit/_isolate.py)
+it does; `invoke` and `invoke_many` (fnkit/isolation.py, above this module and the package fnkit/_running)
 choose between them:
 
 - "none" (the default of every call a user makes: `invoke`, each source's `run`, the
@@ -9,7 +9,7 @@ choose between them:
   calling it. Mocks, moto, closures, breakpoints and coverage see the handler. A handler
   that finishes after its timeout is reported timed out, as the platform would have cut it;
   Ctrl-C (or Jupyter's interrupt) stops the call and raises `Interrupted`, one sentence.
-- "process": in a warm worker process (fnkit/_isolate.py), the default where the caller
+- "process": in a warm worker process (fnkit/_running), the default where the caller
   must survive any handler (the widgets' runner, workshop checks, the servers). A handler
   past its timeout is killed; an exit, a crash or a memory blow-up ends only the worker.
   What the worker sends back is data (JSON-like values, strings, numbers), never pickles.

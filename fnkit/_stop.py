@@ -1,6 +1,6 @@
 """Stopping, from another thread, the calls one thread makes (a Stop button): `Stopper`.
 
-Below the worker processes (fnkit._isolate), which attach each call to the stopper it is
+Below the worker processes (fnkit._running), which attach each call to the stopper it is
 made under; `fnkit.isolation` is where users find it.
 """
 
@@ -14,7 +14,7 @@ STOPPED_ERROR = "fnkit.Stopped"  # the error type of a call a Stopper stopped
 
 
 class _Stoppable(Protocol):
-    """What a stopper kills: a worker process running a call (fnkit._isolate's `_Worker`)."""
+    """What a stopper kills: a worker process running a call (fnkit._running.pool's `_Worker`)."""
 
     def stop_from_outside(self) -> None: ...
 

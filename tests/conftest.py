@@ -77,7 +77,7 @@ def _stop_handler_workers():
     yield
     import sys
 
-    if "fnkit.isolation" in sys.modules or "fnkit._isolate" in sys.modules:
+    if "fnkit.isolation" in sys.modules or "fnkit._running.pool" in sys.modules:
         from fnkit import isolation
 
         isolation.shutdown()

@@ -8,7 +8,7 @@ write one. Each request is refused before invoking when the load balancer would 
 else turned into an event by `_http.request_to_event`, handed to the handler (with its
 timeout), and the response turned into HTTP by `answered_by_function`: the same code the
 simulator's `outcome` ends in. Under the default isolation the handler runs in a worker
-process that the server's event loop itself watches (`fnkit._isolate.invoke_async`: no thread
+process that the server's event loop itself watches (`fnkit._running.loop.invoke_async`: no thread
 waits on it); "thread" and "none" run it on a thread of the server's, so that a slow handler
 never holds the loop.
 """
@@ -455,13 +455,13 @@ class _Front:
             for call in list(self.calls):
                 call.cancel()  # a handler still running past the grace: its worker process is killed
             self.loop.run_until_complete(asyncio.sleep(0))  # the aborted transports close their sockets
-            if "fnkit._isolate" in sys.modules:  # idle workers this loop watched go back to the other callers
-                sys.modules["fnkit._isolate"].release_loop(self.loop)
+            if "fnkit._running.loop" in sys.modules:  # idle workers this loop watched go back to the other callers
+                sys.modules["fnkit._running.loop"].release_loop(self.loop)
             self.loop.close()
 
     def invoke_soon(self, event: Mapping[str, Any], done: Callable[[Invocation], None]) -> None:
         """On the loop: start invoking the handler in a worker process; `done(invocation)` on the loop."""
-        from .._isolate import invoke_soon
+        from .._running.loop import invoke_soon
 
         srv = self.server
         call = None

@@ -23,8 +23,8 @@ from .._config import with_settings
 from .._import import say
 from .._invoke import Context, resolve_isolation, stops_in_one_sentence
 from .._optional import require
+from .._running.calls import _call
 from .._settings import Dialect, Isolation, resolve_dialect
-from ..isolation import _call
 from ..rules import id_of, rule
 from ._config import DEDUPLICATION, QueueConfig, QueueSettings
 from ._delivery import Delivery

@@ -19,7 +19,7 @@ def alive(pid: int) -> bool:
 def kill_idle_workers(timeout_s: float = 10.0) -> list[int]:
     """SIGKILL every idle worker of fnkit's pool and wait until each is dead, not only signalled (a loaded machine
     takes its time); the pids killed."""
-    from fnkit import _isolate
+    from fnkit._running import pool as _isolate
 
     killed = [worker.pid for worker in list(_isolate._pool.idle) if alive(worker.pid)]
     for pid in killed:

@@ -301,7 +301,7 @@ def test_a_worker_whose_main_thread_ended_while_idle_is_never_handed_a_call(work
 
 def test_after_the_zygote_is_killed_the_next_calls_succeed():
     assert fnkit.invoke(lambda e, c: 1, {}, isolation="process", timeout_s=10).returned == 1
-    from fnkit import _isolate
+    from fnkit._running import zygote as _isolate
 
     zygote = _isolate._zygote
     assert zygote is not None
@@ -315,7 +315,7 @@ def test_after_the_zygote_is_killed_the_next_calls_succeed():
 def test_a_callable_instance_that_is_a_module_global_is_imported_in_the_worker(worker_module):
     inv = fnkit.invoke(worker_module.handler, {}, isolation="process", timeout_s=10)
     assert inv.returned["instance"] is True and inv.returned["pid"] != os.getpid()
-    from fnkit import _isolate
+    from fnkit._running import outgoing as _isolate
 
     assert _isolate._import_path_of(worker_module.handler) == "fnkit_worker_probe:handler"
 

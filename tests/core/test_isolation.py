@@ -1,4 +1,4 @@
-"""Handlers are untrusted code: the worker-process isolation of fnkit.invoke (fnkit/_isolate.py).
+"""Handlers are untrusted code: the worker-process isolation of fnkit.invoke (fnkit/_running).
 
 The hostile handlers of issue 10 (one that swallows every exception in a loop, one that
 blocks in C, a busy loop, os._exit, a memory hog, a segfault) must never keep the caller
@@ -292,7 +292,7 @@ def test_workers_end_when_the_caller_is_killed():
             while True:
                 pass
         threading.Thread(target=lambda: fnkit.invoke(spin, {}), daemon=True).start()
-        import fnkit._isolate as iso
+        import fnkit._running.zygote as iso
         while iso._zygote is None:
             time.sleep(0.01)
         print(iso._zygote.process.pid, flush=True)

@@ -1,4 +1,4 @@
-"""The worker call awaited on an event loop (`fnkit._isolate.invoke_async`, what `fnkit serve-alb` uses).
+"""The worker call awaited on an event loop (`fnkit._running.loop.invoke_async`, what `fnkit serve-alb` uses).
 
 The loop watches the worker's socket and its process instead of a thread blocking on them;
 every guarantee of the synchronous call must hold all the same: the hard stop past the
@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 import fnkit
-from fnkit import _isolate, alb, isolation
-from fnkit._isolate import invoke_async
+from fnkit import alb, isolation
+from fnkit._running import pool, wire
+from fnkit._running.loop import invoke_async
 from tests.core.processes import alive, kill_idle_workers
 
 PROBE = textwrap.dedent(
@@ -218,7 +219,7 @@ def test_a_worker_used_on_a_loop_serves_a_blocking_call_once_the_loop_is_closed(
     first = run(invoke_async("fnkit_async_probe:pid", {}, timeout_s=10)).returned
     after = fnkit.invoke("fnkit_async_probe:pid", {}, isolation="process", timeout_s=10)
     assert after.returned == first
-    (worker,) = _isolate._pool.idle
+    (worker,) = pool._pool.idle
     assert worker.channel is None and os.get_blocking(worker.conn.fileno())  # as the blocking path knows it
 
 
@@ -266,7 +267,7 @@ def test_stopping_a_server_kills_the_worker_of_a_request_in_flight(tmp_path: Pat
 
 
 def test_more_calls_at_once_than_the_idle_limit_keep_their_workers():
-    many = _isolate.MAX_IDLE_WORKERS + 4
+    many = wire.MAX_IDLE_WORKERS + 4
 
     async def wave():
         calls = [invoke_async("fnkit_async_probe:sleeps", {"seconds": 0.3}, timeout_s=60) for _ in range(many)]

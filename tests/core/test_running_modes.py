@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fnkit
-from fnkit import Raw, _isolate
+from fnkit import Raw
+from fnkit._running import exchange
 
 QUEUE_EVENT = fnkit.queue.build_event(["a", "b"], seed=1)
 MAIL_EVENT = fnkit.mail.build_event(mail_from="a@example.com", recipients=["b@example.com"], seed=1)
@@ -192,7 +193,7 @@ def test_a_handler_past_its_timeout_in_a_worker_is_still_stopped_on_time():
 
 @pytest.fixture
 def warned_afresh(monkeypatch):
-    monkeypatch.setattr(_isolate, "_doubles_warned", set())
+    monkeypatch.setattr(exchange, "_doubles_warned", set())
 
 
 def lists_buckets(event: Any, context: Any) -> int:

@@ -123,7 +123,7 @@ def test_a_stop_in_the_middle_of_many_events_stops_the_rest():
 
 
 def test_a_worker_stopped_as_its_call_ended_is_never_handed_out_again():
-    from fnkit import _isolate
+    from fnkit._running import pool as _isolate
 
     assert fnkit.invoke(lambda e, c: 1, {}, timeout_s=5).returned == 1
     worker = _isolate._pool.take(_isolate.memory_limit_mb())

@@ -1,4 +1,4 @@
-"""What the worker processes know of the sources without importing them (fnkit/_isolate.py sits below them).
+"""What the worker processes know of the sources without importing them (fnkit/_running sits below them).
 
 A service of the context (the mail content API) refuses in a worker once its invocation is
 over, with the error the service declares; the zygote warms the workers with the sources the
@@ -43,8 +43,8 @@ def test_a_service_kept_past_its_invocation_refuses_in_a_worker_with_its_own_err
 
 def test_the_zygote_preloads_the_sources_the_caller_has_loaded():
     code = (
-        "import sys; import fnkit; from fnkit import _isolate; print(_isolate._loaded_sources()); "
-        "from fnkit import mail, alb; print(_isolate._loaded_sources())"
+        "import sys; import fnkit; from fnkit._running import zygote; print(zygote._loaded_sources()); "
+        "from fnkit import mail, alb; print(zygote._loaded_sources())"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120, check=True

@@ -1,0 +1,244 @@
+"""The protocol between the caller and its worker processes: what travels, and how it is read.
+
+The caller pickles what it sends (the worker trusts its caller); the worker sends data only
+(msgpack of JSON-like values), so nothing a worker sends is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import signal
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .._codec import Raw
+from .._invoke import (
+    Context,
+    Unsendable,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+# The messages on a worker's socket, each a msgspec Struct whose fields have names.
+#   caller -> worker (pickled: the worker trusts its caller): `Call`, `Exit`, and the `Reply` to a `CallBack`
+#   worker -> caller (msgpack: data only, never a pickle; tagged and array-like, so a message is
+#   [tag, field, ...]): `Loaded`, `Out`, `CallBack`, `Result`, and `Held` for results sent together
+# and `ENDED` is the caller's own word for a worker whose socket closed (or that ended).
+
+
+class CallItem(msgspec.Struct, array_like=True, frozen=True):
+    """One event to run: the context travels as its class and its plain state, with the seconds left."""
+
+    call_id: int
+    event: Any
+    context_class: type[Context]
+    context_state: dict[str, Any]
+    remaining_s: float | None
+    timeout_s: float | None
+
+
+class Call(msgspec.Struct, array_like=True, frozen=True):
+    """Run `items` with the handler `key` (its `blob` sent when the worker does not have it yet), after taking
+    the caller's state (`sync`) and forgetting the handlers `evict`."""
+
+    key: bytes
+    blob: bytes | None
+    sync: dict[str, Any]
+    evict: list[bytes]
+    items: list[CallItem]
+
+
+class Exit(msgspec.Struct, array_like=True, frozen=True):
+    """Leave: the caller retires this worker."""
+
+
+class Reply(msgspec.Struct, array_like=True, frozen=True):
+    """The caller's answer to a `CallBack`: the value, or the exception the service raised (`ok` False)."""
+
+    ok: bool
+    value: Any
+
+
+class Loaded(msgspec.Struct, tag="loaded", array_like=True, frozen=True):
+    """The handler a `Call` sent was loaded (`ok`), or why not (and whether it was an import that failed)."""
+
+    ok: bool
+    why: str
+    import_error: bool
+
+
+class Out(msgspec.Struct, tag="out", array_like=True, frozen=True):
+    """Output the running call wrote (print, logging, file descriptors 1 and 2)."""
+
+    call_id: int
+    text: str
+
+
+class CallBack(msgspec.Struct, tag="rpc", array_like=True, frozen=True):
+    """The running call calls `method` of the caller's service `slot` (the mail content API, say)."""
+
+    call_id: int
+    slot: int
+    method: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+class Result(msgspec.Struct, tag="result", array_like=True):
+    """How one call ended. `payload` of "returned": [kind, value, JSON text | None, why not JSON | None,
+    type name, repr], where kind is "data" (value is the returned value as data), "raw" (value is Raw's str or
+    bytes), "opaque" (it cannot travel as data: value is None; type name and repr say what it was) or "json"
+    (it cannot travel as data but JSON encodes it: value is None, the caller reads the JSON text); of
+    "error": [type, message, traceback]. `reports`: [[topic, kind, value, type name, repr], ...]."""
+
+    call_id: int
+    status: str  # "returned" | "error"
+    payload: list[Any]
+    duration_ms: float
+    changes: dict[str, Any]  # what the handler changed on its context, as data
+    reports: list[list[Any]]
+    timeout_s: float | None
+
+
+class Held(msgspec.Struct, tag="results", array_like=True, frozen=True):
+    """Results held back by the worker and sent together (each one an encoded `Result`), oldest first."""
+
+    results: list[bytes]
+
+
+class Ended(msgspec.Struct, tag="ended", array_like=True, frozen=True):
+    """The caller's own word: the worker's socket closed, or its process ended."""
+
+
+ENDED = Ended()
+FromWorker = Loaded | Out | CallBack | Result | Held
+Message = Loaded | Out | CallBack | Result | Ended
+
+LOAD_TIMEOUT_S = 30.0  # loading the handler in a worker (its module's imports) is the platform's "init"
+MAX_IDLE_WORKERS = 8
+IDLE_WINDOW_S = 30.0  # idle workers are kept for as many calls at once as there were in this long
+MAX_HANDLERS_PER_WORKER = 32
+ERROR_NOT_MOVABLE = "fnkit.IsolationError"
+ERROR_EXIT = "Runtime.ExitError"  # the name the real platform gives a function whose process ended
+STOPPED_TEXT = "the handler was stopped before it returned: its worker process was killed (Stopper.stop)"
+STOPPED_BEFORE = "the call was stopped before the handler started (Stopper.stop)"
+
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+#: a worker stops its own handler past the timeout (an alarm whose default action ends the process), timed on
+#: the handler's own run; the caller's own deadline is a backstop this much later (transfer and queueing are
+#: not the function's time: a loaded machine must not make a handler that returned in time look timed out)
+_ALARM = hasattr(signal, "setitimer")
+BACKSTOP_S = 2.0
+
+#: What the isolation layer has done in this process (see `fnkit.isolation.stats`).
+STATS = {"workers_started": 0, "workers_killed": 0, "worker_crashes": 0, "calls": 0}
+
+
+_ENCODE = msgspec.msgpack.Encoder().encode
+_DECODE = msgspec.msgpack.Decoder().decode
+_UNENCODABLE = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
+
+
+def _encodable(value: Any) -> bool:
+    try:
+        _ENCODE(value)
+        return True
+    except _UNENCODABLE:
+        return False
+    except Exception:  # noqa: BLE001 - a container whose own methods raise
+        return False
+
+
+def _as_data(value: Any) -> list[Any]:
+    """[kind, value, type name, repr] of a value that travels to the caller: as data, as Raw, or as its repr."""
+    if isinstance(value, Raw):
+        data = value.data
+        if isinstance(data, str) and not data.isascii():  # text with a surrogate: its bytes, which are not UTF-8
+            data = data.encode("utf-8", "surrogatepass")
+        return ["raw", data, "Raw", ""]
+    if _encodable(value):
+        return ["data", value, type(value).__name__, ""]
+    return ["opaque", None, type(value).__name__, Unsendable(value).text]
+
+
+_IMPORT_BLOB = b"fnkit-import:"  # a handler blob that names an import path (a pickle never starts so)
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+_UNSET = object()
+
+
+_FRAME_LINE = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in ')
+
+
+def _from_data(kind: str, value: Any, type_name: str, shown: str) -> Any:
+    """A value as it travelled: the data itself, a `Raw`, or an `Unsendable` saying what it was."""
+    if kind == "data":
+        return value
+    if kind == "raw":
+        return Raw(value)
+    return _unsendable(str(type_name), str(shown))
+
+
+def _unsendable(type_name: str, text: str) -> Unsendable:
+    value = Unsendable.__new__(Unsendable)
+    value.type_name, value.text = type_name, text
+    return value
+
+
+_READ = msgspec.msgpack.Decoder(FromWorker).decode
+
+
+def _message(data: bytes) -> Loaded | Out | CallBack | Result | Held:
+    """A message from a worker, read as data into its Struct; msgspec.ValidationError when it is not one."""
+    message: Loaded | Out | CallBack | Result | Held = _READ(data)
+    return message
+
+
+def _ended_by_alarm(status: int | None) -> bool:
+    """Whether a worker's exit status says its alarm ended it (the handler ran past its timeout)."""
+    return status is not None and status >= 0 and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM
+
+
+def _exit_text(status: int) -> str:
+    """What an exit status says, in words."""
+    if status < 0:
+        return "the handler's process ended (its exit status is unknown)"
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        why = {
+            "SIGSEGV": ": a crash in C code (through ctypes, say)",
+            "SIGBUS": ": a crash in C code",
+            "SIGABRT": ": aborted, often an allocation that failed past the memory limit",
+            "SIGKILL": ": killed from outside (the system may have run out of memory)",
+        }.get(name, "")
+        return f"the handler's process was killed by signal {number} ({name}){why}"
+    if os.WIFEXITED(status):
+        return f"the handler's process exited with code {os.WEXITSTATUS(status)}"
+    return f"the handler's process ended with status {status}"
+
+
+class _RemoteSpec:
+    """How a caller's service travels to the worker: its slot, method names, repr, and what it raises once its
+    invocation is over (the service's `_remote_closed_error`, the mail content API's MessageFrozenError)."""
+
+    __slots__ = ("closed_error", "methods", "slot", "text")
+
+    def __init__(self, slot: int, methods: tuple[str, ...], text: str, closed_error: type[Exception]) -> None:
+        self.slot, self.methods, self.text, self.closed_error = slot, methods, text, closed_error
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:297] + "..."
