@@ -201,3 +201,42 @@ def test_check_handler_passes_a_handler_that_keeps_its_contract_and_fails_showin
         check_handler(wrong.returns_the_receipt_handle, examples=10)
     said = str(failed.value)
     assert "looks like a receiptHandle" in said and '"Records": [{' in said and "answer:" in said
+
+
+# --- unmodified real handlers ------------------------------------------------------------------------------------
+
+
+def allrecipients_as_text(event, context):  # as three WorkMail templates write it
+    return {"actions": [{"action": {"type": "DEFAULT"}, "allRecipients": "true"}]}
+
+
+def a_number_as_a_header_value(event, context):
+    mode = "multiValueHeaders" if "multiValueHeaders" in event else "headers"
+    return {"statusCode": 200, "body": "ok", mode: {"x-count": [3] if mode == "multiValueHeaders" else 3}}
+
+
+def test_a_workmail_template_that_says_true_as_text_falls_back_to_default():
+    result = fnkit.check(allrecipients_as_text, "mail", examples=20, seed=0, isolation="none")
+    assert result.findings, str(result)
+    first = result[0]
+    assert "Expected a boolean" in first.sentence and "fallback action DEFAULT" in first.platform
+    assert len(first.event["envelope"]["recipients"]) == 1
+
+
+def test_a_number_as_a_header_value_is_a_502_shown_on_a_plain_get():
+    result = fnkit.check(a_number_as_a_header_value, "alb", examples=20, seed=0, isolation="none")
+    assert len(result) == 1 and "502 Bad Gateway" in result[0].platform, str(result)
+    assert result[0].event["httpMethod"] == "GET" and result[0].event["path"] == "/"
+
+
+def test_a_powertools_batch_processor_whose_every_record_fails_retries_the_whole_batch():
+    from tests.interop import test_powertools as powertools
+
+    events = strategies.queue_events(fifo=False, dialect="aws")
+    first, again = (
+        fnkit.check(powertools.batch_handler, "queue", examples=20, seed=0, isolation="none", events=events)
+        for _ in range(2)
+    )
+    assert len(first) == 1 and first[0].answer.startswith("raised BatchProcessingError"), str(first)
+    assert "whole batch returns" in first[0].platform
+    assert [f.event for f in first] == [f.event for f in again]
