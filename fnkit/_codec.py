@@ -66,6 +66,10 @@ class Invocation:
     timeout_s: float | None = None
     encode_error: str | None = field(default=None)
     reports: tuple[tuple[str, Any], ...] = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
+    #: the response JSON's size in UTF-8 bytes when it was over the caller's bound (a server's limit), so the worker
+    #: sent its size, not the value: `returned` and `response_text` are None then
+    response_size: int | None = None
+    response_report: Any = None  # what the caller's rule made of that response in the worker, as data
 
     @property
     def succeeded(self) -> bool:

@@ -429,6 +429,8 @@ def finished(
     returned: Any = None,
     response_text: str | None = None,
     encode_error: str | None = None,
+    response_size: int | None = None,
+    response_report: Any = None,
 ) -> Invocation:
     """The `Invocation` of a call that ended by itself, wherever it ran (H4: finished late is timed out)."""
     if timeout_s is not None and duration_ms > timeout_s * 1000.0:
@@ -443,6 +445,8 @@ def finished(
         timeout_s=timeout_s,
         encode_error=encode_error,
         reports=reports,
+        response_size=response_size,
+        response_report=response_report,
     )
 
 

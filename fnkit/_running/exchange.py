@@ -10,7 +10,7 @@ import pickle
 import sys
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._codec import HandlerError, Invocation, loads_strict
@@ -76,7 +76,14 @@ class _Item:
         "timeout_s",
     )
 
-    def __init__(self, call_id: int, event: Any, context: Context, timeout_s: float | None) -> None:
+    def __init__(
+        self,
+        call_id: int,
+        event: Any,
+        context: Context,
+        timeout_s: float | None,
+        bound: tuple[int, Callable[[str, int], Any] | None] | None = None,
+    ) -> None:
         self.call_id = call_id
         self.event = event
         self.context = context
@@ -87,7 +94,7 @@ class _Item:
         self.started = 0.0
         cls, state, services, remaining = _export_context(context)
         self.services = services
-        self.message = CallItem(call_id, event, cls, state, remaining, timeout_s)
+        self.message = CallItem(call_id, event, cls, state, remaining, timeout_s, *(bound or (None, None)))
 
     def add_log(self, text: str) -> None:
         """Keep a piece of the call's output (up to MAX_LOG_CHARS; the rest is counted)."""
@@ -143,6 +150,11 @@ def _finish(item: _Item, message: Result) -> Invocation:
         error = HandlerError(str(payload[0]), str(payload[1]), with_source_lines(str(payload[2])))
         return finished(status, float(duration_ms), logs, timeout_s, reports, error=error)
     kind, value, text, why, type_name, shown = payload
+    if kind == "too large":  # past the caller's bound: its size, never the value
+        size, verdict = value
+        return finished(
+            status, float(duration_ms), logs, timeout_s, reports, response_size=int(size), response_report=verdict
+        )
     if kind == "json":  # a value that could not travel as data (a lone surrogate, an int past 64 bits): its JSON
         returned: Any = loads_strict(text)
     else:

@@ -351,6 +351,7 @@ def call_soon(
     timeout_s: float | None,
     done: Callable[[Invocation | None, BaseException | None], None],
     memory_mb: int | None = None,
+    bound: tuple[int, Callable[[str, int], Any] | None] | None = None,
 ) -> _Driver:
     """`call` for the running event loop's thread: it starts the call and returns; `done(invocation, None)` (or
     `done(None, error)` for a bug of fnkit's) comes on the loop when it is over. The loop watches the worker's
@@ -358,7 +359,7 @@ def call_soon(
     past the timeout, the memory limit, results as data); `.cancel()` on what it returns kills the worker."""
     import asyncio
 
-    item = _Item(_next_call_id(), event, context, timeout_s)
+    item = _Item(_next_call_id(), event, context, timeout_s, bound)
     steps = _run_steps(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
 
     def finished(value: Any, error: BaseException | None) -> None:
@@ -405,6 +406,7 @@ def invoke_soon(
     timeout_s: float | None = None,
     context: Context | None = None,
     memory_limit_mb: int | None = None,
+    bound: tuple[int, Callable[[str, int], Any] | None] | None = None,
 ) -> _Driver | None:
     """`fnkit.invoke(handler, event, isolation="process", ...)` started on the running loop (the servers use it):
     `done(invocation)` on the loop when it is over; never an error (a bug of fnkit's is the invocation's
@@ -422,7 +424,7 @@ def invoke_soon(
         done(invocation)
 
     try:
-        return call_soon(handler, event, context, timeout_s, finished, memory_mb)
+        return call_soon(handler, event, context, timeout_s, finished, memory_mb, bound)
     except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
         import asyncio
 

@@ -40,6 +40,11 @@ class CallItem(msgspec.Struct, array_like=True, frozen=True):
     context_state: dict[str, Any]
     remaining_s: float | None
     timeout_s: float | None
+    #: the caller's bound on the response JSON in UTF-8 bytes: past it the worker sends its size and what `judge`
+    #: (the caller's rule, run here on the text and its size) makes of it, never the value: the caller's memory
+    #: stays bounded whatever is returned
+    max_response: int | None = None
+    judge: Any = None  # (text, size) -> data
 
 
 class Call(msgspec.Struct, array_like=True, frozen=True):
@@ -93,7 +98,9 @@ class Result(msgspec.Struct, tag="result", array_like=True):
     """How one call ended. `payload` of "returned": [kind, value, JSON text | None, why not JSON | None,
     type name, repr], where kind is "data" (value is the returned value as data), "raw" (value is Raw's str or
     bytes), "opaque" (it cannot travel as data: value is None; type name and repr say what it was) or "json"
-    (it cannot travel as data but JSON encodes it: value is None, the caller reads the JSON text); of
+    (it cannot travel as data but JSON encodes it: value is None, the caller reads the JSON text) or "too large"
+    (its JSON text is over the call's `max_response`: value is [its size in UTF-8 bytes, the judge's data or
+    None], the text is None); of
     "error": [type, message, traceback]. `reports`: [[topic, kind, value, type name, repr], ...]."""
 
     call_id: int

@@ -484,6 +484,26 @@ def _room_for(size: int) -> bool:
     return used + size <= limit[0]
 
 
+def _over_bound(text: str | None, bound: int | None) -> int | None:
+    """The UTF-8 size of the response JSON `text` when over the caller's `bound` (None within it, or unbounded)."""
+    if bound is None or text is None or 4 * len(text) <= bound:  # (at most 4 bytes a character)
+        return None
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return size if size > bound else None
+
+
+def _judged(item: CallItem, text: str | None, size: int) -> Any:
+    """What the caller's judge makes of a response over its bound, as data (None without one, or if it fails)."""
+    if item.judge is None or text is None:
+        return None
+    try:
+        verdict = item.judge(text, size)
+        _ENCODE(verdict)
+    except Exception:  # noqa: BLE001 - the caller then tells the size alone
+        return None
+    return verdict
+
+
 def _past_the_limit(what: str, detail: str = "") -> str:
     """The sentence of a call that ran out of the worker's memory: what needed it, the limit, how to raise it."""
     limit = _worker_state.memory_mb
@@ -540,9 +560,12 @@ def _run_one(handler: Handler, item: CallItem) -> tuple[bytes, bool]:
     if status == "returned":
         text, why = encode_response(value)
         size = _size_of(value, text)
-        if size > _BIG_RESULT and not _room_for(3 * size):  # (msgspec's buffer grows in steps and must not fail)
+        over = _over_bound(text, item.max_response)
+        if over is not None:  # the verdict, not the value: the caller never holds what it would refuse
+            payload: list[Any] = ["too large", [over, _judged(item, text, over)], None, None, type(value).__name__, ""]
+        elif size > _BIG_RESULT and not _room_for(3 * size):  # (msgspec's buffer grows in steps and must not fail)
             status, out_of_memory = "error", True
-            payload: list[Any] = [
+            payload = [
                 "MemoryError",
                 _past_the_limit(
                     f"the handler returned {size / 1e6:,.0f} MB, and sending it back to the caller needs more memory"

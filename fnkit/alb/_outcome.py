@@ -7,6 +7,7 @@ Rules: A1 and A14 (answered without invoking), A5 and A6 (502), AS4 with A7-A10 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from ._config import BAD_GATEWAY, AlbConfig, AlbMultiValueSetting, AlbRunSetting
 from ._event import refusals, validate_event
 from ._http import (
     DELIVERED,
+    MAX_RESPONSE_JSON,
     HttpParts,
     Refusal,
     error_page,
@@ -34,7 +36,7 @@ from ._http import (
     refusal_for,
     response_to_http,
 )
-from ._response import RESPONSE_SHAPE, checked_response, deciding_rule
+from ._response import RESPONSE_SHAPE, checked_response, deciding_rule, judge_too_large, too_large_report
 
 SOURCE = "alb"
 _EMPTY = Report((), SOURCE, None, "response")
@@ -378,21 +380,30 @@ def outcome(
     return answered_by_function(response, method, path, multi)
 
 
+def bound_of(multi_value: bool) -> tuple[int, Callable[[str, int], list[Any]]]:
+    """What a worker measures a response against, `check_size`'s limit, and what judges it there past that (so
+    only the verdict travels back: the server never holds a response it answers 502 for)."""
+    return MAX_RESPONSE_JSON, functools.partial(judge_too_large, multi_value)
+
+
 def answered_by_function(response: Any, method: str, path: str, multi_value: bool) -> HttpOutcome:
     """What the client receives for a request the load balancer forwarded (no refusal, A1 and A14 already
     checked), answered with `response` (a value, `Raw` or an `Invocation`): the server's one step after invoking."""
     invocation = response if isinstance(response, Invocation) else None
-    size = None
+    size = oversized = judged = None
     if isinstance(response, (str, bytes, bytearray, memoryview)):
         # a returned string or bytes is that value (a JSON string, or not JSON), never JSON text: read it as
         # the platform would read what the function returned
         text, why = encode_response(response)
         response = Invocation(returned=response, response_text=text, encode_error=why)
     if isinstance(response, Invocation):
+        oversized, judged = response.response_size, response.response_report  # past the limit: not the response
         failed, response, size = _from_invocation(response, method, path, multi_value)
         if failed is not None:
             return failed if failed.invocation is invocation else dataclasses.replace(failed, invocation=invocation)
-    report = checked_response(response, multi_value, size)
+    report = (
+        too_large_report(oversized, judged) if oversized is not None else checked_response(response, multi_value, size)
+    )
     rule = deciding_rule(report)  # the rule results validation reported decide the answer
     if rule is not None:
         first = report.errors[0]

@@ -125,13 +125,34 @@ def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
     """A5: the response JSON is at most 1 MB."""
     size = seen.options.get("size")
     if isinstance(size, int) and size > MAX_RESPONSE_JSON:
-        yield error(
-            "$",
-            "limit",
-            f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
-            "the load balancer answers 502.",
-            "A5",
-        )
+        yield _too_large(size)
+
+
+def _too_large(size: int) -> Issue:
+    return error(
+        "$",
+        "limit",
+        f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
+        "the load balancer answers 502.",
+        BAD_GATEWAY.id,
+    )
+
+
+def judge_too_large(multi_value: bool, text: str, size: int) -> list[Any]:
+    """`checked_response` of a response JSON text over the limit (`check_size`), as data: run in the worker that
+    holds the text, so only this travels back. [dialect, [[path, code, message, severity, rule], ...]]."""
+    report = checked_response(Raw(text), multi_value, size)
+    return [report.dialect, [[i.path, i.code, i.message, i.severity, i.rule] for i in report]]
+
+
+def too_large_report(size: int, judged: Any = None) -> Report:
+    """The report of a response the worker measured over the limit and did not send back: what
+    `judge_too_large` made of it there, else (no judgment came) its size alone."""
+    try:
+        dialect, rows = judged
+        return Report([Issue(*row) for row in rows], SOURCE, dialect, "response")
+    except (TypeError, ValueError):
+        return Report([_too_large(size)], SOURCE, None, "response")
 
 
 @rule("A12", "alb", "inferred", "statusCode outside 100-599 is an invalid response (502).")

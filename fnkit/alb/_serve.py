@@ -47,7 +47,7 @@ from ._http import (
     request_to_event,
     trace_id,
 )
-from ._outcome import HttpOutcome, answered_by_balancer, answered_by_function, bad_gateway, outcome
+from ._outcome import HttpOutcome, answered_by_balancer, answered_by_function, bad_gateway, bound_of, outcome
 from ._reader import Reader
 from ._workers import Workers as _Workers
 
@@ -463,15 +463,15 @@ class _Front:
         """On the loop: start invoking the handler in a worker process; `done(invocation)` on the loop."""
         from .._running.loop import invoke_soon
 
-        srv = self.server
-        call = None
+        srv, call = self.server, None
+        bound, seconds = bound_of(srv.multi_value), srv.timeout_s  # past the limit: the verdict, not the response
 
         def finished(invocation: Invocation) -> None:
             self.calls.discard(call)
             done(invocation)
 
         call = invoke_soon(
-            srv._call_target, event, finished, timeout_s=srv.timeout_s, context=Context(timeout_s=srv.timeout_s)
+            srv._call_target, event, finished, timeout_s=seconds, context=Context(timeout_s=seconds), bound=bound
         )
         if call is not None and not call.over:
             self.calls.add(call)
