@@ -240,3 +240,23 @@ def test_a_powertools_batch_processor_whose_every_record_fails_retries_the_whole
     assert len(first) == 1 and first[0].answer.startswith("raised BatchProcessingError"), str(first)
     assert "whole batch returns" in first[0].platform
     assert [f.event for f in first] == [f.event for f in again]
+
+
+def test_a_mangum_app_run_unchanged_keeps_the_load_balancer_contract_on_every_drawn_request(tmp_path, monkeypatch):
+    from tests.interop.test_asgi import APP
+
+    (tmp_path / "fnkit_check_asgi_app.py").write_text(APP)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    app = importlib.import_module("fnkit_check_asgi_app")
+    seen: list[str] = []
+
+    def counted(event: Any, context: Any) -> Any:
+        seen.append(event["path"])
+        return app.handler(event, context)
+
+    events = strategies.alb_events(dialect="aws")
+    first = fnkit.check(counted, "alb", examples=FEW, seed=0, isolation="none", events=events)
+    assert first.ok, str(first)
+    drawn, seen[:] = list(seen), []
+    again = fnkit.check(counted, "alb", examples=FEW, seed=0, isolation="none", events=events)
+    assert again.ok and seen == drawn and len(set(drawn)) > 5
