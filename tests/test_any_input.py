@@ -36,7 +36,8 @@ def test_replay_on_a_line_of_10000_brackets_gives_a_row_saying_so_and_the_other_
     frame = fnkit.replay(nothing, events)
     assert len(frame) == 3
     bad = frame[frame["result"] == "unreadable"]
-    assert len(bad) == 1 and "nests too deeply" in bad.iloc[0]["reason"] and bad.iloc[0]["item"].endswith(":2")
+    assert len(bad) == 1 and "nests too deeply" in bad.iloc[0]["reason"]
+    assert bad.iloc[0]["file"].endswith("events.jsonl") and bad.iloc[0]["line"] == 2
 
 
 def test_the_command_line_replay_on_a_line_too_deep_reports_its_line(tmp_path, capsys):
