@@ -34,7 +34,7 @@ def escaped_output() -> Iterator[None]:
     """While a command runs, what its terminal (or pipe, or file) cannot carry is written as a backslash escape
     (a lone surrogate as \\ud800, a non-ASCII character on an ASCII terminal as \\u2026), never an error that
     stops the run: every file's findings still print. In the JSON, SARIF and JUnit formats the escape is the
-    same character again (JSON's \\uXXXX), or reads as one."""
+    same character again (JSON's own \\u escape), or reads as one."""
     changed: list[tuple[Any, str]] = []
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
