@@ -38,7 +38,7 @@ from ._cli_inputs import documents as _documents
 from ._engine.report import Issue, Raw, Report
 from ._optional import MissingDependency
 from ._replay_columns import agreement, agreement_text
-from ._settings import SettingError
+from ._settings.project import SettingError
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
@@ -77,7 +77,7 @@ _LABELS = {"queue": "queue", "mail": "mail", "alb": "load balancer"}
 
 def _add_settings(parser: argparse.ArgumentParser, verb: str) -> None:
     """The options of the settings each source's `verb` (outcome, run, ...) takes, made from the sources' configs."""
-    from ._config import settings_of
+    from ._settings.config import settings_of
     from ._sources import SOURCES, source_module
 
     for name in SOURCES:
@@ -133,8 +133,8 @@ def _add_format(parser: argparse.ArgumentParser) -> None:
 
 
 def _event_report(data: bytes, args: argparse.Namespace) -> Report:
-    from ._config import accepted
     from ._engine.report import MISSING, decode_json
+    from ._settings.config import accepted
     from ._sources import detect_source, lookalike_issue, source_module, validate
 
     name = args.source or detect_source(data)

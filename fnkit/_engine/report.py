@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._optional import require
-from .._settings import Dialect as Dialect
+from .._settings.project import Dialect as Dialect
 from ..rules import id_of, rule
 from .codec import _STRICT, encode_response
 from .codec import Raw as Raw

@@ -127,10 +127,10 @@ class Interrupted(KeyboardInterrupt):
 
 
 def resolve_isolation(isolation: str | None) -> str:
-    """The isolation a call runs with: the one given, else the project's setting (fnkit/_settings.py), else "none"."""
+    """The isolation a call runs with: the one given, else the project's setting (fnkit/_settings/project.py), else "none"."""
     if isolation in ISOLATIONS:  # named, and valid: nothing to look up
         return isolation
-    from .._settings import resolve_isolation as resolve
+    from .._settings.project import resolve_isolation as resolve
 
     return resolve(isolation)
 

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
-from .._config import with_settings
 from .._import import ImportStream, Producer, Unreadable, iter_lines, unreadable
-from .._settings import Dialect
+from .._settings.config import with_settings
+from .._settings.project import Dialect
 from ._config import AlbConfig, AlbMultiValueSetting
 from ._http import DEFAULT_CLIENT_IP, request_to_event, seeded_trace_id
 

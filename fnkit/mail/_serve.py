@@ -85,9 +85,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, Unpack, cast
 from urllib.parse import quote
 
-from .._config import with_settings
 from .._optional import require
 from .._running.inprocess import Handler
+from .._settings.config import with_settings
 from ..rules import id_of
 from ._address import is_address
 from ._config import MailConfig, MailSettings

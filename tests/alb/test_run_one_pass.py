@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from fnkit import _config, _settings, alb
+from fnkit import alb
 from fnkit._engine import report as _report
 from fnkit._running import inprocess as _invoke
+from fnkit._settings import config as _config
+from fnkit._settings import project as _settings
 from fnkit.alb import _event, _outcome
 
 WATCHED = {
