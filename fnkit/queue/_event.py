@@ -936,17 +936,24 @@ _MESSAGE_ID = itemgetter("messageId")
 
 def correlation_ids(event: Any) -> list[str]:
     """Every messageId of the batch, in order."""
+    return [*batch_ids(event)]
+
+
+def batch_ids(event: Any) -> tuple[str, ...]:
+    """Every messageId of the batch, in order, as a tuple (what an outcome keeps)."""
     if type(event) is QueueEvent:
-        return [r.message_id for r in _records(event) if type(r) is QueueRecord and type(r.message_id) is str]
+        return tuple([r.message_id for r in _records(event) if type(r) is QueueRecord and type(r.message_id) is str])
     recs = event.get("Records") if isinstance(event, dict) else None
     if not isinstance(recs, list):
-        return []
+        return ()
     try:  # every record a dict with a string messageId (join refuses anything else): one C-level pass
-        ids = list(map(_MESSAGE_ID, recs))
+        ids = tuple(map(_MESSAGE_ID, recs))
         "".join(ids)
         return ids
     except (TypeError, KeyError):  # some record is not one: keep the ids there are
-        return [rec["messageId"] for rec in recs if isinstance(rec, dict) and isinstance(rec.get("messageId"), str)]
+        return tuple(
+            [rec["messageId"] for rec in recs if isinstance(rec, dict) and isinstance(rec.get("messageId"), str)]
+        )
 
 
 # --- building ---------------------------------------------------------------------
