@@ -4,7 +4,7 @@ Every checking command (`validate`, `outcome`, `replay`) exits as linters do: 0 
 is nothing to report, 1 when there are findings, 2 for a usage error or an input that cannot
 be read. Each writes `--format text|json|github|sarif|junit` (`fnkit.cli._formats`), gives
 every input a record (an unreadable one too), and locates each issue as `file:line:col`
-(`fnkit._locate`) as well as by its JSONPath.
+(`fnkit._engine.locate`) as well as by its JSONPath.
 
 One file per family of commands, each with its arguments: `_validate` (validate, outcome),
 `_replay`, `_rules` (rules, schema), `_build` (event build), `_serve` (serve-alb, serve-mail),

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._report import Issue
+from .._engine.report import Issue
 from ._formats import FORMAT_HELP, FORMATS, Finding, Run, render
 from ._inputs import add_ignore, say_ignored, set_aside
 
@@ -65,7 +65,7 @@ def _given(args: argparse.Namespace, source: str | None = None) -> dict[str, Any
 
 def _findings(report: Sequence[Issue], file: str, data: bytes | str | None, first_line: int | None) -> list[Finding]:
     """The issues of one JSON document located in its file: line and column of each path (read only when needed)."""
-    from .._locate import Locator
+    from .._engine.locate import Locator
 
     if not report:
         return []

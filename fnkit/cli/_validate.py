@@ -7,7 +7,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._report import Raw, Report
+from .._engine.report import Raw, Report
 from ._common import (
     _EXIT_CODES,
     SOURCE_CHOICES,
@@ -25,7 +25,7 @@ from ._inputs import documents as _documents
 from ._inputs import expectation
 
 if TYPE_CHECKING:
-    from .._outcome import Outcome
+    from .._engine.outcome import Outcome
 
 
 # --- validate -------------------------------------------------------------------------------------------------
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 def _event_report(data: bytes, args: argparse.Namespace) -> Report:
     from .._config import accepted
-    from .._report import MISSING, decode_json
+    from .._engine.report import MISSING, decode_json
     from .._sources import detect_source, lookalike_issue, source_module, validate
 
     name = args.source or detect_source(data)
@@ -51,7 +51,7 @@ def _event_report(data: bytes, args: argparse.Namespace) -> Report:
 
 def _read_event(path: str) -> tuple[Any, Record]:
     """The decoded event of --event (MISSING when it cannot be used) and its record."""
-    from .._report import MISSING, decode_json
+    from .._engine.report import MISSING, decode_json
 
     try:
         data = _read(path)
@@ -91,7 +91,7 @@ def _unchecked(args: argparse.Namespace, report: Report, event_record: Record | 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """`fnkit validate`: check event (or response) files; 0 when every one is valid, 1 if not, 2 if unreadable."""
-    from .._report import MISSING
+    from .._engine.report import MISSING
     from .._sources import validate_response
 
     if args.event is not None and not args.response:
@@ -186,8 +186,8 @@ def _meets(expected: str, verdicts: list[str]) -> bool:
 
 def cmd_outcome(args: argparse.Namespace) -> int:
     """`fnkit outcome`: what the platform does with a response to an event; 1 when it fails or is not --expect's."""
-    from .._locate import Locator
-    from .._report import MISSING, decode_json
+    from .._engine.locate import Locator
+    from .._engine.report import MISSING, decode_json
 
     records: list[Record] = []
     event_bytes = response_bytes = None
