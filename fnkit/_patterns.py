@@ -26,8 +26,8 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, cast
 
 from ._memo import _SLOT, LONGEST, MEMO_BYTES
 
@@ -80,20 +80,21 @@ class PatternCheck:
         """True when the string meets the pattern whole (the declared test)."""
         return self.match(value) is not None
 
-    def holds(self, values: Sequence[str]) -> bool:
-        """True when every string of `values` meets the pattern whole."""
+    def holds(self, values: Collection[str]) -> bool:
+        """True when every string of `values` (a sequence, a map's keys or values) meets the pattern whole."""
         if self._memo.issuperset(values):  # every value met before (or none at all)
             return True
-        first = values[0]
-        n = len(values)
-        if n == 1 or values.count(first) == n:  # one value, maybe repeated: tested once
+        column = cast("Sequence[str]", values) if type(values) is list or type(values) is tuple else [*values]
+        first = column[0]
+        n = len(column)
+        if n == 1 or column.count(first) == n:  # one value, maybe repeated: tested once
             if self.match(first) is None:
                 return False
-            values = (first,)
-        elif not self._column(values):
+            column = (first,)
+        elif not self._column(column):
             return False
         if not self._full:
-            self._remember(values)
+            self._remember(column)
         return True
 
     def _remember(self, values: Sequence[str]) -> None:
