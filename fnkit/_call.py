@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
-from ._codec import Invocation
+from ._engine.codec import Invocation
 from ._invoke import Context, Handler, handler_copy, resolve_isolation
 from ._running.calls import _call
 

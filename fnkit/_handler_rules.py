@@ -1,8 +1,8 @@
 """The rules about invoking a handler (H1-H4), declared beside the names that implement them.
 
 The code is in `fnkit.isolation` (calling the handler), `fnkit._invoke` (catching a raise, judging a late end) and
-`fnkit._codec` (encoding what it returned: H2, declared
-with the issues, in `fnkit._report`); this
+`fnkit._engine.codec` (encoding what it returned: H2, declared
+with the issues, in `fnkit._engine.report`); this
 module only declares the rules and points at that code, so the catalogue can say where
 each rule lives.
 """

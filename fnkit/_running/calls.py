@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .._codec import Invocation
+from .._engine.codec import Invocation
 from .._invoke import (
     THREAD_STATS,
     Context,

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._codec import HandlerError, Invocation, loads_strict
+from .._engine.codec import HandlerError, Invocation, loads_strict
 from .._invoke import (
     GRACE_S,
     IMPORT_ERROR,

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
-from .._codec import Invocation
+from .._engine.codec import Invocation
 from .._invoke import (
     Context,
     Handler,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .._codec import Raw
+from .._engine.codec import Raw
 from .._invoke import (
     Context,
     Unsendable,

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from .._codec import HandlerError, Raw, encode_response
+from .._engine.codec import HandlerError, Raw, encode_response
 from .._invoke import (
     GRACE_S,
     Context,

@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
-from .._codec import Invocation
 from .._config import with_settings
+from .._engine.codec import Invocation
 from .._invoke import Context, Handler, _check_isolation
 from .._optional import require
 from .._settings import Dialect, resolve_dialect

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import msgspec
 
-from .._codec import Invocation
 from .._config import with_settings
+from .._engine.codec import Invocation
 from .._import import say
 from .._invoke import Context, resolve_isolation, stops_in_one_sentence
 from .._optional import require

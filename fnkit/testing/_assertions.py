@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Unpack, cast, overload
 
 from .._cells import text_table
-from .._outcome import Outcome, what_it_did
-from .._report import ContractError, Report, decode_json
+from .._engine.outcome import Outcome, what_it_did
+from .._engine.report import ContractError, Report, decode_json
 from .._sources import SOURCES, detect_source, source_module, validate
 from .._table import rows_of
 

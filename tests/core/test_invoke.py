@@ -18,7 +18,7 @@ import pytest
 
 import fnkit
 from fnkit import isolation
-from fnkit._codec import encode_response
+from fnkit._engine.codec import encode_response
 
 
 @pytest.fixture(autouse=True)

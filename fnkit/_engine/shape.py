@@ -34,10 +34,10 @@ from operator import attrgetter
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
-from ._columns import Site, Spelling, Tables, first_spelling, frozen, objects_at, one_spelling, snake, values_getters
-from ._patterns import PatternCheck, pattern_check, schema_pattern, whole
-from ._report import Issue, Severity, child_path, describe, error, warning
-from .rules import rule
+from ..rules import rule
+from .columns import Site, Spelling, Tables, first_spelling, frozen, objects_at, one_spelling, snake, values_getters
+from .patterns import PatternCheck, pattern_check, schema_pattern, whole
+from .report import Issue, Severity, child_path, describe, error, warning
 
 # --- type vocabulary ---------------------------------------------------------
 
@@ -94,7 +94,7 @@ class Text(Scalar):
 
     @cached_property
     def check(self) -> PatternCheck | None:
-        """The test of the declared pattern, derived from it (fnkit._patterns); None without a pattern."""
+        """The test of the declared pattern, derived from it (fnkit._engine.patterns); None without a pattern."""
         return None if self.pattern is None else pattern_check(self.pattern)
 
     @cached_property

@@ -1,6 +1,6 @@
 """What the engine reads of a compiled typed value without its declaration: names, columns, sites.
 
-`fnkit._shape` finds, once per shape, where things sit in its values (tables, fields with two
+`fnkit._engine.shape` finds, once per shape, where things sit in its values (tables, fields with two
 spellings, the strings each declared pattern governs); this module reads them out of a value:
 `objects_at` and `one_spelling` (a field with two spellings holds one), `values_getters` and `site_values` (the strings
 at one site of a pattern). `snake` gives the Structs' attribute names, `frozen` and

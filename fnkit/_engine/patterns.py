@@ -11,7 +11,7 @@ batch, its 30 timestamps, 50 addresses) with a test derived here from the declar
   (lookaround, `^`, `\\b`, a back-reference): one match of `P(?:\\nP)*` over the values joined by
   line breaks (a value holding a line break shows as one break too many);
 - else one match per value.
-Values accepted once are remembered per pattern, bounded by bytes as `fnkit._memo` bounds its
+Values accepted once are remembered per pattern, bounded by bytes as `fnkit._engine.memo` bounds its
 memos (`PATTERN_BYTES` each; a value longer than `LONGEST` is tested every time), so a column met
 before costs one set look-up.
 
@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, cast
 
-from ._memo import _SLOT, LONGEST, MEMO_BYTES
+from .memo import _SLOT, LONGEST, MEMO_BYTES
 
 #: the most bytes one pattern's memo of accepted values keeps alive (a shape declares a dozen patterns)
 PATTERN_BYTES = MEMO_BYTES // 4
@@ -73,7 +73,7 @@ class PatternCheck:
         self._column: Callable[[Sequence[str]], bool]
         self.match, self._column, self.how = _derive(pattern)
         self._memo: set[str] = set()  # values that met the pattern
-        self._size = 0  # the bytes the memo keeps alive (fnkit._memo's count)
+        self._size = 0  # the bytes the memo keeps alive (fnkit._engine.memo's count)
         self._full = False
 
     def matches(self, value: str) -> bool:
