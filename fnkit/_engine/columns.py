@@ -2,8 +2,8 @@
 
 `fnkit._engine.shape` finds, once per shape, where things sit in its values (tables, fields with two
 spellings, the strings each declared pattern governs); this module reads them out of a value:
-`objects_at` and `one_spelling` (a field with two spellings holds one), `values_getters` and `site_values` (the strings
-at one site of a pattern). `snake` gives the Structs' attribute names, `frozen` and
+`objects_at` and `one_spelling` (a field with two spellings holds one), `values_getters` and
+`site_values` (the strings at one site of a pattern). `snake` gives the Structs' attribute names, `frozen` and
 `first_spelling` parts of their classes.
 """
 
