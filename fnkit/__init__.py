@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from . import rules
 from ._engine.codec import HandlerError, Invocation, Raw
 from ._engine.report import DIALECTS, ContractError, Dialect, Issue, Report
-from ._invoke import Context, Interrupted
+from ._running.inprocess import Context, Interrupted
 from .isolation import invoke
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)

@@ -19,7 +19,6 @@ from itertools import chain, islice
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._invoke import Handler
 from ._optional import require
 from ._replay import (
     DEFAULT_PARTITION_SIZE,
@@ -31,6 +30,7 @@ from ._replay import (
     replay_partition,
 )
 from ._replay_columns import dtype_of
+from ._running.inprocess import Handler
 
 if TYPE_CHECKING:
     import dask.dataframe as dd

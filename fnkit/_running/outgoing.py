@@ -12,7 +12,7 @@ from operator import is_
 from types import FunctionType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .._invoke import (
+from .inprocess import (
     Context,
     Handler,
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .._engine.codec import Raw
-from .._invoke import (
+from .inprocess import (
     Context,
     Unsendable,
 )

@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .._engine.codec import HandlerError, Raw, encode_response
-from .._invoke import (
+from .inprocess import (
     GRACE_S,
     Context,
     Handler,
@@ -273,7 +273,7 @@ class _FdOutput:
 def _worker_setup() -> None:
     import logging
 
-    from .._invoke import _LogCapture
+    from .inprocess import _LogCapture
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its handler, not the terminal's Ctrl-C
     if _ALARM:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from .._config import with_settings
 from .._engine.codec import Invocation
-from .._invoke import Context, Handler, _check_isolation
 from .._optional import require
+from .._running.inprocess import Context, Handler, _check_isolation
 from .._settings import Dialect, resolve_dialect
 from ..isolation import invoke
 from ._config import BAD_GATEWAY, AlbConfig, AlbSettings

@@ -26,8 +26,8 @@ from .._config import with_settings
 from .._engine.codec import Invocation
 from .._engine.outcome import Display, Grid, outcome_html, outcome_row
 from .._engine.report import Report
-from .._invoke import Handler, stops_in_one_sentence
 from .._optional import require
+from .._running.inprocess import Handler, stops_in_one_sentence
 from .._settings import Isolation
 from ._config import MailConfig, MailSettings
 from ._content import MessageStore

@@ -13,7 +13,7 @@ from .._sources import SOURCES, detect_source, source_module, validate
 from .._table import rows_of
 
 if TYPE_CHECKING:
-    from .._invoke import Context
+    from .._running.inprocess import Context
     from .._settings import Isolation
     from ..alb import HttpOutcome
     from ..alb._config import AlbConfig, AlbRunSettings

@@ -64,6 +64,13 @@ MADE_UP = [
     r"^[^:]+:[^:]*:?$",
     r"^(?:[0-9]+-)*[0-9]+$",
     r"^[a-z]{1,3}[a-z0-9]$",
+    # a repeated group made possessive only where it matches one way and what follows cannot start a round
+    r"^(?:-[a-z]+)*-x$",
+    r"^(?:\.[a-z]+)+\.?$",
+    r"^(?:ab)*a$",
+    r"^(?:a|ab)*c$",
+    r"^(?:x[a-z]*)*y$",
+    r"^(?:a(?:b+)c)*d$",
 ]
 PATTERNS = DECLARED + MADE_UP
 

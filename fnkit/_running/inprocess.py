@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar, cast
 
-from ._engine.codec import HandlerError, Invocation, encode_response
+from .._engine.codec import HandlerError, Invocation, encode_response
 
 #: A handler as the platform calls it: `handler(event, context)`.
 Handler = Callable[[Any, Any], Any]
@@ -147,7 +147,7 @@ def resolve_isolation(isolation: str | None) -> str:
     """The isolation a call runs with: the one given, else the project's setting (fnkit/_settings.py), else "none"."""
     if isolation in ISOLATIONS:  # named, and valid: nothing to look up
         return isolation
-    from ._settings import resolve_isolation as resolve
+    from .._settings import resolve_isolation as resolve
 
     return resolve(isolation)
 
