@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._engine.codec import Invocation
 from .._running.inprocess import Context, Handler
-from .._settings import Dialect
+from .._settings.project import Dialect
 from ._config import BAD_GATEWAY
 from ._desync import Head as _Head
 from ._desync import body_framing, decide, judge_head
