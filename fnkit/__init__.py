@@ -10,15 +10,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import rules
-from ._codec import HandlerError, Invocation, Raw
-from ._invoke import Context, Interrupted
-from ._report import DIALECTS, ContractError, Dialect, Issue, Report
+from ._engine.codec import HandlerError, Invocation, Raw
+from ._engine.report import DIALECTS, ContractError, Dialect, Issue, Report
+from ._running.inprocess import Context, Interrupted
 from .isolation import invoke
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)
     from . import alb, corpus, isolation, mail, queue, types  # noqa: F401 - lazy modules, typed (not testing: a layer above)
     from ._config import Config, Setting
-    from ._outcome import Outcome, Tabular
+    from ._engine.outcome import Outcome, Tabular
     from ._replay import replay, replay_partitions
     from ._replay_columns import columns
     from ._sources import correlation_ids, detect_source, validate, validate_response
@@ -45,8 +45,8 @@ _LAZY = {
     "widgets": (".widgets", None),
     "isolation": (".isolation", None),
     "invoke_many": (".isolation", "invoke_many"),
-    "Outcome": ("._outcome", "Outcome"),
-    "Tabular": ("._outcome", "Tabular"),
+    "Outcome": ("._engine.outcome", "Outcome"),
+    "Tabular": ("._engine.outcome", "Tabular"),
     "Config": ("._config", "Config"),
     "Setting": ("._config", "Setting"),
 }

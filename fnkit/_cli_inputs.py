@@ -36,7 +36,7 @@ def documents(path: str, data: bytes) -> list[tuple[int | None, bytes]]:
     lines of which the first is a JSON value by itself) gives one per non-blank line, numbered as editors do."""
     import msgspec
 
-    from ._report import strip_bom
+    from ._engine.report import strip_bom
 
     lines = data.splitlines()
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar, cast
 
-from ._memo import Readings
+from ._engine.memo import Readings
 from ._settings import project_table
 
 _KEY = "fnkit"

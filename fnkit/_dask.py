@@ -25,8 +25,8 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ._engine.report import MISSING, decode_json
 from ._import import Unreadable
-from ._invoke import Handler
 from ._optional import require
 from ._replay import (
     DEFAULT_PARTITION_SIZE,
@@ -37,7 +37,7 @@ from ._replay import (
     replay_partition,
 )
 from ._replay_columns import IMPORTED, empty_frame, kinds_of_rows, typed, unreadable_row
-from ._report import MISSING, decode_json
+from ._running.inprocess import Handler
 from ._sources import source_of
 
 if TYPE_CHECKING:

@@ -1,15 +1,17 @@
 """The rules about invoking a handler (H1-H4), declared beside the names that implement them.
 
-The code is in `fnkit.isolation` (calling the handler), `fnkit._invoke` (catching a raise, judging a late end) and
-`fnkit._codec` (encoding what it returned: H2, declared
-with the issues, in `fnkit._report`); this
+The code is in `fnkit.isolation` (calling the handler), `fnkit._running.inprocess` (catching a raise, judging a late
+end) and
+`fnkit._engine.codec` (encoding what it returned: H2, declared
+with the issues, in `fnkit._engine.report`); this
 module only declares the rules and points at that code, so the catalogue can say where
 each rule lives.
 """
 
 from __future__ import annotations
 
-from . import _invoke, isolation
+from . import isolation
+from ._running import inprocess
 from .rules import rule
 
 rule(
@@ -28,7 +30,7 @@ RAISED = rule(
     origin="kit",
     severity="outcome",
 )
-RAISED(_invoke._call_handler)  # where a raise is caught and recorded
+RAISED(inprocess._call_handler)  # where a raise is caught and recorded
 TIMED_OUT = rule(
     "H4",
     "any",
@@ -37,4 +39,4 @@ TIMED_OUT = rule(
     origin="kit",
     severity="outcome",
 )
-TIMED_OUT(_invoke.finished)  # a call that ended late is timed out, wherever it ran
+TIMED_OUT(inprocess.finished)  # a call that ended late is timed out, wherever it ran

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
+from ._engine.report import Issue, Report, error, warning
 from ._optional import require
-from ._report import Issue, Report, error, warning
 
 GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 65_536

@@ -9,7 +9,7 @@ import json
 import os
 import re
 
-from ._report import Issue, decode_json
+from ._engine.report import Issue, decode_json
 from .rules import id_of
 
 

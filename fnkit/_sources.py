@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from .types import Source
 
-from ._report import MISSING, Issue, Report, decode_json, describe, error, warning
+from ._engine.report import MISSING, Issue, Report, decode_json, describe, error, warning
 from .rules import id_of, rule
 
 SOURCES = ("queue", "mail", "alb")

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
 def rows_of(item: Any) -> list[dict[str, Any]]:
     """The rows one item contributes (an outcome or anything `Tabular`, a report, an invocation, a plain dict)."""
-    from ._codec import Invocation
-    from ._outcome import Tabular
-    from ._report import Report
+    from ._engine.codec import Invocation
+    from ._engine.outcome import Tabular
+    from ._engine.report import Report
 
     if isinstance(item, Tabular):
         return list(item.rows())
@@ -57,13 +57,13 @@ def tabulate(items: Any) -> Table:
     from ._optional import require
 
     require("pandas", extra="frames", feature="fnkit.tabulate")
+    from ._engine.report import Report
     from ._frame import Table
-    from ._report import Report
 
     if hasattr(items, "columns") and hasattr(items, "to_dict"):  # a DataFrame already: the same rows, shown readably
         return Table(items)
     # one item (a Report is a sequence of issues, but one item all the same) or many
-    from ._outcome import Tabular
+    from ._engine.outcome import Tabular
 
     if isinstance(items, (Report, Tabular)) or not isinstance(items, Iterable) or isinstance(items, (dict, str, bytes)):
         items = [items]

@@ -4,7 +4,7 @@ Every checking command (`validate`, `outcome`, `replay`) exits as linters do: 0 
 is nothing to report, 1 when there are findings, 2 for a usage error or an input that cannot
 be read. Each writes `--format text|json|github|sarif|junit` (`fnkit._cli_formats`), gives
 every input a record (an unreadable one too), and locates each issue as `file:line:col`
-(`fnkit._locate`) as well as by its JSONPath.
+(`fnkit._engine.locate`) as well as by its JSONPath.
 """
 
 from __future__ import annotations
@@ -35,16 +35,16 @@ from ._cli_formats import (
 )
 from ._cli_inputs import add_ignore, expectation, finish, prepare, say_ignored, set_aside
 from ._cli_inputs import documents as _documents
+from ._engine.report import Issue, Raw, Report
 from ._optional import MissingDependency
 from ._replay_columns import agreement, agreement_text
-from ._report import Issue, Raw, Report
 from ._settings import SettingError
 
 if TYPE_CHECKING:
     from distributed import LocalCluster
 
+    from ._engine.outcome import Outcome
     from ._import import ImportStream
-    from ._outcome import Outcome
 
 SOURCE_CHOICES = ("queue", "mail", "alb")
 
@@ -98,7 +98,7 @@ def _given(args: argparse.Namespace, source: str | None = None) -> dict[str, Any
 
 def _findings(report: Sequence[Issue], file: str, data: bytes | str | None, first_line: int | None) -> list[Finding]:
     """The issues of one JSON document located in its file: line and column of each path (read only when needed)."""
-    from ._locate import Locator
+    from ._engine.locate import Locator
 
     if not report:
         return []
@@ -134,7 +134,7 @@ def _add_format(parser: argparse.ArgumentParser) -> None:
 
 def _event_report(data: bytes, args: argparse.Namespace) -> Report:
     from ._config import accepted
-    from ._report import MISSING, decode_json
+    from ._engine.report import MISSING, decode_json
     from ._sources import detect_source, lookalike_issue, source_module, validate
 
     name = args.source or detect_source(data)
@@ -152,7 +152,7 @@ def _event_report(data: bytes, args: argparse.Namespace) -> Report:
 
 def _read_event(path: str) -> tuple[Any, Record]:
     """The decoded event of --event (MISSING when it cannot be used) and its record."""
-    from ._report import MISSING, decode_json
+    from ._engine.report import MISSING, decode_json
 
     try:
         data = _read(path)
@@ -192,7 +192,7 @@ def _unchecked(args: argparse.Namespace, report: Report, event_record: Record | 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """`fnkit validate`: check event (or response) files; 0 when every one is valid, 1 if not, 2 if unreadable."""
-    from ._report import MISSING
+    from ._engine.report import MISSING
     from ._sources import validate_response
 
     if args.event is not None and not args.response:
@@ -287,8 +287,8 @@ def _meets(expected: str, verdicts: list[str]) -> bool:
 
 def cmd_outcome(args: argparse.Namespace) -> int:
     """`fnkit outcome`: what the platform does with a response to an event; 1 when it fails or is not --expect's."""
-    from ._locate import Locator
-    from ._report import MISSING, decode_json
+    from ._engine.locate import Locator
+    from ._engine.report import MISSING, decode_json
 
     records: list[Record] = []
     event_bytes = response_bytes = None

@@ -15,15 +15,15 @@
   worker processes are killed at once, and each call returns the error `fnkit.Stopped`.
 
 This module only names them: `invoke` and `invoke_many` live in fnkit._running.calls, above
-the two rooms they choose between, fnkit._invoke (in this process: "none" and "thread") and
+the two rooms they choose between, fnkit._running.inprocess (in this process: "none" and "thread") and
 fnkit._running's worker processes.
 """
 
 from __future__ import annotations
 
-from ._invoke import DEFAULT_MEMORY_LIMIT_MB, ISOLATIONS, report
 from ._running.calls import invoke, invoke_many, shutdown, stats
-from ._stop import STOPPED_ERROR, Stopper, current_stopper
+from ._running.inprocess import DEFAULT_MEMORY_LIMIT_MB, ISOLATIONS, report
+from ._running.stop import STOPPED_ERROR, Stopper, current_stopper
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT_MB",

@@ -44,8 +44,8 @@ SOURCES = ("any", "queue", "mail", "alb")
 
 # Modules that declare rules, loaded when the catalogue is first read.
 _DECLARING_MODULES = (
-    "fnkit._report",
-    "fnkit._shape",
+    "fnkit._engine.report",
+    "fnkit._engine.shape",
     "fnkit._sources",
     "fnkit._handler_rules",
     "fnkit.queue._config",

@@ -25,8 +25,8 @@ import pytest
 
 import fnkit
 from fnkit import alb, mail, queue
-from fnkit._locate import locate
-from fnkit._report import child_path
+from fnkit._engine.locate import locate
+from fnkit._engine.report import child_path
 from fnkit.cli import build_parser, main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -230,11 +230,11 @@ def test_code_names_a_rule_by_its_function_and_the_outcome_reads_effects() -> No
 
 
 def test_rules_write_no_json_path_by_hand() -> None:
-    """One path helper (`fnkit._report.path_of`, over `child_path`): no string or f-string in fnkit starts an absolute
-    JSON path by hand ("$.Records[...", f"$.actions[{i}]"), and the private path helpers are gone."""
+    """One path helper (`fnkit._engine.report.path_of`, over `child_path`): no string or f-string in fnkit starts an
+    absolute JSON path by hand ("$.Records[...", f"$.actions[{i}]"), and the private path helpers are gone."""
     import ast
 
-    from fnkit._report import path_of
+    from fnkit._engine.report import path_of
 
     assert path_of("Records", 3, "md5OfBody") == "$.Records[3].md5OfBody"
     assert path_of("headers", "x-trace") == "$.headers['x-trace']" and path_of() == "$"

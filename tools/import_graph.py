@@ -7,7 +7,7 @@ one with a closed path through it, each step with the line that makes it.
 
     python tools/import_graph.py              # the cycles in fnkit; exit status 1 if any
     python tools/import_graph.py --packages   # the same, with each subpackage as one node
-    python tools/import_graph.py --edges fnkit._invoke   # what one module imports, and who imports it
+    python tools/import_graph.py --edges fnkit._running.inprocess   # what one module imports, and who imports it
     python tools/import_graph.py --by-name    # plug-ins looked up by their module's name count too
 
 tools/import_contracts.py uses it as an import-linter contract (`acyclic`).

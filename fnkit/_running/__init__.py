@@ -1,4 +1,7 @@
-"""Handlers in a worker process: a hard stop is a kill, never an injected exception.
+"""The running code: calling a handler the way the platform does, in this process or in a worker process.
+
+In this process ("none", "thread"): `inprocess` (the context, captured output, timeouts). In a
+worker process, a hard stop is a kill, never an injected exception.
 
 `fnkit.invoke(..., isolation="process")` lands here. The caller's process keeps a pool of
 warm worker processes; each call goes to an idle one over a socket (pickle for the event;
@@ -32,6 +35,9 @@ code running in the handler send facts back to the caller (`Invocation.reports`)
 
 The rooms, each one concern, lowest first (no room imports one above it):
 
+- `stop`: stopping, from another thread, the calls one thread makes (`Stopper`, a Stop button).
+- `inprocess`: a call in this process ("none" and "thread"): `Context`, captured output, timeouts;
+  what every mode shares (the isolation chosen, the memory limit checked).
 - `wire`: the protocol, what travels between the caller and a worker and how it is read.
 - `worker`: the worker's side, what runs in a worker process.
 - `zygote`: the process starter.
@@ -40,4 +46,5 @@ The rooms, each one concern, lowest first (no room imports one above it):
 - `exchange`: one exchange with a worker as a generator of steps, and the driver on the caller's thread.
 - `loop`: the driver of the same steps on an event loop (a server's).
 - `calls`: the calls users make (`invoke`, `invoke_many`), which choose between this process and a worker.
+- `plan`: one handler call as a source's `run` makes it (`PlannedCall`: the event, the context, its finish).
 """

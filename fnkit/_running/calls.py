@@ -1,5 +1,5 @@
-"""The calls users make: `invoke` and `invoke_many` choose where the handler runs (fnkit._invoke in this process,
-fnkit._running.exchange in worker processes); `stats` and `shutdown` of the isolation layer. `fnkit.isolation`
+"""The calls users make: `invoke` and `invoke_many` choose where the handler runs (fnkit._running.inprocess in this
+process, fnkit._running.exchange in worker processes); `stats` and `shutdown` of the isolation layer. `fnkit.isolation`
 is where users find them."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .._codec import Invocation
-from .._invoke import (
+from .._engine.codec import Invocation
+from .inprocess import (
     THREAD_STATS,
     Context,
     Handler,

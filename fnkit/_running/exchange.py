@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._codec import HandlerError, Invocation, loads_strict
-from .._invoke import (
+from .._engine.codec import HandlerError, Invocation, loads_strict
+from .inprocess import (
     GRACE_S,
     IMPORT_ERROR,
     MAX_LOG_CHARS,
@@ -22,9 +22,9 @@ from .._invoke import (
     Handler,
     finished,
 )
-from .._stop import STOPPED_ERROR, current_stopper
 from .outgoing import NotMovable, _dumps_message, _export_context, _handler_blob, _sync_for
 from .pool import _pool, _Worker, memory_limit_mb
+from .stop import STOPPED_ERROR, current_stopper
 from .wire import (
     _ALARM,
     _FRAME_LINE,

@@ -12,15 +12,15 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
-from .._codec import Invocation
-from .._invoke import (
+from .._engine.codec import Invocation
+from .exchange import _SEND, _TAKE, _WAIT, Step, _Item, _next_call_id, _one, _run_steps, _unpack, call
+from .inprocess import (
     Context,
     Handler,
     _internal_error,
     _prepare,
     check_memory_limit,
 )
-from .exchange import _SEND, _TAKE, _WAIT, Step, _Item, _next_call_id, _one, _run_steps, _unpack, call
 from .pool import _pool, _Worker, memory_limit_mb
 from .wire import ENDED, Message
 

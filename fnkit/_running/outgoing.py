@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .._invoke import (
+from .inprocess import (
     Context,
     Handler,
 )

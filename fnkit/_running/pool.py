@@ -10,7 +10,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from .._invoke import (
+from .inprocess import (
     DEFAULT_MEMORY_LIMIT_MB,
 )
 from .wire import _PROTOCOL, _UNSET, IDLE_WINDOW_S, MAX_IDLE_WORKERS, STATS, Exit, _ended_by_alarm, _exit_text

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .._codec import Raw
-from .._invoke import (
+from .._engine.codec import Raw
+from .inprocess import (
     Context,
     Unsendable,
 )

@@ -12,8 +12,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from .._codec import HandlerError, Raw, encode_response
-from .._invoke import (
+from .._engine.codec import HandlerError, Raw, encode_response
+from .inprocess import (
     GRACE_S,
     Context,
     Handler,
@@ -266,7 +266,7 @@ class _FdOutput:
 def _worker_setup() -> None:
     import logging
 
-    from .._invoke import _LogCapture
+    from .inprocess import _LogCapture
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller stops its handler, not the terminal's Ctrl-C
     if _ALARM:

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from .._config import with_settings
-from .._memo import Readings
-from .._report import ContractError, Issue, Report, child_path, error, path_of, warning
+from .._engine.memo import Readings
+from .._engine.report import ContractError, Issue, Report, child_path, error, path_of, warning
+from .._engine.shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
+from .._engine.validate import Contract, Seen
 from .._settings import Dialect, resolve_dialect
-from .._shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
-from .._validate import Contract, Seen
 from ..rules import id_of, rule
 from ._config import FORMS, HEALTH_CHECK, AlbConfig, AlbMultiValueSetting
 from ._http import (
@@ -526,13 +526,13 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
     inner = elb.target_group_arn if type(elb) is ElbContext else None
     top = event.target_group_arn
     if type(inner) is str:
-        _read_target_group_arn(inner, path_of("requestContext", "elb", "targetGroupArn"), seen, out)
+        _read_target_group_arn(inner, _INNER_ARN, seen, out)
     if type(top) is str and top != inner:  # (the same ARN twice: read and said once)
-        _read_target_group_arn(top, path_of("targetGroupArn"), seen, out)
+        _read_target_group_arn(top, _TOP_ARN, seen, out)
     if type(inner) is str and type(top) is str and inner != top:
         out.append(
             warning(
-                path_of("targetGroupArn"),
+                _TOP_ARN,
                 "mismatch",
                 "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
                 "one target group of the function.",
@@ -540,6 +540,10 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
             )
         )
     return out
+
+
+# where the two ARNs sit (written once: every event reads its ARN, few have anything to say of it)
+_INNER_ARN, _TOP_ARN = path_of("requestContext", "elb", "targetGroupArn"), path_of("targetGroupArn")
 
 
 def _read_target_group_arn(arn: str, path: str, seen: Seen, out: list[Issue]) -> None:

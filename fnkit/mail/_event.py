@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
-from .._columns import snake
-from .._report import (
+from .._engine.columns import snake
+from .._engine.report import (
     MISSING,
     ContractError,
     Issue,
@@ -24,9 +24,9 @@ from .._report import (
     path_of,
     warning,
 )
+from .._engine.shape import BOOL, STR, F, ListOf, Shape, Text
+from .._engine.validate import Check, Contract, Seen
 from .._settings import Dialect, resolve_dialect
-from .._shape import BOOL, STR, F, ListOf, Shape, Text
-from .._validate import Check, Contract, Seen
 from ..rules import rule
 from ._address import ADDRESS_PATTERN, is_address
 from ._decision import Decision

@@ -22,12 +22,12 @@ import random
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Unpack
 
-from .._codec import Invocation
 from .._config import with_settings
-from .._invoke import Handler, stops_in_one_sentence
+from .._engine.codec import Invocation
+from .._engine.outcome import Display, Grid, outcome_html, outcome_row
+from .._engine.report import Report
 from .._optional import require
-from .._outcome import Display, Grid, outcome_html, outcome_row
-from .._report import Report
+from .._running.inprocess import Handler, stops_in_one_sentence
 from .._settings import Isolation
 from ._config import MailConfig, MailSettings
 from ._content import MessageStore

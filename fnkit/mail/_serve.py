@@ -86,8 +86,8 @@ from typing import TYPE_CHECKING, Any, Self, Unpack, cast
 from urllib.parse import quote
 
 from .._config import with_settings
-from .._invoke import Handler
 from .._optional import require
+from .._running.inprocess import Handler
 from ..rules import id_of
 from ._address import is_address
 from ._config import MailConfig, MailSettings
@@ -327,7 +327,7 @@ class MailServer:
         max_records: int = MAX_RECORDS,
         max_store_bytes: int = DEFAULT_MAX_STORE_BYTES,
     ) -> None:
-        from .._invoke import _check_isolation
+        from .._running.inprocess import _check_isolation
 
         _check_isolation(isolation)
         require("aiosmtpd", extra="serve", feature="fnkit.mail.serve")  # before any thread or folder is made

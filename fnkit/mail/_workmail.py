@@ -64,7 +64,7 @@ ERROR_STATUS = {
 _state: dict[str, bool] = {}
 _install_lock = threading.RLock()
 
-# Until `fnkit._invoke.current_context` exists: the context of the mail invocation running in
+# Until `fnkit._running.inprocess.current_context` exists: the context of the mail invocation running in
 # this thread, set by `bridged` around an in-process call (see `running_context`).
 _running: contextvars.ContextVar[Any] = contextvars.ContextVar("fnkit_mail_invocation", default=None)
 
@@ -169,7 +169,7 @@ def _register(emitter: Any) -> None:
 
 def running_context() -> Any:
     """The context of the invocation running in this thread (worker), or None outside one."""
-    invoke_module = sys.modules.get("fnkit._invoke")
+    invoke_module = sys.modules.get("fnkit._running.inprocess")
     current = getattr(invoke_module, "current_context", None)
     if current is not None:
         return current()

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from .._report import Issue, error, path_of, warning
+from .._engine.report import Issue, error, path_of, warning
 from ..rules import rule
 from ._config import FIFO_GROUPS
 

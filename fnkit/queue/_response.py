@@ -17,11 +17,11 @@ import msgspec
 
 from .. import rules as _rules
 from .._cells import short_id
-from .._codec import encode_response
 from .._config import with_settings
-from .._memo import Readings
-from .._report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, path_of, warning
-from .._shape import F, ListOf, Nullable, Shape, Text, unknown_key
+from .._engine.codec import encode_response
+from .._engine.memo import Readings
+from .._engine.report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, path_of, warning
+from .._engine.shape import F, ListOf, Nullable, Shape, Text, unknown_key
 from ..rules import id_of, rule
 from ..types import QueueKind
 from ._config import REPORTING_OFF, QueueConfig, QueueReportingSetting
@@ -519,7 +519,7 @@ def validate_response(
 def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the queue event (`kind="event"`) or response (`"response"`), from the
     declarations fnkit validates with; what a schema cannot express is listed in its description."""
-    from .._validate import Contract
+    from .._engine.validate import Contract
     from ._event import EVENT_CONTRACT
 
     if kind == "event":

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import msgspec
 
-from .._codec import Invocation
 from .._config import with_settings
+from .._engine.codec import Invocation
 from .._import import say
-from .._invoke import Context, resolve_isolation, stops_in_one_sentence
 from .._optional import require
 from .._running.calls import _call
+from .._running.inprocess import Context, resolve_isolation, stops_in_one_sentence
 from .._settings import Dialect, Isolation, resolve_dialect
 from ..rules import id_of, rule
 from ._config import DEDUPLICATION, QueueConfig, QueueSettings

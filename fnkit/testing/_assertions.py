@@ -7,13 +7,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Unpack, cast, overload
 
 from .._cells import text_table
-from .._outcome import Outcome, what_it_did
-from .._report import ContractError, Report, decode_json
+from .._engine.outcome import Outcome, what_it_did
+from .._engine.report import ContractError, Report, decode_json
 from .._sources import SOURCES, detect_source, source_module, validate
 from .._table import rows_of
 
 if TYPE_CHECKING:
-    from .._invoke import Context
+    from .._running.inprocess import Context
     from .._settings import Isolation
     from ..alb import HttpOutcome
     from ..alb._config import AlbConfig, AlbRunSettings

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._outcome import what_it_did
+from .._engine.outcome import what_it_did
 
 CHECK_SOURCES = ("queue", "mail", "alb")
 DEFAULT_EXAMPLES = 200

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._invoke import SAFE_ISOLATION
+from .._running.inprocess import SAFE_ISOLATION
 from ._fields import COMMON_FIELDS, Field
 
 

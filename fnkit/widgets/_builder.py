@@ -7,8 +7,8 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from .._engine.report import Issue, Report, decode_json
 from .._optional import require
-from .._report import Issue, Report, decode_json
 from ..rules import id_of
 from ._adapter import adapter_for
 from ._fields import FieldError

@@ -7,8 +7,8 @@ import re
 from html import escape
 from typing import Any
 
+from .._engine.report import Issue, Raw, decode_json
 from .._optional import require
-from .._report import Issue, Raw, decode_json
 from ..rules import id_of
 from ._adapter import adapter_for
 from ._builder import EventBuilder

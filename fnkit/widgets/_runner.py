@@ -9,9 +9,9 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from .._engine.report import ContractError, Issue
 from .._handler_rules import RAISED, TIMED_OUT
 from .._optional import require
-from .._report import ContractError, Issue
 from ..isolation import STOPPED_ERROR
 from ._adapter import adapter_for
 from ._builder import EventBuilder
@@ -380,7 +380,7 @@ class HandlerRunner(Shown):
 
     def _show_stopped(self, job: _Job, plan: _Plan) -> None:
         """'stopped': said plainly, with what the platform does with a handler that does not return (its rule)."""
-        from .._codec import Invocation
+        from .._engine.codec import Invocation
 
         self.stopped = True
         self.outcome = None

@@ -8,9 +8,9 @@ from typing import Any, Self
 
 from .. import rules as _rules
 from .._cells import short_ids_in
+from .._engine.outcome import Outcome
+from .._engine.report import Issue
 from .._optional import require
-from .._outcome import Outcome
-from .._report import Issue
 from ._adapter import SourceAdapter
 from ._ui import CSS, badge, issues_html, pre, table_html
 

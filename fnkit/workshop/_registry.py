@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from .._cells import short_ids_in, shorten
-from .._outcome import PROCESS_ENDED, what_it_did
+from .._engine.outcome import PROCESS_ENDED, what_it_did
 from ._history import cell_run, stale_note
 from ._placeholders import placeholders
 
@@ -261,8 +261,8 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
     if unfinished is not None:
         return unfinished
     from .. import _sources
+    from .._engine.report import ContractError
     from .._plain import json_problem
-    from .._report import ContractError
 
     if isinstance(event, (bytes, bytearray)):
         event = bytes(event).decode("utf-8", "replace")

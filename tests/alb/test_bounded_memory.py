@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from fnkit import Invocation, Raw, alb
-from fnkit._codec import encode_response
+from fnkit._engine.codec import encode_response
 from fnkit.alb._outcome import answered_by_function, bound_of
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

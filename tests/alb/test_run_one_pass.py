@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from fnkit import _config, _invoke, _report, _settings, alb
+from fnkit import _config, _settings, alb
+from fnkit._engine import report as _report
+from fnkit._running import inprocess as _invoke
 from fnkit.alb import _event, _outcome
 
 WATCHED = {

@@ -83,7 +83,7 @@ def cpu_rows(table: Table, rounds: int) -> None:
     import msgspec
 
     from fnkit import alb
-    from fnkit._validate import Seen
+    from fnkit._engine.validate import Seen
     from fnkit.alb._event import EVENT_CONTRACT, EVENT_SHAPE
     from tests.benchmarks.bench_validate import alb_get_with
 

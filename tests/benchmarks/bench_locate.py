@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import fnkit
 from fnkit import queue
-from fnkit._locate import Locator
+from fnkit._engine.locate import Locator
 
 
 def best_ms(step: Callable[[], Any], repeat: int = 5) -> float:

@@ -206,7 +206,7 @@ def unconstrained(t: Any, done: dict[int, Any] | None = None) -> Any:
     the declared patterns and length bounds (a floor row: what those cost)."""
     from dataclasses import replace
 
-    from fnkit._shape import STR, ListOf, MapOf, Nullable, Shape, Text
+    from fnkit._engine.shape import STR, ListOf, MapOf, Nullable, Shape, Text
 
     done = {} if done is None else done
     if isinstance(t, Text):
@@ -248,7 +248,7 @@ def rules_rows(table: Table, rounds: int, contract: Any, make: Callable[[], Any]
     """Two floor rows of a validate_event row: the semantic rules' own cost (each rule called directly over one
     typed value), and the whole pipeline called step by step without the engine around it (compiled read,
     tables, the spelling check, the rules): what is left of the row when the engine costs nothing."""
-    from fnkit._validate import Seen
+    from fnkit._engine.validate import Seen
 
     contract.check(make())  # compiles the contract's parts
     typed = make()
@@ -384,7 +384,7 @@ def fill_pattern_memo(pattern: str) -> None:
     """Fill a declared pattern's memo of accepted values to its budget (when the engine has one), so that values
     met later are never remembered: their rows measure the derived check itself."""
     try:
-        from fnkit._patterns import pattern_check
+        from fnkit._engine.patterns import pattern_check
     except ImportError:  # an engine without per-pattern memos
         return
     check = pattern_check(pattern)
@@ -414,7 +414,7 @@ def mail_rows(table: Table, rounds: int) -> None:
     )
     import msgspec
 
-    from fnkit._patterns import whole
+    from fnkit._engine.patterns import whole
     from fnkit.mail._event import EVENT_CONTRACT, EVENT_SHAPE
 
     struct = EVENT_SHAPE.struct

@@ -16,7 +16,7 @@ import pytest
 
 import fnkit
 from fnkit import Interrupted, isolation
-from fnkit._invoke import current_context
+from fnkit._running.inprocess import current_context
 from tests.core.processes import alive, kill_idle_workers
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -392,7 +392,7 @@ def test_in_a_jupyter_kernel_an_interrupted_call_is_one_sentence_without_a_trace
                 break
         shown = "".join(texts)
         assert "Interrupted: the handler was stopped" in shown, (shown, tracebacks)
-        assert not tracebacks and "Traceback" not in shown and "_invoke.py" not in shown
+        assert not tracebacks and "Traceback" not in shown and "inprocess.py" not in shown
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)

@@ -1,4 +1,4 @@
-"""Calling a handler the way the platform does (fnkit/_invoke.py): result, error, output, timeout.
+"""Calling a handler the way the platform does (fnkit/_running/inprocess.py): result, error, output, timeout.
 
 Every behaviour a handler can see is checked in the three isolation modes: a worker
 process (the default), a thread of the caller, and inline. They must look the same.
@@ -18,7 +18,7 @@ import pytest
 
 import fnkit
 from fnkit import isolation
-from fnkit._codec import encode_response
+from fnkit._engine.codec import encode_response
 
 
 @pytest.fixture(autouse=True)
@@ -530,7 +530,7 @@ def test_thread_mode_reuses_its_threads():
 
 
 def test_no_exception_is_ever_injected_into_a_thread():
-    import fnkit._invoke as invoke_module
+    import fnkit._running.inprocess as invoke_module
 
     source = Path(invoke_module.__file__).read_text(encoding="utf-8")
     assert "SetAsyncExc" not in source and "setitimer" not in source and "SIGALRM" not in source

@@ -1,5 +1,5 @@
-"""The validators' memos of values already met (fnkit/_memo.py) are bounded by bytes, not by count, and so
-are the memos of the values each declared pattern accepted (fnkit/_patterns.py)."""
+"""The validators' memos of values already met (fnkit/_engine/memo.py) are bounded by bytes, not by count, and so
+are the memos of the values each declared pattern accepted (fnkit/_engine/patterns.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from fnkit import alb, queue
-from fnkit._memo import LONGEST, MEMO_BYTES, Readings
-from fnkit._patterns import PATTERN_BYTES, PatternCheck
+from fnkit._engine.memo import LONGEST, MEMO_BYTES, Readings
+from fnkit._engine.patterns import PATTERN_BYTES, PatternCheck
 
 MB = 1024 * 1024
 

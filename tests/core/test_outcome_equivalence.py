@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fnkit import Invocation, Raw, alb, mail, queue
-from fnkit._codec import encode_response
+from fnkit._engine.codec import encode_response
 
 QUEUE_EVENT = queue.build_event(["a", "b", "c"], seed=4)
 QUEUE_IDS = queue.correlation_ids(QUEUE_EVENT)

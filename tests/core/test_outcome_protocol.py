@@ -14,10 +14,10 @@ import pytest
 
 import fnkit
 from fnkit import _cells
-from fnkit._call import PlannedCall
 from fnkit._config import with_settings
-from fnkit._outcome import Display, Grid, Outcome, outcome_html, outcome_row
-from fnkit._report import Report
+from fnkit._engine.outcome import Display, Grid, Outcome, outcome_html, outcome_row
+from fnkit._engine.report import Report
+from fnkit._running.plan import PlannedCall
 from fnkit.queue import QueueConfig
 
 

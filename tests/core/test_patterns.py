@@ -1,4 +1,4 @@
-"""The declared patterns are checked per column by tests derived from them (fnkit/_patterns.py): each derived
+"""The declared patterns are checked per column by tests derived from them (fnkit/_engine/patterns.py): each derived
 test says what the declared pattern says, on any input; reports are the located way's, whatever the event holds;
 and nothing becomes a typed value of a shape with a string that breaks its pattern."""
 
@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fnkit import ContractError, alb, mail, queue
-from fnkit._patterns import PatternCheck, pattern_check, whole
-from fnkit._shape import Text
+from fnkit._engine.patterns import PatternCheck, pattern_check, whole
+from fnkit._engine.shape import Text
 from fnkit.alb._event import EVENT_CONTRACT as ALB_EVENTS
 from fnkit.mail._event import ADDRESS_TEXT
 from fnkit.mail._event import EVENT_CONTRACT as MAIL_EVENTS
@@ -64,6 +64,13 @@ MADE_UP = [
     r"^[^:]+:[^:]*:?$",
     r"^(?:[0-9]+-)*[0-9]+$",
     r"^[a-z]{1,3}[a-z0-9]$",
+    # a repeated group made possessive only where it matches one way and what follows cannot start a round
+    r"^(?:-[a-z]+)*-x$",
+    r"^(?:\.[a-z]+)+\.?$",
+    r"^(?:ab)*a$",
+    r"^(?:a|ab)*c$",
+    r"^(?:x[a-z]*)*y$",
+    r"^(?:a(?:b+)c)*d$",
 ]
 PATTERNS = DECLARED + MADE_UP
 

@@ -1,4 +1,4 @@
-"""Issues, reports, Raw and JSON decoding: what every source shares (fnkit/_report.py)."""
+"""Issues, reports, Raw and JSON decoding: what every source shares (fnkit/_engine/report.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 
 import fnkit
-from fnkit._report import MISSING, Raw, child_path, decode_json, describe, error, warning
+from fnkit._engine.report import MISSING, Raw, child_path, decode_json, describe, error, warning
 
 
 def _report() -> fnkit.Report:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import fnkit
 from fnkit import alb, mail, queue
-from fnkit._shape import ListOf, MapOf, Nullable, Scalar, Shape, Text
+from fnkit._engine.shape import ListOf, MapOf, Nullable, Scalar, Shape, Text
 
 # JSON values; floats are never whole numbers: JSON Schema counts 200.0 as an integer, fnkit does
 # not (the schema's description says so), and that is the one difference a schema cannot state.

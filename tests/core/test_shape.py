@@ -1,4 +1,4 @@
-"""Shapes declared once (fnkit/_shape.py).
+"""Shapes declared once (fnkit/_engine/shape.py).
 
 The walker, the compiled check (Structs with the declared constraints as msgspec.Meta, and the one-spelling
 check), the typed parse, the tables; and the one test that the compiled and located ways report alike.
@@ -13,8 +13,8 @@ from typing import Any, cast
 import pytest
 
 from fnkit import queue
-from fnkit._columns import snake
-from fnkit._shape import ANY, BOOL, INT, NUMBER, STR, F, ListOf, MapOf, Nullable, Shape
+from fnkit._engine.columns import snake
+from fnkit._engine.shape import ANY, BOOL, INT, NUMBER, STR, F, ListOf, MapOf, Nullable, Shape
 
 # --- small synthetic shapes ---------------------------------------------------------
 
@@ -209,7 +209,7 @@ def test_json_schema_of_nullable_and_limits():
 import msgspec  # noqa: E402
 
 from fnkit import alb, mail  # noqa: E402
-from fnkit._shape import Text  # noqa: E402
+from fnkit._engine.shape import Text  # noqa: E402
 
 
 def test_the_typed_parse_is_the_compiled_struct_with_the_dataclass_protocol():

@@ -8,7 +8,7 @@ from typing import Any, Literal, NotRequired, Required, get_args, get_origin, ge
 import pytest
 
 from fnkit import alb, mail, queue, types
-from fnkit._shape import ListOf, MapOf, Nullable, Scalar, Shape
+from fnkit._engine.shape import ListOf, MapOf, Nullable, Scalar, Shape
 from fnkit.queue._event import MESSAGE_ATTRIBUTE
 
 PAIRS = [

@@ -53,8 +53,8 @@ USER_FILE = textwrap.dedent(
 )
 
 EXPECTED = [
-    "fnkit._report.Report",
-    "fnkit._report.Report",
+    "fnkit._engine.report.Report",
+    "fnkit._engine.report.Report",
     "Literal['queue'] | Literal['mail'] | Literal['alb'] | None",
     "fnkit.queue._outcome.BatchOutcome",
     "Literal['success'] | Literal['partial'] | Literal['failure']",
@@ -101,7 +101,7 @@ def test_a_users_file_type_checks_strictly_and_sees_fnkits_types(tmp_path):
     revealed = [re.sub(r'^.*Revealed type is "(.*)"$', r"\1", line) for line in lines if "Revealed type" in line]
     assert len(revealed) == len(EXPECTED) + 1, done.stdout
     assert [_normalise(r).replace("?", "") for r in revealed[: len(EXPECTED)]] == EXPECTED
-    assert revealed[-1].startswith("fnkit._codec.Invocation")
+    assert revealed[-1].startswith("fnkit._engine.codec.Invocation")
 
 
 def test_the_parsed_event_protocols_name_only_fields_the_parsed_values_have():

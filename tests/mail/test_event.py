@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fnkit import mail
-from fnkit._report import ContractError
+from fnkit._engine.report import ContractError
 from fnkit.mail._event import EVENT_SIZE_LIMIT, event_size
 
 from .helpers import ALICE, BOB, CAROL, rules_of

@@ -5,8 +5,8 @@ import time
 import pytest
 
 from fnkit import Raw, mail
-from fnkit._codec import HandlerError, Invocation
-from fnkit._report import ContractError
+from fnkit._engine.codec import HandlerError, Invocation
+from fnkit._engine.report import ContractError
 
 from .helpers import ALICE, BOB, CAROL, respond, rules_of
 

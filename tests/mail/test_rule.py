@@ -5,7 +5,7 @@ import time
 import pytest
 
 from fnkit import mail
-from fnkit._report import ContractError
+from fnkit._engine.report import ContractError
 
 from .helpers import ALICE, BOB, CAROL, respond
 

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._codec import _STRICT, encode_response
-from ._codec import Raw as Raw
-from ._codec import loads_strict as loads_strict
-from ._optional import require
-from ._settings import Dialect as Dialect
-from .rules import id_of, rule
+from .._optional import require
+from .._settings import Dialect as Dialect
+from ..rules import id_of, rule
+from .codec import _STRICT, encode_response
+from .codec import Raw as Raw
+from .codec import loads_strict as loads_strict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -162,7 +162,7 @@ class Report(Sequence[Issue]):
         return f"<Report {self.summary()}{body}>"
 
     def _repr_html_(self) -> str:
-        from ._cells import panel_html
+        from .._cells import panel_html
 
         columns = ["path", "severity", "code", "message", "rule"]
         return panel_html(

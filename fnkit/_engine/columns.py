@@ -1,9 +1,9 @@
 """What the engine reads of a compiled typed value without its declaration: names, columns, sites.
 
-`fnkit._shape` finds, once per shape, where things sit in its values (tables, fields with two
+`fnkit._engine.shape` finds, once per shape, where things sit in its values (tables, fields with two
 spellings, the strings each declared pattern governs); this module reads them out of a value:
-`objects_at` and `one_spelling` (a field with two spellings holds one), `site_values` (the strings
-at one site of a pattern). `snake` gives the Structs' attribute names, `frozen` and
+`objects_at` and `one_spelling` (a field with two spellings holds one), `values_getters` and
+`site_values` (the strings at one site of a pattern). `snake` gives the Structs' attribute names, `frozen` and
 `first_spelling` parts of their classes.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import keyword
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
@@ -54,23 +54,14 @@ def first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
     return read
 
 
-def values_getter(sites: tuple[Site, ...]) -> Callable[[Any, Tables], Sequence[str]]:
-    """One function that reads every string at `sites` of a compiled typed value (the engine calls it once per
-    pattern per value): a table's column as it is, a chain of attributes in one C-level `attrgetter`."""
-    getters = [_site_getter(site) for site in sites]
-    if len(getters) == 1:
-        return getters[0]
-
-    def read(typed: Any, tables: Tables) -> Sequence[str]:
-        values: list[str] = []
-        for get in getters:
-            values += get(typed, tables)
-        return values
-
-    return read
+def values_getters(sites: tuple[Site, ...]) -> tuple[Callable[[Any, Tables], Collection[str]], ...]:
+    """For each of `sites`, one function that reads its strings out of a compiled typed value (the engine calls
+    each once per value): a table's column as it is, a chain of attributes in one C-level `attrgetter`, a map's
+    keys as the map itself and its values as its view (a pattern's memo asks them without a copy)."""
+    return tuple(map(_site_getter, sites))
 
 
-def _site_getter(site: Site) -> Callable[[Any, Tables], Sequence[str]]:
+def _site_getter(site: Site) -> Callable[[Any, Tables], Collection[str]]:
     table, column, steps, absent = site
     if table is not None:
         if not steps and not absent:
@@ -80,28 +71,55 @@ def _site_getter(site: Site) -> Callable[[Any, Tables], Sequence[str]]:
     rest = steps[len(attrs) :]
     if not attrs or steps[: len(attrs)] != attrs or rest not in _READS or (absent and rest):
         return partial(site_values, site)
-    get, how = attrgetter(".".join(attrs)), _READS[rest]
+    return _READS[rest](attrgetter(".".join(attrs)))
 
-    def read(typed: Any, tables: Tables) -> Sequence[str]:
+
+def _read_value(get: Callable[[Any], Any]) -> Callable[[Any, Tables], Collection[str]]:
+    def read(typed: Any, tables: Tables) -> Collection[str]:
         try:
             value = get(typed)
         except AttributeError:  # an object on the way is absent
             return ()
-        if how == "value":
-            return (value,) if type(value) is str else ()
-        if not value:
+        return (value,) if type(value) is str else ()
+
+    return read
+
+
+def _read_keys(get: Callable[[Any], Any]) -> Callable[[Any, Tables], Collection[str]]:
+    def read(typed: Any, tables: Tables) -> Collection[str]:
+        try:
+            value = get(typed)
+        except AttributeError:
             return ()
-        if how == "keys":
-            return [*value]
-        if how == "values":
-            return [*value.values()]
-        return [x for items in value.values() if items for x in items]
+        return value or ()  # (the map itself: its keys)
+
+    return read
+
+
+def _read_values(get: Callable[[Any], Any]) -> Callable[[Any, Tables], Collection[str]]:
+    def read(typed: Any, tables: Tables) -> Collection[str]:
+        try:
+            value = get(typed)
+        except AttributeError:
+            return ()
+        return value.values() if value else ()
+
+    return read
+
+
+def _read_items(get: Callable[[Any], Any]) -> Callable[[Any, Tables], Collection[str]]:
+    def read(typed: Any, tables: Tables) -> Collection[str]:
+        try:
+            value = get(typed)
+        except AttributeError:
+            return ()
+        return [x for items in value.values() if items for x in items] if value else ()
 
     return read
 
 
 # what follows the attributes, read in one call: the string, a map's keys, its values, the items of its lists
-_READS = {(): "value", ("*k",): "keys", ("*v",): "values", ("*v", "*"): "items"}
+_READS = {(): _read_value, ("*k",): _read_keys, ("*v",): _read_values, ("*v", "*"): _read_items}
 
 
 def site_values(site: Site, typed: Any, tables: Tables) -> Any:

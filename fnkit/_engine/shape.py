@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -34,10 +34,10 @@ from operator import attrgetter
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
-from ._columns import Site, Spelling, Tables, first_spelling, frozen, objects_at, one_spelling, snake, values_getter
-from ._patterns import PatternCheck, pattern_check, schema_pattern, whole
-from ._report import Issue, Severity, child_path, describe, error, warning
-from .rules import rule
+from ..rules import rule
+from .columns import Site, Spelling, Tables, first_spelling, frozen, objects_at, one_spelling, snake, values_getters
+from .patterns import PatternCheck, pattern_check, schema_pattern, whole
+from .report import Issue, Severity, child_path, describe, error, warning
 
 # --- type vocabulary ---------------------------------------------------------
 
@@ -94,7 +94,7 @@ class Text(Scalar):
 
     @cached_property
     def check(self) -> PatternCheck | None:
-        """The test of the declared pattern, derived from it (fnkit._patterns); None without a pattern."""
+        """The test of the declared pattern, derived from it (fnkit._engine.patterns); None without a pattern."""
         return None if self.pattern is None else pattern_check(self.pattern)
 
     @cached_property
@@ -293,10 +293,11 @@ class Shape:
     def patterns_hold(self, typed: Any, tables: Tables) -> bool:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
-        for check, _, values_of in self.patterns:
-            values = values_of(typed, tables)
-            if values and not check.holds(values):
-                return False
+        for check, _, readers in self.patterns:
+            for read in readers:  # (each site's strings asked apart: no list made to hold them all)
+                values = read(typed, tables)
+                if values and not check.holds(values):
+                    return False
         return True
 
     def tables(self, typed: Any) -> Tables:
@@ -585,8 +586,8 @@ def read_tables(specs: tuple[TableSpec, ...], value: Any, *, lenient: bool) -> T
 
 # --- the declared patterns: each tested over the column of values it governs ----------------------------
 
-#: a declared pattern's test, the places it governs, and the one function that reads their strings
-Patterned = tuple[PatternCheck, tuple[Site, ...], Callable[[Any, Tables], Sequence[str]]]
+#: a declared pattern's test, the places it governs, and for each place the function that reads its strings
+Patterned = tuple[PatternCheck, tuple[Site, ...], tuple[Callable[[Any, Tables], Collection[str]], ...]]
 
 
 def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterned, ...]:
@@ -627,7 +628,7 @@ def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterne
             if (f.aliases or not isinstance(_strip_null(f.type), Shape)) and f.enum is None:
                 for slot in _slots(spec.shape, f):
                     descend(f.type, spec.name, slot, (), f.required is not True or bool(f.aliases))
-    return tuple((checks[p], tuple(sites), values_getter(tuple(sites))) for p, sites in found.items())
+    return tuple((checks[p], tuple(sites), values_getters(tuple(sites))) for p, sites in found.items())
 
 
 def _slots(shape: Shape, f: F) -> tuple[str, ...]:

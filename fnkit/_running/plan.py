@@ -13,9 +13,9 @@ from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
-from ._codec import Invocation
-from ._invoke import Context, Handler, handler_copy, resolve_isolation
-from ._running.calls import _call
+from .._engine.codec import Invocation
+from .calls import _call
+from .inprocess import Context, Handler, handler_copy, resolve_isolation
 
 OutcomeT = TypeVar("OutcomeT")
 

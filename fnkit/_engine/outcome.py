@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._codec import Invocation
-    from ._report import Report
+    from .codec import Invocation
+    from .report import Report
 
 TONES = ("good", "mixed", "bad", "none")
 # the error type an invocation carries when the handler's process ended under it (os._exit, a crash, a
@@ -121,7 +121,7 @@ def outcome_html(outcome: Any) -> str:
     """
     from html import escape
 
-    from ._cells import panel_html
+    from .._cells import panel_html
 
     shown: Display = outcome._display()
     tag = " <i>(inferred)</i>" if outcome.inferred else ""
@@ -140,7 +140,7 @@ def outcome_html(outcome: Any) -> str:
 
 def outcome_frame(outcome: Any) -> pd.DataFrame:
     """An outcome's `rows()` as a pandas DataFrame (its `to_frame()`; pandas comes with `fnkit[frames]`)."""
-    from ._optional import require
+    from .._optional import require
 
     require("pandas", extra="frames", feature=f"{type(outcome).__name__}.to_frame()")
     import pandas as pd

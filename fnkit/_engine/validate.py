@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._columns import Tables
-from ._report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
-from ._shape import Shape, two_spellings
-from .rules import id_of
+from ..rules import id_of
+from .columns import Tables
+from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
+from .shape import Shape, two_spellings
 
 if TYPE_CHECKING:
     from msgspec.json import Decoder
@@ -140,7 +140,7 @@ class Contract:
         """A Draft 2020-12 JSON Schema of the structure the compiled check enforces, both dialects; the
         semantic rules (the checks, and the rules implemented by the functions or declarations in `also`) are
         listed in its description."""
-        from . import rules
+        from .. import rules
 
         ids = [r.id for r in rules.catalogue() if r.implementation in self.checks]
         ids += [i for i in map(id_of, also) if i not in ids]

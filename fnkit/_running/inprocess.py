@@ -1,6 +1,6 @@
 """Calling a handler the way the platform does: context, timeout, captured output, JSON out.
 
-Three ways to run the handler (`isolation=`), one result (`Invocation`, fnkit/_codec.py) whatever
+Three ways to run the handler (`isolation=`), one result (`Invocation`, fnkit/_engine/codec.py) whatever
 it does; `invoke` and `invoke_many` (fnkit/isolation.py, above this module and the package fnkit/_running)
 choose between them:
 
@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar, cast
 
-from ._codec import HandlerError, Invocation, encode_response
+from .._engine.codec import HandlerError, Invocation, encode_response
 
 #: A handler as the platform calls it: `handler(event, context)`.
 Handler = Callable[[Any, Any], Any]
@@ -130,7 +130,7 @@ def resolve_isolation(isolation: str | None) -> str:
     """The isolation a call runs with: the one given, else the project's setting (fnkit/_settings.py), else "none"."""
     if isolation in ISOLATIONS:  # named, and valid: nothing to look up
         return isolation
-    from ._settings import resolve_isolation as resolve
+    from .._settings import resolve_isolation as resolve
 
     return resolve(isolation)
 
