@@ -276,8 +276,7 @@ def place(frame: pd.DataFrame, plan: tuple[list[int], dict[str, list[Any]]], num
     offsets, cats = plan
     frame = frame.copy()
     for column, categories in cats.items():
-        values = frame[column]
-        frame[column] = values.cat.set_categories(pd.Index(categories, dtype=values.cat.categories.dtype))
+        frame[column] = frame[column].cat.set_categories(pd.Index(categories))  # text: one dtype in every part
     frame.index = pd.RangeIndex(offsets[number], offsets[number] + len(frame))
     if label is not None:
         frame.insert(0, "handler", label)

@@ -305,3 +305,13 @@ def test_a_script_without_a_main_guard_is_told_to_add_one_before_any_worker_star
     said = proc.stderr.strip().splitlines()[-1]
     assert 'if __name__ == "__main__":' in said and "main guard" in said and "no_guard.py" in said, said
     assert "Nanny failed to start" not in proc.stderr  # before: the workers ran the script again and failed
+
+
+def test_a_lazy_replay_computes_when_a_category_is_empty_in_some_partitions(client):
+    sample = [alb.build_event("GET", f"/items/{i}", seed=i) for i in range(4)] + [alb.build_event("POST", "/o", seed=9)]
+    lazy = fnkit.replay(handler, sample, engine="dask", client=client, partition_size=2)  # only the last has a cause
+    computed = lazy.compute()  # before: "dtype of categories must be the same"
+    assert list(computed["cause"].astype(object).fillna("-")) == ["-", "-", "-", "-", "raised"]
+    pd.testing.assert_frame_equal(
+        fnkit.replay(handler, sample).drop(columns=TIMING), computed.drop(columns=TIMING), check_index_type="equiv"
+    )
