@@ -23,15 +23,16 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
-from ._config import Config, accepted, settings_of
 from ._engine.codec import Invocation
 from ._engine.report import MISSING, ContractError, Issue, decode_json
 from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
 from ._optional import require
 from ._replay_columns import ordered, replay_row, unreadable_row
-from ._running.inprocess import Context, Handler, Interrupted, capturing, handler_copy, interrupted, resolve_isolation
+from ._running.inprocess import Context, Handler, Interrupted, capturing, handler_copy, interrupted
 from ._running.plan import PlannedCall
 from ._running.stop import Stopper, current_stopper
+from ._settings.config import Config, accepted, settings_of
+from ._settings.project import resolve_isolation
 from ._sources import SOURCES, detect_source, source_module, source_of
 from .isolation import invoke_many
 from .rules import id_of
