@@ -326,10 +326,10 @@ def _records(event: Any) -> tuple[Any, ...]:
 
 
 @BATCH_LIMITS
-def check_batch(event: Any, seen: Seen) -> list[Issue]:
+def check_batch(event: Any, seen: Seen) -> Sequence[Issue]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
     if type(event) is not QueueEvent or type(event.records) is not tuple:
-        return []
+        return ()
     n = len(event.records)
     if n == 0:
         return [
@@ -342,7 +342,7 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
         ]
     limit = seen.options.get("batch_size")
     if n <= (DEFAULT_BATCH if limit is None else min(limit, DEFAULT_BATCH)):
-        return []  # within every limit there is
+        return ()  # within every limit there is
     fifo = n > MAX_BATCH_FIFO and is_fifo(event)  # only a long batch asks
     if fifo and n > MAX_BATCH_FIFO:
         return [
@@ -381,7 +381,7 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
                 "Q1",
             )
         ]
-    return []
+    return ()
 
 
 # The checks read the event's tables (seen.tables, read once per call): "records" holds a column per
@@ -394,13 +394,13 @@ def check_batch(event: Any, seen: Seen) -> list[Issue]:
 @rule(
     "QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.", origin="spec"
 )
-def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
+def check_unique_ids(event: Any, seen: Seen) -> Sequence[Issue]:
     """QS7: no messageId twice in one batch."""
     table = seen.tables["records"]
     ids = table["message_id"]
     try:
         if len(set(ids)) == len(ids):
-            return []
+            return ()
     except TypeError:  # an unhashable messageId (the walk named its type): look id by id
         pass
     out = []
@@ -423,13 +423,13 @@ def check_unique_ids(event: Any, seen: Seen) -> list[Issue]:
     return out
 
 
-def check_event_source(event: Any, seen: Seen) -> list[Issue]:
+def check_event_source(event: Any, seen: Seen) -> Sequence[Issue]:
     """QS4: eventSource's spelling tells the dialect (a value of neither spelling is the walk's enum error)."""
     sources = seen.tables["records"]["event_source"]
     for spelling, dialect in _SOURCE_DIALECT.items():
         if spelling in sources:
             seen.saw(dialect)
-    return []
+    return ()
 
 
 _ARN_READINGS: Readings[str, tuple[str, str, bool] | None] = Readings()
@@ -464,13 +464,14 @@ def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
 
 
 @RECORD_KEYS
-def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
+def check_arn_region(event: Any, seen: Seen) -> Sequence[Issue]:
     """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
     table = seen.tables["records"]
     arns, regions = table["event_source_arn"], table["aws_region"]
+    distinct: Any
     if arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
         arn, region = arns[0], regions[0]
-        distinct = {(arn, region)} if type(arn) is str and type(region) is str else set()
+        distinct = ((arn, region),) if type(arn) is str and type(region) is str else ()
     else:
         distinct = {(a, r) for a, r in zip(arns, regions, strict=True) if type(a) is str and type(r) is str}
     queues: set[str] = set()
@@ -486,6 +487,8 @@ def check_arn_region(event: Any, seen: Seen) -> list[Issue]:
             queues.add(arn)
         if arn_region and region != arn_region:
             wrong[arn, region] = arn_region
+    if not wrong and len(queues) < 2:
+        return ()
     out = []
     if wrong:
         for i, pair in zip(table["at"], zip(arns, regions, strict=True), strict=True):
@@ -519,15 +522,15 @@ def _holds(column: Sequence[Any], absent: Any) -> bool:
     return column.count(absent) != len(column)
 
 
-def _lengths(texts: Sequence[Any]) -> list[int]:
-    """The length of each value of a column of texts (0 for one without a length: the walk named its type)."""
+def _total(texts: Sequence[Any]) -> int:
+    """The lengths of a column of texts added up (0 for one without a length: the walk named its type)."""
     try:
-        return [*map(len, texts)]
+        return sum(map(len, texts))
     except TypeError:
-        return [len(t) if type(t) is str else 0 for t in texts]
+        return sum([len(t) for t in texts if type(t) is str])
 
 
-def check_attributes(event: Any, seen: Seen) -> list[Issue]:
+def check_attributes(event: Any, seen: Seen) -> Sequence[Issue]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
     table = seen.tables["records.attributes"]
     n = len(table["at"])
@@ -548,7 +551,7 @@ def check_attributes(event: Any, seen: Seen) -> list[Issue]:
     except (TypeError, ValueError):
         early = True
     if not early:
-        return []
+        return ()
     out = []
     for i, sent_at, first_at in zip(table["at"], sent, first, strict=True):
         sent_at, first_at = _as_int(sent_at), _as_int(first_at)
@@ -576,7 +579,7 @@ def md5_of_body(body: str) -> str:
     "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
     "attributes encoded by name order, lengths and transport bytes.",
 )
-def check_md5_of_body(event: Any, seen: Seen) -> list[Issue]:
+def check_md5_of_body(event: Any, seen: Seen) -> Sequence[Issue]:
     """Q13: md5OfBody matches the body."""
     table = seen.tables["records"]
     bodies, digests = table["body"], table["md5_of_body"]
@@ -586,7 +589,7 @@ def check_md5_of_body(event: Any, seen: Seen) -> list[Issue]:
         # that is not text (the walk named it: no digest to compare)
         expected = [_md5(b.encode("utf-8", "surrogatepass")).hexdigest() if type(b) is str else None for b in bodies]
     if expected == [*digests]:
-        return []
+        return ()
     return [
         error(
             path_of("Records", i, "md5OfBody"),
@@ -638,12 +641,12 @@ def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
 
 
 @ATTRIBUTE_LIMITS
-def check_message_attributes(event: Any, seen: Seen) -> list[Issue]:
+def check_message_attributes(event: Any, seen: Seen) -> Sequence[Issue]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
     table = seen.tables["records"]
     attributes, digests = table["message_attributes"], table["md5_of_message_attributes"]
     if not any(attributes) and not _holds(digests, None):
-        return []  # no attributes and no digest anywhere: nothing to check
+        return ()  # no attributes and no digest anywhere: nothing to check
     return [*_message_attribute_issues(table["at"], attributes, digests)]
 
 
@@ -818,19 +821,19 @@ def message_size(body: str, message_attributes: Mapping[str, Any] | None = None)
     "a function (a warning; QueueSim.send refuses it).",
     severity="warning",
 )
-def check_message_size(event: Any, seen: Seen) -> list[Issue]:
+def check_message_size(event: Any, seen: Seen) -> Sequence[Issue]:
     """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
     table = seen.tables["records"]
     bodies, attributes = table["body"], table["message_attributes"]
-    lengths = _lengths(bodies)
-    longest = 4 * max(lengths, default=0)  # UTF-8 takes at most 4 bytes a character
-    if longest <= MAX_MESSAGE_BYTES and (
-        not any(attributes) or longest + sum([_attributes_bound(a) for a in attributes if a]) <= MAX_MESSAGE_BYTES
+    # UTF-8 takes at most 4 bytes a character, and no body is longer than the bodies together (a sum: cheaper than max)
+    bound = 4 * _total(bodies)
+    if bound <= MAX_MESSAGE_BYTES and (
+        not any(attributes) or bound + sum([_attributes_bound(a) for a in attributes if a]) <= MAX_MESSAGE_BYTES
     ):
-        return []  # the longest body and every attribute together could not reach the limit
+        return ()  # the bodies and every attribute together could not reach the limit: no record can
     out = []
-    for i, body, length, attrs in zip(table["at"], bodies, lengths, attributes, strict=True):
-        if type(body) is not str or 4 * length + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:
+    for i, body, attrs in zip(table["at"], bodies, attributes, strict=True):
+        if type(body) is not str or 4 * len(body) + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:
             continue
         body_bytes = len(body.encode("utf-8", "surrogatepass"))
         size = body_bytes + _attributes_size(attrs)
@@ -861,22 +864,22 @@ _RECORD_ALLOWANCE = 8192
     "fewer records rather than build a larger batch, and the platform refuses a larger invocation (a warning).",
     severity="warning",
 )
-def check_payload_size(event: Any, seen: Seen) -> list[Issue]:
+def check_payload_size(event: Any, seen: Seen) -> Sequence[Issue]:
     """Q17: the event's JSON fits one invocation (measured only when the lengths alone cannot tell)."""
     table = seen.tables["records"]
     bodies, attributes = table["body"], table["message_attributes"]
     # JSON takes at most 6 bytes a character (a control character as \u00XX)
-    bound = 6 * sum(_lengths(bodies)) + len(bodies) * _RECORD_ALLOWANCE
+    bound = 6 * _total(bodies) + len(bodies) * _RECORD_ALLOWANCE
     if bound <= MAX_PAYLOAD_BYTES and (
         not any(attributes) or bound + 2 * sum([_attributes_bound(a) for a in attributes if a]) <= MAX_PAYLOAD_BYTES
     ):
-        return []
+        return ()
     try:
         size, exact = len(msgspec.json.encode(event)), True
     except (TypeError, ValueError, UnicodeEncodeError, OverflowError):  # a lenient value JSON cannot carry as it is
         size, exact = sum(len(b.encode("utf-8", "surrogatepass")) for b in bodies if type(b) is str), False
     if size <= MAX_PAYLOAD_BYTES:
-        return []
+        return ()
     return [
         warning(
             path_of("Records"),
@@ -936,17 +939,24 @@ _MESSAGE_ID = itemgetter("messageId")
 
 def correlation_ids(event: Any) -> list[str]:
     """Every messageId of the batch, in order."""
+    return [*batch_ids(event)]
+
+
+def batch_ids(event: Any) -> tuple[str, ...]:
+    """Every messageId of the batch, in order, as a tuple (what an outcome keeps)."""
     if type(event) is QueueEvent:
-        return [r.message_id for r in _records(event) if type(r) is QueueRecord and type(r.message_id) is str]
+        return tuple([r.message_id for r in _records(event) if type(r) is QueueRecord and type(r.message_id) is str])
     recs = event.get("Records") if isinstance(event, dict) else None
     if not isinstance(recs, list):
-        return []
+        return ()
     try:  # every record a dict with a string messageId (join refuses anything else): one C-level pass
-        ids = list(map(_MESSAGE_ID, recs))
+        ids = tuple(map(_MESSAGE_ID, recs))
         "".join(ids)
         return ids
     except (TypeError, KeyError):  # some record is not one: keep the ids there are
-        return [rec["messageId"] for rec in recs if isinstance(rec, dict) and isinstance(rec.get("messageId"), str)]
+        return tuple(
+            [rec["messageId"] for rec in recs if isinstance(rec, dict) and isinstance(rec.get("messageId"), str)]
+        )
 
 
 # --- building ---------------------------------------------------------------------

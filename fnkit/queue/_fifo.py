@@ -23,7 +23,7 @@ every record to that answer.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from .._engine.report import Issue, error, path_of, warning
@@ -35,6 +35,9 @@ FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 GROUP_ORDER_BREAKS = " The FIFO group order breaks (see warnings)."
 
 
+_NOT_A_RECORD = object()  # what an item that is not a record holds where a record's eventSourceARN is
+
+
 def fifo_reading(event: Any) -> tuple[bool, int | None]:
     """(FIFO?, the position of the record whose ARN lacks .fifo when the attributes say FIFO despite it, else None),
     as the batch's first record shows it (see the module's note). The event as a dict or typed; a record of
@@ -43,20 +46,22 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
     if not records or (type(records) is not list and type(records) is not tuple):
         return False, None
     i, rec = 0, records[0]
-    if type(rec) is not dict and not hasattr(rec, "event_source_arn"):  # pass over items that are not records
+    arn = rec.get("eventSourceARN") if type(rec) is dict else getattr(rec, "event_source_arn", _NOT_A_RECORD)
+    if arn is _NOT_A_RECORD:  # pass over items that are not records
         for i, rec in enumerate(records):  # noqa: B007 - the record found, and where
             if type(rec) is dict or hasattr(rec, "event_source_arn"):
                 break
         else:
             return False, None
+        arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
     if type(rec) is dict:
-        arn, attrs = rec.get("eventSourceARN"), rec.get("attributes")
+        attrs = rec.get("attributes")
         if type(attrs) is dict:
             group, sequence = attrs.get("MessageGroupId"), attrs.get("SequenceNumber")
         else:
             group = sequence = None
     else:  # a typed record (its lenient form holds whatever the event had)
-        arn, attrs = rec.event_source_arn, rec.attributes
+        attrs = rec.attributes
         group, sequence = getattr(attrs, "message_group_id", None), getattr(attrs, "sequence_number", None)
     if type(arn) is str and ":" in arn:  # an ARN that names the queue
         if arn.endswith(".fifo"):
@@ -112,13 +117,13 @@ def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
     "ordered (FIFO) queues and are absent for standard queues.",
     origin="spec",
 )
-def fifo_attributes(table: dict[str, Any], fifo: bool) -> list[Issue]:
+def fifo_attributes(table: dict[str, Any], fifo: bool) -> Sequence[Issue]:
     """QS5: each record carries the three FIFO attributes exactly when the queue is FIFO. `table`: the
     "records.attributes" columns (a value of any type counts as present; absent is None)."""
     sequences, groups, tokens = table["sequence_number"], table["message_group_id"], table["message_deduplication_id"]
     absent = 0 if fifo else len(table["at"])  # how many records lack each attribute when all is as it should be
     if sequences.count(None) == absent and groups.count(None) == absent and tokens.count(None) == absent:
-        return []
+        return ()
     out = []
     for i, *values in zip(table["at"], sequences, groups, tokens, strict=True):
         for key, value in zip(FIFO_ATTRIBUTES, values, strict=True):
@@ -143,7 +148,7 @@ def fifo_attributes(table: dict[str, Any], fifo: bool) -> list[Issue]:
     return out
 
 
-def check_fifo(event: Any, seen: Any) -> list[Issue]:
+def check_fifo(event: Any, seen: Any) -> Sequence[Issue]:
     """The event's FIFO rules from one reading of its queue's kind: Q15 (a placeholder ARN), then QS5."""
     fifo, inferred_at = fifo_reading(event)
     wrong = fifo_attributes(seen.tables["records.attributes"], fifo)

@@ -19,7 +19,7 @@ from .._running.inprocess import Context
 from .._running.plan import PlannedCall
 from ..types import Isolation, QueueKind
 from ._config import FUNCTION_FAILED, QueueConfig, QueueReportingSetting
-from ._event import correlation_ids, validate_event
+from ._event import batch_ids, validate_event
 from ._response import NOT_JSON, PARTIAL_REASONS, partial_reason, platform_reads, read
 
 _EMPTY = Report((), "queue", None, "response")
@@ -144,7 +144,7 @@ def outcome(
         # the event as JSON text or bytes, like validate_event takes it
         event, _ = decode_json(event)
         event = None if event is MISSING else event
-    decided: BatchOutcome = decide(event, correlation_ids(event), response, reporting)  # `@rule` leaves it untyped
+    decided: BatchOutcome = decide(event, batch_ids(event), response, reporting)  # `@rule` leaves it untyped
     return decided
 
 
@@ -208,7 +208,7 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         return BatchOutcome("failure", all_ids, (), rule_id, reason, report, invocation, all_ids)
     one = failed[0] if len(failed) == 1 else None
     at = all_ids.index(one) if one is not None else 0  # the reading found it in the batch
-    if one is not None and one not in all_ids[at + 1 :]:  # one listed message, once in the batch: cut it out
+    if one is not None and all_ids.count(one) == 1:  # one listed message, once in the batch: cut it out
         ordered: tuple[str, ...] = failed
         deleted = all_ids[:at] + all_ids[at + 1 :]
     else:
@@ -256,7 +256,7 @@ def plan_call(
     reporting = config.report_batch_item_failures
 
     def finish(invocation: Invocation) -> BatchOutcome:
-        decided: BatchOutcome = decide(value, correlation_ids(value), invocation, reporting)  # `@rule`: untyped
+        decided: BatchOutcome = decide(value, batch_ids(value), invocation, reporting)  # `@rule`: untyped
         return decided._replace(event_issues=report)
 
     return PlannedCall(value, config.function_timeout_s if timeout_s is None else timeout_s, finish, context)

@@ -308,33 +308,16 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     failed: list[str] = []
     listed: set[str] = set()
     broken = False
+    issue: Issue | None
     for i, ident in enumerate(idents):
-        if entry_notes is not None:
+        issue = None  # a typed identifier: a string of at least one character (the compiled Struct proved it)
+        if entry_notes is not None:  # a decoded entry: what it said, and whether its identifier reads
             if entry_notes[i]:
                 issues.extend(entry_notes[i])
             if ident is _BROKEN:
                 broken = True
                 continue
-        issue: Issue | None
-        if type(ident) is str:  # (the usual identifier: no type to doubt)
-            issue = None
-        elif ident is None:
-            issue = error(
-                path_of("batchItemFailures", i, "itemIdentifier"),
-                "type",
-                "itemIdentifier is null, so the whole batch fails.",
-                "Q8",
-            )
-        else:
-            issue = unreadable("itemIdentifier", ident, i)  # Q8a: not a string (a str subclass reads)
-        if issue is None and not _ITEM_OK(ident):  # "" (the declared constraint)
-            issue = Issue(
-                path_of("batchItemFailures", i, "itemIdentifier"),
-                ITEM_IDENTIFIER.code,
-                ITEM_IDENTIFIER.sentence(ident),
-                "error",
-                ITEM_IDENTIFIER.rule,
-            )
+            issue = _unusable(ident, i)
         if issue is None and known is not None and ident not in known:
             issue = _unknown(ident, i, known)
         if issue is None:
@@ -353,6 +336,31 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
 
 
 _BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
+
+
+def _unusable(ident: Any, i: int) -> Issue | None:
+    """Q8's (and Q8a's) word on a decoded entry's itemIdentifier that no message can be: null, not a string, or ""
+    (the declared constraint, which the typed response's identifiers met in the compiled read); None when it reads."""
+    if ident is None:
+        return error(
+            path_of("batchItemFailures", i, "itemIdentifier"),
+            "type",
+            "itemIdentifier is null, so the whole batch fails.",
+            REPORTING_ON.id,
+        )
+    if type(ident) is not str:
+        wrong = unreadable("itemIdentifier", ident, i)  # Q8a: not a string (a str subclass reads)
+        if wrong is not None:
+            return wrong
+    if _ITEM_OK(ident):
+        return None
+    return Issue(
+        path_of("batchItemFailures", i, "itemIdentifier"),
+        ITEM_IDENTIFIER.code,
+        ITEM_IDENTIFIER.sentence(ident),
+        "error",
+        ITEM_IDENTIFIER.rule,
+    )
 
 
 def _unknown(ident: str, i: int, known: Any) -> Issue:

@@ -266,7 +266,7 @@ def _uri(path: str) -> str:
 
 
 def _sarif(run: Run, version: str) -> str:
-    from . import rules as _rules
+    from .. import rules as _rules
 
     files: dict[str, int] = {}
     for record in run.records:

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ._cli_formats import Run, counts, exit_code
+from ._formats import Run, counts, exit_code
 
 _JSON_LINES_SUFFIXES = (".jsonl", ".ndjson")
 DOCUMENT_SUFFIXES = (".json", *_JSON_LINES_SUFFIXES)
@@ -36,7 +36,7 @@ def documents(path: str, data: bytes) -> list[tuple[int | None, bytes]]:
     lines of which the first is a JSON value by itself) gives one per non-blank line, numbered as editors do."""
     import msgspec
 
-    from ._engine.report import strip_bom
+    from .._engine.report import strip_bom
 
     lines = data.splitlines()
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
@@ -94,8 +94,8 @@ def prepare(args: argparse.Namespace) -> str | None:
 
     Returns the usage error to print (exit 2), or None.
     """
-    from . import rules
-    from ._settings import project_root_of, project_setting, set_project_root
+    from .. import rules
+    from .._settings import project_root_of, project_setting, set_project_root
 
     given = [p for p in (*getattr(args, "files", ()), *getattr(args, "inputs", ())) if isinstance(p, str)]
     given += [p for p in (getattr(args, "event", None), getattr(args, "response", None)) if isinstance(p, str)]
@@ -124,7 +124,7 @@ def prepare(args: argparse.Namespace) -> str | None:
 
 def finish(args: argparse.Namespace) -> None:
     """The project's folder as it was before `prepare`."""
-    from ._settings import set_project_root
+    from .._settings import set_project_root
 
     if hasattr(args, "project_root_before"):
         set_project_root(args.project_root_before)

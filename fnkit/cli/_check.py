@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._cli_formats import ERROR, Finding, Record, Run, counts, exit_code
+from ._formats import ERROR, Finding, Record, Run, counts, exit_code
 
 #: where found cases are kept, in the folder the command runs in, so they are tried first next time
 DATABASE = Path(".fnkit") / "check-examples"
@@ -40,7 +40,7 @@ def add_check_parser(
     """`fnkit check`'s arguments, on the command line's subcommands; the command line lends what every command
     shares: how it imports a handler (`resolve`, raising `not_found`), writes a run (`emit`), and its common
     options (`common`: --app-dir, --format)."""
-    from ._check import CHECK_SOURCES
+    from .._check import CHECK_SOURCES
 
     p = sub.add_parser(
         "check",
@@ -79,7 +79,7 @@ def _isolation(given: str | None) -> str:
     """The isolation asked for, else the project's setting when it names one, else a worker process."""
     if given is not None:
         return given
-    from ._settings import setting
+    from .._settings import setting
 
     value, where = setting("isolation")
     return str(value) if where != "fnkit's built-in default" else "process"
@@ -89,7 +89,7 @@ def cmd_check(
     args: argparse.Namespace, resolve: Callable[..., Any], not_found: type[Exception], emit: Callable[..., int]
 ) -> int:
     """`fnkit check`: 0 when the handler kept its contract on every event tried, 1 with findings, 2 usage."""
-    from ._check import check
+    from .._check import check
 
     try:
         handler = resolve(args.handler, args.app_dir)

@@ -1,0 +1,5 @@
+"""`python -m fnkit.cli`: the command line (as `fnkit` and `python -m fnkit`)."""
+
+from . import main
+
+raise SystemExit(main())
