@@ -54,18 +54,6 @@ def first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
     return read
 
 
-def columns_reader(names: tuple[str, ...]) -> Callable[[Sequence[Any]], tuple[list[Any], ...]]:
-    """One function that reads the attributes `names` of a sequence of objects as columns (a list each), made
-    from the names as one list comprehension per column: the interpreter specialises each attribute read, so a
-    column of 50 addresses is read in half the time `attrgetter` takes."""
-    if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names):  # (never a Struct's)
-        getters = [attrgetter(name) for name in names]
-        return lambda rows: tuple([*map(get, rows)] for get in getters)
-    columns = "".join(f"[row.{name} for row in rows], " for name in names)
-    read: Callable[[Sequence[Any]], tuple[list[Any], ...]] = eval(f"lambda rows: ({columns})", {})
-    return read
-
-
 def values_getters(sites: tuple[Site, ...]) -> tuple[Callable[[Any, Tables], Collection[str]], ...]:
     """For each of `sites`, one function that reads its strings out of a compiled typed value (the engine calls
     each once per value): a table's column as it is, a chain of attributes in one C-level `attrgetter`, a map's

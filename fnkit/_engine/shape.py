@@ -35,18 +35,7 @@ from types import GenericAlias
 from typing import Annotated, Any, Literal
 
 from ..rules import rule
-from .columns import (
-    Site,
-    Spelling,
-    Tables,
-    columns_reader,
-    first_spelling,
-    frozen,
-    objects_at,
-    one_spelling,
-    snake,
-    values_getters,
-)
+from .columns import Site, Spelling, Tables, first_spelling, frozen, objects_at, one_spelling, snake, values_getters
 from .patterns import PatternCheck, pattern_check, schema_pattern, whole
 from .report import Issue, Severity, child_path, describe, error, warning
 
@@ -491,11 +480,6 @@ class TableSpec:
         return attrgetter(".".join(attr for _, attr in self.steps))
 
     @cached_property
-    def read_columns(self) -> Callable[[Sequence[Any]], tuple[list[Any], ...]]:
-        """The rows' columns, in the order of `names` (one list each)."""
-        return columns_reader(self.names)
-
-    @cached_property
     def row_type(self) -> type[Any]:
         return self.shape.struct
 
@@ -560,10 +544,9 @@ def _load_msgspec() -> Callable[[Any], tuple[Any, ...]]:
 
 
 def read_tables(specs: tuple[TableSpec, ...], value: Any, *, lenient: bool) -> Tables:
-    """The tables of a typed value: each list of objects as columns (one C-level pass of msgspec's astuple,
-    then zip; a table of one column by a list comprehension, `columns_reader`). `lenient`: the value was built
-    leniently, so an object on the way may be anything, and only the rows that are objects of their shape are
-    kept."""
+    """The tables of a typed value: each list of objects as columns, one C-level pass per table (msgspec's
+    astuple, then zip). `lenient`: the value was built leniently, so an object on the way may be anything,
+    and only the rows that are objects of their shape are kept."""
     astuple = _astuple or _load_msgspec()
     out: Tables = {}
     for spec in specs:
@@ -591,9 +574,9 @@ def read_tables(specs: tuple[TableSpec, ...], value: Any, *, lenient: bool) -> T
                 keep = [i for i, x in enumerate(rows) if type(x) is struct]
                 at = [at[i] for i in keep]
                 rows = [rows[i] for i in keep]
-        if len(spec.names) == 1:  # one column (50 addresses): one list comprehension, cheaper than astuple and zip
-            columns: Any = spec.read_columns(rows)
-        else:  # (one list comprehension per column costs more than a pass of astuple over a row of many)
+        if len(spec.names) == 1:  # one column (50 addresses): read by column, cheaper than astuple and zip
+            columns: Any = ([*map(attrgetter(spec.names[0]), rows)],)
+        else:
             columns = zip(*map(astuple, rows)) if rows else repeat(())  # noqa: B905 - every row has every column
         table: dict[str, Any] = dict(zip(spec.names, columns))  # noqa: B905 - repeat(()) is endless
         table["at"] = at
