@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, cast
 
 from .memo import _SLOT, LONGEST, MEMO_BYTES
@@ -67,7 +67,7 @@ class PatternCheck:
     breaks), "class" (one repeated character class over the values joined end to end) or "each".
     """
 
-    __slots__ = ("_column", "_full", "_memo", "_size", "how", "match", "pattern")
+    __slots__ = ("_column", "_full", "_memo", "_size", "how", "known", "match", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -75,6 +75,8 @@ class PatternCheck:
         self._column: Callable[[Sequence[str]], bool]
         self.match, self._column, self.how = _derive(pattern)
         self._memo: set[str] = set()  # values that met the pattern
+        #: True when every string of an iterable met the pattern before (the memo asked alone, in C)
+        self.known: Callable[[Iterable[str]], bool] = self._memo.issuperset
         self._size = 0  # the bytes the memo keeps alive (fnkit._engine.memo's count)
         self._full = False
 
@@ -86,6 +88,10 @@ class PatternCheck:
         """True when every string of `values` (a sequence, a map's keys or values) meets the pattern whole."""
         if self._memo.issuperset(values):  # every value met before (or none at all)
             return True
+        return self.tested(values)
+
+    def tested(self, values: Collection[str]) -> bool:
+        """`holds`, the memo not asked first (the caller asked `known`): the derived test, then remembered."""
         column = cast("Sequence[str]", values) if type(values) is list or type(values) is tuple else [*values]
         first = column[0]
         n = len(column)

@@ -294,10 +294,14 @@ class Shape:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
         for check, _, readers in self.patterns:
-            for read in readers:  # (each site's strings asked apart: no list made to hold them all)
+            known = check.known
+            unknown: Any = None
+            for read in readers:  # each site's strings asked of the memo apart: no list made to hold them all
                 values = read(typed, tables)
-                if values and not check.holds(values):
-                    return False
+                if values and not known(values):
+                    unknown = values if unknown is None else [*unknown, *values]
+            if unknown is not None and not check.tested(unknown):  # what the memo lacks, tested in one go
+                return False
         return True
 
     def tables(self, typed: Any) -> Tables:
