@@ -24,9 +24,9 @@ import gc
 import zlib
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from .._config import with_settings
 from .._import import ImportStream, Producer, Unreadable, iter_line_blocks, unreadable
-from .._settings import Dialect
+from .._settings.config import with_settings
+from .._settings.project import Dialect
 from ._config import AlbConfig, AlbMultiValueSetting
 from ._http import DEFAULT_CLIENT_IP, TRACE_HEADERS, make_target_group_arn, query_parameters, seeded_trace_id
 from ._log_entry import (
