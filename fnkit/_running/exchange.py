@@ -22,7 +22,7 @@ from .inprocess import (
     Handler,
     finished,
 )
-from .outgoing import NotMovable, _dumps_message, _export_context, _handler_blob, _sync_for
+from .outgoing import NotMovable, _dumps_message, _handler_blob, _sync_for, call_item
 from .pool import _pool, _Worker, memory_limit_mb
 from .stop import STOPPED_ERROR, current_stopper
 from .wire import (
@@ -39,9 +39,7 @@ from .wire import (
     STATS,
     STOPPED_BEFORE,
     STOPPED_TEXT,
-    Call,
     CallBack,
-    CallItem,
     Ended,
     Held,
     Loaded,
@@ -92,9 +90,7 @@ class _Item:
         self.logs: list[str] = []
         self.log_size = 0
         self.started = 0.0
-        cls, state, services, remaining = _export_context(context)
-        self.services = services
-        self.message = CallItem(call_id, event, cls, state, remaining, timeout_s, *(bound or (None, None)))
+        self.message, self.services = call_item(call_id, context, timeout_s, bound)
 
     def add_log(self, text: str) -> None:
         """Keep a piece of the call's output (up to MAX_LOG_CHARS; the rest is counted)."""
@@ -312,11 +308,8 @@ def _exchange_steps(
             evict.append(worker.handlers.popitem(last=False)[0])
     else:
         worker.handlers.move_to_end(key)
-    outgoing = Call(
-        key, blob if send_blob else None, _sync_for(worker, memory_mb), evict, [item.message for item in items[start:]]
-    )
     try:
-        data = _dumps_message(outgoing)
+        data = _dumps_message(key, blob if send_blob else None, _sync_for(worker, memory_mb), evict, items[start:])
     except NotMovable as exc:
         worker.handlers.pop(key, None)
         for item in items[start:]:
@@ -458,7 +451,8 @@ def _wait(worker: _Worker, deadline: float | None) -> Message | None:
             ready = worker.poller.poll(None if timeout is None else max(1, int(timeout * 1000) + 1))
             if not ready:
                 continue
-            if not worker.conn.poll(0):  # not its socket: its process has ended
+            socket = worker.conn.fileno()
+            if not any(fd == socket for fd, _ in ready):  # not its socket: its process has ended
                 return ENDED
             return _unpack(worker, worker.conn.recv_bytes())
     except (EOFError, OSError):

@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar, cast
 
 from .._engine.codec import HandlerError, Invocation, encode_response
+from .._settings.project import resolve_isolation
 
 #: A handler as the platform calls it: `handler(event, context)`.
 Handler = Callable[[Any, Any], Any]
@@ -62,8 +63,22 @@ def _request_id(function_name: str) -> str:
     tag = _TAGS.get(function_name)
     if tag is None:
         tag = _TAGS[function_name] = f"{zlib.crc32(function_name.encode()) & 0xFFFFFFFF:08x}"
-    h = f"{n:016x}"[-16:]
-    return f"{tag}-{h[4:8]}-4{h[8:11]}-8{h[11:14]}-{h[4:]}"
+    return f"{tag}-{n >> 32 & 0xFFFF:04x}-4{n >> 20 & 0xFFF:03x}-8{n >> 8 & 0xFFF:03x}-{n & 0xFFFFFFFFFFFF:012x}"
+
+
+_NAMES: dict[tuple[str, str, str, str], tuple[str, str, str]] = {}  # a context's names, made once per function
+
+
+def _names(function_name: str, function_version: str, region: str, account_id: str) -> tuple[str, str, str]:
+    """(function ARN, log group, log stream) of a function's contexts."""
+    names = (
+        f"arn:aws:lambda:{region}:{account_id}:function:{function_name}",
+        f"/aws/lambda/{function_name}",
+        f"2026/01/01/[{function_version}]fnkit",
+    )
+    if len(_NAMES) < 256:
+        _NAMES[(function_name, function_version, region, account_id)] = names
+    return names
 
 
 class Context:
@@ -81,13 +96,16 @@ class Context:
         timeout_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        names = _NAMES.get((function_name, function_version, region, account_id))
+        if names is None:
+            names = _names(function_name, function_version, region, account_id)
         self.function_name = function_name
         self.function_version = function_version
         self.memory_limit_in_mb = memory_limit_in_mb
-        self.invoked_function_arn = f"arn:aws:lambda:{region}:{account_id}:function:{function_name}"
+        self.invoked_function_arn = names[0]
         self.aws_request_id = aws_request_id or _request_id(function_name)
-        self.log_group_name = f"/aws/lambda/{function_name}"
-        self.log_stream_name = f"2026/01/01/[{function_version}]fnkit"
+        self.log_group_name = names[1]
+        self.log_stream_name = names[2]
         self.timeout_s = timeout_s
         self._clock = clock
         self._deadline: float | None = None
@@ -124,15 +142,6 @@ IMPORT_ERROR = "Runtime.ImportModuleError"  # the platform's name for a handler 
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or Jupyter's interrupt) stopped a call: the handler did not finish, and nothing was counted."""
-
-
-def resolve_isolation(isolation: str | None) -> str:
-    """The isolation a call runs with: the one given, else the project's setting (fnkit/_settings.py), else "none"."""
-    if isolation in ISOLATIONS:  # named, and valid: nothing to look up
-        return isolation
-    from .._settings import resolve_isolation as resolve
-
-    return resolve(isolation)
 
 
 def check_memory_limit(memory_limit_mb: object) -> int | None:
@@ -269,11 +278,7 @@ _routers: list[_Router] = []  # every router ever installed stays referenced: a 
 
 def _ensure_capture() -> None:
     """Install the router on sys.stdout/err and the logging handler, unless they are there already."""
-    if (
-        isinstance(sys.stdout, _Router)
-        and isinstance(sys.stderr, _Router)
-        and _log_handler in logging.getLogger().handlers
-    ):
+    if type(sys.stdout) is _Router and type(sys.stderr) is _Router and _log_handler in logging.root.handlers:
         return
     with _install_lock:
         for name in ("stdout", "stderr"):
@@ -451,14 +456,13 @@ def finished(
 
 
 def _invocation(status: str, value: Any, duration_ms: float, capture: _Capture, timeout_s: float | None) -> Invocation:
+    """`finished` for a call that ran in this process (its fields given in order: this is every call's path)."""
     logs = capture.text()
     reports = tuple(capture.reports)
-    if status == "error":
-        return finished(status, duration_ms, logs, timeout_s, reports, error=value)
-    if timeout_s is not None and duration_ms > timeout_s * 1000.0:  # (its encoding is never read)
-        return finished(status, duration_ms, logs, timeout_s, reports)
+    if (timeout_s is not None and duration_ms > timeout_s * 1000.0) or status == "error":  # (H4: see `finished`)
+        return finished(status, duration_ms, logs, timeout_s, reports, error=value if status == "error" else None)
     text, why = encode_response(value)
-    return finished(status, duration_ms, logs, timeout_s, reports, returned=value, response_text=text, encode_error=why)
+    return Invocation(value, text, None, False, duration_ms, logs, timeout_s, why, reports)
 
 
 def _run_inline(handler: Handler, event: Any, context: Any, timeout_s: float | None) -> Invocation:

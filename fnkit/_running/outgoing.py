@@ -8,6 +8,8 @@ import os
 import pickle
 import sys
 import threading
+from operator import is_
+from types import FunctionType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .inprocess import (
@@ -15,7 +17,19 @@ from .inprocess import (
     Handler,
 )
 from .pool import _Worker
-from .wire import _IMPORT_BLOB, _PLAIN, _PROTOCOL, _UNSET, Call, _RemoteSpec, _short
+from .wire import (
+    _IMPORT_BLOB,
+    _PLAIN,
+    _PROTOCOL,
+    _UNSET,
+    Call,
+    CallItem,
+    Pickled,
+    _RemoteSpec,
+    _short,
+    pickled,
+    to_worker,
+)
 
 if TYPE_CHECKING:
     pass
@@ -29,6 +43,12 @@ class NotMovable(Exception):
 
 def _handler_blob(handler: Handler | str, by_value: bool = False) -> bytes:
     """How the handler travels: its import path when it has one (the worker imports it), else a copy."""
+    if not by_value and type(handler) is FunctionType:  # a copy made for an earlier call may still be right
+        known = _copies.get(id(handler))
+        if known is not None and known[0] is handler:
+            captured = _captured(handler)
+            if captured is not None and _same(known[1], captured):
+                return known[2]
     import cloudpickle
 
     path = handler if isinstance(handler, str) else (None if by_value else _import_path_of(handler))
@@ -42,7 +62,7 @@ def _handler_blob(handler: Handler | str, by_value: bool = False) -> bytes:
                     return pickle.dumps(handler, _PROTOCOL)
                 except Exception:  # noqa: BLE001 - a lambda, a nested function: cloudpickle copies it
                     pass
-            return cloudpickle.dumps(handler, _PROTOCOL)
+            return _copy_of(handler)
         module = sys.modules.get(getattr(handler, "__module__", "") or "")
         if module is None:
             return cloudpickle.dumps(handler, _PROTOCOL)
@@ -68,6 +88,97 @@ def _handler_blob(handler: Handler | str, by_value: bool = False) -> bytes:
             "of a cell or module and create such objects inside it, or give its import path 'module:attribute'; "
             'or call with isolation="none" to run it in this process.'
         ) from None
+
+
+_copies: dict[int, tuple[Any, tuple[Any, ...], bytes]] = {}  # id(function) -> (it, what it captured, its copy)
+_names: dict[int, tuple[Any, tuple[str, ...]]] = {}  # id(code) -> (it, the global names it or code in it may read)
+
+
+def _copy_of(handler: Any) -> bytes:
+    """cloudpickle's copy of a handler (a function of a notebook, say), kept for the next call when nothing it
+    captures can change (`_captured`): `_handler_blob` then sends it again, the same bytes a new copy would be."""
+    import cloudpickle
+
+    captured = _captured(handler)
+    blob: bytes = cloudpickle.dumps(handler, _PROTOCOL)
+    if captured is not None:
+        if len(_copies) >= 256:
+            _copies.clear()
+        _copies[id(handler)] = (handler, captured, blob)
+    return blob
+
+
+_FROZEN = frozenset({str, int, float, bool, bytes, complex, type(None)})
+
+
+def _captured(handler: Any) -> tuple[Any, ...] | None:
+    """All that cloudpickle copies with a plain function, when each part of it is a value that cannot change (a
+    number, a string, a module, a function or class that travels by name); None for anything else (a closure, a
+    global list or dict, another function of the notebook: copied afresh every time)."""
+    if type(handler) is not FunctionType or handler.__closure__ is not None or handler.__dict__:
+        return None
+    code = handler.__code__
+    known = _names.get(id(code))  # (by id: a code object's hash is computed afresh each time)
+    if known is not None and known[0] is code:
+        names = known[1]
+    else:
+        names = tuple(sorted(_global_names(code)))
+        if len(_names) >= 1024:
+            _names.clear()
+        _names[id(code)] = (code, names)
+    found = handler.__globals__
+    values = [found.get(name, _UNSET) for name in names]
+    defaults = handler.__defaults__ or ()
+    kwdefaults = tuple((handler.__kwdefaults__ or {}).items())
+    annotations = tuple(handler.__annotations__.items())
+    parts = [*values, *defaults, *(v for _, v in kwdefaults), *(v for _, v in annotations)]
+    modules = False
+    for value in parts:
+        if type(value) in _FROZEN or value is _UNSET:
+            continue
+        if isinstance(value, ModuleType):
+            modules = True  # (its submodules imported now travel too: the count of modules is part of it)
+        elif not _by_name(value):
+            return None
+    return (
+        code,
+        handler.__name__,
+        handler.__qualname__,
+        handler.__module__,
+        handler.__doc__,
+        len(sys.modules) if modules else 0,
+        *kwdefaults,
+        *annotations,
+        *parts,
+    )
+
+
+def _same(before: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    """Whether two captures hold the very same objects (`==` would take 1 for True, 0.0 for -0.0)."""
+    return len(before) == len(now) and all(map(is_, before, now))
+
+
+def _global_names(code: Any) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if type(const) is type(code):
+            names |= _global_names(const)
+    return names
+
+
+def _by_name(value: Any) -> bool:
+    """Whether cloudpickle sends `value` by name (a function, class or builtin of an importable module)."""
+    import types
+
+    if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
+        return False
+    import importlib
+
+    decide = getattr(importlib.import_module("cloudpickle.cloudpickle"), "_should_pickle_by_reference", None)
+    try:
+        return bool(decide(value)) if decide is not None else False
+    except Exception:  # noqa: BLE001 - not known: copied afresh
+        return False
 
 
 _paths: dict[int, tuple[Any, str | None]] = {}  # id(handler) -> (the handler, its import path or None)
@@ -129,8 +240,8 @@ def _export_context(context: Context) -> tuple[type[Context], dict[str, Any], li
             services.append(value)
             closed_error = getattr(type(value), "_remote_closed_error", RuntimeError)
             state[key] = _RemoteSpec(len(services) - 1, tuple(methods), repr(value), closed_error)
-        else:
-            state[key] = value
+        else:  # (pickled: as data, its tuples would come back as lists)
+            state[key] = Pickled(value)
     deadline = getattr(context, "_deadline", None)
     if deadline is not None:  # started here: what is left of it now
         remaining: float | None = max(0.0, deadline - context._clock())
@@ -139,31 +250,52 @@ def _export_context(context: Context) -> tuple[type[Context], dict[str, Any], li
     return type(context), state, services, remaining
 
 
-def _dumps_message(message: Call) -> bytes:
+def _dumps_message(key: bytes, blob: bytes | None, sync: dict[str, Any], evict: list[bytes], items: list[Any]) -> bytes:
+    """The `Call` of `items` (each an `_Item` of fnkit._running.exchange: its `message` and its `event`) as bytes."""
     try:
-        return pickle.dumps(message, _PROTOCOL)
-    except Exception:  # noqa: BLE001 - an event or context of classes only cloudpickle can move
-        import cloudpickle
+        events = pickled([item.event for item in items])
+        return to_worker(Call(key, blob, sync, evict, [item.message for item in items], events))
+    except Exception as exc:  # noqa: BLE001 - an event or context of classes nothing can copy
+        raise NotMovable(
+            f"the event or the context cannot be sent to a worker process ({_short(exc)}); "
+            "give JSON-like values (dicts, lists, strings, numbers), or call with "
+            'isolation="thread".'
+        ) from None
 
-        try:
-            return cloudpickle.dumps(message, _PROTOCOL)
-        except Exception as exc:  # noqa: BLE001
-            raise NotMovable(
-                f"the event or the context cannot be sent to a worker process ({_short(exc)}); "
-                "give JSON-like values (dicts, lists, strings, numbers), or call with "
-                'isolation="thread".'
-            ) from None
+
+def call_item(
+    call_id: int, context: Context, timeout_s: float | None, bound: tuple[int, Any] | None
+) -> tuple[CallItem, list[Any]]:
+    """What travels to the worker for one event besides the event itself, and the context's services (which stay
+    here, called back)."""
+    cls, state, services, remaining = _export_context(context)
+    return CallItem(call_id, cls, state, remaining, timeout_s, *(bound or (None, None))), services
+
+
+#: a key put in the root logger's cache of answers (whose keys are levels, numbers) once the levels are read:
+#: `setLevel` on any logger empties every logger's cache (so does logging's configuration), and the levels are
+#: then read again; logging itself answers from that cache until then
+_LEVELS_READ = "fnkit: levels read"
+_levels_read: dict[str, int] = {}
 
 
 def _log_levels() -> dict[str, int]:
+    """The level of each logger that has one ("": the root's), as the worker sets them."""
+    global _levels_read
     import logging
 
+    cache = getattr(logging.root, "_cache", None)
+    if type(cache) is dict:
+        if _LEVELS_READ in cache:
+            return _levels_read
+        cache[_LEVELS_READ] = True  # (before reading: a level set meanwhile empties it again)
     levels = {
         name: logger.level
         for name, logger in list(logging.Logger.manager.loggerDict.items())
         if isinstance(logger, logging.Logger) and logger.level
     }
     levels[""] = logging.root.level
+    _levels_read = levels
     return levels
 
 

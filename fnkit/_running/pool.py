@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
 import signal
 import threading
 import time
@@ -13,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from .inprocess import (
     DEFAULT_MEMORY_LIMIT_MB,
 )
-from .wire import _PROTOCOL, _UNSET, IDLE_WINDOW_S, MAX_IDLE_WORKERS, STATS, Exit, _ended_by_alarm, _exit_text
-from .worker import _leader_ended, _worker_main_conn
+from .wire import _UNSET, IDLE_WINDOW_S, MAX_IDLE_WORKERS, STATS, Exit, _ended_by_alarm, _exit_text, to_worker
+from .worker import _leader_ended, _worker_main_conn, open_stat
 from .zygote import _pidfd, _use_zygote, _Zygote, forget_zygote, running_zygote, stop_zygote
 
 if TYPE_CHECKING:
@@ -62,6 +61,7 @@ class _Worker:
         self.pool = _pool
         self.pool.counted(1)
         self.pidfd = _pidfd(self.pid)  # readable once the worker has ended, whoever holds its socket
+        self.stat = open_stat(self.pid)  # what says its main thread has ended (`has_ended`)
         import select
 
         self.poller = select.poll()
@@ -100,7 +100,7 @@ class _Worker:
             return True
         # its main thread has ended while another thread of it lives on (a zombie leader, whose socket stays open
         # and whose pidfd says nothing until the last thread ends): ended all the same
-        return _leader_ended(self.pid)
+        return _leader_ended(self.pid, self.stat)
 
     def _signal(self) -> None:
         """SIGKILL to it and to its process group (what its handler started and left running)."""
@@ -123,7 +123,7 @@ class _Worker:
 
     def send(self, message: Exit) -> None:
         """Send one message to the worker."""
-        self.conn.send_bytes(pickle.dumps(message, _PROTOCOL))
+        self.conn.send_bytes(to_worker(message))
 
     def kill(self) -> None:
         """Stop it now (SIGKILL) and collect its exit status."""
@@ -149,12 +149,7 @@ class _Worker:
             self.conn.close()
         except OSError:
             pass
-        if self.pidfd is not None:
-            try:
-                os.close(self.pidfd)
-            except OSError:
-                pass
-            self.pidfd = None
+        self._close_descriptors()
         try:
             if self.zygote is not None:
                 self.status = self.zygote.reap(self.pid)
@@ -164,6 +159,17 @@ class _Worker:
                 self.status = -1 if code is None else (((-code) & 0x7F) if code < 0 else (code << 8))
         except OSError:
             self.status = -1
+
+    def _close_descriptors(self) -> None:
+        """Close what watches its process (its pidfd, its /proc stat)."""
+        for name in ("pidfd", "stat"):
+            fd = getattr(self, name)
+            if fd is not None:
+                setattr(self, name, None)
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     def retire(self) -> None:
         """Let it go quietly (it exits when its socket closes)."""
@@ -311,6 +317,7 @@ def _after_fork_in_child() -> None:
             worker.conn.close()
         except OSError:
             pass
+        worker._close_descriptors()
     forget_zygote()
     _pool.reset()  # afresh in place: every room holding it sees the new state
 

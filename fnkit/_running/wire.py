@@ -1,6 +1,6 @@
 """The protocol between the caller and its worker processes: what travels, and how it is read.
 
-The caller pickles what it sends (the worker trusts its caller); the worker sends data only
+The caller sends msgpack with pickles inside (the worker trusts its caller); the worker sends data only
 (msgpack of JSON-like values), so nothing a worker sends is ever unpickled.
 """
 
@@ -25,17 +25,21 @@ if TYPE_CHECKING:
 
 
 # The messages on a worker's socket, each a msgspec Struct whose fields have names.
-#   caller -> worker (pickled: the worker trusts its caller): `Call`, `Exit`, and the `Reply` to a `CallBack`
-#   worker -> caller (msgpack: data only, never a pickle; tagged and array-like, so a message is
-#   [tag, field, ...]): `Loaded`, `Out`, `CallBack`, `Result`, and `Held` for results sent together
+#   caller -> worker: `Call` and `Exit` as msgpack (tagged and array-like, so a message is [tag, field, ...]),
+#   with what is not data inside pickled (the worker trusts its caller): the events of a `Call` as one pickle,
+#   and a context's class, its attributes that are not plain values and the judge as msgpack extensions holding
+#   pickles (`to_worker`); a `Call` that msgpack cannot carry (a context attribute holding a lone surrogate)
+#   travels as one pickle instead. The `Reply` to a `CallBack` is pickled.
+#   worker -> caller (msgpack: data only, never a pickle): `Loaded`, `Out`, `CallBack`, `Result`, and `Held`
+#   for results sent together
 # and `ENDED` is the caller's own word for a worker whose socket closed (or that ended).
 
 
 class CallItem(msgspec.Struct, array_like=True, frozen=True):
-    """One event to run: the context travels as its class and its plain state, with the seconds left."""
+    """One event to run (the event itself travels in its `Call`'s `events`): the context travels as its class and
+    its state, with the seconds left."""
 
     call_id: int
-    event: Any
     context_class: type[Context]
     context_state: dict[str, Any]
     remaining_s: float | None
@@ -47,19 +51,38 @@ class CallItem(msgspec.Struct, array_like=True, frozen=True):
     judge: Any = None  # (text, size) -> data
 
 
-class Call(msgspec.Struct, array_like=True, frozen=True):
-    """Run `items` with the handler `key` (its `blob` sent when the worker does not have it yet), after taking
-    the caller's state (`sync`) and forgetting the handlers `evict`."""
+class Call(msgspec.Struct, tag="call", array_like=True, frozen=True):
+    """Run `items` (their events: `events`, one pickle of a list in their order) with the handler `key` (its `blob`
+    sent when the worker does not have it yet), after taking the caller's state (`sync`) and forgetting the
+    handlers `evict`."""
 
     key: bytes
     blob: bytes | None
     sync: dict[str, Any]
     evict: list[bytes]
     items: list[CallItem]
+    events: bytes
 
 
-class Exit(msgspec.Struct, array_like=True, frozen=True):
+class Exit(msgspec.Struct, tag="exit", array_like=True, frozen=True):
     """Leave: the caller retires this worker."""
+
+
+class Pickled:
+    """A value that travels to a worker as a pickle inside a msgpack message (a context attribute that is not a
+    plain value: msgpack would turn its tuples into lists). Pickled on its own, it is its value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __reduce__(self) -> tuple[Any, tuple[Any]]:
+        return _itself, (self.value,)
+
+
+def _itself(value: Any) -> Any:
+    return value
 
 
 class Reply(msgspec.Struct, array_like=True, frozen=True):
@@ -148,6 +171,76 @@ STATS = {"workers_started": 0, "workers_killed": 0, "worker_crashes": 0, "calls"
 
 _ENCODE = msgspec.msgpack.Encoder().encode
 _DECODE = msgspec.msgpack.Decoder().decode
+
+_EXT_PICKLE, _EXT_CLASS = 1, 2  # msgpack extensions to a worker: a pickle; a class, pickled by reference
+_class_pickles: dict[type, bytes] = {}  # each context class's pickle, made once (a class travels by reference)
+
+
+def pickled(value: Any) -> bytes:
+    """`value` as a pickle (cloudpickle's, for what only it can copy: a class or function of a notebook)."""
+    try:
+        return pickle.dumps(value, _PROTOCOL)
+    except Exception:  # noqa: BLE001 - what only cloudpickle can move (or nothing can: its error goes up)
+        import cloudpickle
+
+        return cloudpickle.dumps(value, _PROTOCOL)
+
+
+def _extension(value: Any) -> msgspec.msgpack.Ext:
+    """What is not data in a message to a worker: a msgpack extension holding its pickle."""
+    if type(value) is Pickled:
+        return msgspec.msgpack.Ext(_EXT_PICKLE, pickled(value.value))
+    if isinstance(value, type):
+        known = _class_pickles.get(value)
+        if known is None:
+            try:
+                known = pickle.dumps(value, _PROTOCOL)
+            except Exception:  # noqa: BLE001 - a class only cloudpickle can copy: sent afresh each time
+                return msgspec.msgpack.Ext(_EXT_PICKLE, pickled(value))
+            if len(_class_pickles) < 64:
+                _class_pickles[value] = known
+        return msgspec.msgpack.Ext(_EXT_CLASS, known)
+    return msgspec.msgpack.Ext(_EXT_PICKLE, pickled(value))
+
+
+_TO_WORKER = msgspec.msgpack.Encoder(enc_hook=_extension).encode
+
+
+def to_worker(message: Call | Exit) -> bytes:
+    """A message to a worker as bytes: msgpack, else (what msgpack cannot carry) one pickle of it."""
+    try:
+        return _TO_WORKER(message)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):  # a lone surrogate, an int past 64 bits
+        return pickled(message)
+
+
+_classes: dict[bytes, Any] = {}  # in a worker: each class a caller sent, by its pickle
+
+
+def _from_extension(code: int, data: memoryview) -> Any:
+    if code == _EXT_CLASS:
+        blob = bytes(data)
+        known = _classes.get(blob)
+        if known is None:
+            known = pickle.loads(blob)
+            if len(_classes) < 256:
+                _classes[blob] = known
+        return known
+    return pickle.loads(data)
+
+
+_FROM_CALLER = msgspec.msgpack.Decoder(Call | Exit, ext_hook=_from_extension).decode
+
+
+def from_caller(data: bytes) -> Call | Exit:
+    """A message from the caller (in a worker, which trusts its caller): msgpack, or one pickle (`to_worker`)."""
+    if data[:1] == b"\x80":  # a pickle's first byte (an empty map in msgpack, which no message is)
+        message: Call | Exit = pickle.loads(data)
+        return message
+    decoded: Call | Exit = _FROM_CALLER(data)
+    return decoded
+
+
 _UNENCODABLE = (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError)
 
 

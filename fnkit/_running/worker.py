@@ -4,6 +4,7 @@ state between calls). Nothing here runs in the caller's process.
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # (signal's own C module)
 import os
 import pickle
 import signal
@@ -32,7 +33,6 @@ from .wire import (
     Call,
     CallBack,
     CallItem,
-    Exit,
     Held,
     Loaded,
     Out,
@@ -42,6 +42,7 @@ from .wire import (
     _encodable,
     _RemoteSpec,
     _short,
+    from_caller,
 )
 
 if TYPE_CHECKING:
@@ -230,6 +231,10 @@ class _FdOutput:
         os.set_blocking(read_end, False)
         self.fd = read_end
         self.lock = threading.Lock()
+        import select
+
+        self.waiting = select.poll()  # whether anything is in the pipe (asked at each call's end: cheaper than a read)
+        self.waiting.register(read_end, select.POLLIN)
         import codecs
 
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -248,6 +253,8 @@ class _FdOutput:
 
     def drain(self) -> bool:
         """Pass on what is in the pipe now; False once it is closed."""
+        if not self.waiting.poll(0):  # nothing written, and its write ends open (a closed pipe polls as ready)
+            return True
         with self.lock:
             while True:
                 try:
@@ -313,9 +320,25 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
-def _leader_ended(pid: int) -> bool:
+def open_stat(pid: int) -> int | None:
+    """Linux: a descriptor of process `pid`'s /proc stat, read afresh at each `_leader_ended` (opening it each time
+    costs more than the read); None elsewhere."""
+    try:
+        return os.open(f"/proc/{pid}/stat", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+
+
+def _leader_ended(pid: int, stat: int | None = None) -> bool:
     """Linux: whether the main thread of process `pid` has ended (its /proc entry is gone, or says zombie or dead);
-    elsewhere False (the pidfd and the socket are all there is to go by)."""
+    elsewhere False (the pidfd and the socket are all there is to go by). `stat`: its `open_stat`, when open."""
+    if stat is not None:
+        try:
+            return os.pread(stat, 1024, 0).rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+        except ProcessLookupError:  # the process is gone
+            return True
+        except (OSError, IndexError):
+            return False
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
@@ -528,9 +551,12 @@ def _context_changes(context: Any, state: dict[str, Any]) -> dict[str, Any]:
     return changes
 
 
-def _run_one(handler: Handler, item: CallItem) -> tuple[bytes, bool]:
+_getsignal = _signal.getsignal  # (signal.getsignal's C function, without the enum it wraps the answer in)
+
+
+def _run_one(handler: Handler, item: CallItem, event: Any) -> tuple[bytes, bool]:
     """Run the handler once in this worker; the result message, encoded, and whether it ran out of memory."""
-    call_id, event, ctx_state, timeout_s = item.call_id, item.event, item.context_state, item.timeout_s
+    call_id, ctx_state, timeout_s = item.call_id, item.context_state, item.timeout_s
     context = _rebuild_context(item.context_class, ctx_state, item.remaining_s, call_id)
     capture = _WorkerCapture()
     token = _current.set(capture)
@@ -544,7 +570,7 @@ def _run_one(handler: Handler, item: CallItem) -> tuple[bytes, bool]:
     finally:
         if timeout_s is not None and _ALARM:
             signal.setitimer(signal.ITIMER_REAL, 0)
-        if _ALARM and signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL:  # the handler took the alarm over
+        if _ALARM and _getsignal(signal.SIGALRM) != signal.SIG_DFL:  # the handler took the alarm over
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
         _current.reset(token)
         with _worker_state.call_lock:  # waits for a call-back another thread of the handler is making
@@ -616,13 +642,11 @@ def _worker_loop(conn: Any) -> None:
     handlers: dict[bytes, Handler] = {}
     while True:
         try:
-            message = pickle.loads(conn.recv_bytes())  # from the caller, which the worker trusts
+            message = from_caller(conn.recv_bytes())  # from the caller, which the worker trusts
         except (EOFError, OSError):
             return
-        if type(message) is Exit:
+        if type(message) is not Call:  # Exit
             return
-        if type(message) is not Call:
-            continue
         key, blob, items = message.key, message.blob, message.items
         _apply_sync(message.sync)
         for old in message.evict:
@@ -640,8 +664,9 @@ def _worker_loop(conn: Any) -> None:
             _worker_state.send(Loaded(True, "", False))
         handler = handlers[key]
         _worker_state.results_since = time.perf_counter()
-        for number, item in enumerate(items, 1):
-            data, out_of_memory = _run_one(handler, item)
+        events = pickle.loads(message.events)
+        for number, (item, event) in enumerate(zip(items, events, strict=True), 1):
+            data, out_of_memory = _run_one(handler, item, event)
             end_children()  # what the handler started ends with its call
             clean = _restore_baseline()
             _worker_state.hold_result(data, number == len(items) or out_of_memory or not clean)

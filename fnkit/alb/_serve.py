@@ -25,11 +25,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
-from .._config import with_settings
 from .._engine.codec import Invocation
 from .._optional import require
 from .._running.inprocess import Context, Handler, _check_isolation
-from .._settings import Dialect, resolve_dialect
+from .._settings.config import with_settings
+from .._settings.project import Dialect, resolve_dialect
 from ..isolation import invoke
 from ._config import BAD_GATEWAY, AlbConfig, AlbSettings
 from ._desync import DEFAULT_MODE, MODES, body_framing, decide, judge_head

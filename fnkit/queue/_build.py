@@ -10,8 +10,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from .._config import with_settings
-from .._settings import Dialect, resolve_dialect
+from .._settings.config import with_settings
+from .._settings.project import Dialect, resolve_dialect
 from ._config import MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig, QueueFifoSetting
 from ._event import (
     _ARN,

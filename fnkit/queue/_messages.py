@@ -29,7 +29,7 @@ from .._import import (
     loads_json,
     unreadable,
 )
-from .._settings import Dialect
+from .._settings.project import Dialect
 from ._build import (
     queue_arn as make_queue_arn,
 )

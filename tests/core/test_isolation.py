@@ -245,6 +245,52 @@ def test_a_handler_defined_in_main_runs_in_a_worker():
     assert json.loads(done.stdout.strip().splitlines()[-1]) == ["returned", 6, True, "in the worker\n"]
 
 
+def test_a_notebook_handler_sees_what_its_globals_hold_now_at_every_call():
+    # the copy of a handler made for one call is sent again only while nothing it reads can have changed
+    done = _run_script("""
+        import json, fnkit
+        RATE = 3
+        SEEN = []
+        def handler(event, context):
+            return [RATE, type(RATE).__name__, list(SEEN)]
+        calls = [fnkit.invoke(handler, {}, timeout_s=5).returned]
+        calls.append(fnkit.invoke(handler, {}, timeout_s=5).returned)
+        RATE = 4
+        calls.append(fnkit.invoke(handler, {}, timeout_s=5).returned)
+        RATE = 4.0  # equal to 4, and not the same value
+        SEEN.append("a")
+        calls.append(fnkit.invoke(handler, {}, timeout_s=5).returned)
+        print(json.dumps(calls))
+    """)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [
+        [3, "int", []],
+        [3, "int", []],
+        [4, "int", []],
+        [4.0, "float", ["a"]],
+    ]
+
+
+class TaggedContext(fnkit.Context):
+    """A context with attributes that JSON-like data would change on the way (a tuple, a set, a lone surrogate)."""
+
+    tags: tuple[str, ...]
+    kinds: set[str]
+    label: str
+
+
+def attributes(event, context):
+    return [type(context.tags).__name__, sorted(context.kinds), context.label == "\ud800", context.tags[1]]
+
+
+def test_a_contexts_attributes_reach_the_worker_as_they_are():
+    context = TaggedContext(timeout_s=5)
+    context.tags, context.kinds = ("a", "b"), {"x", "y"}
+    context.label = "\ud800"
+    inv = fnkit.invoke(attributes, {}, context=context, isolation="process")
+    assert inv.returned == ["tuple", ["x", "y"], True, "b"], inv.error
+
+
 def test_the_spawn_start_method_works_too():
     done = _run_script(
         """
