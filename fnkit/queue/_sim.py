@@ -25,6 +25,7 @@ from .._settings.config import with_settings
 from .._settings.project import Dialect, Isolation, resolve_dialect, resolve_isolation
 from ..rules import id_of, rule
 from ._batches import EPOCH_MS, Message, SimInvocation, _records
+from ._build import queue_arn
 from ._config import DEDUPLICATION, QueueConfig, QueueSettings
 from ._event import (
     EVENT_SOURCE,
@@ -33,7 +34,6 @@ from ._event import (
     md5_of_message_attributes,
     message_size,
     normalize_message_attributes,
-    queue_arn,
 )
 from ._fifo import GroupQueue, group_order, send_refusal
 from ._outcome import decide
