@@ -17,10 +17,10 @@ from .isolation import invoke
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)
     from . import alb, corpus, isolation, mail, queue, types  # noqa: F401 - lazy modules, typed (not testing: a layer above)
-    from ._config import Config, Setting
     from ._engine.outcome import Outcome, Tabular
     from ._replay import replay, replay_partitions
     from ._replay_columns import columns
+    from ._settings.config import Config, Setting
     from ._sources import correlation_ids, detect_source, validate, validate_response
     from ._table import tabulate
     from .isolation import invoke_many
@@ -47,8 +47,8 @@ _LAZY = {
     "invoke_many": (".isolation", "invoke_many"),
     "Outcome": ("._engine.outcome", "Outcome"),
     "Tabular": ("._engine.outcome", "Tabular"),
-    "Config": ("._config", "Config"),
-    "Setting": ("._config", "Setting"),
+    "Config": ("._settings.config", "Config"),
+    "Setting": ("._settings.config", "Setting"),
 }
 
 __all__ = [

@@ -297,6 +297,112 @@ def _file_lines(path: Path, stream: ImportStream) -> Iterator[tuple[str, int, st
             )
 
 
+#: decompressed bytes read at a time by `iter_line_blocks` (lines are handed out a block at a time)
+_BLOCK_BYTES = 1 << 20
+#: lines handed out at a time when the source is a text or an iterable of lines
+_BLOCK_LINES = 4_096
+
+
+def iter_line_blocks(source: Any, stream: ImportStream) -> Iterator[tuple[str, int, list[str]] | Unreadable]:
+    """The lines of `source` as `iter_lines` reads them, a block at a time: (file, number of the block's first
+    line, the lines' text), counted on `stream` block by block.
+
+    A file is read a megabyte of decompressed bytes at a time and decoded at once; a block that is not UTF-8
+    is read line by line, so each bad line is reported at its number (`Unreadable`) and the others are kept.
+    A gzip file cut short or corrupt is read up to the cut; the cut is reported as `iter_lines` reports it.
+    """
+    if isinstance(source, (str, Path)) and not (isinstance(source, str) and "\n" in source):
+        for path in files_of(source):
+            yield from _file_blocks(path, stream)
+        return
+    block: list[str] = []
+    first = 1
+    for entry in iter_lines(source, stream):
+        if isinstance(entry, Unreadable):
+            if block:
+                yield "<lines>", first, block
+                block = []
+            yield entry
+            continue
+        _, number, line = entry
+        if not block:
+            first = number
+        block.append(line)
+        if len(block) == _BLOCK_LINES:
+            yield "<lines>", first, block
+            block = []
+    if block:
+        yield "<lines>", first, block
+
+
+def _file_blocks(path: Path, stream: ImportStream) -> Iterator[tuple[str, int, list[str]] | Unreadable]:
+    name = str(path)
+    number = 0  # the lines handed out so far
+    carry = b""  # the start of a line whose end is in the next read
+    with _open_binary(path) as fh:
+        read = getattr(fh, "read1", fh.read)  # one read of the decompressor at most: nothing held back at a cut
+        try:
+            while True:
+                chunk = read(_BLOCK_BYTES)
+                if not chunk:
+                    break
+                data = carry + chunk if carry else chunk
+                end = data.rfind(b"\n")
+                if end < 0:
+                    carry = data
+                    continue
+                carry = data[end + 1 :]
+                yield from _decoded(name, number + 1, data[:end], stream)
+                number += data.count(b"\n", 0, end) + 1
+            if carry:  # the last line, with no newline after it
+                yield from _decoded(name, number + 1, carry, stream)
+        except (EOFError, OSError, zlib.error) as exc:
+            # a gzip file cut short or corrupt: say where reading stopped, keep what came before
+            yield unreadable(
+                f"{name}:{number + 1}",
+                f"The file cannot be read past line {number}: "
+                f"{exc.__class__.__name__}: {str(exc) or 'the compressed data ends early'}.",
+                stream.source,
+            )
+
+
+def _decoded(
+    name: str, first: int, data: bytes, stream: ImportStream
+) -> Iterator[tuple[str, int, list[str]] | Unreadable]:
+    """Lines `first`... of a file (`data`: whole lines, without the last newline) as text."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:  # some line is not UTF-8: line by line, each bad one reported at its number
+        block: list[str] = []
+        start = first
+        for number, raw in enumerate(data.split(b"\n"), first):
+            try:
+                block.append(raw.decode("utf-8").rstrip("\r"))
+            except UnicodeDecodeError as exc:
+                if block:
+                    stream.count(len(block))
+                    yield name, start, block
+                    block = []
+                stream.count()
+                yield unreadable(
+                    f"{name}:{number}",
+                    f"The line is not UTF-8 text (bad byte at position {exc.start}).",
+                    stream.source,
+                )
+            else:
+                if len(block) == 1:
+                    start = number
+        if block:
+            stream.count(len(block))
+            yield name, start, block
+        return
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line.rstrip("\r") for line in lines]
+    stream.count(len(lines))
+    yield name, first, lines
+
+
 def head_bytes(path: str | Path) -> bytes:
     """The first bytes of a file (decompressed when gzip), or of the first file in a folder."""
     files = files_of(path)
@@ -435,6 +541,7 @@ __all__ = [
     "files_of",
     "in_notebook",
     "is_json_lines",
+    "iter_line_blocks",
     "iter_lines",
     "kind_of",
     "unreadable",

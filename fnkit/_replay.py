@@ -23,15 +23,16 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
-from ._config import Config, accepted, settings_of
 from ._engine.codec import Invocation
 from ._engine.report import MISSING, ContractError, Issue, decode_json
 from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
 from ._optional import require
-from ._replay_columns import unreadable_row
-from ._running.inprocess import Context, Handler, Interrupted, capturing, handler_copy, interrupted, resolve_isolation
+from ._replay_columns import ordered, replay_row, unreadable_row
+from ._running.inprocess import Context, Handler, Interrupted, capturing, handler_copy, interrupted
 from ._running.plan import PlannedCall
 from ._running.stop import Stopper, current_stopper
+from ._settings.config import Config, accepted, settings_of
+from ._settings.project import resolve_isolation
 from ._sources import SOURCES, detect_source, source_module, source_of
 from .isolation import invoke_many
 from .rules import id_of
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from ._engine.outcome import Outcome
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
-_FIRST = ["event", "source", "item", "result", "rule", "cause", "inferred", "reason", "file", "line"]  # column order
 ENGINES = ("local", "dask")
 #: the engines besides "local", each a plug-in module above this one (it imports the local engine's
 #: partitions), looked up by name when a replay asks for it
@@ -236,6 +236,7 @@ def _outcome_rows(
         if "result" not in row:
             value = row.get(said)
             row["result"] = str(value) if isinstance(value, int) else value  # a word: "502", "delete"
+        replay_row(row)  # one meaning per column, whatever the source
         if extra is not None:
             row.update(extra(row))
     return rows
@@ -492,12 +493,8 @@ def _partition_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _order(column_lists: Iterable[Iterable[str]]) -> list[str]:
-    """The result's columns: the common ones first, then the others in order of first appearance."""
-    seen: dict[str, None] = {}
-    for columns in column_lists:
-        for c in columns:
-            seen.setdefault(c, None)
-    return [c for c in _FIRST if c in seen] + [c for c in seen if c not in _FIRST]
+    """The result's columns in the schema's order (`fnkit.columns()`), whatever order the sources came in."""
+    return ordered(c for columns in column_lists for c in columns)
 
 
 def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:

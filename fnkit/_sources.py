@@ -394,7 +394,7 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
     `validate_response` take (`multi_value`; mail's `mode`, "sync" or "async", `extensions`,
     `recipients_limit`; the queue's `report_batch_item_failures`), each given to its own source only.
     """
-    from ._config import settings_of
+    from ._settings.config import settings_of
 
     takes = {name: settings_of(source_module(name).validate_response)[1] for name in SOURCES}
     unknown = sorted(set(settings) - {n for names in takes.values() for n in names})

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ._settings import Dialect
+from ._settings.project import Dialect
 from .types import AlbEvent, Event, MailEvent, QueueEvent
 
 

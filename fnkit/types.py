@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal, NotRequired, Protocol, TypedDict
 
-from ._settings import Dialect, Isolation
+from ._settings.project import Dialect, Isolation
 
 #: an event source's name, as `fnkit.detect_source` answers
 Source = Literal["queue", "mail", "alb"]

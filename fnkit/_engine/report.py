@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._optional import require
-from .._settings import Dialect as Dialect
 from ..rules import id_of, rule
 from .codec import _STRICT, encode_response
 from .codec import Raw as Raw
@@ -19,6 +18,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 Severity = Literal["error", "warning"]
+#: how a field is spelled: "provider" (as in the spec) or "aws" (as on the real platform); G2
+Dialect = Literal["provider", "aws"]
 DIALECTS: tuple[str, ...] = ("provider", "aws")
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._engine.codec import Invocation
+from .._settings.project import resolve_isolation
 from .inprocess import (
     THREAD_STATS,
     Context,
@@ -24,7 +25,6 @@ from .inprocess import (
     handler_copy,
     interrupted,
     load_handler,
-    resolve_isolation,
 )
 
 

@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar, cast
 
 from .._engine.codec import HandlerError, Invocation, encode_response
+from .._settings.project import resolve_isolation
 
 #: A handler as the platform calls it: `handler(event, context)`.
 Handler = Callable[[Any, Any], Any]
@@ -141,15 +142,6 @@ IMPORT_ERROR = "Runtime.ImportModuleError"  # the platform's name for a handler 
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or Jupyter's interrupt) stopped a call: the handler did not finish, and nothing was counted."""
-
-
-def resolve_isolation(isolation: str | None) -> str:
-    """The isolation a call runs with: the one given, else the project's setting (fnkit/_settings.py), else "none"."""
-    if isolation in ISOLATIONS:  # named, and valid: nothing to look up
-        return isolation
-    from .._settings import resolve_isolation as resolve
-
-    return resolve(isolation)
 
 
 def check_memory_limit(memory_limit_mb: object) -> int | None:

@@ -14,8 +14,9 @@ from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
 from .._engine.codec import Invocation
+from .._settings.project import resolve_isolation
 from .calls import _call
-from .inprocess import Context, Handler, handler_copy, resolve_isolation
+from .inprocess import Context, Handler, handler_copy
 
 OutcomeT = TypeVar("OutcomeT")
 

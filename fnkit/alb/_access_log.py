@@ -19,17 +19,30 @@ agent and trace header, an empty body, and is marked `body_known=False`.
 
 from __future__ import annotations
 
-import re
+import gc
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from .._config import with_settings
-from .._import import ImportStream, Producer, Unreadable, iter_lines, unreadable
-from .._settings import Dialect
+from .._import import ImportStream, Producer, Unreadable, iter_line_blocks, unreadable
+from .._settings.config import with_settings
+from .._settings.project import Dialect
 from ._config import AlbConfig, AlbMultiValueSetting
-from ._http import DEFAULT_CLIENT_IP, request_to_event, seeded_trace_id
+from ._http import DEFAULT_CLIENT_IP, TRACE_HEADERS, make_target_group_arn, query_parameters, seeded_trace_id
+from ._log_entry import (
+    ACTIONS,
+    DEFAULT_PORT,
+    FAST,
+    FIELDS,
+    MIN_FIELDS,
+    PROTO,
+    QUOTES,
+    TRACE,
+    LogField,
+    Request,
+    fast_log,
+    parse_line,
+    parse_request,
+)
 
 if TYPE_CHECKING:
     from ..types import AlbEvent
@@ -37,250 +50,18 @@ if TYPE_CHECKING:
 SOURCE = "alb"
 
 
-class _Bad(ValueError):
-    """A field that does not hold what its documentation says."""
-
-
-def _text(value: str) -> str | None:
-    return None if value == "-" else value
-
-
-def _digits(value: str) -> bool:
-    """ASCII digits, at most 19 of them (a log's counts are 64-bit; '²' and 5,000 digits are no count)."""
-    return value.isdigit() and value.isascii() and len(value) <= 19
-
-
-def _int_or_none(value: str) -> int | None:
-    if value == "-":
-        return None
-    if not _digits(value):
-        raise _Bad("a whole number (at most 19 digits) or '-'")
-    return int(value)
-
-
-def _count(value: str) -> int:
-    if not _digits(value):
-        raise _Bad("a number of bytes (at most 19 digits)")
-    return int(value)
-
-
-def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise _Bad("seconds (or -1)") from None
-    if seconds < 0 and seconds != -1:
-        raise _Bad("seconds (or -1)")
-    return seconds
-
-
-_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$")
-
-
-def _time(value: str) -> str:
-    if not _TIME.match(value):
-        raise _Bad("an ISO 8601 time such as 2026-01-05T10:00:00.123456Z")
-    return value
-
-
-def _time_or_none(value: str) -> str | None:
-    return None if value == "-" else _time(value)
-
-
-def _address(value: str) -> tuple[str, int] | None:
-    if value == "-":
-        return None
-    host, colon, port = value.rpartition(":")
-    if not colon or not host or not _digits(port):
-        raise _Bad("an address and port (ip:port) or '-'")
-    return host, int(port)
-
-
-def _word(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9]+", value):
-        raise _Bad("a request type such as http, https, h2, grpcs, ws or wss")
-    return value
-
-
-@dataclass(frozen=True)
-class LogField:
-    """One documented field of an access-log entry: its name, whether it is quoted, how its text is read."""
-
-    name: str
-    quoted: bool
-    read: Callable[[str], Any]
-
-
-# The documented fields, in their order: the one declaration the parser and LoggedRequest.log follow.
-FIELDS: tuple[LogField, ...] = (
-    LogField("type", False, _word),
-    LogField("time", False, _time),
-    LogField("elb", False, str),
-    LogField("client:port", False, _address),
-    LogField("target:port", False, _address),
-    LogField("request_processing_time", False, _seconds),
-    LogField("target_processing_time", False, _seconds),
-    LogField("response_processing_time", False, _seconds),
-    LogField("elb_status_code", False, _int_or_none),
-    LogField("target_status_code", False, _int_or_none),
-    LogField("received_bytes", False, _count),
-    LogField("sent_bytes", False, _count),
-    LogField("request", True, str),
-    LogField("user_agent", True, _text),
-    LogField("ssl_cipher", False, _text),
-    LogField("ssl_protocol", False, _text),
-    LogField("target_group_arn", False, _text),
-    LogField("trace_id", True, _text),
-    LogField("domain_name", True, _text),
-    LogField("chosen_cert_arn", True, _text),
-    LogField("matched_rule_priority", False, _int_or_none),
-    LogField("request_creation_time", False, _time_or_none),
-    LogField("actions_executed", True, _text),
-    LogField("redirect_url", True, _text),
-    LogField("error_reason", True, _text),
-    LogField("target:port_list", True, _text),
-    LogField("target_status_code_list", True, _text),
-    LogField("classification", True, _text),
-    LogField("classification_reason", True, _text),
-    LogField("conn_trace_id", False, _text),
-)
-# entries written before the later fields existed end after trace_id
-MIN_FIELDS = [f.name for f in FIELDS].index("trace_id") + 1
-
-_TOKEN = re.compile(r'"((?:[^"\\]|\\.)*)"|([^ "]+)')
-_UNESCAPE = re.compile(r"\\(.)")
-_URL = re.compile(
-    r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[^\]]*\]|[^/:?#]*)(?::(?P<port>\d+))?"
-    r"(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?$"
-)
-_METHOD = re.compile(r"^[A-Z]+$")
-_DEFAULT_PORT = {"http": 80, "ws": 80, "https": 443, "wss": 443, "h2": 443, "grpcs": 443}
-_PROTO = {"http": "http", "ws": "http", "https": "https", "wss": "https"}
-
-
-_QUOTED = r'"((?:[^"\\]|\\.)*)"'
-_PLAIN = r'([^ "]+)'
-# an entry of exactly the documented fields, or of those up to trace_id: one match, the common case
-_ENTRY = re.compile(" ".join(_QUOTED if f.quoted else _PLAIN for f in FIELDS[:MIN_FIELDS]))
-_FULL_ENTRY = re.compile(" ".join(_QUOTED if f.quoted else _PLAIN for f in FIELDS))
-
-
-def _tokens(line: str) -> list[tuple[str, bool]]:
-    """(text, quoted) for each field of a line; raises _Bad at the first character that is not a field."""
-    whole = _FULL_ENTRY.fullmatch(line) or _ENTRY.fullmatch(line)
-    if whole is not None:  # the fast path: one match; the fields after it (if any) follow the documented order
-        return [
-            (_unescape(text), True) if field.quoted else (text, False)
-            for field, text in zip(FIELDS, whole.groups(), strict=False)
-        ]
-    out: list[tuple[str, bool]] = []
-    pos, end = 0, len(line)
-    while pos < end:
-        match = _TOKEN.match(line, pos)
-        if match is None:
-            if line[pos] == " ":
-                raise _Bad(f"a single space between fields at character {pos}")
-            raise _Bad(f"a field at character {pos + 1} (an unmatched double quote?)")
-        quoted = match.group(1)
-        out.append((_unescape(quoted), True) if quoted is not None else (match.group(2), False))
-        pos = match.end()
-        if pos < end:
-            if line[pos] != " ":
-                raise _Bad(f"a single space between fields at character {pos + 1}")
-            pos += 1
-            if pos == end:
-                raise _Bad("no trailing space at the end of the entry")
-    return out
-
-
-def _unescape(text: str) -> str:
-    return _UNESCAPE.sub(r"\1", text) if "\\" in text else text
-
-
-def parse_line(line: str) -> dict[str, Any]:
-    """The fields of one access-log entry by their documented names, typed; raises ValueError saying what is wrong."""
-    try:
-        tokens = _tokens(line)
-    except _Bad as exc:
-        raise ValueError(f"The entry cannot be split into fields: expected {exc}.") from None
-    if len(tokens) < MIN_FIELDS:
-        raise ValueError(
-            f"The entry has {len(tokens)} field(s); an access-log entry has at least {MIN_FIELDS} (type … trace_id)."
-        )
-    log: dict[str, Any] = {}
-    # fields past the documented ones (a newer log format) are left out
-    for number, (field, (text, quoted)) in enumerate(zip(FIELDS, tokens, strict=False), 1):
-        if quoted != field.quoted:
-            how = "in double quotes" if field.quoted else "without quotes"
-            raise ValueError(f"Field {number} ({field.name}) is {_show(text, quoted)}: it is written {how}.")
-        try:
-            log[field.name] = field.read(text)
-        except _Bad as exc:
-            raise ValueError(f"Field {number} ({field.name}) is {_show(text, quoted)}: expected {exc}.") from None
-    for field in FIELDS[len(tokens) :]:
-        log[field.name] = None
-    log["extra"] = tuple(text for text, _ in tokens[len(FIELDS) :])
-    return log
-
-
-def _show(text: str, quoted: bool) -> str:
-    shown = text if len(text) <= 60 else text[:57] + "..."
-    return f'"{shown}"' if quoted else repr(shown)
-
-
-@dataclass(frozen=True)
-class Request:
-    """The request of a log entry: method, scheme, host, port, raw path and raw query, HTTP version."""
-
-    method: str
-    scheme: str
-    host: str
-    port: int
-    path: str
-    query: str
-    version: str
-
-
-def parse_request(request: str, entry_type: str) -> Request | None:
-    """The "request" field read; None when the load balancer logged no complete request ("- ... -")."""
-    parts = request.split(" ")
-    if len(parts) < 3:
-        raise ValueError(f'The request field "{request}" is not "METHOD URL VERSION".')
-    method, url, version = parts[0], " ".join(parts[1:-1]), parts[-1]
-    if method == "-":
-        return None
-    if not _METHOD.match(method):
-        raise ValueError(f"The request method {method!r} is not an HTTP method.")
-    match = _URL.match(url)
-    if match is None:
-        raise ValueError(f"The request URL {url!r} is not scheme://host:port/path.")
-    scheme = match.group("scheme")
-    path = match.group("path") or "/"
-    if not path.startswith("/"):
-        raise ValueError(f"The request URL {url!r} has a path that does not start with '/'.")
-    port = (
-        int(match.group("port"))
-        if match.group("port")
-        else _DEFAULT_PORT.get(scheme, _DEFAULT_PORT.get(entry_type, 80))
-    )
-    return Request(method, scheme, match.group("host"), port, path, match.group("query") or "", version)
-
-
-@dataclass(frozen=True)
 class LoggedRequest:
     """One access-log entry rebuilt as a load balancer event, with what the log says happened.
 
     `event`: the event (method, path, raw query, host, user agent, trace header; the body is
-    not in the log, so it is empty and `body_known` is False). `log`: every field of the entry
-    by its documented name, typed (`elb_status_code`, `target_processing_time`, `error_reason`,
-    ...). `where`: file and line number. A replay adds `replay_columns` to its row, so what the
-    handler would do can be compared with what the log says happened.
+    not in the log, so it is empty and `body_known` is False), made when first asked for.
+    `log`: every field of the entry by its documented name, typed (`elb_status_code`,
+    `target_processing_time`, `error_reason`, ...). `where`: file and line number. A replay
+    adds `replay_columns` to its row, so what the handler would do can be compared with what
+    the log says happened.
     """
 
-    event: AlbEvent
-    log: dict[str, Any]
-    where: str
-    body_known: bool = False
+    __slots__ = ("_event", "_groups", "_log", "_multi_value", "_seed", "body_known", "where")
 
     REPLAY_COLUMNS = (
         "file",
@@ -296,6 +77,78 @@ class LoggedRequest:
         "replayable",
         "agrees",
     )
+
+    def __init__(
+        self,
+        event: AlbEvent | None,
+        log: dict[str, Any],
+        where: str,
+        body_known: bool = False,
+        *,
+        multi_value: bool = False,
+        seed: int = 0,
+    ) -> None:
+        """`event` None: the event is made from `log` when first asked for (`multi_value`, `seed` as
+        `request_event` takes them); the entry's request must then be complete."""
+        self._event = event
+        self._log: dict[str, Any] | None = log
+        self._groups: tuple[Any, ...] | None = None
+        self.where = where
+        self.body_known = body_known
+        self._multi_value = multi_value
+        self._seed = seed
+
+    @classmethod
+    def _matched(cls, groups: tuple[Any, ...], where: str, multi_value: bool, seed: int) -> LoggedRequest:
+        """The request of an entry FAST took (its groups): its log typed, and its event made, when first read."""
+        self = cls.__new__(cls)
+        self._event = None
+        self._log = None
+        self._groups = groups
+        self.where = where
+        self.body_known = False
+        self._multi_value = multi_value
+        self._seed = seed
+        return self
+
+    @property
+    def log(self) -> dict[str, Any]:
+        """Every field of the entry by its documented name, typed."""
+        log = self._log
+        if log is None:
+            assert self._groups is not None
+            log = self._log = fast_log(self._groups)
+            self._groups = None
+        return log
+
+    @property
+    def event(self) -> AlbEvent:
+        """The event the load balancer sent the function for this request."""
+        event = self._event
+        if event is None:
+            event = request_event(self.log, multi_value=self._multi_value, seed=self._seed)
+            if event is None:
+                raise ValueError(f"{self.where}: the load balancer logged no complete request here")
+            self._event = event
+        return event
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LoggedRequest):
+            return NotImplemented
+        return (self.event, self.log, self.where, self.body_known) == (
+            other.event,
+            other.log,
+            other.where,
+            other.body_known,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # holds dicts: as unhashable as they are
+
+    def __repr__(self) -> str:
+        return (
+            f"LoggedRequest(event={self.event!r}, log={self.log!r}, where={self.where!r}, "
+            f"body_known={self.body_known!r})"
+        )
 
     @property
     def status(self) -> int | None:
@@ -321,28 +174,30 @@ class LoggedRequest:
         (POST, PUT, PATCH: the log keeps no body, the event's is empty), else None."""
         if self.body_known:
             return None
-        return "body" if self.event.get("httpMethod") in BODY_METHODS else None
+        method = self.log["request"].partition(" ")[0]  # the event's httpMethod, without making the event
+        return "body" if method in BODY_METHODS else None
 
     def replay_columns(self, row: dict[str, Any]) -> dict[str, Any]:
         """The columns a replay adds to this request's row: the logged facts, what the replay cannot know,
         and whether the replay agrees with the log (NA when it cannot be judged: a body the log lacks)."""
-        target = self.log["target_processing_time"]
+        log = self.log
+        target = log["target_processing_time"]
         status = row.get("status")
-        logged = self.log["elb_status_code"]
+        logged = log["elb_status_code"]
         depends_on = self.depends_on
         same = None
-        if depends_on is None and isinstance(status, int) and not isinstance(status, bool) and logged is not None:
+        if depends_on is None and type(status) is int and logged is not None:
             same = status == logged
         file, _, line = self.where.rpartition(":")
         return {
             "file": file,
             "line": int(line),
-            "logged_time": self.log["time"],
+            "logged_time": log["time"],
             "logged_status": logged,
-            "logged_target_status": self.log["target_status_code"],
-            "logged_error_reason": self.log["error_reason"],
+            "logged_target_status": log["target_status_code"],
+            "logged_error_reason": log["error_reason"],
             "logged_target_ms": None if target is None or target < 0 else round(target * 1000, 3),
-            "actions_executed": self.log["actions_executed"],
+            "actions_executed": log["actions_executed"],
             "body_known": self.body_known,
             "depends_on": depends_on,
             "replayable": depends_on is None,
@@ -365,35 +220,129 @@ def _dialect(arn: str | None) -> Dialect:
 
 
 def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int = 0) -> AlbEvent | None:
-    """The event the load balancer sent the function for a parsed entry; None when no complete request was logged."""
+    """The event the load balancer sent the function for a parsed entry; None when no complete request was logged.
+
+    It is the event `request_to_event` makes of the request with no body, its host, user agent and (for a
+    WebSocket) upgrade headers, and the entry's trace (or one drawn from `seed`), client and port: made
+    directly, as a log's request carries none of the headers the load balancer replaces.
+    """
     request = parse_request(log["request"], log["type"])
     if request is None:
         return None
-    headers: list[tuple[str, str]] = []
-    default = _DEFAULT_PORT.get(request.scheme)
-    host = request.host if request.port == default else f"{request.host}:{request.port}"
-    headers.append(("host", host))
+    scheme, port = request.scheme, request.port
+    headers = {"host": request.host if port == DEFAULT_PORT.get(scheme) else f"{request.host}:{port}"}
     if log["user_agent"] is not None:
-        headers.append(("user-agent", log["user_agent"]))
-    if log["type"] in ("ws", "wss") or request.scheme in ("ws", "wss"):
-        headers += [("connection", "Upgrade"), ("upgrade", "websocket")]
-    client = log["client:port"]
+        headers["user-agent"] = log["user_agent"]
+    if log["type"] in ("ws", "wss") or scheme in ("ws", "wss"):
+        headers["connection"] = "Upgrade"
+        headers["upgrade"] = "websocket"
     arn = log["target_group_arn"]
     dialect = _dialect(arn)
-    return request_to_event(
-        request.method,
-        request.path,
-        request.query,
-        headers,
-        b"",
-        multi_value,
-        target_group_arn=arn,
-        dialect=dialect,
-        trace=log["trace_id"] or seeded_trace_id(seed),
-        client_ip=client[0] if client else DEFAULT_CLIENT_IP,
-        port=request.port,
-        proto=_PROTO.get(request.scheme, "https" if request.port == 443 else "http"),
-        host=request.host,
+    headers[TRACE_HEADERS[dialect]] = log["trace_id"] or seeded_trace_id(seed)
+    client = log["client:port"]
+    headers["x-forwarded-for"] = client[0] if client else DEFAULT_CLIENT_IP
+    headers["x-forwarded-port"] = str(port)
+    headers["x-forwarded-proto"] = PROTO.get(scheme, "https" if port == 443 else "http")
+    query = request.query.removeprefix("?")
+    event: dict[str, Any] = {
+        "requestContext": {"elb": {"targetGroupArn": arn or make_target_group_arn(dialect)}},
+        "httpMethod": request.method,
+        "path": request.path,
+    }
+    if multi_value:
+        event["multiValueQueryStringParameters"] = query_parameters(query, True)
+        event["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
+    else:
+        event["queryStringParameters"] = query_parameters(query, False)
+        event["headers"] = headers
+    event["body"] = ""
+    event["isBase64Encoded"] = False
+    return cast("AlbEvent", event)
+
+
+def _block_entries(name: str, first: int, lines: list[str], multi_value: bool, stream: ImportStream) -> Producer:
+    """The entries of lines `first`... of `name`, in order: the lines FAST takes typed at once, their events
+    made when first asked for; each other line read by parse_line (what is wrong located)."""
+    collecting = gc.isenabled()
+    if collecting:  # the block's many small objects all live on: no collection looks for cycles among them
+        gc.disable()
+    try:
+        items = _fast_entries(name, first, lines, multi_value)
+    finally:
+        if collecting:
+            gc.enable()
+    for item in items:
+        if not isinstance(item, tuple):
+            yield item
+            continue
+        where, line, log = item  # a line for parse_line, or the log of a request the function never saw
+        if log is not None:
+            _not_forwarded(where, log, stream)
+            continue
+        entry = _entry(where, line, multi_value, stream)
+        if entry is not None:
+            yield entry
+
+
+def _fast_entries(
+    name: str, first: int, lines: list[str], multi_value: bool
+) -> list[LoggedRequest | tuple[str, str, dict[str, Any] | None]]:
+    """Each line's request, when FAST takes it and the load balancer forwarded it; else (where, line, its log
+    when FAST took it)."""
+    fast, quotes = FAST.fullmatch, QUOTES
+    out: list[LoggedRequest | tuple[str, str, dict[str, Any] | None]] = []
+    for number, line in enumerate(lines, first):
+        where = f"{name}:{number}"
+        match = None if "\\" in line else fast(line)
+        if match is None or line.count('"') != quotes.get(match.lastindex or 0):
+            out.append((where, line, None))
+            continue
+        groups = match.groups()
+        actions = groups[ACTIONS]
+        if actions is not None and actions != "forward" and actions != "-" and "forward" not in actions.split(","):
+            out.append((where, line, fast_log(groups)))
+            continue
+        seed = 0 if groups[TRACE] not in ("-", "") else zlib.crc32(line.encode("utf-8"))
+        out.append(LoggedRequest._matched(groups, where, multi_value, seed))
+    return out
+
+
+def _entry(where: str, line: str, multi_value: bool, stream: ImportStream) -> LoggedRequest | Unreadable | None:
+    """The entry of one line read field by field (what is wrong located), or None when it is not replayed."""
+    if not line.strip():
+        return unreadable(
+            where, "The line is blank: an access log has one entry per line.", SOURCE, severity="warning", code="blank"
+        )
+    try:
+        log = parse_line(line)
+        event = request_event(log, multi_value=multi_value, seed=zlib.crc32(line.encode("utf-8")))
+    except ValueError as exc:
+        return unreadable(where, str(exc), SOURCE)
+    if event is None:
+        status = log["elb_status_code"]
+        answered = f"it answered {status} itself" if status is not None else "it sent no answer"
+        return unreadable(
+            where,
+            f"The load balancer logged no complete request here ({answered}, "
+            "without a target), so there is nothing to replay.",
+            SOURCE,
+            severity="warning",
+            code="incomplete",
+        )
+    if not forwarded(log):
+        _not_forwarded(where, log, stream)
+        return None
+    return LoggedRequest(event, log, where)
+
+
+def _not_forwarded(where: str, log: dict[str, Any], stream: ImportStream) -> None:
+    stream.note(
+        where,
+        f"The load balancer answered {log['elb_status_code'] or 'nothing'} by itself "
+        f"(actions_executed: {log['actions_executed']}): the function never saw this request, "
+        "so it is not replayed.",
+        severity="warning",
+        code="not-forwarded",
     )
 
 
@@ -433,50 +382,11 @@ def events_from_access_log(
         files_of(path_or_lines)  # a missing path fails now, not on first use
 
     def produce(stream: ImportStream) -> Producer:
-        for entry in iter_lines(path_or_lines, stream):
-            if isinstance(entry, Unreadable):
-                yield entry
-                continue
-            name, number, line = entry
-            where = f"{name}:{number}"
-            if not line.strip():
-                yield unreadable(
-                    where,
-                    "The line is blank: an access log has one entry per line.",
-                    SOURCE,
-                    severity="warning",
-                    code="blank",
-                )
-                continue
-            try:
-                log = parse_line(line)
-                event = request_event(log, multi_value=multi_value, seed=zlib.crc32(line.encode("utf-8")))
-            except ValueError as exc:
-                yield unreadable(where, str(exc), SOURCE)
-                continue
-            if event is None:
-                status = log["elb_status_code"]
-                answered = f"it answered {status} itself" if status is not None else "it sent no answer"
-                yield unreadable(
-                    where,
-                    f"The load balancer logged no complete request here ({answered}, "
-                    "without a target), so there is nothing to replay.",
-                    SOURCE,
-                    severity="warning",
-                    code="incomplete",
-                )
-                continue
-            if not forwarded(log):
-                stream.note(
-                    where,
-                    f"The load balancer answered {log['elb_status_code'] or 'nothing'} by itself "
-                    f"(actions_executed: {log['actions_executed']}): the function never saw this request, "
-                    "so it is not replayed.",
-                    severity="warning",
-                    code="not-forwarded",
-                )
-                continue
-            yield LoggedRequest(event, log, where)
+        for block in iter_line_blocks(path_or_lines, stream):
+            if isinstance(block, Unreadable):
+                yield block
+            else:
+                yield from _block_entries(*block, multi_value, stream)
 
     described = path_or_lines if isinstance(path_or_lines, str) and "\n" not in path_or_lines else None
     return ImportStream(
@@ -493,6 +403,7 @@ def events_from_access_log(
 __all__ = [
     "BODY_METHODS",
     "FIELDS",
+    "MIN_FIELDS",
     "LogField",
     "LoggedRequest",
     "Request",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypedDict
 
-from .._config import Config, setting
+from .._settings.config import Config, setting
 from ..rules import rule
 
 FORMS = rule(

@@ -11,12 +11,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from .._config import with_settings
 from .._engine.memo import Readings
 from .._engine.report import ContractError, Issue, Report, child_path, error, path_of, warning
 from .._engine.shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._engine.validate import Contract, Seen
-from .._settings import Dialect, resolve_dialect
+from .._settings.config import with_settings
+from .._settings.project import Dialect, resolve_dialect
 from ..rules import id_of, rule
 from ._config import FORMS, HEALTH_CHECK, AlbConfig, AlbMultiValueSetting
 from ._http import (

@@ -17,7 +17,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
-from .._settings import Dialect, resolve_dialect
+from .._settings.project import Dialect, resolve_dialect
 from ..rules import id_of, rule
 
 if TYPE_CHECKING:

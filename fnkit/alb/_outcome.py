@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Unpack
 
 from .. import rules as _rules
-from .._config import with_settings
 from .._engine.codec import Invocation, encode_response
 from .._engine.outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, ContractError, Issue, Raw, Report, decode_json, error
 from .._handler_rules import RAISED, TIMED_OUT
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
+from .._settings.config import with_settings
 from ..rules import id_of
 from ..types import AlbKind, Isolation
 from ._config import BAD_GATEWAY, AlbConfig, AlbMultiValueSetting, AlbRunSettings

@@ -13,11 +13,11 @@ import re
 from collections.abc import Iterator
 from typing import Any, Unpack
 
-from .._config import with_settings
 from .._engine.codec import encode_response
 from .._engine.report import Issue, Raw, Report, child_path, decode_json, error, path_of, warning
 from .._engine.shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape, two_spellings, unknown_key
 from .._engine.validate import Contract, Seen
+from .._settings.config import with_settings
 from ..rules import id_of, rule
 from . import _event
 from ._config import BAD_GATEWAY, AlbConfig, AlbMultiValueSetting

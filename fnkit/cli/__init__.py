@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from .._optional import MissingDependency
-from .._settings import SettingError
+from .._settings.project import SettingError
 from ._build import cmd_event_build, event_parsers
 from ._check import add_check_parser
 from ._common import _EXIT_CODES, SOURCE_CHOICES, _add_app_dir, _add_format, _emit, _version

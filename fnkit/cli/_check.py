@@ -79,9 +79,9 @@ def _isolation(given: str | None) -> str:
     """The isolation asked for, else the project's setting when it names one, else a worker process."""
     if given is not None:
         return given
-    from .._settings import setting
+    from .._settings.project import default_of
 
-    value, where = setting("isolation")
+    value, where = default_of("isolation")
     return str(value) if where != "fnkit's built-in default" else "process"
 
 

@@ -44,7 +44,7 @@ _LABELS = {"queue": "queue", "mail": "mail", "alb": "load balancer"}
 
 def _add_settings(parser: argparse.ArgumentParser, verb: str) -> None:
     """The options of the settings each source's `verb` (outcome, run, ...) takes, made from the sources' configs."""
-    from .._config import settings_of
+    from .._settings.config import settings_of
     from .._sources import SOURCES, source_module
 
     for name in SOURCES:

@@ -4,7 +4,7 @@ aside, the outcome expected.
 - Folders: `fnkit validate fixtures/` reads every `*.json`, `*.jsonl` and `*.ndjson` file under
   the folder, in name order; a folder holding none is a usage error (exit 2).
 - The project: [tool.fnkit] is looked for from the first file given that has a pyproject.toml
-  with one above it, else from the current directory (`fnkit._settings`).
+  with one above it, else from the current directory (`fnkit._settings.project`).
 - `--ignore RULE[,RULE...]` and `[tool.fnkit] ignore = [...]`: each finding of those rules is
   set aside, never dropped: it no longer fails its input, and every format says it was ignored
   (text: an `ignored` line; json: `ignored` per record and in the summary; github: a notice;
@@ -95,7 +95,7 @@ def prepare(args: argparse.Namespace) -> str | None:
     Returns the usage error to print (exit 2), or None.
     """
     from .. import rules
-    from .._settings import project_root_of, project_setting, set_project_root
+    from .._settings.project import project_root_of, project_setting, set_project_root
 
     given = [p for p in (*getattr(args, "files", ()), *getattr(args, "inputs", ())) if isinstance(p, str)]
     given += [p for p in (getattr(args, "event", None), getattr(args, "response", None)) if isinstance(p, str)]
@@ -124,7 +124,7 @@ def prepare(args: argparse.Namespace) -> str | None:
 
 def finish(args: argparse.Namespace) -> None:
     """The project's folder as it was before `prepare`."""
-    from .._settings import set_project_root
+    from .._settings.project import set_project_root
 
     if hasattr(args, "project_root_before"):
         set_project_root(args.project_root_before)

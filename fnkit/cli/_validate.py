@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
 
 def _event_report(data: bytes, args: argparse.Namespace) -> Report:
-    from .._config import accepted
     from .._engine.report import MISSING, decode_json
+    from .._settings.config import accepted
     from .._sources import detect_source, lookalike_issue, source_module, validate
 
     name = args.source or detect_source(data)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from .._config import Config, setting
+from .._settings.config import Config, setting
 from ..rules import rule
 
 ACTION_TYPES = ("BOUNCE", "DROP", "DEFAULT")  # the contract's action types (M4)

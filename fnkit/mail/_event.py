@@ -26,7 +26,7 @@ from .._engine.report import (
 )
 from .._engine.shape import BOOL, STR, F, ListOf, Shape, Text
 from .._engine.validate import Check, Contract, Seen
-from .._settings import Dialect, resolve_dialect
+from .._settings.project import Dialect, resolve_dialect
 from ..rules import rule
 from ._address import ADDRESS_PATTERN, is_address
 from ._decision import Decision

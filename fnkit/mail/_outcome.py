@@ -35,14 +35,15 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Unpack, cast
 
 from .. import rules as _rules
-from .._config import with_settings
 from .._engine.codec import Invocation, encode_response
 from .._engine.outcome import Display, Grid, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, Issue, Report, decode_json, error, path_of, warning
 from .._engine.validate import Seen
 from .._optional import require
-from .._running.inprocess import Context, resolve_isolation
+from .._running.inprocess import Context
 from .._running.plan import PlannedCall
+from .._settings.config import with_settings
+from .._settings.project import resolve_isolation
 from ..isolation import invoke
 from ..rules import id_of
 from ..types import Isolation, MailKind

@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, Unpack
 
-from .._config import with_settings
 from .._engine.codec import Invocation, encode_response
 from .._engine.report import Issue, Raw, Report, error, path_of, warning
 from .._engine.shape import BOOL, STR, F, ListOf, Shape
 from .._engine.validate import Check, Contract, Seen
+from .._settings.config import with_settings
 from ..rules import id_of
 from ._address import is_address
 from ._config import (

@@ -22,13 +22,13 @@ import random
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Unpack
 
-from .._config import with_settings
 from .._engine.codec import Invocation
 from .._engine.outcome import Display, Grid, outcome_html, outcome_row
 from .._engine.report import Report
 from .._optional import require
 from .._running.inprocess import Handler, stops_in_one_sentence
-from .._settings import Isolation
+from .._settings.config import with_settings
+from .._settings.project import Isolation
 from ._config import MailConfig, MailSettings
 from ._content import MessageStore
 

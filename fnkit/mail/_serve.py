@@ -67,8 +67,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Unpack
 
-from .._config import with_settings
 from .._running.inprocess import Handler
+from .._settings.config import with_settings
 from ._config import MailConfig, MailSettings
 from ._delivery import BOUNCE_SUBJECT, DEFAULT_BOUNCE_TEXT, maildir_name, make_bounce
 from ._rule import MailRule

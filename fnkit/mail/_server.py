@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from .._settings import Isolation
+    from .._settings.project import Isolation
 
 DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 DEFAULT_MAX_RECIPIENTS = 1000  # inbound, per message; RFC 5321 asks for at least 100

@@ -12,7 +12,7 @@ import inspect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
-from .._config import Config, setting
+from .._settings.config import Config, setting
 from ..rules import rule
 
 DEFAULT_BATCH = 10  # Q1

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import msgspec
 
-from .._config import with_settings
 from .._engine.memo import Readings
 from .._engine.report import ContractError, Issue, Report, child_path, error, path_of, warning
 from .._engine.shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
 from .._engine.validate import Contract, Seen
-from .._settings import Dialect, resolve_dialect
+from .._settings.config import with_settings
+from .._settings.project import Dialect, resolve_dialect
 from ..rules import id_of, rule
 from ._config import BATCH_LIMITS, DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig, QueueFifoSetting
 from ._fifo import check_fifo, fifo_attributes, is_fifo

@@ -29,7 +29,7 @@ from .._import import (
     loads_json,
     unreadable,
 )
-from .._settings import Dialect
+from .._settings.project import Dialect
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 from ._event import (
     EVENT_SOURCE,

@@ -17,11 +17,11 @@ import msgspec
 
 from .. import rules as _rules
 from .._cells import short_id
-from .._config import with_settings
 from .._engine.codec import encode_response
 from .._engine.memo import Readings
 from .._engine.report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, path_of, warning
 from .._engine.shape import F, ListOf, Nullable, Shape, Text, unknown_key
+from .._settings.config import with_settings
 from ..rules import id_of, rule
 from ..types import QueueKind
 from ._config import REPORTING_OFF, QueueConfig, QueueReportingSetting

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import msgspec
 
-from .._config import with_settings
 from .._engine.codec import Invocation
 from .._import import say
 from .._optional import require
 from .._running.calls import _call
-from .._running.inprocess import Context, resolve_isolation, stops_in_one_sentence
-from .._settings import Dialect, Isolation, resolve_dialect
+from .._running.inprocess import Context, stops_in_one_sentence
+from .._settings.config import with_settings
+from .._settings.project import Dialect, Isolation, resolve_dialect, resolve_isolation
 from ..rules import id_of, rule
 from ._config import DEDUPLICATION, QueueConfig, QueueSettings
 from ._delivery import Delivery

@@ -14,7 +14,7 @@ from .._table import rows_of
 
 if TYPE_CHECKING:
     from .._running.inprocess import Context
-    from .._settings import Isolation
+    from .._settings.project import Isolation
     from ..alb import HttpOutcome
     from ..alb._config import AlbConfig, AlbRunSettings
     from ..mail import MailOutcome

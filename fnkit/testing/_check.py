@@ -184,7 +184,7 @@ def check(
         raise MissingDependency("hypothesis", extra="testing", feature="fnkit.check") from exc
     import importlib
 
-    from .._settings import resolve_isolation
+    from .._settings.project import resolve_isolation
 
     module = importlib.import_module(f"fnkit.{source}")
     run = module.run

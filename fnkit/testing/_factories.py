@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack, cast, overload
 from .._sources import source_module
 
 if TYPE_CHECKING:
-    from .._settings import Dialect
+    from .._settings.project import Dialect
     from ..alb._config import AlbConfig, AlbMultiValueSetting
     from ..queue._config import QueueConfig, QueueFifoSetting
     from ..types import AlbEvent, MailEvent, QueueEvent

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import pytest
 
-from .._settings import INI, set_project_root, set_pytest_ini
+from .._settings.project import INI, set_project_root, set_pytest_ini
 from ._factories import AlbEventFactory, MailEventFactory, QueueEventFactory, event_factory
 
 

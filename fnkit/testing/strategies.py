@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from .._engine.report import DIALECTS
 from .._optional import MissingDependency
-from .._settings import resolve_dialect
+from .._settings.project import resolve_dialect
 from ..alb._http import HOP_BY_HOP  # a response header the load balancer drops (A7) is not "valid" to draw
 from ..types import AlbEvent, AlbResponse, MailAction, MailEvent, MailResponse, QueueEvent, QueueResponse
 

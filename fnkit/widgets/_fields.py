@@ -11,7 +11,7 @@ from .._optional import require
 from ._ui import field_class, json_problem
 
 if TYPE_CHECKING:
-    from .._config import Config, Setting
+    from .._settings.config import Config, Setting
 
 PLACEHOLDER_CHARS = 32  # what a one-line field shows whole beside its label in a half-width form
 KINDS = ("text", "longtext", "lines", "csv", "bool", "choice", "int", "float", "json", "pairs")

@@ -21,7 +21,7 @@ import pytest
 
 import fnkit
 from fnkit import rules
-from fnkit._config import Config, setting, settings_of, with_settings
+from fnkit._settings.config import Config, setting, settings_of, with_settings
 from fnkit.alb import AlbConfig
 from fnkit.mail import MailConfig
 from fnkit.queue import QueueConfig

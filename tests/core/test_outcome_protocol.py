@@ -14,10 +14,10 @@ import pytest
 
 import fnkit
 from fnkit import _cells
-from fnkit._config import with_settings
 from fnkit._engine.outcome import Display, Grid, Outcome, outcome_html, outcome_row
 from fnkit._engine.report import Report
 from fnkit._running.plan import PlannedCall
+from fnkit._settings.config import with_settings
 from fnkit.queue import QueueConfig
 
 

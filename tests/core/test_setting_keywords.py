@@ -10,7 +10,7 @@ import typing
 from typing import Any, Literal, Unpack, get_args, get_origin
 
 import fnkit
-from fnkit._config import settings_of
+from fnkit._settings.config import settings_of
 
 
 def _takers() -> list[Any]:

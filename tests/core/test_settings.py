@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import fnkit
-from fnkit import _settings, alb, mail, queue
+from fnkit import alb, mail, queue
+from fnkit._settings import project as _settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

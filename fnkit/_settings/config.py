@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar, cast
 
-from ._engine.memo import Readings
-from ._settings import project_table
+from .._engine.memo import Readings
+from .project import project_table
 
 _KEY = "fnkit"
 _NOT_GIVEN: Any = object()
@@ -386,7 +386,7 @@ class Config:
         ]
 
     def _repr_html_(self) -> str:
-        from ._cells import panel_html
+        from .._cells import panel_html
 
         changed = [s.name for s in type(self).settings() if getattr(self, s.name) != s.default]
         head = f"{type(self).__name__}: " + (f"{len(changed)} setting(s) changed" if changed else "every default")

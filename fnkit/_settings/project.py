@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 from typing import Any, Literal, cast
 
-Dialect = Literal["provider", "aws"]
+from .._engine.report import Dialect as Dialect
+
 Isolation = Literal["none", "process", "thread"]
 
 #: the choices of each setting, and the sentence that lists them
@@ -41,6 +42,7 @@ _EXPLAINED = {
     "dialect": "expected 'provider' (the spec's spelling) or 'aws' (the real platform's)",
     "isolation": "expected 'none' (in this process), 'process' or 'thread'",
 }
+_ISOLATIONS = CHOICES["isolation"]
 BUILT_IN: dict[str, str] = {"dialect": "provider", "isolation": "none"}
 ENVIRONMENT = {"dialect": "FNKIT_DIALECT", "isolation": "FNKIT_ISOLATION"}
 INI = {"dialect": "fnkit_dialect", "isolation": "fnkit_isolation"}
@@ -209,7 +211,7 @@ def _project_from(cwd: str) -> tuple[Path, dict[str, Any]] | None:
     return found
 
 
-def setting(name: str) -> tuple[str, str]:
+def default_of(name: str) -> tuple[str, str]:
     """The default of setting `name` ('dialect' or 'isolation') and where it came from, checked."""
     if name not in CHOICES:
         raise KeyError(f"fnkit has the settings 'dialect' and 'isolation', not {name!r}")
@@ -245,14 +247,18 @@ def project_setting(name: str) -> tuple[Any, str] | None:
 def resolve_dialect(dialect: str | None) -> Dialect:
     """The dialect a builder uses: the one given, else the project's setting (module docstring), else 'provider'."""
     if dialect is None:
-        return cast(Dialect, setting("dialect")[0])
+        return cast(Dialect, default_of("dialect")[0])
     return cast(Dialect, _check("dialect", dialect, "dialect", ValueError))
 
 
 def resolve_isolation(isolation: str | None) -> Isolation:
-    """Where a call runs: the isolation given, else the project's setting (module docstring), else 'none'."""
+    """Where a call runs: the isolation given, else the project's setting (module docstring), else 'none'.
+
+    Every call resolves its isolation here, once (a source's `run`, `invoke`, replay, the simulators)."""
+    if isolation in _ISOLATIONS:  # named, and valid: nothing to look up
+        return isolation  # type: ignore[return-value]
     if isolation is None:
-        return cast(Isolation, setting("isolation")[0])
+        return cast(Isolation, default_of("isolation")[0])
     return cast(Isolation, _check("isolation", isolation, "isolation", ValueError))
 
 
