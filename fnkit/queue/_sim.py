@@ -26,6 +26,7 @@ from .._running.inprocess import Context, stops_in_one_sentence
 from .._settings.config import with_settings
 from .._settings.project import Dialect, Isolation, resolve_dialect, resolve_isolation
 from ..rules import id_of, rule
+from ._build import queue_arn
 from ._config import DEDUPLICATION, QueueConfig, QueueSettings
 from ._delivery import Delivery
 from ._event import (
@@ -35,7 +36,6 @@ from ._event import (
     md5_of_message_attributes,
     message_size,
     normalize_message_attributes,
-    queue_arn,
 )
 from ._fifo import GroupQueue, group_order, send_refusal
 from ._outcome import BatchOutcome, decide
