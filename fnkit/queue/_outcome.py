@@ -252,11 +252,12 @@ def plan_call(
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)
-    value, _ = decode_json(event)
+    value = event if type(event) is dict else decode_json(event)[0]  # (a dict is its own value: decoded already)
     reporting = config.report_batch_item_failures
 
     def finish(invocation: Invocation) -> BatchOutcome:
         decided: BatchOutcome = decide(value, batch_ids(value), invocation, reporting)  # `@rule`: untyped
-        return decided._replace(event_issues=report)
+        decided.event_issues = report  # (a new outcome: set in place)
+        return decided
 
     return PlannedCall(value, config.function_timeout_s if timeout_s is None else timeout_s, finish, context)
