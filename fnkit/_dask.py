@@ -1,36 +1,44 @@
 """The Dask engine of `fnkit.replay`: partitions stream to a dask.distributed cluster, handlers run in the workers.
 
 The client side reads the events a partition at a time, pickles each partition (an event
-pickle cannot carry becomes a row saying so), and keeps at most a window of partitions in
-flight, so a generator of any length is never held whole. Each worker task calls
-`replay_partition`, the function the local engine calls.
+pickle cannot carry becomes a row saying so) and scatters it to a worker: the task graph
+holds references to the partitions and to the handler (scattered once to every worker),
+never the data, so no graph is large. A lazy replay runs nothing until it is computed: its
+meta (columns and dtypes) comes from the schema (`fnkit.columns()`) and the sources seen
+while the partitions were read. Each worker task calls `replay_partition`, the function the
+local engine calls.
 """
 
 from __future__ import annotations
 
+import ast
 import atexit
 import hashlib
 import logging
 import os
 import pickle
+import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
-from types import ModuleType
+from pathlib import Path
+from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ._engine.report import MISSING, decode_json
+from ._import import Unreadable
 from ._optional import require
 from ._replay import (
     DEFAULT_PARTITION_SIZE,
     _finish,
-    _order,
     _partition_frame,
     pack,
     partitions,
     replay_partition,
 )
-from ._replay_columns import dtype_of
+from ._replay_columns import IMPORTED, empty_frame, kinds_of_rows, typed, unreadable_row
 from ._running.inprocess import Handler
+from ._sources import source_of
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -77,6 +85,13 @@ def get_client(client: Any = None) -> Client:
     except ValueError:
         pass
     if "local" not in _SESSION:
+        script = script_without_main_guard()
+        if script is not None:
+            raise RuntimeError(
+                f"{script}: replay(engine='dask') starts a local Dask cluster, and its worker processes run this "
+                "script again as they start (they import it): put the script's code under the main guard, "
+                '`if __name__ == "__main__":`, or pass client= a Client of a cluster started elsewhere.'
+            )
         workers = max(1, min(os.cpu_count() or 1, 4))
         cluster = distributed.LocalCluster(
             n_workers=workers,
@@ -90,6 +105,42 @@ def get_client(client: Any = None) -> Client:
         _close_at_exit()
     found = _SESSION["local"]
     return found
+
+
+def _main_guard(test: ast.expr) -> bool:
+    """True for `__name__ == "__main__"` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s.id for s in sides if isinstance(s, ast.Name)]
+    texts = [s.value for s in sides if isinstance(s, ast.Constant)]
+    return names == ["__name__"] and texts == ["__main__"]
+
+
+def script_without_main_guard() -> str | None:
+    """The script this process runs, when its top-level code outside `if __name__ == "__main__":` made this
+    call: the worker processes a local cluster starts import the script again, and would start clusters of
+    their own ("Nanny failed to start"). None in a notebook, a console, `python -c`, or a guarded script."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not isinstance(path, str) or not path.endswith(".py"):
+        return None
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and not (
+        frame.f_code.co_name == "<module>" and frame.f_globals is vars(main) and frame.f_code.co_filename == path
+    ):
+        frame = frame.f_back
+    if frame is None:  # not called from the script's top level
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    line = frame.f_lineno
+    for node in tree.body:
+        if isinstance(node, ast.If) and _main_guard(node.test) and node.lineno <= line <= (node.end_lineno or line):
+            return None
+    return path
 
 
 def _close_at_exit() -> None:
@@ -162,76 +213,81 @@ def run_partition(handler: bytes, blob: bytes, config: dict[str, Any], start: in
     return frame
 
 
-def describe(frame: pd.DataFrame) -> tuple[list[str], dict[str, Any], int]:
-    """In a worker: a partition's columns, inferred dtypes ("null" for a column with no value) and length."""
+def row_kinds(item: Any, forced: str | None) -> set[str]:
+    """The kinds of row (`fnkit.columns()`'s `sources`) an input item gives, found without running anything: its
+    source, whether it came from an importer (an access log, a message dump), or an unreadable line's place."""
+    if isinstance(item, Unreadable):
+        return {"unreadable lines"} if "file" in unreadable_row(0, item) else set()
+    imported = type(item) is not dict and hasattr(item, "replay_columns")
+    if type(item) is dict:
+        value = item
+    else:
+        value, _ = decode_json(item.event if imported else item)
+    source = forced or (source_of(value) if value is not MISSING else None)
+    if source is None:
+        return set()
+    return {source, IMPORTED[source]} if imported and source in IMPORTED else {source}
+
+
+def run_typed(handler: bytes, blob: bytes, config: dict[str, Any], start: int, columns: list[str]) -> pd.DataFrame:
+    """In a worker: one partition's rows as a typed frame with the lazy frame's columns (categories its own)."""
+    frame = typed(_partition_frame(replay_partition(_handler(handler), pickle.loads(blob), config, start)))
+    return _with_columns(frame, columns)
+
+
+def _with_columns(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The frame with exactly these columns, in order: a missing one is NA of its schema dtype."""
     import pandas as pd
 
-    from ._replay_columns import typed
-
-    inferred = typed(frame.copy())  # the schema's columns in their dtypes, as the whole frame will have them
-    dtypes: dict[str, Any] = {}
-    for c in inferred.columns:
-        column = inferred[c]
-        if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) and dtype_of(c) not in (None, "object"):
-            dtypes[c] = column.dtype  # a schema dtype: NA is part of it
-        elif column.isna().all():  # no value: only None (stays object) or some NaN (float64)
-            dtypes[c] = "null" if column.dtype == object else "nan"
-        else:
-            dtypes[c] = column.dtype
-    return list(inferred.columns), dtypes, len(inferred)
+    extra = [c for c in frame.columns if c not in columns]
+    if extra:  # every column a row can have is in the schema (tests/test_replay_columns.py holds it)
+        raise RuntimeError(f"replay rows with columns the schema lacks: {', '.join(extra)}")
+    missing = empty_frame([c for c in columns if c not in frame.columns])
+    for name in missing.columns:
+        frame[name] = pd.Series(pd.NA, index=frame.index).astype(missing[name].dtype)
+    return frame[columns]
 
 
-def common_dtype(found: list[Any]) -> Any:
-    """The dtype pandas infers for a column over all partitions, from each one's.
-
-    Each partition's entry is its inferred dtype, None when it lacks the column, "null" when
-    it holds only None, "nan" when it holds no value but some NaN.
-    """
-    import numpy as np
+def shape_of(frame: pd.DataFrame) -> tuple[int, dict[str, list[Any]]]:
+    """In a worker: a typed partition's length and the categories of each categorical column."""
     import pandas as pd
 
-    known = [d for d in found if not isinstance(d, str) and d is not None]
-    gaps = len(known) < len(found)
-    if known and all(isinstance(d, pd.CategoricalDtype) for d in known):  # every value of every partition, sorted
-        return pd.CategoricalDtype(sorted({v for d in known for v in d.categories}))
-    if known and all(d == known[0] and isinstance(d, pd.api.extensions.ExtensionDtype) for d in known):
-        return known[0]  # nullable: a partition without the column holds NA
-    if not known:  # no value anywhere: object when every partition holds only None, else NaN's float64
-        return np.dtype(object) if all(isinstance(d, str) and d == "null" for d in found) else np.dtype("float64")
-    first = known[0]
-    if all(d == first for d in known):
-        if not gaps:
-            return first
-        if pd.api.types.is_bool_dtype(first):
-            return np.dtype(object)
-        if pd.api.types.is_integer_dtype(first):
-            return np.dtype("float64")
-        return first
-    if all(pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in known):
-        return np.dtype("float64")
-    return np.dtype(object)
+    cats = {c: list(frame[c].cat.categories) for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)}
+    return len(frame), cats
 
 
-def conform(frame: pd.DataFrame, columns: list[str], dtypes: dict[str, Any], offset: int, label: Any) -> pd.DataFrame:
-    """A partition with the result's columns, dtypes and row numbers."""
+def layout(*shapes: tuple[int, dict[str, list[Any]]]) -> tuple[list[int], dict[str, list[Any]]]:
+    """Each partition's first row number, and each categorical column's categories: every partition's, sorted
+    (as the local engine's frame has them)."""
+    offsets, total = [], 0
+    union: dict[str, set[Any]] = {}
+    for length, cats in shapes:
+        offsets.append(total)
+        total += length
+        for column, values in cats.items():
+            union.setdefault(column, set()).update(values)
+    return offsets, {c: sorted(v) for c, v in union.items()}
+
+
+def place(frame: pd.DataFrame, plan: tuple[list[int], dict[str, list[Any]]], number: int, label: Any) -> pd.DataFrame:
+    """In a worker: a typed partition as part of the whole, with the whole's categories and row numbers."""
     import pandas as pd
 
-    from ._replay_columns import typed
-
-    frame = typed(frame)
-    for column in columns:
-        if column not in frame.columns:
-            frame[column] = pd.Series([None] * len(frame), index=frame.index, dtype=object)
-    frame = frame[columns]
-    for column, dtype in dtypes.items():
-        if isinstance(dtype, pd.CategoricalDtype):
-            frame[column] = frame[column].astype("category").cat.set_categories(dtype.categories)
-        elif frame[column].dtype != dtype:
-            frame[column] = frame[column].astype(dtype)
-    frame.index = pd.RangeIndex(offset, offset + len(frame))
+    offsets, cats = plan
+    frame = frame.copy()
+    for column, categories in cats.items():
+        frame[column] = frame[column].cat.set_categories(pd.Index(categories))  # text: one dtype in every part
+    frame.index = pd.RangeIndex(offsets[number], offsets[number] + len(frame))
     if label is not None:
         frame.insert(0, "handler", label)
     return frame
+
+
+def _scatter(client: Client, chunk: list[Any], start: int) -> Future[bytes]:
+    """A partition's pickle, held by a worker: what a task graph refers to instead of carrying it."""
+    [data] = client.scatter([pack(chunk, start)], hash=False)
+    held: Future[bytes] = data
+    return held
 
 
 def _submit_all(
@@ -245,7 +301,7 @@ def _submit_all(
     shared = client.scatter(handler_blob(handler), broadcast=True, hash=False)
     unfinished: deque[Future[pd.DataFrame]] = deque()
     for start, chunk in partitions(items, size):
-        future = client.submit(run_partition, shared, pack(chunk, start), config, start, pure=False)
+        future = client.submit(run_partition, shared, _scatter(client, chunk, start), config, start, pure=False)
         unfinished.append(future)
         yield future
         while len(unfinished) >= window:
@@ -291,35 +347,45 @@ def dask_replay(
     compute: bool,
     partition_size: int | None,
 ) -> pd.DataFrame | dd.DataFrame:
-    """`replay` on Dask: a Dask DataFrame (or, with `compute`, the local engine's pandas DataFrame)."""
+    """`replay` on Dask: a lazy Dask DataFrame (or, with `compute`, the local engine's pandas DataFrame).
+
+    The lazy frame runs no handler until it is computed; the partitions wait in the workers'
+    memory. Its columns are those the schema gives the rows of the sources seen, in their
+    dtypes (categoricals with their categories unknown until computed, then every
+    partition's, sorted): computed, it is the local engine's frame.
+    """
     _distributed()
     import dask
     import dask.dataframe as dd
     import pandas as pd
+    from dask.dataframe.utils import clear_known_categories
     from dask.delayed import delayed
 
     cluster = get_client(client)
-    handler_blob(handler)  # an unserialisable handler fails before any event is read
+    blob = handler_blob(handler)  # an unserialisable handler fails before any event is read
     items, size = sized(items, partition_size, _threads(cluster))
-    futures = list(_submit_all(cluster, handler, items, config, size, _window(cluster, None)))
     label = config["label"]
     if compute:
+        futures = list(_submit_all(cluster, handler, items, config, size, _window(cluster, None)))
         frame: pd.DataFrame = _finish(cluster.gather(futures), label)
         return frame
-    if not futures:
+    kinds, scattered = {"all"}, []
+    for start, chunk in partitions(items, size):
+        for item in chunk:
+            kinds |= row_kinds(item, config["source"])
+        scattered.append((start, _scatter(cluster, chunk, start)))
+    if not scattered:
         empty: dd.DataFrame = dd.from_pandas(_finish([], label), npartitions=1)
         return empty
-    infos = cluster.gather(cluster.map(describe, futures, pure=False))
-    columns = _order(info[0] for info in infos)
-    dtypes = {c: common_dtype([info[1].get(c) for info in infos]) for c in columns}
-    parts, offset = [], 0
-    for future, (_, _, length) in zip(futures, infos, strict=True):
-        parts.append(delayed(conform)(future, columns, dtypes, offset, label))
-        offset += length
-    meta = pd.DataFrame({c: pd.Series(dtype=dtypes[c]) for c in columns})
+    shared = cluster.scatter(blob, broadcast=True, hash=False)
+    columns = kinds_of_rows(kinds)
+    typed_parts = [delayed(run_typed, pure=False)(shared, data, config, start, columns) for start, data in scattered]
+    plan = delayed(layout, pure=True)(*[delayed(shape_of, pure=True)(part) for part in typed_parts])
+    parts = [delayed(place, pure=True)(part, plan, i, label) for i, part in enumerate(typed_parts)]
+    meta = clear_known_categories(empty_frame(columns))
     if label is not None:
         meta.insert(0, "handler", pd.DataFrame({"handler": [label]})["handler"].iloc[:0])
-    # the rows hold mixed values (a status is a number, a queue action a word): never turn them into strings
+    # text stays as the local frame holds it (object columns): never turned into Arrow strings
     with dask.config.set({"dataframe.convert-string": False}):
         lazy: dd.DataFrame = dd.from_delayed(parts, meta=meta, verify_meta=False)
         return lazy
@@ -352,4 +418,13 @@ def dask_partitions(
     return stream()
 
 
-__all__ = ["common_dtype", "dask_partitions", "dask_replay", "get_client", "handler_blob", "run_partition", "sized"]
+__all__ = [
+    "dask_partitions",
+    "dask_replay",
+    "get_client",
+    "handler_blob",
+    "row_kinds",
+    "run_partition",
+    "script_without_main_guard",
+    "sized",
+]

@@ -27,7 +27,7 @@ from ._engine.codec import Invocation
 from ._engine.report import MISSING, ContractError, Issue, decode_json
 from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
 from ._optional import require
-from ._replay_columns import unreadable_row
+from ._replay_columns import ordered, replay_row, unreadable_row
 from ._running.inprocess import Context, Handler, Interrupted, capturing, handler_copy, interrupted
 from ._running.plan import PlannedCall
 from ._running.stop import Stopper, current_stopper
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from ._engine.outcome import Outcome
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
-_FIRST = ["event", "source", "item", "result", "rule", "cause", "inferred", "reason", "file", "line"]  # column order
 ENGINES = ("local", "dask")
 #: the engines besides "local", each a plug-in module above this one (it imports the local engine's
 #: partitions), looked up by name when a replay asks for it
@@ -237,6 +236,7 @@ def _outcome_rows(
         if "result" not in row:
             value = row.get(said)
             row["result"] = str(value) if isinstance(value, int) else value  # a word: "502", "delete"
+        replay_row(row)  # one meaning per column, whatever the source
         if extra is not None:
             row.update(extra(row))
     return rows
@@ -314,7 +314,6 @@ class _Chunk:
         for call, invocation, index, extra, slot in zip(
             self.calls, invocations, self.indexes, self.extras, self.slots, strict=True
         ):
-            assert call.finish is not None  # a call in a chunk was not decided without the handler
             slot.extend(_outcome_rows(index, call.finish(invocation), extra))
         self.clear()
 
@@ -436,10 +435,11 @@ def _replay_items(
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
                 extra, value, issues = None, item, list[Issue]()
-            else:
+            else:  # an importer's entry, which may say its source (a logged request: not detected again)
                 extra = getattr(item, "replay_columns", None)
                 value, issues = decode_json(item.event if extra is not None else item)
-            source = forced or (source_of(value) if value is not MISSING else None)
+            known = forced or getattr(item, "event_source", None)
+            source = known or (source_of(value) if value is not MISSING else None)
             if source is None:
                 message = issues[0].message if issues else "not an event of a known source"
                 parts.append(
@@ -494,12 +494,8 @@ def _partition_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def _order(column_lists: Iterable[Iterable[str]]) -> list[str]:
-    """The result's columns: the common ones first, then the others in order of first appearance."""
-    seen: dict[str, None] = {}
-    for columns in column_lists:
-        for c in columns:
-            seen.setdefault(c, None)
-    return [c for c in _FIRST if c in seen] + [c for c in seen if c not in _FIRST]
+    """The result's columns in the schema's order (`fnkit.columns()`), whatever order the sources came in."""
+    return ordered(c for columns in column_lists for c in columns)
 
 
 def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:

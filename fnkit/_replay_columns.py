@@ -4,10 +4,12 @@
 frame, and on every partition of a lazy Dask replay): whole numbers are nullable integers
 (`Int16`, `Int32`), yes/no columns are `boolean` (NA: nothing to say), times are
 `datetime64[ns, UTC]`, and the columns whose values repeat (rules, causes, sources, methods,
-files) are categoricals, which hold each distinct string once. A column whose values do not
-fit its dtype (a replay mixing sources whose `status` is a number for a request and a word
-for a mail recipient) keeps them as they are, in an object column. pandas is imported only
-when a frame is typed: this module is data.
+files) are categoricals, which hold each distinct string once. Each column has one meaning
+whatever the sources mixed: `reason` is a sentence on every row (a request's reason phrase is
+`reason_phrase`), `status` is the HTTP status (a mail response's fate is `mail_status`). A
+column whose values do not fit its dtype keeps them as they are, in an object column. The
+frame's columns come in the schema's order. pandas is imported only when a frame is typed:
+this module is data.
 """
 
 from __future__ import annotations
@@ -55,18 +57,41 @@ COLUMNS: tuple[Column, ...] = (
         "reason",
         "object",
         "all",
-        "Why, in one sentence; for a request, the status line's reason phrase (its sentence is `explanation`).",
+        "Why, in one sentence, for every source (a request's: its status, the rule and what decided it).",
     ),
-    Column("file", "category", "importers", "The file the row's line came from (access log, message dump)."),
-    Column("line", "Int32", "importers", "The line number in `file` (a message: the line its object starts on)."),
+    Column(
+        "file",
+        "category",
+        "alb log, queue dump, unreadable lines",
+        "The file the row's line came from (access log, message dump).",
+    ),
+    Column(
+        "line",
+        "Int32",
+        "alb log, queue dump, unreadable lines",
+        "The line number in `file` (a message: the line its object starts on).",
+    ),
+    Column("index", "Int32", "queue", "The record's position in its batch."),
+    Column("kind", "category", "queue", "What became of the batch: success, partial or failure."),
+    Column("recipient", "object", "mail", "The recipient."),
+    Column("action", "category", "queue, mail", "What the platform does with the record or recipient."),
+    Column("via", "category", "mail", "How the action was decided."),
+    Column("bounce_message", "object", "mail", "The bounce message, when the action is a bounce."),
+    Column(
+        "mail_status",
+        "category",
+        "mail",
+        "What became of the mail handler's response: applied, fallback (the fallback action was taken) or "
+        "ignored (asynchronous mode).",
+    ),
     Column("method", "category", "alb", "The request's HTTP method."),
     Column("path", "object", "alb", "The request's path."),
-    Column("status", "Int16", "alb", "The HTTP status the client would get (alb); a mail outcome's status word."),
+    Column("status", "Int16", "alb", "The HTTP status the client would get; NA on every other row."),
+    Column("reason_phrase", "category", "alb", "The status line's reason phrase (Bad Gateway)."),
     Column("invoked", "boolean", "alb", "False when the load balancer answered without invoking the function."),
     Column("body_bytes", "Int32", "alb", "Bytes in the response body the client gets."),
     Column("duration_ms", "float64", "alb", "How long the handler ran, in milliseconds (NaN: not invoked)."),
-    Column("explanation", "object", "alb", "The outcome's sentence: the status, the rule, and what decided it."),
-    Column("warnings", "object", "all", "Warnings on the response, joined by '; ' (empty: none)."),
+    Column("warnings", "object", "queue, alb", "Warnings on the response, joined by '; ' (empty: none)."),
     Column("logged_time", "datetime64[ns, UTC]", "alb log", "When the load balancer logged the request."),
     Column("logged_status", "Int16", "alb log", "The status the client got, as logged (elb_status_code)."),
     Column("logged_target_status", "Int16", "alb log", "The status the function's answer carried, as logged."),
@@ -92,16 +117,50 @@ COLUMNS: tuple[Column, ...] = (
         "alb log",
         "Whether the replayed status is the logged one; NA when nothing can be compared or the row is not replayable.",
     ),
-    Column("index", "Int32", "queue", "The record's position in its batch."),
-    Column("kind", "category", "queue", "What became of the record, in a word."),
-    Column("action", "category", "queue, mail", "What the platform does with the record or recipient."),
     Column("receive_count", "Int16", "queue dump", "The dump's ApproximateReceiveCount for the message."),
     Column("message_bytes", "Int32", "queue dump", "Bytes in the message's body (UTF-8)."),
-    Column("recipient", "object", "mail", "The recipient."),
-    Column("via", "category", "mail", "How the action was decided."),
-    Column("bounce_message", "object", "mail", "The bounce message, when the action is a bounce."),
 )
 _BY_NAME = {c.name: c for c in COLUMNS}
+ORDER = {c.name: i for i, c in enumerate(COLUMNS)}  # a frame's columns in this order, others after
+
+
+def replay_row(row: dict[str, Any]) -> dict[str, Any]:
+    """An outcome's row as the replay frame holds it, one meaning per column: a request's `reason` is its
+    sentence (the outcome's `explanation`) and its phrase `reason_phrase`; a mail row's status is `mail_status`."""
+    source = row.get("source")
+    if source == "alb" and "explanation" in row:
+        row["reason_phrase"] = row["reason"]
+        row["reason"] = row.pop("explanation")
+    elif source == "mail" and "status" in row:
+        row["mail_status"] = row.pop("status")
+    return row
+
+
+def ordered(names: Any) -> list[str]:
+    """Column names in the schema's order; names outside the schema after, in their first order."""
+    seen = list(dict.fromkeys(names))
+    return sorted((n for n in seen if n in ORDER), key=ORDER.__getitem__) + [n for n in seen if n not in ORDER]
+
+
+#: what an importer's entries add to their source's rows (the kinds of row in the `sources` field)
+IMPORTED = {"alb": "alb log", "queue": "queue dump"}
+
+
+def kinds_of_rows(kinds: set[str]) -> list[str]:
+    """The columns, in order, of a frame whose rows are of these kinds ("all", a source, "alb log", "queue dump",
+    "unreadable lines"): what a lazy frame declares before any row is made."""
+    return [c.name for c in COLUMNS if c.name != "handler" and kinds & set(c.sources.split(", "))]
+
+
+def empty_frame(names: list[str]) -> pd.DataFrame:
+    """A frame with no row and these columns, each of its schema dtype (categoricals without categories yet)."""
+    import pandas as pd
+
+    out = {}
+    for name in names:
+        dtype = dtype_of(name)
+        out[name] = pd.Series(dtype="category" if dtype == "category" else (dtype or object))
+    return pd.DataFrame(out)
 
 
 def columns() -> pd.DataFrame:
@@ -217,4 +276,19 @@ def agreement_text(agrees: dict[str, int]) -> str:
     return said
 
 
-__all__ = ["COLUMNS", "Column", "agreement", "agreement_text", "columns", "dtype_of", "typed", "unreadable_row"]
+__all__ = [
+    "COLUMNS",
+    "IMPORTED",
+    "ORDER",
+    "Column",
+    "agreement",
+    "agreement_text",
+    "columns",
+    "dtype_of",
+    "empty_frame",
+    "kinds_of_rows",
+    "ordered",
+    "replay_row",
+    "typed",
+    "unreadable_row",
+]

@@ -15,6 +15,7 @@ import fnkit
 from fnkit import alb, corpus, mail, queue
 from fnkit._engine.report import MISSING, ContractError, decode_json
 from fnkit._replay import CHUNK_SIZE, _finish, _partition_frame
+from fnkit._replay_columns import replay_row
 
 TIMING = ["duration_ms"]  # wall-clock time of each invocation: the one column that differs between two runs
 REPLACED = (
@@ -102,7 +103,7 @@ def per_event(handler: Any, items: list[Any], isolation: str, **keywords: Any) -
             row["event"] = index
             said = row.get(result.result_column)  # a word: a status as text ("502"), an action
             row.setdefault("result", str(said) if isinstance(said, int) else said)
-            rows.append(row)
+            rows.append(replay_row(row))  # the frame's columns: one meaning each
     return _finish([_partition_frame(rows)])
 
 

@@ -232,3 +232,86 @@ def test_the_session_cluster_shuts_down_quietly_at_exit(tmp_path):
     # before: "Removing worker ... caused the cluster to lose already computed task(s)", once per worker
     assert "lose already computed" not in proc.stderr and "Removing worker" not in proc.stderr, proc.stderr
     assert "still alive" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+CALLS: list[int] = []
+
+
+def counting(event, context):
+    CALLS.append(1)
+    return handler(event, context)
+
+
+def test_a_lazy_replay_runs_no_handler_until_computed_and_has_the_local_dtypes(client):
+    sample = events(600)
+    CALLS.clear()
+    local = fnkit.replay(counting, sample)
+    calls = len(CALLS)
+    CALLS.clear()
+    lazy = fnkit.replay(counting, sample, engine="dask", client=client, partition_size=100)
+    assert CALLS == []  # a dask DataFrame: nothing has run yet (before, every partition ran at once)
+    assert list(lazy.columns) == list(local.columns)
+    kinds = {c: "category" if isinstance(t, pd.CategoricalDtype) else str(t) for c, t in local.dtypes.items()}
+    assert {c: "category" if isinstance(t, pd.CategoricalDtype) else str(t) for c, t in lazy.dtypes.items()} == kinds
+    computed = lazy.compute()
+    assert len(CALLS) == calls
+    pd.testing.assert_frame_equal(local.drop(columns=TIMING), computed.drop(columns=TIMING), check_index_type="equiv")
+
+
+def test_no_large_graph_is_sent_the_partitions_and_handler_go_by_reference(client):
+    import pickle
+    import warnings
+
+    import dask
+
+    sample = [queue.build_event([f"{i}.{j}" + "x" * 2_000 for j in range(10)], seed=i) for i in range(200)]
+    assert len(pickle.dumps(sample[:50])) > 1_000_000  # a partition of 50 events: over the threshold below
+    with (
+        dask.config.set({"distributed.admin.large-graph-warning-threshold": "1MB"}),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always")
+        lazy = fnkit.replay(handler, sample, engine="dask", client=client, partition_size=50)
+        assert len(lazy.compute()) == 2_000
+        assert (
+            len(fnkit.replay(handler, sample, engine="dask", client=client, partition_size=50, compute=True)) == 2_000
+        )
+        streamed = fnkit.replay_partitions(handler, sample, engine="dask", client=client, partition_size=50)
+        assert sum(len(f) for f in streamed) == 2_000
+    assert not [w for w in caught if "large graph" in str(w.message)]  # before: "Sending large graph of size ..."
+
+
+_NO_GUARD = """
+import fnkit
+from fnkit import queue
+
+def handler(event, context):
+    return {"batchItemFailures": []}
+
+events = [queue.build_event(["a"], seed=i) for i in range(4)]
+print(len(fnkit.replay(handler, events, engine="dask", compute=True)))
+"""
+
+
+def test_a_script_without_a_main_guard_is_told_to_add_one_before_any_worker_starts(tmp_path):
+    script = tmp_path / "no_guard.py"
+    script.write_text(_NO_GUARD)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    said = proc.stderr.strip().splitlines()[-1]
+    assert 'if __name__ == "__main__":' in said and "main guard" in said and "no_guard.py" in said, said
+    assert "Nanny failed to start" not in proc.stderr  # before: the workers ran the script again and failed
+
+
+def test_a_lazy_replay_computes_when_a_category_is_empty_in_some_partitions(client):
+    sample = [alb.build_event("GET", f"/items/{i}", seed=i) for i in range(4)] + [alb.build_event("POST", "/o", seed=9)]
+    lazy = fnkit.replay(handler, sample, engine="dask", client=client, partition_size=2)  # only the last has a cause
+    computed = lazy.compute()  # before: "dtype of categories must be the same"
+    assert list(computed["cause"].astype(object).fillna("-")) == ["-", "-", "-", "-", "raised"]
+    pd.testing.assert_frame_equal(
+        fnkit.replay(handler, sample).drop(columns=TIMING), computed.drop(columns=TIMING), check_index_type="equiv"
+    )

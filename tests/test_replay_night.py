@@ -92,7 +92,7 @@ def test_causes_are_a_column_and_the_a6_sentence_names_the_field(frame):
     invalid = report[report["rule"] == "A6"]
     assert len(crashed) and set(crashed["cause"]) == {"raised"}
     assert len(invalid) and set(invalid["cause"]) == {"statusCode: not an integer"}
-    assert invalid["explanation"].str.contains("statusCode: Expected an integer", regex=False).all()
+    assert invalid["reason"].str.contains("statusCode: Expected an integer", regex=False).all()
     assert frame.loc[frame["rule"] == "AS4", "cause"].isna().all()
     # the analysis the issue asked for: 502s per minute, by cause
     per_minute = (

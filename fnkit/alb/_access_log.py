@@ -19,6 +19,7 @@ agent and trace header, an empty body, and is marked `body_known=False`.
 
 from __future__ import annotations
 
+import functools
 import gc
 import zlib
 from typing import TYPE_CHECKING, Any, Unpack, cast
@@ -62,6 +63,9 @@ class LoggedRequest:
     """
 
     __slots__ = ("_event", "_groups", "_log", "_multi_value", "_seed", "body_known", "where")
+
+    #: the source of its event, which a replay need not detect
+    event_source = SOURCE
 
     REPLAY_COLUMNS = (
         "file",
@@ -219,6 +223,20 @@ def _dialect(arn: str | None) -> Dialect:
     return "provider" if isinstance(arn, str) and arn.startswith("arn:provider:") else "aws"
 
 
+@functools.lru_cache(maxsize=4_096)
+def _request_parts(request: str, entry_type: str) -> tuple[str, str, str, str, str, str, bool] | None:
+    """What the event takes from a request field (a log repeats a few thousand of them at most): method, path,
+    host header, port, proto, the raw query, and whether it is a WebSocket; None when no complete request."""
+    parsed = parse_request(request, entry_type)
+    if parsed is None:
+        return None
+    scheme, port = parsed.scheme, parsed.port
+    host = parsed.host if port == DEFAULT_PORT.get(scheme) else f"{parsed.host}:{port}"
+    proto = PROTO.get(scheme, "https" if port == 443 else "http")
+    websocket = entry_type in ("ws", "wss") or scheme in ("ws", "wss")
+    return parsed.method, parsed.path, host, str(port), proto, parsed.query.removeprefix("?"), websocket
+
+
 def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int = 0) -> AlbEvent | None:
     """The event the load balancer sent the function for a parsed entry; None when no complete request was logged.
 
@@ -226,14 +244,14 @@ def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int =
     WebSocket) upgrade headers, and the entry's trace (or one drawn from `seed`), client and port: made
     directly, as a log's request carries none of the headers the load balancer replaces.
     """
-    request = parse_request(log["request"], log["type"])
-    if request is None:
+    parts = _request_parts(log["request"], log["type"])
+    if parts is None:
         return None
-    scheme, port = request.scheme, request.port
-    headers = {"host": request.host if port == DEFAULT_PORT.get(scheme) else f"{request.host}:{port}"}
+    method, path, host, port, proto, query, websocket = parts
+    headers = {"host": host}
     if log["user_agent"] is not None:
         headers["user-agent"] = log["user_agent"]
-    if log["type"] in ("ws", "wss") or scheme in ("ws", "wss"):
+    if websocket:
         headers["connection"] = "Upgrade"
         headers["upgrade"] = "websocket"
     arn = log["target_group_arn"]
@@ -241,19 +259,18 @@ def request_event(log: dict[str, Any], *, multi_value: bool = False, seed: int =
     headers[TRACE_HEADERS[dialect]] = log["trace_id"] or seeded_trace_id(seed)
     client = log["client:port"]
     headers["x-forwarded-for"] = client[0] if client else DEFAULT_CLIENT_IP
-    headers["x-forwarded-port"] = str(port)
-    headers["x-forwarded-proto"] = PROTO.get(scheme, "https" if port == 443 else "http")
-    query = request.query.removeprefix("?")
+    headers["x-forwarded-port"] = port
+    headers["x-forwarded-proto"] = proto
     event: dict[str, Any] = {
         "requestContext": {"elb": {"targetGroupArn": arn or make_target_group_arn(dialect)}},
-        "httpMethod": request.method,
-        "path": request.path,
+        "httpMethod": method,
+        "path": path,
     }
     if multi_value:
         event["multiValueQueryStringParameters"] = query_parameters(query, True)
         event["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
     else:
-        event["queryStringParameters"] = query_parameters(query, False)
+        event["queryStringParameters"] = query_parameters(query, False) if query else {}
         event["headers"] = headers
     event["body"] = ""
     event["isBase64Encoded"] = False
