@@ -230,6 +230,8 @@ class _Capture:
         return len(text)
 
     def text(self) -> str:
+        if not self.size:
+            return ""
         out = "".join(self.parts)
         if self.size > MAX_LOG_CHARS:
             out += f"\n[fnkit: output cut after {MAX_LOG_CHARS:,} characters; {self.size - MAX_LOG_CHARS:,} more]\n"
@@ -661,9 +663,15 @@ def _inline_many(
     _ensure_capture()
     results: list[Invocation] = []
     append = results.append
+    capture = _Capture()
     for event, given in zip(events, contexts, strict=True):
-        context = _prepare(given, timeout_s)
-        capture = _Capture()
+        if given is None:
+            context = Context(timeout_s=timeout_s)
+            context._start()
+        else:
+            context = _prepare(given, timeout_s)
+        if capture.parts or capture.reports:  # (one that caught nothing serves the next call)
+            capture = _Capture()
         token = _current.set(capture)
         started = time.perf_counter()
         try:
