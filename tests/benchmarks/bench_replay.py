@@ -306,7 +306,10 @@ def access_log_rows(quick: bool) -> None:
         print(f"an access log of {requests:,} requests in {files} gzip files, one cut ({load()})")
         rounds = 1 if quick else 3
         logs_read = partial(alb.events_from_access_log, night.logs, progress=False)
-        ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
+        ours: list[float] = []
+        theirs: list[float] = []
+        ours_cpu: list[float] = []
+        theirs_cpu: list[float] = []
         for _ in range(rounds):  # interleaved: the machine's noise hits both alike
             best_rate(1, lambda: list(logs_read()), ours, ours_cpu)
             best_rate(1, partial(pandas_regex, logs), theirs, theirs_cpu)
