@@ -1,5 +1,6 @@
 """The message queue source: batch events, `batchItemFailures` responses, and what the poller does."""
 
+from ._batches import Message, SimInvocation
 from ._build import build_event, queue_arn
 from ._config import QueueConfig
 from ._event import (
@@ -18,7 +19,7 @@ from ._fifo import is_fifo
 from ._messages import events_from_messages
 from ._outcome import BatchOutcome, outcome, run
 from ._response import RESPONSE_SHAPE, json_schema, validate_response
-from ._sim import Message, QueueRun, QueueSim, SimContext, SimInvocation
+from ._sim import QueueRun, QueueSim, SimContext
 
 Config = QueueConfig  # every source names its configuration `Config`
 
