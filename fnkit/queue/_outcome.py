@@ -13,7 +13,7 @@ from .. import rules as _rules
 from .._engine.codec import Invocation
 from .._engine.outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, ContractError, Issue, Report, decode_json, error
-from .._handler_rules import RAISED, TIMED_OUT
+from .._running.handler_rules import RAISED, TIMED_OUT
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
 from .._settings.config import with_settings
