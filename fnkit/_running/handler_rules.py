@@ -36,4 +36,4 @@ TIMED_OUT = rule(
     origin="kit",
     severity="outcome",
 )
-TIMED_OUT(inprocess.finished)  # a call that ended late is timed out, wherever it ran
+TIMED_OUT(inprocess.ended_invocation)  # a call that ended late is timed out, wherever it ran
