@@ -404,8 +404,8 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
     value: Any = MISSING
     if oversized is None and size is not None and isinstance(response, Raw):
         # the text is read once: its value checked (as the check would read the text) and then answered
-        value, notes = decode_json(response)
-        if notes:  # a byte-order mark: the check says so, reading the text itself
+        value, decoding = decode_json(response)
+        if decoding:  # a byte-order mark: the check says so, reading the text itself
             value = MISSING
     report = (
         too_large_report(oversized, judged)
