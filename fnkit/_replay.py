@@ -314,7 +314,6 @@ class _Chunk:
         for call, invocation, index, extra, slot in zip(
             self.calls, invocations, self.indexes, self.extras, self.slots, strict=True
         ):
-            assert call.finish is not None  # a call in a chunk was not decided without the handler
             slot.extend(_outcome_rows(index, call.finish(invocation), extra))
         self.clear()
 
@@ -436,10 +435,11 @@ def _replay_items(
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
                 extra, value, issues = None, item, list[Issue]()
-            else:
+            else:  # an importer's entry, which may say its source (a logged request: not detected again)
                 extra = getattr(item, "replay_columns", None)
                 value, issues = decode_json(item.event if extra is not None else item)
-            source = forced or (source_of(value) if value is not MISSING else None)
+            known = forced or getattr(item, "event_source", None)
+            source = known or (source_of(value) if value is not MISSING else None)
             if source is None:
                 message = issues[0].message if issues else "not an event of a known source"
                 parts.append(

@@ -9,7 +9,9 @@ batch, its 30 timestamps, 50 addresses) with a test derived here from the declar
   values joined end to end, and their lengths against the repetition's bounds;
 - a pattern that, its anchors set aside, cannot match a line break and holds no assertion
   (lookaround, `^`, `\\b`, a back-reference): one match of `P(?:\\nP)*` over the values joined by
-  line breaks (a value holding a line break shows as one break too many);
+  line breaks (a value holding a line break shows as one break too many); when the joined text is
+  ASCII, with each character class narrowed to the ASCII characters it holds (a table of 128, where a
+  class naming non-ASCII characters costs Python's `re` more per character);
 - else one match per value.
 Values accepted once are remembered per pattern, bounded by bytes as `fnkit._engine.memo` bounds its
 memos (`PATTERN_BYTES` each; a value longer than `LONGEST` is tested every time), so a column met
@@ -26,7 +28,7 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, cast
 
 from .memo import _SLOT, LONGEST, MEMO_BYTES
@@ -65,7 +67,7 @@ class PatternCheck:
     breaks), "class" (one repeated character class over the values joined end to end) or "each".
     """
 
-    __slots__ = ("_column", "_full", "_memo", "_size", "how", "match", "pattern")
+    __slots__ = ("_column", "_full", "_memo", "_size", "how", "known", "match", "pattern")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -73,6 +75,8 @@ class PatternCheck:
         self._column: Callable[[Sequence[str]], bool]
         self.match, self._column, self.how = _derive(pattern)
         self._memo: set[str] = set()  # values that met the pattern
+        #: True when every string of an iterable met the pattern before (the memo asked alone, in C)
+        self.known: Callable[[Iterable[str]], bool] = self._memo.issuperset
         self._size = 0  # the bytes the memo keeps alive (fnkit._engine.memo's count)
         self._full = False
 
@@ -84,6 +88,10 @@ class PatternCheck:
         """True when every string of `values` (a sequence, a map's keys or values) meets the pattern whole."""
         if self._memo.issuperset(values):  # every value met before (or none at all)
             return True
+        return self.tested(values)
+
+    def tested(self, values: Collection[str]) -> bool:
+        """`holds`, the memo not asked first (the caller asked `known`): the derived test, then remembered."""
         column = cast("Sequence[str]", values) if type(values) is list or type(values) is tuple else [*values]
         first = column[0]
         n = len(column)
@@ -165,20 +173,78 @@ def _from_tree(pattern: str) -> tuple[Callable[[str], Any], Callable[[Sequence[s
     if _line(core, bool(flags & sre.SRE_FLAG_DOTALL)):
         rest = _parser.SubPattern(state, [(sre.LITERAL, 10), *core])
         lines = [*core, (sre.MAX_REPEAT, (0, sre.MAXREPEAT, rest))]
+        in_ascii = None
         if not flags & sre.SRE_FLAG_IGNORECASE:  # (a literal then stands for more than its own character)
             match = build(_possessive(core, {_END}, state, flags)).fullmatch
             lines = _possessive(lines, {_END}, state, flags)  # each value followed by a line break or the end
-        return match, _joined(build(lines).fullmatch), "joined"
+            narrowed = _ascii(lines, state, flags)
+            in_ascii = None if narrowed is None else build(narrowed).fullmatch
+        return match, _joined(build(lines).fullmatch, in_ascii), "joined"
     return match, _each(match), "each"
 
 
-def _joined(match: Callable[[str], Any]) -> Callable[[Sequence[str]], bool]:
-    def column(values: Sequence[str]) -> bool:
-        text = "\n".join(values)
-        # the pattern matches no line break, so each line is one value; a value holding one adds a line
-        return text.count("\n") == len(values) - 1 and match(text) is not None
+def _joined(match: Callable[[str], Any], in_ascii: Callable[[str], Any] | None) -> Callable[[Sequence[str]], bool]:
+    """The column test: one match over the values joined by line breaks (`in_ascii`: the same test for an ASCII
+    text, its classes narrowed to ASCII)."""
+    if in_ascii is None:
 
-    return column
+        def column(values: Sequence[str]) -> bool:
+            text = "\n".join(values)
+            # the pattern matches no line break, so each line is one value; a value holding one adds a line
+            return text.count("\n") == len(values) - 1 and match(text) is not None
+
+        return column
+
+    def narrowed(values: Sequence[str]) -> bool:
+        text = "\n".join(values)
+        if text.count("\n") != len(values) - 1:
+            return False
+        return (in_ascii if text.isascii() else match)(text) is not None
+
+    return narrowed
+
+
+def _ascii(items: list[Any], state: Any, flags: int) -> list[Any] | None:
+    """`items` with each character class narrowed to the ASCII characters it holds (asked of the regex engine,
+    character by character): what the pattern says of an ASCII text, in classes of 128 characters at most.
+    None when there is no class to narrow."""
+    narrowed = False
+
+    def walk(items: Any) -> Any:
+        nonlocal narrowed
+        out = []
+        for op, av in items:
+            name = op.name
+            if name == "IN":
+                test = _compiler.compile(_parser.SubPattern(state, [(op, av)]), flags).fullmatch
+                held = [c for c in range(128) if test(chr(c))]
+                if held:  # (a class that holds no ASCII character matches nothing ASCII as it is)
+                    narrowed = True
+                    av = _ranges(held)
+            elif name in _REPEATS:
+                av = (av[0], av[1], walk(av[2]))
+            elif name == "SUBPATTERN":
+                av = (*av[:3], walk(av[3]))
+            elif name == "BRANCH":
+                av = (av[0], [walk(sub) for sub in av[1]])
+            elif name == "ATOMIC_GROUP":
+                av = walk(av)
+            out.append((op, av))
+        return _parser.SubPattern(state, out)
+
+    found = list(walk(items))
+    return found if narrowed else None
+
+
+def _ranges(codes: list[int]) -> list[Any]:
+    """A character set's items for the ascending character codes: a range for each run, a literal alone."""
+    runs: list[list[int]] = []
+    for c in codes:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return [(sre.RANGE, (lo, hi)) if lo != hi else (sre.LITERAL, lo) for lo, hi in runs]
 
 
 def _class(star: Callable[[str], Any], lo: int, hi: int | None) -> Callable[[Sequence[str]], bool]:

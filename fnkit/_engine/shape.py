@@ -294,10 +294,14 @@ class Shape:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
         for check, _, readers in self.patterns:
-            for read in readers:  # (each site's strings asked apart: no list made to hold them all)
+            known = check.known
+            unknown: Any = None
+            for read in readers:  # each site's strings asked of the memo apart: no list made to hold them all
                 values = read(typed, tables)
-                if values and not check.holds(values):
-                    return False
+                if values and not known(values):
+                    unknown = values if unknown is None else [*unknown, *values]
+            if unknown is not None and not check.tested(unknown):  # what the memo lacks, tested in one go
+                return False
         return True
 
     def tables(self, typed: Any) -> Tables:
@@ -575,7 +579,7 @@ def read_tables(specs: tuple[TableSpec, ...], value: Any, *, lenient: bool) -> T
                 at = [at[i] for i in keep]
                 rows = [rows[i] for i in keep]
         if len(spec.names) == 1:  # one column (50 addresses): read by column, cheaper than astuple and zip
-            columns: Any = (tuple(map(attrgetter(spec.names[0]), rows)),)
+            columns: Any = ([*map(attrgetter(spec.names[0]), rows)],)
         else:
             columns = zip(*map(astuple, rows)) if rows else repeat(())  # noqa: B905 - every row has every column
         table: dict[str, Any] = dict(zip(spec.names, columns))  # noqa: B905 - repeat(()) is endless

@@ -17,7 +17,7 @@ from .. import rules as _rules
 from .._engine.codec import Invocation, encode_response
 from .._engine.outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, ContractError, Issue, Raw, Report, decode_json, error
-from .._handler_rules import RAISED, TIMED_OUT
+from .._running.handler_rules import RAISED, TIMED_OUT
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
 from .._settings.config import with_settings
@@ -470,7 +470,7 @@ def plan_call(event: Any, *, config: AlbConfig, context: Context | None = None) 
     or the load balancer's own answer when it refuses the request (A1, A14); the outcome follows from `outcome`."""
     multi_value = config.multi_value
     event_report = validate_event(event, config=config)
-    value, _ = decode_json(event)
+    value = event if type(event) is dict else decode_json(event)[0]  # a dict passes through decode_json untouched
     if value is MISSING:
         raise ContractError(event_report)
     # read once here: what the refusal and, after the handler, the outcome read of the event
@@ -488,8 +488,11 @@ def plan_call(event: Any, *, config: AlbConfig, context: Context | None = None) 
         raise ContractError(event_report)
 
     def finish(invocation: Invocation) -> HttpOutcome:
-        result = answered_by_function(invocation, method, path, multi)
-        return dataclasses.replace(result, invocation=invocation, event_issues=event_report)
+        result = answered_by_function(invocation, method, path, multi)  # made for this call: its invocation's
+        # the outcome was made just now, for this call alone, and no one holds it yet: the event's report is set
+        # on it in place (dataclasses.replace would copy it, field by field, once per request replayed)
+        object.__setattr__(result, "event_issues", event_report)
+        return result
 
     return PlannedCall(value, config.timeout_s, finish, context)
 

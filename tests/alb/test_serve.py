@@ -303,9 +303,9 @@ def test_a_refused_body_is_read_and_dropped_and_the_connection_goes_on(server):
 
 
 def test_an_idle_keep_alive_connection_is_closed(monkeypatch):
-    from fnkit.alb import _serve
+    from fnkit.alb import _connection
 
-    monkeypatch.setattr(_serve, "KEEP_ALIVE_S", 0.2)
+    monkeypatch.setattr(_connection, "KEEP_ALIVE_S", 0.2)
     with (
         alb.serve(handler, isolation="none") as running,
         socket.create_connection((running.host, running.port), timeout=10) as sock,
@@ -354,12 +354,12 @@ def test_a_hung_answer_does_not_hold_up_stopping():
 
 
 def test_a_failure_of_fnkit_itself_is_a_logged_502(monkeypatch, caplog):
-    from fnkit.alb import _serve
+    from fnkit.alb import _connection
 
     def broken(*args):
         raise KeyError("a bug of fnkit's")
 
-    monkeypatch.setattr(_serve, "answered_by_function", broken)
+    monkeypatch.setattr(_connection, "answered_by_function", broken)
     with alb.serve(handler, isolation="none") as running:
         assert status_line(running, "/fine") == b"HTTP/1.1 502 Bad Gateway"
         assert status_line(running, "/x", method="BREW") == b"HTTP/1.1 405 Method Not Allowed"  # serving goes on

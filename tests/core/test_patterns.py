@@ -71,6 +71,9 @@ MADE_UP = [
     r"^(?:a|ab)*c$",
     r"^(?:x[a-z]*)*y$",
     r"^(?:a(?:b+)c)*d$",
+    # classes narrowed to ASCII for an ASCII column: one that holds none, one that holds both
+    r"^[é-ÿ]*:[a-z]+$",
+    r"^[a-zé😀]+(?:-[^\s\x80-\uffff]+)*$",
 ]
 PATTERNS = DECLARED + MADE_UP
 
