@@ -314,7 +314,6 @@ class _Chunk:
         for call, invocation, index, extra, slot in zip(
             self.calls, invocations, self.indexes, self.extras, self.slots, strict=True
         ):
-            assert call.finish is not None  # a call in a chunk was not decided without the handler
             slot.extend(_outcome_rows(index, call.finish(invocation), extra))
         self.clear()
 

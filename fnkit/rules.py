@@ -47,7 +47,7 @@ _DECLARING_MODULES = (
     "fnkit._engine.report",
     "fnkit._engine.shape",
     "fnkit._sources",
-    "fnkit._handler_rules",
+    "fnkit._running.handler_rules",
     "fnkit.queue._config",
     "fnkit.queue._event",
     "fnkit.queue._fifo",

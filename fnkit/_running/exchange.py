@@ -20,7 +20,7 @@ from .inprocess import (
     MAX_LOG_CHARS,
     Context,
     Handler,
-    finished,
+    ended_invocation,
 )
 from .outgoing import NotMovable, _dumps_message, _handler_blob, _sync_for, call_item
 from .pool import _pool, _Worker, memory_limit_mb
@@ -123,7 +123,7 @@ def _error_invocation(item: _Item, kind: str, message: str, duration_ms: float =
     )
 
 
-def _finish(item: _Item, message: Result) -> Invocation:
+def _invocation_from(item: _Item, message: Result) -> Invocation:
     """The `Invocation` of a result the worker sent (as data: nothing in it is unpickled)."""
     status, payload, duration_ms, facts, timeout_s = (
         message.status,
@@ -144,18 +144,18 @@ def _finish(item: _Item, message: Result) -> Invocation:
     )
     if status == "error":
         error = HandlerError(str(payload[0]), str(payload[1]), with_source_lines(str(payload[2])))
-        return finished(status, float(duration_ms), logs, timeout_s, reports, error=error)
+        return ended_invocation(status, float(duration_ms), logs, timeout_s, reports, error=error)
     kind, value, text, why, type_name, shown = payload
     if kind == "too large":  # past the caller's bound: its size, never the value
         size, verdict = value
-        return finished(
+        return ended_invocation(
             status, float(duration_ms), logs, timeout_s, reports, response_size=int(size), response_report=verdict
         )
     if kind == "json":  # a value that could not travel as data (a lone surrogate, an int past 64 bits): its JSON
         returned: Any = loads_strict(text)
     else:
         returned = _from_data(kind, value, type_name, shown)
-    return finished(
+    return ended_invocation(
         status,
         float(duration_ms),
         logs,
@@ -375,7 +375,7 @@ def _exchange_steps(
             if not (yield (_SEND, worker, _call_back_reply(item, message), None)):
                 return _lost(worker, items, index, item.started), "lost", ""
         elif isinstance(message, Result):
-            item.result = _finish(item, message)
+            item.result = _invocation_from(item, message)
             index += 1
             if index < len(items):
                 items[index].started = time.perf_counter()

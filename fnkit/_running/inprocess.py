@@ -230,6 +230,8 @@ class _Capture:
         return len(text)
 
     def text(self) -> str:
+        if not self.size:
+            return ""
         out = "".join(self.parts)
         if self.size > MAX_LOG_CHARS:
             out += f"\n[fnkit: output cut after {MAX_LOG_CHARS:,} characters; {self.size - MAX_LOG_CHARS:,} more]\n"
@@ -423,7 +425,7 @@ def _handler_error(exc: BaseException) -> HandlerError:
     return HandlerError(type(exc).__name__, message, text)
 
 
-def finished(
+def ended_invocation(
     status: str,
     duration_ms: float,
     logs: str,
@@ -437,7 +439,7 @@ def finished(
     response_size: int | None = None,
     response_report: Any = None,
 ) -> Invocation:
-    """The `Invocation` of a call that ended by itself, wherever it ran (H4: finished late is timed out)."""
+    """The `Invocation` of a call that ended by itself, wherever it ran (H4: ended late is timed out)."""
     if timeout_s is not None and duration_ms > timeout_s * 1000.0:
         return Invocation(timed_out=True, duration_ms=duration_ms, logs=logs, timeout_s=timeout_s, reports=reports)
     if status == "error":
@@ -455,12 +457,15 @@ def finished(
     )
 
 
-def _invocation(status: str, value: Any, duration_ms: float, capture: _Capture, timeout_s: float | None) -> Invocation:
-    """`finished` for a call that ran in this process (its fields given in order: this is every call's path)."""
+def _invocation_here(
+    status: str, value: Any, duration_ms: float, capture: _Capture, timeout_s: float | None
+) -> Invocation:
+    """`ended_invocation` for a call that ran in this process (its fields given in order: every call's path)."""
     logs = capture.text()
     reports = tuple(capture.reports)
-    if (timeout_s is not None and duration_ms > timeout_s * 1000.0) or status == "error":  # (H4: see `finished`)
-        return finished(status, duration_ms, logs, timeout_s, reports, error=value if status == "error" else None)
+    if (timeout_s is not None and duration_ms > timeout_s * 1000.0) or status == "error":  # (H4: see there)
+        error = value if status == "error" else None
+        return ended_invocation(status, duration_ms, logs, timeout_s, reports, error=error)
     text, why = encode_response(value)
     return Invocation(value, text, None, False, duration_ms, logs, timeout_s, why, reports)
 
@@ -473,7 +478,7 @@ def _run_inline(handler: Handler, event: Any, context: Any, timeout_s: float | N
         status, value, duration_ms = _call_handler(handler, event, context, interruptible=True)
     finally:
         _current.reset(token)
-    return _invocation(status, value, duration_ms, capture, timeout_s)
+    return _invocation_here(status, value, duration_ms, capture, timeout_s)
 
 
 class _HandlerThread:
@@ -545,7 +550,7 @@ def _run_on_thread(handler: Handler, event: Any, context: Any, timeout_s: float)
         else:
             worker.tasks.put(None)
     status, value, duration_ms = box[0]
-    return _invocation(status, value, duration_ms, capture, timeout_s)
+    return _invocation_here(status, value, duration_ms, capture, timeout_s)
 
 
 def handler_copy(event: Any) -> Any:
@@ -661,9 +666,15 @@ def _inline_many(
     _ensure_capture()
     results: list[Invocation] = []
     append = results.append
+    capture = _Capture()
     for event, given in zip(events, contexts, strict=True):
-        context = _prepare(given, timeout_s)
-        capture = _Capture()
+        if given is None:
+            context = Context(timeout_s=timeout_s)
+            context._start()
+        else:
+            context = _prepare(given, timeout_s)
+        if capture.parts or capture.reports:  # (one that caught nothing serves the next call)
+            capture = _Capture()
         token = _current.set(capture)
         started = time.perf_counter()
         try:
@@ -677,5 +688,5 @@ def _inline_many(
             continue
         finally:
             _current.reset(token)
-        append(_invocation(status, value, duration_ms, capture, timeout_s))
+        append(_invocation_here(status, value, duration_ms, capture, timeout_s))
     return results

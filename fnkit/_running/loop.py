@@ -223,10 +223,10 @@ class _Driver:
             try:
                 step = self.steps.send(answer) if error is None else self.steps.throw(error)
             except StopIteration as stop:
-                self._finish(stop.value, None)
+                self._conclude(stop.value, None)
                 return
             except BaseException as exc:  # noqa: BLE001 - handed to `done`
-                self._finish(None, exc)
+                self._conclude(None, exc)
                 return
             answer, error = None, None
             self.step = step
@@ -333,7 +333,7 @@ class _Driver:
         else:
             self._advance(future.result(), None)
 
-    def _finish(self, value: Any, error: BaseException | None) -> None:
+    def _conclude(self, value: Any, error: BaseException | None) -> None:
         self.over = True
         self._unwait()
         self.done(value, error)
@@ -362,10 +362,10 @@ def call_soon(
     item = _Item(_next_call_id(), event, context, timeout_s, bound)
     steps = _run_steps(handler, [item], memory_limit_mb() if memory_mb is None else memory_mb)
 
-    def finished(value: Any, error: BaseException | None) -> None:
+    def concluded(value: Any, error: BaseException | None) -> None:
         done(item.result if error is None else None, error)
 
-    driver = _Driver(asyncio.get_running_loop(), steps, finished)
+    driver = _Driver(asyncio.get_running_loop(), steps, concluded)
     driver.start()
     return driver
 
@@ -414,7 +414,7 @@ def invoke_soon(
     memory_mb = check_memory_limit(memory_limit_mb)
     context = _prepare(context, timeout_s)
 
-    def finished(invocation: Invocation | None, error: BaseException | None) -> None:
+    def concluded(invocation: Invocation | None, error: BaseException | None) -> None:
         if invocation is None:
             import asyncio
 
@@ -424,7 +424,7 @@ def invoke_soon(
         done(invocation)
 
     try:
-        return call_soon(handler, event, context, timeout_s, finished, memory_mb, bound)
+        return call_soon(handler, event, context, timeout_s, concluded, memory_mb, bound)
     except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
         import asyncio
 

@@ -24,7 +24,7 @@ OutcomeT = TypeVar("OutcomeT")
 class PlannedCall(Generic[OutcomeT]):
     """A handler call a source has planned for one valid event: what to call it with, and how its outcome follows."""
 
-    __slots__ = ("context", "decided", "event", "exclusive", "finish", "session", "timeout_s")
+    __slots__ = ("context", "decided", "event", "exclusive", "outcome_of", "session", "timeout_s")
 
     def __init__(
         self,
@@ -39,8 +39,7 @@ class PlannedCall(Generic[OutcomeT]):
     ) -> None:
         self.event = event  # the decoded event: the handler gets its own copy, the outcome reads this one
         self.timeout_s = timeout_s
-        # the outcome from the Invocation (None when `decided`), with a hint when the handler failed on the spelling
-        self.finish = _hinted(finish, event) if finish is not None else None
+        self.outcome_of = finish  # the source's outcome of an Invocation (None when `decided`): see `finish`
         self.context = context  # None: a fresh Context with the timeout
         self.decided = decided  # the outcome when the platform answers without calling the handler
         self.session = session  # what is open during the call (the mail content API), or None
@@ -53,13 +52,22 @@ class PlannedCall(Generic[OutcomeT]):
         isolation = resolve_isolation(isolation)  # once: the call below takes it as resolved
         if self.decided is not None:
             return self.decided
-        assert self.finish is not None  # a call that is not decided has its finish
         if self.session is None:
             invocation = _call(handler, self.event, self.timeout_s, self.context, isolation, copy=handler_copy)
         else:
             with self.session(isolation):
                 invocation = _call(handler, self.event, self.timeout_s, self.context, isolation, copy=handler_copy)
         return self.finish(invocation)
+
+    def finish(self, invocation: Invocation) -> OutcomeT:
+        """The outcome of the call, from its `Invocation`: the source's (`outcome_of`), which says so when the handler
+        failed on the spec's spelling of the event (`spelling_hint`)."""
+        assert self.outcome_of is not None  # a call that is not decided has its outcome to make
+        outcome = self.outcome_of(invocation)
+        if invocation.error is None:
+            return outcome
+        hinted: OutcomeT = with_spelling_hint(outcome, self.event)
+        return hinted
 
 
 # what a handler's error says when it expects the real platform's spelling of an event: Powertools' parser models
@@ -113,19 +121,6 @@ def with_spelling_hint(outcome: Any, event: Any) -> Any:
     if dataclasses.is_dataclass(outcome) and hasattr(outcome, "explanation"):  # the load balancer's HttpOutcome
         return dataclasses.replace(outcome, explanation=outcome.explanation + hint)  # type: ignore[type-var]
     return outcome
-
-
-def _hinted(finish: Callable[[Invocation], OutcomeT], event: Any) -> Callable[[Invocation], OutcomeT]:
-    """`finish`, whose outcome says so when the handler failed on the spec's spelling of the event (`spelling_hint`)."""
-
-    def finished(invocation: Invocation) -> OutcomeT:
-        decided = finish(invocation)
-        if invocation.error is None:
-            return decided
-        hinted: OutcomeT = with_spelling_hint(decided, event)
-        return hinted
-
-    return finished
 
 
 __all__ = ["PlannedCall"]

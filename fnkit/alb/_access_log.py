@@ -62,7 +62,7 @@ class LoggedRequest:
     the log says happened.
     """
 
-    __slots__ = ("_event", "_groups", "_log", "_multi_value", "_seed", "body_known", "where")
+    __slots__ = ("_event", "_file", "_groups", "_line", "_log", "_multi_value", "_seed", "_where", "body_known")
 
     #: the source of its event, which a replay need not detect
     event_source = SOURCE
@@ -97,19 +97,24 @@ class LoggedRequest:
         self._event = event
         self._log: dict[str, Any] | None = log
         self._groups: tuple[Any, ...] | None = None
-        self.where = where
+        self._where: str | None = where
+        self._file: str | None = None  # with _line, the file and line number when `where` is not made yet
+        self._line = 0
         self.body_known = body_known
         self._multi_value = multi_value
         self._seed = seed
 
     @classmethod
-    def _matched(cls, groups: tuple[Any, ...], where: str, multi_value: bool, seed: int) -> LoggedRequest:
-        """The request of an entry FAST took (its groups): its log typed, and its event made, when first read."""
+    def _matched(cls, groups: tuple[Any, ...], file: str, line: int, multi_value: bool, seed: int) -> LoggedRequest:
+        """The request of an entry FAST took (its groups) at line `line` of `file`: its log typed, its event and
+        its `where` made, when first read."""
         self = cls.__new__(cls)
         self._event = None
         self._log = None
         self._groups = groups
-        self.where = where
+        self._where = None
+        self._file = file
+        self._line = line
         self.body_known = False
         self._multi_value = multi_value
         self._seed = seed
@@ -124,6 +129,14 @@ class LoggedRequest:
             log = self._log = fast_log(self._groups)
             self._groups = None
         return log
+
+    @property
+    def where(self) -> str:
+        """The file and line number of the entry (`access.log.gz:17`)."""
+        where = self._where
+        if where is None:
+            where = self._where = f"{self._file}:{self._line}"
+        return where
 
     @property
     def event(self) -> AlbEvent:
@@ -185,6 +198,11 @@ class LoggedRequest:
         """The columns a replay adds to this request's row: the logged facts, what the replay cannot know,
         and whether the replay agrees with the log (NA when it cannot be judged: a body the log lacks)."""
         log = self.log
+        if self._file is not None:
+            file, line = self._file, self._line
+        else:
+            file, _, number = self.where.rpartition(":")
+            line = int(number)
         target = log["target_processing_time"]
         status = row.get("status")
         logged = log["elb_status_code"]
@@ -192,10 +210,9 @@ class LoggedRequest:
         same = None
         if depends_on is None and type(status) is int and logged is not None:
             same = status == logged
-        file, _, line = self.where.rpartition(":")
         return {
             "file": file,
-            "line": int(line),
+            "line": line,
             "logged_time": log["time"],
             "logged_status": logged,
             "logged_target_status": log["target_status_code"],
@@ -309,18 +326,17 @@ def _fast_entries(
     fast, quotes = FAST.fullmatch, QUOTES
     out: list[LoggedRequest | tuple[str, str, dict[str, Any] | None]] = []
     for number, line in enumerate(lines, first):
-        where = f"{name}:{number}"
         match = None if "\\" in line else fast(line)
         if match is None or line.count('"') != quotes.get(match.lastindex or 0):
-            out.append((where, line, None))
+            out.append((f"{name}:{number}", line, None))
             continue
         groups = match.groups()
         actions = groups[ACTIONS]
         if actions is not None and actions != "forward" and actions != "-" and "forward" not in actions.split(","):
-            out.append((where, line, fast_log(groups)))
+            out.append((f"{name}:{number}", line, fast_log(groups)))
             continue
         seed = 0 if groups[TRACE] not in ("-", "") else zlib.crc32(line.encode("utf-8"))
-        out.append(LoggedRequest._matched(groups, where, multi_value, seed))
+        out.append(LoggedRequest._matched(groups, name, number, multi_value, seed))
     return out
 
 

@@ -17,7 +17,7 @@ from .. import rules as _rules
 from .._engine.codec import Invocation, encode_response
 from .._engine.outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, ContractError, Issue, Raw, Report, decode_json, error
-from .._handler_rules import RAISED, TIMED_OUT
+from .._running.handler_rules import RAISED, TIMED_OUT
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
 from .._settings.config import with_settings

@@ -1,25 +1,25 @@
 """The message queue source: batch events, `batchItemFailures` responses, and what the poller does."""
 
+from ._batches import Message, SimInvocation
+from ._build import build_event, queue_arn
 from ._config import QueueConfig
 from ._event import (
     EVENT_SHAPE,
     MAX_MESSAGE_BYTES,
     MAX_PAYLOAD_BYTES,
-    build_event,
     correlation_ids,
     looks_like,
     md5_of_body,
     md5_of_message_attributes,
     message_size,
     parse_event,
-    queue_arn,
     validate_event,
 )
 from ._fifo import is_fifo
 from ._messages import events_from_messages
 from ._outcome import BatchOutcome, outcome, run
 from ._response import RESPONSE_SHAPE, json_schema, validate_response
-from ._sim import Message, QueueRun, QueueSim, SimContext, SimInvocation
+from ._sim import QueueRun, QueueSim, SimContext
 
 Config = QueueConfig  # every source names its configuration `Config`
 

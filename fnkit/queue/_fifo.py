@@ -166,11 +166,11 @@ def check_fifo(event: Any, seen: Any) -> Sequence[Issue]:
     "message instead.",
     severity="warning",
 )
-def group_order(event: Any, failed: Any) -> list[Issue]:
+def group_order(event: Any, failed: Any) -> Sequence[Issue]:
     """Q10: in a FIFO batch, each unlisted message that follows a listed one of its group (it is deleted, and the
     group's order breaks): a warning for each. `failed`: the listed messageIds. The event as a dict."""
     if not failed or type(event) is not dict or not fifo_reading(event)[0]:
-        return []
+        return ()
     records = event["Records"]
     out = []
     failed_groups: dict[str, str] = {}

@@ -30,14 +30,14 @@ from .._import import (
     unreadable,
 )
 from .._settings.project import Dialect
+from ._build import (
+    queue_arn as make_queue_arn,
+)
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 from ._event import (
     EVENT_SOURCE,
     md5_of_body,
     md5_of_message_attributes,
-)
-from ._event import (
-    queue_arn as make_queue_arn,
 )
 from ._fifo import is_fifo
 

@@ -13,7 +13,7 @@ from .. import rules as _rules
 from .._engine.codec import Invocation
 from .._engine.outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, ContractError, Issue, Report, decode_json, error
-from .._handler_rules import RAISED, TIMED_OUT
+from .._running.handler_rules import RAISED, TIMED_OUT
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
 from .._settings.config import with_settings
@@ -200,26 +200,26 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         value, notes, unencodable = platform_reads(response, text_is_json=False)
     all_ids = ids if type(ids) is tuple else tuple(ids)
     reading = read(value, all_ids, reporting, notes, unencodable, event)
-    kind, failed, rule_id, reason, issues = reading.kind, reading.failed, reading.rule, reading.reason, reading.issues
-    report = Report(issues, "queue", None, "response") if issues else _EMPTY
+    report = Report(reading.issues, "queue", None, "response") if reading.issues else _EMPTY
+    kind = reading.kind
     if kind == "success":
-        return BatchOutcome("success", (), all_ids, rule_id, reason, report, invocation, all_ids)
+        return BatchOutcome("success", (), all_ids, reading.rule, reading.reason, report, invocation, all_ids)
     if kind == "failure":
-        return BatchOutcome("failure", all_ids, (), rule_id, reason, report, invocation, all_ids)
-    one = failed[0] if len(failed) == 1 else None
-    at = all_ids.index(one) if one is not None else 0  # the reading found it in the batch
-    if one is not None and all_ids.count(one) == 1:  # one listed message, once in the batch: cut it out
-        ordered: tuple[str, ...] = failed
-        deleted = all_ids[:at] + all_ids[at + 1 :]
+        return BatchOutcome("failure", all_ids, (), reading.rule, reading.reason, report, invocation, all_ids)
+    failed: tuple[str, ...] = reading.failed  # (the reading found each in the batch)
+    ordered: tuple[str, ...]
+    if len(failed) == 1 and all_ids.count(failed[0]) == 1:  # one listed message, once in the batch: cut it out
+        at = all_ids.index(failed[0])
+        ordered, deleted = failed, all_ids[:at] + all_ids[at + 1 :]
     else:
         fset = set(failed)
         deleted = tuple(filterfalse(fset.__contains__, all_ids))
-        ordered = failed if one is not None else tuple(filter(fset.__contains__, all_ids))  # batch order
+        ordered = failed if len(failed) == 1 else tuple(filter(fset.__contains__, all_ids))  # batch order
     counts = (len(failed), len(deleted))
     reason = PARTIAL_REASONS.get(counts) or partial_reason(*counts)
     if reading.note:  # what a rule over the partial failure adds (Q10)
         reason += reading.note
-    return BatchOutcome("partial", ordered, deleted, rule_id, reason, report, invocation, all_ids)
+    return BatchOutcome("partial", ordered, deleted, reading.rule, reason, report, invocation, all_ids)
 
 
 @with_settings(QueueConfig, "report_batch_item_failures")
@@ -252,11 +252,12 @@ def plan_call(
     report = validate_event(event)
     if not report.ok:
         raise ContractError(report)
-    value, _ = decode_json(event)
+    value = event if type(event) is dict else decode_json(event)[0]  # (a dict is its own value: decoded already)
     reporting = config.report_batch_item_failures
 
     def finish(invocation: Invocation) -> BatchOutcome:
         decided: BatchOutcome = decide(value, batch_ids(value), invocation, reporting)  # `@rule`: untyped
-        return decided._replace(event_issues=report)
+        decided.event_issues = report  # (a new outcome: set in place)
+        return decided
 
     return PlannedCall(value, config.function_timeout_s if timeout_s is None else timeout_s, finish, context)

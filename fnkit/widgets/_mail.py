@@ -55,7 +55,7 @@ def _field(name: str) -> Field:
 
 def to_kwargs(values: dict[str, Any]) -> dict[str, Any]:
     """Form values -> `fnkit.mail.build_event` keywords (with a real email built from them)."""
-    from .._email import email_message
+    from .._learner.emails import email_message
     from ..mail._address import is_address
 
     sender = str(values["mail_from"]).strip()
@@ -104,7 +104,7 @@ def deliver_to_everyone(event, context):
 
 def bounce_executables(event, context):
     """Bounce mail with an executable attachment; add a disclaimer to the rest."""
-    from .._email import EXECUTABLE_EXTENSIONS, add_disclaimer, attachment_names
+    from .._learner.emails import EXECUTABLE_EXTENSIONS, add_disclaimer, attachment_names
 
     raw = context.message_content.get_raw_message_content(event["messageId"])
     names = [n.lower() for n in attachment_names(raw)]

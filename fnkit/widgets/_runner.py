@@ -10,8 +10,8 @@ from html import escape
 from typing import Any
 
 from .._engine.report import ContractError, Issue
-from .._handler_rules import RAISED, TIMED_OUT
 from .._optional import require
+from .._running.handler_rules import RAISED, TIMED_OUT
 from ..isolation import STOPPED_ERROR
 from ._adapter import adapter_for
 from ._builder import EventBuilder

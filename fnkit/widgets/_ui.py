@@ -10,8 +10,8 @@ from typing import Any, Self
 from .._cells import html_table, short_ids_in
 from .._engine.outcome import what_it_did
 from .._engine.report import Issue, Report
-from .._plain import json_problem as json_problem
-from .._plain import locate_error as locate_error
+from .._learner.plain import json_problem as json_problem
+from .._learner.plain import locate_error as locate_error
 
 # CSS classes on the key controls, so a browser (and a person reading the DOM) finds them.
 CSS = {

@@ -14,12 +14,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._email import DISCLAIMER as DISCLAIMER
-from .._email import EXECUTABLE_EXTENSIONS as EXECUTABLE_EXTENSIONS
-from .._email import FIXED_DATE as FIXED_DATE
-from .._email import add_disclaimer as add_disclaimer
-from .._email import attachment_names as attachment_names
-from .._email import email_message as email_message
+from .._learner.emails import DISCLAIMER as DISCLAIMER
+from .._learner.emails import EXECUTABLE_EXTENSIONS as EXECUTABLE_EXTENSIONS
+from .._learner.emails import FIXED_DATE as FIXED_DATE
+from .._learner.emails import add_disclaimer as add_disclaimer
+from .._learner.emails import attachment_names as attachment_names
+from .._learner.emails import email_message as email_message
 from ..isolation import report
 
 PROCESSED = "process_order"  # the topic `process_order` reports each body under

@@ -262,7 +262,7 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
         return unfinished
     from .. import _sources
     from .._engine.report import ContractError
-    from .._plain import json_problem
+    from .._learner.plain import json_problem
 
     if isinstance(event, (bytes, bytearray)):
         event = bytes(event).decode("utf-8", "replace")
@@ -298,7 +298,7 @@ def try_it(handler: Any, event: Any, **config: Any) -> Any:
 
 
 def _where(error: Any) -> str:
-    from .._plain import locate_error
+    from .._learner.plain import locate_error
 
     return locate_error(error.traceback or "")
 

@@ -1,18 +1,15 @@
 """The rules about invoking a handler (H1-H4), declared beside the names that implement them.
 
-The code is in `fnkit.isolation` (calling the handler), `fnkit._running.inprocess` (catching a raise, judging a late
-end) and
-`fnkit._engine.codec` (encoding what it returned: H2, declared
-with the issues, in `fnkit._engine.report`); this
-module only declares the rules and points at that code, so the catalogue can say where
-each rule lives.
+The code is in `fnkit._running.calls` (calling the handler: `invoke`, which `fnkit.isolation` names),
+`fnkit._running.inprocess` (catching a raise, judging a late end) and `fnkit._engine.codec` (encoding what
+it returned: H2, declared with the issues, in `fnkit._engine.report`); this module only declares the rules
+and points at that code, so the catalogue can say where each rule lives.
 """
 
 from __future__ import annotations
 
-from . import isolation
-from ._running import inprocess
-from .rules import rule
+from ..rules import rule
+from . import calls, inprocess
 
 rule(
     "H1",
@@ -21,7 +18,7 @@ rule(
     "The handler is called as handler(event, context); what it returns is serialised to JSON.",
     origin="kit",
     severity="behaviour",
-)(isolation.invoke)
+)(calls.invoke)
 RAISED = rule(
     "H3",
     "any",
@@ -39,4 +36,4 @@ TIMED_OUT = rule(
     origin="kit",
     severity="outcome",
 )
-TIMED_OUT(inprocess.finished)  # a call that ended late is timed out, wherever it ran
+TIMED_OUT(inprocess.ended_invocation)  # a call that ended late is timed out, wherever it ran

@@ -9,8 +9,8 @@ import json
 import os
 import re
 
-from ._engine.report import Issue, decode_json
-from .rules import id_of
+from .._engine.report import Issue, decode_json
+from ..rules import id_of
 
 
 def json_problem(text: str, what: str) -> Issue | None:
@@ -60,7 +60,7 @@ def _plain_json_error(msg: str) -> str:
 
 
 # fnkit's own files (a learner's project may itself sit in a folder named "fnkit": its files are the learner's)
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))).replace("\\", "/") + "/"  # fnkit/
 _FRAME = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
 
 
