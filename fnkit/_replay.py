@@ -620,10 +620,10 @@ def replay(
     `engine="local"` (a pandas DataFrame) or `"dask"`: partitions of `partition_size` events
     stream to a `dask.distributed` cluster (`client`: a Client, a scheduler address, or None
     for the current client or a LocalCluster made once per session), the handler runs in the
-    workers (in each worker's process under the default isolation), and the result is a Dask
-    DataFrame with the same columns (`compute=True`: the pandas DataFrame the local engine
-    gives, exactly). Without `partition_size`, fewer events than a default partition
-    (5,000) per worker thread are split evenly over the threads, so every worker gets work.
+    workers (in each worker's process under the default isolation), and the result is a lazy
+    Dask DataFrame, same columns and dtypes, run when computed (`compute=True`: the local
+    engine's pandas DataFrame, exactly). Without `partition_size`, fewer events than a default
+    partition (5,000) per worker thread are split evenly over the threads, so all get work.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine is one of {', '.join(ENGINES)}, not {engine!r}")
