@@ -427,14 +427,14 @@ def _replay_items(
     ahead: _Ahead | None,
 ) -> list[dict[str, Any]]:
     parts: list[list[dict[str, Any]]] = []  # each item's rows, in order (a chunk fills its slots when it runs)
-    chunk = _Chunk()
+    chunk, no_issues = _Chunk(), list[Issue]()  # (a dict's issues of decoding: none, never added to)
     with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
                 parts.append([unreadable_row(index, item)])
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
-                extra, value, issues = None, item, list[Issue]()
+                extra, value, issues = None, item, no_issues
             else:  # an importer's entry, which may say its source (a logged request: not detected again)
                 extra = getattr(item, "replay_columns", None)
                 value, issues = decode_json(item.event if extra is not None else item)
@@ -620,10 +620,10 @@ def replay(
     `engine="local"` (a pandas DataFrame) or `"dask"`: partitions of `partition_size` events
     stream to a `dask.distributed` cluster (`client`: a Client, a scheduler address, or None
     for the current client or a LocalCluster made once per session), the handler runs in the
-    workers (in each worker's process under the default isolation), and the result is a Dask
-    DataFrame with the same columns (`compute=True`: the pandas DataFrame the local engine
-    gives, exactly). Without `partition_size`, fewer events than a default partition
-    (5,000) per worker thread are split evenly over the threads, so every worker gets work.
+    workers (in each worker's process under the default isolation), and the result is a lazy
+    Dask DataFrame, same columns and dtypes, run when computed (`compute=True`: the local
+    engine's pandas DataFrame, exactly). Without `partition_size`, fewer events than a default
+    partition (5,000) per worker thread are split evenly over the threads, so all get work.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine is one of {', '.join(ENGINES)}, not {engine!r}")

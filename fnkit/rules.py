@@ -49,6 +49,7 @@ _DECLARING_MODULES = (
     "fnkit._sources",
     "fnkit._running.handler_rules",
     "fnkit.queue._config",
+    "fnkit.queue._contents",
     "fnkit.queue._event",
     "fnkit.queue._fifo",
     "fnkit.queue._response",

@@ -155,7 +155,6 @@ _LONG_FILES = {
     "fnkit/_replay.py": 715,
     "fnkit/_engine/shape.py": 896,
     "fnkit/alb/_event.py": 957,
-    "fnkit/queue/_event.py": 989,
 }
 
 

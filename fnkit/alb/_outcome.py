@@ -401,8 +401,16 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
         failed, response, size = _from_invocation(response, method, path, multi_value)
         if failed is not None:
             return failed if failed.invocation is invocation else dataclasses.replace(failed, invocation=invocation)
+    value: Any = MISSING
+    if oversized is None and size is not None and isinstance(response, Raw):
+        # the text is read once: its value checked (as the check would read the text) and then answered
+        value, decoding = decode_json(response)
+        if decoding:  # a byte-order mark: the check says so, reading the text itself
+            value = MISSING
     report = (
-        too_large_report(oversized, judged) if oversized is not None else checked_response(response, multi_value, size)
+        too_large_report(oversized, judged)
+        if oversized is not None
+        else checked_response(response if value is MISSING else value, multi_value, size)
     )
     rule = deciding_rule(report)  # the rule results validation reported decide the answer
     if rule is not None:
@@ -419,7 +427,8 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
             invocation=invocation,
             cause=cause_of(first),
         )
-    value, _ = decode_json(response)
+    if value is MISSING:
+        value, _ = decode_json(response)
     parts: HttpParts = response_to_http(value, method=method, multi_value=multi_value)
     rule = id_of(response_to_http) if method == "HEAD" else DELIVERED.id  # A10 decides a HEAD's answer
     said = f"The function answered {parts.status} {parts.reason}".rstrip()

@@ -3,18 +3,8 @@
 from ._batches import Message, SimInvocation
 from ._build import build_event, queue_arn
 from ._config import QueueConfig
-from ._event import (
-    EVENT_SHAPE,
-    MAX_MESSAGE_BYTES,
-    MAX_PAYLOAD_BYTES,
-    correlation_ids,
-    looks_like,
-    md5_of_body,
-    md5_of_message_attributes,
-    message_size,
-    parse_event,
-    validate_event,
-)
+from ._contents import MAX_MESSAGE_BYTES, MAX_PAYLOAD_BYTES, md5_of_body, md5_of_message_attributes, message_size
+from ._event import EVENT_SHAPE, correlation_ids, looks_like, parse_event, validate_event
 from ._fifo import is_fifo
 from ._messages import events_from_messages
 from ._outcome import BatchOutcome, outcome, run

@@ -13,14 +13,8 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 from .._settings.config import with_settings
 from .._settings.project import Dialect, resolve_dialect
 from ._config import MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig, QueueFifoSetting
-from ._event import (
-    _ARN,
-    EVENT_SOURCE,
-    TRACE_KEY,
-    md5_of_body,
-    md5_of_message_attributes,
-    normalize_message_attributes,
-)
+from ._contents import md5_of_body, md5_of_message_attributes, normalize_message_attributes
+from ._event import _ARN, EVENT_SOURCE, TRACE_KEY
 
 if TYPE_CHECKING:
     from .. import types

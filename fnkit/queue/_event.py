@@ -1,36 +1,35 @@
-"""The queue batch event: its shape, its rule checks and its typed parse (`._build` builds events)."""
+"""The queue batch event: its shape, its rule checks and its typed parse (what a message carries, its digests,
+attributes and sizes, is `._contents`; `._build` builds events)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-
-try:  # the builtin MD5 is faster than OpenSSL's for short bodies
-    from _md5 import md5 as _md5
-except ImportError:  # pragma: no cover
-    from hashlib import md5 as _md5
 import re
-import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from operator import itemgetter, lt
 from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
 from .._engine.memo import Readings
-from .._engine.report import ContractError, Issue, Report, child_path, error, path_of, warning
+from .._engine.report import ContractError, Issue, Report, error, path_of, warning
 from .._engine.shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
 from .._engine.validate import Contract, Seen
 from ..rules import id_of, rule
 from ._config import BATCH_LIMITS, DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD
+from ._contents import (
+    ATTRIBUTE_NAME,
+    MESSAGE_ATTRIBUTE,
+    RECORD_KEYS,
+    check_md5_of_body,
+    check_message_attributes,
+    check_message_size,
+    check_payload_size,
+)
 from ._fifo import check_fifo, fifo_attributes, is_fifo
 
 SOURCE = "queue"
 EVENT_SOURCE = {"provider": "provider:queue", "aws": "aws:sqs"}
 TRACE_KEY = {"provider": "ProviderTraceHeader", "aws": "AWSTraceHeader"}
-MAX_MESSAGE_BYTES = 1_048_576  # Q16: 1 MiB, body and message attributes (256 KiB, 262,144, before August 2025)
-MAX_PAYLOAD_BYTES = 6_291_456  # Q17: "6 MB", as the platform counts a synchronous invocation's payload
 
 # --- the shape, declared once -------------------------------------------------
 
@@ -67,25 +66,6 @@ def _arn_sentence(arn: str) -> str:
     return f"'{arn}' is not {form}."
 
 
-#: Q12 and Q14, declared before the shapes that cite them; implemented by check_arn_region, check_message_attributes
-RECORD_KEYS = rule(
-    "Q12",
-    "queue",
-    "doc",
-    "Record keys include md5OfMessageAttributes when there are message attributes; a message "
-    "attribute is {stringValue | binaryValue, stringListValues, binaryListValues, dataType}; awsRegion is the region "
-    "of the ARN.",
-    severity="error or warning",
-)
-ATTRIBUTE_LIMITS = rule(
-    "Q14",
-    "queue",
-    "doc",
-    "At most 10 message attributes; names 1-256 of [A-Za-z0-9_.-] without leading, trailing "
-    "or double dots; data type String, Number or Binary with an optional .suffix.",
-)
-
-
 def _timestamp(key: str, rule_id: str) -> Text:
     return Text(
         pattern=_DIGITS_PATTERN,
@@ -93,56 +73,6 @@ def _timestamp(key: str, rule_id: str) -> Text:
         message=key + " is '{value}'; it is epoch milliseconds as a string of digits.",
     )
 
-
-ATTRIBUTE_NAME = Text(
-    pattern=r"^(?!\.)(?!.*\.\.)(?!.*\.$)[A-Za-z0-9_.\-]{1,256}$",
-    rule=ATTRIBUTE_LIMITS.id,
-    message="'{value}' is not a valid attribute name: 1-256 letters, digits, '_', '-' or '.', without leading, "
-    "trailing or double dots.",
-)
-DATA_TYPE = Text(
-    pattern=r"^(String|Number|Binary)(\.[^\s]+)?$",
-    rule=ATTRIBUTE_LIMITS.id,
-    code="enum",
-    message="dataType '{value}' is not String, Number or Binary (optionally with a .suffix).",
-)
-
-MESSAGE_ATTRIBUTE = Shape(
-    "MessageAttribute",
-    [
-        F(
-            "stringValue",
-            Nullable(STR),
-            required=False,
-            doc="The value of a String or Number attribute.",
-            rule=RECORD_KEYS.id,
-        ),
-        F(
-            "binaryValue",
-            Nullable(STR),
-            required=False,
-            doc="The base64 value of a Binary attribute.",
-            rule=RECORD_KEYS.id,
-        ),
-        F(
-            "stringListValues",
-            ListOf(STR),
-            required=False,
-            doc="Reserved by the platform; an empty list.",
-            rule=RECORD_KEYS.id,
-        ),
-        F(
-            "binaryListValues",
-            ListOf(STR),
-            required=False,
-            doc="Reserved by the platform; an empty list.",
-            rule=RECORD_KEYS.id,
-        ),
-        F("dataType", DATA_TYPE, doc="String, Number or Binary, optionally with a .suffix.", rule=ATTRIBUTE_LIMITS.id),
-    ],
-    rule=RECORD_KEYS.id,
-    doc="One message attribute as it appears in the event.",
-)
 
 ATTRIBUTES = Shape(
     "QueueRecordAttributes",
@@ -301,7 +231,6 @@ rule(
 QueueEvent = EVENT_SHAPE.struct
 QueueRecord = RECORD.struct
 QueueRecordAttributes = ATTRIBUTES.struct
-MessageAttribute = MESSAGE_ATTRIBUTE.struct
 _UNSET = msgspec.UNSET
 
 # --- semantic rules, over the typed event ---------------------------------------------
@@ -310,7 +239,6 @@ _UNSET = msgspec.UNSET
 # guards with a type test before it reads.
 
 _ARN = re.compile(_ARN_PATTERN)
-_NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _SOURCE_DIALECT = {v: k for k, v in EVENT_SOURCE.items()}
 
 
@@ -512,19 +440,6 @@ def _as_int(text: Any) -> int | None:
     return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
 
 
-def _holds(column: Sequence[Any], absent: Any) -> bool:
-    """True when some value of the column is not `absent` (None, or UNSET for a spelling not used): a C-level count."""
-    return column.count(absent) != len(column)
-
-
-def _total(texts: Sequence[Any]) -> int:
-    """The lengths of a column of texts added up (0 for one without a length: the walk named its type)."""
-    try:
-        return sum(map(len, texts))
-    except TypeError:
-        return sum([len(t) for t in texts if type(t) is str])
-
-
 def check_attributes(event: Any, seen: Seen) -> Sequence[Issue]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
     table = seen.tables["records.attributes"]
@@ -560,331 +475,6 @@ def check_attributes(event: Any, seen: Seen) -> Sequence[Issue]:
                 )
             )
     return out
-
-
-def md5_of_body(body: str) -> str:
-    """The md5OfBody of a body: MD5 hex of its UTF-8 bytes (Q13)."""
-    return _md5(body.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-@rule(
-    "Q13",
-    "queue",
-    "doc",
-    "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
-    "attributes encoded by name order, lengths and transport bytes.",
-)
-def check_md5_of_body(event: Any, seen: Seen) -> Sequence[Issue]:
-    """Q13: md5OfBody matches the body."""
-    table = seen.tables["records"]
-    bodies, digests = table["body"], table["md5_of_body"]
-    try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
-        expected: list[str | None] = [_md5(body.encode()).hexdigest() for body in bodies]
-    except (UnicodeEncodeError, AttributeError):  # a lone surrogate (hashed as the platform would), or a body
-        # that is not text (the walk named it: no digest to compare)
-        expected = [_md5(b.encode("utf-8", "surrogatepass")).hexdigest() if type(b) is str else None for b in bodies]
-    if expected == [*digests]:
-        return ()
-    return [
-        error(
-            path_of("Records", i, "md5OfBody"),
-            "mismatch",
-            f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.",
-            "Q13",
-        )
-        for i, want, digest in zip(table["at"], expected, digests, strict=True)
-        if want is not None and type(digest) is str and digest != want
-    ]
-
-
-def _attr_value_bytes(dtype: Any, string_value: Any, binary_value: Any) -> bytes | None:
-    if not isinstance(dtype, str):
-        return None
-    if dtype.startswith("Binary"):
-        if not isinstance(binary_value, str):
-            return None
-        try:
-            return base64.b64decode(binary_value, validate=True)
-        except (binascii.Error, ValueError):
-            return None
-    return string_value.encode("utf-8", "surrogatepass") if isinstance(string_value, str) else None
-
-
-def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
-    """The md5OfMessageAttributes of event-shaped attributes (Q13); None when there are none.
-
-    Takes the attributes as dicts (`{"dataType": ..., "stringValue": ...}`) or typed.
-    """
-    if not attributes:
-        return None
-    buf = bytearray()
-    for name in sorted(attributes):
-        attr = attributes[name]
-        if isinstance(attr, Mapping):
-            dtype, string_value, binary_value = attr["dataType"], attr.get("stringValue"), attr.get("binaryValue")
-        else:
-            dtype, string_value, binary_value = attr.data_type, attr.string_value, attr.binary_value
-        raw_name, raw_type = name.encode("utf-8"), dtype.encode("utf-8")
-        value = _attr_value_bytes(dtype, string_value, binary_value)
-        if value is None:
-            raise ValueError(f"message attribute {name!r} has no value")
-        buf += struct.pack(">I", len(raw_name)) + raw_name
-        buf += struct.pack(">I", len(raw_type)) + raw_type
-        buf += b"\x02" if dtype.startswith("Binary") else b"\x01"
-        buf += struct.pack(">I", len(value)) + value
-    return hashlib.md5(bytes(buf)).hexdigest()
-
-
-@ATTRIBUTE_LIMITS
-def check_message_attributes(event: Any, seen: Seen) -> Sequence[Issue]:
-    """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
-    table = seen.tables["records"]
-    attributes, digests = table["message_attributes"], table["md5_of_message_attributes"]
-    if not any(attributes) and not _holds(digests, None):
-        return ()  # no attributes and no digest anywhere: nothing to check
-    return [*_message_attribute_issues(table["at"], attributes, digests)]
-
-
-def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], digests: tuple[Any, ...]) -> Iterator[Issue]:
-    for i, attrs, digest in zip(positions, attributes, digests, strict=True):
-        if not attrs and digest is None:
-            continue  # no attributes and no digest: nothing to check
-        if type(attrs) is not dict:
-            continue
-        base = path_of("Records", i, "messageAttributes")
-        if len(attrs) > 10:
-            yield error(
-                base,
-                "limit",
-                f"A message has at most 10 message attributes; this one has {len(attrs)}.",
-                ATTRIBUTE_LIMITS.id,
-            )
-        complete = True
-        listed: list[str] = []  # the reserved lists that hold values (Q12), named when the digest is explained
-        for name, attr in attrs.items():
-            path = child_path(base, name)
-            dtype = attr.data_type if type(attr) is MessageAttribute else None
-            if type(attr) is MessageAttribute and (attr.string_list_values or attr.binary_list_values):
-                for key, values in (
-                    ("stringListValues", attr.string_list_values),
-                    ("binaryListValues", attr.binary_list_values),
-                ):
-                    if values and isinstance(values, (tuple, list)):
-                        listed.append(f"{name}.{key}")
-                        yield warning(
-                            child_path(path, key),
-                            "reserved",
-                            f"{key} of '{name}' holds {len(values)} value(s), but the platform reserves it "
-                            "and always sends []. fnkit leaves it out of md5OfMessageAttributes, which it "
-                            f"computes from the attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'}"
-                            " alone.",
-                            RECORD_KEYS.id,
-                        )
-            if type(dtype) is not str or DATA_TYPE.broken(dtype):
-                complete = False  # the walk reported it
-                continue
-            is_binary = dtype.startswith("Binary")
-            want, other = ("binaryValue", "stringValue") if is_binary else ("stringValue", "binaryValue")
-            value, other_value = (
-                (attr.binary_value, attr.string_value) if is_binary else (attr.string_value, attr.binary_value)
-            )
-            if not isinstance(value, str):
-                complete = False
-                yield error(
-                    child_path(path, want),
-                    "missing",
-                    f"A {dtype.split('.')[0]} attribute carries its value in {want}.",
-                    RECORD_KEYS.id,
-                )
-            elif is_binary and _attr_value_bytes(dtype, None, value) is None:
-                complete = False
-                yield error(child_path(path, want), "format", "binaryValue is not valid base64.", RECORD_KEYS.id)
-            elif dtype.startswith("Number") and not _NUMBER.match(value):
-                yield error(
-                    child_path(path, want),
-                    "format",
-                    f"'{value}' is not a number, but the dataType is Number.",
-                    ATTRIBUTE_LIMITS.id,
-                )
-            if other_value is not None:
-                yield warning(
-                    child_path(path, other),
-                    "unexpected",
-                    f"A {dtype.split('.')[0]} attribute has no {other}.",
-                    RECORD_KEYS.id,
-                )
-        if not attrs:
-            if isinstance(digest, str):
-                yield warning(
-                    path_of("Records", i, "md5OfMessageAttributes"),
-                    "unexpected",
-                    "md5OfMessageAttributes appears only when the message has attributes.",
-                    RECORD_KEYS.id,
-                )
-            continue
-        if not complete or not all(isinstance(name, str) for name in attrs):
-            continue
-        expected = md5_of_message_attributes(attrs)
-        treated = (
-            (
-                f" fnkit computed it without the reserved lists ({', '.join(listed)}): the digest covers an "
-                "attribute's stringValue or binaryValue, and the lists are always empty on the real platform."
-            )
-            if listed
-            else ""
-        )
-        if digest is None:
-            yield error(
-                path_of("Records", i, "md5OfMessageAttributes"),
-                "missing",
-                f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
-                f"always sends their digest with them (expected '{expected}').{treated}",
-                RECORD_KEYS.id,
-            )
-        elif isinstance(digest, str) and digest != expected:
-            yield error(
-                path_of("Records", i, "md5OfMessageAttributes"),
-                "mismatch",
-                f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'.{treated}",
-                id_of(check_md5_of_body),
-            )
-
-
-# --- limits: what the platform refuses to carry ---------------------------------------------
-
-
-def _attribute_value_size(attr: Any) -> int:
-    """The bytes the queue counts of one message attribute's value: a Binary's decoded bytes, else UTF-8 text."""
-    if type(attr) is not MessageAttribute:
-        return 0
-    dtype, string_value, binary_value = attr.data_type, attr.string_value, attr.binary_value
-    value = _attr_value_bytes(dtype, string_value, binary_value)
-    if value is not None:
-        return len(value)
-    raw = binary_value if type(binary_value) is str else string_value  # unreadable: its text, as a bound
-    return len(raw.encode("utf-8", "surrogatepass")) if type(raw) is str else 0
-
-
-def _attributes_size(attrs: Any) -> int:
-    """The bytes the queue counts of a message's attributes: each name, data type and value (Q16)."""
-    if type(attrs) is not dict or not attrs:
-        return 0
-    total = 0
-    for name, attr in attrs.items():
-        if type(name) is str:
-            total += len(name.encode("utf-8", "surrogatepass"))
-        if type(attr) is MessageAttribute and type(attr.data_type) is str:
-            total += len(attr.data_type.encode("utf-8", "surrogatepass"))
-        total += _attribute_value_size(attr)
-    return total
-
-
-def _attributes_bound(attrs: Any) -> int:
-    """An upper bound of `_attributes_size` from lengths alone (UTF-8 takes at most 4 bytes a character)."""
-    if type(attrs) is not dict or not attrs:
-        return 0
-    total = 0
-    for name, attr in attrs.items():
-        total += 4 * len(name) if type(name) is str else 0
-        if type(attr) is MessageAttribute:
-            for text in (attr.data_type, attr.string_value, attr.binary_value):
-                total += 4 * len(text) if type(text) is str else 0
-    return total
-
-
-def message_size(body: str, message_attributes: Mapping[str, Any] | None = None) -> int:
-    """The size the queue counts of a message (Q16): UTF-8 bytes of the body, plus each attribute's name, data type
-    and value (a Binary value's decoded bytes). Attributes as the event holds them or as `build_event` takes them."""
-    size = len(body.encode("utf-8", "surrogatepass"))
-    if message_attributes:
-        typed = {}
-        for name, attr in normalize_message_attributes(message_attributes).items():
-            typed[name] = MESSAGE_ATTRIBUTE.compiled(attr)  # every type and declared pattern held, else:
-            if typed[name] is None:
-                issue = MESSAGE_ATTRIBUTE.walk(attr)[0]
-                raise ValueError(f"message attribute {name!r}: {issue.message} ({issue.rule})")
-        size += _attributes_size(typed)
-    return size
-
-
-@rule(
-    "Q16",
-    "queue",
-    "doc",
-    "A message, its body and message attributes (names, data types, values) together, is at most 1 MiB (1,048,576 "
-    "bytes; 256 KiB before August 2025): the queue refuses to take a larger one, so a record over it never reaches "
-    "a function (a warning; QueueSim.send refuses it).",
-    severity="warning",
-)
-def check_message_size(event: Any, seen: Seen) -> Sequence[Issue]:
-    """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
-    table = seen.tables["records"]
-    bodies, attributes = table["body"], table["message_attributes"]
-    # UTF-8 takes at most 4 bytes a character, and no body is longer than the bodies together (a sum: cheaper than max)
-    bound = 4 * _total(bodies)
-    if bound <= MAX_MESSAGE_BYTES and (
-        not any(attributes) or bound + sum([_attributes_bound(a) for a in attributes if a]) <= MAX_MESSAGE_BYTES
-    ):
-        return ()  # the bodies and every attribute together could not reach the limit: no record can
-    out = []
-    for i, body, attrs in zip(table["at"], bodies, attributes, strict=True):
-        if type(body) is not str or 4 * len(body) + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:
-            continue
-        body_bytes = len(body.encode("utf-8", "surrogatepass"))
-        size = body_bytes + _attributes_size(attrs)
-        if size > MAX_MESSAGE_BYTES:
-            out.append(
-                warning(
-                    path_of("Records", i, "body"),
-                    "limit",
-                    f"This message is {size:,} bytes (body {body_bytes:,}, message attributes {size - body_bytes:,}); "
-                    f"a queue takes messages of at most {MAX_MESSAGE_BYTES:,} bytes (1 MiB) and refuses larger ones, "
-                    "so the platform never delivers this record.",
-                    "Q16",
-                )
-            )
-    return out
-
-
-# What a record's fields other than its body and message attributes take in the event's JSON, at most: ids, the
-# receipt handle, digests, ARN, region and attributes are a few hundred bytes on the platform.
-_RECORD_ALLOWANCE = 8192
-
-
-@rule(
-    "Q17",
-    "queue",
-    "doc",
-    "A synchronous invocation's payload (the event, as JSON) is at most 6 MB (6,291,456 bytes): the poller delivers "
-    "fewer records rather than build a larger batch, and the platform refuses a larger invocation (a warning).",
-    severity="warning",
-)
-def check_payload_size(event: Any, seen: Seen) -> Sequence[Issue]:
-    """Q17: the event's JSON fits one invocation (measured only when the lengths alone cannot tell)."""
-    table = seen.tables["records"]
-    bodies, attributes = table["body"], table["message_attributes"]
-    # JSON takes at most 6 bytes a character (a control character as \u00XX)
-    bound = 6 * _total(bodies) + len(bodies) * _RECORD_ALLOWANCE
-    if bound <= MAX_PAYLOAD_BYTES and (
-        not any(attributes) or bound + 2 * sum([_attributes_bound(a) for a in attributes if a]) <= MAX_PAYLOAD_BYTES
-    ):
-        return ()
-    try:
-        size, exact = len(msgspec.json.encode(event)), True
-    except (TypeError, ValueError, UnicodeEncodeError, OverflowError):  # a lenient value JSON cannot carry as it is
-        size, exact = sum(len(b.encode("utf-8", "surrogatepass")) for b in bodies if type(b) is str), False
-    if size <= MAX_PAYLOAD_BYTES:
-        return ()
-    return [
-        warning(
-            path_of("Records"),
-            "limit",
-            f"The event is {'' if exact else 'at least '}{size:,} bytes of JSON ({len(bodies)} record(s)); a "
-            f"synchronous invocation carries at most {MAX_PAYLOAD_BYTES:,} bytes (6 MB), so the poller never builds "
-            "this batch: it delivers fewer records per invocation instead.",
-            "Q17",
-        )
-    ]
 
 
 EVENT_CHECKS = [
@@ -952,38 +542,3 @@ def batch_ids(event: Any) -> tuple[str, ...]:
         return tuple(
             [rec["messageId"] for rec in recs if isinstance(rec, dict) and isinstance(rec.get("messageId"), str)]
         )
-
-
-# --- building ---------------------------------------------------------------------
-
-
-def normalize_message_attributes(attrs: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """Message attributes in the event's own shape; plain str, int/float and bytes values are accepted too."""
-    out: dict[str, dict[str, Any]] = {}
-    for name, value in (attrs or {}).items():
-        if isinstance(value, Mapping):
-            dtype = value.get("dataType") or value.get("DataType") or "String"
-            string_value = value.get("stringValue", value.get("StringValue"))
-            binary_value = value.get("binaryValue", value.get("BinaryValue"))
-        elif isinstance(value, (bytes, bytearray)):
-            dtype, string_value, binary_value = "Binary", None, bytes(value)
-        elif isinstance(value, bool):
-            dtype, string_value, binary_value = "String", str(value).lower(), None
-        elif isinstance(value, (int, float)):
-            if value != value or value in (float("inf"), float("-inf")):
-                raise ValueError(f"message attribute {name!r}: a Number is finite, not {value!r} (Q14)")
-            dtype, string_value, binary_value = "Number", repr(value), None
-        else:
-            dtype, string_value, binary_value = "String", str(value), None
-        entry: dict[str, Any] = {}
-        if dtype.startswith("Binary"):
-            if isinstance(binary_value, (bytes, bytearray)):
-                binary_value = base64.b64encode(bytes(binary_value)).decode("ascii")
-            entry["binaryValue"] = binary_value
-        else:
-            entry["stringValue"] = string_value
-        entry["stringListValues"] = []
-        entry["binaryListValues"] = []
-        entry["dataType"] = dtype
-        out[name] = entry
-    return out

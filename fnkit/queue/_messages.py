@@ -34,11 +34,8 @@ from ._build import (
     queue_arn as make_queue_arn,
 )
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
-from ._event import (
-    EVENT_SOURCE,
-    md5_of_body,
-    md5_of_message_attributes,
-)
+from ._contents import md5_of_body, md5_of_message_attributes
+from ._event import EVENT_SOURCE
 from ._fifo import is_fifo
 
 if TYPE_CHECKING:
@@ -288,12 +285,14 @@ def _documents(text: str, name: str, stream: ImportStream) -> Iterator[tuple[str
     that starts with `{` or `[` (the next answer)."""
     decoder = json.JSONDecoder()
     pos, end = _skip(text, 0), len(text)
+    counted, newlines = 0, 0  # the newlines before `counted`, counted on from the last document (not from 0)
     while pos < end:
         try:
             value, stop = decoder.raw_decode(text, pos)
         except (ValueError, RecursionError) as exc:
             stream.count()
-            line = getattr(exc, "lineno", text.count("\n", 0, pos) + 1)
+            newlines, counted = newlines + text.count("\n", counted, pos), pos
+            line = getattr(exc, "lineno", newlines + 1)
             why = str(exc) if isinstance(exc, json.JSONDecodeError) else _plain_words(exc)
             yield unreadable(f"{name}:{line}", f"The text is not valid JSON: {why}.", SOURCE)
             resume = _NEXT_DOCUMENT.search(text, getattr(exc, "pos", pos) + 1)
@@ -301,8 +300,8 @@ def _documents(text: str, name: str, stream: ImportStream) -> Iterator[tuple[str
                 return
             pos = resume.start() + 1
             continue
-        offset = text.count("\n", 0, pos)
-        yield from _document(text[pos:stop], name, stream, offset, value)
+        newlines, counted = newlines + text.count("\n", counted, pos), pos
+        yield from _document(text[pos:stop], name, stream, newlines, value)
         pos = _skip(text, stop)
 
 

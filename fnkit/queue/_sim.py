@@ -27,14 +27,14 @@ from ..rules import id_of, rule
 from ._batches import EPOCH_MS, Message, SimInvocation, _records
 from ._build import queue_arn
 from ._config import DEDUPLICATION, QueueConfig, QueueSettings
-from ._event import (
-    EVENT_SOURCE,
+from ._contents import (
     MAX_MESSAGE_BYTES,
     MAX_PAYLOAD_BYTES,
     md5_of_message_attributes,
     message_size,
     normalize_message_attributes,
 )
+from ._event import EVENT_SOURCE
 from ._fifo import GroupQueue, group_order, send_refusal
 from ._outcome import decide
 from ._response import misspelled_keys, reporting_off

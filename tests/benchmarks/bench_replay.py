@@ -338,6 +338,89 @@ def access_log_rows(quick: bool) -> None:
         print(f"({yielded:,} requests replayed, {stream.reported:,} lines reported; {load()})\n", flush=True)
 
 
+class PeakRss:
+    """Samples the resident memory of some processes (this one, Dask's workers) every 20 ms in a thread: the peak
+    of their sum over what it was when sampling began."""
+
+    def __init__(self, pids: list[int]) -> None:
+        import threading
+
+        import psutil
+
+        self.processes = [psutil.Process(p) for p in pids]
+        self.base = self.total()
+        self.peak = self.base
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def total(self) -> int:
+        return sum(p.memory_info().rss for p in self.processes)
+
+    def sample(self) -> None:
+        while not self.done.wait(0.02):
+            self.peak = max(self.peak, self.total())
+
+    def stop(self) -> float:
+        """The peak over the start, in MB."""
+        self.done.set()
+        self.thread.join()
+        self.peak = max(self.peak, self.total())
+        return (self.peak - self.base) / 2**20
+
+
+def dask_rows(quick: bool) -> None:
+    """The night's access log and message dump replayed on the local engine and lazily on Dask (2 worker
+    processes, then computed): seconds and peak memory (this process and the workers, over their start)."""
+    import gc
+    import tempfile
+    import warnings
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.night import write_night
+
+    requests, files, messages = (20_000, 16, 10_000) if quick else (200_000, 192, 50_000)
+    with tempfile.TemporaryDirectory() as folder:
+        night = write_night(Path(folder), requests=requests, files=files, messages=messages)
+        print(f"Dask against local: the night's access log ({requests:,} requests) and dump ({messages:,} messages)")
+        print(f"{'row':<64} {'measured':>14} {'target':>12}")
+        cl, client = cluster(2)
+        try:
+            pids = [os.getpid(), *client.run(os.getpid).values()]
+            inputs = (("access log", trivial_alb, night.logs), ("message dump", trivial, night.dump))
+            for name, handler_, path in inputs:
+                fnkit.replay(handler_, path, engine="dask", client=client).compute()  # warm: imports in the workers
+                gc.collect()
+                peak = PeakRss(pids)
+                local_s, local = timed(partial(fnkit.replay, handler_, path))
+                local_mb = peak.stop()
+                del local
+                gc.collect()
+                client.run(gc.collect)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    peak = PeakRss(pids)
+                    began = time.perf_counter()
+                    lazy = fnkit.replay(handler_, path, engine="dask", client=client)
+                    on_dask = lazy.compute()
+                    dask_s = time.perf_counter() - began  # the partitions sent, then computed
+                    dask_mb = peak.stop()
+                large = sum("large graph" in str(w.message) for w in caught)
+                print(f"{f'  {name}, {len(on_dask):,} rows: local seconds':<64} {local_s:>14.2f}")
+                print(f"{'    Dask (lazy, then computed), seconds':<64} {dask_s:>14.2f}")
+                print(f"{'    Dask time / local time':<64} {dask_s / local_s:>14.2f}")
+                print(f"{'    local peak memory over start, MB':<64} {local_mb:>14.0f}")
+                print(f"{'    Dask peak memory (client + workers) over start, MB':<64} {dask_mb:>14.0f}")
+                print(f"{'    Dask memory / local memory':<64} {dask_mb / local_mb:>14.2f} {'<= 1.5':>12}")
+                print(f"{'    large-graph warnings':<64} {large:>14} {'0':>12}")
+                del on_dask, lazy  # the lazy frame holds its partitions in the workers
+        finally:
+            client.close()
+            cl.close()
+        print(f"({load()})\n", flush=True)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
@@ -346,10 +429,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the script runs")
     parser.add_argument("--contracts", action="store_true", help="the contract rows only")
     parser.add_argument("--logs", action="store_true", help="the access-log rows only")
+    parser.add_argument("--dask", action="store_true", help="the Dask against local rows only")
     args = parser.parse_args(argv)
+    if args.dask:
+        dask_rows(args.quick)
+        return 0
     if not args.logs:
         contract_rows(args.quick)
     access_log_rows(args.quick)
+    if not (args.contracts or args.logs):
+        dask_rows(args.quick)
     if args.contracts or args.logs:
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]

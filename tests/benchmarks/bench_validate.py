@@ -282,7 +282,8 @@ def queue_rows(table: Table, rounds: int, sqs_model: Any) -> None:
     import msgspec
 
     from fnkit import queue
-    from fnkit.queue._event import EVENT_CONTRACT, EVENT_SHAPE, md5_of_body
+    from fnkit.queue import md5_of_body
+    from fnkit.queue._event import EVENT_CONTRACT, EVENT_SHAPE
 
     event = queue.build_event(bodies(10, 200, 1), dialect="aws", seed=1)
     text = json.dumps(event)

@@ -20,8 +20,9 @@ from fnkit.alb._event import EVENT_CONTRACT as ALB_EVENTS
 from fnkit.mail._event import ADDRESS_TEXT
 from fnkit.mail._event import EVENT_CONTRACT as MAIL_EVENTS
 from fnkit.mail._response import RESPONSE_CONTRACT as MAIL_RESPONSES
-from fnkit.queue._event import ATTRIBUTE_NAME, RECORD
+from fnkit.queue._contents import ATTRIBUTE_NAME
 from fnkit.queue._event import EVENT_CONTRACT as QUEUE_EVENTS
+from fnkit.queue._event import RECORD
 
 # --- every derived test is its declared pattern -----------------------------------------------------
 

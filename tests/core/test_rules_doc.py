@@ -35,7 +35,7 @@ def test_every_rule_is_one_row_with_its_evidence_and_the_file_that_holds_it():
         assert (evidence, severity) == (r.evidence, r.severity), r.id
         assert (ROOT / file).is_file(), (r.id, file)
         assert what and what.split()[-1].split(".")[-1] in (ROOT / file).read_text(encoding="utf-8"), (r.id, what)
-    assert rows["Q16"][3] == "check_message_size" and rows["Q16"][4] == "fnkit/queue/_event.py"
+    assert rows["Q16"][3] == "check_message_size" and rows["Q16"][4] == "fnkit/queue/_contents.py"
 
 
 def test_a_sentence_keeps_its_pipes_and_angle_brackets_readable():

@@ -9,7 +9,7 @@ import pytest
 
 from fnkit import alb, mail, queue, types
 from fnkit._engine.shape import ListOf, MapOf, Nullable, Scalar, Shape
-from fnkit.queue._event import MESSAGE_ATTRIBUTE
+from fnkit.queue._contents import MESSAGE_ATTRIBUTE
 
 PAIRS = [
     (types.QueueEvent, queue.EVENT_SHAPE),

@@ -1,4 +1,4 @@
-"""The queue batch event (fnkit/queue/_event.py): shape, rule checks, builder, parse, md5s."""
+"""The queue batch event (fnkit/queue/_event.py, _contents.py, _build.py): shape, rule checks, builder, parse, md5s."""
 
 from __future__ import annotations
 
