@@ -427,14 +427,14 @@ def _replay_items(
     ahead: _Ahead | None,
 ) -> list[dict[str, Any]]:
     parts: list[list[dict[str, Any]]] = []  # each item's rows, in order (a chunk fills its slots when it runs)
-    chunk = _Chunk()
+    chunk, no_issues = _Chunk(), list[Issue]()  # (a dict's issues of decoding: none, never added to)
     with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
                 parts.append([unreadable_row(index, item)])
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
-                extra, value, issues = None, item, list[Issue]()
+                extra, value, issues = None, item, no_issues
             else:  # an importer's entry, which may say its source (a logged request: not detected again)
                 extra = getattr(item, "replay_columns", None)
                 value, issues = decode_json(item.event if extra is not None else item)
