@@ -9,7 +9,7 @@ import pytest
 
 import fnkit
 from fnkit import alb, mail, queue
-from fnkit._replay_columns import kinds_of_rows
+from fnkit._replay.columns import kinds_of_rows
 
 
 def handler(event: dict[str, Any], context: object) -> Any:

@@ -233,7 +233,7 @@ def test_a_shape_types_no_value_that_breaks_a_declared_pattern():
 
 
 def test_an_optional_field_empty_in_every_row_is_still_checked_against_its_pattern():
-    event = copy.deepcopy(EVENTS["queue"])
+    event: Any = copy.deepcopy(EVENTS["queue"])
     for record in event["Records"]:
         record["attributes"]["SequenceNumber"] = ""  # held, and empty: not absent
     report = queue.validate_event(event)
