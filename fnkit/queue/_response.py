@@ -105,7 +105,7 @@ class Reading(msgspec.Struct, frozen=True, gc=False):
 def _typed(value: dict[Any, Any]) -> Any:
     """The typed response of a well-formed object ({}, null failures, a list of itemIdentifier objects), else None."""
     try:
-        return msgspec.convert(value, QueueResponse, strict=True)
+        return msgspec.convert(value, QueueResponse)  # strict: msgspec's default (see platform_reads)
     except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):  # msgspec cannot word a lone surrogate
         return None
 
@@ -120,8 +120,9 @@ def platform_reads(response: Any, text_is_json: bool) -> tuple[Any, list[Issue],
     the text said: a byte-order mark skipped (G0, a warning), or why the text is not JSON (errors).
     """
     if type(response) is dict:
-        try:  # the usual answer: typed in one call, no need to encode it and read it back
-            return msgspec.convert(response, QueueResponse, strict=True), [], None
+        try:  # the usual answer: typed in one call, no need to encode it and read it back. Strict (no coercion)
+            # is msgspec's default: naming it costs a keyword parse, 0.14 of the call's 0.33 µs
+            return msgspec.convert(response, QueueResponse), [], None
         except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):  # (msgspec cannot word a lone surrogate)
             pass
     elif response is None:
