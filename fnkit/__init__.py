@@ -18,8 +18,8 @@ from .isolation import invoke
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (at run time they load on first use)
     from . import alb, corpus, isolation, mail, queue, types  # noqa: F401 - lazy modules, typed (not testing: a layer above)
     from ._engine.outcome import Outcome, Tabular
-    from ._replay import replay, replay_partitions
-    from ._replay_columns import columns
+    from ._replay.columns import columns
+    from ._replay.run import replay, replay_partitions
     from ._settings.config import Config, Setting
     from ._sources import correlation_ids, detect_source, validate, validate_response
     from ._table import tabulate
@@ -31,9 +31,9 @@ _SOURCES = ("queue", "mail", "alb")
 _LAZY = {
     "tabulate": ("._table", "tabulate"),
     "check": ("._check", "check"),
-    "columns": ("._replay_columns", "columns"),
-    "replay": ("._replay", "replay"),
-    "replay_partitions": ("._replay", "replay_partitions"),
+    "columns": ("._replay.columns", "columns"),
+    "replay": ("._replay.run", "replay"),
+    "replay_partitions": ("._replay.run", "replay_partitions"),
     "detect_source": ("._sources", "detect_source"),
     "validate": ("._sources", "validate"),
     "validate_response": ("._sources", "validate_response"),

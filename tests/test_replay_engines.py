@@ -15,7 +15,7 @@ import pytest
 
 import fnkit
 from fnkit import alb, corpus, queue
-from fnkit._replay import partitions
+from fnkit._replay.run import partitions
 
 TIMING = ["duration_ms"]  # wall-clock time of each invocation: the one column that differs between two runs
 
@@ -169,7 +169,7 @@ def test_a_path_is_read_by_content_an_access_log_a_message_dump_or_events(tmp_pa
     dump = fnkit.replay(handler, root / "queue" / "receive-message.json")
     assert set(dump["source"]) == {"queue"} and len(dump) == 10
     jsonl = tmp_path / "events.jsonl"
-    jsonl.write_text(fnkit._replay.dumps_events([queue.build_event(["x"], seed=1)]) + "{oops\n")
+    jsonl.write_text(fnkit._replay.run.dumps_events([queue.build_event(["x"], seed=1)]) + "{oops\n")
     frame = fnkit.replay(handler, jsonl)
     assert list(frame["result"]) == ["delete", "unreadable"]
     assert frame["file"][1].endswith("events.jsonl") and frame["line"][1] == 2

@@ -83,7 +83,7 @@ def test_rows_that_depend_on_the_body_the_log_lacks_are_marked_and_not_judged(ni
     assert posts["agrees"].isna().all()  # the 400s for an empty body are not disagreements
     judged = frame[frame["replayable"] == True]  # noqa: E712
     assert judged["agrees"].notna().all() and len(judged) == night.forwarded - night.kinds["order"]
-    assert fnkit._replay_columns.agreement(frame)["not_replayable"] == night.kinds["order"]
+    assert fnkit._replay.columns.agreement(frame)["not_replayable"] == night.kinds["order"]
 
 
 def test_causes_are_a_column_and_the_a6_sentence_names_the_field(frame):

@@ -66,7 +66,7 @@ def _site_getter(site: Site) -> Callable[[Any, Tables], Collection[str]]:
     if table is not None:
         if not steps and not absent:
             return lambda typed, tables: tables[table][column]
-        return lambda typed, tables: site_values(site, typed, tables) if any(tables[table][column]) else ()
+        return lambda typed, tables: site_values(site, typed, tables) if _some_held(tables[table][column]) else ()
     attrs = tuple(step for step in steps if not step.startswith("*"))
     rest = steps[len(attrs) :]
     if not attrs or steps[: len(attrs)] != attrs or rest not in _READS or (absent and rest):
@@ -122,6 +122,13 @@ def _read_items(get: Callable[[Any], Any]) -> Callable[[Any, Tables], Collection
 _READS = {(): _read_value, ("*k",): _read_keys, ("*v",): _read_values, ("*v", "*"): _read_items}
 
 
+def _some_held(column: Sequence[Any]) -> bool:
+    """True when some row holds the column's field (an absent one is None, or UNSET for a spelling not used; an
+    empty string is held)."""
+    unset = _UNSET if _UNSET is not None else _load_unset()
+    return column.count(None) + column.count(unset) < len(column)
+
+
 def site_values(site: Site, typed: Any, tables: Tables) -> Any:
     """The strings at one site of a compiled typed value (absent objects and values left out)."""
     table, column, steps, absent = site
@@ -169,15 +176,18 @@ def objects_at(value: Any, steps: tuple[str | None, ...]) -> list[Any]:
 _UNSET: Any = None  # msgspec.UNSET, once msgspec is loaded (`import fnkit` stays light)
 
 
+def _load_unset() -> Any:
+    global _UNSET
+    import msgspec
+
+    _UNSET = msgspec.UNSET
+    return _UNSET
+
+
 def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
     """True when each object holds at most one spelling of a field (a required field: exactly one);
     `columns`: one column per spelling, UNSET where an object lacks that spelling."""
-    global _UNSET
-    if _UNSET is None:
-        import msgspec
-
-        _UNSET = msgspec.UNSET
-    UNSET = _UNSET  # noqa: N806
+    UNSET = _UNSET if _UNSET is not None else _load_unset()  # noqa: N806
     n = len(columns[0])
     absent = [column.count(UNSET) for column in columns]
     if absent.count(n) >= len(absent) - 1:  # one spelling in use at most (the usual case): C-level counts

@@ -110,7 +110,8 @@ class Report(Sequence[Issue]):
     @property
     def ok(self) -> bool:
         """True when no issue is an error (warnings allowed)."""
-        return not any(i.severity == "error" for i in self._issues)
+        issues = self._issues
+        return not issues or not any(i.severity == "error" for i in issues)  # (a clean report: no generator made)
 
     @property
     def errors(self) -> list[Issue]:

@@ -1,10 +1,10 @@
 """The running code: calling a handler the way the platform does, in this process or in a worker process.
 
-In this process ("none", "thread"): `inprocess` (the context, captured output, timeouts). In a
+In this process ("none", "thread"): `inprocess` (captured output, timeouts; the context is `context`). In a
 worker process, a hard stop is a kill, never an injected exception.
 
 `fnkit.invoke(..., isolation="process")` lands here. The caller's process keeps a pool of
-warm worker processes; each call goes to an idle one over a socket (pickle for the event;
+warm worker processes; each call goes to an idle one over a socket (msgpack, with the events as a pickle;
 the handler by its import path when it has one, else by cloudpickle, so functions from a
 notebook cell or `__main__` travel too) and comes back as an `Invocation`. Nothing the
 worker sends is unpickled here: results, errors, output and reports travel as data
@@ -35,8 +35,9 @@ code running in the handler send facts back to the caller (`Invocation.reports`)
 
 The rooms, each one concern, lowest first (no room imports one above it):
 
+- `context`: the `Context` a handler gets (its names, its request id, its clock).
 - `stop`: stopping, from another thread, the calls one thread makes (`Stopper`, a Stop button).
-- `inprocess`: a call in this process ("none" and "thread"): `Context`, captured output, timeouts;
+- `inprocess`: a call in this process ("none" and "thread"): captured output, timeouts;
   what every mode shares (the isolation chosen, the memory limit checked).
 - `wire`: the protocol, what travels between the caller and a worker and how it is read.
 - `worker`: the worker's side, what runs in a worker process.

@@ -32,102 +32,23 @@ import contextvars
 import functools
 import importlib
 import io
-import itertools
 import logging
 import queue as queue_module
 import sys
 import threading
 import time
 import traceback as _tb
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar, cast
 
 from .._engine.codec import HandlerError, Invocation, encode_response
 from .._settings.project import resolve_isolation
+from .context import Context as Context  # (where the rooms above find it)
+from .context import _fresh
 
 #: A handler as the platform calls it: `handler(event, context)`.
 Handler = Callable[[Any, Any], Any]
-
-_counter = itertools.count(1)
-
-
-_TAGS: dict[str, str] = {}  # each function name's CRC-32 in hex: the first group of its request ids
-
-
-def _request_id(function_name: str) -> str:
-    # deterministic within a process run, so notebooks compare equal under nbval: the call number's bits in a
-    # UUID's groups (48-63 unused, 32-47, 20-31, 8-19, 0-47), read as slices of its 16 hex digits
-    n = next(_counter)
-    tag = _TAGS.get(function_name)
-    if tag is None:
-        tag = _TAGS[function_name] = f"{zlib.crc32(function_name.encode()) & 0xFFFFFFFF:08x}"
-    return f"{tag}-{n >> 32 & 0xFFFF:04x}-4{n >> 20 & 0xFFF:03x}-8{n >> 8 & 0xFFF:03x}-{n & 0xFFFFFFFFFFFF:012x}"
-
-
-_NAMES: dict[tuple[str, str, str, str], tuple[str, str, str]] = {}  # a context's names, made once per function
-
-
-def _names(function_name: str, function_version: str, region: str, account_id: str) -> tuple[str, str, str]:
-    """(function ARN, log group, log stream) of a function's contexts."""
-    names = (
-        f"arn:aws:lambda:{region}:{account_id}:function:{function_name}",
-        f"/aws/lambda/{function_name}",
-        f"2026/01/01/[{function_version}]fnkit",
-    )
-    if len(_NAMES) < 256:
-        _NAMES[(function_name, function_version, region, account_id)] = names
-    return names
-
-
-class Context:
-    """The context object handed to handlers: names, request id, remaining time."""
-
-    def __init__(
-        self,
-        *,
-        function_name: str = "fnkit-handler",
-        function_version: str = "$LATEST",
-        memory_limit_in_mb: int = 128,
-        region: str = "us-east-1",
-        account_id: str = "123456789012",
-        aws_request_id: str | None = None,
-        timeout_s: float | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        names = _NAMES.get((function_name, function_version, region, account_id))
-        if names is None:
-            names = _names(function_name, function_version, region, account_id)
-        self.function_name = function_name
-        self.function_version = function_version
-        self.memory_limit_in_mb = memory_limit_in_mb
-        self.invoked_function_arn = names[0]
-        self.aws_request_id = aws_request_id or _request_id(function_name)
-        self.log_group_name = names[1]
-        self.log_stream_name = names[2]
-        self.timeout_s = timeout_s
-        self._clock = clock
-        self._deadline: float | None = None
-
-    #: attributes that stay in the caller's process when the handler runs in a worker
-    _local_only: tuple[str, ...] = ()
-    #: the mail source's message content API, set for each invocation (fnkit.mail); other sources set none
-    message_content: Any
-
-    def _start(self) -> None:
-        if self.timeout_s is not None:
-            self._deadline = self._clock() + self.timeout_s
-
-    def get_remaining_time_in_millis(self) -> int:
-        """Milliseconds left before the timeout (a large number when there is none)."""
-        if self._deadline is None:
-            return 900_000
-        return max(0, int((self._deadline - self._clock()) * 1000))
-
-    def __repr__(self) -> str:
-        return f"Context(function_name={self.function_name!r}, aws_request_id={self.aws_request_id!r})"
-
 
 ISOLATIONS = ("process", "thread", "none")
 #: where a call a user makes runs when it does not say: in the caller's process, on its thread
@@ -572,8 +493,8 @@ def handler_copy(event: Any) -> Any:
 
 def _prepare(context: Context | None, timeout_s: float | None, start: bool = True) -> Context:
     if context is None:
-        context = Context(timeout_s=timeout_s)
-    elif timeout_s is not None and context.timeout_s is None:
+        return _fresh(timeout_s, start)
+    if timeout_s is not None and context.timeout_s is None:
         context.timeout_s = timeout_s
     if start:
         context._start()
@@ -668,11 +589,7 @@ def _inline_many(
     append = results.append
     capture = _Capture()
     for event, given in zip(events, contexts, strict=True):
-        if given is None:
-            context = Context(timeout_s=timeout_s)
-            context._start()
-        else:
-            context = _prepare(given, timeout_s)
+        context = _fresh(timeout_s) if given is None else _prepare(given, timeout_s)
         if capture.parts or capture.reports:  # (one that caught nothing serves the next call)
             capture = _Capture()
         token = _current.set(capture)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from .._replay_columns import agreement, agreement_text
+from .._replay.columns import agreement, agreement_text
 from ._common import _EXIT_CODES, _LABELS, SOURCE_CHOICES, _add_app_dir, _add_format, _add_settings, _emit, _given
 from ._formats import ERROR, Finding, Record, Run, counts, exit_code
 from ._handlers import HandlerNotFound, _export_app_dirs, resolve_handler
@@ -90,7 +90,7 @@ def _row_finding(row: dict[str, Any], inputs: _Inputs, path: str) -> Finding:
 def cmd_replay(args: argparse.Namespace) -> int:
     """`fnkit replay`: run a handler over events, access logs or message dumps; 1 on unreadable or invalid rows."""
     from .._import import files_of, is_json_lines, kind_of
-    from .._replay import open_events, replay
+    from .._replay.run import open_events, replay
 
     if args.force_source and args.source is None:
         print("fnkit replay: --force-source goes with --source (the source to run every event as)", file=sys.stderr)
@@ -123,7 +123,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     client: Any = None  # dask: the scheduler's address, or a Client of the cluster this command starts
     cluster: LocalCluster | None = None  # started here: closed here
     if args.engine == "dask":
-        from .._dask import _distributed
+        from .._replay.dask import _distributed
 
         _distributed()  # a missing Dask engine says how to install it before the handler runs
         if args.scheduler:

@@ -271,8 +271,10 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
 @rule("MS4", "mail", "contract", "Outbound rules handle up to 500 recipients.", origin="spec")
 def check_outbound_limit(event: Any, seen: Seen) -> list[Issue]:
     """MS4: an outbound rule handles up to 500 recipients."""
+    if type(event) is not MailEvent or event.flow_direction != "OUTBOUND":  # (inbound: nothing to count)
+        return []
     recipients = _recipients(event)
-    if recipients is not None and event.flow_direction == "OUTBOUND" and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
+    if recipients is not None and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
         return [
             error(
                 path_of("envelope", "recipients"),
@@ -363,11 +365,11 @@ def truncation(
     """
     if type(event) is not MailEvent or type(event.truncated) is not bool:
         return _WITHIN
-    issues: list[Issue] = []
-    cut: dict[str, Decision] = {}
     bound = None if event.truncated or seen is None else _size_bound(event, seen)
     if bound is not None and bound <= EVENT_SIZE_LIMIT and not envelope:
         return _WITHIN  # even at its largest, the event's JSON is within the limit: no need to encode it
+    issues: list[Issue] = []
+    cut: dict[str, Decision] = {}
     size = event_size(event) if bound is None or bound > EVENT_SIZE_LIMIT else None
     if size is not None and size > EVENT_SIZE_LIMIT:
         issues.append(

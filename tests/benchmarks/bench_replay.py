@@ -178,7 +178,7 @@ def best_rate(n: int, fn: Callable[[], object], rounds: list[float], cpu: list[f
 
 def per_event_runs(events: list[dict[str, Any]]) -> pd.DataFrame:
     """The engine before chunks: detection and each source's `run` per event, every row kept, one frame."""
-    from fnkit._replay import _finish, _partition_frame
+    from fnkit._replay.run import _finish, _partition_frame
 
     rows = []
     for index, event in enumerate(events):

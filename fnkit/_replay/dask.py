@@ -26,10 +26,13 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._engine.report import MISSING, decode_json
-from ._import import Unreadable
-from ._optional import require
-from ._replay import (
+from .._engine.report import MISSING, decode_json
+from .._import import Unreadable
+from .._optional import require
+from .._running.inprocess import Handler
+from .._sources import source_of
+from .columns import IMPORTED, empty_frame, kinds_of_rows, typed, unreadable_row
+from .run import (
     DEFAULT_PARTITION_SIZE,
     _finish,
     _partition_frame,
@@ -37,9 +40,6 @@ from ._replay import (
     partitions,
     replay_partition,
 )
-from ._replay_columns import IMPORTED, empty_frame, kinds_of_rows, typed, unreadable_row
-from ._running.inprocess import Handler
-from ._sources import source_of
 
 if TYPE_CHECKING:
     import dask.dataframe as dd

@@ -23,19 +23,19 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast, overload
 
-from ._engine.codec import Invocation
-from ._engine.report import MISSING, ContractError, Issue, decode_json
-from ._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
-from ._optional import require
-from ._replay_columns import ordered, replay_row, unreadable_row
-from ._running.inprocess import Context, Handler, Interrupted, capturing, handler_copy, interrupted
-from ._running.plan import PlannedCall
-from ._running.stop import Stopper, current_stopper
-from ._settings.config import Config, accepted, settings_of
-from ._settings.project import resolve_isolation
-from ._sources import SOURCES, detect_source, source_module, source_of
-from .isolation import invoke_many
-from .rules import id_of
+from .._engine.codec import Invocation
+from .._engine.report import MISSING, ContractError, Issue, decode_json
+from .._import import ImportStream, Unreadable, events_from_file, kind_of, unreadable
+from .._optional import require
+from .._running.inprocess import Context, Handler, Interrupted, capturing, handler_copy, interrupted
+from .._running.plan import PlannedCall
+from .._running.stop import Stopper, current_stopper
+from .._settings.config import Config, accepted, settings_of
+from .._settings.project import resolve_isolation
+from .._sources import SOURCES, detect_source, source_module, source_of
+from ..isolation import invoke_many
+from ..rules import id_of
+from .columns import ordered, replay_row, unreadable_row
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -43,17 +43,17 @@ if TYPE_CHECKING:
     import dask.dataframe as dd
     import pandas as pd
 
-    from ._engine.outcome import Outcome
+    from .._engine.outcome import Outcome
 
 _COLUMNS = ["event", "source", "item", "result", "rule", "inferred", "reason"]
 ENGINES = ("local", "dask")
 #: the engines besides "local", each a plug-in module above this one (it imports the local engine's
 #: partitions), looked up by name when a replay asks for it
-_ENGINE_MODULES = {"dask": "fnkit._dask"}
+_ENGINE_MODULES = {"dask": "fnkit._replay.dask"}
 
 
 class _Engine(Protocol):
-    """What an engine plug-in offers (fnkit/_dask.py)."""
+    """What an engine plug-in offers (fnkit/_replay/dask.py)."""
 
     def _distributed(self) -> object: ...
 
@@ -138,11 +138,11 @@ def open_events(path: str | Path, *, progress: bool | None = False, **options: A
     """
     kind = kind_of(path)
     if kind == "access-log":
-        from .alb._access_log import events_from_access_log  # the sources' importers: replay sits above them
+        from ..alb._access_log import events_from_access_log  # the sources' importers: replay sits above them
 
         return events_from_access_log(path, progress=progress, **options)
     if kind == "messages":
-        from .queue._messages import events_from_messages
+        from ..queue._messages import events_from_messages
 
         return events_from_messages(path, progress=progress, **options)
     if options:
@@ -427,14 +427,14 @@ def _replay_items(
     ahead: _Ahead | None,
 ) -> list[dict[str, Any]]:
     parts: list[list[dict[str, Any]]] = []  # each item's rows, in order (a chunk fills its slots when it runs)
-    chunk = _Chunk()
+    chunk, no_issues = _Chunk(), list[Issue]()  # (a dict's issues of decoding: none, never added to)
     with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
             if isinstance(item, Unreadable):
                 parts.append([unreadable_row(index, item)])
                 continue
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
-                extra, value, issues = None, item, list[Issue]()
+                extra, value, issues = None, item, no_issues
             else:  # an importer's entry, which may say its source (a logged request: not detected again)
                 extra = getattr(item, "replay_columns", None)
                 value, issues = decode_json(item.event if extra is not None else item)
@@ -502,7 +502,7 @@ def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:
     """The replay's DataFrame from partition frames in order: one column order, dtypes inferred over the whole."""
     import pandas as pd
 
-    from ._replay_columns import typed
+    from .columns import typed
 
     frames = [f for f in frames if len(f.columns)]
     if not frames:

@@ -1,0 +1,10 @@
+"""Replay: a night of real events run through a handler, one row per finding, as a DataFrame.
+
+Its rooms, each importing only those below it (the import-linter contract "replay-rooms"):
+- `dask`: the Dask engine (`engine="dask"`), a plug-in `run` looks up by name;
+- `run`: `replay` and `replay_partitions`, the local replay loop over the sources' importers;
+- `columns`: the frame's columns, each one's dtype and meaning (`fnkit.columns()`), data only.
+
+The public names live in `fnkit` (`fnkit.replay`, `fnkit.replay_partitions`, `fnkit.columns`).
+The importers' shared core stays `fnkit/_import.py`: the sources import it, and replay sits above them.
+"""
