@@ -46,7 +46,7 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
     if not records or (type(records) is not list and type(records) is not tuple):
         return False, None
     i, rec = 0, records[0]
-    arn = rec.get("eventSourceARN") if type(rec) is dict else getattr(rec, "event_source_arn", _NOT_A_RECORD)
+    arn: Any = rec.get("eventSourceARN") if type(rec) is dict else getattr(rec, "event_source_arn", _NOT_A_RECORD)
     if arn is _NOT_A_RECORD:  # pass over items that are not records
         for i, rec in enumerate(records):  # noqa: B007 - the record found, and where
             if type(rec) is dict or hasattr(rec, "event_source_arn"):
