@@ -77,12 +77,18 @@ def test_a_replay_repeats_no_string_on_its_rows_text_is_categorical():
         + [alb.build_event("GET", "/fine", seed=5)]
         + [mail.build_event(mail_from="s@x.org", recipients=["a@x.org"])] * 2
     )
-    frame = fnkit.replay(handler, events)
+    frame = fnkit.replay(handler, events, label="v42")
     assert not repeated_strings(frame)  # before: item, reason, path, warnings, recipient held a string per row
     schema = fnkit.columns().set_index("name")["dtype"]
-    assert [c for c in schema.index if schema[c] == "object"] == ["handler"]  # the label, one per replay
-    for name in ("item", "reason", "path", "warnings", "recipient", "bounce_message"):
+    assert "object" not in set(schema)  # every text column is categorical
+    for name in ("handler", "item", "reason", "path", "warnings", "recipient", "bounce_message"):
         assert isinstance(frame[name].dtype, pd.CategoricalDtype), name
     # what an analyst writes still works on a categorical: .str, comparison, counting
     assert frame["warnings"].str.contains("ignored", na=False).dtype == bool
     assert (frame["path"] == "/fine").sum() == 4 and frame["item"].value_counts().max() >= 3
+
+
+def test_a_label_that_cannot_be_a_category_is_kept_as_it_is():
+    label = {"version": 42}  # unhashable: no category, an object column
+    frame = fnkit.replay(handler, mixed(), label=label)
+    assert frame["handler"].dtype == object and frame["handler"].iloc[0] == label

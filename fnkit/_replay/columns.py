@@ -5,7 +5,7 @@ frame, and on every partition of a lazy Dask replay): whole numbers are nullable
 (`Int16`, `Int32`), yes/no columns are `boolean` (NA: nothing to say), times are
 `datetime64[ns, UTC]`, and text is categorical (rules, causes, sources, methods, files, items,
 paths, recipients, reasons, warnings), which holds each distinct string once: the frame repeats no
-string on its rows (only `handler`, the `label=`, is an object column). A categorical keeps its
+string on its rows (`handler`, the `label=`, too, when the label is hashable). A categorical keeps its
 `.str` methods; to look for a word, `frame["warnings"].str.contains("ignored", na=False)` (NA: no),
 since `fillna("")` needs "" among the categories. Each column has one meaning whatever the sources
 mixed: `reason` is a sentence on every row (a request's reason phrase is `reason_phrase`), `status`
@@ -35,7 +35,7 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("handler", "object", "all", "The `label=` given to replay (only when one was given)."),
+    Column("handler", "category", "all", "The `label=` given to replay (only when one was given)."),
     Column("event", "int64", "all", "The event's number in the input, from 0 (an event's rows share it)."),
     Column("source", "category", "all", "queue, mail or alb; missing for an input that is no event of any source."),
     Column("item", "category", "all", "What the row is about: a message id, a recipient, or 'METHOD /path'."),
@@ -163,6 +163,19 @@ def empty_frame(names: list[str]) -> pd.DataFrame:
         dtype = dtype_of(name)
         out[name] = pd.Series(dtype="category" if dtype == "category" else (dtype or object))
     return pd.DataFrame(out)
+
+
+def labelled(frame: pd.DataFrame, label: Any) -> None:
+    """Put the `handler` column first in the frame: the label on every row, held once (a categorical; a label
+    that cannot be a category, being unhashable, in an object column)."""
+    import pandas as pd
+
+    try:
+        hash(label)
+        column: Any = pd.Categorical([label] * len(frame), categories=[label])
+    except (TypeError, ValueError):  # unhashable, or NaN (no category)
+        column = pd.Series([label] * len(frame), index=frame.index, dtype=object)
+    frame.insert(0, "handler", column)
 
 
 def columns() -> pd.DataFrame:
@@ -293,6 +306,7 @@ __all__ = [
     "dtype_of",
     "empty_frame",
     "kinds_of_rows",
+    "labelled",
     "ordered",
     "replay_row",
     "typed",
