@@ -59,3 +59,36 @@ def test_reason_is_a_sentence_on_every_row_and_the_phrase_has_its_own_column(fra
 def test_the_schema_says_which_columns_each_source_gives(frame, source):
     alone = fnkit.replay(handler, [e for e in mixed() if fnkit.detect_source(e) == source])
     assert list(alone.columns) == kinds_of_rows({"all", source})
+
+
+def repeated_strings(frame: pd.DataFrame) -> dict[str, str]:
+    """Object columns whose strings repeat on the rows (rows / distinct): what a categorical would hold once."""
+    out = {}
+    for name in frame.columns:
+        values = frame[name].dropna()
+        if frame[name].dtype == object and all(isinstance(v, str) for v in values) and values.nunique() < len(values):
+            out[name] = f"{len(values)} rows, {values.nunique()} distinct"
+    return out
+
+
+def test_a_replay_repeats_no_string_on_its_rows_text_is_categorical():
+    events = (
+        mixed() * 3
+        + [alb.build_event("GET", "/fine", seed=5)]
+        + [mail.build_event(mail_from="s@x.org", recipients=["a@x.org"])] * 2
+    )
+    frame = fnkit.replay(handler, events, label="v42")
+    assert not repeated_strings(frame)  # before: item, reason, path, warnings, recipient held a string per row
+    schema = fnkit.columns().set_index("name")["dtype"]
+    assert "object" not in set(schema)  # every text column is categorical
+    for name in ("handler", "item", "reason", "path", "warnings", "recipient", "bounce_message"):
+        assert isinstance(frame[name].dtype, pd.CategoricalDtype), name
+    # what an analyst writes still works on a categorical: .str, comparison, counting
+    assert frame["warnings"].str.contains("ignored", na=False).dtype == bool
+    assert (frame["path"] == "/fine").sum() == 4 and frame["item"].value_counts().max() >= 3
+
+
+def test_a_label_that_cannot_be_a_category_is_kept_as_it_is():
+    label = {"version": 42}  # unhashable: no category, an object column
+    frame = fnkit.replay(handler, mixed(), label=label)
+    assert frame["handler"].dtype == object and frame["handler"].iloc[0] == label

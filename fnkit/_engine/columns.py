@@ -20,6 +20,21 @@ from typing import Any
 
 #: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
 Tables = dict[str, dict[str, Any]]
+#: one table's reading, unpacked once from its declaration (`TableSpec.plan`): its name; the parent table and the
+#: parent's column that holds its rows (nested tables), else None, None; a root table's rows getter; the same as
+#: (row Struct, attribute) steps for the lenient path; whether rows may be None; the rows' Struct; the column names;
+#: the one column's getter when the table has one column, else None
+TablePlan = tuple[
+    str,
+    str | None,
+    str | None,
+    Callable[[Any], Any] | None,
+    tuple[tuple[type[Any], str], ...],
+    bool,
+    type[Any],
+    tuple[str, ...],
+    Callable[[Any], Any] | None,
+]
 #: where a pattern's values sit: (the table whose column holds them, or None for the root; the column, or ""; the steps
 #: from there: an attribute, "*" a list's items, "*k" a map's keys, "*v" its values; whether some may be absent)
 Site = tuple[str | None, str, tuple[str, ...], bool]
@@ -66,6 +81,8 @@ def _site_getter(site: Site) -> Callable[[Any, Tables], Collection[str]]:
     if table is not None:
         if not steps and not absent:
             return lambda typed, tables: tables[table][column]
+        if steps:  # a row that is None, UNSET or an empty map or list has nothing at the site: `any` is exact
+            return lambda typed, tables: site_values(site, typed, tables) if any(tables[table][column]) else ()
         return lambda typed, tables: site_values(site, typed, tables) if _some_held(tables[table][column]) else ()
     attrs = tuple(step for step in steps if not step.startswith("*"))
     rest = steps[len(attrs) :]
@@ -145,6 +162,60 @@ def site_values(site: Site, typed: Any, tables: Tables) -> Any:
     if absent and values and not all([type(v) is str for v in values]):  # noqa: C419 - a list is faster here
         values = [v for v in values if type(v) is str]
     return values
+
+
+_NO_ROWS = range(0)
+# msgspec's astuple, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
+_astuple: Callable[[Any], tuple[Any, ...]] | None = None
+
+
+def _load_msgspec() -> Callable[[Any], tuple[Any, ...]]:
+    global _astuple
+    import msgspec
+
+    _astuple = msgspec.structs.astuple
+    return _astuple
+
+
+def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tables:
+    """The tables of a typed value: each list of objects as columns, one C-level pass per table (msgspec's
+    astuple, then zip; a one-column table by its getter). `lenient`: the value was built leniently, so an object
+    on the way may be anything, and only the rows that are objects of their shape are kept."""
+    astuple = _astuple or _load_msgspec()
+    out: Tables = {}
+    for name, parent, column, rows_of, steps, nullable, struct, names, one in plans:
+        rows: Any
+        at: Sequence[int]
+        if parent is not None:
+            table = out[parent]
+            rows, at = table[column], table["at"]  # type: ignore[index]
+        else:
+            if lenient:
+                rows = value
+                for row_type, attr in steps:  # (on the lenient path an object on the way may be anything)
+                    rows = getattr(rows, attr) if type(rows) is row_type else None
+            else:
+                try:
+                    rows = rows_of(value)  # type: ignore[misc]
+                except AttributeError:  # an optional object on the way is absent
+                    rows = None
+            if type(rows) is not tuple:
+                rows = ()
+            at = range(len(rows)) if rows else _NO_ROWS
+        if rows and (lenient or nullable) and not all([type(x) is struct for x in rows]):  # noqa: C419 - a list is faster
+            keep = [i for i, x in enumerate(rows) if type(x) is struct]
+            at = [at[i] for i in keep]
+            rows = [rows[i] for i in keep]
+        if one is not None:  # one column (50 addresses): read by column, cheaper than astuple and zip
+            out[name] = {names[0]: [*map(one, rows)], "at": at}
+        elif rows:
+            table = dict(zip(names, zip(*map(astuple, rows))))  # noqa: B905 - every row has every column
+            table["at"] = at
+            out[name] = table
+        else:
+            out[name] = dict.fromkeys(names, ())
+            out[name]["at"] = at
+    return out
 
 
 # --- fields with two spellings: what msgspec cannot check ------------------------------------

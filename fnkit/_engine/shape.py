@@ -28,13 +28,24 @@ import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
 from operator import attrgetter
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
 from ..rules import rule
-from .columns import Site, Spelling, Tables, first_spelling, frozen, objects_at, one_spelling, snake, values_getters
+from .columns import (
+    Site,
+    Spelling,
+    TablePlan,
+    Tables,
+    first_spelling,
+    frozen,
+    objects_at,
+    one_spelling,
+    read_tables,
+    snake,
+    values_getters,
+)
 from .patterns import PatternCheck
 from .report import Issue, child_path, describe, error, warning
 from .vocabulary import ANY as ANY
@@ -151,13 +162,18 @@ class Shape:
                 return False
         return True
 
+    @cached_property
+    def table_plans(self) -> tuple[TablePlan, ...]:
+        """Each table's reading, unpacked once (see `read_tables`)."""
+        return tuple(spec.plan for spec in self.table_specs)
+
     def tables(self, typed: Any) -> Tables:
         """The tables of a compiled typed value: {name: {"at": row positions, column: values}} (see TableSpec)."""
-        return read_tables(self.table_specs, typed, lenient=False)
+        return read_tables(self.table_plans, typed, lenient=False)
 
     def lenient_tables(self, typed: Any) -> Tables:
         """The tables of a leniently built value: the rows that are objects of their shape, raw values in columns."""
-        return read_tables(self.table_specs, typed, lenient=True)
+        return read_tables(self.table_plans, typed, lenient=True)
 
     def spelled_once(self, typed: Any, tables: Tables | None = None) -> bool:
         """True when every field of the compiled typed value that has two spellings holds at most one of them (a
@@ -334,6 +350,14 @@ class TableSpec:
     def row_type(self) -> type[Any]:
         return self.shape.struct
 
+    @cached_property
+    def plan(self) -> TablePlan:
+        """The table's reading with every field unpacked once (see `read_tables`)."""
+        one = attrgetter(self.names[0]) if len(self.names) == 1 else None
+        steps = tuple((shape.struct, attr) for shape, attr in self.steps)
+        rows_of = self.rows_of if self.parent is None else None
+        return (self.name, self.parent, self.column, rows_of, steps, self.nullable, self.row_type, self.names, one)
+
 
 def _struct_names(shape: Shape) -> tuple[str, ...]:
     names: list[str] = []
@@ -379,60 +403,6 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
 
     visit(shape, "", ())
     return tuple(found)
-
-
-_NO_ROWS = range(0)
-# msgspec's astuple, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
-_astuple: Callable[[Any], tuple[Any, ...]] | None = None
-
-
-def _load_msgspec() -> Callable[[Any], tuple[Any, ...]]:
-    global _astuple
-    import msgspec
-
-    _astuple = msgspec.structs.astuple
-    return _astuple
-
-
-def read_tables(specs: tuple[TableSpec, ...], value: Any, *, lenient: bool) -> Tables:
-    """The tables of a typed value: each list of objects as columns, one C-level pass per table (msgspec's
-    astuple, then zip). `lenient`: the value was built leniently, so an object on the way may be anything,
-    and only the rows that are objects of their shape are kept."""
-    astuple = _astuple or _load_msgspec()
-    out: Tables = {}
-    for spec in specs:
-        rows: Any
-        at: Sequence[int]
-        if spec.parent is not None:
-            parent = out[spec.parent]
-            rows, at = parent[spec.column], parent["at"]  # type: ignore[index]
-        else:
-            if lenient:
-                rows = value
-                for shape, attr in spec.steps:  # (on the lenient path an object on the way may be anything)
-                    rows = getattr(rows, attr) if type(rows) is shape.struct else None
-            else:
-                try:
-                    rows = spec.rows_of(value)
-                except AttributeError:  # an optional object on the way is absent
-                    rows = None
-            if type(rows) is not tuple:
-                rows = ()
-            at = range(len(rows)) if rows else _NO_ROWS
-        if rows and (lenient or spec.nullable):
-            struct = spec.row_type
-            if not all([type(x) is struct for x in rows]):  # noqa: C419 - a list is faster than a generator here
-                keep = [i for i, x in enumerate(rows) if type(x) is struct]
-                at = [at[i] for i in keep]
-                rows = [rows[i] for i in keep]
-        if len(spec.names) == 1:  # one column (50 addresses): read by column, cheaper than astuple and zip
-            columns: Any = ([*map(attrgetter(spec.names[0]), rows)],)
-        else:
-            columns = zip(*map(astuple, rows)) if rows else repeat(())  # noqa: B905 - every row has every column
-        table: dict[str, Any] = dict(zip(spec.names, columns))  # noqa: B905 - repeat(()) is endless
-        table["at"] = at
-        out[spec.name] = table
-    return out
 
 
 # --- the declared patterns: each tested over the column of values it governs ----------------------------

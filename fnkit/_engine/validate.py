@@ -180,7 +180,7 @@ class Contract:
                 return Report(notes, self.source, None, self.subject), None
         elif type(value) is dict:
             try:  # checked and typed in one pass
-                typed = self._convert(value, self._struct, strict=True)
+                typed = self._convert(value, self._struct)  # strict: msgspec's default (a keyword costs a parse)
             except self._rejected:
                 pass
         elif isinstance(value, _TEXT_OR_RAW):

@@ -3,13 +3,15 @@
 `COLUMNS` is the schema `replay` holds its frames to (`typed`, called once on the whole
 frame, and on every partition of a lazy Dask replay): whole numbers are nullable integers
 (`Int16`, `Int32`), yes/no columns are `boolean` (NA: nothing to say), times are
-`datetime64[ns, UTC]`, and the columns whose values repeat (rules, causes, sources, methods,
-files) are categoricals, which hold each distinct string once. Each column has one meaning
-whatever the sources mixed: `reason` is a sentence on every row (a request's reason phrase is
-`reason_phrase`), `status` is the HTTP status (a mail response's fate is `mail_status`). A
-column whose values do not fit its dtype keeps them as they are, in an object column. The
-frame's columns come in the schema's order. pandas is imported only when a frame is typed:
-this module is data.
+`datetime64[ns, UTC]`, and text is categorical (rules, causes, sources, methods, files, items,
+paths, recipients, reasons, warnings), which holds each distinct string once: the frame repeats no
+string on its rows (`handler`, the `label=`, too, when the label is hashable). A categorical keeps its
+`.str` methods; to look for a word, `frame["warnings"].str.contains("ignored", na=False)` (NA: no),
+since `fillna("")` needs "" among the categories. Each column has one meaning whatever the sources
+mixed: `reason` is a sentence on every row (a request's reason phrase is `reason_phrase`), `status`
+is the HTTP status (a mail response's fate is `mail_status`). A column whose values do not fit its
+dtype keeps them as they are, in an object column. The frame's columns come in the schema's order.
+pandas is imported only when a frame is typed: this module is data.
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("handler", "object", "all", "The `label=` given to replay (only when one was given)."),
+    Column("handler", "category", "all", "The `label=` given to replay (only when one was given)."),
     Column("event", "int64", "all", "The event's number in the input, from 0 (an event's rows share it)."),
     Column("source", "category", "all", "queue, mail or alb; missing for an input that is no event of any source."),
-    Column("item", "object", "all", "What the row is about: a message id, a recipient, or 'METHOD /path'."),
+    Column("item", "category", "all", "What the row is about: a message id, a recipient, or 'METHOD /path'."),
     Column(
         "result",
         "category",
@@ -55,7 +57,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("inferred", "boolean", "all", "True when the deciding rule is fnkit's inference, not a documented fact."),
     Column(
         "reason",
-        "object",
+        "category",
         "all",
         "Why, in one sentence, for every source (a request's: its status, the rule and what decided it).",
     ),
@@ -73,10 +75,10 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("index", "Int32", "queue", "The record's position in its batch."),
     Column("kind", "category", "queue", "What became of the batch: success, partial or failure."),
-    Column("recipient", "object", "mail", "The recipient."),
+    Column("recipient", "category", "mail", "The recipient."),
     Column("action", "category", "queue, mail", "What the platform does with the record or recipient."),
     Column("via", "category", "mail", "How the action was decided."),
-    Column("bounce_message", "object", "mail", "The bounce message, when the action is a bounce."),
+    Column("bounce_message", "category", "mail", "The bounce message, when the action is a bounce."),
     Column(
         "mail_status",
         "category",
@@ -85,13 +87,13 @@ COLUMNS: tuple[Column, ...] = (
         "ignored (asynchronous mode).",
     ),
     Column("method", "category", "alb", "The request's HTTP method."),
-    Column("path", "object", "alb", "The request's path."),
+    Column("path", "category", "alb", "The request's path."),
     Column("status", "Int16", "alb", "The HTTP status the client would get; NA on every other row."),
     Column("reason_phrase", "category", "alb", "The status line's reason phrase (Bad Gateway)."),
     Column("invoked", "boolean", "alb", "False when the load balancer answered without invoking the function."),
     Column("body_bytes", "Int32", "alb", "Bytes in the response body the client gets."),
     Column("duration_ms", "float64", "alb", "How long the handler ran, in milliseconds (NaN: not invoked)."),
-    Column("warnings", "object", "queue, alb", "Warnings on the response, joined by '; ' (empty: none)."),
+    Column("warnings", "category", "queue, alb", "Warnings on the response, joined by '; ' (empty: none)."),
     Column("logged_time", "datetime64[ns, UTC]", "alb log", "When the load balancer logged the request."),
     Column("logged_status", "Int16", "alb log", "The status the client got, as logged (elb_status_code)."),
     Column("logged_target_status", "Int16", "alb log", "The status the function's answer carried, as logged."),
@@ -163,8 +165,25 @@ def empty_frame(names: list[str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def labelled(frame: pd.DataFrame, label: Any) -> None:
+    """Put the `handler` column first in the frame: the label on every row, held once (a categorical; a label
+    that cannot be a category, being unhashable, in an object column)."""
+    import pandas as pd
+
+    try:
+        hash(label)
+        column: Any = pd.Categorical([label] * len(frame), categories=[label])
+    except (TypeError, ValueError):  # unhashable, or NaN (no category)
+        column = pd.Series([label] * len(frame), index=frame.index, dtype=object)
+    frame.insert(0, "handler", column)
+
+
 def columns() -> pd.DataFrame:
-    """The replay frame's columns as a table: name, dtype, sources, meaning."""
+    """The replay frame's columns as a table: name, dtype, sources, meaning.
+
+    Text columns are `category`: each distinct string is held once, so the frame repeats no string on its
+    rows; `.str` methods work on them (`.str.contains(word, na=False)` rather than `.fillna("")`, which needs
+    "" among the categories)."""
     import pandas as pd
 
     return pd.DataFrame([vars(c) for c in COLUMNS], columns=["name", "dtype", "sources", "meaning"])
@@ -287,6 +306,7 @@ __all__ = [
     "dtype_of",
     "empty_frame",
     "kinds_of_rows",
+    "labelled",
     "ordered",
     "replay_row",
     "typed",

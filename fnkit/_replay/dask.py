@@ -31,7 +31,7 @@ from .._import import Unreadable
 from .._optional import require
 from .._running.inprocess import Handler
 from .._sources import source_of
-from .columns import IMPORTED, empty_frame, kinds_of_rows, typed, unreadable_row
+from .columns import IMPORTED, empty_frame, kinds_of_rows, labelled, typed, unreadable_row
 from .partition import replay_partition
 from .run import (
     DEFAULT_PARTITION_SIZE,
@@ -286,7 +286,7 @@ def place(frame: pd.DataFrame, plan: tuple[list[int], dict[str, list[Any]]], num
         frame[column] = frame[column].cat.set_categories(pd.Index(categories))  # text: one dtype in every part
     frame.index = pd.RangeIndex(offsets[number], offsets[number] + len(frame))
     if label is not None:
-        frame.insert(0, "handler", label)
+        labelled(frame, label)
     return frame
 
 
@@ -365,7 +365,6 @@ def dask_replay(
     _distributed()
     import dask
     import dask.dataframe as dd
-    import pandas as pd
     from dask.dataframe.utils import clear_known_categories
     from dask.delayed import delayed
 
@@ -392,7 +391,7 @@ def dask_replay(
     parts = [delayed(place, pure=True)(part, plan, i, label) for i, part in enumerate(typed_parts)]
     meta = clear_known_categories(empty_frame(columns))
     if label is not None:
-        meta.insert(0, "handler", pd.DataFrame({"handler": [label]})["handler"].iloc[:0])
+        labelled(meta, label)
     # text stays as the local frame holds it (object columns): never turned into Arrow strings
     with dask.config.set({"dataframe.convert-string": False}):
         lazy: dd.DataFrame = dd.from_delayed(parts, meta=meta, verify_meta=False)

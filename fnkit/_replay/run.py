@@ -168,7 +168,7 @@ def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:
     """The replay's DataFrame from partition frames in order: one column order, dtypes inferred over the whole."""
     import pandas as pd
 
-    from .columns import typed
+    from .columns import labelled, typed
 
     frames = [f for f in frames if len(f.columns)]
     if not frames:
@@ -177,7 +177,7 @@ def _finish(frames: list[pd.DataFrame], label: Any = None) -> pd.DataFrame:
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].reset_index(drop=True)
         frame = typed(frame[_order(f.columns for f in frames)])
     if label is not None:
-        frame.insert(0, "handler", label)
+        labelled(frame, label)
     return frame
 
 

@@ -112,7 +112,8 @@ class _WorkerState:
                 if self.flusher is None:
                     self.flusher = threading.Thread(target=self._flush_held, name="fnkit-results", daemon=True)
                     self.flusher.start()
-                self.held.set()
+                if not self.held.is_set():  # (setting it again wakes nobody: a lock and a notify saved)
+                    self.held.set()
 
     def _flush_held(self) -> None:
         """Send results held back 5 ms at most after they were held, even while the next handler runs on."""

@@ -405,8 +405,8 @@ def answered_by_function(response: Any, method: str, path: str, multi_value: boo
     if oversized is None and size is not None and isinstance(response, Raw):
         # the text is read once: its value checked (as the check would read the text) and then answered
         value, decoding = decode_json(response)
-        if decoding:  # a byte-order mark: the check says so, reading the text itself
-            value = MISSING
+        if decoding or isinstance(value, str):  # a byte-order mark, or a JSON string (which the check would take
+            value = MISSING  # for text to read again): the check reads the text itself and says what it holds
     report = (
         too_large_report(oversized, judged)
         if oversized is not None

@@ -46,7 +46,7 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
     if not records or (type(records) is not list and type(records) is not tuple):
         return False, None
     i, rec = 0, records[0]
-    arn = rec.get("eventSourceARN") if type(rec) is dict else getattr(rec, "event_source_arn", _NOT_A_RECORD)
+    arn: Any = rec.get("eventSourceARN") if type(rec) is dict else getattr(rec, "event_source_arn", _NOT_A_RECORD)
     if arn is _NOT_A_RECORD:  # pass over items that are not records
         for i, rec in enumerate(records):  # noqa: B007 - the record found, and where
             if type(rec) is dict or hasattr(rec, "event_source_arn"):
@@ -54,22 +54,25 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
         else:
             return False, None
         arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
-    if type(rec) is dict:
-        attrs = rec.get("attributes")
-        if type(attrs) is dict:
-            group, sequence = attrs.get("MessageGroupId"), attrs.get("SequenceNumber")
-        else:
-            group = sequence = None
-    else:  # a typed record (its lenient form holds whatever the event had)
-        attrs = rec.attributes
-        group, sequence = getattr(attrs, "message_group_id", None), getattr(attrs, "sequence_number", None)
-    if type(arn) is str and ":" in arn:  # an ARN that names the queue
-        if arn.endswith(".fifo"):
-            return True, None
-        if group is not None and sequence is not None:  # only a FIFO queue's delivery adds both (Q15)
-            return True, i
+    names_queue = type(arn) is str and ":" in arn  # an ARN that names the queue
+    if names_queue and arn.endswith(".fifo"):
+        return True, None
+    # the attributes are read only when the ARN does not settle it, and the sequence only after a group
+    typed = type(rec) is not dict  # a typed record (its lenient form holds whatever the event had)
+    attrs = rec.attributes if typed else rec.get("attributes")
+    if typed:
+        group = getattr(attrs, "message_group_id", None)
+    else:
+        group = attrs.get("MessageGroupId") if type(attrs) is dict else None
+    if group is None:
         return False, None
-    return group is not None, None  # no ARN to read: a message group says FIFO
+    if not names_queue:  # no ARN to read: a message group says FIFO
+        return True, None
+    if typed:
+        sequence = getattr(attrs, "sequence_number", None)
+    else:
+        sequence = attrs.get("SequenceNumber")  # (a dict: it held the group)
+    return (True, i) if sequence is not None else (False, None)  # only a FIFO queue's delivery adds both (Q15)
 
 
 def is_fifo(event: Any) -> bool:

@@ -23,7 +23,7 @@ from ._event import batch_ids, validate_event
 from ._response import NOT_JSON, PARTIAL_REASONS, partial_reason, platform_reads, read
 
 _EMPTY = Report((), "queue", None, "response")
-_DEFAULTS = QueueConfig.of()  # the settings of a call that names none
+_REPORTING = QueueConfig.of().report_batch_item_failures  # the setting of a call that names none (a frozen default)
 
 
 class BatchOutcome(msgspec.Struct):
@@ -136,10 +136,11 @@ def outcome(
 
     The queue's settings: `config` (a `QueueConfig`), or `report_batch_item_failures=` (Q7).
     """
-    if config is None and not settings:
-        reporting = _DEFAULTS.report_batch_item_failures
-    else:
-        reporting = QueueConfig.of(config, settings, outcome).report_batch_item_failures
+    reporting = (
+        _REPORTING
+        if config is None and not settings
+        else QueueConfig.of(config, settings, outcome).report_batch_item_failures
+    )
     if type(event) is not dict:
         # the event as JSON text or bytes, like validate_event takes it
         event, _ = decode_json(event)
@@ -195,9 +196,9 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         if invocation.response_text is None:  # what it returned could not be encoded
             value, notes, unencodable = NOT_JSON, [], invocation.encode_error or "unknown reason"
         else:
-            value, notes, unencodable = platform_reads(invocation.returned, text_is_json=False)
+            value, notes, unencodable = platform_reads(invocation.returned, False)
     else:
-        value, notes, unencodable = platform_reads(response, text_is_json=False)
+        value, notes, unencodable = platform_reads(response, False)  # (not JSON text: a returned value)
     all_ids = ids if type(ids) is tuple else tuple(ids)
     reading = read(value, all_ids, reporting, notes, unencodable, event)
     report = Report(reading.issues, "queue", None, "response") if reading.issues else _EMPTY

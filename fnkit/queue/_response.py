@@ -10,6 +10,7 @@ so the two cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from operator import attrgetter
 from typing import Any, Unpack
 
@@ -104,12 +105,12 @@ class Reading(msgspec.Struct, frozen=True, gc=False):
 def _typed(value: dict[Any, Any]) -> Any:
     """The typed response of a well-formed object ({}, null failures, a list of itemIdentifier objects), else None."""
     try:
-        return msgspec.convert(value, QueueResponse, strict=True)
+        return msgspec.convert(value, QueueResponse)  # strict: msgspec's default (see platform_reads)
     except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):  # msgspec cannot word a lone surrogate
         return None
 
 
-def platform_reads(response: Any, *, text_is_json: bool) -> tuple[Any, list[Issue], str | None]:
+def platform_reads(response: Any, text_is_json: bool) -> tuple[Any, list[Issue], str | None]:
     """What the poller reads of `response`: (the value, what reading its text said, why JSON cannot encode it).
 
     The value is the typed response when it is a well-formed object, else its JSON as decoded (None for null),
@@ -119,8 +120,9 @@ def platform_reads(response: Any, *, text_is_json: bool) -> tuple[Any, list[Issu
     the text said: a byte-order mark skipped (G0, a warning), or why the text is not JSON (errors).
     """
     if type(response) is dict:
-        try:  # the usual answer: typed in one call, no need to encode it and read it back
-            return msgspec.convert(response, QueueResponse, strict=True), [], None
+        try:  # the usual answer: typed in one call, no need to encode it and read it back. Strict (no coercion)
+            # is msgspec's default: naming it costs a keyword parse, 0.14 of the call's 0.33 µs
+            return msgspec.convert(response, QueueResponse), [], None
         except (msgspec.ValidationError, UnicodeEncodeError, RecursionError):  # (msgspec cannot word a lone surrogate)
             pass
     elif response is None:
@@ -305,8 +307,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     known: Any = batch_ids
     if known is not None and len(known) > 32:
         known = set(known)  # a long batch: look ids up in a set
-    failed: list[str] = []
-    listed: set[str] = set()
+    listed: dict[str, None] = {}  # the usable identifiers, in listing order, each once
     broken = False
     issue: Issue | None
     for i, ident in enumerate(idents):
@@ -323,16 +324,15 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
         if issue is None:
             issue = listed_before(ident, i, listed)  # Q8c
         if issue is None:
-            listed.add(ident)
-            failed.append(ident)
+            listed[ident] = None
         else:
             issues.append(issue)
             broken = broken or issue.severity == "error"
     if broken:
         return _failure(issues)
-    if not failed:  # an empty list
+    if not listed:  # an empty list
         return Reading("success", (), "Q8", _SUCCESS, issues)
-    return Reading("partial", tuple(failed), "Q8", "", issues)
+    return Reading("partial", tuple(listed), "Q8", "", issues)
 
 
 _BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
@@ -493,7 +493,7 @@ def misspelled_keys(response: dict[Any, Any]) -> tuple[list[Issue], bool]:
 
 
 @rule("Q8c", "queue", "inferred", "An itemIdentifier listed twice counts once.", severity="warning")
-def listed_before(ident: str, i: int, listed: set[str]) -> Issue | None:
+def listed_before(ident: str, i: int, listed: Container[str]) -> Issue | None:
     """Q8c: an itemIdentifier listed before counts once: a warning (the message fails once); None the first time."""
     if ident not in listed:
         return None

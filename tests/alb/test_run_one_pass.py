@@ -71,3 +71,15 @@ def test_an_event_given_as_text_is_decoded_once():
     event = json.dumps(alb.build_event("POST", "/orders", body='{"n": 1}', seed=1))
     counts = counted_run(event, timeout_s=5)
     assert counts["decode"] == 1, counts
+
+
+@pytest.mark.parametrize("isolation", ["none", "thread", "process"])
+def test_a_response_returned_as_json_text_is_still_a_502(isolation):
+    # reading the response's text once must not read a returned JSON string as the response's own text
+    import json
+
+    event = alb.build_event("GET", "/", seed=1)
+    text = json.dumps({"statusCode": 200, "body": "ok"})
+    outcome = alb.run(lambda e, c: text, event, isolation=isolation, timeout_s=10)
+    assert outcome.status == 502
+    assert outcome.rule == "A6" and "got a string" in outcome.explanation

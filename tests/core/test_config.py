@@ -35,6 +35,7 @@ NOT_TAKERS = {
     ("alb", "HttpOutcome"): "records whether multi-value headers were on",
     ("mail", "MessageContent"): "the content API's handle, made by the rule with the rule's mode",
     ("alb", "request_to_event"): "the HTTP mapping's positional flag, given by the server from its AlbConfig",
+    ("alb", "LoggedRequest"): "records the importer's multi_value (read from its AlbConfig) to make its event later",
 }
 # Keywords that share a setting's name with another meaning, each refused with the declared wording.
 OWN_MEANING = {
