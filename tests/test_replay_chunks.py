@@ -15,7 +15,8 @@ import fnkit
 from fnkit import alb, corpus, mail, queue
 from fnkit._engine.report import MISSING, ContractError, decode_json
 from fnkit._replay.columns import replay_row
-from fnkit._replay.run import CHUNK_SIZE, _finish, _partition_frame
+from fnkit._replay.partition import CHUNK_SIZE
+from fnkit._replay.run import _finish, _partition_frame
 
 TIMING = ["duration_ms"]  # wall-clock time of each invocation: the one column that differs between two runs
 REPLACED = (

@@ -2,7 +2,9 @@
 
 Its rooms, each importing only those below it (the import-linter contract "replay-rooms"):
 - `dask`: the Dask engine (`engine="dask"`), a plug-in `run` looks up by name;
-- `run`: `replay` and `replay_partitions`, the local replay loop over the sources' importers;
+- `run`: `replay` and `replay_partitions`: the configuration, the inputs (the sources' importers),
+  the engines and the frames;
+- `partition`: one partition's rows (`replay_partition`), the replay loop both engines call;
 - `columns`: the frame's columns, each one's dtype and meaning (`fnkit.columns()`), data only.
 
 The public names live in `fnkit` (`fnkit.replay`, `fnkit.replay_partitions`, `fnkit.columns`).

@@ -32,13 +32,13 @@ from .._optional import require
 from .._running.inprocess import Handler
 from .._sources import source_of
 from .columns import IMPORTED, empty_frame, kinds_of_rows, labelled, typed, unreadable_row
+from .partition import replay_partition
 from .run import (
     DEFAULT_PARTITION_SIZE,
     _finish,
     _partition_frame,
     pack,
     partitions,
-    replay_partition,
 )
 
 if TYPE_CHECKING:
