@@ -142,8 +142,11 @@ _READS = {(): _read_value, ("*k",): _read_keys, ("*v",): _read_values, ("*v", "*
 def _some_held(column: Sequence[Any]) -> bool:
     """True when some row holds the column's field (an absent one is None, or UNSET for a spelling not used; an
     empty string is held)."""
-    unset = _UNSET if _UNSET is not None else _load_unset()
-    return column.count(None) + column.count(unset) < len(column)
+    n = len(column)
+    absent = column.count(None)
+    if absent == n:  # (the usual absent field: one count)
+        return False
+    return absent + column.count(_UNSET if _UNSET is not None else _load_unset()) < n
 
 
 def site_values(site: Site, typed: Any, tables: Tables) -> Any:
