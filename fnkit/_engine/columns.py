@@ -14,8 +14,8 @@ import keyword
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from functools import partial
-from operator import attrgetter
+from functools import cached_property, partial
+from operator import attrgetter, itemgetter
 from typing import Any
 
 #: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
@@ -231,6 +231,11 @@ class Spelling:
     slots: tuple[str, ...]
     required: bool
     table: str | None
+
+    @cached_property
+    def columns(self) -> Callable[[dict[str, Any]], Sequence[Sequence[Any]]]:
+        """The table's column of each spelling, read in one call (a field has two spellings or more)."""
+        return itemgetter(*self.slots)
 
 
 def objects_at(value: Any, steps: tuple[str | None, ...]) -> list[Any]:

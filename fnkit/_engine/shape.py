@@ -180,8 +180,7 @@ class Shape:
         required one: exactly one): what msgspec cannot check (`tables`: the value's tables, when read)."""
         for site in self.spellings:
             if site.table is not None and tables is not None:
-                table = tables[site.table]
-                columns: list[Sequence[Any]] = [table[slot] for slot in site.slots]
+                columns: Sequence[Sequence[Any]] = site.columns(tables[site.table])  # one C-level call
             else:
                 objects = objects_at(typed, site.steps)
                 columns = [[*map(attrgetter(slot), objects)] for slot in site.slots]

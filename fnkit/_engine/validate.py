@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..rules import id_of
-from .columns import Tables
+from .columns import Tables, read_tables
 from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
 from .shape import Shape, two_spellings
 
@@ -82,6 +82,7 @@ class Contract:
         "_convert",
         "_decoder",
         "_patterns",
+        "_plans",
         "_rejected",
         "_spellings",
         "_struct",
@@ -111,6 +112,7 @@ class Contract:
         self._struct = self.shape.struct
         self._spellings = bool(self.shape.spellings)
         self._patterns = bool(self.shape.patterns)
+        self._plans = self.shape.table_plans
         self._convert = msgspec.convert
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
         # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
@@ -201,7 +203,7 @@ class Contract:
                 pass
         tables: Tables | None = None
         if typed is not None:
-            tables = self.shape.tables(typed)
+            tables = read_tables(self._plans, typed, lenient=False)
             if (self._spellings and not self.shape.spelled_once(typed, tables)) or (
                 self._patterns and not self.shape.patterns_hold(typed, tables)
             ):
