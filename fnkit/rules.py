@@ -63,6 +63,7 @@ _DECLARING_MODULES = (
     "fnkit.mail._content",
     "fnkit.alb._config",
     "fnkit.alb._event",
+    "fnkit.alb._event_shape",
     "fnkit.alb._response",
     "fnkit.alb._outcome",
     "fnkit.alb._http",

@@ -151,10 +151,7 @@ def test_fnkit_has_no_import_cycle_lazy_imports_included() -> None:
 
 #: the files of fnkit still over 700 lines, each at the length it had when this gate came in: they are being split
 #: (issues 30 and 31); a file may leave this list, never grow past its number
-_LONG_FILES = {
-    "fnkit/_engine/shape.py": 896,
-    "fnkit/alb/_event.py": 957,
-}
+_LONG_FILES: dict[str, int] = {}  # a file allowed over 700 lines while it is split (none now)
 
 
 def test_no_file_of_fnkit_passes_700_lines_and_none_over_it_grows() -> None:

@@ -1,13 +1,12 @@
 """The application load balancer source: HTTP request events, response objects, and what the client gets."""
 
 from ._access_log import LoggedRequest, events_from_access_log
+from ._build import build_event, health_check_event
 from ._config import AlbConfig
 from ._event import (
     EVENT_SHAPE,
     body_size,
-    build_event,
     correlation_ids,
-    health_check_event,
     looks_like,
     parse_event,
     query_pairs,

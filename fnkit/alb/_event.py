@@ -1,4 +1,4 @@
-"""The load balancer request event: its shape, rule checks, builder, typed parse and validation.
+"""The load balancer request event: its shape, rule checks, typed parse and validation (built in `_build`).
 
 Rules: AS1-AS3 (the spec's event), A2-A4 (how a request becomes an event), A11 (health
 checks), A15 (unusual ARNs); A1 (what is never forwarded) is asked of `_http.never_forwarded`.
@@ -6,214 +6,32 @@ checks), A15 (unusual ARNs); A1 (what is never forwarded) is asked of `_http.nev
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from .._engine.report import ContractError, Issue, Report, child_path, error, path_of, warning
-from .._engine.shape import BOOL, STR, F, ListOf, MapOf, Shape, Text
 from .._engine.validate import Contract, Seen
 from .._settings.config import with_settings
-from .._settings.project import Dialect, resolve_dialect
 from ..rules import id_of, rule
-from ._arn import ARN_READINGS, ARN_TEXT, arn_dialect, target_group_reading
+from ._arn import ARN_READINGS, arn_dialect, target_group_reading
 from ._config import FORMS, HEALTH_CHECK, AlbConfig, AlbMultiValueSetting
+from ._event_shape import _HEADER_NAME, EVENT_SHAPE, ElbContext, LoadBalancerEvent, RequestContext
 from ._http import (
-    DEFAULT_CLIENT_IP,
-    DEFAULT_HOST,
     MAX_REQUEST_BODY,
-    METHODS,
     TEXT_BODIES,
     TRACE_HEADERS,
     Refusal,
-    encode_query,
-    header_values,
     is_health_check,
     is_strict_base64,
     is_text_body,
     never_forwarded,
-    request_to_event,
-    seeded_trace_id,
     split_query,
-)
-from ._http import (
-    health_check_event as _health_check_event,
 )
 
 SOURCE = "alb"
 
-# --- the shape, declared once -------------------------------------------------------
-
 if TYPE_CHECKING:
-    from ..types import AlbEvent, ParsedAlbEvent
-
-
-# characters a raw URL can carry: printable ASCII but space and '#'
-RAW_URL_TEXT = r"^[\x21\x22\x24-\x7e]*$"
-_NOT_IN_RAW_URL = re.compile(r"[^\x21\x22\x24-\x7e]")
-_CHAR_NAMES = {" ": "a space", "#": "'#'", "\t": "a tab", "\n": "a line break", "\r": "a carriage return"}
-
-
-def _char_name(ch: str) -> str:
-    return _CHAR_NAMES.get(ch, f"the character {ch!r}")
-
-
-def _query_key_sentence(key: str) -> str:
-    found = _NOT_IN_RAW_URL.search(key)
-    return (
-        f"The query key '{key}' holds {_char_name(found.group() if found else '?')}, which a raw URL cannot "
-        "carry: the load balancer passes keys exactly as written in the URL, percent-encoded (not decoded)."
-    )
-
-
-def _query_value_sentence(value: str) -> str:
-    found = _NOT_IN_RAW_URL.search(value)
-    return (
-        f"The query value {json.dumps(value)} holds {_char_name(found.group() if found else '?')}, which a raw "
-        "URL cannot carry: the load balancer passes values exactly as written in the URL, percent-encoded "
-        "(not decoded)."
-    )
-
-
-_QUERY_KEY = Text(
-    pattern=RAW_URL_TEXT,
-    rule="A2",
-    code="decoded",
-    severity="warning",
-    message=_query_key_sentence,
-    doc="as in the raw URL: no space, '#', control or non-ASCII character",
-)
-_QUERY_VALUE = Text(
-    pattern=RAW_URL_TEXT,
-    rule="A2",
-    code="decoded",
-    severity="warning",
-    message=_query_value_sentence,
-    doc="as in the raw URL: no space, '#', control or non-ASCII character",
-)
-_HEADER_NAME = Text(
-    pattern=r"^[^A-Z]*$",
-    rule="A2",
-    message=lambda name: (
-        f"The header name '{name}' is not lower-case; the load balancer lower-cases "
-        f"every header name, so a handler reads '{name.lower()}'."
-    ),
-    doc="lower-case",
-)
-
-_ELB = Shape(
-    "ElbContext",
-    [
-        F("targetGroupArn", ARN_TEXT, doc="Resource name (ARN) of the target group of the function."),
-    ],
-    "AS1",
-    doc="requestContext.elb of a load balancer event.",
-)
-
-_REQUEST_CONTEXT = Shape(
-    "RequestContext",
-    [
-        F("elb", _ELB, doc="The load balancer that forwarded the request."),
-    ],
-    "AS1",
-    doc="requestContext of a load balancer event.",
-)
-
-EVENT_SHAPE = Shape(
-    "LoadBalancerEvent",
-    [
-        F("requestContext", _REQUEST_CONTEXT, doc="Holds elb.targetGroupArn."),
-        F(
-            "targetGroupArn",
-            ARN_TEXT,
-            required=False,
-            doc="Also listed by the spec as a top-level field (the same ARN).",
-        ),
-        F("httpMethod", STR, enum=METHODS, doc="The request method."),
-        F(
-            "path",
-            Text(
-                pattern=r"^/[\s\S]*$",
-                rule="AS1",
-                # a function's requests mostly go to a few routes: a path is tested once, then one look-up in the
-                # bounded memo (a path never seen costs that look-up more than the pattern)
-                message="The path {json} does not start with '/'; the load balancer passes the client's request "
-                "path, which always does.",
-            ),
-            doc="The request path, exactly as in the URL (starts with '/').",
-        ),
-        F(
-            "queryStringParameters",
-            MapOf(_QUERY_VALUE, keys=_QUERY_KEY),
-            required="single-value mode",
-            rule="AS2",
-            doc="Query keys and values as in the raw URL (not percent-decoded); last value of a repeated key; "
-            "{} without a query.",
-        ),
-        F(
-            "multiValueQueryStringParameters",
-            MapOf(ListOf(_QUERY_VALUE), keys=_QUERY_KEY),
-            required="multi-value mode",
-            rule="AS2",
-            doc="Used instead of queryStringParameters when multi-value headers are on: every value, in order.",
-        ),
-        F(
-            "headers",
-            MapOf(STR, keys=_HEADER_NAME),
-            required="single-value mode",
-            rule="AS2",
-            doc="Request headers, lower-case names; the load balancer adds the trace and x-forwarded-* headers.",
-        ),
-        F(
-            "multiValueHeaders",
-            MapOf(ListOf(STR), keys=_HEADER_NAME),
-            required="multi-value mode",
-            rule="AS2",
-            doc="Used instead of headers when multi-value headers are on: every value of each header, in order.",
-        ),
-        F("isBase64Encoded", BOOL, doc="True when body is base64 (binary content types, or a content-encoding)."),
-        F(
-            "body",
-            STR,
-            required=False,
-            doc='The request body: text, or base64 when isBase64Encoded is true; "" when empty.',
-        ),
-    ],
-    "AS1",
-    doc="An HTTP request as the load balancer hands it to a function.",
-)
-
-rule(
-    "AS1",
-    "alb",
-    "contract",
-    "The request event has requestContext.elb.targetGroupArn, httpMethod (DELETE, GET, HEAD, "
-    "OPTIONS, PATCH, POST, PUT), path, isBase64Encoded, and optionally query parameters, headers and body.",
-    origin="spec",
-    severity="error or warning",
-)(EVENT_SHAPE)
-rule(
-    "AS2",
-    "alb",
-    "contract",
-    "The event carries the single-value forms (queryStringParameters, headers) or, with "
-    "multi-value headers on, the multi-value forms.",
-    origin="spec",
-)(EVENT_SHAPE.field("headers"))
-
-rule(
-    "A2",
-    "alb",
-    "doc",
-    "Event: lower-case header names; trace and x-forwarded-* headers added; query keys and values "
-    'as in the raw URL; queryStringParameters {} without a query; a GET has body "".',
-    severity="error or warning",
-)(_HEADER_NAME)
-
-LoadBalancerEvent = EVENT_SHAPE.struct
-RequestContext = _REQUEST_CONTEXT.struct
-ElbContext = _ELB.struct
+    from ..types import ParsedAlbEvent
 
 _HEADER_FIELDS = ("headers", "multiValueHeaders")
 _QUERY_FIELDS = ("queryStringParameters", "multiValueQueryStringParameters")
@@ -695,122 +513,6 @@ def correlation_ids(event: Any) -> list[str]:
     return []
 
 
-# --- building ----------------------------------------------------------------------------
-
-
-def _query_text(query: Any) -> str:
-    if query is None:
-        return ""
-    if isinstance(query, (bytes, bytearray)):
-        query = bytes(query).decode("latin-1")
-    if isinstance(query, str):
-        return query.removeprefix("?")
-    return encode_query(_pairs(query, "query"))
-
-
-def _pairs(items: Any, what: str) -> list[tuple[str, str]]:
-    """A mapping (values may be lists: repeats) or an iterable of pairs, as (str, str) pairs in order."""
-    out: list[tuple[str, str]] = []
-    source: Iterable[Any] = items.items() if isinstance(items, Mapping) else items
-    for entry in source:
-        try:
-            name, value = entry
-        except (TypeError, ValueError):
-            raise TypeError(f"{what} must be a mapping or (name, value) pairs, got {entry!r}") from None
-        values = value if isinstance(value, (list, tuple)) else [value]
-        out.extend((str(name), v.decode("latin-1") if isinstance(v, (bytes, bytearray)) else str(v)) for v in values)
-    return out
-
-
-def _body_bytes(body: Any, headers: list[tuple[str, str]]) -> bytes:
-    if body is None:
-        return b""
-    if isinstance(body, (bytes, bytearray, memoryview)):
-        return bytes(body)
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    if isinstance(body, (dict, list)):
-        if not any(name.lower() == "content-type" for name, _ in headers):
-            headers.append(("content-type", "application/json"))
-        return json.dumps(body, separators=(",", ":")).encode("utf-8")
-    raise TypeError(f"body must be bytes, text, or a dict/list (sent as JSON), got {type(body).__name__}")
-
-
-@with_settings(AlbConfig, "multi_value")
-def build_event(
-    method: str = "GET",
-    path: str = "/",
-    *,
-    query: Any = None,
-    headers: Any = None,
-    body: Any = b"",
-    target_group_arn: str | None = None,
-    dialect: Dialect | None = None,
-    seed: int = 0,
-    client_ip: str = DEFAULT_CLIENT_IP,
-    port: int = 80,
-    proto: str = "http",
-    host: str = DEFAULT_HOST,
-    config: AlbConfig | None = None,
-    **settings: Unpack[AlbMultiValueSetting],
-) -> AlbEvent:
-    """A valid load balancer event for one request, deterministic for a seed (A2, A3, A4).
-
-    `query`: the raw query string (kept exactly, never decoded), or plain pairs / a mapping
-    (percent-encoded as a client would); a `path` holding '?' also brings its query.
-    `headers`: a mapping or (name, value) pairs, repeats allowed (last wins, or all with
-    `multi_value`). `body`: bytes, text (UTF-8), or a dict/list sent as JSON. The target
-    group: `multi_value=` (multi-value headers on), or `config` (an `AlbConfig`). `dialect`:
-    'aws' or 'provider'; by default the project's setting (fnkit's README, "One project setting").
-    """
-    multi_value = AlbConfig.of(config, settings, build_event).multi_value_on
-    method = str(method).upper()
-    if method not in METHODS:
-        raise ValueError(f"the load balancer forwards only {', '.join(METHODS)} to a function, not {method}")
-    dialect = resolve_dialect(dialect)
-    given: object = path  # a learner may pass anything
-    if not isinstance(given, str) or not given.startswith("/"):
-        raise ValueError(f"path must start with '/', got {path!r}")
-    path, mark, path_query = path.partition("?")
-    raw_query = _query_text(query)
-    if mark and query is None:
-        raw_query = path_query
-    header_pairs = _pairs(headers or (), "headers")
-    data = _body_bytes(body, header_pairs)
-    refused = never_forwarded(header_values(header_pairs, "upgrade"), len(data))
-    if refused:
-        raise ValueError(f"{refused[0].why} (A1; fnkit.alb.refusal says so for a request)")
-    return request_to_event(
-        method,
-        path,
-        raw_query,
-        header_pairs,
-        data,
-        multi_value,
-        target_group_arn=target_group_arn,
-        dialect=dialect,
-        trace=seeded_trace_id(seed),
-        client_ip=client_ip,
-        port=port,
-        proto=proto,
-        host=host,
-    )
-
-
-@with_settings(AlbConfig, "multi_value")
-def health_check_event(
-    *,
-    target_group_arn: str | None = None,
-    dialect: Dialect | None = None,
-    config: AlbConfig | None = None,
-    **settings: Unpack[AlbMultiValueSetting],
-) -> AlbEvent:
-    """The event a load balancer health check sends (A11): GET /, `{}` query, only a user-agent, empty body."""
-    multi_value = AlbConfig.of(config, settings, health_check_event).multi_value_on
-    dialect = resolve_dialect(dialect)
-    return _health_check_event(multi_value=multi_value, target_group_arn=target_group_arn, dialect=dialect)
-
-
 def query_pairs(event: Any) -> list[tuple[str, str]]:
     """Every (key, value) of the event's query, in order, exactly as the raw URL had them."""
     if not isinstance(event, dict):
@@ -830,9 +532,7 @@ __all__ = [
     "EVENT_SHAPE",
     "arn_dialect",
     "body_size",
-    "build_event",
     "correlation_ids",
-    "health_check_event",
     "looks_like",
     "parse_event",
     "query_pairs",
