@@ -139,6 +139,15 @@ def of(implementation: Any) -> Rule:
     return found
 
 
+def declared_by(implementation: Any) -> Rule | None:
+    """The rule a loaded function (or declaration) implements, a `Rule` itself as it is, None when it implements
+    none; unlike `of`, it loads nothing (the engine asks it of the checks it was given, whose modules are loaded)."""
+    if isinstance(implementation, Rule):
+        return implementation
+    found = _BY_IMPLEMENTATION.get(id(implementation))
+    return found if found is not None and found.implementation is implementation else None
+
+
 def id_of(implementation: Any) -> str:
     """The id of the rule a function (or declaration) implements (`of(implementation).id`)."""
     return of(implementation).id
