@@ -285,7 +285,6 @@ _STAMPING_THEMSELVES = {
     "fnkit/alb/_http.py",
     "fnkit/alb/_outcome.py",
     "fnkit/alb/_response.py",
-    "fnkit/_sources.py",
 }
 _STAMPS = ("error", "warning", "Issue", "path_of", "child_path")
 
