@@ -46,6 +46,7 @@ from .columns import (
     snake,
     values_getters,
 )
+from .findings import Places
 from .patterns import PatternCheck
 from .report import Issue, child_path, describe, error, warning
 from .vocabulary import ANY as ANY
@@ -165,6 +166,11 @@ class Shape:
             if unknown is not None and not check.tested(unknown):  # what the memo lacks, tested in one go
                 return False
         return True
+
+    @cached_property
+    def places(self) -> Places:
+        """Where the value's tables' rows sit (for the engine to place what a rule found in a row)."""
+        return Places((), {spec.name: (spec.down, spec.within) for spec in self.table_specs})
 
     @cached_property
     def table_plans(self) -> tuple[TablePlan, ...]:
@@ -343,6 +349,8 @@ class TableSpec:
     column: str | None
     names: tuple[str, ...]  # the columns, in the Struct's field order
     nullable: bool = False  # rows may be None (a nullable object, or an absent optional one)
+    down: tuple[str, ...] = ()  # the JSON keys from the root to the list that holds the rows
+    within: tuple[str, ...] = ()  # the JSON keys from a row to this table's objects (nested tables)
 
     @cached_property
     def rows_of(self) -> Callable[[Any], Any]:
@@ -384,11 +392,13 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
                     attr_name(f),
                     _struct_names(inner),
                     f.required is not True or isinstance(f.type, Nullable),
+                    parent.down,
+                    (*parent.within, f.key),
                 )
                 found.append(spec)
                 nested(spec)
 
-    def visit(s: Shape, prefix: str, steps: tuple[tuple[Shape, str], ...]) -> None:
+    def visit(s: Shape, prefix: str, steps: tuple[tuple[Shape, str], ...], keys: tuple[str, ...]) -> None:
         for f in s.fields:
             if f.aliases:
                 continue
@@ -397,14 +407,21 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
             if isinstance(inner, ListOf) and isinstance(_strip_null(inner.item), Shape):
                 row = _strip_null(inner.item)
                 spec = TableSpec(
-                    prefix + attr_name(f), row, step, None, None, _struct_names(row), isinstance(inner.item, Nullable)
+                    prefix + attr_name(f),
+                    row,
+                    step,
+                    None,
+                    None,
+                    _struct_names(row),
+                    isinstance(inner.item, Nullable),
+                    (*keys, f.key),
                 )
                 found.append(spec)
                 nested(spec)
             elif isinstance(inner, Shape):
-                visit(inner, f"{prefix}{attr_name(f)}.", step)
+                visit(inner, f"{prefix}{attr_name(f)}.", step, (*keys, f.key))
 
-    visit(shape, "", ())
+    visit(shape, "", (), ())
     return tuple(found)
 
 
