@@ -280,11 +280,6 @@ _STAMPING_THEMSELVES = {
     "fnkit/mail/_event.py",
     "fnkit/mail/_outcome.py",
     "fnkit/mail/_response.py",
-    "fnkit/alb/_desync.py",
-    "fnkit/alb/_event.py",
-    "fnkit/alb/_http.py",
-    "fnkit/alb/_outcome.py",
-    "fnkit/alb/_response.py",
 }
 _STAMPS = ("error", "warning", "Issue", "path_of", "child_path")
 
