@@ -163,7 +163,7 @@ class Shape:
             if values and not known(values):
                 unknown = _lacking(unknown, check, values)
         if unknown is not None:  # what a pattern's memo lacks, tested in one go
-            return all([check.tested(values) for check, values in unknown.items()])
+            return all(check.tested(values) for check, values in unknown.items())  # (the first failing stops)
         return True
 
     @cached_property
