@@ -32,7 +32,7 @@ from operator import attrgetter
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
-from ..rules import rule
+from ..rules import id_of, rule
 from .columns import (
     Site,
     Spelling,
@@ -635,7 +635,7 @@ def two_spellings(path: str, present: list[str]) -> Issue:
         child_path(path, present[1]),
         "conflict",
         f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.",
-        "G2",
+        id_of(two_spellings),
     )
 
 
@@ -656,5 +656,8 @@ def unknown_key(shape: Shape, path: str, key: Any) -> Issue:
                 hint = f" Did you mean '{known}'? Names are case-sensitive."
                 break
     return warning(
-        child_path(path, key), "unknown", f"'{key}' is not a field of {shape.name}; it is ignored.{hint}", "G1"
+        child_path(path, key),
+        "unknown",
+        f"'{key}' is not a field of {shape.name}; it is ignored.{hint}",
+        id_of(unknown_key),
     )
