@@ -406,7 +406,7 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
         failure = invocation_failure(invocation, rule_config.response_timeout_s)
         if failure is not None:
             result, why = failure
-            issues = place([problem(result, f"{why}.")], by=fallback_outcome)
+            issues = place([problem(result, f"{why}.", of=fallback_outcome)], by=fallback_outcome)
             failed: MailOutcome = fallback_outcome(recipients, fallback_action, why, issues, invocation=invocation)
             return failed
     report, read = judge_response(returned_answer(response), flow, rule_config)
@@ -448,6 +448,7 @@ def _async_notes(response: Any) -> list[Finding]:
                     "ignored",
                     f"The function {what}; an asynchronous rule neither retries nor falls "
                     f"back: delivery is unaffected ({ASYNCHRONOUS.id}).",
+                    of=async_outcome,
                 )
             ]
         response = response.returned
@@ -462,6 +463,7 @@ def _async_notes(response: Any) -> list[Finding]:
                 "The rule is asynchronous, so these actions are ignored: delivery is "
                 f"unaffected ({ASYNCHRONOUS.id}). Make the rule synchronous for them to apply.",
                 "actions",
+                of=async_outcome,
             )
         ]
     return []

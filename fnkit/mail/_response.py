@@ -548,7 +548,9 @@ def judge_response(response: Any, flow_direction: str | None, rule_config: MailC
         "read": {},
     }
     if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
-        found = problem("type", f"The function returned a value JSON cannot encode ({response.encode_error}).")
+        found = problem(
+            "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", of=encode_response
+        )
         return Report(place([found], by=encode_response), SOURCE, None, "response"), options
     response = as_returned(response)
     options["size"] = _text_size(response)
@@ -595,6 +597,7 @@ def validate_response(
         "ignored",
         "The rule is asynchronous: the mail-flow service ignores the response, so it "
         f"changes nothing and delivery is unaffected ({ASYNCHRONOUS.id}).{follows}",
+        of=ASYNCHRONOUS,
     )
     return Report([*place([ignored], by=ASYNCHRONOUS), *structure], SOURCE, report.dialect, "response")
 
