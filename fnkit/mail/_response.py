@@ -189,77 +189,97 @@ def _once(name: Callable[..., Any], response: Any, seen: Seen, judge: Callable[[
 # --- the rule checks ----------------------------------------------------------
 
 
-def check_extension_types(response: Any, seen: Seen) -> Iterator[Finding]:
+def check_extension_types(response: Any, seen: Seen) -> list[Finding]:
     """M4: BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and only on inbound mail."""
     extensions = seen.options.get("extensions", False)
     direction = seen.options.get("flow_direction")
+    found: list[Finding] = []
     for e in entries(response, seen):
         if e.type not in EXTENSION_TYPES:
             continue
         if not extensions:
-            yield problem(
-                "enum",
-                f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
-                "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
-                *("actions", e.at, "action", "type"),
-                of=RESPONSE_FORM,
+            found.append(
+                problem(
+                    "enum",
+                    f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
+                    "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
+                    *("actions", e.at, "action", "type"),
+                    of=RESPONSE_FORM,
+                )
             )
         elif direction == "OUTBOUND":
-            yield problem(
-                "enum",
-                f"{e.type} applies only to inbound mail; this message is outbound.",
-                *("actions", e.at, "action", "type"),
-                of=RESPONSE_FORM,
+            found.append(
+                problem(
+                    "enum",
+                    f"{e.type} applies only to inbound mail; this message is outbound.",
+                    *("actions", e.at, "action", "type"),
+                    of=RESPONSE_FORM,
+                )
             )
+    return found
 
 
-def check_bounce_message(response: Any, seen: Seen) -> Iterator[Finding]:
+def check_bounce_message(response: Any, seen: Seen) -> list[Finding]:
     """M4: parameters.bounceMessage belongs to BOUNCE only."""
+    found: list[Finding] = []
     for e in entries(response, seen):
         parameters = e.entry["action"].get("parameters")
         if isinstance(parameters, dict) and "bounceMessage" in parameters and e.type != "BOUNCE":
-            yield problem(
-                "bounce-message",
-                f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
-                *("actions", e.at, "action", "parameters", "bounceMessage"),
-                of=RESPONSE_FORM,
+            found.append(
+                problem(
+                    "bounce-message",
+                    f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
+                    *("actions", e.at, "action", "parameters", "bounceMessage"),
+                    of=RESPONSE_FORM,
+                )
             )
+    return found
 
 
-def check_recipient_addresses(response: Any, seen: Seen) -> Iterator[Finding]:
+def check_recipient_addresses(response: Any, seen: Seen) -> list[Finding]:
     """MS3: the recipients an action names look like email addresses."""
+    found: list[Finding] = []
     for e in entries(response, seen):
         named = e.entry.get("recipients")
         if not isinstance(named, list):
             continue
         for j, r in enumerate(named):
             if isinstance(r, str) and not is_address(r):
-                yield caution(
-                    "format",
-                    f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
-                    *("actions", e.at, "recipients", j),
-                    of=ADDRESSES,
+                found.append(
+                    caution(
+                        "format",
+                        f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
+                        *("actions", e.at, "recipients", j),
+                        of=ADDRESSES,
+                    )
                 )
+    return found
 
 
-def check_json_and_size(response: Any, seen: Seen) -> Iterator[Finding]:
+def check_json_and_size(response: Any, seen: Seen) -> list[Finding]:
     """H2 and M4: the response must be JSON, of at most 256 KB."""
     size = seen.options.get("size")
     if size is None:
         text, why = encode_response(response)
         if text is None:
-            yield problem(
-                "type", f"JSON cannot encode this response ({why}), so the platform cannot read it.", of=encode_response
-            )
-            return
+            return [
+                problem(
+                    "type",
+                    f"JSON cannot encode this response ({why}), so the platform cannot read it.",
+                    of=encode_response,
+                )
+            ]
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > RESPONSE_SIZE_LIMIT:
-        yield problem(
-            "limit",
-            f"The response is {size:,} bytes; a synchronous function answers with at most "
-            f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
-            of=RESPONSE_FORM,
-        )
+        return [
+            problem(
+                "limit",
+                f"The response is {size:,} bytes; a synchronous function answers with at most "
+                f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
+                of=RESPONSE_FORM,
+            )
+        ]
+    return []
 
 
 @dataclass
