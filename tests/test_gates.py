@@ -277,11 +277,6 @@ _RULE_ROOMS = ("fnkit/queue", "fnkit/mail", "fnkit/alb", "fnkit/_running/handler
 _STAMPING_THEMSELVES = {
     "fnkit/queue/_outcome.py",
     "fnkit/queue/_response.py",
-    "fnkit/alb/_desync.py",
-    "fnkit/alb/_event.py",
-    "fnkit/alb/_http.py",
-    "fnkit/alb/_outcome.py",
-    "fnkit/alb/_response.py",
 }
 _STAMPS = ("error", "warning", "Issue", "path_of", "child_path")
 
