@@ -372,7 +372,9 @@ def issued_by(rule_id: str) -> list[str]:
             if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for node in ast.walk(function):
-                made_by = getattr(node.func, "id", None) if isinstance(node, ast.Call) else None
+                if not isinstance(node, ast.Call):
+                    continue
+                made_by = getattr(node.func, "id", None)
                 if made_by in _FINDING_MAKERS:
                     named = [k.value for k in node.keywords if k.arg == "of"]
                 elif made_by == "place":  # (the engine's `place(found, by)`: the rule `by` implements)
