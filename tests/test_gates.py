@@ -277,9 +277,6 @@ _RULE_ROOMS = ("fnkit/queue", "fnkit/mail", "fnkit/alb", "fnkit/_running/handler
 _STAMPING_THEMSELVES = {
     "fnkit/queue/_outcome.py",
     "fnkit/queue/_response.py",
-    "fnkit/mail/_event.py",
-    "fnkit/mail/_outcome.py",
-    "fnkit/mail/_response.py",
 }
 _STAMPS = ("error", "warning", "Issue", "path_of", "child_path")
 
