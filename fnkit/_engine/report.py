@@ -228,8 +228,6 @@ def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
     `rule`: the rule the errors cite when a rule of the caller's decides what text that is not JSON means (G0
     when None).
     """
-    if rule is None:
-        rule = "G0"
     if isinstance(value, Raw):
         value = value.data
     value, bom = strip_bom(value)
@@ -238,6 +236,7 @@ def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
         try:
             value = bytes(value).decode("utf-8")
         except UnicodeDecodeError as exc:
+            rule = rule or id_of(decode_json)
             head = bytes(value[:2])
             if head in _UTF16_BOMS:
                 return _MISSING, [
@@ -264,6 +263,7 @@ def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
         try:
             return _STRICT.decode(value), notes
         except (ValueError, RecursionError) as exc:
+            rule = rule or id_of(decode_json)
             where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
             reason = (
                 exc.msg

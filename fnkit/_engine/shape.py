@@ -32,7 +32,7 @@ from operator import attrgetter
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
-from ..rules import rule
+from ..rules import id_of, rule
 from .columns import (
     Site,
     Spelling,
@@ -152,10 +152,14 @@ class Shape:
     def patterns_hold(self, typed: Any, tables: Tables) -> bool:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
-        for check, _, readers in self.patterns:
+        for check, _, columns, readers in self.patterns:
             known = check.known
             unknown: Any = None
-            for read in readers:  # each site's strings asked of the memo apart: no list made to hold them all
+            for table, column in columns:  # a table's column of strings, read in place
+                values = tables[table][column]
+                if values and not known(values):
+                    unknown = values if unknown is None else [*unknown, *values]
+            for read in readers:  # each other site's strings asked of the memo apart: no list made to hold them all
                 values = read(typed, tables)
                 if values and not known(values):
                     unknown = values if unknown is None else [*unknown, *values]
@@ -423,8 +427,11 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
 
 # --- the declared patterns: each tested over the column of values it governs ----------------------------
 
-#: a declared pattern's test, the places it governs, and for each place the function that reads its strings
-Patterned = tuple[PatternCheck, tuple[Site, ...], tuple[Callable[[Any, Tables], Collection[str]], ...]]
+#: a declared pattern's test, the places it governs, the (table, column) of those that are a table's column of
+#: strings, and for each other place the function that reads its strings
+Patterned = tuple[
+    PatternCheck, tuple[Site, ...], tuple[tuple[str, str], ...], tuple[Callable[[Any, Tables], Collection[str]], ...]
+]
 
 
 def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterned, ...]:
@@ -465,7 +472,7 @@ def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterne
             if (f.aliases or not isinstance(_strip_null(f.type), Shape)) and f.enum is None:
                 for slot in _slots(spec.shape, f):
                     descend(f.type, spec.name, slot, (), f.required is not True or bool(f.aliases))
-    return tuple((checks[p], tuple(sites), values_getters(tuple(sites))) for p, sites in found.items())
+    return tuple((checks[p], tuple(sites), *values_getters(tuple(sites))) for p, sites in found.items())
 
 
 def _slots(shape: Shape, f: F) -> tuple[str, ...]:
@@ -635,7 +642,7 @@ def two_spellings(path: str, present: list[str]) -> Issue:
         child_path(path, present[1]),
         "conflict",
         f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.",
-        "G2",
+        id_of(two_spellings),
     )
 
 
@@ -656,5 +663,8 @@ def unknown_key(shape: Shape, path: str, key: Any) -> Issue:
                 hint = f" Did you mean '{known}'? Names are case-sensitive."
                 break
     return warning(
-        child_path(path, key), "unknown", f"'{key}' is not a field of {shape.name}; it is ignored.{hint}", "G1"
+        child_path(path, key),
+        "unknown",
+        f"'{key}' is not a field of {shape.name}; it is ignored.{hint}",
+        id_of(unknown_key),
     )

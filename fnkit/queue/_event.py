@@ -518,10 +518,13 @@ def correlation_ids(event: Any) -> list[str]:
 
 def batch_ids(event: Any) -> tuple[str, ...]:
     """Every messageId of the batch, in order, as a tuple (what an outcome keeps)."""
-    if type(event) is QueueEvent:
+    if type(event) is dict:  # (the usual event)
+        recs = event.get("Records")
+    elif type(event) is QueueEvent:
         return tuple([r.message_id for r in _records(event) if type(r) is QueueRecord and type(r.message_id) is str])
-    recs = event.get("Records") if isinstance(event, dict) else None
-    if not isinstance(recs, list):
+    else:
+        recs = event.get("Records") if isinstance(event, dict) else None
+    if type(recs) is not list and not isinstance(recs, list):
         return ()
     try:  # every record a dict with a string messageId (join refuses anything else): one C-level pass
         ids = tuple(map(_MESSAGE_ID, recs))

@@ -47,32 +47,34 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
     if not records or (type(records) is not list and type(records) is not tuple):
         return False, None
     i, rec = 0, records[0]
-    arn: Any = rec.get("eventSourceARN") if type(rec) is dict else getattr(rec, "event_source_arn", _NOT_A_RECORD)
+    dict_record = type(rec) is dict  # (the event as a dict; else typed, its lenient form holding whatever it had)
+    arn: Any = rec.get("eventSourceARN") if dict_record else getattr(rec, "event_source_arn", _NOT_A_RECORD)
     if arn is _NOT_A_RECORD:  # pass over items that are not records
         for i, rec in enumerate(records):  # noqa: B007 - the record found, and where
             if type(rec) is dict or hasattr(rec, "event_source_arn"):
                 break
         else:
             return False, None
-        arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
+        dict_record = type(rec) is dict
+        arn = rec.get("eventSourceARN") if dict_record else rec.event_source_arn
     names_queue = type(arn) is str and ":" in arn  # an ARN that names the queue
     if names_queue and arn.endswith(".fifo"):
         return True, None
     # the attributes are read only when the ARN does not settle it, and the sequence only after a group
-    typed = type(rec) is not dict  # a typed record (its lenient form holds whatever the event had)
-    attrs = rec.attributes if typed else rec.get("attributes")
-    if typed:
-        group = getattr(attrs, "message_group_id", None)
-    else:
+    if dict_record:
+        attrs = rec.get("attributes")
         group = attrs.get("MessageGroupId") if type(attrs) is dict else None
+    else:
+        attrs = rec.attributes
+        group = getattr(attrs, "message_group_id", None)
     if group is None:
         return False, None
     if not names_queue:  # no ARN to read: a message group says FIFO
         return True, None
-    if typed:
-        sequence = getattr(attrs, "sequence_number", None)
-    else:
+    if dict_record:
         sequence = attrs.get("SequenceNumber")  # (a dict: it held the group)
+    else:
+        sequence = getattr(attrs, "sequence_number", None)
     return (True, i) if sequence is not None else (False, None)  # only a FIFO queue's delivery adds both (Q15)
 
 

@@ -118,6 +118,35 @@ def test_fnkit_rules_id_shows_the_function_at_file_line(rule_id, capsys):
     assert any(f"def {name.rsplit('.', 1)[-1]}(" in o for o in out[3:])
 
 
+def test_fnkit_rules_id_lists_every_function_that_finds_its_problems(capsys):
+    """A declared rule (QS1, on the queue event's shape) is issued by the engine's check of the declaration and by
+    each function whose findings name it; the engine stamps the id, so the command finds them by their `of=`."""
+    from fnkit.cli import main
+    from fnkit.queue._event import check_arn_region, check_batch
+
+    issuers = rules.issued_by("QS1")
+    assert [i.rsplit(": ", 1)[1] for i in issuers] == ["check_batch", "check_arn_region"]
+    for issuer, function in zip(issuers, (check_batch, check_arn_region), strict=True):
+        path, line = issuer.split(": ")[0].rsplit(":", 1)
+        assert (
+            (FNKIT_DIR.parent / path)
+            .read_text(encoding="utf-8")
+            .splitlines()[int(line) - 1]
+            .startswith(f"def {function.__name__}(")
+        )
+    assert main(["rules", "QS1"]) == 0
+    shown = capsys.readouterr().out.splitlines()[3]
+    assert shown.startswith("issued by: fnkit/queue/_event.py:") and shown.endswith(
+        "check_arn_region, the engine, checking the declaration"
+    )
+    # a rule whose function finds all its problems is issued by that function alone
+    assert main(["rules", "Q1"]) == 0
+    assert (
+        capsys.readouterr().out.splitlines()[3]
+        == f"issued by: {rules.location('Q1')[0]}:{rules.location('Q1')[1]}: check_batch"
+    )
+
+
 def test_fnkit_rules_id_json_and_an_unknown_id(capsys):
     import json
 
