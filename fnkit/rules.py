@@ -380,6 +380,8 @@ def issued_by(rule_id: str) -> list[str]:
                     name = ".".join(file.relative_to(root.parent).with_suffix("").parts)
                     module = sys.modules.get(name) or importlib.import_module(name)
                 value = _resolve(named[0], module)
+                if value is impl and getattr(module, function.name, None) is impl:
+                    continue  # the rule's own function, naming itself (listed above)
                 if value is not None and (value is target or value is impl):
                     where = f"{source_file(module.__name__)}:{function.lineno}: {function.name}"
                     if where not in found:

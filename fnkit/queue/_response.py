@@ -228,8 +228,10 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     `notes`: what reading the text said (a list this reading may extend)."""
     if value is NOT_JSON:
         if unencodable is not None:
-            cause = problem("format", f"The returned value cannot be encoded as JSON ({unencodable}).")
-            return Reading("failure", (), _ON, _NOT_JSON, place((cause,), by=encode_response))
+            cause = problem(
+                "format", f"The returned value cannot be encoded as JSON ({unencodable}).", of=encode_response
+            )
+            return Reading("failure", (), _ON, _NOT_JSON, place((cause,), by=reporting_on))
         # why the text is not JSON: errors `platform_reads` gave this rule (`decode_json(..., REPORTING_ON.id)`),
         # each sentence completed with its effect
         said = [i if i.severity == "warning" else replace(i, message=i.message + _INVALID_JSON) for i in notes]
@@ -290,11 +292,12 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                         "batchItemFailures",
                         i,
                         key,
+                        of=unknown_key,
                     )
                     for key in item
                     if key != "itemIdentifier"
                 ]
-                entry_notes.append(place(others, by=unknown_key) if others else [])
+                entry_notes.append(place(others, by=reporting_on) if others else [])
                 idents.append(item["itemIdentifier"])
     # each listed identifier, in listing order, names a message of the batch, once: else the first thing wrong
     known: Any = batch_ids
