@@ -348,9 +348,10 @@ def written_at() -> dict[str, list[str]]:
 
 
 def issued_by(rule_id: str) -> list[str]:
-    """Every function that finds problems of a rule (`file:line: function`): the rule's own function, and each
-    function whose findings name the rule's function or declaration (`problem(..., of=EVENT_SHAPE)`); the engine
-    stamps the id on what they return. A rule declared on a shape is also issued by the engine's walk of it."""
+    """Every function that finds problems of a rule (`file:line: function`): the rule's own function, each
+    function whose findings name the rule's function or declaration (`problem(..., of=EVENT_SHAPE)`), and each
+    function that has the engine place findings as the rule's (`place(found, by=TIMED_OUT)`); the engine stamps
+    the id on what they return. A rule declared on a shape is also issued by the engine's walk of it."""
     import ast
     from pathlib import Path
 
@@ -363,7 +364,7 @@ def issued_by(rule_id: str) -> list[str]:
         found.append(f"{path}:{line}: {impl.__qualname__}")
     for file in sorted(root.rglob("*.py")):
         text = file.read_text(encoding="utf-8")
-        if "of=" not in text:
+        if "of=" not in text and "place(" not in text:
             continue
         tree = ast.parse(text)
         module: Any = None
@@ -371,18 +372,23 @@ def issued_by(rule_id: str) -> list[str]:
             if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for node in ast.walk(function):
-                if not isinstance(node, ast.Call) or getattr(node.func, "id", None) not in _FINDING_MAKERS:
+                if not isinstance(node, ast.Call):
                     continue
-                named = [k.value for k in node.keywords if k.arg == "of"]
+                made_by = getattr(node.func, "id", None)
+                if made_by in _FINDING_MAKERS:
+                    named = [k.value for k in node.keywords if k.arg == "of"]
+                elif made_by == "place":  # (the engine's `place(found, by)`: the rule `by` implements)
+                    named = [k.value for k in node.keywords if k.arg == "by"] or node.args[1:2]
+                else:
+                    continue
                 if not named:
                     continue
                 if module is None:
                     name = ".".join(file.relative_to(root.parent).with_suffix("").parts)
                     module = sys.modules.get(name) or importlib.import_module(name)
                 value = _resolve(named[0], module)
-                if value is impl and getattr(module, function.name, None) is impl:
-                    continue  # the rule's own function, naming itself (listed above)
-                if value is not None and (value is target or value is impl):
+                own = impl is not None and getattr(module, function.name, None) is impl  # listed first already
+                if value is not None and (value is target or value is impl) and not own:
                     where = f"{source_file(module.__name__)}:{function.lineno}: {function.name}"
                     if where not in found:
                         found.append(where)

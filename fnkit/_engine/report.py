@@ -131,6 +131,17 @@ class Report(Sequence[Issue]):
         """The rule ids the issues cite, in order."""
         return [i.rule for i in self._issues]
 
+    def as_data(self) -> list[Any]:
+        """The report as plain data, to travel between processes: [dialect, [[path, code, message, severity, rule],
+        ...]] (`Report.from_data` reads it back)."""
+        return [self.dialect, [[i.path, i.code, i.message, i.severity, i.rule] for i in self._issues]]
+
+    @classmethod
+    def from_data(cls, data: Any, source: str | None, subject: str = "event") -> Report:
+        """The report `as_data` wrote; TypeError or ValueError when `data` is not of that form."""
+        dialect, rows = data
+        return cls([Issue(*row) for row in rows], source, dialect, subject)
+
     def to_frame(self) -> pd.DataFrame:
         """One row per issue as a pandas DataFrame (path, code, severity, message, rule)."""
         require("pandas", extra="frames", feature="Report.to_frame()")

@@ -149,6 +149,34 @@ def test_fnkit_rules_id_lists_every_function_that_finds_its_problems(capsys):
     assert rules.issued_by("Q15") == [f"{rules.location('Q15')[0]}:{rules.location('Q15')[1]}: placeholder_arn"]
 
 
+def test_fnkit_rules_id_lists_the_functions_that_have_the_engine_place_its_findings(capsys):
+    """A function that hands findings to the engine as a rule's (`place(found, by=...)`) issues that rule: A5 is
+    issued by its check and by the report of a response a worker measured over the limit; a timeout's 502 (H4) by
+    the load balancer's outcome as well as by the running code that ends a late call."""
+    from fnkit._running.handler_rules import TIMED_OUT
+    from fnkit.alb import _response
+    from fnkit.cli import main
+
+    def functions(rule_id: str) -> list[str]:
+        return [i.rsplit(": ", 1)[1] for i in rules.issued_by(rule_id)]
+
+    assert functions(rules.id_of(_response.check_size)) == ["check_size", "too_large_report"]
+    # and the report placed there says so: the rule of the worker's too-large response is A5
+    assert _response.too_large_report(2_000_000).rules() == [rules.id_of(_response.check_size)]
+    timed_out = TIMED_OUT
+    assert "_from_invocation" in functions(timed_out.id)
+    issuer = next(i for i in rules.issued_by(timed_out.id) if i.endswith("_from_invocation"))
+    path, line = issuer.split(": ")[0].rsplit(":", 1)
+    assert (
+        (FNKIT_DIR.parent / path)
+        .read_text(encoding="utf-8")
+        .splitlines()[int(line) - 1]
+        .startswith("def _from_invocation(")
+    )
+    assert main(["rules", "A5"]) == 0
+    assert capsys.readouterr().out.splitlines()[3] == f"issued by: {', '.join(rules.issued_by('A5'))}"
+
+
 def test_fnkit_rules_id_json_and_an_unknown_id(capsys):
     import json
 
