@@ -152,32 +152,33 @@ class Shape:
     def patterns_hold(self, typed: Any, tables: Tables) -> bool:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
-        columns, reads = self._pattern_sites
-        unknown: dict[PatternCheck, Collection[str]] | None = None  # what each pattern's memo lacks
-        for check, known, table, column in columns:  # a table's column of strings, read in place
-            values = tables[table][column]
-            if values and not known(values):
-                unknown = _lacking(unknown, check, values)
-        for check, known, read in reads:  # each other site's strings asked of the memo apart: no list made to hold all
-            values = read(typed, tables)
-            if values and not known(values):
-                unknown = _lacking(unknown, check, values)
-        if unknown is not None:  # what a pattern's memo lacks, tested in one go
-            return all(check.tested(values) for check, values in unknown.items())  # (the first failing stops)
-        return True
+        pending: PatternCheck | None = None  # the last pattern whose memo lacked strings, and those strings
+        lacking: Any = None
+        for check, known, table, column, read in self._pattern_sites:  # pattern by pattern, each site once
+            # a table's column of strings read in place, any other site by its function
+            values = tables[table][column] if read is None else read(typed, tables)
+            if values and not known(values):  # what the memo lacks is tested in one go per pattern, in order
+                if check is pending:
+                    lacking = [*lacking, *values]
+                else:
+                    if pending is not None and not pending.tested(lacking):
+                        return False
+                    pending, lacking = check, values
+        return pending is None or pending.tested(lacking)
 
     @cached_property
-    def _pattern_sites(
-        self,
-    ) -> tuple[
-        tuple[tuple[PatternCheck, Callable[[Collection[str]], bool], str, str], ...],
-        tuple[tuple[PatternCheck, Callable[[Collection[str]], bool], Callable[[Any, Tables], Collection[str]]], ...],
-    ]:
-        """Every site of every declared pattern, in one run each (see `patterns_hold`): the table columns read in
-        place, then the sites read by a function; each with its pattern's test and the test of its memo."""
-        columns = tuple((c, c.known, t, col) for c, _, places, _ in self.patterns for t, col in places)
-        reads = tuple((c, c.known, read) for c, _, _, readers in self.patterns for read in readers)
-        return columns, reads
+    def _pattern_sites(self) -> tuple[tuple[Any, ...], ...]:
+        """Every site of every declared pattern, pattern by pattern (see `patterns_hold`): (its pattern's check,
+        the test of the pattern's memo, the table and column of a table's column of strings, read in place, else
+        None, None and the function that reads the site's strings)."""
+        return tuple(
+            site
+            for check, _, places, readers in self.patterns
+            for site in (
+                *((check, check.known, table, column, None) for table, column in places),
+                *((check, check.known, None, None, read) for read in readers),
+            )
+        )
 
     @cached_property
     def places(self) -> Places:
@@ -444,17 +445,6 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
 Patterned = tuple[
     PatternCheck, tuple[Site, ...], tuple[tuple[str, str], ...], tuple[Callable[[Any, Tables], Collection[str]], ...]
 ]
-
-
-def _lacking(
-    unknown: dict[PatternCheck, Collection[str]] | None, check: PatternCheck, values: Collection[str]
-) -> dict[PatternCheck, Collection[str]]:
-    """`unknown` (what each pattern's memo lacks) with `values` added to the pattern's."""
-    if unknown is None:
-        return {check: values}
-    before = unknown.get(check)
-    unknown[check] = values if before is None else [*before, *values]
-    return unknown
 
 
 def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterned, ...]:

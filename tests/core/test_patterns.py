@@ -241,3 +241,29 @@ def test_an_optional_field_empty_in_every_row_is_still_checked_against_its_patte
         (f"$.Records[{n}].attributes.SequenceNumber", "QS5") for n in range(3)
     ]
     assert report == QUEUE_EVENTS.located(event)
+
+
+def test_each_pattern_decides_over_every_place_it_governs_whatever_the_memos_lacked_before_it():
+    """The memos lack strings at several places of one pattern (two timestamps) and of an earlier one (the ARN):
+    each pattern tests all it lacks, and a broken string at any of its places, or of a later pattern, is caught."""
+    base = json.loads(json.dumps(queue.build_event(["a", "b", "c"], seed=1)))
+
+    def made(arn: str, first_at: int, first: str) -> dict[str, Any]:
+        event = copy.deepcopy(base)
+        for n, record in enumerate(event["Records"]):
+            record["eventSourceARN"] = arn
+            record["attributes"]["SentTimestamp"] = f"91{arn[-6:]}{n}"  # digits no memo met before
+            record["attributes"]["ApproximateFirstReceiveTimestamp"] = first if n == first_at else f"92{arn[-6:]}{n}"
+        return event
+
+    fine = made("arn:aws:sqs:us-east-1:123456789012:q-513871", 0, "93513871")
+    assert queue.EVENT_SHAPE.compiled(fine) is not None  # both patterns lacked their strings, and all meet them
+    for event, path in [
+        (made("arn:aws:sqs:us-east-1:123456789012:q-513872", 2, "9x"), "attributes.ApproximateFirstReceiveTimestamp"),
+        (made("arn:aws:sqs:us-east-1 :123456789012:q-513873", 1, "94513873"), "eventSourceARN"),
+    ]:
+        at = 2 if path.startswith("attributes") else 0
+        assert queue.EVENT_SHAPE.compiled(event) is None
+        report = queue.validate_event(event)
+        assert report == QUEUE_EVENTS.located(event)
+        assert f"$.Records[{at}].{path}" in [i.path for i in report.errors]
