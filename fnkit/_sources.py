@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from .types import Source
 
-from ._engine.report import MISSING, Issue, Report, decode_json, describe, error, warning
-from .rules import id_of, rule
+from ._engine.findings import Finding, caution, place, problem
+from ._engine.report import MISSING, Issue, Report, decode_json, describe
+from .rules import rule
 
 SOURCES = ("queue", "mail", "alb")
 _NAMES = {"queue": "a queue event", "mail": "a mail-flow event", "alb": "a load balancer event"}
@@ -303,7 +304,12 @@ def lookalike_issue(value: Any, severity: str = "error") -> Issue | None:
     kind = f" ({known.kind})" if known.kind else ""
     advice = known.advice[:1].upper() + known.advice[1:]
     message = f"This looks like {known.name}, not {known.instead}: it has {', '.join(landmarks)}{kind}. {advice}."
-    return (warning if severity == "warning" else error)("$", "other-source", message, id_of(detect_source))
+    return _placed((caution if severity == "warning" else problem)("other-source", message))
+
+
+def _placed(finding: Finding) -> Issue:
+    """What source detection (G3) found, as the engine places it: at the value's root, of `detect_source`'s rule."""
+    return place((finding,), detect_source)[0]
 
 
 @rule(
@@ -355,12 +361,12 @@ def validate(event: Any) -> Report:
         issue = lookalike_issue(value)
         if issue is None:
             what = describe(value)
-            issue = error(
-                "$",
-                "unknown",
-                f"This is {what}, not an event of a known source: a queue event has Records, a mail event has "
-                "envelope and summaryVersion, a load balancer event has httpMethod and requestContext.elb.",
-                id_of(detect_source),
+            issue = _placed(
+                problem(
+                    "unknown",
+                    f"This is {what}, not an event of a known source: a queue event has Records, a mail event has "
+                    "envelope and summaryVersion, a load balancer event has httpMethod and requestContext.elb.",
+                )
             )
         return Report([*notes, issue], None, None)
     report = source_module(source).validate_event(value)
@@ -410,13 +416,13 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
         source = detect_source(event)  # the event says who reads the response, whatever it looks like
         if source is not None and shown is not None and shown != source:
             notes.append(
-                warning(
-                    "$",
-                    "other-source",
-                    f"This response has the shape of {_RESPONSES[shown]}, but "
-                    f"the event is {_NAMES[source]}: it is read as "
-                    f"{_RESPONSES[source]}.",
-                    id_of(detect_source),
+                _placed(
+                    caution(
+                        "other-source",
+                        f"This response has the shape of {_RESPONSES[shown]}, but "
+                        f"the event is {_NAMES[source]}: it is read as "
+                        f"{_RESPONSES[source]}.",
+                    )
                 )
             )
     source = source or shown
@@ -426,13 +432,13 @@ def validate_response(response: Any, *, source: str | None = None, event: Any = 
         return Report(
             [
                 *decoded,
-                error(
-                    "$",
-                    "unknown",
-                    f"This response ({describe(value)}) does not show its source: a queue response "
-                    "has batchItemFailures, a load balancer response statusCode, a mail-flow "
-                    "response actions. Name the source (--source) or give the event (--event).",
-                    id_of(detect_source),
+                _placed(
+                    problem(
+                        "unknown",
+                        f"This response ({describe(value)}) does not show its source: a queue response "
+                        "has batchItemFailures, a load balancer response statusCode, a mail-flow "
+                        "response actions. Name the source (--source) or give the event (--event).",
+                    )
                 ),
             ],
             None,

@@ -139,6 +139,15 @@ def of(implementation: Any) -> Rule:
     return found
 
 
+def declared_by(implementation: Any) -> Rule | None:
+    """The rule a loaded function (or declaration) implements, a `Rule` itself as it is, None when it implements
+    none; unlike `of`, it loads nothing (the engine asks it of the checks it was given, whose modules are loaded)."""
+    if isinstance(implementation, Rule):
+        return implementation
+    found = _BY_IMPLEMENTATION.get(id(implementation))
+    return found if found is not None and found.implementation is implementation else None
+
+
 def id_of(implementation: Any) -> str:
     """The id of the rule a function (or declaration) implements (`of(implementation).id`)."""
     return of(implementation).id
@@ -336,6 +345,69 @@ def written_at() -> dict[str, list[str]]:
                 function = owner.get(id(node))
                 found[node.value].add(f"{name}:{function}" if function else name)
     return {i: sorted(places) for i, places in found.items()}
+
+
+def issued_by(rule_id: str) -> list[str]:
+    """Every function that finds problems of a rule (`file:line: function`): the rule's own function, each
+    function whose findings name the rule's function or declaration (`problem(..., of=EVENT_SHAPE)`), and each
+    function that has the engine place findings as the rule's (`place(found, by=TIMED_OUT)`); the engine stamps
+    the id on what they return. A rule declared on a shape is also issued by the engine's walk of it."""
+    import ast
+    from pathlib import Path
+
+    target = get(rule_id)
+    root = Path(__file__).resolve().parent
+    found: list[str] = []
+    impl = target.implementation
+    if callable(impl) and getattr(impl, "__code__", None) is not None:
+        path, line = location(rule_id)
+        found.append(f"{path}:{line}: {impl.__qualname__}")
+    for file in sorted(root.rglob("*.py")):
+        text = file.read_text(encoding="utf-8")
+        if "of=" not in text and "place(" not in text:
+            continue
+        tree = ast.parse(text)
+        module: Any = None
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call):
+                    continue
+                made_by = getattr(node.func, "id", None)
+                if made_by in _FINDING_MAKERS:
+                    named = [k.value for k in node.keywords if k.arg == "of"]
+                elif made_by == "place":  # (the engine's `place(found, by)`: the rule `by` implements)
+                    named = [k.value for k in node.keywords if k.arg == "by"] or node.args[1:2]
+                else:
+                    continue
+                if not named:
+                    continue
+                if module is None:
+                    name = ".".join(file.relative_to(root.parent).with_suffix("").parts)
+                    module = sys.modules.get(name) or importlib.import_module(name)
+                value = _resolve(named[0], module)
+                own = impl is not None and getattr(module, function.name, None) is impl  # listed first already
+                if value is not None and (value is target or value is impl) and not own:
+                    where = f"{source_file(module.__name__)}:{function.lineno}: {function.name}"
+                    if where not in found:
+                        found.append(where)
+    return found
+
+
+_FINDING_MAKERS = ("problem", "caution", "Finding")  # what a rule's finding is made with (fnkit._engine.findings)
+
+
+def _resolve(node: Any, module: Any) -> Any:
+    """The object a name or dotted name in a module's code stands for (None when it is not that simple)."""
+    import ast
+
+    if isinstance(node, ast.Name):
+        return getattr(module, node.id, None)
+    if isinstance(node, ast.Attribute):
+        owner = _resolve(node.value, module)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return None
 
 
 def code(rule_id: str) -> str:

@@ -269,3 +269,71 @@ def test_rules_write_no_json_path_by_hand() -> None:
             if isinstance(node, ast.FunctionDef) and node.name in ("_rpath", "_path"):
                 written.append(f"{path.relative_to(ROOT)}:{node.lineno}: def {node.name}")
     assert written == []
+
+
+# The rule modules of the sources and the running code: a rule function returns findings, the engine stamps them.
+_RULE_ROOMS = ("fnkit/queue", "fnkit/mail", "fnkit/alb", "fnkit/_running/handler_rules.py", "fnkit/_sources.py")
+# files whose rules still build issues themselves (each one leaves this list as its rules move to findings)
+_STAMPING_THEMSELVES = {
+    "fnkit/queue/_outcome.py",
+    "fnkit/queue/_response.py",
+}
+_STAMPS = ("error", "warning", "Issue", "path_of", "child_path")
+
+
+def _stamped_by_hand(text: str, ids: frozenset[str]) -> list[str]:
+    """Where code stamps what the engine stamps: a call that builds an issue or a path (`error(`, `warning(`,
+    `Issue(`, `path_of(`, `child_path(`), or a rule id written as a string in a function (declarations, at module
+    level, name their rule: `rule("Q8", ...)`, a shape's `rule="QS1"`)."""
+    import ast
+
+    tree = ast.parse(text)
+    in_function = {  # (a function's body: its decorators, `@rule("Q8", ...)`, are its declaration)
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in _STAMPS:
+            found.append(f"line {node.lineno}: {node.func.id}(")  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Constant) and node.value in ids and id(node) in in_function:
+            found.append(f"line {node.lineno}: {node.value!r}")
+    return sorted(found, key=lambda f: int(f.split(":")[0][5:]))
+
+
+def test_rules_return_findings_and_the_engine_stamps_their_ids_and_paths() -> None:
+    """A rule function returns findings (a code, a sentence, where below what it was given) and the engine adds
+    the rule id and the absolute path: no rule module builds an issue or a path, or writes a rule id, by hand."""
+    from fnkit import rules
+
+    ids = rules.ids()
+    files = sorted(
+        p for room in _RULE_ROOMS for p in ([ROOT / room] if room.endswith(".py") else (ROOT / room).rglob("*.py"))
+    )
+    found = {}
+    for path in files:
+        name = path.relative_to(ROOT).as_posix()
+        hand = _stamped_by_hand(path.read_text(encoding="utf-8"), ids)
+        if hand and name not in _STAMPING_THEMSELVES:
+            found[name] = hand
+        assert bool(hand) or name not in _STAMPING_THEMSELVES, f"{name} stamps nothing by hand now: take it off"
+    assert found == {}
+    # and nowhere else in fnkit does a function write a rule id (the engine's own rules name their functions)
+    written = {
+        path.relative_to(ROOT).as_posix(): ids_written
+        for path in sorted((ROOT / "fnkit").rglob("*.py"))
+        if path not in files
+        and (ids_written := [h for h in _stamped_by_hand(path.read_text(encoding="utf-8"), ids) if "'" in h])
+    }
+    assert written == {}
+    # the detector sees both kinds (a detector that finds nothing proves nothing)
+    assert _stamped_by_hand('def f():\n    return [error(path_of("Records"), "x", "y", "Q1")]\n', ids) == [
+        "line 2: error(",
+        "line 2: path_of(",
+        "line 2: 'Q1'",
+    ]
+    assert _stamped_by_hand('rule("Q1", "queue", "doc", "s")(X)\nS = Shape("S", [], rule="QS1")\n', ids) == []
+    assert _stamped_by_hand('def decide():\n    return Outcome(rule="Q6")\n', ids) == ["line 2: 'Q6'"]

@@ -69,18 +69,27 @@ def first_spelling(slots: tuple[str, ...]) -> Callable[[Any], Any]:
     return read
 
 
-def values_getters(sites: tuple[Site, ...]) -> tuple[Callable[[Any, Tables], Collection[str]], ...]:
-    """For each of `sites`, one function that reads its strings out of a compiled typed value (the engine calls
-    each once per value): a table's column as it is, a chain of attributes in one C-level `attrgetter`, a map's
-    keys as the map itself and its values as its view (a pattern's memo asks them without a copy)."""
-    return tuple(map(_site_getter, sites))
+def values_getters(
+    sites: tuple[Site, ...],
+) -> tuple[tuple[tuple[str, str], ...], tuple[Callable[[Any, Tables], Collection[str]], ...]]:
+    """How the engine reads the strings of `sites` out of a compiled typed value, each site once per value: the
+    (table, column) of each site that is a table's column of strings (read in place, no call), and for each other
+    site one function: a chain of attributes in one C-level `attrgetter`, a map's keys as the map itself and its
+    values as its view (a pattern's memo asks them without a copy)."""
+    columns: list[tuple[str, str]] = []
+    others = []
+    for site in sites:
+        table, column, steps, absent = site
+        if table is not None and not steps and not absent:
+            columns.append((table, column))
+        else:
+            others.append(_site_getter(site))
+    return tuple(columns), tuple(others)
 
 
 def _site_getter(site: Site) -> Callable[[Any, Tables], Collection[str]]:
     table, column, steps, absent = site
     if table is not None:
-        if not steps and not absent:
-            return lambda typed, tables: tables[table][column]
         if steps:  # a row that is None, UNSET or an empty map or list has nothing at the site: `any` is exact
             return lambda typed, tables: site_values(site, typed, tables) if any(tables[table][column]) else ()
         return lambda typed, tables: site_values(site, typed, tables) if _some_held(tables[table][column]) else ()

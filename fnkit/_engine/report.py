@@ -131,6 +131,17 @@ class Report(Sequence[Issue]):
         """The rule ids the issues cite, in order."""
         return [i.rule for i in self._issues]
 
+    def as_data(self) -> list[Any]:
+        """The report as plain data, to travel between processes: [dialect, [[path, code, message, severity, rule],
+        ...]] (`Report.from_data` reads it back)."""
+        return [self.dialect, [[i.path, i.code, i.message, i.severity, i.rule] for i in self._issues]]
+
+    @classmethod
+    def from_data(cls, data: Any, source: str | None, subject: str = "event") -> Report:
+        """The report `as_data` wrote; TypeError or ValueError when `data` is not of that form."""
+        dialect, rows = data
+        return cls([Issue(*row) for row in rows], source, dialect, subject)
+
     def to_frame(self) -> pd.DataFrame:
         """One row per issue as a pandas DataFrame (path, code, severity, message, rule)."""
         require("pandas", extra="frames", feature="Report.to_frame()")
@@ -228,8 +239,6 @@ def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
     `rule`: the rule the errors cite when a rule of the caller's decides what text that is not JSON means (G0
     when None).
     """
-    if rule is None:
-        rule = "G0"
     if isinstance(value, Raw):
         value = value.data
     value, bom = strip_bom(value)
@@ -238,6 +247,7 @@ def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
         try:
             value = bytes(value).decode("utf-8")
         except UnicodeDecodeError as exc:
+            rule = rule or id_of(decode_json)
             head = bytes(value[:2])
             if head in _UTF16_BOMS:
                 return _MISSING, [
@@ -264,6 +274,7 @@ def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
         try:
             return _STRICT.decode(value), notes
         except (ValueError, RecursionError) as exc:
+            rule = rule or id_of(decode_json)
             where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
             reason = (
                 exc.msg

@@ -32,7 +32,7 @@ from operator import attrgetter
 from types import GenericAlias
 from typing import Annotated, Any, Literal
 
-from ..rules import rule
+from ..rules import id_of, rule
 from .columns import (
     Site,
     Spelling,
@@ -46,6 +46,7 @@ from .columns import (
     snake,
     values_getters,
 )
+from .findings import Places
 from .patterns import PatternCheck
 from .report import Issue, child_path, describe, error, warning
 from .vocabulary import ANY as ANY
@@ -151,16 +152,25 @@ class Shape:
     def patterns_hold(self, typed: Any, tables: Tables) -> bool:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
-        for check, _, readers in self.patterns:
+        for check, _, columns, readers in self.patterns:
             known = check.known
             unknown: Any = None
-            for read in readers:  # each site's strings asked of the memo apart: no list made to hold them all
+            for table, column in columns:  # a table's column of strings, read in place
+                values = tables[table][column]
+                if values and not known(values):
+                    unknown = values if unknown is None else [*unknown, *values]
+            for read in readers:  # each other site's strings asked of the memo apart: no list made to hold them all
                 values = read(typed, tables)
                 if values and not known(values):
                     unknown = values if unknown is None else [*unknown, *values]
             if unknown is not None and not check.tested(unknown):  # what the memo lacks, tested in one go
                 return False
         return True
+
+    @cached_property
+    def places(self) -> Places:
+        """Where the value's tables' rows sit (for the engine to place what a rule found in a row)."""
+        return Places((), {spec.name: (spec.down, spec.within) for spec in self.table_specs})
 
     @cached_property
     def table_plans(self) -> tuple[TablePlan, ...]:
@@ -339,6 +349,8 @@ class TableSpec:
     column: str | None
     names: tuple[str, ...]  # the columns, in the Struct's field order
     nullable: bool = False  # rows may be None (a nullable object, or an absent optional one)
+    down: tuple[str, ...] = ()  # the JSON keys from the root to the list that holds the rows
+    within: tuple[str, ...] = ()  # the JSON keys from a row to this table's objects (nested tables)
 
     @cached_property
     def rows_of(self) -> Callable[[Any], Any]:
@@ -380,11 +392,13 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
                     attr_name(f),
                     _struct_names(inner),
                     f.required is not True or isinstance(f.type, Nullable),
+                    parent.down,
+                    (*parent.within, f.key),
                 )
                 found.append(spec)
                 nested(spec)
 
-    def visit(s: Shape, prefix: str, steps: tuple[tuple[Shape, str], ...]) -> None:
+    def visit(s: Shape, prefix: str, steps: tuple[tuple[Shape, str], ...], keys: tuple[str, ...]) -> None:
         for f in s.fields:
             if f.aliases:
                 continue
@@ -393,21 +407,31 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
             if isinstance(inner, ListOf) and isinstance(_strip_null(inner.item), Shape):
                 row = _strip_null(inner.item)
                 spec = TableSpec(
-                    prefix + attr_name(f), row, step, None, None, _struct_names(row), isinstance(inner.item, Nullable)
+                    prefix + attr_name(f),
+                    row,
+                    step,
+                    None,
+                    None,
+                    _struct_names(row),
+                    isinstance(inner.item, Nullable),
+                    (*keys, f.key),
                 )
                 found.append(spec)
                 nested(spec)
             elif isinstance(inner, Shape):
-                visit(inner, f"{prefix}{attr_name(f)}.", step)
+                visit(inner, f"{prefix}{attr_name(f)}.", step, (*keys, f.key))
 
-    visit(shape, "", ())
+    visit(shape, "", (), ())
     return tuple(found)
 
 
 # --- the declared patterns: each tested over the column of values it governs ----------------------------
 
-#: a declared pattern's test, the places it governs, and for each place the function that reads its strings
-Patterned = tuple[PatternCheck, tuple[Site, ...], tuple[Callable[[Any, Tables], Collection[str]], ...]]
+#: a declared pattern's test, the places it governs, the (table, column) of those that are a table's column of
+#: strings, and for each other place the function that reads its strings
+Patterned = tuple[
+    PatternCheck, tuple[Site, ...], tuple[tuple[str, str], ...], tuple[Callable[[Any, Tables], Collection[str]], ...]
+]
 
 
 def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterned, ...]:
@@ -448,7 +472,7 @@ def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterne
             if (f.aliases or not isinstance(_strip_null(f.type), Shape)) and f.enum is None:
                 for slot in _slots(spec.shape, f):
                     descend(f.type, spec.name, slot, (), f.required is not True or bool(f.aliases))
-    return tuple((checks[p], tuple(sites), values_getters(tuple(sites))) for p, sites in found.items())
+    return tuple((checks[p], tuple(sites), *values_getters(tuple(sites))) for p, sites in found.items())
 
 
 def _slots(shape: Shape, f: F) -> tuple[str, ...]:
@@ -618,7 +642,7 @@ def two_spellings(path: str, present: list[str]) -> Issue:
         child_path(path, present[1]),
         "conflict",
         f"'{present[0]}' and '{present[1]}' are two spellings of one field; keep one.",
-        "G2",
+        id_of(two_spellings),
     )
 
 
@@ -639,5 +663,8 @@ def unknown_key(shape: Shape, path: str, key: Any) -> Issue:
                 hint = f" Did you mean '{known}'? Names are case-sensitive."
                 break
     return warning(
-        child_path(path, key), "unknown", f"'{key}' is not a field of {shape.name}; it is ignored.{hint}", "G1"
+        child_path(path, key),
+        "unknown",
+        f"'{key}' is not a field of {shape.name}; it is ignored.{hint}",
+        id_of(unknown_key),
     )

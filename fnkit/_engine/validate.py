@@ -10,9 +10,11 @@
 2. Only when the compiled check rejects the value does the located walker run; it names
    every problem. The typed classes are then built leniently (raw values where types are
    wrong, None where keys are missing), so that
-3. the semantic rules (`def check_x(value, seen) -> list[Issue]`, empty when fine) run
+3. the semantic rules (`def check_x(value, seen) -> list[Finding]`, empty when fine) run
    once, over the typed value, on both paths. On the lenient path a field may hold
-   anything, so a check guards with isinstance where a wrong type is possible.
+   anything, so a check guards with isinstance where a wrong type is possible. A check
+   says what it found below the value or a row of its tables (`fnkit._engine.findings`);
+   the engine stamps each finding with the check's rule id and its absolute path.
 `seen.tables` holds the columns of the value's lists of objects, read once per call and
 shared by every check (`seen.tables["records"]["body"]`); `seen.saw("aws"|"provider")`
 records which dialect spelling a check met; `seen.options` carries validator keywords.
@@ -25,13 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..rules import id_of
 from .columns import Tables, read_tables
+from .findings import ROOT, Finding, Places, Row, rule_of
 from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
 from .shape import Shape, two_spellings
 
 if TYPE_CHECKING:
     from msgspec.json import Decoder
 
-Check = Callable[[Any, "Seen"], Iterable[Issue]]
+# (an Issue passes through as it is: the sources' checks move to findings one by one)
+Check = Callable[[Any, "Seen"], Iterable[Finding | Issue]]
 _TEXT_OR_RAW = (str, bytes, bytearray, memoryview, Raw)
 
 
@@ -43,11 +47,14 @@ class Seen:
     (`seen.tables["records"]["body"]`, with `["at"]` the rows' positions; see `Shape.tables`).
     """
 
-    __slots__ = ("met", "options", "tables")
+    __slots__ = ("met", "options", "places", "tables")
 
-    def __init__(self, options: dict[str, Any] | None = None, tables: Tables | None = None) -> None:
+    def __init__(
+        self, options: dict[str, Any] | None = None, tables: Tables | None = None, places: Places = ROOT
+    ) -> None:
         self.options = options if options is not None else _NO_OPTIONS
         self.tables = tables if tables is not None else _NO_TABLES
+        self.places = places  # where the value's tables' rows sit (see `path_to`)
         # the dialect spelling the checks met: None (none yet), "aws", "provider", or MIXED (both); a string,
         # not a set, so that saying a spelling allocates nothing
         self.met: str | None = None
@@ -58,6 +65,11 @@ class Seen:
             self.met = dialect
         elif met != dialect:
             self.met = MIXED
+
+    def path_to(self, row: Row | None, *at: Any) -> str:
+        """The absolute path of the keys `at` below a row of the value's tables (or below the value), for a
+        sentence that names another place than the finding's own."""
+        return self.places.path_to(row, *at)
 
     def dialect(self) -> str | None:
         """The one dialect the checks saw, None when they saw none, "mixed" when they saw both."""
@@ -73,15 +85,19 @@ _NO_TABLES: Tables = {}
 class Contract:
     """A shape compiled once, with the semantic checks that run over its typed values.
 
-    A check is `def check_x(value, seen) -> list[Issue]`: it returns the issues it finds, an
-    empty tuple or list when the value is fine (any iterable of issues works; a generator too).
+    A check is `def check_x(value, seen) -> list[Finding]`: it returns what it finds, an empty
+    tuple or list when the value is fine (any iterable of findings works; a generator too). The
+    engine makes each finding an `Issue` of the check's rule (or of the rule the finding names),
+    at its absolute path (`Shape.places` says where the value's tables' rows sit).
     """
 
     __slots__ = (
         "_clean",
         "_convert",
         "_decoder",
+        "_owners",
         "_patterns",
+        "_places",
         "_plans",
         "_rejected",
         "_spellings",
@@ -113,6 +129,8 @@ class Contract:
         self._spellings = bool(self.shape.spellings)
         self._patterns = bool(self.shape.patterns)
         self._plans = self.shape.table_plans
+        self._places = self.shape.places
+        self._owners = tuple(zip(self.checks, map(rule_of, self.checks), strict=True))
         self._convert = msgspec.convert
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
         # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
@@ -211,19 +229,19 @@ class Contract:
                 value, _ = decode_json(value)  # (the text the compiled check decoded, as plain values)
         issues: list[Issue]
         if typed is not None:
-            seen = Seen(options, tables)
+            seen = Seen(options, tables, self._places)
             issues = []
             read = value if self.plain else typed
         else:
             issues = self.shape.walk(value)
             typed = self.shape.lenient(value)
             read = value if self.plain else typed
-            seen = Seen(options, None if self.plain else self.shape.lenient_tables(typed))
-        for check in self.checks:
+            seen = Seen(options, None if self.plain else self.shape.lenient_tables(typed), self._places)
+        for check, own in self._owners:
             try:  # free in CPython 3.11 until something raises
                 found = check(read, seen)
                 if found:
-                    issues += found
+                    issues += self._placed(found, own)
             except Exception as exc:  # noqa: BLE001
                 issues.append(_unchecked(exc))
         if notes:
@@ -246,6 +264,16 @@ class Contract:
             return report, typed
         report = Report(issues, self.source, dialect, self.subject)
         return report, (typed if report.ok and isinstance(typed, self._struct) else None)
+
+    def _placed(self, found: Iterable[Finding | Issue], own: str | None) -> list[Issue]:
+        """A check's findings as issues: at their absolute paths, of the check's rule (or the one a finding names)."""
+        places: Places = self._places
+        return [
+            f
+            if isinstance(f, Issue)
+            else Issue(places.path(f), f.code, f.message, f.severity, own if f.of is None else rule_of(f.of))
+            for f in found
+        ]
 
 
 def _unchecked(exc: Exception) -> Issue:

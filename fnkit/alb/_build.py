@@ -112,7 +112,7 @@ def build_event(
     data = _body_bytes(body, header_pairs)
     refused = never_forwarded(header_values(header_pairs, "upgrade"), len(data))
     if refused:
-        raise ValueError(f"{refused[0].why} (A1; fnkit.alb.refusal says so for a request)")
+        raise ValueError(f"{refused[0].why} ({refused[0].rule}; fnkit.alb.refusal says so for a request)")
     return request_to_event(
         method,
         path,

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..rules import rule
+from ..rules import id_of, rule
 from ._http import Refusal
 
 TIERS = ("compliant", "acceptable", "ambiguous", "severe")
@@ -329,7 +329,7 @@ def judge_head(raw: bytes) -> Head:
 def read_target(target: bytes) -> tuple[bytes, bytes | None, str | None]:
     """A17 (inferred): the path (with its query), and for an absolute-form target the host it names and "A17"."""
     path, host = _absolute_form(target)
-    return path, host, None if host is None else "A17"
+    return path, host, None if host is None else id_of(read_target)
 
 
 def action(tier: str, mode: str = DEFAULT_MODE) -> str:
@@ -358,10 +358,12 @@ def decide(head: Head, mode: str = DEFAULT_MODE) -> tuple[bool, Refusal | None]:
     """
     act = action(head.tier, mode)
     if act == "refuse":
-        return True, Refusal(400, "A16", f"{head.why} The load balancer answers 400 ({mode} mode): not invoked.")
+        return True, Refusal(
+            400, id_of(decide), f"{head.why} The load balancer answers 400 ({mode} mode): not invoked."
+        )
     if body_framing(head)[0] == "unreadable":
         return True, Refusal(
-            400, "A16", f"{head.why} The body's length cannot be read: 400 whatever the mode, not invoked."
+            400, id_of(decide), f"{head.why} The body's length cannot be read: 400 whatever the mode, not invoked."
         )
     return act == "forward-close", None
 

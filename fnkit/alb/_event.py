@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from .._engine.report import ContractError, Issue, Report, child_path, error, path_of, warning
-from .._engine.validate import Contract, Seen
+from .._engine.findings import Finding, caution, problem
+from .._engine.report import ContractError, Report
+from .._engine.validate import Check, Contract, Seen
 from .._settings.config import with_settings
-from ..rules import id_of, rule
+from ..rules import rule
 from ._arn import ARN_READINGS, arn_dialect, target_group_reading
 from ._config import FORMS, HEALTH_CHECK, AlbConfig, AlbMultiValueSetting
 from ._event_shape import _HEADER_NAME, EVENT_SHAPE, ElbContext, LoadBalancerEvent, RequestContext
@@ -90,9 +91,9 @@ def _forms(event: Any) -> tuple[list[str], list[str]]:
 
 
 @FORMS
-def check_forms(event: Any, seen: Seen) -> list[Issue]:
+def check_forms(event: Any, seen: Seen) -> list[Finding]:
     """A3: the single-value forms or the multi-value forms, never both."""
-    out: list[Issue] = []
+    out: list[Finding] = []
     if type(event) is not LoadBalancerEvent:
         return out
     expected = seen.options.get("multi_value")
@@ -102,53 +103,45 @@ def check_forms(event: Any, seen: Seen) -> list[Issue]:
     for single, multi in (_HEADER_FIELDS, _QUERY_FIELDS):
         if single in singles and multi in multis:
             out.append(
-                error(
-                    child_path("$", multi),
+                problem(
                     "conflict",
                     f"The event carries both '{single}' and '{multi}'; the load balancer sends one form only "
                     "(the multi-value one exactly when multi-value headers are on).",
-                    "A3",
+                    multi,
                 )
             )
     if len(multis) == 1 and not singles:
         missing = "multiValueQueryStringParameters" if multis[0] == "multiValueHeaders" else "multiValueHeaders"
         out.append(
-            warning(
-                child_path("$", missing),
+            caution(
                 "missing",
                 f"The event carries {multis[0]} but no {missing}: with multi-value headers on, the load balancer "
                 "sends both multi-value forms (an empty query as {}), never one alone.",
-                "A3",
+                missing,
             )
         )
     if singles and multis and not (len(singles) == 2 and len(multis) == 2):
         out.append(
-            warning(
-                "$",
+            caution(
                 "conflict",
                 f"The event mixes forms ({', '.join(singles)} with {', '.join(multis)}); with multi-value "
                 "headers on both headers and query are multi-value, with them off both are single-value.",
-                "A3",
             )
         )
     if expected is True and singles and not multis:
         out.append(
-            warning(
-                "$",
+            caution(
                 "mode",
                 f"Multi-value headers are on, so the event should carry multiValueHeaders and "
                 f"multiValueQueryStringParameters, not {' and '.join(singles)}.",
-                "A3",
             )
         )
     elif expected is False and multis and not singles:
         out.append(
-            warning(
-                "$",
+            caution(
                 "mode",
                 f"Multi-value headers are off, so the event should carry headers and "
                 f"queryStringParameters, not {' and '.join(multis)}.",
-                "A3",
             )
         )
     return out
@@ -182,9 +175,9 @@ def _shaped_like_health_check(event: Any, maps: tuple[tuple[str, dict[str, Any]]
     origin="spec",
     severity="warning",
 )
-def check_trace_header(event: Any, seen: Seen) -> list[Issue]:
+def check_trace_header(event: Any, seen: Seen) -> list[Finding]:
     """AS3: the trace header (x-provider-trace-id, x-amzn-trace-id) is present; it tells the dialect."""
-    out: list[Issue] = []
+    out: list[Finding] = []
     maps = _header_maps(event)
     found = False
     for _, mapping in maps:
@@ -198,14 +191,13 @@ def check_trace_header(event: Any, seen: Seen) -> list[Issue]:
         return out
     if any(is_health_check(mapping) for _, mapping in maps) or _shaped_like_health_check(event, maps):
         return out  # A11: health checks carry no trace header (check_health_check says what else it takes)
-    key = maps[0][0]
     out.append(
-        warning(
-            child_path(child_path("$", key), _PROVIDER_TRACE),
+        caution(
             "missing",
             "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform); "
             "the load balancer adds it to every request and it is the request's correlation id.",
-            "AS3",
+            maps[0][0],
+            _PROVIDER_TRACE,
         )
     )
     return out
@@ -222,10 +214,10 @@ def check_trace_header(event: Any, seen: Seen) -> list[Issue]:
     origin="kit",
     severity="warning",
 )
-def check_target_group(event: Any, seen: Seen) -> list[Issue]:
+def check_target_group(event: Any, seen: Seen) -> list[Finding]:
     """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group (the ARN's
     form is declared). A15: the parts of an ARN of that form, as the platform writes them."""
-    out: list[Issue] = []
+    out: list[Finding] = []
     if type(event) is not LoadBalancerEvent:
         return out
     context = event.request_context
@@ -238,23 +230,23 @@ def check_target_group(event: Any, seen: Seen) -> list[Issue]:
         _read_target_group_arn(top, _TOP_ARN, seen, out)
     if type(inner) is str and type(top) is str and inner != top:
         out.append(
-            warning(
-                _TOP_ARN,
+            caution(
                 "mismatch",
                 "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
                 "one target group of the function.",
-                EVENT_SHAPE.rule,
+                *_TOP_ARN,
+                of=EVENT_SHAPE,
             )
         )
     return out
 
 
-# where the two ARNs sit (written once: every event reads its ARN, few have anything to say of it)
-_INNER_ARN, _TOP_ARN = path_of("requestContext", "elb", "targetGroupArn"), path_of("targetGroupArn")
+# where the two ARNs sit, below the event
+_INNER_ARN, _TOP_ARN = ("requestContext", "elb", "targetGroupArn"), ("targetGroupArn",)
 
 
-def _read_target_group_arn(arn: str, path: str, seen: Seen, out: list[Issue]) -> None:
-    """AS1 and A15 for one target group ARN at `path`: the dialect its partition tells, its unusual parts."""
+def _read_target_group_arn(arn: str, at: tuple[str, ...], seen: Seen, out: list[Finding]) -> None:
+    """AS1 and A15 for one target group ARN at the keys `at`: the dialect its partition tells, its unusual parts."""
     reading = ARN_READINGS.get(arn)
     if reading is None:
         reading = target_group_reading(arn)
@@ -266,13 +258,12 @@ def _read_target_group_arn(arn: str, path: str, seen: Seen, out: list[Issue]) ->
         seen.saw(dialect)
     if unusual:
         out.append(
-            warning(
-                path,
+            caution(
                 "unusual",
                 f"The target group ARN '{arn}' has the spec's form, but the platform writes none like it: "
                 f"{'; '.join(unusual)}. It looks like a sample or a placeholder, and is accepted: the spec "
                 "defines only the form.",
-                id_of(check_target_group),
+                *at,
             )
         )
 
@@ -285,9 +276,9 @@ def _read_target_group_arn(arn: str, path: str, seen: Seen, out: list[Issue]) ->
     'application/javascript, application/xml as text; anything else base64; empty body "".',
     severity="error or warning",
 )
-def check_body(event: Any, seen: Seen) -> list[Issue]:
+def check_body(event: Any, seen: Seen) -> list[Finding]:
     """A4 and A2: base64 exactly when the platform would use it; a GET has an empty body."""
-    out: list[Issue] = []
+    out: list[Finding] = []
     if type(event) is not LoadBalancerEvent:
         return out
     body = event.body
@@ -296,55 +287,52 @@ def check_body(event: Any, seen: Seen) -> list[Issue]:
         return out
     if encoded is True and not is_strict_base64(body):
         out.append(
-            error(
-                path_of("body"),
+            problem(
                 "format",
                 "isBase64Encoded is true but the body is not strict base64 (standard "
                 "alphabet, '=' padding, no spaces or line breaks).",
-                "A4",
+                "body",
             )
         )
     if event.http_method == "GET":
         out.append(
-            warning(
-                path_of("body"),
+            caution(
                 "format",
                 'A GET request reaches the function with body ""; this one has a body.',
-                id_of(_HEADER_NAME),
+                "body",
+                of=_HEADER_NAME,
             )
         )
     if encoded is False:
         if _header_value(event, "content-encoding") is not None:
             out.append(
-                warning(
-                    path_of("isBase64Encoded"),
+                caution(
                     "format",
                     "The request has a content-encoding header, so the load balancer sends the body "
                     "base64-encoded with isBase64Encoded true.",
-                    "A4",
+                    "isBase64Encoded",
                 )
             )
         elif not is_text_body(_header_value(event, "content-type")):
             kind = _header_value(event, "content-type")
             what = f"the content type '{kind}'" if kind else "no content type"
             out.append(
-                warning(
-                    path_of("isBase64Encoded"),
+                caution(
                     "format",
                     f"With {what} the load balancer sends the body base64-encoded: {_lower_first(TEXT_BODIES)}",
-                    "A4",
+                    "isBase64Encoded",
                 )
             )
     return out
 
 
 @HEALTH_CHECK
-def check_health_check(event: Any, seen: Seen) -> list[Issue]:
+def check_health_check(event: Any, seen: Seen) -> list[Finding]:
     """A11: an event from the health checker (its user-agent, no trace header) is GET / with no query or body.
 
     A request with a trace header came from a client, whatever user-agent it claims.
     """
-    out: list[Issue] = []
+    out: list[Finding] = []
     maps = _header_maps(event)
     if not maps or _has_trace_header(maps):
         return out
@@ -353,14 +341,14 @@ def check_health_check(event: Any, seen: Seen) -> list[Issue]:
             agent = _header_value(event, "user-agent")
             said = f"its user-agent is '{agent}'" if agent is not None else "it has no user-agent header"
             out.append(
-                warning(
-                    child_path(child_path("$", maps[0][0]), _PROVIDER_TRACE),
+                caution(
                     "missing",
                     "The trace header is missing (x-provider-trace-id; x-amzn-trace-id on the real platform), "
                     "and only the load balancer's health checks come without one. This GET with no query, no "
                     f"body and no header but a user-agent looks like a health check, but {said}, not "
                     "ELB-HealthChecker/2.0.",
-                    "A11",
+                    maps[0][0],
+                    _PROVIDER_TRACE,
                 )
             )
         return out
@@ -375,20 +363,19 @@ def check_health_check(event: Any, seen: Seen) -> list[Issue]:
         odd.append("there is a query")
     if odd:
         out.append(
-            warning(
-                "$",
+            caution(
                 "format",
                 "The user-agent says ELB-HealthChecker and there is no trace header, but a "
                 f'health check event is GET / with no query and body "": {", ".join(odd)}.',
-                "A11",
             )
         )
     return out
 
 
-def refusals(event: Any) -> tuple[tuple[str, Refusal], ...]:
-    """(where, refusal) for each reason the load balancer never forwards this request (A1, `never_forwarded`):
-    read from the event (typed, lenient or a plain dict): its `upgrade` header and its body's size."""
+def refusals(event: Any) -> tuple[tuple[tuple[str, ...], Refusal], ...]:
+    """(where: the keys below the event, refusal) for each reason the load balancer never forwards this request
+    (A1, `never_forwarded`): read from the event (typed, lenient or a plain dict): its `upgrade` header and its
+    body's size."""
     if type(event) is LoadBalancerEvent:
         single, multi, body = event.headers, event.multi_value_headers, event.body
     elif isinstance(event, dict):
@@ -412,23 +399,23 @@ def refusals(event: Any) -> tuple[tuple[str, Refusal], ...]:
     found = never_forwarded(upgrade, size)
     if not found:
         return ()
-    return tuple((path_of(str(field), "upgrade") if r.status == 400 else path_of("body"), r) for r in found)
+    return tuple(((str(field), "upgrade") if r.status == 400 else ("body",), r) for r in found)
 
 
 _QUARTER_OF_LIMIT = MAX_REQUEST_BODY // 4
 
 
-def check_never_forwarded(event: Any, seen: Seen) -> Sequence[Issue]:
-    """A1 (`never_forwarded`) as issues: a WebSocket upgrade or a body over 1 MB never reaches the function."""
+def check_never_forwarded(event: Any, seen: Seen) -> Sequence[Finding]:
+    """A1 (`never_forwarded`) as findings: a WebSocket upgrade or a body over 1 MB never reaches the function."""
     found = refusals(event)
     return (
-        [error(where, "refused" if r.status == 400 else "limit", r.why, id_of(never_forwarded)) for where, r in found]
+        [problem("refused" if r.status == 400 else "limit", r.why, *at, of=never_forwarded) for at, r in found]
         if found
         else ()
     )
 
 
-EVENT_CHECKS = [
+EVENT_CHECKS: list[Check] = [
     check_never_forwarded,
     check_forms,
     check_trace_header,

@@ -334,7 +334,7 @@ def never_forwarded(upgrade: object, body_size: int | None, *, body_complete: bo
                 found = (
                     Refusal(
                         400,
-                        "A1",
+                        id_of(never_forwarded),
                         "A WebSocket upgrade request gets 400 from the load balancer itself: it never forwards "
                         "WebSockets to a function, which is not invoked.",
                     ),
@@ -345,7 +345,7 @@ def never_forwarded(upgrade: object, body_size: int | None, *, body_complete: bo
         found += (
             Refusal(
                 413,
-                "A1",
+                id_of(never_forwarded),
                 f"The request body is {size}, over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): the load "
                 "balancer answers 413 and the function is not invoked.",
             ),
@@ -366,7 +366,7 @@ def method_refused(method: object) -> Refusal | None:
     if isinstance(method, str) and method.upper() not in METHODS:
         return Refusal(
             405,
-            "A14",
+            id_of(method_refused),
             f"The method {method} is not one the load balancer forwards to a function "
             "(DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT): 405, not invoked (inferred).",
         )
@@ -505,29 +505,34 @@ def response_to_http(response: Mapping[str, Any], *, method: str = "GET", multi_
         reason = reason_phrase(status)
         described = False
         rules.append(STANDARD_REASON.id)
-        notes.append(f"no statusDescription: the standard reason phrase '{reason}' is used (A9, inferred)")
+        notes.append(
+            f"no statusDescription: the standard reason phrase '{reason}' is used ({STANDARD_REASON.id}, inferred)"
+        )
     body = response_body_bytes(response)
     if response.get("isBase64Encoded") is True and response.get("body"):
         rules.append(id_of(response_body_bytes))
-        notes.append("the base64 body is decoded before it reaches the client (A8)")
+        notes.append(f"the base64 body is decoded before it reaches the client ({id_of(response_body_bytes)})")
     pairs = response_header_pairs(response, multi_value)
     kept = [(n, v) for n, v in pairs if n.lower() not in HOP_BY_HOP and n.lower() != "content-length"]
     if len(kept) != len(pairs):
         dropped = sorted({n for n, _ in pairs if n.lower() in HOP_BY_HOP})
         rules.append(HEADERS_KEPT.id)
         if dropped:
-            notes.append(f"hop-by-hop header(s) {', '.join(dropped)} dropped (A7)")
+            notes.append(f"hop-by-hop header(s) {', '.join(dropped)} dropped ({HEADERS_KEPT.id})")
     length = len(body)
     if status in (204, 304):
         if body:
             rules.append(NO_BODY_STATUS.id)
-            notes.append(f"a {status} response carries no body: the {len(body)} byte(s) are not sent (A13, inferred)")
+            notes.append(
+                f"a {status} response carries no body: the {len(body)} byte(s) are not sent "
+                f"({NO_BODY_STATUS.id}, inferred)"
+            )
         body = b""
     else:
         kept.append(("content-length", str(length)))
     if method == "HEAD":
         if body:
-            notes.append("HEAD: the client gets the headers and no body (A10, inferred)")
-        rules.append("A10")
+            notes.append(f"HEAD: the client gets the headers and no body ({id_of(response_to_http)}, inferred)")
+        rules.append(id_of(response_to_http))
         body = b""
     return HttpParts(status, reason, kept, body, described, tuple(rules), tuple(notes))

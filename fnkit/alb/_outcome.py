@@ -15,8 +15,9 @@ from typing import Any, ClassVar, Unpack
 
 from .. import rules as _rules
 from .._engine.codec import Invocation, encode_response
+from .._engine.findings import place, problem
 from .._engine.outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
-from .._engine.report import MISSING, ContractError, Issue, Raw, Report, decode_json, error
+from .._engine.report import MISSING, ContractError, Issue, Raw, Report, decode_json
 from .._running.handler_rules import RAISED, TIMED_OUT
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
@@ -312,12 +313,14 @@ def _from_invocation(
     """A 502 for a failed invocation, or (None, the response as the platform reads it, its JSON size)."""
     if invocation.timed_out or invocation.error is not None:
         if invocation.timed_out:
-            issue = error("$", "timeout", f"The function did not answer within {invocation.timeout_s} s.", TIMED_OUT.id)
+            issues = place(
+                [problem("timeout", f"The function did not answer within {invocation.timeout_s} s.")], TIMED_OUT
+            )
             why = f"the function timed out after {invocation.timeout_s} s (a 502, not a 504)."
         else:
-            issue = error("$", "raised", f"The function {what_it_did(invocation.error)}.", RAISED.id)
+            issues = place([problem("raised", f"The function {what_it_did(invocation.error)}.")], RAISED)
             why = f"the function {what_it_did(invocation.error)}."
-        report = Report([issue], SOURCE, None, "response")
+        report = Report(issues, SOURCE, None, "response")
         failed = bad_gateway(
             BAD_GATEWAY.id,
             why,
@@ -330,17 +333,15 @@ def _from_invocation(
         )
         return failed, None, None
     if invocation.response_text is None and invocation.encode_error:
-        issue = error(
-            "$",
-            "format",
-            f"JSON cannot encode what the function returned ({invocation.encode_error}).",
-            id_of(encode_response),
+        issues = place(
+            [problem("format", f"JSON cannot encode what the function returned ({invocation.encode_error}).")],
+            encode_response,
         )
         return (
             bad_gateway(
                 RESPONSE_SHAPE.rule,
                 "what the function returned is not valid JSON.",
-                Report([issue], SOURCE, None, "response"),
+                Report(issues, SOURCE, None, "response"),
                 method=method,
                 path=path,
                 multi_value=multi_value,

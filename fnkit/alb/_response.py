@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import Any, Unpack
 
 from .._engine.codec import encode_response
-from .._engine.report import Issue, Raw, Report, child_path, decode_json, error, path_of, warning
+from .._engine.findings import Finding, caution, place, problem
+from .._engine.report import Issue, Raw, Report, decode_json
 from .._engine.shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape, two_spellings, unknown_key
-from .._engine.validate import Contract, Seen
+from .._engine.validate import Check, Contract, Seen
 from .._settings.config import with_settings
 from ..rules import id_of, rule
 from . import _event
@@ -107,9 +108,9 @@ def _active_pairs(response: Any, seen: Seen) -> list[tuple[str, Any]]:
     return [(name, value) for name, value in dict.items(mapping) if isinstance(name, str)]
 
 
-def _header_path(seen: Seen, name: str) -> str:
-    """The path of a header of the active field (made only for an issue)."""
-    return child_path(child_path("$", active_field(bool(seen.options.get("multi_value")))), name)
+def _header_at(seen: Seen, name: str) -> tuple[str, str]:
+    """The keys of a header of the active field, below the response."""
+    return active_field(bool(seen.options.get("multi_value"))), name
 
 
 def _values(value: Any) -> list[str]:
@@ -121,58 +122,53 @@ def _values(value: Any) -> list[str]:
 
 
 @BAD_GATEWAY
-def check_size(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_size(response: Any, seen: Seen) -> Iterator[Finding]:
     """A5: the response JSON is at most 1 MB."""
     size = seen.options.get("size")
     if isinstance(size, int) and size > MAX_RESPONSE_JSON:
         yield _too_large(size)
 
 
-def _too_large(size: int) -> Issue:
-    return error(
-        "$",
+def _too_large(size: int) -> Finding:
+    return problem(
         "limit",
         f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
         "the load balancer answers 502.",
-        BAD_GATEWAY.id,
     )
 
 
 def judge_too_large(multi_value: bool, text: str, size: int) -> list[Any]:
     """`checked_response` of a response JSON text over the limit (`check_size`), as data: run in the worker that
     holds the text, so only this travels back. [dialect, [[path, code, message, severity, rule], ...]]."""
-    report = checked_response(Raw(text), multi_value, size)
-    return [report.dialect, [[i.path, i.code, i.message, i.severity, i.rule] for i in report]]
+    return checked_response(Raw(text), multi_value, size).as_data()
 
 
 def too_large_report(size: int, judged: Any = None) -> Report:
     """The report of a response the worker measured over the limit and did not send back: what
     `judge_too_large` made of it there, else (no judgment came) its size alone."""
     try:
-        dialect, rows = judged
-        return Report([Issue(*row) for row in rows], SOURCE, dialect, "response")
+        return Report.from_data(judged, SOURCE, "response")
     except (TypeError, ValueError):
-        return Report([_too_large(size)], SOURCE, None, "response")
+        return Report(place([_too_large(size)], check_size), SOURCE, None, "response")
 
 
 @rule("A12", "alb", "inferred", "statusCode outside 100-599 is an invalid response (502).")
-def check_status(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_status(response: Any, seen: Seen) -> Iterator[Finding]:
     """A12 (inferred): statusCode is an HTTP status code, 100-599 (a 1xx is A13's: HTTP cannot end with one)."""
     status = response.get("statusCode") if isinstance(response, dict) else None
     if not isinstance(status, int) or isinstance(status, bool) or 100 <= status <= 599:
         return
     digits = len(str(abs(status))) if status.bit_length() < 10_000 else "thousands of"
     shown = status if abs(status) < 10**12 else f"{'-' if status < 0 else ''}of {digits} digits"
-    yield error(
-        path_of("statusCode"),
+    yield problem(
         "limit",
-        f"statusCode {shown} is outside 100-599, so it is no HTTP status: 502 (rule A12, inferred).",
-        "A12",
+        f"statusCode {shown} is outside 100-599, so it is no HTTP status: 502 (rule {id_of(check_status)}, inferred).",
+        "statusCode",
     )
 
 
 @STANDARD_REASON
-def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_description(response: Any, seen: Seen) -> Iterator[Finding]:
     """A9: statusDescription starts with the status code it describes."""
     if not isinstance(response, dict):
         return
@@ -181,32 +177,31 @@ def check_description(response: Any, seen: Seen) -> Iterator[Issue]:
         return
     found = _DESCRIPTION_CODE.match(description)
     if found and int(found.group(1)) != status:
-        yield warning(
-            path_of("statusDescription"),
+        yield caution(
             "mismatch",
             f"statusDescription says {found.group(1)} but statusCode is {status}; the client gets status "
             f"{status} with this text as its reason phrase.",
-            "A9",
+            "statusDescription",
         )
 
 
-def check_body_encoding(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_body_encoding(response: Any, seen: Seen) -> Iterator[Finding]:
     """A6: with isBase64Encoded true the body is strict base64."""
     if not isinstance(response, dict):
         return
     body = response.get("body")
     if response.get("isBase64Encoded") is True and isinstance(body, str) and not is_strict_base64(body):
-        yield error(
-            path_of("body"),
+        yield problem(
             "format",
             "isBase64Encoded is true but the body is not strict base64 (standard "
             "alphabet, '=' padding, no spaces or line breaks): 502.",
-            RESPONSE_SHAPE.rule,
+            "body",
+            of=RESPONSE_SHAPE,
         )
 
 
 @HEADERS_KEPT
-def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_header_fields(response: Any, seen: Seen) -> Iterator[Finding]:
     """A7: only the active header field is read (say so when the other one is there); hop-by-hop headers are
     dropped and Content-Length is recomputed; cookies go as one Set-Cookie key with a list (multi-value on), and
     keys differing in case stay apart."""
@@ -216,24 +211,18 @@ def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
     active, ignored = active_field(multi), active_field(not multi)
     if ignored in response:
         state = "on" if multi else "off"
-        yield warning(
-            child_path("$", ignored),
+        yield caution(
             "ignored",
             f"Multi-value headers are {state}, so the load balancer reads only '{active}'; "
             f"'{ignored}' is ignored and none of its headers reach the client.",
-            "A7",
+            ignored,
         )
     length = None
     cookies = []
     for name, value in _active_pairs(response, seen):
         lower = name.lower()
         if lower in HOP_BY_HOP:
-            yield warning(
-                _header_path(seen, name),
-                "dropped",
-                f"'{name}' is a hop-by-hop header: the load balancer drops it.",
-                "A7",
-            )
+            yield caution("dropped", f"'{name}' is a hop-by-hop header: the load balancer drops it.", active, name)
         elif lower == "content-length":
             if length is None:
                 try:
@@ -242,12 +231,12 @@ def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
                     length = -1  # bad base64: the response is invalid (A6), no length to compare
             given = _values(value)
             if length >= 0 and given != [str(length)]:
-                yield warning(
-                    _header_path(seen, name),
+                yield caution(
                     "recomputed",
                     f"Content-Length says {', '.join(given) or 'nothing'} but the body is {length} byte(s): "
                     "the load balancer sends its own Content-Length.",
-                    "A7",
+                    active,
+                    name,
                 )
         elif lower == "set-cookie":
             cookies.append(name)
@@ -261,58 +250,52 @@ def check_header_fields(response: Any, seen: Seen) -> Iterator[Issue]:
             "each is sent as its own Set-Cookie header (keys that differ only in case are kept apart), but the "
             "contract's way is multi-value headers: one 'Set-Cookie' key with a list of cookies."
         )
-    yield warning(
-        child_path("$", active), "cookies", f"Several cookie keys differ only in case ({listed}): {tip}", "A7"
-    )
+    yield caution("cookies", f"Several cookie keys differ only in case ({listed}): {tip}", active)
 
 
 @NO_BODY_STATUS
-def check_header_wire(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_header_wire(response: Any, seen: Seen) -> Iterator[Finding]:
     """A13 (inferred): what HTTP/1.1 cannot carry: a 1xx final status, a reason phrase (it goes on the status line)
     or header value with a line break or control character, a header name that is not an HTTP token."""
     if not isinstance(response, dict):
         return
     status = response.get("statusCode")
     if isinstance(status, int) and not isinstance(status, bool) and 100 <= status < 200:
-        yield error(
-            path_of("statusCode"),
+        yield problem(
             "limit",
             f"statusCode {status} is informational (1xx), which cannot be the final "
-            "answer to a request: 502 (rule A13, inferred).",
-            "A13",
+            f"answer to a request: 502 (rule {NO_BODY_STATUS.id}, inferred).",
+            "statusCode",
         )
     description = response.get("statusDescription")
     if isinstance(description, str) and BAD_HEADER_VALUE.search(description):
-        yield error(
-            path_of("statusDescription"),
+        yield problem(
             "format",
             "statusDescription holds a line break or control character, which the status line's reason phrase "
-            "cannot carry: 502 (rule A13, inferred).",
-            "A13",
+            f"cannot carry: 502 (rule {NO_BODY_STATUS.id}, inferred).",
+            "statusDescription",
         )
     for name, value in _active_pairs(response, seen):
         if not HEADER_NAME.fullmatch(name):
-            yield error(
-                _header_path(seen, name),
+            yield problem(
                 "format",
                 f"'{name}' cannot be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ "
-                "only): 502 (rule A13, inferred).",
-                "A13",
+                f"only): 502 (rule {NO_BODY_STATUS.id}, inferred).",
+                *_header_at(seen, name),
             )
             continue
         for v in _values(value):
             if BAD_HEADER_VALUE.search(v):
-                yield error(
-                    _header_path(seen, name),
+                yield problem(
                     "format",
                     f"The value of '{name}' holds a line break or control character, "
-                    "which an HTTP header cannot carry: 502 (rule A13, inferred).",
-                    "A13",
+                    f"which an HTTP header cannot carry: 502 (rule {NO_BODY_STATUS.id}, inferred).",
+                    *_header_at(seen, name),
                 )
                 break
 
 
-RESPONSE_CHECKS = [
+RESPONSE_CHECKS: list[Check] = [
     check_size,
     check_status,
     check_header_wire,
@@ -369,13 +352,15 @@ def checked_response(response: Any, multi_value: bool, _size: int | None = None)
         size = None
     if size is None and not isinstance(response, (Raw, str, bytes, bytearray, memoryview)):
         _, why = encode_response(response)
-        extra.append(
-            error(
-                "$",
-                "format",
-                f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, 502.",
-                id_of(encode_response),
-            )
+        extra = place(
+            [
+                problem(
+                    "format",
+                    f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, "
+                    "502.",
+                )
+            ],
+            encode_response,
         )
     report = _CONTRACTS[multi_value].check(response, {"multi_value": multi_value, "size": size})[0]
     if extra:

@@ -77,6 +77,8 @@ def _show_rules(args: argparse.Namespace) -> int:
                 "code": _rules.code(rule_id),
                 # every place in fnkit's code that writes the id (one at most: the rest name its function)
                 "written_at": written[rule_id],
+                # every function that finds problems of the rule (the engine stamps the id on its findings)
+                "issued_by": _rules.issued_by(rule_id),
             }
         )
     if args.format == "json":
@@ -89,6 +91,10 @@ def _show_rules(args: argparse.Namespace) -> int:
         print(f"{s['file']}:{s['line']}: {s['implemented_by']}")
         places = cast(list[str], s["written_at"])
         print(f"id written in: {', '.join(places) or 'its declaration alone'}")
+        issuers = cast(list[str], s["issued_by"])
+        if not str(s["code"]).lstrip().startswith(("def ", "@", "class ", "async def ")):  # a declaration
+            issuers = [*issuers, "the engine, checking the declaration"]
+        print(f"issued by: {', '.join(issuers)}")
         print()
         print(textwrap.indent(textwrap.dedent(str(s["code"])).rstrip("\n"), "    "))
     return 0

@@ -14,22 +14,15 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from .._engine.columns import snake
-from .._engine.report import (
-    MISSING,
-    ContractError,
-    Issue,
-    Report,
-    decode_json,
-    error,
-    path_of,
-    warning,
-)
+from .._engine.findings import Finding, caution, problem
+from .._engine.report import MISSING, ContractError, Report, decode_json
 from .._engine.shape import BOOL, STR, F, ListOf, Shape, Text
 from .._engine.validate import Check, Contract, Seen
 from .._settings.project import Dialect, resolve_dialect
 from ..rules import rule
 from ._address import ADDRESS_PATTERN, is_address
 from ._decision import Decision
+from ._tables import RECIPIENTS
 
 SOURCE = "mail"
 FLOW_DIRECTIONS = ("INBOUND", "OUTBOUND")
@@ -209,31 +202,32 @@ def _recipients(event: Any) -> tuple[Any, ...] | None:
 
 
 @ADDRESSES
-def check_null_sender(event: Any, seen: Seen) -> list[Issue]:
+def check_null_sender(event: Any, seen: Seen) -> list[Finding]:
     """MS3: an empty envelope sender is the null sender of bounces (the form of addresses is declared)."""
     envelope: Any = event.envelope if type(event) is MailEvent else None
     mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
     if type(mail_from) is MailFrom and mail_from.address == "":
         return [
-            warning(
-                path_of("envelope", "mailFrom", "address"),
+            caution(
                 "format",
                 "The envelope sender is empty: that is the null sender of bounces and delivery "
                 "reports (RFC 5321), not an ordinary message.",
-                "MS3",
+                "envelope",
+                "mailFrom",
+                "address",
             )
         ]
     return []
 
 
-# The checks read the recipients' addresses from the event's table (seen.tables["envelope.recipients"],
-# read once per call): "address" is the column, "at" each row's position in the list.
+# The checks read the recipients' addresses from the event's table (seen.tables[RECIPIENTS], read once per
+# call): "address" is the column, "at" each row's position in the list (a finding names it: RECIPIENTS.row(i)).
 
 
 @LISTED_ONCE
-def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
+def check_recipients_listed_once(event: Any, seen: Seen) -> list[Finding]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
-    table = seen.tables["envelope.recipients"]
+    table = seen.tables[RECIPIENTS]
     addresses = table["address"]
     strings = addresses
     try:
@@ -255,12 +249,12 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
         key = address.lower()
         if key in first:
             out.append(
-                warning(
-                    path_of("envelope", "recipients", i, "address"),
+                caution(
                     "duplicate",
                     f"{json.dumps(address)} is already recipient {first[key]} (addresses are "
                     "compared without regard to case); the message is delivered to it once.",
-                    "MS5",
+                    "address",
+                    row=RECIPIENTS.row(i),
                 )
             )
         else:
@@ -269,19 +263,19 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Issue]:
 
 
 @rule("MS4", "mail", "contract", "Outbound rules handle up to 500 recipients.", origin="spec")
-def check_outbound_limit(event: Any, seen: Seen) -> list[Issue]:
+def check_outbound_limit(event: Any, seen: Seen) -> list[Finding]:
     """MS4: an outbound rule handles up to 500 recipients."""
     if type(event) is not MailEvent or event.flow_direction != "OUTBOUND":  # (inbound: nothing to count)
         return []
     recipients = _recipients(event)
     if recipients is not None and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
         return [
-            error(
-                path_of("envelope", "recipients"),
+            problem(
                 "limit",
                 f"An outbound message reaches a function with at most {OUTBOUND_RECIPIENTS_LIMIT} recipients; "
                 f"this one has {len(recipients)}.",
-                "MS4",
+                "envelope",
+                "recipients",
             )
         ]
     return []
@@ -307,7 +301,7 @@ _FIXED_BYTES, _BYTES_PER_RECIPIENT, _BYTES_PER_CHAR = 256, 16, 6
 
 def _size_bound(event: Any, seen: Seen) -> int | None:
     """An upper bound of the event's JSON size, without encoding it; None when a field is not a string."""
-    addresses = seen.tables["envelope.recipients"]["address"]
+    addresses = seen.tables[RECIPIENTS]["address"]
     envelope: Any = event.envelope
     mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
     sender: Any = event.sender
@@ -334,14 +328,17 @@ def _size_bound(event: Any, seen: Seen) -> int | None:
 
 @dataclass(frozen=True)
 class Truncation:
-    """What rule M1 says of one event: its `issues` (iterating over it gives them, as a check's result does)
-    and its effect, `cut`: a decision for each envelope recipient the event lacks."""
+    """What rule M1 says of one event: its `findings` (iterating over it gives them, as a check's result does;
+    the engine places them) and its effect, `cut`: a decision for each envelope recipient the event lacks."""
 
-    issues: tuple[Issue, ...] = ()
+    findings: tuple[Finding, ...] = ()
     cut: Mapping[str, Decision] = field(default_factory=dict)
 
-    def __iter__(self) -> Iterator[Issue]:
-        return iter(self.issues)
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.findings)
+
+    def __len__(self) -> int:  # (none found: nothing for the engine to place)
+        return len(self.findings)
 
 
 _WITHIN = Truncation()  # what M1 says of nearly every event: nothing (one value, made once)
@@ -368,27 +365,24 @@ def truncation(
     bound = None if event.truncated or seen is None else _size_bound(event, seen)
     if bound is not None and bound <= EVENT_SIZE_LIMIT and not envelope:
         return _WITHIN  # even at its largest, the event's JSON is within the limit: no need to encode it
-    issues: list[Issue] = []
+    findings: list[Finding] = []
     cut: dict[str, Decision] = {}
     size = event_size(event) if bound is None or bound > EVENT_SIZE_LIMIT else None
     if size is not None and size > EVENT_SIZE_LIMIT:
-        issues.append(
-            error(
-                "$",
+        findings.append(
+            problem(
                 "limit",
                 f"The event is {size:,} bytes of JSON; above {EVENT_SIZE_LIMIT:,} bytes (128 KB) the platform "
                 "cuts recipients from the end and sets truncated to true, so a real event never is.",
-                "M1",
             )
         )
     elif size is not None and event.truncated and size < EVENT_SIZE_LIMIT - TRUNCATED_SLACK:
-        issues.append(
-            warning(
-                path_of("truncated"),
+        findings.append(
+            caution(
                 "limit",
                 f"truncated is true but the event is only {size:,} bytes; the platform cuts recipients only "
                 f"to stay under {EVENT_SIZE_LIMIT:,} bytes, so a truncated event is close to that size.",
-                "M1",
+                "truncated",
             )
         )
     if envelope:
@@ -402,10 +396,10 @@ def truncation(
                 fallback_action,
                 "fallback",
                 None,
-                "M1",
+                TRUNCATION.id,
                 "not in the event (recipients cut past 128 KB): the fallback action applies (inferred)",
             )
-    return Truncation(tuple(issues), cut)
+    return Truncation(tuple(findings), cut)
 
 
 EVENT_CHECKS: list[Check] = [

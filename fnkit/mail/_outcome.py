@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Unpack, cast
 
 from .. import rules as _rules
 from .._engine.codec import Invocation, encode_response
+from .._engine.findings import ROOT, Finding, caution, place, problem
 from .._engine.outcome import Display, Grid, outcome_html, outcome_row, what_it_did
-from .._engine.report import MISSING, Issue, Report, decode_json, error, path_of, warning
+from .._engine.report import MISSING, Issue, Report, decode_json
 from .._engine.validate import Seen
 from .._optional import require
 from .._running.inprocess import Context
@@ -57,7 +58,15 @@ if TYPE_CHECKING:
 
     from ._content import MessageContent
 
-from ._response import UNIQUE_ACTIONS_LIMIT, Coverage, as_returned, coverage, judge_response
+from ._response import (
+    UNIQUE_ACTIONS_LIMIT,
+    Coverage,
+    as_returned,
+    conflicts,
+    coverage,
+    judge_response,
+    unique_actions,
+)
 
 SOURCE = "mail"
 DELIVERED = ("DEFAULT", "BYPASS_SPAM_CHECK", "MOVE_TO_JUNK")
@@ -160,7 +169,7 @@ class MailOutcome:
     def explanation(self) -> str:
         """The reason, and what is delivered when the function replaced the message (M9)."""
         if self.delivered_content:
-            return self.reason + " The replaced message (the content API, M9) is what is delivered."
+            return f"{self.reason} The replaced message (the content API, {MESSAGE_CONTENT.id}) is what is delivered."
         return self.reason
 
     @property
@@ -229,13 +238,14 @@ def fallback_outcome(
     """Every recipient gets the fallback action (M3); `why` is the sentence that says what failed."""
     cause = why + (" (inferred)" if inferred and "(inferred)" not in why else "")
     reason = (
-        f"{cause}, so the fallback action {fallback_action} applies to all {_n(len(recipients), 'recipient')} (M3)."
+        f"{cause}, so the fallback action {fallback_action} applies to all {_n(len(recipients), 'recipient')} "
+        f"({FALLBACK.id})."
     )
-    decisions = {r: Decision(fallback_action, "fallback", None, "M3", f"fallback: {cause}") for r in recipients}
+    decisions = {r: Decision(fallback_action, "fallback", None, FALLBACK.id, f"fallback: {cause}") for r in recipients}
     return MailOutcome(
         "fallback",
         decisions,
-        "M3",
+        FALLBACK.id,
         reason,
         Report(issues, SOURCE, None, "response"),
         invocation=invocation,
@@ -255,16 +265,17 @@ def async_outcome(
 ) -> MailOutcome:
     """M8: an asynchronous rule leaves delivery as it was."""
     decisions = {
-        r: Decision("DEFAULT", "allRecipients", None, "M8", "asynchronous rule: delivered as usual") for r in recipients
+        r: Decision("DEFAULT", "allRecipients", None, ASYNCHRONOUS.id, "asynchronous rule: delivered as usual")
+        for r in recipients
     }
     reason = (
-        "The rule is asynchronous: the function's answer is ignored and delivery is unaffected (M8); "
+        f"The rule is asynchronous: the function's answer is ignored and delivery is unaffected ({ASYNCHRONOUS.id}); "
         f"all {_n(len(recipients), 'recipient')} get the normal delivery (DEFAULT)."
     )
     return MailOutcome(
         "ignored",
         decisions,
-        "M8",
+        ASYNCHRONOUS.id,
         reason,
         Report(issues, SOURCE, None, "response"),
         invocation=invocation,
@@ -288,13 +299,15 @@ def invocation_failure(invocation: Invocation, response_timeout_s: float) -> tup
 
 
 _CERTAIN = {"missing", "bounce-message"}  # invalid by the contract itself; the rest of M4's list is inferred
+# the actions list itself: a limit there (no action at all, M4; too many recipients outbound, M6) is certain
+_ACTIONS = ROOT.path_to(None, "actions")
 
 
 def _invalid_is_inferred(report: Report) -> bool:
     certain = [
         i
         for i in report.errors
-        if i.code in _CERTAIN or i.rule == id_of(decode_json) or (i.code == "limit" and i.path == path_of("actions"))
+        if i.code in _CERTAIN or i.rule == id_of(decode_json) or (i.code == "limit" and i.path == _ACTIONS)
     ]
     return not certain
 
@@ -303,19 +316,19 @@ def _applied_reason(covered: Coverage, policy: str, fallback_action: str) -> tup
     """(rule, reason) of an applied response: the effects the coverage rules stated (M5, M6, M7)."""
     counts = Counter(d.action for d in covered.decisions.values() if d.via != "fallback")
     parts = [", ".join(f"{n} {a}" for a, n in counts.items())] if counts else []
-    uncovered, late, conflicts, added = covered.uncovered, covered.late, covered.conflicted, covered.added
+    uncovered, late, conflicted, added = covered.uncovered, covered.late, covered.conflicted, covered.added
     if uncovered:
         parts.append(f"{_n(uncovered, 'recipient')} covered by no action get the fallback action {fallback_action}")
     if late:
         parts.append(
             f"{_n(late, 'recipient')} covered only by actions beyond the first {UNIQUE_ACTIONS_LIMIT} "
-            f"unique ones get the fallback action {fallback_action} (M6)"
+            f"unique ones get the fallback action {fallback_action} ({id_of(unique_actions)})"
         )
-    if conflicts:
-        parts.append(f"{_n(conflicts, 'conflict')} resolved by the {policy} policy (M7, inferred)")
+    if conflicted:
+        parts.append(f"{_n(conflicted, 'conflict')} resolved by the {policy} policy ({id_of(conflicts)}, inferred)")
     if added:
         parts.append(f"{_n(len(added), 'recipient')} named by the response but not in the envelope added")
-    return covered.rule, "The function's answer was applied (M5): " + "; ".join(parts) + "."
+    return covered.rule, f"The function's answer was applied ({id_of(coverage)}): " + "; ".join(parts) + "."
 
 
 def returned_answer(response: Any) -> Any:
@@ -368,9 +381,9 @@ def outcome(
         return decided
     if rule_config.mode == "async":  # every recipient, the cut ones too, is delivered as usual (M8)
         queued: MailOutcome = async_outcome(list(cut), [])  # `@rule` leaves it untyped
-        cut, effect = queued.decisions, "the usual delivery (M8)"
+        cut, effect = queued.decisions, f"the usual delivery ({ASYNCHRONOUS.id})"
     else:
-        effect = f"the fallback action {rule_config.fallback_action} (M1, inferred)"
+        effect = f"the fallback action {rule_config.fallback_action} ({id_of(truncation)}, inferred)"
     reason = f"{decided.reason} {_n(len(cut), 'recipient')} cut from the truncated event get {effect}."
     return replace(decided, decisions={**decided.decisions, **cut}, reason=reason)
 
@@ -384,16 +397,17 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
     invocation = response if isinstance(response, Invocation) else None
     flow = value["flowDirection"]
     if mode == "async":
+        notes = place(_async_notes(response), by=async_outcome)
         queued: MailOutcome = async_outcome(  # `@rule` leaves it untyped
-            recipients, _async_notes(response), invocation=invocation, fallback_action=fallback_action
+            recipients, notes, invocation=invocation, fallback_action=fallback_action
         )
         return queued
     if invocation is not None:
         failure = invocation_failure(invocation, rule_config.response_timeout_s)
         if failure is not None:
             result, why = failure
-            issue = error("$", result, f"{why}.", FALLBACK.id)
-            failed: MailOutcome = fallback_outcome(recipients, fallback_action, why, [issue], invocation=invocation)
+            issues = place([problem(result, f"{why}.", of=fallback_outcome)], by=fallback_outcome)
+            failed: MailOutcome = fallback_outcome(recipients, fallback_action, why, issues, invocation=invocation)
             return failed
     report, read = judge_response(returned_answer(response), flow, rule_config)
     if not report.ok:
@@ -410,7 +424,8 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
     answer, _ = decode_json(as_returned(returned_answer(response)))
     covered = coverage(answer, Seen({**read, "recipients": recipients, "fallback_action": fallback_action}))
     decisions = covered.decisions
-    notes = [i for i in covered.issues if i not in report]  # (what validating it said is in the report)
+    said = place(covered, by=coverage) if covered else []
+    notes = [i for i in said if i not in report]  # (what validating it said is in the report)
     rule, reason = _applied_reason(covered, conflict_policy, fallback_action)
     return MailOutcome(
         "applied",
@@ -423,18 +438,17 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
     )
 
 
-def _async_notes(response: Any) -> list[Issue]:
+def _async_notes(response: Any) -> list[Finding]:
     """Say so when an asynchronous function answers with actions or fails: nothing follows from it (M8)."""
     if isinstance(response, Invocation):
         if response.timed_out or response.error is not None:
             what = "did not finish in time" if response.timed_out else what_it_did(response.error)
             return [
-                warning(
-                    "$",
+                caution(
                     "ignored",
                     f"The function {what}; an asynchronous rule neither retries nor falls "
-                    "back: delivery is unaffected (M8).",
-                    ASYNCHRONOUS.id,
+                    f"back: delivery is unaffected ({ASYNCHRONOUS.id}).",
+                    of=async_outcome,
                 )
             ]
         response = response.returned
@@ -444,12 +458,12 @@ def _async_notes(response: Any) -> list[Issue]:
         value = MISSING
     if isinstance(value, dict) and "actions" in value:
         return [
-            warning(
-                path_of("actions"),
+            caution(
                 "ignored",
                 "The rule is asynchronous, so these actions are ignored: delivery is "
-                "unaffected (M8). Make the rule synchronous for them to apply.",
-                ASYNCHRONOUS.id,
+                f"unaffected ({ASYNCHRONOUS.id}). Make the rule synchronous for them to apply.",
+                "actions",
+                of=async_outcome,
             )
         ]
     return []
@@ -522,18 +536,17 @@ def ensure_message(store: Any, event: dict[str, Any]) -> None:
 @MESSAGE_CONTENT
 def with_content(result: MailOutcome, clients: list[Any], store: Any, message_id: str) -> MailOutcome:
     """The outcome with what the content API did: the delivered replacement, ignored ones (M9)."""
-    notes = [
-        warning(
-            "$",
+    found = [
+        caution(
             "ignored",
             f"The raw message was replaced {r.why}; a replacement counts only during a "
-            "synchronous invocation, so the original is delivered (M9).",
-            "M9",
+            f"synchronous invocation, so the original is delivered ({MESSAGE_CONTENT.id}).",
         )
         for client in clients
         for r in client.replacements
         if not r.applied
     ]
+    notes = place(found, by=with_content) if found else []
     delivered = None
     try:
         stored = store.message(message_id)

@@ -1,20 +1,22 @@
 """The mail-flow response: its shape, its rules, and validate_response.
 
 Each rule is one function (`unique_actions` M6, `conflicts` M7, `coverage` M5) over the
-response's entries, read once: it returns its issues (so it is a check of the contract) and
-its effect. `validate_response` reports the issues; `mail.outcome` applies the effects of the
-same judgements (`judge_response`), so the two cannot disagree.
+response's entries, read once: it returns its findings (so it is a check of the contract; the
+engine places them and names the rule) and its effect. `validate_response` reports the issues;
+`mail.outcome` applies the effects of the same judgements (`judge_response`), so the two cannot
+disagree.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar, Unpack
 
 from .._engine.codec import Invocation, encode_response
-from .._engine.report import Issue, Raw, Report, error, path_of, warning
+from .._engine.findings import Finding, caution, place, problem
+from .._engine.report import Issue, Raw, Report
 from .._engine.shape import BOOL, STR, F, ListOf, Shape
 from .._engine.validate import Check, Contract, Seen
 from .._settings.config import with_settings
@@ -158,13 +160,16 @@ def entries(response: Any, seen: Seen | None = None) -> list[Entry]:
 
 
 class Judgement:
-    """What one rule says of a response: its `issues` (iterating over it gives them, as a check's result
-    does), and the effect the outcome applies (the subclass's fields)."""
+    """What one rule says of a response: its `findings` (iterating over it gives them, as a check's result
+    does; the engine places them and names the rule), and the effect the outcome applies (the subclass's fields)."""
 
-    issues: list[Issue]
+    findings: list[Finding]
 
-    def __iter__(self) -> Iterator[Issue]:
-        return iter(self.issues)
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.findings)
+
+    def __len__(self) -> int:  # (none found: nothing for the engine to place)
+        return len(self.findings)
 
 
 _J = TypeVar("_J", bound=Judgement)
@@ -184,88 +189,104 @@ def _once(name: Callable[..., Any], response: Any, seen: Seen, judge: Callable[[
 # --- the rule checks ----------------------------------------------------------
 
 
-def check_extension_types(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_extension_types(response: Any, seen: Seen) -> list[Finding]:
     """M4: BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and only on inbound mail."""
     extensions = seen.options.get("extensions", False)
     direction = seen.options.get("flow_direction")
+    found: list[Finding] = []
     for e in entries(response, seen):
         if e.type not in EXTENSION_TYPES:
             continue
         if not extensions:
-            yield error(
-                path_of("actions", e.at, "action", "type"),
-                "enum",
-                f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
-                "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
-                RESPONSE_FORM.id,
+            found.append(
+                problem(
+                    "enum",
+                    f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
+                    "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
+                    *("actions", e.at, "action", "type"),
+                    of=RESPONSE_FORM,
+                )
             )
         elif direction == "OUTBOUND":
-            yield error(
-                path_of("actions", e.at, "action", "type"),
-                "enum",
-                f"{e.type} applies only to inbound mail; this message is outbound.",
-                RESPONSE_FORM.id,
+            found.append(
+                problem(
+                    "enum",
+                    f"{e.type} applies only to inbound mail; this message is outbound.",
+                    *("actions", e.at, "action", "type"),
+                    of=RESPONSE_FORM,
+                )
             )
+    return found
 
 
-def check_bounce_message(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_bounce_message(response: Any, seen: Seen) -> list[Finding]:
     """M4: parameters.bounceMessage belongs to BOUNCE only."""
+    found: list[Finding] = []
     for e in entries(response, seen):
         parameters = e.entry["action"].get("parameters")
         if isinstance(parameters, dict) and "bounceMessage" in parameters and e.type != "BOUNCE":
-            yield error(
-                path_of("actions", e.at, "action", "parameters", "bounceMessage"),
-                "bounce-message",
-                f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
-                RESPONSE_FORM.id,
+            found.append(
+                problem(
+                    "bounce-message",
+                    f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
+                    *("actions", e.at, "action", "parameters", "bounceMessage"),
+                    of=RESPONSE_FORM,
+                )
             )
+    return found
 
 
-def check_recipient_addresses(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_recipient_addresses(response: Any, seen: Seen) -> list[Finding]:
     """MS3: the recipients an action names look like email addresses."""
+    found: list[Finding] = []
     for e in entries(response, seen):
         named = e.entry.get("recipients")
         if not isinstance(named, list):
             continue
         for j, r in enumerate(named):
             if isinstance(r, str) and not is_address(r):
-                yield warning(
-                    path_of("actions", e.at, "recipients", j),
-                    "format",
-                    f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
-                    ADDRESSES.id,
+                found.append(
+                    caution(
+                        "format",
+                        f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
+                        *("actions", e.at, "recipients", j),
+                        of=ADDRESSES,
+                    )
                 )
+    return found
 
 
-def check_json_and_size(response: Any, seen: Seen) -> Iterator[Issue]:
+def check_json_and_size(response: Any, seen: Seen) -> list[Finding]:
     """H2 and M4: the response must be JSON, of at most 256 KB."""
     size = seen.options.get("size")
     if size is None:
         text, why = encode_response(response)
         if text is None:
-            yield error(
-                "$",
-                "type",
-                f"JSON cannot encode this response ({why}), so the platform cannot read it.",
-                id_of(encode_response),
-            )
-            return
+            return [
+                problem(
+                    "type",
+                    f"JSON cannot encode this response ({why}), so the platform cannot read it.",
+                    of=encode_response,
+                )
+            ]
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > RESPONSE_SIZE_LIMIT:
-        yield error(
-            "$",
-            "limit",
-            f"The response is {size:,} bytes; a synchronous function answers with at most "
-            f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
-            RESPONSE_FORM.id,
-        )
+        return [
+            problem(
+                "limit",
+                f"The response is {size:,} bytes; a synchronous function answers with at most "
+                f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
+                of=RESPONSE_FORM,
+            )
+        ]
+    return []
 
 
 @dataclass
 class UniqueActions(Judgement):
     """M6's judgement: the number of each entry's unique action, and the entries that count."""
 
-    issues: list[Issue]
+    findings: list[Finding]
     numbers: dict[int, int]  # entry index -> the number (0-based) of its unique action, in order of first appearance
     counted: list[Entry]  # the entries whose action is one of the first 10 unique ones
 
@@ -280,32 +301,31 @@ def unique_actions(response: Any, seen: Seen) -> UniqueActions:
         keys: dict[tuple[Any, str], int] = {}
         numbers = {e.at: keys.setdefault(e.key, len(keys)) for e in read}
         counted = [e for e in read if numbers[e.at] < UNIQUE_ACTIONS_LIMIT]
-        issues: list[Issue] = []
+        findings: list[Finding] = []
         if len(keys) > UNIQUE_ACTIONS_LIMIT:
             late = next(e.at for e in read if numbers[e.at] >= UNIQUE_ACTIONS_LIMIT)
-            issues.append(
-                warning(
-                    path_of("actions", late),
+            findings.append(
+                caution(
                     "limit",
                     f"The response has {len(keys)} unique actions (type and parameters); only the first "
                     f"{UNIQUE_ACTIONS_LIMIT} count. What only the later ones cover (from actions[{late}] on) gets "
                     "the fallback action.",
-                    "M6",
+                    "actions",
+                    late,
                 )
             )
         limit = seen.options.get("recipients_limit", RECIPIENTS_LIMIT)
         named = {r.lower() for e in read for r in e.named}
         if seen.options.get("flow_direction") == "OUTBOUND" and len(named) > limit:
-            issues.append(
-                error(
-                    path_of("actions"),
+            findings.append(
+                problem(
                     "limit",
                     f"The response names {len(named)} recipients; an outbound response names at most {limit} "
                     "(inferred from the 500-recipient limit of outbound rules).",
-                    "M6",
+                    "actions",
                 )
             )
-        return UniqueActions(issues, numbers, counted)
+        return UniqueActions(findings, numbers, counted)
 
     return _once(unique_actions, response, seen, judge)
 
@@ -315,7 +335,7 @@ class Conflicts(Judgement):
     """M7's judgement: for each recipient (lower-cased) that counted entries with different actions name, the
     entry that wins and why; the same for allRecipients (None when at most one action covers everyone)."""
 
-    issues: list[Issue]
+    findings: list[Finding]
     named: dict[str, tuple[Entry, str]]
     everyone: tuple[Entry, str] | None
 
@@ -354,21 +374,20 @@ def conflicts(response: Any, seen: Seen) -> Conflicts:
             for r in e.named:
                 naming.setdefault(r.lower(), []).append(e)
                 spelled.setdefault(r.lower(), r)
-        issues: list[Issue] = []
+        findings: list[Finding] = []
         named: dict[str, tuple[Entry, str]] = {}
         for key, candidates in naming.items():
             found = pick(candidates, "named by")
             if found is not None:
                 named[key] = found
                 first, second = candidates[0], next(e for e in candidates if numbers[e.at] != numbers[candidates[0].at])
-                issues.append(
-                    warning(
-                        path_of("actions", second.at, "recipients"),
+                findings.append(
+                    caution(
                         "conflict",
                         f"{spelled[key]} is named by actions[{first.at}] and actions[{second.at}] with different "
                         f"actions; the platform does not define which wins (fnkit's {policy} policy picks "
                         f"actions[{found[0].at}], inferred).",
-                        "M7",
+                        *("actions", second.at, "recipients"),
                     )
                 )
         everyone = [e for e in m6.counted if e.everyone]
@@ -376,17 +395,16 @@ def conflicts(response: Any, seen: Seen) -> Conflicts:
         if picked is not None:
             first = everyone[0]
             second = next(e for e in everyone if numbers[e.at] != numbers[first.at])
-            issues.append(
-                warning(
-                    path_of("actions", second.at, "allRecipients"),
+            findings.append(
+                caution(
                     "conflict",
                     f"actions[{first.at}] and actions[{second.at}] both cover all recipients with different "
                     f"actions; the platform does not define which wins (fnkit's {policy} policy picks "
                     f"actions[{picked[0].at}], inferred).",
-                    "M7",
+                    *("actions", second.at, "allRecipients"),
                 )
             )
-        return Conflicts(issues, named, picked)
+        return Conflicts(findings, named, picked)
 
     return _once(conflicts, response, seen, judge)
 
@@ -396,7 +414,7 @@ class Coverage(Judgement):
     """M5's judgement: a decision for each recipient (of `seen.options["recipients"]`, the envelope's, when
     given), and the recipients the response adds."""
 
-    issues: list[Issue]
+    findings: list[Finding]
     decisions: dict[str, Decision]
     added: list[str]
     # the effects the outcome applies: how many recipients get the fallback because no action covers them (M5)
@@ -419,31 +437,29 @@ def coverage(response: Any, seen: Seen) -> Coverage:
     the fallback too; a named address absent from the envelope is added (inbound: a warning, the platform adds
     only the organisation's own, as BCC; a name that is no address matches nobody, MS3)."""
     read = entries(response, seen)
-    issues: list[Issue] = []
+    findings: list[Finding] = []
     for e in read:
         has_named = isinstance(e.entry.get("recipients"), list) and bool(e.entry["recipients"])
         if e.everyone and has_named:
-            issues.append(
-                warning(
-                    path_of("actions", e.at),
+            findings.append(
+                caution(
                     "ambiguous",
                     "This action has both recipients and allRecipients: true; fnkit applies it to the listed "
                     "recipients and to every recipient no other action names.",
-                    "M5",
+                    *("actions", e.at),
                 )
             )
         elif not e.everyone and not has_named:
-            issues.append(
-                warning(
-                    path_of("actions", e.at),
+            findings.append(
+                caution(
                     "covers-nobody",
                     "This action names no recipients and has no allRecipients: true, so it covers nobody.",
-                    "M5",
+                    *("actions", e.at),
                 )
             )
     recipients: list[str] | None = seen.options.get("recipients")
     if recipients is None:
-        return Coverage(issues, {}, [])
+        return Coverage(findings, {}, [])
     fallback = seen.options.get("fallback_action", "DEFAULT")
     m6, m7 = unique_actions(response, seen), conflicts(response, seen)
     counted = {e.at for e in m6.counted}
@@ -460,14 +476,13 @@ def coverage(response: Any, seen: Seen) -> Coverage:
         if k not in in_envelope and any(e.at in counted for e in naming) and is_address(spelled[k][0])
     ]
     if seen.options.get("flow_direction") == "INBOUND":
-        issues += [
-            warning(
-                path_of("actions", spelled[r.lower()][1], "recipients"),
+        findings += [
+            caution(
                 "added",
                 f"{r} is not an envelope recipient, so the platform adds it; on inbound mail only "
                 "if it is an address of your organisation (delivered as BCC). fnkit cannot tell, "
                 "so it adds it.",
-                "M5",
+                *("actions", spelled[r.lower()][1], "recipients"),
             )
             for r in added
         ]
@@ -483,7 +498,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
             effects[r] = "conflict"
             return Decision(won.type, via, won.bounce_message, id_of(conflicts), why)
         effects[r] = "covered"
-        return Decision(first.type, via, first.bounce_message, "M5", f"{where} actions[{first.at}]")
+        return Decision(first.type, via, first.bounce_message, COVERAGE.id, f"{where} actions[{first.at}]")
 
     for r in recipients + added:
         naming = explicit.get(r.lower(), [])
@@ -504,11 +519,11 @@ def coverage(response: Any, seen: Seen) -> Coverage:
             )
         else:
             effects[r] = "uncovered"
-            decisions[r] = Decision(fallback, "fallback", None, "M5", "no action covers it")
+            decisions[r] = Decision(fallback, "fallback", None, COVERAGE.id, "no action covers it")
     said = list(effects.values())
     late, conflicted = said.count("late"), said.count("conflict")
-    deciding = id_of(conflicts) if conflicted else (id_of(unique_actions) if late else "M5")
-    return Coverage(issues, decisions, added, said.count("uncovered"), late, conflicted, deciding)
+    deciding = id_of(conflicts) if conflicted else (id_of(unique_actions) if late else COVERAGE.id)
+    return Coverage(findings, decisions, added, said.count("uncovered"), late, conflicted, deciding)
 
 
 RESPONSE_CHECKS: list[Check] = [
@@ -553,13 +568,10 @@ def judge_response(response: Any, flow_direction: str | None, rule_config: MailC
         "read": {},
     }
     if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
-        issue = error(
-            "$",
-            "type",
-            f"The function returned a value JSON cannot encode ({response.encode_error}).",
-            id_of(encode_response),
+        found = problem(
+            "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", of=encode_response
         )
-        return Report([issue], SOURCE, None, "response"), options
+        return Report(place([found], by=encode_response), SOURCE, None, "response"), options
     response = as_returned(response)
     options["size"] = _text_size(response)
     return RESPONSE_CONTRACT.check(response, options)[0], options
@@ -599,18 +611,15 @@ def validate_response(
     ):
         structure: list[Issue] = []  # an asynchronous function that returns nothing: nothing to say about it
     else:
-        structure = [
-            i if i.severity == "warning" else Issue(i.path, i.code, i.message, "warning", i.rule) for i in report
-        ]
+        structure = [i if i.severity == "warning" else replace(i, severity="warning") for i in report]
     follows = " What would make it invalid in a synchronous rule follows, as warnings." if structure else ""
-    ignored = warning(
-        "$",
+    ignored = caution(
         "ignored",
         "The rule is asynchronous: the mail-flow service ignores the response, so it "
-        f"changes nothing and delivery is unaffected (M8).{follows}",
-        ASYNCHRONOUS.id,
+        f"changes nothing and delivery is unaffected ({ASYNCHRONOUS.id}).{follows}",
+        of=ASYNCHRONOUS,
     )
-    return Report([ignored, *structure], SOURCE, report.dialect, "response")
+    return Report([*place([ignored], by=ASYNCHRONOUS), *structure], SOURCE, report.dialect, "response")
 
 
 def json_schema(kind: str = "event") -> dict[str, Any]:

@@ -19,10 +19,11 @@ from typing import Any
 
 import msgspec
 
-from .._engine.report import Issue, child_path, error, path_of, warning
+from .._engine.findings import Finding, caution, problem
 from .._engine.shape import STR, F, ListOf, Nullable, Shape, Text
 from .._engine.validate import Seen
-from ..rules import id_of, rule
+from ..rules import rule
+from ._tables import RECORDS
 
 MAX_MESSAGE_BYTES = 1_048_576  # Q16: 1 MiB, body and message attributes (256 KiB, 262,144, before August 2025)
 MAX_PAYLOAD_BYTES = 6_291_456  # Q17: "6 MB", as the platform counts a synchronous invocation's payload
@@ -126,9 +127,9 @@ def md5_of_body(body: str) -> str:
     "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
     "attributes encoded by name order, lengths and transport bytes.",
 )
-def check_md5_of_body(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_md5_of_body(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q13: md5OfBody matches the body."""
-    table = seen.tables["records"]
+    table = seen.tables[RECORDS]
     bodies, digests = table["body"], table["md5_of_body"]
     try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
         expected: list[str | None] = [_md5(body.encode()).hexdigest() for body in bodies]
@@ -138,11 +139,11 @@ def check_md5_of_body(event: Any, seen: Seen) -> Sequence[Issue]:
     if expected == [*digests]:
         return ()
     return [
-        error(
-            path_of("Records", i, "md5OfBody"),
+        problem(
             "mismatch",
             f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.",
-            "Q13",
+            "md5OfBody",
+            row=RECORDS.row(i),
         )
         for i, want, digest in zip(table["at"], expected, digests, strict=True)
         if want is not None and type(digest) is str and digest != want
@@ -188,33 +189,36 @@ def md5_of_message_attributes(attributes: Mapping[str, Any]) -> str | None:
 
 
 @ATTRIBUTE_LIMITS
-def check_message_attributes(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_message_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
-    table = seen.tables["records"]
+    table = seen.tables[RECORDS]
     attributes, digests = table["message_attributes"], table["md5_of_message_attributes"]
     if not any(attributes) and not _holds(digests, None):
         return ()  # no attributes and no digest anywhere: nothing to check
     return [*_message_attribute_issues(table["at"], attributes, digests)]
 
 
-def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], digests: tuple[Any, ...]) -> Iterator[Issue]:
+def _message_attribute_issues(
+    positions: Any, attributes: tuple[Any, ...], digests: tuple[Any, ...]
+) -> Iterator[Finding]:
+    """Q14 (this check's rule), and what the same reading finds of Q12 (`of=RECORD_KEYS`) and of the attributes'
+    digest (Q13, `of=check_md5_of_body`), each at its keys below its record."""
     for i, attrs, digest in zip(positions, attributes, digests, strict=True):
         if not attrs and digest is None:
             continue  # no attributes and no digest: nothing to check
         if type(attrs) is not dict:
             continue
-        base = path_of("Records", i, "messageAttributes")
+        row = RECORDS.row(i)
         if len(attrs) > 10:
-            yield error(
-                base,
+            yield problem(
                 "limit",
                 f"A message has at most 10 message attributes; this one has {len(attrs)}.",
-                ATTRIBUTE_LIMITS.id,
+                "messageAttributes",
+                row=row,
             )
         complete = True
         listed: list[str] = []  # the reserved lists that hold values (Q12), named when the digest is explained
         for name, attr in attrs.items():
-            path = child_path(base, name)
             dtype = attr.data_type if type(attr) is MessageAttribute else None
             if type(attr) is MessageAttribute and (attr.string_list_values or attr.binary_list_values):
                 for key, values in (
@@ -223,14 +227,17 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
                 ):
                     if values and isinstance(values, (tuple, list)):
                         listed.append(f"{name}.{key}")
-                        yield warning(
-                            child_path(path, key),
+                        yield caution(
                             "reserved",
                             f"{key} of '{name}' holds {len(values)} value(s), but the platform reserves it "
                             "and always sends []. fnkit leaves it out of md5OfMessageAttributes, which it "
                             f"computes from the attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'}"
                             " alone.",
-                            RECORD_KEYS.id,
+                            "messageAttributes",
+                            name,
+                            key,
+                            row=row,
+                            of=RECORD_KEYS,
                         )
             if type(dtype) is not str or DATA_TYPE.broken(dtype):
                 complete = False  # the walk reported it
@@ -242,36 +249,53 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
             )
             if not isinstance(value, str):
                 complete = False
-                yield error(
-                    child_path(path, want),
+                yield problem(
                     "missing",
                     f"A {dtype.split('.')[0]} attribute carries its value in {want}.",
-                    RECORD_KEYS.id,
+                    "messageAttributes",
+                    name,
+                    want,
+                    row=row,
+                    of=RECORD_KEYS,
                 )
             elif is_binary and _attr_value_bytes(dtype, None, value) is None:
                 complete = False
-                yield error(child_path(path, want), "format", "binaryValue is not valid base64.", RECORD_KEYS.id)
+                yield problem(
+                    "format",
+                    "binaryValue is not valid base64.",
+                    "messageAttributes",
+                    name,
+                    want,
+                    row=row,
+                    of=RECORD_KEYS,
+                )
             elif dtype.startswith("Number") and not _NUMBER.match(value):
-                yield error(
-                    child_path(path, want),
+                yield problem(
                     "format",
                     f"'{value}' is not a number, but the dataType is Number.",
-                    ATTRIBUTE_LIMITS.id,
+                    "messageAttributes",
+                    name,
+                    want,
+                    row=row,
                 )
             if other_value is not None:
-                yield warning(
-                    child_path(path, other),
+                yield caution(
                     "unexpected",
                     f"A {dtype.split('.')[0]} attribute has no {other}.",
-                    RECORD_KEYS.id,
+                    "messageAttributes",
+                    name,
+                    other,
+                    row=row,
+                    of=RECORD_KEYS,
                 )
         if not attrs:
             if isinstance(digest, str):
-                yield warning(
-                    path_of("Records", i, "md5OfMessageAttributes"),
+                yield caution(
                     "unexpected",
                     "md5OfMessageAttributes appears only when the message has attributes.",
-                    RECORD_KEYS.id,
+                    "md5OfMessageAttributes",
+                    row=row,
+                    of=RECORD_KEYS,
                 )
             continue
         if not complete or not all(isinstance(name, str) for name in attrs):
@@ -286,19 +310,21 @@ def _message_attribute_issues(positions: Any, attributes: tuple[Any, ...], diges
             else ""
         )
         if digest is None:
-            yield error(
-                path_of("Records", i, "md5OfMessageAttributes"),
+            yield problem(
                 "missing",
                 f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
                 f"always sends their digest with them (expected '{expected}').{treated}",
-                RECORD_KEYS.id,
+                "md5OfMessageAttributes",
+                row=row,
+                of=RECORD_KEYS,
             )
         elif isinstance(digest, str) and digest != expected:
-            yield error(
-                path_of("Records", i, "md5OfMessageAttributes"),
+            yield problem(
                 "mismatch",
                 f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'.{treated}",
-                id_of(check_md5_of_body),
+                "md5OfMessageAttributes",
+                row=row,
+                of=check_md5_of_body,
             )
 
 
@@ -368,9 +394,9 @@ def message_size(body: str, message_attributes: Mapping[str, Any] | None = None)
     "a function (a warning; QueueSim.send refuses it).",
     severity="warning",
 )
-def check_message_size(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_message_size(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
-    table = seen.tables["records"]
+    table = seen.tables[RECORDS]
     bodies, attributes = table["body"], table["message_attributes"]
     # UTF-8 takes at most 4 bytes a character, and no body is longer than the bodies together (a sum: cheaper than max)
     bound = 4 * _total(bodies)
@@ -386,13 +412,13 @@ def check_message_size(event: Any, seen: Seen) -> Sequence[Issue]:
         size = body_bytes + _attributes_size(attrs)
         if size > MAX_MESSAGE_BYTES:
             out.append(
-                warning(
-                    path_of("Records", i, "body"),
+                caution(
                     "limit",
                     f"This message is {size:,} bytes (body {body_bytes:,}, message attributes {size - body_bytes:,}); "
                     f"a queue takes messages of at most {MAX_MESSAGE_BYTES:,} bytes (1 MiB) and refuses larger ones, "
                     "so the platform never delivers this record.",
-                    "Q16",
+                    "body",
+                    row=RECORDS.row(i),
                 )
             )
     return out
@@ -411,9 +437,9 @@ _RECORD_ALLOWANCE = 8192
     "fewer records rather than build a larger batch, and the platform refuses a larger invocation (a warning).",
     severity="warning",
 )
-def check_payload_size(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_payload_size(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q17: the event's JSON fits one invocation (measured only when the lengths alone cannot tell)."""
-    table = seen.tables["records"]
+    table = seen.tables[RECORDS]
     bodies, attributes = table["body"], table["message_attributes"]
     # JSON takes at most 6 bytes a character (a control character as \u00XX)
     bound = 6 * _total(bodies) + len(bodies) * _RECORD_ALLOWANCE
@@ -428,13 +454,12 @@ def check_payload_size(event: Any, seen: Seen) -> Sequence[Issue]:
     if size <= MAX_PAYLOAD_BYTES:
         return ()
     return [
-        warning(
-            path_of("Records"),
+        caution(
             "limit",
             f"The event is {'' if exact else 'at least '}{size:,} bytes of JSON ({len(bodies)} record(s)); a "
             f"synchronous invocation carries at most {MAX_PAYLOAD_BYTES:,} bytes (6 MB), so the poller never builds "
             "this batch: it delivers fewer records per invocation instead.",
-            "Q17",
+            "Records",
         )
     ]
 
@@ -453,7 +478,9 @@ def normalize_message_attributes(attrs: Mapping[str, Any] | None) -> dict[str, d
             dtype, string_value, binary_value = "String", str(value).lower(), None
         elif isinstance(value, (int, float)):
             if value != value or value in (float("inf"), float("-inf")):
-                raise ValueError(f"message attribute {name!r}: a Number is finite, not {value!r} (Q14)")
+                raise ValueError(
+                    f"message attribute {name!r}: a Number is finite, not {value!r} ({ATTRIBUTE_LIMITS.id})"
+                )
             dtype, string_value, binary_value = "Number", repr(value), None
         else:
             dtype, string_value, binary_value = "String", str(value), None

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
+from .._engine.findings import Finding, caution, problem
 from .._engine.memo import Readings
-from .._engine.report import ContractError, Issue, Report, error, path_of, warning
+from .._engine.report import ContractError, Report
 from .._engine.shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
-from .._engine.validate import Contract, Seen
+from .._engine.validate import Check, Contract, Seen
 from ..rules import id_of, rule
 from ._config import BATCH_LIMITS, DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD
 from ._contents import (
@@ -26,6 +27,7 @@ from ._contents import (
     check_payload_size,
 )
 from ._fifo import check_fifo, fifo_attributes, is_fifo
+from ._tables import ATTRIBUTE_ROWS, RECORDS
 
 SOURCE = "queue"
 EVENT_SOURCE = {"provider": "provider:queue", "aws": "aws:sqs"}
@@ -249,18 +251,18 @@ def _records(event: Any) -> tuple[Any, ...]:
 
 
 @BATCH_LIMITS
-def check_batch(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_batch(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
     if type(event) is not QueueEvent or type(event.records) is not tuple:
         return ()
     n = len(event.records)
     if n == 0:
         return [
-            error(
-                path_of("Records"),
+            problem(
                 "limit",
                 "The batch is empty; the poller never invokes a function with no records.",
-                EVENT_SHAPE.rule,
+                "Records",
+                of=EVENT_SHAPE,
             )
         ]
     limit = seen.options.get("batch_size")
@@ -269,39 +271,25 @@ def check_batch(event: Any, seen: Seen) -> Sequence[Issue]:
     fifo = n > MAX_BATCH_FIFO and is_fifo(event)  # only a long batch asks
     if fifo and n > MAX_BATCH_FIFO:
         return [
-            error(
-                path_of("Records"),
+            problem(
                 "limit",
                 f"A FIFO queue delivers at most {MAX_BATCH_FIFO} records per batch; this one has {n}.",
-                "Q1",
+                "Records",
             )
         ]
     if n > MAX_BATCH_STANDARD:
         return [
-            error(
-                path_of("Records"),
-                "limit",
-                f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.",
-                "Q1",
-            )
+            problem("limit", f"A batch holds at most {MAX_BATCH_STANDARD:,} records; this one has {n:,}.", "Records")
         ]
     if limit is not None and n > limit:
-        return [
-            error(
-                path_of("Records"),
-                "limit",
-                f"The batch has {n} records, more than the configured batch size {limit}.",
-                "Q1",
-            )
-        ]
+        return [problem("limit", f"The batch has {n} records, more than the configured batch size {limit}.", "Records")]
     if limit is None and n > DEFAULT_BATCH:
         return [
-            warning(
-                path_of("Records"),
+            caution(
                 "limit",
                 f"The batch has {n} records; the default batch size is {DEFAULT_BATCH}, so this needs a larger "
-                "configured batch size and a batching window (Q1).",
-                "Q1",
+                f"configured batch size and a batching window ({BATCH_LIMITS.id}).",
+                "Records",
             )
         ]
     return ()
@@ -317,9 +305,9 @@ def check_batch(event: Any, seen: Seen) -> Sequence[Issue]:
 @rule(
     "QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.", origin="spec"
 )
-def check_unique_ids(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_unique_ids(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS7: no messageId twice in one batch."""
-    table = seen.tables["records"]
+    table = seen.tables[RECORDS]
     ids = table["message_id"]
     try:
         if len(set(ids)) == len(ids):
@@ -333,12 +321,12 @@ def check_unique_ids(event: Any, seen: Seen) -> Sequence[Issue]:
             continue
         if mid in first:
             out.append(
-                error(
-                    path_of("Records", i, "messageId"),
+                problem(
                     "conflict",
-                    f"messageId '{mid}' already appears at $.Records[{first[mid]}]; a batch never holds one "
-                    "message twice.",
-                    "QS7",
+                    f"messageId '{mid}' already appears at {seen.path_to(RECORDS.row(first[mid]))}; a batch never "
+                    "holds one message twice.",
+                    "messageId",
+                    row=RECORDS.row(i),
                 )
             )
         else:
@@ -346,9 +334,9 @@ def check_unique_ids(event: Any, seen: Seen) -> Sequence[Issue]:
     return out
 
 
-def check_event_source(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_event_source(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS4: eventSource's spelling tells the dialect (a value of neither spelling is the walk's enum error)."""
-    sources = seen.tables["records"]["event_source"]
+    sources = seen.tables[RECORDS]["event_source"]
     for spelling, dialect in _SOURCE_DIALECT.items():
         if spelling in sources:
             seen.saw(dialect)
@@ -387,9 +375,9 @@ def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
 
 
 @RECORD_KEYS
-def check_arn_region(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
-    table = seen.tables["records"]
+    table = seen.tables[RECORDS]
     arns, regions = table["event_source_arn"], table["aws_region"]
     distinct: Any
     if arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
@@ -417,20 +405,20 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Issue]:
         for i, pair in zip(table["at"], zip(arns, regions, strict=True), strict=True):
             if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
                 out.append(
-                    error(
-                        path_of("Records", i, "awsRegion"),
+                    problem(
                         "mismatch",
                         f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.",
-                        RECORD_KEYS.id,
+                        "awsRegion",
+                        row=RECORDS.row(i),
                     )
                 )
     if len(queues) > 1:
         out.append(
-            warning(
-                path_of("Records"),
+            caution(
                 "conflict",
                 f"The records come from {len(queues)} different queues; a batch comes from one queue.",
-                EVENT_SHAPE.rule,
+                "Records",
+                of=EVENT_SHAPE,
             )
         )
     return out
@@ -440,9 +428,9 @@ def _as_int(text: Any) -> int | None:
     return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
 
 
-def check_attributes(event: Any, seen: Seen) -> Sequence[Issue]:
+def check_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
-    table = seen.tables["records.attributes"]
+    table = seen.tables[ATTRIBUTE_ROWS]
     n = len(table["at"])
     if table["trace_header__0"].count(_UNSET) != n:  # (C-level counts)
         seen.saw("provider")  # ProviderTraceHeader
@@ -467,17 +455,18 @@ def check_attributes(event: Any, seen: Seen) -> Sequence[Issue]:
         sent_at, first_at = _as_int(sent_at), _as_int(first_at)
         if sent_at is not None and first_at is not None and first_at < sent_at:
             out.append(
-                warning(
-                    path_of("Records", i, "attributes", "ApproximateFirstReceiveTimestamp"),
+                caution(
                     "order",
                     "The message was first received before it was sent.",
-                    ATTRIBUTES.rule,
+                    "ApproximateFirstReceiveTimestamp",
+                    row=ATTRIBUTE_ROWS.row(i),
+                    of=ATTRIBUTES,
                 )
             )
     return out
 
 
-EVENT_CHECKS = [
+EVENT_CHECKS: list[Check] = [
     check_batch,
     check_unique_ids,
     check_event_source,
@@ -529,10 +518,13 @@ def correlation_ids(event: Any) -> list[str]:
 
 def batch_ids(event: Any) -> tuple[str, ...]:
     """Every messageId of the batch, in order, as a tuple (what an outcome keeps)."""
-    if type(event) is QueueEvent:
+    if type(event) is dict:  # (the usual event)
+        recs = event.get("Records")
+    elif type(event) is QueueEvent:
         return tuple([r.message_id for r in _records(event) if type(r) is QueueRecord and type(r.message_id) is str])
-    recs = event.get("Records") if isinstance(event, dict) else None
-    if not isinstance(recs, list):
+    else:
+        recs = event.get("Records") if isinstance(event, dict) else None
+    if type(recs) is not list and not isinstance(recs, list):
         return ()
     try:  # every record a dict with a string messageId (join refuses anything else): one C-level pass
         ids = tuple(map(_MESSAGE_ID, recs))

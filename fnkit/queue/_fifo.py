@@ -26,9 +26,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from .._engine.report import Issue, error, path_of, warning
-from ..rules import rule
+from .._engine.findings import Finding, caution, problem
+from ..rules import id_of, rule
 from ._config import FIFO_GROUPS
+from ._tables import ATTRIBUTE_ROWS, RECORDS
 
 FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 #: the sentence an outcome's reason gains when a FIFO group's order breaks (Q10)
@@ -46,32 +47,34 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
     if not records or (type(records) is not list and type(records) is not tuple):
         return False, None
     i, rec = 0, records[0]
-    arn: Any = rec.get("eventSourceARN") if type(rec) is dict else getattr(rec, "event_source_arn", _NOT_A_RECORD)
+    dict_record = type(rec) is dict  # (the event as a dict; else typed, its lenient form holding whatever it had)
+    arn: Any = rec.get("eventSourceARN") if dict_record else getattr(rec, "event_source_arn", _NOT_A_RECORD)
     if arn is _NOT_A_RECORD:  # pass over items that are not records
         for i, rec in enumerate(records):  # noqa: B007 - the record found, and where
             if type(rec) is dict or hasattr(rec, "event_source_arn"):
                 break
         else:
             return False, None
-        arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
+        dict_record = type(rec) is dict
+        arn = rec.get("eventSourceARN") if dict_record else rec.event_source_arn
     names_queue = type(arn) is str and ":" in arn  # an ARN that names the queue
     if names_queue and arn.endswith(".fifo"):
         return True, None
     # the attributes are read only when the ARN does not settle it, and the sequence only after a group
-    typed = type(rec) is not dict  # a typed record (its lenient form holds whatever the event had)
-    attrs = rec.attributes if typed else rec.get("attributes")
-    if typed:
-        group = getattr(attrs, "message_group_id", None)
-    else:
+    if dict_record:
+        attrs = rec.get("attributes")
         group = attrs.get("MessageGroupId") if type(attrs) is dict else None
+    else:
+        attrs = rec.attributes
+        group = getattr(attrs, "message_group_id", None)
     if group is None:
         return False, None
     if not names_queue:  # no ARN to read: a message group says FIFO
         return True, None
-    if typed:
-        sequence = getattr(attrs, "sequence_number", None)
-    else:
+    if dict_record:
         sequence = attrs.get("SequenceNumber")  # (a dict: it held the group)
+    else:
+        sequence = getattr(attrs, "sequence_number", None)
     return (True, i) if sequence is not None else (False, None)  # only a FIFO queue's delivery adds both (Q15)
 
 
@@ -92,7 +95,7 @@ def is_fifo(event: Any) -> bool:
     origin="kit",
     severity="warning",
 )
-def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
+def placeholder_arn(event: Any, inferred_at: int | None) -> list[Finding]:
     """Q15: the one warning of a batch read as FIFO from its attributes while its ARN names a queue without .fifo
     (`inferred_at`: that record's position, from `fifo_reading`)."""
     if inferred_at is None:
@@ -101,13 +104,14 @@ def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
     rec = records[inferred_at]
     arn = rec.get("eventSourceARN") if type(rec) is dict else rec.event_source_arn
     return [
-        warning(
-            path_of("Records", inferred_at, "eventSourceARN"),
+        caution(
             "fifo",
             f"eventSourceARN '{arn}' does not end in .fifo, yet the records carry MessageGroupId and SequenceNumber, "
             "which only FIFO queues send, and every FIFO queue's name ends in .fifo: the ARN looks like a "
             "placeholder. fnkit checks the batch as FIFO.",
-            "Q15",
+            "eventSourceARN",
+            row=RECORDS.row(inferred_at),
+            of=placeholder_arn,
         )
     ]
 
@@ -120,7 +124,7 @@ def placeholder_arn(event: Any, inferred_at: int | None) -> list[Issue]:
     "ordered (FIFO) queues and are absent for standard queues.",
     origin="spec",
 )
-def fifo_attributes(table: dict[str, Any], fifo: bool) -> Sequence[Issue]:
+def fifo_attributes(table: dict[str, Any], fifo: bool) -> Sequence[Finding]:
     """QS5: each record carries the three FIFO attributes exactly when the queue is FIFO. `table`: the
     "records.attributes" columns (a value of any type counts as present; absent is None)."""
     sequences, groups, tokens = table["sequence_number"], table["message_group_id"], table["message_deduplication_id"]
@@ -133,28 +137,31 @@ def fifo_attributes(table: dict[str, Any], fifo: bool) -> Sequence[Issue]:
             if (value is not None) == fifo:
                 continue
             out.append(
-                error(
-                    path_of("Records", i, "attributes", key),
+                problem(
                     "missing",
                     f"Records of a FIFO queue carry {key}; it is missing.",
-                    "QS5",
+                    key,
+                    row=ATTRIBUTE_ROWS.row(i),
+                    of=fifo_attributes,
                 )
                 if fifo
-                else error(
-                    path_of("Records", i, "attributes", key),
+                else problem(
                     "unexpected",
                     f"{key} appears only in records of FIFO queues (queue names ending in .fifo); this queue "
                     "is standard.",
-                    "QS5",
+                    key,
+                    row=ATTRIBUTE_ROWS.row(i),
+                    of=fifo_attributes,
                 )
             )
     return out
 
 
-def check_fifo(event: Any, seen: Any) -> Sequence[Issue]:
-    """The event's FIFO rules from one reading of its queue's kind: Q15 (a placeholder ARN), then QS5."""
+def check_fifo(event: Any, seen: Any) -> Sequence[Finding]:
+    """The event's FIFO rules from one reading of its queue's kind: Q15 (a placeholder ARN), then QS5 (each
+    finding names its rule's function: `of=`)."""
     fifo, inferred_at = fifo_reading(event)
-    wrong = fifo_attributes(seen.tables["records.attributes"], fifo)
+    wrong = fifo_attributes(seen.tables[ATTRIBUTE_ROWS], fifo)
     if inferred_at is None:
         return wrong
     return [*placeholder_arn(event, inferred_at), *wrong]
@@ -169,9 +176,10 @@ def check_fifo(event: Any, seen: Any) -> Sequence[Issue]:
     "message instead.",
     severity="warning",
 )
-def group_order(event: Any, failed: Any) -> Sequence[Issue]:
+def group_order(event: Any, failed: Any) -> Sequence[Finding]:
     """Q10: in a FIFO batch, each unlisted message that follows a listed one of its group (it is deleted, and the
-    group's order breaks): a warning for each. `failed`: the listed messageIds. The event as a dict."""
+    group's order breaks): a warning for each, at the record below the event. `failed`: the listed messageIds.
+    The event as a dict."""
     if not failed or type(event) is not dict or not fifo_reading(event)[0]:
         return ()
     records = event["Records"]
@@ -187,13 +195,13 @@ def group_order(event: Any, failed: Any) -> Sequence[Issue]:
             failed_groups.setdefault(group, mid)
         elif group in failed_groups:
             out.append(
-                warning(
-                    path_of("Records", i),
+                caution(
                     "ordering",
                     f"'{mid}' of group '{group}' follows failed '{failed_groups[group]}' but is not listed, so "
                     "it is deleted and the group's order breaks. List every message after the first failure of "
                     "a group.",
-                    "Q10",
+                    "Records",
+                    i,
                 )
             )
     return out
@@ -202,9 +210,9 @@ def group_order(event: Any, failed: Any) -> Sequence[Issue]:
 def send_refusal(fifo: bool, group_id: Any, dedup_id: Any) -> str | None:
     """Why a message with this group and deduplication id cannot go to a queue of this kind (Q9, QS5), else None."""
     if fifo and not group_id:
-        return "a FIFO queue needs a group_id for every message (Q9)"
+        return f"a FIFO queue needs a group_id for every message ({FIFO_GROUPS.id})"
     if not fifo and (group_id is not None or dedup_id is not None):
-        return "group_id and dedup_id belong to FIFO queues: QueueSim(fifo=True) (QS5)"
+        return f"group_id and dedup_id belong to FIFO queues: QueueSim(fifo=True) ({id_of(fifo_attributes)})"
     return None
 
 

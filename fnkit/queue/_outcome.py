@@ -209,18 +209,22 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
         return BatchOutcome("failure", all_ids, (), reading.rule, reading.reason, report, invocation, all_ids)
     failed: tuple[str, ...] = reading.failed  # (the reading found each in the batch)
     ordered: tuple[str, ...]
-    if len(failed) == 1 and all_ids.count(failed[0]) == 1:  # one listed message, once in the batch: cut it out
+    if len(failed) == 1:  # one listed message: cut it out where it is, unless the batch holds it again
         at = all_ids.index(failed[0])
-        ordered, deleted = failed, all_ids[:at] + all_ids[at + 1 :]
+        after = all_ids[at + 1 :]
+        ordered, deleted = failed, (all_ids[:at] + after if failed[0] not in after else _without(all_ids, failed))
     else:
-        fset = set(failed)
-        deleted = tuple(filterfalse(fset.__contains__, all_ids))
-        ordered = failed if len(failed) == 1 else tuple(filter(fset.__contains__, all_ids))  # batch order
+        ordered, deleted = tuple(filter(set(failed).__contains__, all_ids)), _without(all_ids, failed)  # batch order
     counts = (len(failed), len(deleted))
     reason = PARTIAL_REASONS.get(counts) or partial_reason(*counts)
     if reading.note:  # what a rule over the partial failure adds (Q10)
         reason += reading.note
     return BatchOutcome("partial", ordered, deleted, reading.rule, reason, report, invocation, all_ids)
+
+
+def _without(ids: tuple[str, ...], failed: tuple[str, ...]) -> tuple[str, ...]:
+    """The ids of the batch that are not listed, in batch order (each occurrence of a listed one left out)."""
+    return tuple(filterfalse(set(failed).__contains__, ids))
 
 
 @with_settings(QueueConfig, "report_batch_item_failures")

@@ -19,6 +19,7 @@ import msgspec
 from .. import rules as _rules
 from .._cells import short_id
 from .._engine.codec import encode_response
+from .._engine.findings import place
 from .._engine.memo import Readings
 from .._engine.report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, path_of, warning
 from .._engine.shape import F, ListOf, Nullable, Shape, Text, unknown_key
@@ -160,8 +161,8 @@ def read(
     reading: Reading = reporting_on(value, batch_ids, [] if notes is None else notes, unencodable)
     if reading.kind == "partial" and event is not None:
         order = group_order(event, reading.failed)
-        if order:  # its effect: warnings, and the sentence of the partial failure says the order breaks
-            reading.issues.extend(order)
+        if order:  # its effect: warnings (at the event's records), and the partial failure's sentence says so
+            reading.issues.extend(place(order, by=group_order))
             return Reading("partial", reading.failed, reading.rule, reading.reason, reading.issues, GROUP_ORDER_BREAKS)
     return reading
 

@@ -118,6 +118,63 @@ def test_fnkit_rules_id_shows_the_function_at_file_line(rule_id, capsys):
     assert any(f"def {name.rsplit('.', 1)[-1]}(" in o for o in out[3:])
 
 
+def test_fnkit_rules_id_lists_every_function_that_finds_its_problems(capsys):
+    """A declared rule (QS1, on the queue event's shape) is issued by the engine's check of the declaration and by
+    each function whose findings name it; the engine stamps the id, so the command finds them by their `of=`."""
+    from fnkit.cli import main
+    from fnkit.queue._event import check_arn_region, check_batch
+
+    issuers = rules.issued_by("QS1")
+    assert [i.rsplit(": ", 1)[1] for i in issuers] == ["check_batch", "check_arn_region"]
+    for issuer, function in zip(issuers, (check_batch, check_arn_region), strict=True):
+        path, line = issuer.split(": ")[0].rsplit(":", 1)
+        assert (
+            (FNKIT_DIR.parent / path)
+            .read_text(encoding="utf-8")
+            .splitlines()[int(line) - 1]
+            .startswith(f"def {function.__name__}(")
+        )
+    assert main(["rules", "QS1"]) == 0
+    shown = capsys.readouterr().out.splitlines()[3]
+    assert shown.startswith("issued by: fnkit/queue/_event.py:") and shown.endswith(
+        "check_arn_region, the engine, checking the declaration"
+    )
+    # a rule whose function finds all its problems is issued by that function alone
+    assert main(["rules", "Q1"]) == 0
+    assert (
+        capsys.readouterr().out.splitlines()[3]
+        == f"issued by: {rules.location('Q1')[0]}:{rules.location('Q1')[1]}: check_batch"
+    )
+
+
+def test_fnkit_rules_id_lists_the_functions_that_have_the_engine_place_its_findings(capsys):
+    """A function that hands findings to the engine as a rule's (`place(found, by=...)`) issues that rule: A5 is
+    issued by its check and by the report of a response a worker measured over the limit; a timeout's 502 (H4) by
+    the load balancer's outcome as well as by the running code that ends a late call."""
+    from fnkit._running.handler_rules import TIMED_OUT
+    from fnkit.alb import _response
+    from fnkit.cli import main
+
+    def functions(rule_id: str) -> list[str]:
+        return [i.rsplit(": ", 1)[1] for i in rules.issued_by(rule_id)]
+
+    assert functions(rules.id_of(_response.check_size)) == ["check_size", "too_large_report"]
+    # and the report placed there says so: the rule of the worker's too-large response is A5
+    assert _response.too_large_report(2_000_000).rules() == [rules.id_of(_response.check_size)]
+    timed_out = TIMED_OUT
+    assert "_from_invocation" in functions(timed_out.id)
+    issuer = next(i for i in rules.issued_by(timed_out.id) if i.endswith("_from_invocation"))
+    path, line = issuer.split(": ")[0].rsplit(":", 1)
+    assert (
+        (FNKIT_DIR.parent / path)
+        .read_text(encoding="utf-8")
+        .splitlines()[int(line) - 1]
+        .startswith("def _from_invocation(")
+    )
+    assert main(["rules", "A5"]) == 0
+    assert capsys.readouterr().out.splitlines()[3] == f"issued by: {', '.join(rules.issued_by('A5'))}"
+
+
 def test_fnkit_rules_id_json_and_an_unknown_id(capsys):
     import json
 

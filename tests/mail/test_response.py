@@ -193,3 +193,21 @@ def test_async_invalid_json_is_a_warning_too():
 def test_an_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="M2"):
         mail.validate_response(GOOD, mode="later")  # type: ignore[arg-type]
+
+
+# --- where a rule's problems are found (`fnkit rules ID`) -------------------------------------------------
+
+
+def test_fnkit_rules_names_every_mail_function_that_finds_a_rules_problems():
+    """The mail rules return findings and the engine stamps the id: a function that finds a declared rule's
+    problems names the rule's function or declaration (`of=`), so `fnkit rules M4` lists it."""
+    from fnkit import rules
+
+    def issuers(rule_id):
+        return [where.rsplit(": ", 1)[1] for where in rules.issued_by(rule_id)]
+
+    assert issuers("M4") == ["check_extension_types", "check_bounce_message", "check_json_and_size"]
+    assert issuers("M8") == ["async_outcome", "_outcome_of_event", "_async_notes", "validate_response"]
+    assert issuers("M3") == ["fallback_outcome", "_outcome_of_event"]
+    assert issuers("MS3") == ["check_null_sender", "check_recipient_addresses"]
+    assert {"check_json_and_size", "judge_response"} <= set(issuers("H2"))
