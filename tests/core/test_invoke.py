@@ -141,8 +141,10 @@ def test_an_invocation_is_a_frozen_dataclass_made_by_position_or_by_name():
 
     from fnkit._engine.codec import Invocation
 
-    names = [f.name for f in dataclasses.fields(Invocation)]
-    assert list(inspect.signature(Invocation).parameters) == names
+    fields = dataclasses.fields(Invocation)
+    parameters = inspect.signature(Invocation).parameters
+    assert list(parameters) == [f.name for f in fields]  # the init takes the fields, in order, with their defaults
+    assert [p.default for p in parameters.values()] == [f.default for f in fields]
     by_position = Invocation(None, "null", None, False, 1.5, "out", 3.0)
     assert by_position == Invocation(returned=None, response_text="null", duration_ms=1.5, logs="out", timeout_s=3.0)
     defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Invocation)}
