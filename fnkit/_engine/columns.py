@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
-from operator import attrgetter, itemgetter
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 #: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
@@ -265,11 +265,15 @@ _UNSET: Any = None  # msgspec.UNSET, once msgspec is loaded (`import fnkit` stay
 
 
 def _load_unset() -> Any:
-    global _UNSET
+    global _UNSET, _COUNT_UNSET
     import msgspec
 
     _UNSET = msgspec.UNSET
+    _COUNT_UNSET = methodcaller("count", _UNSET)
     return _UNSET
+
+
+_COUNT_UNSET: Any = None  # a column's count of UNSET (a methodcaller), set with _UNSET
 
 
 def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
@@ -277,7 +281,7 @@ def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
     `columns`: one column per spelling, UNSET where an object lacks that spelling."""
     UNSET = _UNSET if _UNSET is not None else _load_unset()  # noqa: N806
     n = len(columns[0])
-    absent = [column.count(UNSET) for column in columns]
+    absent = [*map(_COUNT_UNSET, columns)]  # (C-level counts, no comprehension's frame)
     if absent.count(n) >= len(absent) - 1:  # one spelling in use at most (the usual case): C-level counts
         return not required or min(absent) == 0
     held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]

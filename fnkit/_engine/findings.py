@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from ..rules import declared_by
 from .report import Issue, Severity, path_of
 
 
@@ -103,8 +104,6 @@ ROOT = Places()
 def rule_of(implementation: Any) -> str | None:
     """The id of the rule a function or declaration implements, None when it implements none (a check that
     only records a dialect, say)."""
-    from ..rules import declared_by
-
     declared = declared_by(implementation)
     return declared.id if declared is not None else None
 

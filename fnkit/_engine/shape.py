@@ -129,17 +129,17 @@ class Shape:
         """True when `value` surely has the shape: the compiled check accepts it."""
         return self.compiled(value) is not None
 
-    @property
+    @cached_property  # (read on every call: an attribute once found)
     def table_specs(self) -> tuple[TableSpec, ...]:
         """The lists of objects of the shape that are read as columns (see TableSpec)."""
         return (self._layout or self._find_layout())[0]
 
-    @property
+    @cached_property
     def spellings(self) -> tuple[Spelling, ...]:
         """The fields of the shape, at any depth, that have two spellings (see Spelling)."""
         return (self._layout or self._find_layout())[1]
 
-    @property
+    @cached_property
     def patterns(self) -> tuple[Patterned, ...]:
         """Each declared pattern of the shape, at any depth, with the places it governs (see `patterns_hold`)."""
         return (self._layout or self._find_layout())[2]
@@ -152,20 +152,32 @@ class Shape:
     def patterns_hold(self, typed: Any, tables: Tables) -> bool:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
-        for check, _, columns, readers in self.patterns:
-            known = check.known
-            unknown: Any = None
-            for table, column in columns:  # a table's column of strings, read in place
-                values = tables[table][column]
-                if values and not known(values):
-                    unknown = values if unknown is None else [*unknown, *values]
-            for read in readers:  # each other site's strings asked of the memo apart: no list made to hold them all
-                values = read(typed, tables)
-                if values and not known(values):
-                    unknown = values if unknown is None else [*unknown, *values]
-            if unknown is not None and not check.tested(unknown):  # what the memo lacks, tested in one go
-                return False
+        columns, reads = self._pattern_sites
+        unknown: dict[PatternCheck, Collection[str]] | None = None  # what each pattern's memo lacks
+        for check, known, table, column in columns:  # a table's column of strings, read in place
+            values = tables[table][column]
+            if values and not known(values):
+                unknown = _lacking(unknown, check, values)
+        for check, known, read in reads:  # each other site's strings asked of the memo apart: no list made to hold all
+            values = read(typed, tables)
+            if values and not known(values):
+                unknown = _lacking(unknown, check, values)
+        if unknown is not None:  # what a pattern's memo lacks, tested in one go
+            return all(check.tested(values) for check, values in unknown.items())  # (the first failing stops)
         return True
+
+    @cached_property
+    def _pattern_sites(
+        self,
+    ) -> tuple[
+        tuple[tuple[PatternCheck, Callable[[Collection[str]], bool], str, str], ...],
+        tuple[tuple[PatternCheck, Callable[[Collection[str]], bool], Callable[[Any, Tables], Collection[str]]], ...],
+    ]:
+        """Every site of every declared pattern, in one run each (see `patterns_hold`): the table columns read in
+        place, then the sites read by a function; each with its pattern's test and the test of its memo."""
+        columns = tuple((c, c.known, t, col) for c, _, places, _ in self.patterns for t, col in places)
+        reads = tuple((c, c.known, read) for c, _, _, readers in self.patterns for read in readers)
+        return columns, reads
 
     @cached_property
     def places(self) -> Places:
@@ -432,6 +444,17 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
 Patterned = tuple[
     PatternCheck, tuple[Site, ...], tuple[tuple[str, str], ...], tuple[Callable[[Any, Tables], Collection[str]], ...]
 ]
+
+
+def _lacking(
+    unknown: dict[PatternCheck, Collection[str]] | None, check: PatternCheck, values: Collection[str]
+) -> dict[PatternCheck, Collection[str]]:
+    """`unknown` (what each pattern's memo lacks) with `values` added to the pattern's."""
+    if unknown is None:
+        return {check: values}
+    before = unknown.get(check)
+    unknown[check] = values if before is None else [*before, *values]
+    return unknown
 
 
 def _find_patterns(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Patterned, ...]:

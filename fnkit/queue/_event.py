@@ -253,9 +253,10 @@ def _records(event: Any) -> tuple[Any, ...]:
 @BATCH_LIMITS
 def check_batch(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
-    if type(event) is not QueueEvent or type(event.records) is not tuple:
+    records = event.records if type(event) is QueueEvent else None
+    if type(records) is not tuple:
         return ()
-    n = len(event.records)
+    n = len(records)
     if n == 0:
         return [
             problem(

@@ -11,8 +11,9 @@ import msgspec
 
 from .. import rules as _rules
 from .._engine.codec import Invocation
+from .._engine.findings import place, problem
 from .._engine.outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
-from .._engine.report import MISSING, ContractError, Issue, Report, decode_json, error
+from .._engine.report import MISSING, ContractError, Issue, Report, decode_json
 from .._running.handler_rules import RAISED, TIMED_OUT
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
@@ -163,19 +164,19 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
     if invocation.timed_out:
         return _all_fail(
             ids,
-            "Q6",
+            FUNCTION_FAILED.id,
             f"The function timed out after {invocation.timeout_s} s: nothing is deleted; the whole batch returns "
             "after the visibility timeout.",
-            [error("$", "timeout", "The handler did not finish within its timeout.", TIMED_OUT.id)],
+            place([problem("timeout", "The handler did not finish within its timeout.")], by=TIMED_OUT),
             invocation,
         )
     if invocation.error is not None:
         return _all_fail(
             ids,
-            "Q6",
+            FUNCTION_FAILED.id,
             f"The function {what_it_did(invocation.error, False)}: nothing is deleted; the whole batch returns "
             "after the visibility timeout.",
-            [error("$", "error", f"The handler {what_it_did(invocation.error)}.", RAISED.id)],
+            place([problem("error", f"The handler {what_it_did(invocation.error)}.")], by=RAISED),
             invocation,
         )
     return None

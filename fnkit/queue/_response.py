@@ -1,16 +1,17 @@
 """The queue response: `batchItemFailures`, and the outcome rules that read it (Q7, Q8, Q8a-c; Q10 in ._fifo).
 
-Each rule is one function that reads the values it needs, says its issues and states its effect:
-`reporting_off` (Q7), `reporting_on` (Q8, which asks `unreadable` (Q8a), `misspelled_keys` (Q8b) and
-`listed_before` (Q8c) for their parts). `platform_reads` turns a response into what the poller reads
-(the typed response, in one `msgspec.convert`, for the usual well-formed answers), and `read` applies
-the rules once: `validate_response` reports the reading's issues and `outcome` acts on its effect,
-so the two cannot disagree.
+Each rule is one function that reads the values it needs, returns its findings (where below the response) and
+states its effect: `reporting_off` (Q7), `reporting_on` (Q8, which asks `unreadable` (Q8a), `misspelled_keys`
+(Q8b) and `listed_before` (Q8c) for their parts, and places what each found: `place(found, by=that rule)`).
+`platform_reads` turns a response into what the poller reads (the typed response, in one `msgspec.convert`,
+for the usual well-formed answers), and `read` applies the rules once: `validate_response` reports the reading's
+issues and `outcome` acts on its effect, so the two cannot disagree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Container
+from dataclasses import replace
 from operator import attrgetter
 from typing import Any, Unpack
 
@@ -19,9 +20,9 @@ import msgspec
 from .. import rules as _rules
 from .._cells import short_id
 from .._engine.codec import encode_response
-from .._engine.findings import place
+from .._engine.findings import Finding, caution, place, problem
 from .._engine.memo import Readings
-from .._engine.report import MISSING, Issue, Raw, Report, child_path, decode_json, describe, error, path_of, warning
+from .._engine.report import MISSING, Issue, Raw, Report, decode_json, describe
 from .._engine.shape import F, ListOf, Nullable, Shape, Text, unknown_key
 from .._settings.config import with_settings
 from ..rules import id_of, rule
@@ -173,20 +174,20 @@ def read_response(value: Any, batch_ids: tuple[str, ...] | None) -> Reading:
 
 
 _IGNORED = "Success (inferred): reporting is off, so the response is ignored and the whole batch is deleted."
+_OFF, _ON = REPORTING_OFF.id, REPORTING_ON.id  # the rules that decide the outcomes read here (Q7, Q8)
 
 
 @REPORTING_OFF
 def reporting_off(value: Any, unencodable: str | None) -> Reading:
     """Q7: with partial-batch reporting off, the platform ignores the response, whatever it is, and deletes the
     whole batch: no error; a warning when it lists failures (they are lost), or when JSON cannot encode it (H2)."""
-    issues: list[Issue] = []
+    found: list[Finding] = []
     if unencodable is not None:
-        issues.append(
-            warning(
-                "$",
+        found.append(
+            caution(
                 "encoding",
                 f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
-                id_of(encode_response),
+                of=encode_response,
             )
         )
     if type(value) is QueueResponse:
@@ -194,29 +195,28 @@ def reporting_off(value: Any, unencodable: str | None) -> Reading:
     else:
         failures = value.get("batchItemFailures") if type(value) is dict else None
     if isinstance(failures, (list, tuple)) and failures:
-        issues.append(
-            warning(
-                path_of("batchItemFailures"),
+        found.append(
+            caution(
                 "ignored",
                 f"Partial-batch reporting is off: the {len(failures)} reported failure(s) are ignored and deleted "
                 "with the rest. They are lost.",
-                "Q7",
+                "batchItemFailures",
             )
         )
     elif failures is not None and not isinstance(failures, (list, tuple)):
-        issues.append(
-            warning(
-                path_of("batchItemFailures"),
+        found.append(
+            caution(
                 "ignored",
                 f"Partial-batch reporting is off: the platform ignores batchItemFailures ({describe(failures)}) and "
                 "deletes the whole batch, so the failures it was meant to report are lost.",
-                "Q7",
+                "batchItemFailures",
             )
         )
-    return Reading("success", (), "Q7", _IGNORED, issues)
+    return Reading("success", (), _OFF, _IGNORED, place(found, by=reporting_off) if found else [])
 
 
 _SUCCESS = "Complete success: no failures reported, so every message is deleted."
+_INVALID_JSON = " The platform treats invalid JSON as a complete failure."
 _NOT_JSON = "The response is not valid JSON: complete failure, every message returns to the queue."
 
 
@@ -228,81 +228,76 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     `notes`: what reading the text said (a list this reading may extend)."""
     if value is NOT_JSON:
         if unencodable is not None:
-            cause = error(
-                "$", "format", f"The returned value cannot be encoded as JSON ({unencodable}).", id_of(encode_response)
+            cause = problem(
+                "format", f"The returned value cannot be encoded as JSON ({unencodable}).", of=encode_response
             )
-            return Reading("failure", (), "Q8", _NOT_JSON, [cause])
-        said = [
-            i
-            if i.severity == "warning"
-            else Issue(
-                i.path, i.code, i.message + " The platform treats invalid JSON as a complete failure.", "error", "Q8"
-            )
-            for i in notes
-        ]
-        return Reading("failure", (), "Q8", _NOT_JSON, said)
+            return Reading("failure", (), _ON, _NOT_JSON, place((cause,), by=reporting_on))
+        # why the text is not JSON: errors `platform_reads` gave this rule (`decode_json(..., REPORTING_ON.id)`),
+        # each sentence completed with its effect
+        said = [i if i.severity == "warning" else replace(i, message=i.message + _INVALID_JSON) for i in notes]
+        return Reading("failure", (), _ON, _NOT_JSON, said)
     issues = notes
     idents: Any
     entry_notes: list[list[Issue]] | None = None  # what each entry says before its identifier is judged
     if type(value) is QueueResponse:  # the well-formed answers: {}, null or a list of {"itemIdentifier": "..."}
         failures = value.batch_item_failures
         if not failures:
-            return Reading("success", (), "Q8", _SUCCESS, issues)
+            return Reading("success", (), _ON, _SUCCESS, issues)
         idents = map(_ITEM_IDENTIFIER, failures)
     else:  # any other decoded value: read entry by entry
         if value is None:
-            return Reading("success", (), "Q8", _SUCCESS, issues)
+            return Reading("success", (), _ON, _SUCCESS, issues)
         wrong = unreadable("response", value)
         if wrong is not None:
-            issues.append(wrong)
+            issues += place((wrong,), by=unreadable)
             return _failure(issues)
-        said, misspelled = misspelled_keys(value)
-        issues.extend(said)
+        other_keys, misspelled = misspelled_keys(value)
+        if other_keys:
+            issues += place(other_keys, by=misspelled_keys)
         failures = value.get("batchItemFailures")
         if failures is None:
             return (
                 Reading("success", (), id_of(misspelled_keys), _MISSPELLED, issues)
                 if misspelled
-                else Reading("success", (), "Q8", _SUCCESS, issues)
+                else Reading("success", (), _ON, _SUCCESS, issues)
             )
         wrong = unreadable("batchItemFailures", failures)
         if wrong is not None:
-            issues.append(wrong)
+            issues += place((wrong,), by=unreadable)
             return _failure(issues)
         idents = []
         entry_notes = []
         for i, item in enumerate(failures):
             wrong = unreadable("entry", item, i)
             if wrong is not None:
-                entry_notes.append([wrong])
+                entry_notes.append(place((wrong,), by=unreadable))
                 idents.append(_BROKEN)
             elif "itemIdentifier" not in item:
                 other = ", ".join(repr(k) for k in item) or "no key at all"
-                entry_notes.append(
-                    [
-                        error(
-                            path_of("batchItemFailures", i, "itemIdentifier"),
-                            "missing",
-                            f"The failure has {other} instead of 'itemIdentifier' (a wrong key name), so the whole "
-                            "batch fails.",
-                            "Q8",
-                        )
-                    ]
+                missing = problem(
+                    "missing",
+                    f"The failure has {other} instead of 'itemIdentifier' (a wrong key name), so the whole "
+                    "batch fails.",
+                    "batchItemFailures",
+                    i,
+                    "itemIdentifier",
                 )
+                entry_notes.append(place((missing,), by=reporting_on))
                 idents.append(_BROKEN)
             else:
-                entry_notes.append(
-                    [
-                        warning(
-                            child_path(path_of("batchItemFailures", i), key),
-                            "unknown",
-                            f"'{key}' is ignored; a failure carries only itemIdentifier.",
-                            id_of(unknown_key),
-                        )
-                        for key in item
-                        if key != "itemIdentifier"
-                    ]
-                )
+                others = [
+                    caution(
+                        "unknown",
+                        f"'{key}' is ignored; a failure carries only itemIdentifier.",
+                        "batchItemFailures",
+                        i,
+                        key,
+                        of=unknown_key,
+                    )
+                    for key in item
+                    if key != "itemIdentifier"
+                ]
+                entry_notes.append(place(others, by=reporting_on) if others else [])
                 idents.append(item["itemIdentifier"])
     # each listed identifier, in listing order, names a message of the batch, once: else the first thing wrong
     known: Any = batch_ids
@@ -321,19 +316,20 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 continue
             issue = _unusable(ident, i)
         if issue is None and known is not None and ident not in known:
-            issue = _unknown(ident, i, known)
+            issue = place((_unknown(ident, i, known),), by=reporting_on)[0]
         if issue is None:
-            issue = listed_before(ident, i, listed)  # Q8c
-        if issue is None:
-            listed[ident] = None
-        else:
-            issues.append(issue)
-            broken = broken or issue.severity == "error"
+            twice = listed_before(ident, i, listed)  # Q8c
+            if twice is None:
+                listed[ident] = None
+                continue
+            issue = place((twice,), by=listed_before)[0]
+        issues.append(issue)
+        broken = broken or issue.severity == "error"
     if broken:
         return _failure(issues)
     if not listed:  # an empty list
-        return Reading("success", (), "Q8", _SUCCESS, issues)
-    return Reading("partial", tuple(listed), "Q8", "", issues)
+        return Reading("success", (), _ON, _SUCCESS, issues)
+    return Reading("partial", tuple(listed), _ON, "", issues)
 
 
 _BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
@@ -343,46 +339,41 @@ def _unusable(ident: Any, i: int) -> Issue | None:
     """Q8's (and Q8a's) word on a decoded entry's itemIdentifier that no message can be: null, not a string, or ""
     (the declared constraint, which the typed response's identifiers met in the compiled read); None when it reads."""
     if ident is None:
-        return error(
-            path_of("batchItemFailures", i, "itemIdentifier"),
-            "type",
-            "itemIdentifier is null, so the whole batch fails.",
-            REPORTING_ON.id,
+        null = problem(
+            "type", "itemIdentifier is null, so the whole batch fails.", "batchItemFailures", i, "itemIdentifier"
         )
+        return place((null,), by=reporting_on)[0]
     if type(ident) is not str:
         wrong = unreadable("itemIdentifier", ident, i)  # Q8a: not a string (a str subclass reads)
         if wrong is not None:
-            return wrong
+            return place((wrong,), by=unreadable)[0]
     if _ITEM_OK(ident):
         return None
-    return Issue(
-        path_of("batchItemFailures", i, "itemIdentifier"),
-        ITEM_IDENTIFIER.code,
-        ITEM_IDENTIFIER.sentence(ident),
-        "error",
-        ITEM_IDENTIFIER.rule,
-    )
+    # "": the declared constraint's sentence (ITEM_IDENTIFIER, declared with this rule, Q8)
+    empty = problem(ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "batchItemFailures", i, "itemIdentifier")
+    return place((empty,), by=reporting_on)[0]
 
 
-def _unknown(ident: str, i: int, known: Any) -> Issue:
+def _unknown(ident: str, i: int, known: Any) -> Finding:
     """Q8: an itemIdentifier that is not a messageId of the batch, with a hint at what was meant."""
     near = [k for k in known if k.lower() == ident.lower()]
     hint = f" Did you mean '{near[0]}'? Ids are case-sensitive." if near else ""
     if not near and ident.startswith("AQEB") and len(ident) > 40:
         # the queue's receipt handles start so: name what was listed, and what to list instead
         hint = ' It looks like a receiptHandle: list the record\'s messageId (record["messageId"]).'
-    return error(
-        path_of("batchItemFailures", i, "itemIdentifier"),
+    return problem(
         "unknown",
         f"'{short_id(ident)}' is not a messageId of this batch, so the whole batch fails.{hint}",
-        REPORTING_ON.id,
+        "batchItemFailures",
+        i,
+        "itemIdentifier",
     )
 
 
 def _failure(issues: list[Issue]) -> Reading:
     """Complete failure: the rule of the first error decides, and its sentence is the reason."""
     cause = next((i for i in issues if i.severity == "error"), None)
-    rule_id = cause.rule if cause is not None and cause.rule else REPORTING_ON.id
+    rule_id = cause.rule if cause is not None and cause.rule else _ON
     tag = " (inferred)" if _rules.get(rule_id).inferred else ""
     said = cause.message if cause is not None else "the response is invalid."
     return Reading("failure", (), rule_id, f"Complete failure{tag}: {said} Every message returns to the queue.", issues)
@@ -437,7 +428,7 @@ _PLACES: dict[str, tuple[type, tuple[str | None, ...], str]] = {
     "Also complete failure: a top level that is not an object or null, batchItemFailures "
     "not a list, an entry not an object, an itemIdentifier not a string.",
 )
-def unreadable(place: str, value: Any, i: int = 0) -> Issue | None:
+def unreadable(place: str, value: Any, i: int = 0) -> Finding | None:
     """Q8a: a value the platform cannot read at its `place` of the response ("response", "batchItemFailures",
     the `i`th "entry" or its "itemIdentifier"; null is Q8's): an error, and the whole batch fails; None when it
     reads."""
@@ -445,7 +436,7 @@ def unreadable(place: str, value: Any, i: int = 0) -> Issue | None:
     if isinstance(value, kind):
         return None
     steps = [i if key is None else key for key in keys]  # None: the entry's position
-    return error(path_of(*steps), "type", sentence.format(describe(value)), "Q8a")
+    return problem("type", sentence.format(describe(value)), *steps)
 
 
 _MISSPELLED = (
@@ -461,48 +452,40 @@ _MISSPELLED = (
     "A misspelled top-level key (e.g. BatchItemFailures) reads as no failures: complete success, with a loud warning.",
     severity="warning",
 )
-def misspelled_keys(response: dict[Any, Any]) -> tuple[list[Issue], bool]:
+def misspelled_keys(response: dict[Any, Any]) -> tuple[list[Finding], bool]:
     """Q8b (and G1): keys other than batchItemFailures are ignored; a misspelling of it loses the failures, and
-    decides the success when batchItemFailures is absent (its sentence: `_MISSPELLED`). (issues, misspelled?)"""
-    issues = []
+    decides the success when batchItemFailures is absent (its sentence: `_MISSPELLED`). (findings, misspelled?)"""
+    found = []
     misspelled = False
     for key in response:
         if key == "batchItemFailures":
             continue
-        path = child_path("$", key)
         if isinstance(key, str) and key.lower().replace("_", "") in _SPELLINGS:
             misspelled = True
-            issues.append(
-                warning(
-                    path,
+            found.append(
+                caution(
                     "unknown",
                     f"'{key}' is not 'batchItemFailures' (names are case-sensitive): the platform sees no "
                     "failures and deletes the whole batch. The failures you meant to report are lost.",
-                    "Q8b",
+                    key,
                 )
             )
         else:
-            issues.append(
-                warning(
-                    path,
-                    "unknown",
-                    f"'{key}' is not part of the response; the platform ignores it.",
-                    id_of(unknown_key),
+            found.append(
+                caution(
+                    "unknown", f"'{key}' is not part of the response; the platform ignores it.", key, of=unknown_key
                 )
             )
-    return issues, misspelled
+    return found, misspelled
 
 
 @rule("Q8c", "queue", "inferred", "An itemIdentifier listed twice counts once.", severity="warning")
-def listed_before(ident: str, i: int, listed: Container[str]) -> Issue | None:
+def listed_before(ident: str, i: int, listed: Container[str]) -> Finding | None:
     """Q8c: an itemIdentifier listed before counts once: a warning (the message fails once); None the first time."""
     if ident not in listed:
         return None
-    return warning(
-        path_of("batchItemFailures", i, "itemIdentifier"),
-        "duplicate",
-        f"'{short_id(ident)}' is listed twice; it counts once.",
-        "Q8c",
+    return caution(
+        "duplicate", f"'{short_id(ident)}' is listed twice; it counts once.", "batchItemFailures", i, "itemIdentifier"
     )
 
 

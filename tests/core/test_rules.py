@@ -145,6 +145,8 @@ def test_fnkit_rules_id_lists_every_function_that_finds_its_problems(capsys):
         capsys.readouterr().out.splitlines()[3]
         == f"issued by: {rules.location('Q1')[0]}:{rules.location('Q1')[1]}: check_batch"
     )
+    # and so is one whose function names itself on its findings (for the check that calls it): listed once
+    assert rules.issued_by("Q15") == [f"{rules.location('Q15')[0]}:{rules.location('Q15')[1]}: placeholder_arn"]
 
 
 def test_fnkit_rules_id_lists_the_functions_that_have_the_engine_place_its_findings(capsys):
