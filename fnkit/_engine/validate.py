@@ -34,8 +34,7 @@ from .shape import Shape, two_spellings, unknown_key
 if TYPE_CHECKING:
     from msgspec.json import Decoder
 
-# (an Issue passes through as it is: the sources' checks move to findings one by one)
-Check = Callable[[Any, "Seen"], Iterable[Finding | Issue]]
+Check = Callable[[Any, "Seen"], Iterable[Finding]]
 _TEXT_OR_RAW = (str, bytes, bytearray, memoryview, Raw)
 
 
@@ -265,14 +264,11 @@ class Contract:
         report = Report(issues, self.source, dialect, self.subject)
         return report, (typed if report.ok and isinstance(typed, self._struct) else None)
 
-    def _placed(self, found: Iterable[Finding | Issue], own: str | None) -> list[Issue]:
+    def _placed(self, found: Iterable[Finding], own: str | None) -> list[Issue]:
         """A check's findings as issues: at their absolute paths, of the check's rule (or the one a finding names)."""
         places: Places = self._places
         return [
-            f
-            if isinstance(f, Issue)
-            else Issue(places.path(f), f.code, f.message, f.severity, own if f.of is None else rule_of(f.of))
-            for f in found
+            Issue(places.path(f), f.code, f.message, f.severity, own if f.of is None else rule_of(f.of)) for f in found
         ]
 
 
