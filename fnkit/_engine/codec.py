@@ -93,27 +93,6 @@ class Invocation:
             return Raw(self.response_text)
 
 
-def _set_through_slots(cls: type) -> None:
-    """Give a frozen dataclass with slots an `__init__` that sets each field through its slot: the signature and
-    the defaults of the one `dataclass` writes, which calls `object.__setattr__` for each field, at twice the
-    cost (a replay makes an `Invocation` per event)."""
-    import dataclasses
-
-    made: Any = vars(cls)["__init__"]
-    names = [f.name for f in dataclasses.fields(cls)]
-    namespace: dict[str, Any] = {}
-    for name, default in zip(names, made.__defaults__ or (), strict=True):  # (every field has a default)
-        namespace[f"_default_{name}"], namespace[f"_set_{name}"] = default, vars(cls)[name].__set__
-    params = ", ".join(f"{name}=_default_{name}" for name in names)
-    exec(f"def __init__(self, {params}):" + "".join(f"\n    _set_{n}(self, {n})" for n in names), namespace)
-    init = namespace["__init__"]
-    init.__qualname__, init.__annotations__, init.__doc__ = made.__qualname__, made.__annotations__, made.__doc__
-    setattr(cls, "__init__", init)  # noqa: B010 - (mypy refuses an assignment to a method)
-
-
-_set_through_slots(Invocation)
-
-
 #: what `json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)` makes afresh on
 #: every call, made once (it holds no state between calls)
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=False)

@@ -145,7 +145,8 @@ def test_an_invocation_is_a_frozen_dataclass_made_by_position_or_by_name():
     assert list(inspect.signature(Invocation).parameters) == names
     by_position = Invocation(None, "null", None, False, 1.5, "out", 3.0)
     assert by_position == Invocation(returned=None, response_text="null", duration_ms=1.5, logs="out", timeout_s=3.0)
-    assert Invocation() == Invocation(**{f.name: f.default for f in dataclasses.fields(Invocation)})
+    defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Invocation)}
+    assert Invocation() == Invocation(**defaults)
     assert hash(by_position) == hash(dataclasses.replace(by_position))
     with pytest.raises(dataclasses.FrozenInstanceError):
         by_position.logs = "changed"  # type: ignore[misc]
