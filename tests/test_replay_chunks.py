@@ -223,6 +223,45 @@ def test_each_call_gets_its_own_copy_of_its_event_and_values_json_cannot_hold_ke
     assert list(frame["action"]) == ["delete"] * 4
 
 
+@pytest.mark.parametrize(
+    "note",
+    [
+        ({"inner": ["x"]}, [1, 2]),  # a tuple holding a dict and a list: the chunk is copied in one pass
+        {b"raw", __import__("datetime").date(2026, 1, 1)},  # no JSON value: each event is copied by itself
+    ],
+    ids=["tuple", "set"],
+)
+def test_a_handler_that_scribbles_over_its_events_changes_no_row_no_later_call_and_not_the_callers_values(note):
+    events = [queue.build_event([f"m{i}"], seed=i) for i in range(4)]
+    events[1]["note"] = note  # type: ignore[typeddict-unknown-key]
+    before = [repr(e) for e in events]
+    kept: list[Any] = []
+    seen: list[str] = []
+
+    def scribble(event: dict[str, Any], context: Any) -> Any:
+        for old in kept:  # the events of earlier calls, scribbled over again: nothing reaches this call or a row
+            old.clear()
+        kept.append(event)
+        seen.append(event["Records"][0]["messageId"])
+        if "note" in event:
+            assert event["note"] == note and type(event["note"]) is type(note)  # its own copy, of the same types
+            if isinstance(event["note"], tuple):
+                event["note"][0]["inner"].append("scribbled")
+            else:
+                event["note"].clear()
+        record = event["Records"][0]
+        failed = record["messageId"]
+        record["messageId"] = "scribbled"
+        return {"batchItemFailures": [{"itemIdentifier": failed}]} if record["body"] == "m1" else None
+
+    frame = fnkit.replay(scribble, events, source="queue")
+    assert [repr(e) for e in events] == before  # the caller's events, deep down, are as they were
+    assert seen == [e["Records"][0]["messageId"] for e in events]  # each call saw its own event, untouched
+    assert list(frame["item"]) == [e["Records"][0]["messageId"] for e in events]
+    assert list(frame["action"]) == ["delete", "retry", "delete", "delete"]
+    assert list(frame["kind"]) == ["success", "partial", "success", "success"]
+
+
 def test_a_replay_leaves_the_garbage_collector_as_it_found_it():
     import gc
 

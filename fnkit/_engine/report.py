@@ -39,8 +39,21 @@ def path_of(*keys: Any) -> str:
     is `$.Records[3].md5OfBody` (each step as `child_path` writes it); the one way rules write a path."""
     path = "$"
     for key in keys:
-        path = child_path(path, key)
+        if type(key) is int:
+            path += f"[{key}]"
+            continue
+        step = _STEPS.get(key) if type(key) is str else None
+        if step is None:  # (a step of a string key does not depend on the path above it: it is written once)
+            step = child_path("", key)
+            if type(key) is str and len(_STEPS) < _MAX_STEPS:
+                _STEPS[key] = step
+        path += step
     return path
+
+
+#: the step each string key adds to a path (`.body`, `['x-y']`), kept for the keys met first (bounded)
+_STEPS: dict[str, str] = {}
+_MAX_STEPS = 4096
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,28 +50,28 @@ def _planners(runs: dict[str, dict[str, Any]]) -> dict[str, Callable[[Any], Plan
 
 def _handler_copies(values: list[Any]) -> list[Any]:
     """The events of a chunk as the handler gets them in this process: each its own copy (the outcome reads the
-    originals, as `run`'s does). JSON values are copied in one pass through their JSON text (as the platform
-    makes them: plain dicts and lists), and the copy is compared with the originals; anything that does not come
-    back equal (a tuple, a number JSON cannot hold, a lone surrogate) is copied event by event."""
+    originals, as `run`'s does). The chunk's dicts, lists and tuples are remade in one pass in C
+    (`msgspec.to_builtins`, which shares the strings and numbers: they cannot change), and the copy is compared
+    with the originals; anything that does not come back equal (a set, bytes, a date, an object of a class of
+    its own) is copied event by event."""
     try:
-        encode, decode = _json_codec or _load_json_codec()
-        copies: list[Any] = decode(encode(values))
+        copies: list[Any] = (_to_builtins or _load_to_builtins())(values)
         if copies == values:
             return copies
-    except Exception:  # noqa: BLE001 - not JSON all through: copied one by one below
+    except Exception:  # noqa: BLE001 - not plain values all through: copied one by one below
         pass
     return [_handler_copy(v) for v in values]
 
 
-_json_codec: tuple[Callable[[Any], bytes], Callable[[bytes], Any]] | None = None
+_to_builtins: Callable[[Any], Any] | None = None
 
 
-def _load_json_codec() -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
-    global _json_codec
+def _load_to_builtins() -> Callable[[Any], Any]:
+    global _to_builtins
     import msgspec
 
-    _json_codec = (msgspec.json.Encoder().encode, msgspec.json.Decoder().decode)
-    return _json_codec
+    _to_builtins = msgspec.to_builtins
+    return _to_builtins
 
 
 def _handler_copy(value: Any) -> Any:
@@ -120,7 +120,7 @@ def _outcome_rows(
 class _Chunk:
     """Consecutive events of one source, planned, waiting to be called together (`invoke_many`)."""
 
-    __slots__ = ("calls", "extras", "indexes", "keys", "slots", "source", "timeout_s")
+    __slots__ = ("calls", "keys", "places", "source", "timeout_s")
 
     def __init__(self) -> None:
         self.clear()
@@ -129,9 +129,8 @@ class _Chunk:
         self.source: str | None = None
         self.timeout_s: float | None = None
         self.calls: list[PlannedCall[Outcome]] = []
-        self.indexes: list[int] = []
-        self.extras: list[Callable[[dict[str, Any]], dict[str, Any]] | None] = []
-        self.slots: list[list[dict[str, Any]]] = []  # where each event's rows go, in the partition's order
+        # each call's event number, its entry's extra columns, and its slot (where its rows go, in the partition)
+        self.places: list[tuple[int, Callable[[dict[str, Any]], dict[str, Any]] | None, list[Any]]] = []
         self.keys: set[Any] = set()
 
     def takes(self, source: str, call: PlannedCall[Outcome]) -> bool:
@@ -145,12 +144,10 @@ class _Chunk:
             and self.keys.isdisjoint(call.exclusive)
         )
 
-    def add(self, source: str, call: PlannedCall[Outcome], index: int, extra: Any, slot: list[dict[str, Any]]) -> None:
+    def add(self, source: str, call: PlannedCall[Outcome], index: int, extra: Any, slot: list[Any]) -> None:
         self.source, self.timeout_s = source, call.timeout_s
         self.calls.append(call)
-        self.indexes.append(index)
-        self.extras.append(extra)
-        self.slots.append(slot)
+        self.places.append((index, extra, slot))
         if call.exclusive:
             self.keys.update(call.exclusive)
 
@@ -186,17 +183,15 @@ class _Chunk:
 
     def fill(self, invocations: list[Invocation]) -> None:
         """Each event's rows from its invocation (the plan's `finish`), in its slot; the chunk is emptied."""
-        for call, invocation, index, extra, slot in zip(
-            self.calls, invocations, self.indexes, self.extras, self.slots, strict=True
-        ):
-            slot.extend(_outcome_rows(index, call.finish(invocation), extra))
+        for call, invocation, (index, extra, slot) in zip(self.calls, invocations, self.places, strict=True):
+            slot += _outcome_rows(index, call.finish(invocation), extra)
         self.clear()
 
     def handed_over(self) -> _Chunk:
         """A chunk holding this one's calls, and this one emptied for the next calls."""
         other = _Chunk()
         other.source, other.timeout_s, other.calls = self.source, self.timeout_s, self.calls
-        other.indexes, other.extras, other.slots, other.keys = self.indexes, self.extras, self.slots, self.keys
+        other.places, other.keys = self.places, self.keys
         self.clear()
         return other
 
@@ -305,15 +300,15 @@ def _replay_items(
     chunk, no_issues = _Chunk(), list[Issue]()  # (a dict's issues of decoding: none, never added to)
     with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
-            if isinstance(item, Unreadable):
+            if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
+                extra, value, issues, known = None, item, no_issues, forced
+            elif isinstance(item, Unreadable):
                 parts.append([unreadable_row(index, item)])
                 continue
-            if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
-                extra, value, issues = None, item, no_issues
             else:  # an importer's entry, which may say its source (a logged request: not detected again)
                 extra = getattr(item, "replay_columns", None)
                 value, issues = decode_json(item.event if extra is not None else item)
-            known = forced or getattr(item, "event_source", None)
+                known = forced or getattr(item, "event_source", None)
             source = known or (source_of(value) if value is not MISSING else None)
             if source is None:
                 message = issues[0].message if issues else "not an event of a known source"

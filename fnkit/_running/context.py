@@ -21,7 +21,8 @@ def _request_id(function_name: str) -> str:
     tag = _TAGS.get(function_name)
     if tag is None:
         tag = _TAGS[function_name] = f"{zlib.crc32(function_name.encode()) & 0xFFFFFFFF:08x}"
-    return f"{tag}-{n >> 32 & 0xFFFF:04x}-4{n >> 20 & 0xFFF:03x}-8{n >> 8 & 0xFFF:03x}-{n & 0xFFFFFFFFFFFF:012x}"
+    low = f"{n & 0xFFFFFFFFFFFF:012x}"  # the groups are its digits: 47-32, 31-20, 19-8 (one format, not four)
+    return f"{tag}-{low[:4]}-4{low[4:7]}-8{low[7:10]}-{low}"
 
 
 _NAMES: dict[tuple[str, str, str, str], tuple[str, str, str]] = {}  # a context's names, made once per function

@@ -176,7 +176,7 @@ class MailConfig(Config):
         if self.backoff_max_s < self.backoff_initial_s:
             raise ValueError(
                 f"backoff_max_s ({self.backoff_max_s:g} s) must be at least backoff_initial_s "
-                f"({self.backoff_initial_s:g} s) (M3)."
+                f"({self.backoff_initial_s:g} s) ({FALLBACK.id})."
             )
 
     @property

@@ -66,7 +66,7 @@ class InvalidContentError(MessageContentError):
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
-        super().__init__("The replacement is not valid MIME (M9): " + "; ".join(problems))
+        super().__init__(f"The replacement is not valid MIME ({MESSAGE_CONTENT.id}): " + "; ".join(problems))
 
     def __reduce__(self) -> tuple[Any, ...]:
         # raised in the caller's process and again in the handler's worker process: travel with its problems
@@ -361,12 +361,12 @@ class MessageStore:
                 stored.original = stored.content = bytes(stored.original())
                 self._bytes += _footprint(stored)  # a function counted 0 until now
         if stored is None:
-            raise MessageNotFoundError(f"No message {message_id!r} is in flight (M9).")
+            raise MessageNotFoundError(f"No message {message_id!r} is in flight ({MESSAGE_CONTENT.id}).")
         age = self.now_s - stored.received_s
         if age > self.retention_s:
             raise MessageNotFoundError(
                 f"Message {message_id!r} arrived {age / 3600:.1f} h ago; raw content is kept only "
-                f"{self.retention_s / 3600:g} h (M9)."
+                f"{self.retention_s / 3600:g} h ({MESSAGE_CONTENT.id})."
             )
         return stored
 
@@ -381,7 +381,8 @@ class MessageStore:
         with self._lock:
             if not self._open_sync.get(message_id):
                 raise MessageFrozenError(
-                    f"Message {message_id!r} can be replaced only during a synchronous invocation for it (M9)."
+                    f"Message {message_id!r} can be replaced only during a synchronous invocation for it "
+                    f"({MESSAGE_CONTENT.id})."
                 )
             self._set_content(stored, data)
 
@@ -455,7 +456,9 @@ class MessageContent:
 
     def _check_open(self) -> None:
         if not self._open:
-            raise MessageFrozenError("This invocation is over; its message content API is closed (M9).")
+            raise MessageFrozenError(
+                f"This invocation is over; its message content API is closed ({MESSAGE_CONTENT.id})."
+            )
 
     def get_raw_message_content(self, message_id: str | None = None, *, messageId: str | None = None) -> bytes:
         """The raw message (RFC 5322 bytes) of a message in flight."""
@@ -474,7 +477,7 @@ class MessageContent:
             if target != self.message_id:
                 raise MessageFrozenError(
                     f"This invocation is for message {self.message_id!r}; a replacement takes effect only "
-                    f"during a synchronous invocation for that message, not {target!r} (M9)."
+                    f"during a synchronous invocation for that message, not {target!r} ({MESSAGE_CONTENT.id})."
                 )
             if self.mode != "sync":
                 self.replacements.append(

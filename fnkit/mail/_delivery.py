@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..rules import id_of
-from ._decision import Decision
+from ._decision import COVERAGE, Decision
 from ._event import parse_event, truncation
 from ._rule import MailRule
 from ._smtp import _domain, _Message
@@ -167,7 +167,8 @@ class _Delivering:
         if added and not self.outbound and _domain(address) not in self.domains:
             row["status"] = "not delivered"
             row["note"] = _joined(
-                row["note"], "not an organisation address: on inbound mail the platform adds only its own (M5)"
+                row["note"],
+                f"not an organisation address: on inbound mail the platform adds only its own ({COVERAGE.id})",
             )
         elif action in ("DEFAULT", "BYPASS_SPAM_CHECK"):
             deliveries.append(_Delivery([row], address, None, content))

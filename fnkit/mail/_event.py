@@ -19,7 +19,7 @@ from .._engine.report import MISSING, ContractError, Report, decode_json
 from .._engine.shape import BOOL, STR, F, ListOf, Shape, Text
 from .._engine.validate import Check, Contract, Seen
 from .._settings.project import Dialect, resolve_dialect
-from ..rules import rule
+from ..rules import id_of, rule
 from ._address import ADDRESS_PATTERN, is_address
 from ._decision import Decision
 from ._tables import RECIPIENTS
@@ -473,7 +473,7 @@ def _ids(seed: int, fingerprint: bytes) -> tuple[str, str]:
 
 def _check_address(what: str, address: Any) -> str:
     if not is_address(address):
-        raise ValueError(f"build_event: {what} {address!r} does not look like an email address (MS3).")
+        raise ValueError(f"build_event: {what} {address!r} does not look like an email address ({ADDRESSES.id}).")
     return address
 
 
@@ -510,7 +510,10 @@ def build_event(
 
     resolve_dialect(dialect)  # checked (and the project's setting read) like every builder's, though unused
     if flow_direction not in FLOW_DIRECTIONS:
-        raise ValueError(f"build_event: flow_direction must be INBOUND or OUTBOUND, not {flow_direction!r} (MS2).")
+        raise ValueError(
+            f"build_event: flow_direction must be INBOUND or OUTBOUND, not {flow_direction!r} "
+            f"({id_of(EVENT_SHAPE.field('flowDirection'))})."
+        )
     raw = None
     if message is not None:
         raw, found = message_fields(message)
@@ -537,11 +540,11 @@ def build_event(
         recipients = [recipients]
     recipients = [_check_address("recipient", r) for r in recipients]
     if not recipients:
-        raise ValueError("build_event: a message has at least one recipient (MS5).")
+        raise ValueError(f"build_event: a message has at least one recipient ({LISTED_ONCE.id}).")
     if flow_direction == "OUTBOUND" and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
         raise ValueError(
             f"build_event: an outbound rule handles at most {OUTBOUND_RECIPIENTS_LIMIT} recipients, "
-            f"not {len(recipients)} (MS4)."
+            f"not {len(recipients)} ({id_of(check_outbound_limit)})."
         )
     if mail_from != "":
         _check_address("mail_from", mail_from)
@@ -595,4 +598,4 @@ def _cut_to_size(event: dict[str, Any]) -> None:
     event["truncated"] = True
     size = event_size(event)
     if size is not None and size > EVENT_SIZE_LIMIT:
-        raise ValueError("build_event: the event exceeds 128 KB even with a single recipient (M1).")
+        raise ValueError(f"build_event: the event exceeds 128 KB even with a single recipient ({TRUNCATION.id}).")

@@ -45,7 +45,13 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
-from ._content import InvalidContentError, MessageContentError, MessageFrozenError, MessageNotFoundError
+from ._content import (
+    MESSAGE_CONTENT,
+    InvalidContentError,
+    MessageContentError,
+    MessageFrozenError,
+    MessageNotFoundError,
+)
 
 SERVICE = "workmailmessageflow"  # botocore's hyphenized service id, as its event names spell it
 _PARAMS = "fnkit.workmail.params"  # where a call's own parameters wait for its before-call event
@@ -264,7 +270,7 @@ def answer(model: Any, context: Any, **_: Any) -> Any:
             except InvalidContentError as exc:
                 why = "; ".join(exc.problems)
                 raise _Refused(
-                    "MessageRejected", f"The replacement at {where} is not valid MIME (M9): {why}."
+                    "MessageRejected", f"The replacement at {where} is not valid MIME ({MESSAGE_CONTENT.id}): {why}."
                 ) from None
             return _response(200, {})
     except _Refused as refused:

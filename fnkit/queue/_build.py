@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from .._settings.config import with_settings
 from .._settings.project import Dialect, resolve_dialect
-from ._config import MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig, QueueFifoSetting
+from ..rules import id_of
+from ._config import BATCH_LIMITS, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig, QueueFifoSetting
 from ._contents import md5_of_body, md5_of_message_attributes, normalize_message_attributes
 from ._event import _ARN, EVENT_SOURCE, TRACE_KEY
+from ._fifo import fifo_attributes
 
 if TYPE_CHECKING:
     from .. import types
@@ -148,17 +150,17 @@ def build_event(
     if config is not None and n > queue.batch_size:
         raise ValueError(
             f"the queue's batch size is {queue.batch_size}, so a batch holds at most {queue.batch_size} "
-            f"records (Q1), got {n}"
+            f"records ({BATCH_LIMITS.id}), got {n}"
         )
     if fifo and n > MAX_BATCH_FIFO:
-        raise ValueError(f"a FIFO batch holds at most {MAX_BATCH_FIFO} records (Q1), got {n}")
+        raise ValueError(f"a FIFO batch holds at most {MAX_BATCH_FIFO} records ({BATCH_LIMITS.id}), got {n}")
     if n > MAX_BATCH_STANDARD:
-        raise ValueError(f"a batch holds at most {MAX_BATCH_STANDARD} records (Q1), got {n}")
+        raise ValueError(f"a batch holds at most {MAX_BATCH_STANDARD} records ({BATCH_LIMITS.id}), got {n}")
     for name, seq in (("group_ids", group_ids), ("dedup_ids", dedup_ids), ("receive_counts", receive_counts)):
         if seq is not None and len(seq) != n:
             raise ValueError(f"{name} needs one entry per body ({n}), got {len(seq)}")
     if group_ids is not None and not fifo:
-        raise ValueError("group_ids belong to FIFO queues: pass fifo=True (QS5)")
+        raise ValueError(f"group_ids belong to FIFO queues: pass fifo=True ({id_of(fifo_attributes)})")
     if isinstance(message_attributes, Mapping) or message_attributes is None:
         per_body = [normalize_message_attributes(message_attributes)] * n
     else:

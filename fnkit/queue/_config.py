@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from .._settings.config import Config, setting
-from ..rules import rule
+from ..rules import id_of, rule
 
 DEFAULT_BATCH = 10  # Q1
 MAX_BATCH_STANDARD = 10_000
@@ -174,20 +174,23 @@ class QueueConfig(Config):
         self._batch_fits_the_queue()
         self._visibility_covers_the_function()
         if self.content_based_deduplication and not self.fifo:
-            raise ValueError("content_based_deduplication belongs to FIFO queues: fifo=True (Q11).")
+            raise ValueError(f"content_based_deduplication belongs to FIFO queues: fifo=True ({DEDUPLICATION.id}).")
 
     def _batch_fits_the_queue(self) -> None:
         """Q1 between fields: a FIFO queue's batch size and window; a large batch needs a window."""
         if self.fifo and self.batch_size > MAX_BATCH_FIFO:
-            raise ValueError(f"a FIFO queue takes a batch_size of 1-{MAX_BATCH_FIFO}, not {self.batch_size} (Q1).")
+            raise ValueError(
+                f"a FIFO queue takes a batch_size of 1-{MAX_BATCH_FIFO}, not {self.batch_size} ({BATCH_LIMITS.id})."
+            )
         if self.fifo and self.batch_window_s:
             raise ValueError(
-                f"a FIFO queue takes no batching window: batch_window_s must be 0, not {self.batch_window_s:g} (Q1)."
+                f"a FIFO queue takes no batching window: batch_window_s must be 0, not {self.batch_window_s:g} "
+                f"({BATCH_LIMITS.id})."
             )
         if self.batch_size > DEFAULT_BATCH and self.batch_window_s < 1:
             raise ValueError(
                 f"a batch_size above {DEFAULT_BATCH} needs a batching window of at least 1 s; got "
-                f"batch_size={self.batch_size}, batch_window_s={self.batch_window_s:g} (Q1)."
+                f"batch_size={self.batch_size}, batch_window_s={self.batch_window_s:g} ({BATCH_LIMITS.id})."
             )
 
     @rule(
@@ -202,7 +205,8 @@ class QueueConfig(Config):
         if self.visibility_timeout_s < self.function_timeout_s:
             raise ValueError(
                 f"the queue's visibility timeout ({self.visibility_timeout_s:g} s) is below the function "
-                f"timeout ({self.function_timeout_s:g} s): the platform refuses this configuration (Q2)."
+                f"timeout ({self.function_timeout_s:g} s): the platform refuses this configuration "
+                f"({id_of(QueueConfig._visibility_covers_the_function)})."
             )
 
 

@@ -30,13 +30,14 @@ from .._import import (
     unreadable,
 )
 from .._settings.project import Dialect
+from ..rules import id_of
 from ._build import (
     queue_arn as make_queue_arn,
 )
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
-from ._contents import md5_of_body, md5_of_message_attributes
-from ._event import EVENT_SOURCE
-from ._fifo import is_fifo
+from ._contents import check_md5_of_body, md5_of_body, md5_of_message_attributes
+from ._event import ATTRIBUTES, EVENT_SOURCE
+from ._fifo import fifo_attributes, is_fifo
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -114,7 +115,7 @@ def _record(
         stream.note(
             where,
             f"{label} lacks the attribute(s) {', '.join(missing)} that every record carries "
-            "(receive with AttributeNames=All); the record will not validate (QS3).",
+            f"(receive with AttributeNames=All); the record will not validate ({id_of(ATTRIBUTES)}).",
             code="missing",
         )
     raw_attrs = message.get("MessageAttributes") or {}
@@ -143,7 +144,8 @@ def _record(
             stream.note(
                 where,
                 f"{label}: MD5OfMessageAttributes is '{given_attrs_md5}' but the MD5 of its message "
-                f"attributes is '{expected}'; the record keeps the given one and will not validate (Q13).",
+                f"attributes is '{expected}'; the record keeps the given one and will not validate "
+                f"({id_of(check_md5_of_body)}).",
             )
         record["md5OfMessageAttributes"] = given_attrs_md5
     elif given_attrs_md5 is not None:
@@ -167,7 +169,7 @@ def _record(
         stream.note(
             where,
             f"{label}: MD5OfBody is '{given}' but the MD5 of its Body is '{expected_body}'; the "
-            "record keeps the given one and will not validate (Q13).",
+            f"record keeps the given one and will not validate ({id_of(check_md5_of_body)}).",
         )
     record["md5OfBody"] = given
     record["eventSource"] = EVENT_SOURCE[dialect]
@@ -552,7 +554,7 @@ def events_from_messages(
                 stream.note(
                     where,
                     f"{label} is {kind}, unlike the queue's other messages; the record will not validate "
-                    "in this queue's event (QS5).",
+                    f"in this queue's event ({id_of(fifo_attributes)}).",
                     code="conflict",
                 )
             if fifo_seen:

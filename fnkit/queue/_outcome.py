@@ -78,7 +78,8 @@ class BatchOutcome(msgspec.Struct):
         failed = set(self.failed_ids)
         ids = self.event_ids or tuple(self.failed_ids) + tuple(self.deleted_ids)
         kind, rule_id, inferred, reason = self.kind, self.rule, self.inferred, self.reason
-        warned = "; ".join(w.message for w in self.issues.warnings) if self.issues else ""  # the same on every row
+        # the same on every row (most outcomes hold the one empty report: no sequence protocol asked of it)
+        warned = "" if self.issues is _EMPTY else "; ".join(w.message for w in self.issues.warnings)
         return [
             {
                 "source": "queue",

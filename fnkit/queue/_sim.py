@@ -30,6 +30,7 @@ from ._config import DEDUPLICATION, QueueConfig, QueueSettings
 from ._contents import (
     MAX_MESSAGE_BYTES,
     MAX_PAYLOAD_BYTES,
+    check_message_size,
     md5_of_message_attributes,
     message_size,
     normalize_message_attributes,
@@ -306,7 +307,7 @@ class QueueSim:
             if size > MAX_MESSAGE_BYTES:
                 raise ValueError(
                     f"the queue refuses a message of {size:,} bytes (body and message attributes): at most "
-                    f"{MAX_MESSAGE_BYTES:,} (1 MiB) (Q16)"
+                    f"{MAX_MESSAGE_BYTES:,} (1 MiB) ({id_of(check_message_size)})"
                 )
         refused = send_refusal(self.fifo, group_id, dedup_id)
         if refused is not None:
@@ -314,7 +315,9 @@ class QueueSim:
         if self.fifo:
             if dedup_id is None:
                 if not self.content_based_deduplication:
-                    raise ValueError("a FIFO queue without content-based deduplication needs a dedup_id (Q11)")
+                    raise ValueError(
+                        f"a FIFO queue without content-based deduplication needs a dedup_id ({DEDUPLICATION.id})"
+                    )
                 dedup_id = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
             seen_at = self._dedup.get(dedup_id)
             if seen_at is not None and self.now - seen_at < DEDUP_WINDOW_S:

@@ -2,7 +2,7 @@
 
     python3 kit.py bench                       (every benchmark)
     .venv/bin/python tests/benchmarks/bench_replay.py [--contracts] [--logs] [--sizes 100000,1000000]
-                                                      [--big 10000000] [--quick]
+                                                      [--big 10000000] [--quick] [--in-process]
 
 The contract rows come first, measured in this one run and printed side by side with
 their targets and the load average (the machine is shared: read the ratios):
@@ -17,7 +17,9 @@ their targets and the load average (the machine is shared: read the ratios):
   with 2 workers at the default partition size, and the ratios.
 Each speed is the best of a few interleaved rounds; the in-process rows also show events
 per CPU-second of this process, which other work on the machine changes less (though
-still some: a shared core runs slower). `--contracts` stops there.
+still some: a shared core runs slower). `--contracts` stops there; `--in-process` prints the
+in-process replay's row alone (events/s, events per CPU-second, one event in json.loads of its
+text: the issue's target), in a few seconds.
 
 Then a night of access logs (tests/night.py: 200,000 requests in 192 gzip files, one cut;
 `--quick`: 20,000 in 16): the importer's lines/s against a pandas regex parse of the same
@@ -195,6 +197,27 @@ def per_event_runs(events: list[dict[str, Any]]) -> pd.DataFrame:
 def load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def in_process_row(quick: bool) -> None:
+    """The in-process replay of 1-record queue events alone: the best of a few rounds, events per CPU-second, and
+    one event's replay counted in json.loads of its text (measured in this run)."""
+    n = 5_000 if quick else 50_000
+    events = queue_events(n)
+    fnkit.replay(trivial, events[:200])  # warm: the replay's modules imported, as in a session
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(1 if quick else 3):
+        best_rate(n, partial(fnkit.replay, trivial, events), wall, cpu)
+    texts = [json.dumps(e) for e in events]
+    loads_s = min(timed(lambda: [json.loads(t) for t in texts])[0] for _ in range(3))
+    print(f"replay in-process, {n:,} 1-record queue events, trivial handler ({load()})")
+    print(f"{'row':<64} {'measured':>14} {'target':>12}")
+    print(f"{'  local replay in-process (default), events/s':<64} {max(wall):>14,.0f} {'>= 40,000':>12}")
+    print(f"{'    the same, events per CPU-second of this process':<64} {max(cpu):>14,.0f}")
+    print(f"{'  yardstick: json.loads of one event text now, us':<64} {loads_s / n * 1e6:>14.1f}")
+    per_event = n / (loads_s * max(wall))
+    print(f"{'  local replay in-process, one event in json.loads of its text':<64} {per_event:>14.2f}", flush=True)
 
 
 def contract_rows(quick: bool) -> None:
@@ -430,7 +453,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--contracts", action="store_true", help="the contract rows only")
     parser.add_argument("--logs", action="store_true", help="the access-log rows only")
     parser.add_argument("--dask", action="store_true", help="the Dask against local rows only")
+    parser.add_argument("--in-process", action="store_true", help="the in-process replay's row only")
     args = parser.parse_args(argv)
+    if args.in_process:
+        in_process_row(args.quick)
+        return 0
     if args.dask:
         dask_rows(args.quick)
         return 0

@@ -121,6 +121,41 @@ def test_context_looks_like_the_platforms():
     assert ctx.aws_request_id != fnkit.Context(function_name="orders").aws_request_id
 
 
+def test_request_ids_are_the_call_numbers_bits_in_uuid_groups(monkeypatch):
+    import itertools
+
+    from fnkit._running import context
+
+    for number, tail in [
+        (1, "0000-4000-8000-000000000001"),
+        (0x1234_5678_9ABC, "1234-4567-889a-123456789abc"),
+        (2**48 + 0x0ABC_DEF0_1234, "0abc-4def-8012-0abcdef01234"),  # (past 48 bits: the low 48)
+    ]:
+        monkeypatch.setattr(context, "_counter", itertools.count(number))
+        assert fnkit.Context(function_name="orders").aws_request_id == "e52ffdee-" + tail  # (the name's CRC-32)
+
+
+def test_an_invocation_is_a_frozen_dataclass_made_by_position_or_by_name():
+    import dataclasses
+    import inspect
+
+    from fnkit._engine.codec import Invocation
+
+    fields = dataclasses.fields(Invocation)
+    parameters = inspect.signature(Invocation).parameters
+    assert list(parameters) == [f.name for f in fields]  # the init takes the fields, in order, with their defaults
+    assert [p.default for p in parameters.values()] == [f.default for f in fields]
+    by_position = Invocation(None, "null", None, False, 1.5, "out", 3.0)
+    assert by_position == Invocation(returned=None, response_text="null", duration_ms=1.5, logs="out", timeout_s=3.0)
+    defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Invocation)}
+    assert Invocation() == Invocation(**defaults)
+    assert hash(by_position) == hash(dataclasses.replace(by_position))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        by_position.logs = "changed"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Invocation(returned=None, unknown=1)  # type: ignore[call-arg]
+
+
 def test_an_unknown_isolation_is_refused():
     with pytest.raises(ValueError, match=r"'none' \(in this process\), 'process' or 'thread'"):
         fnkit.invoke(lambda e, c: None, {}, isolation="sandbox")

@@ -6,9 +6,11 @@ import dataclasses
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fnkit
-from fnkit._engine.report import MISSING, Raw, child_path, decode_json, describe, error, warning
+from fnkit._engine.report import MISSING, Raw, child_path, decode_json, describe, error, path_of, warning
 
 
 def _report() -> fnkit.Report:
@@ -227,6 +229,28 @@ def test_child_path(path, key, expected):
 
 def test_child_path_of_a_bool_key_is_not_an_index():
     assert child_path("$", True) == "$[True]"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet=st.sampled_from("ab_9\"[]\\' .-\u00e9"), max_size=6),
+            st.integers(-3, 10**6),
+            st.booleans(),
+            st.none(),
+            st.floats(allow_nan=False),
+        ),
+        max_size=6,
+    )
+)
+def test_path_of_writes_each_step_as_child_path_does(keys):
+    """path_of (which keeps each string key's step) writes the path that child_path writes step by step."""
+    expected = "$"
+    for key in keys:
+        expected = child_path(expected, key)
+    assert path_of(*keys) == expected
+    assert path_of(*keys) == expected  # the second time from the kept steps
 
 
 @pytest.mark.parametrize(

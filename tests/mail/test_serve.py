@@ -209,6 +209,10 @@ def test_recipient_added_by_the_response(start):
     assert len(server.delivered(CAROL)) == 1
     # inbound: the platform adds only the organisation's own addresses
     assert log.loc["eve@example.net", "status"] == "not delivered"
+    assert (
+        "not an organisation address: on inbound mail the platform adds only its own (M5)"
+        in log.loc["eve@example.net", "note"]
+    )
     assert not server.maildir_for("eve@example.net").exists()
 
 
