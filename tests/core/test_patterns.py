@@ -249,7 +249,7 @@ def test_each_pattern_decides_over_every_place_it_governs_whatever_the_memos_lac
     base = json.loads(json.dumps(queue.build_event(["a", "b", "c"], seed=1)))
 
     def made(arn: str, first_at: int, first: str) -> dict[str, Any]:
-        event = copy.deepcopy(base)
+        event: dict[str, Any] = copy.deepcopy(base)
         for n, record in enumerate(event["Records"]):
             record["eventSourceARN"] = arn
             record["attributes"]["SentTimestamp"] = f"91{arn[-6:]}{n}"  # digits no memo met before
