@@ -285,7 +285,12 @@ def lookalike(value: Any) -> tuple[Lookalike, list[str]] | None:
     """(the event type a decoded value is, the keys that show it) when it is one users mistake for a source."""
     if not isinstance(value, dict):
         return None
-    for known in _asked(value):
+    return _found(_asked(value), value)
+
+
+def _found(asked: tuple[Lookalike, ...], value: dict[Any, Any]) -> tuple[Lookalike, list[str]] | None:
+    """`lookalike` among the lookalikes a value may be (`_asked`)."""
+    for known in asked:
         try:
             found = known.landmarks(value)
         except Exception:  # a detector must never take validation down  # noqa: BLE001
@@ -338,7 +343,10 @@ def source_of(value: Any) -> Source | None:
     A replay calls it once per event, so it costs little: a lookalike is asked only when the
     value has one of its keys, and each source's `looks_like` looks at a few keys.
     """
-    if not isinstance(value, dict) or lookalike(value) is not None:
+    if not isinstance(value, dict):
+        return None
+    asked = _asked(value)  # (most events may be none: a queue event, its first record a queue record)
+    if asked and _found(asked, value) is not None:
         return None
     if not _LOOKS_LIKE:
         _LOOKS_LIKE.extend((name, source_module(name).looks_like) for name in SOURCES)

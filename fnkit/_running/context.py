@@ -12,17 +12,25 @@ _counter = itertools.count(1)
 
 
 _TAGS: dict[str, str] = {}  # each function name's CRC-32 in hex: the first group of its request ids
+# each function name's last block of 256 call numbers, and what its request ids there start with
+_BLOCKS: dict[str, tuple[int, str]] = {}
+_BYTES = tuple(f"{i:02x}" for i in range(256))  # the last two digits of an id
 
 
 def _request_id(function_name: str) -> str:
     # deterministic within a process run, so notebooks compare equal under nbval: the call number's bits in a
-    # UUID's groups (48-63 unused, 32-47, 20-31, 8-19, 0-47)
+    # UUID's groups (48-63 unused, 32-47, 20-31, 8-19, 0-47); the ids of 256 consecutive calls differ only in
+    # their last two digits, so the rest is formatted once per block
     n = next(_counter)
-    tag = _TAGS.get(function_name)
-    if tag is None:
-        tag = _TAGS[function_name] = f"{zlib.crc32(function_name.encode()) & 0xFFFFFFFF:08x}"
-    low = f"{n & 0xFFFFFFFFFFFF:012x}"  # the groups are its digits: 47-32, 31-20, 19-8 (one format, not four)
-    return f"{tag}-{low[:4]}-4{low[4:7]}-8{low[7:10]}-{low}"
+    block = (n & 0xFFFFFFFFFFFF) >> 8
+    known = _BLOCKS.get(function_name)
+    if known is None or known[0] != block:
+        tag = _TAGS.get(function_name)
+        if tag is None:
+            tag = _TAGS[function_name] = f"{zlib.crc32(function_name.encode()) & 0xFFFFFFFF:08x}"
+        low = f"{block:010x}"  # the groups are its digits: 47-32, 31-20, 19-8 (one format, not four)
+        known = _BLOCKS[function_name] = (block, f"{tag}-{low[:4]}-4{low[4:7]}-8{low[7:10]}-{low}")
+    return known[1] + _BYTES[n & 0xFF]
 
 
 _NAMES: dict[tuple[str, str, str, str], tuple[str, str, str]] = {}  # a context's names, made once per function
