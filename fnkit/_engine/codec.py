@@ -131,8 +131,6 @@ class Invocation:
             return Raw(self.response_text)
 
 
-
-
 #: what `json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)` makes afresh on
 #: every call, made once (it holds no state between calls)
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=False)
