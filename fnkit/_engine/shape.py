@@ -119,7 +119,7 @@ class Shape:
         import msgspec
 
         try:
-            typed: Any = msgspec.convert(value, self.struct, strict=True)
+            typed: Any = msgspec.convert(value, self.struct)  # strict: msgspec's default (a keyword costs a parse)
         except (msgspec.ValidationError, RecursionError, UnicodeEncodeError):
             return None
         tables = self.tables(typed)

@@ -215,7 +215,7 @@ class Contract:
                     return Report(notes, self.source, None, self.subject), None
         if compiled and typed is None and type(value) is dict and self.plain:
             try:
-                typed = self._convert(value, self._struct, strict=True)
+                typed = self._convert(value, self._struct)  # (strict: the default)
             except self._rejected:
                 pass
         tables: Tables | None = None
