@@ -387,6 +387,8 @@ def issued_by(rule_id: str) -> list[str]:
                     name = ".".join(file.relative_to(root.parent).with_suffix("").parts)
                     module = sys.modules.get(name) or importlib.import_module(name)
                 value = _resolve(named[0], module)
+                if made_by == "place" and node.args and _relayed(node.args[0], function, value, module):
+                    continue  # what the rule's own function found, placed by its caller: the caller finds nothing
                 own = impl is not None and getattr(module, function.name, None) is impl  # listed first already
                 if value is not None and (value is target or value is impl) and not own:
                     where = f"{source_file(module.__name__)}:{function.lineno}: {function.name}"
@@ -396,6 +398,26 @@ def issued_by(rule_id: str) -> list[str]:
 
 
 _FINDING_MAKERS = ("problem", "caution", "Finding")  # what a rule's finding is made with (fnkit._engine.findings)
+
+
+def _relayed(found: Any, function: Any, by: Any, module: Any) -> bool:
+    """True when `place(found, by=...)` in `function` places what `by` itself returned, or what `function` was
+    given: `found` (or its one item) is a call of `by`, a name `function` binds to calls of it only
+    (`order = group_order(...)`; `place(order, by=group_order)`), or one of `function`'s parameters."""
+    import ast
+
+    if isinstance(found, ast.Tuple | ast.List) and len(found.elts) == 1:
+        found = found.elts[0]
+    if isinstance(found, ast.Name):
+        if found.id in {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}:
+            return True
+        bound = [
+            n.value
+            for n in ast.walk(function)
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == found.id for t in n.targets)
+        ]
+        return bool(bound) and all(_relayed(b, function, by, module) for b in bound)
+    return isinstance(found, ast.Call) and by is not None and _resolve(found.func, module) is by
 
 
 def _resolve(node: Any, module: Any) -> Any:

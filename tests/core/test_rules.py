@@ -147,6 +147,10 @@ def test_fnkit_rules_id_lists_every_function_that_finds_its_problems(capsys):
     )
     # and so is one whose function names itself on its findings (for the check that calls it): listed once
     assert rules.issued_by("Q15") == [f"{rules.location('Q15')[0]}:{rules.location('Q15')[1]}: placeholder_arn"]
+    # a caller that places what the rule's function returned (`order = group_order(...)`, `place(order,
+    # by=group_order)`), or what it was given, finds nothing itself: Q10 and G3 have one issuer each
+    assert [i.rsplit(": ", 1)[1] for i in rules.issued_by("Q10")] == ["group_order"]
+    assert [i.rsplit(": ", 1)[1] for i in rules.issued_by("G3")] == ["detect_source"]
 
 
 def test_fnkit_rules_id_lists_the_functions_that_have_the_engine_place_its_findings(capsys):
