@@ -111,6 +111,6 @@ def _fresh(timeout_s: float | None, start: bool = True) -> Context:
         attrs.update(_DEFAULTS)
         attrs["aws_request_id"] = _request_id(attrs["function_name"])
         attrs["timeout_s"] = timeout_s
-    if start:
+    if start and timeout_s is not None:  # (no timeout: no clock to start, `_start` does nothing)
         context._start()
     return context
