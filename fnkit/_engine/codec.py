@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -53,10 +53,7 @@ class HandlerError:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
-_set = object.__setattr__  # (a frozen dataclass sets its fields through it)
-
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True, slots=True, init=False)
 class Invocation:
     """What happened when a handler was called."""
 
@@ -88,26 +85,21 @@ class Invocation:
         response_size: int | None = None,
         response_report: Any = None,
     ) -> None:
-        # the fields, in order, with their defaults (a test holds the two to each other), set as one dict: the init
-        # `dataclass` writes for a frozen class calls object.__setattr__ per field, at four times the cost, and
-        # every call a replay makes ends in an Invocation
-        _set(
-            self,
-            "__dict__",
-            {
-                "returned": returned,
-                "response_text": response_text,
-                "error": error,
-                "timed_out": timed_out,
-                "duration_ms": duration_ms,
-                "logs": logs,
-                "timeout_s": timeout_s,
-                "encode_error": encode_error,
-                "reports": reports,
-                "response_size": response_size,
-                "response_report": response_report,
-            },
-        )
+        # the fields, in order, with their defaults (a test holds the two to each other), each set through its
+        # slot: the init `dataclass` writes for a frozen class calls object.__setattr__ per field, at twice the
+        # cost, and every call a replay makes ends in an Invocation
+        a, b, c, d, e, f, g, h, i, j, k = _SLOTS
+        a(self, returned)
+        b(self, response_text)
+        c(self, error)
+        d(self, timed_out)
+        e(self, duration_ms)
+        f(self, logs)
+        g(self, timeout_s)
+        h(self, encode_error)
+        i(self, reports)
+        j(self, response_size)
+        k(self, response_report)
 
     @property
     def succeeded(self) -> bool:
@@ -129,6 +121,10 @@ class Invocation:
             return loads_strict(self.response_text)
         except (ValueError, RecursionError):
             return Raw(self.response_text)
+
+
+#: each field's slot setter, in the order of the fields (what `Invocation.__init__` sets)
+_SLOTS = tuple(vars(Invocation)[f.name].__set__ for f in fields(Invocation))
 
 
 #: what `json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)` makes afresh on
