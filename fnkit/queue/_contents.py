@@ -385,6 +385,20 @@ def message_size(body: str, message_attributes: Mapping[str, Any] | None = None)
     return size
 
 
+_SIZES = "sizes bound"  # the records' table's key for `_sizes_bound`, worked out once per call
+
+
+def _sizes_bound(table: dict[str, Any]) -> tuple[int, int]:
+    """(the characters of the bodies together, the most bytes their message attributes can take) of the records'
+    table: what the two size rules (Q16, Q17) bound a batch by, read once per call (kept in the table)."""
+    found: tuple[int, int] | None = table.get(_SIZES)
+    if found is None:
+        attributes = table["message_attributes"]
+        held = sum([_attributes_bound(a) for a in attributes if a]) if any(attributes) else 0
+        found = table[_SIZES] = (_total(table["body"]), held)
+    return found
+
+
 @rule(
     "Q16",
     "queue",
@@ -398,11 +412,9 @@ def check_message_size(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
     table = seen.tables[RECORDS]
     bodies, attributes = table["body"], table["message_attributes"]
+    characters, attribute_bytes = _sizes_bound(table)
     # UTF-8 takes at most 4 bytes a character, and no body is longer than the bodies together (a sum: cheaper than max)
-    bound = 4 * _total(bodies)
-    if bound <= MAX_MESSAGE_BYTES and (
-        not any(attributes) or bound + sum([_attributes_bound(a) for a in attributes if a]) <= MAX_MESSAGE_BYTES
-    ):
+    if 4 * characters + attribute_bytes <= MAX_MESSAGE_BYTES:
         return ()  # the bodies and every attribute together could not reach the limit: no record can
     out = []
     for i, body, attrs in zip(table["at"], bodies, attributes, strict=True):
@@ -440,12 +452,10 @@ _RECORD_ALLOWANCE = 8192
 def check_payload_size(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q17: the event's JSON fits one invocation (measured only when the lengths alone cannot tell)."""
     table = seen.tables[RECORDS]
-    bodies, attributes = table["body"], table["message_attributes"]
+    bodies = table["body"]
+    characters, attribute_bytes = _sizes_bound(table)
     # JSON takes at most 6 bytes a character (a control character as \u00XX)
-    bound = 6 * _total(bodies) + len(bodies) * _RECORD_ALLOWANCE
-    if bound <= MAX_PAYLOAD_BYTES and (
-        not any(attributes) or bound + 2 * sum([_attributes_bound(a) for a in attributes if a]) <= MAX_PAYLOAD_BYTES
-    ):
+    if 6 * characters + len(bodies) * _RECORD_ALLOWANCE + 2 * attribute_bytes <= MAX_PAYLOAD_BYTES:
         return ()
     try:
         size, exact = len(msgspec.json.encode(event)), True
