@@ -22,6 +22,7 @@ every example.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -315,18 +316,37 @@ def location(rule_id: str) -> tuple[str, int]:
     return source_file(module), line
 
 
+@functools.cache
+def _parsed() -> tuple[tuple[Any, str, Any], ...]:
+    """fnkit's own files as (path, text, syntax tree), read and parsed once per process: the scans of the code
+    below (`written_at`, `issued_by`) ask them for every id."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    return tuple(
+        (file, text, ast.parse(text))
+        for file in sorted(root.rglob("*.py"))
+        for text in (file.read_text(encoding="utf-8"),)
+    )
+
+
 def written_at() -> dict[str, list[str]]:
     """Where each rule id is written as a string in fnkit's code (`file:function`, or `file` at module level),
     the declarations (`rule("Q8", ...)`) left out: each id should be written in one place at most, its rule's
     function or declaring module, since the rest of the code names a rule by its function or declaration."""
+    return {i: list(places) for i, places in _written().items()}
+
+
+@functools.cache
+def _written() -> dict[str, tuple[str, ...]]:
     import ast
     from pathlib import Path
 
     known = ids()
     root = Path(__file__).resolve().parent
     found: dict[str, set[str]] = {i: set() for i in known}
-    for file in sorted(root.rglob("*.py")):
-        tree = ast.parse(file.read_text(encoding="utf-8"))
+    for file, _, tree in _parsed():
         declared = {
             id(node.args[0])
             for node in ast.walk(tree)
@@ -344,7 +364,7 @@ def written_at() -> dict[str, list[str]]:
             if isinstance(node, ast.Constant) and node.value in known and id(node) not in declared:
                 function = owner.get(id(node))
                 found[node.value].add(f"{name}:{function}" if function else name)
-    return {i: sorted(places) for i, places in found.items()}
+    return {i: tuple(sorted(places)) for i, places in found.items()}
 
 
 def issued_by(rule_id: str) -> list[str]:
@@ -362,11 +382,9 @@ def issued_by(rule_id: str) -> list[str]:
     if callable(impl) and getattr(impl, "__code__", None) is not None:
         path, line = location(rule_id)
         found.append(f"{path}:{line}: {impl.__qualname__}")
-    for file in sorted(root.rglob("*.py")):
-        text = file.read_text(encoding="utf-8")
+    for file, text, tree in _parsed():
         if "of=" not in text and "place(" not in text:
             continue
-        tree = ast.parse(text)
         module: Any = None
         for function in ast.walk(tree):
             if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
