@@ -5,10 +5,15 @@ It returns `Finding`s: a code, a sentence, a severity and where the problem is *
 given* (`at`: the keys from that value down to the problem; `row`: a row of one of the value's
 tables, `seen.tables[...]`, by the position its table gives it in `["at"]`):
 
-    @rule("QS7", "queue", "contract", "Message ids are unique ...")
+    @rule("QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.")
     def check_unique_ids(event, seen):
-        ...
-        return [problem("conflict", f"messageId '{mid}' already appears ...", "messageId", row=RECORDS.row(i))]
+        table = seen.tables[RECORDS]
+        first = {}
+        for i, mid in zip(table["at"], table["message_id"]):
+            if mid in first:
+                return [problem("conflict", f"messageId '{mid}' appears twice.", "messageId", row=RECORDS.row(i))]
+            first[mid] = i
+        return []
 
 The engine stamps the rest (`place`): the rule id from the declaration of the function it called
 (or of the function or declaration a finding names with `of=`, when a rule's function reports a
