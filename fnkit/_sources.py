@@ -334,7 +334,7 @@ def detect_source(event: Any) -> Source | None:
     return None if value is MISSING else source_of(value)
 
 
-_LOOKS_LIKE: list[tuple[str, Callable[[Any], bool]]] = []  # each source's `looks_like`, in the order of SOURCES
+_LOOKS_LIKE: list[tuple[Source, Callable[[Any], bool]]] = []  # each source's `looks_like`, in the order of SOURCES
 
 
 def source_of(value: Any) -> Source | None:
@@ -349,11 +349,11 @@ def source_of(value: Any) -> Source | None:
     if asked and _found(asked, value) is not None:
         return None
     if not _LOOKS_LIKE:
-        _LOOKS_LIKE.extend((name, source_module(name).looks_like) for name in SOURCES)
+        _LOOKS_LIKE.extend((cast("Source", name), source_module(name).looks_like) for name in SOURCES)
     for name, looks_like in _LOOKS_LIKE:
         try:
             if looks_like(value):
-                return cast("Source", name)
+                return name
         except Exception:  # a detector must never take validation down  # noqa: BLE001
             continue
     return None

@@ -133,23 +133,23 @@ class _Chunk:
         self.places: list[tuple[int, Callable[[dict[str, Any]], dict[str, Any]] | None, list[Any]]] = []
         self.keys: set[Any] = set()
 
-    def takes(self, source: str, call: PlannedCall[Outcome]) -> bool:
-        """True when the call can join: same source and timeout, no shared key, room left."""
-        if not self.calls:
-            return True
-        return (
+    def add(self, source: str, call: PlannedCall[Outcome], index: int, extra: Any, slot: list[Any]) -> bool:
+        """Add the call when it can join (same source and timeout, no shared key, room left): False when it
+        cannot, and the chunk is left as it was."""
+        calls = self.calls
+        if calls and not (
             source == self.source
             and call.timeout_s == self.timeout_s
-            and len(self.calls) < CHUNK_SIZE
+            and len(calls) < CHUNK_SIZE
             and self.keys.isdisjoint(call.exclusive)
-        )
-
-    def add(self, source: str, call: PlannedCall[Outcome], index: int, extra: Any, slot: list[Any]) -> None:
+        ):
+            return False
         self.source, self.timeout_s = source, call.timeout_s
-        self.calls.append(call)
+        calls.append(call)
         self.places.append((index, extra, slot))
         if call.exclusive:
             self.keys.update(call.exclusive)
+        return True
 
     def run(self, handler: Handler, isolation: str, ahead: _Ahead | None = None) -> None:
         """Call the handler on every event (one `invoke_many`), fill each event's rows, and empty the chunk.
@@ -345,11 +345,11 @@ def _replay_items(
             if call.decided is not None:  # answered without calling the handler: nothing to wait for
                 parts.append(_outcome_rows(index, call.decided, extra))
                 continue
-            if not chunk.takes(source, call):
-                chunk.run(handler, isolation, ahead)
             slot: list[dict[str, Any]] = []
             parts.append(slot)
-            chunk.add(source, call, index, extra, slot)
+            if not chunk.add(source, call, index, extra, slot):  # it cannot join: the chunk is called first
+                chunk.run(handler, isolation, ahead)
+                chunk.add(source, call, index, extra, slot)
         chunk.run(handler, isolation, ahead)
         if ahead is not None:
             ahead.wait()

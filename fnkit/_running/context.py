@@ -66,11 +66,32 @@ class Context:
         names = _NAMES.get((function_name, function_version, region, account_id))
         if names is None:
             names = _names(function_name, function_version, region, account_id)
+        self._set(
+            function_name,
+            function_version,
+            memory_limit_in_mb,
+            names,
+            aws_request_id or _request_id(function_name),
+            timeout_s,
+            clock,
+        )
+
+    def _set(
+        self,
+        function_name: str,
+        function_version: str,
+        memory_limit_in_mb: int,
+        names: tuple[str, str, str],
+        aws_request_id: str,
+        timeout_s: float | None,
+        clock: Callable[[], float],
+    ) -> None:
+        """Every attribute, in order (`__init__`, and `_fresh` for a replay's contexts: one call by position)."""
         self.function_name = function_name
         self.function_version = function_version
         self.memory_limit_in_mb = memory_limit_in_mb
         self.invoked_function_arn = names[0]
-        self.aws_request_id = aws_request_id or _request_id(function_name)
+        self.aws_request_id = aws_request_id
         self.log_group_name = names[1]
         self.log_stream_name = names[2]
         self.timeout_s = timeout_s
@@ -96,21 +117,27 @@ class Context:
         return f"Context(function_name={self.function_name!r}, aws_request_id={self.aws_request_id!r})"
 
 
-_DEFAULTS: dict[str, Any] = {}  # the attributes of `Context()`, but its request id and timeout (see `_fresh`)
+# what `Context()` holds but its request id and timeout, read from the first context `_fresh` made (see there)
+_DEFAULTS: list[tuple[str, str, int, tuple[str, str, str], Callable[[], float]]] = []
 
 
 def _fresh(timeout_s: float | None, start: bool = True) -> Context:
-    """`Context(timeout_s=timeout_s)` (started: its clock runs), made as a copy of the first one's attributes with
-    its own request id: a replay makes one per event."""
-    if not _DEFAULTS:
-        context = Context(timeout_s=timeout_s)
-        _DEFAULTS.update(vars(context))
+    """`Context(timeout_s=timeout_s)` (started: its clock runs), made from the first one's names with its own request
+    id: a replay makes one per event. No dict is copied: the attributes are set by position, as `__init__` sets
+    them, and Python keeps them in the object until its `__dict__` is asked for."""
+    if _DEFAULTS:
+        name, version, memory, names, clock = _DEFAULTS[0]
+        context = _new(Context)
+        context._set(name, version, memory, names, _request_id(name), timeout_s, clock)
     else:
-        context = Context.__new__(Context)
-        attrs = context.__dict__
-        attrs.update(_DEFAULTS)
-        attrs["aws_request_id"] = _request_id(attrs["function_name"])
-        attrs["timeout_s"] = timeout_s
+        context = Context(timeout_s=timeout_s)
+        names = (context.invoked_function_arn, context.log_group_name, context.log_stream_name)
+        _DEFAULTS.append(
+            (context.function_name, context.function_version, context.memory_limit_in_mb, names, context._clock)
+        )
     if start and timeout_s is not None:  # (no timeout: no clock to start, `_start` does nothing)
         context._start()
     return context
+
+
+_new = object.__new__
