@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import FrozenInstanceError, dataclass, field, make_dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
-
-import msgspec
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,20 +53,9 @@ class HandlerError:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
-def _frozen(self: Any, name: str, value: Any = None) -> None:
-    """`Invocation`'s `__setattr__` and `__delattr__`: a record of a call is frozen, as a frozen dataclass is."""
-    raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-
-class Invocation(msgspec.Struct, frozen=True):
-    """What happened when a handler was called.
-
-    A frozen msgspec Struct that speaks the frozen dataclass protocol (`dataclasses.fields`,
-    `dataclasses.replace`, `is_dataclass`, FrozenInstanceError on assignment, equality and a hash
-    over the fields): every call a replay makes ends in one, and a Struct is made in C, about
-    seven times faster than a frozen dataclass's init, and is not tracked by the garbage
-    collector while its fields hold no container (a handler that returned None, no reports).
-    """
+@dataclass(frozen=True, slots=True, init=False)
+class Invocation:
+    """What happened when a handler was called."""
 
     returned: Any = None
     response_text: str | None = None
@@ -77,12 +64,42 @@ class Invocation(msgspec.Struct, frozen=True):
     duration_ms: float = 0.0
     logs: str = ""
     timeout_s: float | None = None
-    encode_error: str | None = None
+    encode_error: str | None = field(default=None)
     reports: tuple[tuple[str, Any], ...] = ()  # (topic, value) pairs sent by `fnkit.isolation.report` during the call
     #: the response JSON's size in UTF-8 bytes when it was over the caller's bound (a server's limit), so the worker
     #: sent its size, not the value: `returned` and `response_text` are None then
     response_size: int | None = None
     response_report: Any = None  # what the caller's rule made of that response in the worker, as data
+
+    def __init__(
+        self,
+        returned: Any = None,
+        response_text: str | None = None,
+        error: HandlerError | None = None,
+        timed_out: bool = False,
+        duration_ms: float = 0.0,
+        logs: str = "",
+        timeout_s: float | None = None,
+        encode_error: str | None = None,
+        reports: tuple[tuple[str, Any], ...] = (),
+        response_size: int | None = None,
+        response_report: Any = None,
+    ) -> None:
+        # the fields, in order, with their defaults (a test holds the two to each other), each set through its
+        # slot: the init `dataclass` writes for a frozen class calls object.__setattr__ per field, at twice the
+        # cost, and every call a replay makes ends in an Invocation
+        a, b, c, d, e, f, g, h, i, j, k = _SLOTS
+        a(self, returned)
+        b(self, response_text)
+        c(self, error)
+        d(self, timed_out)
+        e(self, duration_ms)
+        f(self, logs)
+        g(self, timeout_s)
+        h(self, encode_error)
+        i(self, reports)
+        j(self, response_size)
+        k(self, response_report)
 
     @property
     def succeeded(self) -> bool:
@@ -106,20 +123,8 @@ class Invocation(msgspec.Struct, frozen=True):
             return Raw(self.response_text)
 
 
-# the dataclass protocol: FrozenInstanceError on assignment (a frozen Struct's own error is a plain AttributeError;
-# set after the class is made, which a frozen Struct would override), and the fields read from the Struct's own
-for _name in ("__setattr__", "__delattr__"):
-    setattr(Invocation, _name, _frozen)
-Invocation.__dataclass_fields__ = vars(
-    make_dataclass(
-        "Invocation",
-        [
-            (name, Any, field(default=default))
-            for name, default in zip(Invocation.__struct_fields__, Invocation.__struct_defaults__, strict=True)
-        ],
-        frozen=True,
-    )
-)["__dataclass_fields__"]
+#: each field's slot setter, in the order of the fields (what `Invocation.__init__` sets)
+_SLOTS = tuple(vars(Invocation)[f.name].__set__ for f in fields(Invocation))
 
 
 #: what `json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)` makes afresh on
