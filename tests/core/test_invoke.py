@@ -139,12 +139,14 @@ def test_an_invocation_is_a_frozen_dataclass_made_by_position_or_by_name():
     import dataclasses
     import inspect
 
+    from fnkit._engine import codec
     from fnkit._engine.codec import Invocation
 
     fields = dataclasses.fields(Invocation)
     parameters = inspect.signature(Invocation).parameters
     assert list(parameters) == [f.name for f in fields]  # the init takes the fields, in order, with their defaults
     assert [p.default for p in parameters.values()] == [f.default for f in fields]
+    assert sorted(codec._Fields.__slots__) == sorted(f.name for f in fields)  # (where a new one's fields are set)
     by_position = Invocation(None, "null", None, False, 1.5, "out", 3.0)
     assert by_position == Invocation(returned=None, response_text="null", duration_ms=1.5, logs="out", timeout_s=3.0)
     defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Invocation)}
