@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
-from operator import attrgetter, itemgetter, methodcaller
+from operator import attrgetter, itemgetter
 from typing import Any
 
 #: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
@@ -92,7 +92,7 @@ def _site_getter(site: Site) -> Callable[[Any, Tables], Collection[str]]:
     if table is not None:
         if steps:  # a row that is None, UNSET or an empty map or list has nothing at the site: `any` is exact
             return lambda typed, tables: site_values(site, typed, tables) if any(tables[table][column]) else ()
-        return lambda typed, tables: site_values(site, typed, tables) if _some_held(tables[table][column]) else ()
+        return lambda typed, tables: site_values(site, typed, tables) if some_held(tables[table][column]) else ()
     attrs = tuple(step for step in steps if not step.startswith("*"))
     rest = steps[len(attrs) :]
     if not attrs or steps[: len(attrs)] != attrs or rest not in _READS or (absent and rest):
@@ -148,7 +148,7 @@ def _read_items(get: Callable[[Any], Any]) -> Callable[[Any, Tables], Collection
 _READS = {(): _read_value, ("*k",): _read_keys, ("*v",): _read_values, ("*v", "*"): _read_items}
 
 
-def _some_held(column: Sequence[Any]) -> bool:
+def some_held(column: Sequence[Any]) -> bool:
     """True when some row holds the column's field (an absent one is None, or UNSET for a spelling not used; an
     empty string is held)."""
     n = len(column)
@@ -220,8 +220,8 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
             rows = [rows[i] for i in keep]
         if one is not None:  # one column (50 addresses): read by column, cheaper than astuple and zip
             out[name] = {names[0]: [*map(one, rows)], "at": at}
-        elif rows:
-            table = dict(zip(names, zip(*map(astuple, rows))))  # noqa: B905 - every row has every column
+        elif rows:  # (every row has every column; one row's columns without a map and a star: a replay's events)
+            table = dict(zip(names, zip(*map(astuple, rows)) if len(rows) > 1 else zip(astuple(rows[0]))))  # noqa: B905
             table["at"] = at
             out[name] = table
         else:
@@ -265,15 +265,11 @@ _UNSET: Any = None  # msgspec.UNSET, once msgspec is loaded (`import fnkit` stay
 
 
 def _load_unset() -> Any:
-    global _UNSET, _COUNT_UNSET
+    global _UNSET
     import msgspec
 
     _UNSET = msgspec.UNSET
-    _COUNT_UNSET = methodcaller("count", _UNSET)
     return _UNSET
-
-
-_COUNT_UNSET: Any = None  # a column's count of UNSET (a methodcaller), set with _UNSET
 
 
 def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
@@ -281,8 +277,14 @@ def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
     `columns`: one column per spelling, UNSET where an object lacks that spelling."""
     UNSET = _UNSET if _UNSET is not None else _load_unset()  # noqa: N806
     n = len(columns[0])
-    absent = [*map(_COUNT_UNSET, columns)]  # (C-level counts, no comprehension's frame)
-    if absent.count(n) >= len(absent) - 1:  # one spelling in use at most (the usual case): C-level counts
-        return not required or min(absent) == 0
+    unused, whole = 0, False  # the spellings no object holds; whether every object holds one of them
+    for column in columns:  # (C-level counts)
+        absent = column.count(UNSET)
+        if absent == n:
+            unused += 1
+        if absent == 0:
+            whole = True
+    if unused >= len(columns) - 1:  # one spelling in use at most (the usual case)
+        return not required or whole
     held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
     return all(h == 1 for h in held) if required else max(held) <= 1

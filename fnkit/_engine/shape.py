@@ -43,7 +43,9 @@ from .columns import (
     objects_at,
     one_spelling,
     read_tables,
+    site_values,
     snake,
+    some_held,
     values_getters,
 )
 from .findings import Places
@@ -155,8 +157,16 @@ class Shape:
         pending: PatternCheck | None = None  # the last pattern whose memo lacked strings, and those strings
         lacking: Any = None
         for check, known, table, column, read in self._pattern_sites:  # pattern by pattern, each site once
-            # a table's column of strings read in place, any other site by its function
-            values = tables[table][column] if read is None else read(typed, tables)
+            if read is None:  # a table's column of strings, read in place
+                values = tables[table][column]
+            elif table is None:  # a site outside the tables, read by its function
+                values = read(typed, tables)
+            else:  # strings below a table's column (`read`: the site), read when some row holds something there
+                held = tables[table][column]
+                # a row that is None, UNSET or an empty map or list has nothing below it: `any` is exact there
+                if not (any(held) if read[2] else held.count(None) != len(held) and some_held(held)):
+                    continue
+                values = site_values(read, typed, tables)
             if values and not known(values):  # what the memo lacks is tested in one go per pattern, in order
                 if check is pending:
                     lacking = [*lacking, *values]
@@ -169,16 +179,22 @@ class Shape:
     @cached_property
     def _pattern_sites(self) -> tuple[tuple[Any, ...], ...]:
         """Every site of every declared pattern, pattern by pattern (see `patterns_hold`): (its pattern's check,
-        the test of the pattern's memo, the table and column of a table's column of strings, read in place, else
-        None, None and the function that reads the site's strings)."""
-        return tuple(
-            site
-            for check, _, places, readers in self.patterns
-            for site in (
-                *((check, check.known, table, column, None) for table, column in places),
-                *((check, check.known, None, None, read) for read in readers),
-            )
-        )
+        the test of the pattern's memo, the table and column of a site in a table, and None for a table's column of
+        strings, read in place, else the site; None, None and the function that reads the strings of a site outside
+        the tables)."""
+        found: list[tuple[Any, ...]] = []
+        for check, sites, _, readers in self.patterns:
+            read = iter(readers)  # (one function for each site that is not a table's column of strings)
+            for site in sites:
+                table, column, steps, absent = site
+                if table is None:
+                    found.append((check, check.known, None, None, next(read)))
+                else:
+                    below = site if steps or absent else None
+                    if below is not None:
+                        next(read)
+                    found.append((check, check.known, table, column, below))
+        return tuple(found)
 
     @cached_property
     def places(self) -> Places:
