@@ -176,6 +176,52 @@ def site_values(site: Site, typed: Any, tables: Tables) -> Any:
     return values
 
 
+def pattern_sites(patterns: Sequence[tuple[Any, tuple[Site, ...], Any, Sequence[Any]]]) -> tuple[tuple[Any, ...], ...]:
+    """Every site of every declared pattern (`patterns`: each one's check, its sites, and the functions that read
+    the sites that are not a table's column of strings), pattern by pattern, as `patterns_hold` reads them: (the
+    pattern's check, the test of its memo, the table and column of a site in a table, and None for a table's column
+    of strings, read in place, else the site; None, None and the function that reads a site outside the tables)."""
+    found: list[tuple[Any, ...]] = []
+    for check, sites, _, readers in patterns:
+        read = iter(readers)  # (one function for each site that is not a table's column of strings)
+        for site in sites:
+            table, column, steps, absent = site
+            if table is None:
+                found.append((check, check.known, None, None, next(read)))
+            else:
+                below = site if steps or absent else None
+                if below is not None:
+                    next(read)
+                found.append((check, check.known, table, column, below))
+    return tuple(found)
+
+
+def patterns_hold(sites: Sequence[tuple[Any, ...]], typed: Any, tables: Tables) -> bool:
+    """True when every string at the `sites` (see `pattern_sites`) of a compiled typed value meets its pattern,
+    each pattern tested once over all the values it governs, what its memo lacks in one go."""
+    pending: Any = None  # the last pattern whose memo lacked strings, and those strings
+    lacking: Any = None
+    for check, known, table, column, read in sites:  # pattern by pattern, each site once
+        if read is None:  # a table's column of strings, read in place
+            values = tables[table][column]
+        elif table is None:  # a site outside the tables, read by its function
+            values = read(typed, tables)
+        else:  # strings below a table's column (`read`: the site), read when some row holds something there
+            held = tables[table][column]
+            # a row that is None, UNSET or an empty map or list has nothing below it: `any` is exact there
+            if not (any(held) if read[2] else held.count(None) != len(held) and some_held(held)):
+                continue
+            values = site_values(read, typed, tables)
+        if values and not known(values):  # what the memo lacks is tested in one go per pattern, in order
+            if check is pending:
+                lacking = [*lacking, *values]
+            else:
+                if pending is not None and not pending.tested(lacking):
+                    return False
+                pending, lacking = check, values
+    return pending is None or pending.tested(lacking)
+
+
 _NO_ROWS = range(0)
 # msgspec's astuple, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
 _astuple: Callable[[Any], tuple[Any, ...]] | None = None

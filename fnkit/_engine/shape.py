@@ -25,6 +25,7 @@ One declaration of an event or response drives:
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -42,13 +43,13 @@ from .columns import (
     frozen,
     objects_at,
     one_spelling,
+    pattern_sites,
+    patterns_hold,
     read_tables,
-    site_values,
     snake,
-    some_held,
     values_getters,
 )
-from .findings import Places
+from .findings import Places, Table
 from .patterns import PatternCheck
 from .report import Issue, child_path, describe, error, warning
 from .vocabulary import ANY as ANY
@@ -124,8 +125,7 @@ class Shape:
             typed: Any = msgspec.convert(value, self.struct)  # strict: msgspec's default (a keyword costs a parse)
         except (msgspec.ValidationError, RecursionError, UnicodeEncodeError):
             return None
-        tables = self.tables(typed)
-        return typed if self.spelled_once(typed, tables) and self.patterns_hold(typed, tables) else None
+        return typed if self.checked_tables(typed) is not None else None
 
     def fast(self, value: Any) -> bool:
         """True when `value` surely has the shape: the compiled check accepts it."""
@@ -151,50 +151,31 @@ class Shape:
         self._layout = (specs, _find_spellings(self, specs), _find_patterns(self, specs))
         return self._layout
 
+    def checked_tables(self, typed: Any) -> Tables | None:
+        """The tables of a compiled typed value when every field with two spellings holds one and every string meets
+        its declared pattern, else None: `tables`, `spelled_once` and `patterns_hold` in one pass (the engine's)."""
+        tables = read_tables(self.table_plans, typed, lenient=False)
+        for table, columns_of, required in self._table_spellings:  # (one C-level call reads a field's columns)
+            if not one_spelling(columns_of(tables[table]), required):
+                return None
+        if len(self._table_spellings) < len(self.spellings) and not self.spelled_once(typed):
+            return None  # (a field with two spellings outside the tables)
+        return tables if patterns_hold(self._pattern_sites, typed, tables) else None
+
+    @cached_property
+    def _table_spellings(self) -> tuple[tuple[str, Callable[[Any], Sequence[Sequence[Any]]], bool], ...]:
+        """(the table, the getter of each spelling's column, required) of each field with two spellings in a table."""
+        return tuple((site.table, site.columns, site.required) for site in self.spellings if site.table is not None)
+
     def patterns_hold(self, typed: Any, tables: Tables) -> bool:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
-        pending: PatternCheck | None = None  # the last pattern whose memo lacked strings, and those strings
-        lacking: Any = None
-        for check, known, table, column, read in self._pattern_sites:  # pattern by pattern, each site once
-            if read is None:  # a table's column of strings, read in place
-                values = tables[table][column]
-            elif table is None:  # a site outside the tables, read by its function
-                values = read(typed, tables)
-            else:  # strings below a table's column (`read`: the site), read when some row holds something there
-                held = tables[table][column]
-                # a row that is None, UNSET or an empty map or list has nothing below it: `any` is exact there
-                if not (any(held) if read[2] else held.count(None) != len(held) and some_held(held)):
-                    continue
-                values = site_values(read, typed, tables)
-            if values and not known(values):  # what the memo lacks is tested in one go per pattern, in order
-                if check is pending:
-                    lacking = [*lacking, *values]
-                else:
-                    if pending is not None and not pending.tested(lacking):
-                        return False
-                    pending, lacking = check, values
-        return pending is None or pending.tested(lacking)
+        return patterns_hold(self._pattern_sites, typed, tables)
 
     @cached_property
     def _pattern_sites(self) -> tuple[tuple[Any, ...], ...]:
-        """Every site of every declared pattern, pattern by pattern (see `patterns_hold`): (its pattern's check,
-        the test of the pattern's memo, the table and column of a site in a table, and None for a table's column of
-        strings, read in place, else the site; None, None and the function that reads the strings of a site outside
-        the tables)."""
-        found: list[tuple[Any, ...]] = []
-        for check, sites, _, readers in self.patterns:
-            read = iter(readers)  # (one function for each site that is not a table's column of strings)
-            for site in sites:
-                table, column, steps, absent = site
-                if table is None:
-                    found.append((check, check.known, None, None, next(read)))
-                else:
-                    below = site if steps or absent else None
-                    if below is not None:
-                        next(read)
-                    found.append((check, check.known, table, column, below))
-        return tuple(found)
+        """Every site of every declared pattern, pattern by pattern (see `columns.pattern_sites`)."""
+        return pattern_sites(self.patterns)
 
     @cached_property
     def places(self) -> Places:
@@ -269,13 +250,15 @@ class Shape:
 
 
 def attr_name(f: F) -> str:
-    return f.attr or snake(f.key)
+    """The field's attribute in the typed parse, and its column's name in a table: interned, as the names a rule
+    writes are, so that a rule's look-up of a column matches by identity."""
+    return sys.intern(f.attr or snake(f.key))
 
 
 def spelling_attr(f: F, key: str) -> str:
     """The Struct attribute that holds one spelling of an aliased field (`trace_header__1`: the second)."""
     keys = (f.key, *(k for _, k in f.aliases))
-    return f"{attr_name(f)}__{keys.index(key)}"
+    return sys.intern(f"{attr_name(f)}__{keys.index(key)}")
 
 
 def _strip_null(t: Any) -> Any:
@@ -414,7 +397,7 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
             inner = _strip_null(f.type)
             if isinstance(inner, Shape) and not f.aliases:
                 spec = TableSpec(
-                    f"{parent.name}.{attr_name(f)}",
+                    Table(f"{parent.name}.{attr_name(f)}"),
                     inner,
                     (),
                     parent.name,
@@ -436,7 +419,7 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
             if isinstance(inner, ListOf) and isinstance(_strip_null(inner.item), Shape):
                 row = _strip_null(inner.item)
                 spec = TableSpec(
-                    prefix + attr_name(f),
+                    Table(prefix + attr_name(f)),
                     row,
                     step,
                     None,
