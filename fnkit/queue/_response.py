@@ -307,7 +307,6 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     broken = False
     issue: Issue | None
     for i, ident in enumerate(idents):
-        issue = None  # a typed identifier: a string of at least one character (the compiled Struct proved it)
         if entry_notes is not None:  # a decoded entry: what it said, and whether its identifier reads
             if entry_notes[i]:
                 issues.extend(entry_notes[i])
@@ -315,9 +314,14 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 broken = True
                 continue
             issue = _unusable(ident, i)
-        if issue is None and known is not None and ident not in known:
+            if issue is not None:
+                issues.append(issue)
+                broken = broken or issue.severity == "error"
+                continue
+        # a string of at least one character (a typed identifier: the compiled Struct proved it)
+        if known is not None and ident not in known:
             issue = place((_unknown(ident, i, known),), by=reporting_on)[0]
-        if issue is None:
+        else:
             twice = listed_before(ident, i, listed)  # Q8c
             if twice is None:
                 listed[ident] = None
