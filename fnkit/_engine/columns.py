@@ -176,7 +176,9 @@ def site_values(site: Site, typed: Any, tables: Tables) -> Any:
     return values
 
 
-def pattern_sites(patterns: Sequence[tuple[Any, tuple[Site, ...], Any, Sequence[Any]]]) -> tuple[tuple[Any, ...], ...]:
+def sites_of_patterns(
+    patterns: Sequence[tuple[Any, tuple[Site, ...], Any, Sequence[Any]]],
+) -> tuple[tuple[Any, ...], ...]:
     """Every site of every declared pattern (`patterns`: each one's check, its sites, and the functions that read
     the sites that are not a table's column of strings), pattern by pattern, as `patterns_hold` reads them: (the
     pattern's check, the test of its memo, the table and column of a site in a table, and None for a table's column
@@ -197,15 +199,15 @@ def pattern_sites(patterns: Sequence[tuple[Any, tuple[Site, ...], Any, Sequence[
 
 
 def patterns_hold(sites: Sequence[tuple[Any, ...]], typed: Any, tables: Tables) -> bool:
-    """True when every string at the `sites` (see `pattern_sites`) of a compiled typed value meets its pattern,
+    """True when every string at the `sites` (see `sites_of_patterns`) of a compiled typed value meets its pattern,
     each pattern tested once over all the values it governs, what its memo lacks in one go."""
     pending: Any = None  # the last pattern whose memo lacked strings, and those strings
     lacking: Any = None
     for check, known, table, column, read in sites:  # pattern by pattern, each site once
-        if read is None:  # a table's column of strings, read in place
-            values = tables[table][column]
-        elif table is None:  # a site outside the tables, read by its function
+        if table is None:  # a site outside the tables, read by its function
             values = read(typed, tables)
+        elif read is None:  # a table's column of strings, read in place
+            values = tables[table][column]
         else:  # strings below a table's column (`read`: the site), read when some row holds something there
             held = tables[table][column]
             # a row that is None, UNSET or an empty map or list has nothing below it: `any` is exact there

@@ -43,9 +43,9 @@ from .columns import (
     frozen,
     objects_at,
     one_spelling,
-    pattern_sites,
     patterns_hold,
     read_tables,
+    sites_of_patterns,
     snake,
     values_getters,
 )
@@ -125,7 +125,8 @@ class Shape:
             typed: Any = msgspec.convert(value, self.struct)  # strict: msgspec's default (a keyword costs a parse)
         except (msgspec.ValidationError, RecursionError, UnicodeEncodeError):
             return None
-        return typed if self.checked_tables(typed) is not None else None
+        tables = self.tables(typed)
+        return typed if self.spelled_once(typed, tables) and self.patterns_hold(typed, tables) else None
 
     def fast(self, value: Any) -> bool:
         """True when `value` surely has the shape: the compiled check accepts it."""
@@ -151,31 +152,15 @@ class Shape:
         self._layout = (specs, _find_spellings(self, specs), _find_patterns(self, specs))
         return self._layout
 
-    def checked_tables(self, typed: Any) -> Tables | None:
-        """The tables of a compiled typed value when every field with two spellings holds one and every string meets
-        its declared pattern, else None: `tables`, `spelled_once` and `patterns_hold` in one pass (the engine's)."""
-        tables = read_tables(self.table_plans, typed, lenient=False)
-        for table, columns_of, required in self._table_spellings:  # (one C-level call reads a field's columns)
-            if not one_spelling(columns_of(tables[table]), required):
-                return None
-        if len(self._table_spellings) < len(self.spellings) and not self.spelled_once(typed):
-            return None  # (a field with two spellings outside the tables)
-        return tables if patterns_hold(self._pattern_sites, typed, tables) else None
-
-    @cached_property
-    def _table_spellings(self) -> tuple[tuple[str, Callable[[Any], Sequence[Sequence[Any]]], bool], ...]:
-        """(the table, the getter of each spelling's column, required) of each field with two spellings in a table."""
-        return tuple((site.table, site.columns, site.required) for site in self.spellings if site.table is not None)
-
     def patterns_hold(self, typed: Any, tables: Tables) -> bool:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
-        return patterns_hold(self._pattern_sites, typed, tables)
+        return patterns_hold(self.pattern_sites, typed, tables)
 
     @cached_property
-    def _pattern_sites(self) -> tuple[tuple[Any, ...], ...]:
-        """Every site of every declared pattern, pattern by pattern (see `columns.pattern_sites`)."""
-        return pattern_sites(self.patterns)
+    def pattern_sites(self) -> tuple[tuple[Any, ...], ...]:
+        """Every site of every declared pattern, pattern by pattern (see `columns.sites_of_patterns`)."""
+        return sites_of_patterns(self.patterns)
 
     @cached_property
     def places(self) -> Places:

@@ -4,10 +4,9 @@
 1. JSON text, bytes, `Raw` or a memoryview are decoded and checked in one pass by a
    `msgspec.json.Decoder` of the shape's Struct; a dict is checked (and typed) by one
    `msgspec.convert`. Either way the result is the typed value: every type, key, enum
-   and length bound of the declaration held (msgspec checks them, in C). In one pass over
-   its tables (`Shape.checked_tables`), a field with two spellings is then asked to hold
-   one (`Shape.spelled_once`), and each declared pattern is tested once over the column
-   of strings it governs (`Shape.patterns_hold`).
+   and length bound of the declaration held (msgspec checks them, in C). A field with
+   two spellings is then asked to hold one (`Shape.spelled_once`), and each declared
+   pattern is tested once over the column of strings it governs (`Shape.patterns_hold`).
 2. Only when the compiled check rejects the value does the located walker run; it names
    every problem. The typed classes are then built leniently (raw values where types are
    wrong, None where keys are missing), so that
@@ -27,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..rules import id_of
-from .columns import Tables
+from .columns import Tables, patterns_hold, read_tables
 from .findings import ROOT, Finding, Places, Row, rule_of
 from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
 from .shape import Shape, two_spellings, unknown_key
@@ -97,9 +96,11 @@ class Contract:
         "_decoder",
         "_owners",
         "_places",
+        "_plans",
         "_rejected",
+        "_sites",
+        "_spellings",
         "_struct",
-        "_tables",
         "_undecodable",
         "checks",
         "plain",
@@ -124,7 +125,9 @@ class Contract:
         import msgspec
 
         self._struct = self.shape.struct
-        self._tables = self.shape.checked_tables
+        self._spellings = bool(self.shape.spellings)
+        self._sites = self.shape.pattern_sites
+        self._plans = self.shape.table_plans
         self._places = self.shape.places
         self._owners = tuple(zip(self.checks, map(rule_of, self.checks), strict=True))
         self._convert = msgspec.convert
@@ -217,8 +220,10 @@ class Contract:
                 pass
         tables: Tables | None = None
         if typed is not None:
-            tables = self._tables(typed)  # None when a field holds two spellings or a string breaks its pattern
-            if tables is None:
+            tables = read_tables(self._plans, typed, lenient=False)
+            if (self._spellings and not self.shape.spelled_once(typed, tables)) or (
+                self._sites and not patterns_hold(self._sites, typed, tables)
+            ):
                 typed = None  # two spellings of one field, or a string that breaks its pattern: the walk says where
                 value, _ = decode_json(value)  # (the text the compiled check decoded, as plain values)
         issues: list[Issue]
