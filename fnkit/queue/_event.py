@@ -241,7 +241,7 @@ _UNSET = msgspec.UNSET
 # guards with a type test before it reads.
 
 _ARN = re.compile(_ARN_PATTERN)
-_SOURCE_DIALECT = {v: k for k, v in EVENT_SOURCE.items()}
+_SOURCE_DIALECT = tuple((v, k) for k, v in EVENT_SOURCE.items())  # (each spelling of eventSource, its dialect)
 
 
 def _records(event: Any) -> tuple[Any, ...]:
@@ -338,7 +338,7 @@ def check_unique_ids(event: Any, seen: Seen) -> Sequence[Finding]:
 def check_event_source(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS4: eventSource's spelling tells the dialect (a value of neither spelling is the walk's enum error)."""
     sources = seen.tables[RECORDS]["event_source"]
-    for spelling, dialect in _SOURCE_DIALECT.items():
+    for spelling, dialect in _SOURCE_DIALECT:
         if spelling in sources:
             seen.saw(dialect)
     return ()
