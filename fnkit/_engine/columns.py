@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
-from operator import attrgetter, itemgetter, methodcaller
+from operator import attrgetter, itemgetter
 from typing import Any
 
 #: a value's tables, read once (see TableSpec): {table name: {"at": row positions, column name: values}}
@@ -92,7 +92,7 @@ def _site_getter(site: Site) -> Callable[[Any, Tables], Collection[str]]:
     if table is not None:
         if steps:  # a row that is None, UNSET or an empty map or list has nothing at the site: `any` is exact
             return lambda typed, tables: site_values(site, typed, tables) if any(tables[table][column]) else ()
-        return lambda typed, tables: site_values(site, typed, tables) if _some_held(tables[table][column]) else ()
+        return lambda typed, tables: site_values(site, typed, tables) if some_held(tables[table][column]) else ()
     attrs = tuple(step for step in steps if not step.startswith("*"))
     rest = steps[len(attrs) :]
     if not attrs or steps[: len(attrs)] != attrs or rest not in _READS or (absent and rest):
@@ -148,7 +148,7 @@ def _read_items(get: Callable[[Any], Any]) -> Callable[[Any, Tables], Collection
 _READS = {(): _read_value, ("*k",): _read_keys, ("*v",): _read_values, ("*v", "*"): _read_items}
 
 
-def _some_held(column: Sequence[Any]) -> bool:
+def some_held(column: Sequence[Any]) -> bool:
     """True when some row holds the column's field (an absent one is None, or UNSET for a spelling not used; an
     empty string is held)."""
     n = len(column)
@@ -174,6 +174,54 @@ def site_values(site: Site, typed: Any, tables: Tables) -> Any:
     if absent and values and not all([type(v) is str for v in values]):  # noqa: C419 - a list is faster here
         values = [v for v in values if type(v) is str]
     return values
+
+
+def sites_of_patterns(
+    patterns: Sequence[tuple[Any, tuple[Site, ...], Any, Sequence[Any]]],
+) -> tuple[tuple[Any, ...], ...]:
+    """Every site of every declared pattern (`patterns`: each one's check, its sites, and the functions that read
+    the sites that are not a table's column of strings), pattern by pattern, as `patterns_hold` reads them: (the
+    pattern's check, the test of its memo, the table and column of a site in a table, and None for a table's column
+    of strings, read in place, else the site; None, None and the function that reads a site outside the tables)."""
+    found: list[tuple[Any, ...]] = []
+    for check, sites, _, readers in patterns:
+        read = iter(readers)  # (one function for each site that is not a table's column of strings)
+        for site in sites:
+            table, column, steps, absent = site
+            if table is None:
+                found.append((check, check.known, None, None, next(read)))
+            else:
+                below = site if steps or absent else None
+                if below is not None:
+                    next(read)
+                found.append((check, check.known, table, column, below))
+    return tuple(found)
+
+
+def patterns_hold(sites: Sequence[tuple[Any, ...]], typed: Any, tables: Tables) -> bool:
+    """True when every string at the `sites` (see `sites_of_patterns`) of a compiled typed value meets its pattern,
+    each pattern tested once over all the values it governs, what its memo lacks in one go."""
+    pending: Any = None  # the last pattern whose memo lacked strings, and those strings
+    lacking: Any = None
+    for check, known, table, column, read in sites:  # pattern by pattern, each site once
+        if table is None:  # a site outside the tables, read by its function
+            values = read(typed, tables)
+        elif read is None:  # a table's column of strings, read in place
+            values = tables[table][column]
+        else:  # strings below a table's column (`read`: the site), read when some row holds something there
+            held = tables[table][column]
+            # a row that is None, UNSET or an empty map or list has nothing below it: `any` is exact there
+            if not (any(held) if read[2] else held.count(None) != len(held) and some_held(held)):
+                continue
+            values = site_values(read, typed, tables)
+        if values and not known(values):  # what the memo lacks is tested in one go per pattern, in order
+            if check is pending:
+                lacking = [*lacking, *values]
+            else:
+                if pending is not None and not pending.tested(lacking):
+                    return False
+                pending, lacking = check, values
+    return pending is None or pending.tested(lacking)
 
 
 _NO_ROWS = range(0)
@@ -220,8 +268,8 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
             rows = [rows[i] for i in keep]
         if one is not None:  # one column (50 addresses): read by column, cheaper than astuple and zip
             out[name] = {names[0]: [*map(one, rows)], "at": at}
-        elif rows:
-            table = dict(zip(names, zip(*map(astuple, rows))))  # noqa: B905 - every row has every column
+        elif rows:  # (every row has every column; one row's columns without a map and a star: a replay's events)
+            table = dict(zip(names, zip(*map(astuple, rows)) if len(rows) > 1 else zip(astuple(rows[0]))))  # noqa: B905
             table["at"] = at
             out[name] = table
         else:
@@ -265,15 +313,11 @@ _UNSET: Any = None  # msgspec.UNSET, once msgspec is loaded (`import fnkit` stay
 
 
 def _load_unset() -> Any:
-    global _UNSET, _COUNT_UNSET
+    global _UNSET
     import msgspec
 
     _UNSET = msgspec.UNSET
-    _COUNT_UNSET = methodcaller("count", _UNSET)
     return _UNSET
-
-
-_COUNT_UNSET: Any = None  # a column's count of UNSET (a methodcaller), set with _UNSET
 
 
 def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
@@ -281,8 +325,14 @@ def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
     `columns`: one column per spelling, UNSET where an object lacks that spelling."""
     UNSET = _UNSET if _UNSET is not None else _load_unset()  # noqa: N806
     n = len(columns[0])
-    absent = [*map(_COUNT_UNSET, columns)]  # (C-level counts, no comprehension's frame)
-    if absent.count(n) >= len(absent) - 1:  # one spelling in use at most (the usual case): C-level counts
-        return not required or min(absent) == 0
+    unused, whole = 0, False  # the spellings no object holds; whether every object holds one of them
+    for column in columns:  # (C-level counts)
+        absent = column.count(UNSET)
+        if absent == n:
+            unused += 1
+        if absent == 0:
+            whole = True
+    if unused >= len(columns) - 1:  # one spelling in use at most (the usual case)
+        return not required or whole
     held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
     return all(h == 1 for h in held) if required else max(held) <= 1

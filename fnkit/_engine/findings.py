@@ -45,9 +45,20 @@ class Table(str):
 
     __slots__ = ()
 
+    def __new__(cls, name: str) -> Table:  # noqa: PYI034 - the one Table of its name, not a new one
+        """The one Table of a name: the engine keys a value's tables by the same objects the rules name them with,
+        so a rule's look-up of its table matches by identity."""
+        known = _TABLES.get(name)
+        if known is None:
+            known = _TABLES[name] = super().__new__(cls, name)
+        return known
+
     def row(self, position: int) -> Row:
         """The row at `position` of this table (a position the table's `["at"]` column gave)."""
         return Row(self, position)
+
+
+_TABLES: dict[str, Table] = {}
 
 
 class Finding(NamedTuple):

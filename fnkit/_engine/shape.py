@@ -25,6 +25,7 @@ One declaration of an event or response drives:
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -42,11 +43,13 @@ from .columns import (
     frozen,
     objects_at,
     one_spelling,
+    patterns_hold,
     read_tables,
+    sites_of_patterns,
     snake,
     values_getters,
 )
-from .findings import Places
+from .findings import Places, Table
 from .patterns import PatternCheck
 from .report import Issue, child_path, describe, error, warning
 from .vocabulary import ANY as ANY
@@ -152,33 +155,12 @@ class Shape:
     def patterns_hold(self, typed: Any, tables: Tables) -> bool:
         """True when every string of the compiled typed value meets its declared pattern: each pattern tested
         once over all the values it governs (`tables`: the value's tables), the cheapest way it allows."""
-        pending: PatternCheck | None = None  # the last pattern whose memo lacked strings, and those strings
-        lacking: Any = None
-        for check, known, table, column, read in self._pattern_sites:  # pattern by pattern, each site once
-            # a table's column of strings read in place, any other site by its function
-            values = tables[table][column] if read is None else read(typed, tables)
-            if values and not known(values):  # what the memo lacks is tested in one go per pattern, in order
-                if check is pending:
-                    lacking = [*lacking, *values]
-                else:
-                    if pending is not None and not pending.tested(lacking):
-                        return False
-                    pending, lacking = check, values
-        return pending is None or pending.tested(lacking)
+        return patterns_hold(self.pattern_sites, typed, tables)
 
     @cached_property
-    def _pattern_sites(self) -> tuple[tuple[Any, ...], ...]:
-        """Every site of every declared pattern, pattern by pattern (see `patterns_hold`): (its pattern's check,
-        the test of the pattern's memo, the table and column of a table's column of strings, read in place, else
-        None, None and the function that reads the site's strings)."""
-        return tuple(
-            site
-            for check, _, places, readers in self.patterns
-            for site in (
-                *((check, check.known, table, column, None) for table, column in places),
-                *((check, check.known, None, None, read) for read in readers),
-            )
-        )
+    def pattern_sites(self) -> tuple[tuple[Any, ...], ...]:
+        """Every site of every declared pattern, pattern by pattern (see `columns.sites_of_patterns`)."""
+        return sites_of_patterns(self.patterns)
 
     @cached_property
     def places(self) -> Places:
@@ -253,13 +235,15 @@ class Shape:
 
 
 def attr_name(f: F) -> str:
-    return f.attr or snake(f.key)
+    """The field's attribute in the typed parse, and its column's name in a table: interned, as the names a rule
+    writes are, so that a rule's look-up of a column matches by identity."""
+    return sys.intern(f.attr or snake(f.key))
 
 
 def spelling_attr(f: F, key: str) -> str:
     """The Struct attribute that holds one spelling of an aliased field (`trace_header__1`: the second)."""
     keys = (f.key, *(k for _, k in f.aliases))
-    return f"{attr_name(f)}__{keys.index(key)}"
+    return sys.intern(f"{attr_name(f)}__{keys.index(key)}")
 
 
 def _strip_null(t: Any) -> Any:
@@ -398,7 +382,7 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
             inner = _strip_null(f.type)
             if isinstance(inner, Shape) and not f.aliases:
                 spec = TableSpec(
-                    f"{parent.name}.{attr_name(f)}",
+                    Table(f"{parent.name}.{attr_name(f)}"),
                     inner,
                     (),
                     parent.name,
@@ -420,7 +404,7 @@ def _find_tables(shape: Shape) -> tuple[TableSpec, ...]:
             if isinstance(inner, ListOf) and isinstance(_strip_null(inner.item), Shape):
                 row = _strip_null(inner.item)
                 spec = TableSpec(
-                    prefix + attr_name(f),
+                    Table(prefix + attr_name(f)),
                     row,
                     step,
                     None,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..rules import id_of
-from .columns import Tables, read_tables
+from .columns import Tables, patterns_hold, read_tables
 from .findings import ROOT, Finding, Places, Row, rule_of
 from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
 from .shape import Shape, two_spellings, unknown_key
@@ -95,10 +95,10 @@ class Contract:
         "_convert",
         "_decoder",
         "_owners",
-        "_patterns",
         "_places",
         "_plans",
         "_rejected",
+        "_sites",
         "_spellings",
         "_struct",
         "_undecodable",
@@ -126,7 +126,7 @@ class Contract:
 
         self._struct = self.shape.struct
         self._spellings = bool(self.shape.spellings)
-        self._patterns = bool(self.shape.patterns)
+        self._sites = self.shape.pattern_sites
         self._plans = self.shape.table_plans
         self._places = self.shape.places
         self._owners = tuple(zip(self.checks, map(rule_of, self.checks), strict=True))
@@ -222,7 +222,7 @@ class Contract:
         if typed is not None:
             tables = read_tables(self._plans, typed, lenient=False)
             if (self._spellings and not self.shape.spelled_once(typed, tables)) or (
-                self._patterns and not self.shape.patterns_hold(typed, tables)
+                self._sites and not patterns_hold(self._sites, typed, tables)
             ):
                 typed = None  # two spellings of one field, or a string that breaks its pattern: the walk says where
                 value, _ = decode_json(value)  # (the text the compiled check decoded, as plain values)

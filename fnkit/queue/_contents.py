@@ -102,19 +102,6 @@ MessageAttribute = MESSAGE_ATTRIBUTE.struct
 _NUMBER = re.compile(r"^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
-def _holds(column: Sequence[Any], absent: Any) -> bool:
-    """True when some value of the column is not `absent` (None, or UNSET for a spelling not used): a C-level count."""
-    return column.count(absent) != len(column)
-
-
-def _total(texts: Sequence[Any]) -> int:
-    """The lengths of a column of texts added up (0 for one without a length: the walk named its type)."""
-    try:
-        return sum(map(len, texts))
-    except TypeError:
-        return sum([len(t) for t in texts if type(t) is str])
-
-
 def md5_of_body(body: str) -> str:
     """The md5OfBody of a body: MD5 hex of its UTF-8 bytes (Q13)."""
     return _md5(body.encode("utf-8", "surrogatepass")).hexdigest()
@@ -193,7 +180,7 @@ def check_message_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q12/Q13/Q14: how many attributes, each one's value for its type, and their MD5 (names and types are declared)."""
     table = seen.tables[RECORDS]
     attributes, digests = table["message_attributes"], table["md5_of_message_attributes"]
-    if not any(attributes) and not _holds(digests, None):
+    if not any(attributes) and digests.count(None) == len(digests):  # (C-level: no digest is held)
         return ()  # no attributes and no digest anywhere: nothing to check
     return [*_message_attribute_issues(table["at"], attributes, digests)]
 
@@ -393,9 +380,13 @@ def _sizes_bound(table: dict[str, Any]) -> tuple[int, int]:
     table: what the two size rules (Q16, Q17) bound a batch by, read once per call (kept in the table)."""
     found: tuple[int, int] | None = table.get(_SIZES)
     if found is None:
-        attributes = table["message_attributes"]
+        attributes, bodies = table["message_attributes"], table["body"]
         held = sum([_attributes_bound(a) for a in attributes if a]) if any(attributes) else 0
-        found = table[_SIZES] = (_total(table["body"]), held)
+        try:
+            characters = sum(map(len, bodies))
+        except TypeError:  # a body without a length (the walk named its type) counts nothing
+            characters = sum([len(b) for b in bodies if type(b) is str])
+        found = table[_SIZES] = (characters, held)
     return found
 
 

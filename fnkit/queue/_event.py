@@ -241,7 +241,7 @@ _UNSET = msgspec.UNSET
 # guards with a type test before it reads.
 
 _ARN = re.compile(_ARN_PATTERN)
-_SOURCE_DIALECT = {v: k for k, v in EVENT_SOURCE.items()}
+_SOURCE_DIALECT = tuple((v, k) for k, v in EVENT_SOURCE.items())  # (each spelling of eventSource, its dialect)
 
 
 def _records(event: Any) -> tuple[Any, ...]:
@@ -338,7 +338,7 @@ def check_unique_ids(event: Any, seen: Seen) -> Sequence[Finding]:
 def check_event_source(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS4: eventSource's spelling tells the dialect (a value of neither spelling is the walk's enum error)."""
     sources = seen.tables[RECORDS]["event_source"]
-    for spelling, dialect in _SOURCE_DIALECT.items():
+    for spelling, dialect in _SOURCE_DIALECT:
         if spelling in sources:
             seen.saw(dialect)
     return ()
@@ -366,12 +366,10 @@ def _arn_fields(arn: str) -> tuple[str, str, bool] | None:
 
 
 def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
-    """(partition, region, well formed) of a queue ARN whose fields can be read, else None; a batch's records,
-    and a function's batches, name one queue, so each ARN is read once (a bounded memo)."""
-    found = _ARN_READINGS.get(arn, _UNREAD)
-    if found is _UNREAD:
-        found = _arn_fields(arn)
-        _ARN_READINGS.remember(arn, found)
+    """(partition, region, well formed) of a queue ARN not met before, remembered (a bounded memo: a batch's
+    records, and a function's batches, name one queue, so each ARN is read once; `check_arn_region` asks the memo)."""
+    found = _arn_fields(arn)
+    _ARN_READINGS.remember(arn, found)
     return found
 
 
@@ -389,7 +387,9 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
     queues: set[str] = set()
     wrong: dict[tuple[str, str], str] = {}
     for arn, region in distinct:
-        reading = _arn_reading(arn)
+        reading = _ARN_READINGS.get(arn, _UNREAD)  # (partition, region, well formed), else None
+        if reading is _UNREAD:
+            reading = _arn_reading(arn)
         if reading is None:
             continue  # the walk reported the ARN's form, and no region can be read from it
         partition, arn_region, well_formed = reading
