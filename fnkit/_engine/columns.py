@@ -73,26 +73,24 @@ def values_getters(
     sites: tuple[Site, ...],
 ) -> tuple[tuple[tuple[str, str], ...], tuple[Callable[[Any, Tables], Collection[str]], ...]]:
     """How the engine reads the strings of `sites` out of a compiled typed value, each site once per value: the
-    (table, column) of each site that is a table's column of strings (read in place, no call), and for each other
-    site one function: a chain of attributes in one C-level `attrgetter`, a map's keys as the map itself and its
-    values as its view (a pattern's memo asks them without a copy)."""
+    (table, column) of each site that is a table's column of strings (read in place, no call), and for each site
+    outside the tables one function: a chain of attributes in one C-level `attrgetter`, a map's keys as the map
+    itself and its values as its view (a pattern's memo asks them without a copy). A site below a table's column
+    is read from the column by `patterns_hold`."""
     columns: list[tuple[str, str]] = []
     others = []
     for site in sites:
         table, column, steps, absent = site
-        if table is not None and not steps and not absent:
-            columns.append((table, column))
-        else:
+        if table is None:
             others.append(_site_getter(site))
+        elif not steps and not absent:
+            columns.append((table, column))
     return tuple(columns), tuple(others)
 
 
 def _site_getter(site: Site) -> Callable[[Any, Tables], Collection[str]]:
-    table, column, steps, absent = site
-    if table is not None:
-        if steps:  # a row that is None, UNSET or an empty map or list has nothing at the site: `any` is exact
-            return lambda typed, tables: site_values(site, typed, tables) if any(tables[table][column]) else ()
-        return lambda typed, tables: site_values(site, typed, tables) if some_held(tables[table][column]) else ()
+    """The function that reads the strings of a site outside the tables."""
+    _, _, steps, absent = site
     attrs = tuple(step for step in steps if not step.startswith("*"))
     rest = steps[len(attrs) :]
     if not attrs or steps[: len(attrs)] != attrs or rest not in _READS or (absent and rest):
@@ -148,7 +146,7 @@ def _read_items(get: Callable[[Any], Any]) -> Callable[[Any, Tables], Collection
 _READS = {(): _read_value, ("*k",): _read_keys, ("*v",): _read_values, ("*v", "*"): _read_items}
 
 
-def some_held(column: Sequence[Any]) -> bool:
+def _some_held(column: Sequence[Any]) -> bool:
     """True when some row holds the column's field (an absent one is None, or UNSET for a spelling not used; an
     empty string is held)."""
     n = len(column)
@@ -185,16 +183,13 @@ def sites_of_patterns(
     of strings, read in place, else the site; None, None and the function that reads a site outside the tables)."""
     found: list[tuple[Any, ...]] = []
     for check, sites, _, readers in patterns:
-        read = iter(readers)  # (one function for each site that is not a table's column of strings)
+        read = iter(readers)  # (one function for each site outside the tables)
         for site in sites:
             table, column, steps, absent = site
             if table is None:
                 found.append((check, check.known, None, None, next(read)))
             else:
-                below = site if steps or absent else None
-                if below is not None:
-                    next(read)
-                found.append((check, check.known, table, column, below))
+                found.append((check, check.known, table, column, site if steps or absent else None))
     return tuple(found)
 
 
@@ -211,7 +206,8 @@ def patterns_hold(sites: Sequence[tuple[Any, ...]], typed: Any, tables: Tables) 
         else:  # strings below a table's column (`read`: the site), read when some row holds something there
             held = tables[table][column]
             # a row that is None, UNSET or an empty map or list has nothing below it: `any` is exact there
-            if not (any(held) if read[2] else held.count(None) != len(held) and some_held(held)):
+            # (the usual absent field, all None, is told by one count without a call)
+            if not (any(held) if read[2] else held.count(None) != len(held) and _some_held(held)):
                 continue
             values = site_values(read, typed, tables)
         if values and not known(values):  # what the memo lacks is tested in one go per pattern, in order
