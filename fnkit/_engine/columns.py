@@ -23,7 +23,7 @@ Tables = dict[str, dict[str, Any]]
 #: one table's reading, unpacked once from its declaration (`TableSpec.plan`): its name; the parent table and the
 #: parent's column that holds its rows (nested tables), else None, None; a root table's rows getter; the same as
 #: (row Struct, attribute) steps for the lenient path; whether rows may be None; the rows' Struct; the column names;
-#: the one column's getter when the table has one column, else None
+#: the one column's getter when the table has one column, else None; the table's class of columns (`columns_class`)
 TablePlan = tuple[
     str,
     str | None,
@@ -34,6 +34,7 @@ TablePlan = tuple[
     type[Any],
     tuple[str, ...],
     Callable[[Any], Any] | None,
+    type[Any],
 ]
 #: where a pattern's values sit: (the table whose column holds them, or None for the root; the column, or ""; the steps
 #: from there: an attribute, "*" a list's items, "*k" a map's keys, "*v" its values; whether some may be absent)
@@ -221,16 +222,28 @@ def patterns_hold(sites: Sequence[tuple[Any, ...]], typed: Any, tables: Tables) 
 
 
 _NO_ROWS = range(0)
-# msgspec's astuple, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
+_RANGES = tuple(range(n) for n in range(16))  # the positions of a table of fewer than 16 rows (immutable: shared)
+# msgspec's astuple and asdict, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
 _astuple: Callable[[Any], tuple[Any, ...]] | None = None
+_asdict: Callable[[Any], dict[str, Any]] = dict
 
 
 def _load_msgspec() -> Callable[[Any], tuple[Any, ...]]:
-    global _astuple
+    global _astuple, _asdict
     import msgspec
 
+    _asdict = msgspec.structs.asdict
     _astuple = msgspec.structs.astuple
     return _astuple
+
+
+def columns_class(name: str, names: tuple[str, ...]) -> type[Any]:
+    """The class a table's columns are made into before they become its dict: a msgspec Struct of the fields "at"
+    and `names`, in that order (made with the columns by position and read out whole by msgspec's asdict, in C: a
+    dict of the right size at once, cheaper than a dict grown key by key)."""
+    import msgspec
+
+    return msgspec.defstruct(f"{name} columns", ["at", *names])
 
 
 def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tables:
@@ -238,8 +251,9 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
     astuple, then zip; a one-column table by its getter). `lenient`: the value was built leniently, so an object
     on the way may be anything, and only the rows that are objects of their shape are kept."""
     astuple = _astuple or _load_msgspec()
+    asdict = _asdict
     out: Tables = {}
-    for name, parent, column, rows_of, steps, nullable, struct, names, one in plans:
+    for name, parent, column, rows_of, steps, nullable, struct, names, one, columns in plans:
         rows: Any
         at: Sequence[int]
         if parent is not None:
@@ -257,7 +271,8 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
                     rows = None
             if type(rows) is not tuple:
                 rows = ()
-            at = range(len(rows)) if rows else _NO_ROWS
+            n = len(rows)
+            at = _RANGES[n] if n < 16 else range(n)
         if rows and (lenient or nullable) and not all([type(x) is struct for x in rows]):  # noqa: C419 - a list is faster
             keep = [i for i, x in enumerate(rows) if type(x) is struct]
             at = [at[i] for i in keep]
@@ -265,9 +280,7 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
         if one is not None:  # one column (50 addresses): read by column, cheaper than astuple and zip
             out[name] = {names[0]: [*map(one, rows)], "at": at}
         elif rows:  # (every row has every column; one row's columns without a map and a star: a replay's events)
-            table = dict(zip(names, zip(*map(astuple, rows)) if len(rows) > 1 else zip(astuple(rows[0]))))  # noqa: B905
-            table["at"] = at
-            out[name] = table
+            out[name] = asdict(columns(at, *(zip(*map(astuple, rows)) if len(rows) > 1 else zip(astuple(rows[0])))))  # noqa: B905
         else:
             out[name] = dict.fromkeys(names, ())
             out[name]["at"] = at

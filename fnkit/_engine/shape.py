@@ -39,6 +39,7 @@ from .columns import (
     Spelling,
     TablePlan,
     Tables,
+    columns_class,
     first_spelling,
     frozen,
     objects_at,
@@ -364,7 +365,19 @@ class TableSpec:
         one = attrgetter(self.names[0]) if len(self.names) == 1 else None
         steps = tuple((shape.struct, attr) for shape, attr in self.steps)
         rows_of = self.rows_of if self.parent is None else None
-        return (self.name, self.parent, self.column, rows_of, steps, self.nullable, self.row_type, self.names, one)
+        columns = columns_class(self.name, self.names)
+        return (
+            self.name,
+            self.parent,
+            self.column,
+            rows_of,
+            steps,
+            self.nullable,
+            self.row_type,
+            self.names,
+            one,
+            columns,
+        )
 
 
 def _struct_names(shape: Shape) -> tuple[str, ...]:
