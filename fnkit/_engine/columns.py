@@ -2,7 +2,7 @@
 
 `fnkit._engine.shape` finds, once per shape, where things sit in its values (tables, fields with two
 spellings, the strings each declared pattern governs); this module reads them out of a value:
-`objects_at` and `one_spelling` (a field with two spellings holds one), `values_getters` and
+`objects_at` and `spelled_once` (a field with two spellings holds one), `values_getters` and
 `site_values` (the strings at one site of a pattern). `snake` gives the Structs' attribute names, `frozen` and
 `first_spelling` parts of their classes.
 """
@@ -246,7 +246,7 @@ def columns_class(name: str, names: tuple[str, ...]) -> type[Any]:
     return msgspec.defstruct(f"{name} columns", ["at", *names])
 
 
-def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tables:
+def read_tables(plans: Sequence[TablePlan], value: Any, lenient: bool) -> Tables:
     """The tables of a typed value: each list of objects as columns, one C-level pass per table (msgspec's
     astuple, then zip; a one-column table by its getter). `lenient`: the value was built leniently, so an object
     on the way may be anything, and only the rows that are objects of their shape are kept."""
@@ -292,14 +292,15 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
 
 @dataclass(frozen=True)
 class Spelling:
-    """A field with two spellings (`slots`: the Struct attribute of each) in the objects found at `steps`
-    from the root (attribute names; None: every item of a list or value of a map), which are the rows of
-    `table` when they are a table's."""
+    """A field with two spellings (`slots`: the Struct attribute of each; `dialects`: the dialect each spelling
+    belongs to) in the objects found at `steps` from the root (attribute names; None: every item of a list or value
+    of a map), which are the rows of `table` when they are a table's."""
 
     steps: tuple[str | None, ...]
     slots: tuple[str, ...]
     required: bool
     table: str | None
+    dialects: tuple[str, ...] = ()
 
     @cached_property
     def columns(self) -> Callable[[dict[str, Any]], Sequence[Sequence[Any]]]:
@@ -329,19 +330,44 @@ def _load_unset() -> Any:
     return _UNSET
 
 
-def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
-    """True when each object holds at most one spelling of a field (a required field: exactly one);
-    `columns`: one column per spelling, UNSET where an object lacks that spelling."""
+def spelled_once(
+    spellings: Sequence[Spelling], typed: Any, tables: Tables | None, seen: Any = None, *, lenient: bool = False
+) -> bool:
+    """True when each object holds at most one spelling of each field that has two (a required field: exactly one).
+
+    `tables`: the value's tables, when read. `seen` (a `Seen`), when given, is told the dialect of each spelling some
+    object holds, and every field is then read whatever the answer. `lenient`: the value was built leniently (the
+    walk has named what is wrong), so a field outside the tables may sit below anything: it is passed over."""
     UNSET = _UNSET if _UNSET is not None else _load_unset()  # noqa: N806
-    n = len(columns[0])
-    unused, whole = 0, False  # the spellings no object holds; whether every object holds one of them
-    for column in columns:  # (C-level counts)
-        absent = column.count(UNSET)
-        if absent == n:
-            unused += 1
-        if absent == 0:
-            whole = True
-    if unused >= len(columns) - 1:  # one spelling in use at most (the usual case)
-        return not required or whole
-    held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
-    return all(h == 1 for h in held) if required else max(held) <= 1
+    once = True
+    for site in spellings:
+        table = site.table
+        columns: Sequence[Sequence[Any]]
+        if table is not None and tables is not None:
+            columns = site.columns(tables[table])  # one C-level call
+        elif lenient:
+            continue
+        else:
+            objects = objects_at(typed, site.steps)
+            columns = [[*map(attrgetter(slot), objects)] for slot in site.slots]
+        n = len(columns[0])
+        unused, whole, i = 0, False, 0  # the spellings no object holds; whether every object holds one of them
+        for column in columns:  # (C-level counts)
+            absent = column.count(UNSET)
+            if absent == n:
+                unused += 1
+            elif seen is not None:
+                seen.saw(site.dialects[i])
+            if absent == 0:
+                whole = True
+            i += 1
+        if unused >= len(columns) - 1:  # one spelling in use at most (the usual case)
+            if site.required and not whole:
+                once = False
+        else:
+            held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
+            if not (all(h == 1 for h in held) if site.required else max(held) <= 1):
+                once = False
+        if not once and seen is None:
+            return False
+    return once
