@@ -370,7 +370,7 @@ def _written() -> dict[str, tuple[str, ...]]:
 def issued_by(rule_id: str) -> list[str]:
     """Every function that finds problems of a rule (`file:line: function`): the rule's own function, each
     function whose findings name the rule's function or declaration (`problem(..., of=EVENT_SHAPE)`), and each
-    function that has the engine place findings as the rule's (`place(found, by=TIMED_OUT)`); the engine stamps
+    function that has the engine place findings as the rule's (`place(found, by=timed_out)`); the engine stamps
     the id on what they return. A rule implemented by a class (a configuration that refuses what the platform
     refuses) is issued by the class; one declared on a shape, a field or a pattern by the engine's walk of it
     (`ENGINE_WALK`, listed last). Each rule should have one issuer: the function that decides it."""

@@ -156,9 +156,11 @@ def test_fnkit_rules_id_lists_every_function_that_finds_its_problems(capsys):
 def test_fnkit_rules_id_lists_the_functions_that_have_the_engine_place_its_findings(capsys):
     """A function that hands findings to the engine as a rule's (`place(found, by=...)`) issues that rule, unless
     what it places is what the rule's own function returned: A5 is issued by its check alone, though the report of
-    a response a worker measured over the limit places the check's findings too; a timeout's 502 (H4) by the load
-    balancer's outcome as well as by the running code that ends a late call."""
-    from fnkit._running.handler_rules import TIMED_OUT
+    a response a worker measured over the limit places the check's findings too; a timeout's 502 (H4) and a
+    raise's (H3) by the running code's rule functions, which each source's outcome asks in its own words."""
+    from fnkit import alb, queue
+    from fnkit._engine.codec import HandlerError, Invocation
+    from fnkit._running import handler_rules
     from fnkit.alb import _response
     from fnkit.cli import main
 
@@ -168,16 +170,22 @@ def test_fnkit_rules_id_lists_the_functions_that_have_the_engine_place_its_findi
     assert functions(rules.id_of(_response.check_size)) == ["check_size"]
     # and the report placed there says so: the rule of the worker's too-large response is A5
     assert _response.too_large_report(2_000_000).rules() == [rules.id_of(_response.check_size)]
-    timed_out = TIMED_OUT
-    assert "_from_invocation" in functions(timed_out.id)
-    issuer = next(i for i in rules.issued_by(timed_out.id) if i.endswith("_from_invocation"))
-    path, line = issuer.split(": ")[0].rsplit(":", 1)
-    assert (
-        (FNKIT_DIR.parent / path)
-        .read_text(encoding="utf-8")
-        .splitlines()[int(line) - 1]
-        .startswith("def _from_invocation(")
-    )
+    assert functions("H4") == ["timed_out"] and rules.of(handler_rules.timed_out).id == "H4"
+    assert functions("H3") == ["raised"] and rules.of(handler_rules.raised).id == "H3"
+    for rule_id, name in (("H3", "raised"), ("H4", "timed_out")):  # file:line is where the function starts
+        path, line = rules.issued_by(rule_id)[0].split(": ")[0].rsplit(":", 1)
+        head = (FNKIT_DIR.parent / path).read_text(encoding="utf-8").splitlines()[int(line) - 1 : int(line) + 1]
+        assert f"def {name}(" in "\n".join(head), head
+    # each outcome's issue of a late or raising call is still the rule's, in the source's words
+    late = Invocation(timed_out=True, timeout_s=3.0)
+    failed = Invocation(error=HandlerError("ValueError", "no", ""))
+    event = queue.build_event(["a"])
+    assert [(i.code, i.rule) for i in queue.outcome(event, late).issues] == [("timeout", "H4")]
+    assert [(i.code, i.rule) for i in queue.outcome(event, failed).issues] == [("error", "H3")]
+    assert alb.outcome(alb.build_event(), late).issues.rules() == ["H4"]
+    assert [i.message for i in alb.outcome(alb.build_event(), late).issues] == [
+        "The function did not answer within 3.0 s."
+    ]
     assert main(["rules", "A5"]) == 0
     assert capsys.readouterr().out.splitlines()[3] == f"issued by: {', '.join(rules.issued_by('A5'))}"
 
@@ -213,8 +221,6 @@ SEVERAL_ISSUERS = {
     "AS1": "the event's declared shape, and check_target_group",
     "G1": "unknown_key, and the queue response's reading of its keys",
     "H2": "encode_response, and each source's reading of an unencodable answer",
-    "H3": "the running code, and each outcome of a raised call",
-    "H4": "the running code, and each outcome of a timed-out call",
     "M4": "the response's declared shape, and three response checks",
     "Q12": "check_arn_region, and the message attributes' check",
     "Q8": "reporting_on, and the reading of an unusable answer",
