@@ -217,15 +217,12 @@ def test_every_rule_leads_to_code():
 SEVERAL_ISSUERS = {
     "A1": "never_forwarded decides; the event check turns its refusals into findings",
     "A2": "a pattern declared on the query's keys, and check_body",
-    "A6": "the response's declared shape, and check_body_encoding",
     "AS1": "the event's declared shape, and check_target_group",
     "G1": "unknown_key, and the queue response's reading of its keys",
-    "M4": "the response's declared shape, and three response checks",
     "Q12": "check_arn_region, and the message attributes' check",
     "Q8": "reporting_on, and the reading of an unusable answer",
     "Q8b": "misspelled_keys, and reporting_on",
     "QS1": "the event's declared shape, check_batch and check_arn_region",
-    "QS3": "the attributes' declared shape, and check_attributes",
 }
 
 
