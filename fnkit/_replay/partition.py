@@ -28,7 +28,7 @@ from .._running.stop import Stopper, current_stopper
 from .._sources import detect_source, source_of
 from ..isolation import invoke_many
 from ..rules import id_of
-from .columns import replay_row, unreadable_row
+from .columns import RENAMING_SOURCES, replay_row, unreadable_row
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -44,8 +44,22 @@ def _planners(runs: dict[str, dict[str, Any]]) -> dict[str, Callable[[Any], Plan
     planners: dict[str, Callable[[Any], PlannedCall[Outcome]]] = {}
     for name, keywords in runs.items():
         plan_call = importlib.import_module(f"fnkit.{name}._outcome").plan_call
-        planners[name] = partial(plan_call, **keywords)
+        planners[name] = _by_config(plan_call, keywords["config"]) if keywords.keys() == {"config"} else partial(
+            plan_call, **keywords
+        )
     return planners
+
+
+def _by_config(
+    plan_call: Callable[..., PlannedCall[Outcome]], config: Any
+) -> Callable[[Any], PlannedCall[Outcome]]:
+    """`partial(plan_call, config=config)` as a function that names the keyword in its call: a partial holding
+    keywords copies them into a new dict on every call (a replay's planner is called once per event)."""
+
+    def planned(value: Any) -> PlannedCall[Outcome]:
+        return plan_call(value, config=config)
+
+    return planned
 
 
 def _handler_copies(values: list[Any]) -> list[Any]:
@@ -111,7 +125,8 @@ def _outcome_rows(
         if "result" not in row:
             value = row.get(said)
             row["result"] = str(value) if isinstance(value, int) else value  # a word: "502", "delete"
-        replay_row(row)  # one meaning per column, whatever the source
+        if row.get("source") in RENAMING_SOURCES:  # one meaning per column, whatever the source
+            replay_row(row)
         if extra is not None:
             row.update(extra(row))
     return rows
