@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar, cast
 
-from .._engine.codec import HandlerError, Invocation, encode_response
+from .._engine.codec import HandlerError, Invocation, encode_response, returned_invocation
 from .._settings.project import resolve_isolation
 from .context import Context as Context  # (where the rooms above find it)
 from .context import _fresh
@@ -393,7 +393,7 @@ def _invocation_here(
         error = value if status == "error" else None
         return ended_invocation(status, duration_ms, logs, timeout_s, reports, error=error)
     text, why = _NULL if value is None else encode_response(value)  # (None: what most queue and mail handlers return)
-    return Invocation(value, text, None, False, duration_ms, logs, timeout_s, why, reports)
+    return returned_invocation(value, text, duration_ms, logs, timeout_s, why, reports)
 
 
 _NULL = encode_response(None)
