@@ -126,15 +126,11 @@ def check_size(response: Any, seen: Seen) -> Iterator[Finding]:
     """A5: the response JSON is at most 1 MB."""
     size = seen.options.get("size")
     if isinstance(size, int) and size > MAX_RESPONSE_JSON:
-        yield _too_large(size)
-
-
-def _too_large(size: int) -> Finding:
-    return problem(
-        "limit",
-        f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
-        "the load balancer answers 502.",
-    )
+        yield problem(
+            "limit",
+            f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
+            "the load balancer answers 502.",
+        )
 
 
 def judge_too_large(multi_value: bool, text: str, size: int) -> list[Any]:
@@ -149,7 +145,7 @@ def too_large_report(size: int, judged: Any = None) -> Report:
     try:
         return Report.from_data(judged, SOURCE, "response")
     except (TypeError, ValueError):
-        return Report(place([_too_large(size)], check_size), SOURCE, None, "response")
+        return Report(place(check_size(None, Seen({"size": size})), check_size), SOURCE, None, "response")
 
 
 @rule("A12", "alb", "inferred", "statusCode outside 100-599 is an invalid response (502).")

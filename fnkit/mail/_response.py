@@ -16,7 +16,8 @@ from typing import Any, TypeVar, Unpack
 
 from .._engine.codec import Invocation, encode_response
 from .._engine.findings import Finding, caution, place, problem
-from .._engine.report import Issue, Raw, Report
+from .._engine.outcome import what_it_did
+from .._engine.report import MISSING, Issue, Raw, Report, decode_json
 from .._engine.shape import BOOL, STR, F, ListOf, Shape
 from .._engine.validate import Check, Contract, Seen
 from .._settings.config import with_settings
@@ -34,7 +35,7 @@ from ._config import (
     MailResponseSettings,
 )
 from ._decision import COVERAGE, RESTRICTIVENESS, Decision
-from ._event import ADDRESSES
+from ._event import address_form
 
 SOURCE = "mail"
 RESPONSE_SIZE_LIMIT = 256 * 1024  # bytes (M4)
@@ -237,7 +238,7 @@ def check_bounce_message(response: Any, seen: Seen) -> list[Finding]:
 
 
 def check_recipient_addresses(response: Any, seen: Seen) -> list[Finding]:
-    """MS3: the recipients an action names look like email addresses."""
+    """MS3 of the recipients an action names (`address_form` decides)."""
     found: list[Finding] = []
     for e in entries(response, seen):
         named = e.entry.get("recipients")
@@ -245,14 +246,7 @@ def check_recipient_addresses(response: Any, seen: Seen) -> list[Finding]:
             continue
         for j, r in enumerate(named):
             if isinstance(r, str) and not is_address(r):
-                found.append(
-                    caution(
-                        "format",
-                        f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
-                        *("actions", e.at, "recipients", j),
-                        of=ADDRESSES,
-                    )
-                )
+                found += address_form(r, "actions", e.at, "recipients", j)
     return found
 
 
@@ -612,24 +606,64 @@ def validate_response(
         structure: list[Issue] = []  # an asynchronous function that returns nothing: nothing to say about it
     else:
         structure = [i if i.severity == "warning" else replace(i, severity="warning") for i in report]
-    follows = " What would make it invalid in a synchronous rule follows, as warnings." if structure else ""
-    ignored = caution(
-        "ignored",
-        "The rule is asynchronous: the mail-flow service ignores the response, so it "
-        f"changes nothing and delivery is unaffected ({ASYNCHRONOUS.id}).{follows}",
-        of=ASYNCHRONOUS,
+    return Report(
+        [*place(ignored_answer(response, checked=structure), by=ignored_answer), *structure],
+        SOURCE,
+        report.dialect,
+        "response",
     )
-    return Report([*place([ignored], by=ASYNCHRONOUS), *structure], SOURCE, report.dialect, "response")
+
+
+@ASYNCHRONOUS
+def ignored_answer(answer: Any, *, checked: list[Issue] | None = None) -> list[Finding]:
+    """M8: an asynchronous rule ignores the function's answer, and delivery is unaffected. Validating the answer
+    (`checked`: what would make it invalid in a synchronous rule, which the report gives after this note, as
+    warnings) always says so; the outcome (`async_outcome`) says so when the function failed or answered with
+    actions, which then change nothing."""
+    if checked is not None:
+        follows = " What would make it invalid in a synchronous rule follows, as warnings." if checked else ""
+        return [
+            caution(
+                "ignored",
+                "The rule is asynchronous: the mail-flow service ignores the response, so it "
+                f"changes nothing and delivery is unaffected ({ASYNCHRONOUS.id}).{follows}",
+            )
+        ]
+    if isinstance(answer, Invocation):
+        if answer.timed_out or answer.error is not None:
+            what = "did not finish in time" if answer.timed_out else what_it_did(answer.error)
+            return [
+                caution(
+                    "ignored",
+                    f"The function {what}; an asynchronous rule neither retries nor falls "
+                    f"back: delivery is unaffected ({ASYNCHRONOUS.id}).",
+                )
+            ]
+        answer = answer.returned
+    try:
+        value, _ = decode_json(answer)
+    except Exception:  # noqa: BLE001 - an unreadable answer is ignored like any other
+        value = MISSING
+    if isinstance(value, dict) and "actions" in value:
+        return [
+            caution(
+                "ignored",
+                "The rule is asynchronous, so these actions are ignored: delivery is "
+                f"unaffected ({ASYNCHRONOUS.id}). Make the rule synchronous for them to apply.",
+                "actions",
+            )
+        ]
+    return []
 
 
 def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the mail-flow event (`kind="event"`) or synchronous response
     (`"response"`), from the declarations fnkit validates with; what a schema cannot express is listed in
     its description."""
-    from ._event import EVENT_CONTRACT, check_null_sender
+    from ._event import EVENT_CONTRACT
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=(check_null_sender,))
+        return EVENT_CONTRACT.json_schema(also=(address_form,))
     if kind == "response":
         return RESPONSE_CONTRACT.json_schema()
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

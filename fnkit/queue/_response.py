@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Container
 from dataclasses import replace
-from operator import attrgetter
 from typing import Any, Unpack
 
 import msgspec
@@ -73,7 +72,6 @@ rule(
 
 QueueResponse = RESPONSE_SHAPE.struct
 _ITEM_OK = ITEM_IDENTIFIER.meets
-_ITEM_IDENTIFIER = attrgetter("item_identifier")  # the identifiers of typed failures, read at C speed
 _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "failures", "itemfailures"}
 
 
@@ -243,7 +241,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
         failures = value.batch_item_failures
         if not failures:
             return Reading("success", (), _ON, _SUCCESS, issues)
-        idents = map(_ITEM_IDENTIFIER, failures)
+        idents = failures  # (each read for its identifier below)
     else:  # any other decoded value: read entry by entry
         if value is None:
             return Reading("success", (), _ON, _SUCCESS, issues)
@@ -306,8 +304,12 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     listed: dict[str, None] = {}  # the usable identifiers, in listing order, each once
     broken = False
     issue: Issue | None
-    for i, ident in enumerate(idents):
-        if entry_notes is not None:  # a decoded entry: what it said, and whether its identifier reads
+    i = -1  # (counted here: an enumerate costs more than the short list it counts)
+    for ident in idents:
+        i += 1
+        if entry_notes is None:  # a typed failure: its identifier is a string of at least one character
+            ident = ident.item_identifier
+        else:  # a decoded entry: what it said, and whether its identifier reads
             if entry_notes[i]:
                 issues.extend(entry_notes[i])
             if ident is _BROKEN:
@@ -318,7 +320,6 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 issues.append(issue)
                 broken = broken or issue.severity == "error"
                 continue
-        # a string of at least one character (a typed identifier: the compiled Struct proved it)
         if known is not None and ident not in known:
             issue = place((_unknown(ident, i, known),), by=reporting_on)[0]
         else:
@@ -516,10 +517,11 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the queue event (`kind="event"`) or response (`"response"`), from the
     declarations fnkit validates with; what a schema cannot express is listed in its description."""
     from .._engine.validate import Contract
+    from ._contents import digest_mismatch
     from ._event import EVENT_CONTRACT
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=(placeholder_arn, fifo_attributes))  # asked by check_fifo
+        return EVENT_CONTRACT.json_schema(also=(placeholder_arn, fifo_attributes, digest_mismatch))  # asked by checks
     if kind == "response":
         schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
             also=(reporting_on, unreadable, misspelled_keys, listed_before, reporting_off)
