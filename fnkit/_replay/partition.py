@@ -44,15 +44,15 @@ def _planners(runs: dict[str, dict[str, Any]]) -> dict[str, Callable[[Any], Plan
     planners: dict[str, Callable[[Any], PlannedCall[Outcome]]] = {}
     for name, keywords in runs.items():
         plan_call = importlib.import_module(f"fnkit.{name}._outcome").plan_call
-        planners[name] = _by_config(plan_call, keywords["config"]) if keywords.keys() == {"config"} else partial(
-            plan_call, **keywords
+        planners[name] = (
+            _by_config(plan_call, keywords["config"])
+            if keywords.keys() == {"config"}
+            else partial(plan_call, **keywords)
         )
     return planners
 
 
-def _by_config(
-    plan_call: Callable[..., PlannedCall[Outcome]], config: Any
-) -> Callable[[Any], PlannedCall[Outcome]]:
+def _by_config(plan_call: Callable[..., PlannedCall[Outcome]], config: Any) -> Callable[[Any], PlannedCall[Outcome]]:
     """`partial(plan_call, config=config)` as a function that names the keyword in its call: a partial holding
     keywords copies them into a new dict on every call (a replay's planner is called once per event)."""
 
