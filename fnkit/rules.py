@@ -46,6 +46,7 @@ SOURCES = ("any", "queue", "mail", "alb")
 # Modules that declare rules, loaded when the catalogue is first read.
 _DECLARING_MODULES = (
     "fnkit._engine.report",
+    "fnkit._engine.findings",
     "fnkit._engine.shape",
     "fnkit._sources",
     "fnkit._running.handler_rules",

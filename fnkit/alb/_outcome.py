@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Unpack
 
 from .. import rules as _rules
 from .._engine.codec import Invocation, encode_response
-from .._engine.findings import place, problem
+from .._engine.findings import cannot_encode, place
 from .._engine.outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, ContractError, Issue, Raw, Report, decode_json
 from .._running.handler_rules import raised, timed_out
@@ -334,9 +334,9 @@ def _from_invocation(
         )
         return failed, None, None
     if invocation.response_text is None and invocation.encode_error:
+        why = invocation.encode_error
         issues = place(
-            [problem("format", f"JSON cannot encode what the function returned ({invocation.encode_error}).")],
-            encode_response,
+            cannot_encode(why, "format", f"JSON cannot encode what the function returned ({why})."), cannot_encode
         )
         return (
             bad_gateway(

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any, Unpack
 
 from .._engine.codec import encode_response
-from .._engine.findings import Finding, caution, place, problem
+from .._engine.findings import Finding, cannot_encode, caution, place, problem
 from .._engine.report import Issue, Raw, Report, decode_json
 from .._engine.shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape, two_spellings, unknown_key
 from .._engine.validate import Check, Contract, Seen
@@ -348,16 +348,8 @@ def checked_response(response: Any, multi_value: bool, _size: int | None = None)
         size = None
     if size is None and not isinstance(response, (Raw, str, bytes, bytearray, memoryview)):
         _, why = encode_response(response)
-        extra = place(
-            [
-                problem(
-                    "format",
-                    f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, "
-                    "502.",
-                )
-            ],
-            encode_response,
-        )
+        said = f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, 502."
+        extra = place(cannot_encode(why, "format", said), cannot_encode)
     report = _CONTRACTS[multi_value].check(response, {"multi_value": multi_value, "size": size})[0]
     if extra:
         return Report(extra + list(report), SOURCE, report.dialect, "response")
@@ -366,7 +358,7 @@ def checked_response(response: Any, multi_value: bool, _size: int | None = None)
 
 # the rule a 502 cites for an error of a general rule (JSON, unknown keys, spellings, encoding) or of the event's
 # structure: the response is invalid (A6), whatever made it so
-_CITED_AS_A6 = frozenset(map(id_of, (decode_json, unknown_key, two_spellings, encode_response, _event.EVENT_SHAPE)))
+_CITED_AS_A6 = frozenset(map(id_of, (decode_json, unknown_key, two_spellings, cannot_encode, _event.EVENT_SHAPE)))
 
 
 def deciding_rule(report: Report) -> str | None:

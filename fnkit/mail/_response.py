@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar, Unpack
 
 from .._engine.codec import Invocation, encode_response
-from .._engine.findings import Finding, caution, place, problem
+from .._engine.findings import Finding, cannot_encode, caution, place, problem
 from .._engine.outcome import what_it_did
 from .._engine.report import MISSING, Issue, Raw, Report, decode_json
 from .._engine.shape import BOOL, STR, F, ListOf, Shape
@@ -256,13 +256,9 @@ def check_json_and_size(response: Any, seen: Seen) -> list[Finding]:
     if size is None:
         text, why = encode_response(response)
         if text is None:
-            return [
-                problem(
-                    "type",
-                    f"JSON cannot encode this response ({why}), so the platform cannot read it.",
-                    of=encode_response,
-                )
-            ]
+            return cannot_encode(
+                why, "type", f"JSON cannot encode this response ({why}), so the platform cannot read it."
+            )
         size = len(text.encode("utf-8", "surrogatepass"))
     if size > RESPONSE_SIZE_LIMIT:
         return [
@@ -562,10 +558,9 @@ def judge_response(response: Any, flow_direction: str | None, rule_config: MailC
         "read": {},
     }
     if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
-        found = problem(
-            "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", of=encode_response
-        )
-        return Report(place([found], by=encode_response), SOURCE, None, "response"), options
+        why = response.encode_error
+        found = cannot_encode(why, "type", f"The function returned a value JSON cannot encode ({why}).")
+        return Report(place(found, by=cannot_encode), SOURCE, None, "response"), options
     response = as_returned(response)
     options["size"] = _text_size(response)
     return RESPONSE_CONTRACT.check(response, options)[0], options

@@ -19,7 +19,7 @@ import msgspec
 from .. import rules as _rules
 from .._cells import short_id
 from .._engine.codec import encode_response
-from .._engine.findings import Finding, caution, place, problem
+from .._engine.findings import Finding, cannot_encode, caution, place, problem
 from .._engine.memo import Readings
 from .._engine.report import MISSING, Issue, Raw, Report, decode_json, describe
 from .._engine.shape import F, ListOf, Nullable, Shape, Text, unknown_key
@@ -181,12 +181,11 @@ def reporting_off(value: Any, unencodable: str | None) -> Reading:
     whole batch: no error; a warning when it lists failures (they are lost), or when JSON cannot encode it (H2)."""
     found: list[Finding] = []
     if unencodable is not None:
-        found.append(
-            caution(
-                "encoding",
-                f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
-                of=encode_response,
-            )
+        found += cannot_encode(
+            unencodable,
+            "encoding",
+            f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
+            "warning",
         )
     if type(value) is QueueResponse:
         failures = value.batch_item_failures
@@ -226,10 +225,10 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     `notes`: what reading the text said (a list this reading may extend)."""
     if value is NOT_JSON:
         if unencodable is not None:
-            cause = problem(
-                "format", f"The returned value cannot be encoded as JSON ({unencodable}).", of=encode_response
+            cause = cannot_encode(
+                unencodable, "format", f"The returned value cannot be encoded as JSON ({unencodable})."
             )
-            return Reading("failure", (), _ON, _NOT_JSON, place((cause,), by=reporting_on))
+            return Reading("failure", (), _ON, _NOT_JSON, place(cause, by=reporting_on))
         # why the text is not JSON: errors `platform_reads` gave this rule (`decode_json(..., REPORTING_ON.id)`),
         # each sentence completed with its effect
         said = [i if i.severity == "warning" else replace(i, message=i.message + _INVALID_JSON) for i in notes]

@@ -220,7 +220,6 @@ SEVERAL_ISSUERS = {
     "A6": "the response's declared shape, and check_body_encoding",
     "AS1": "the event's declared shape, and check_target_group",
     "G1": "unknown_key, and the queue response's reading of its keys",
-    "H2": "encode_response, and each source's reading of an unencodable answer",
     "M4": "the response's declared shape, and three response checks",
     "Q12": "check_arn_region, and the message attributes' check",
     "Q8": "reporting_on, and the reading of an unusable answer",
