@@ -266,9 +266,17 @@ def _asked(value: dict[Any, Any]) -> tuple[Lookalike, ...]:
     first record is a queue record. A plain dict's answer is looked up by its key set; a dict subclass asks all."""
     if type(value) is not dict:
         return LOOKALIKES
+    records = value.get("Records")
+    queue_record = (
+        isinstance(records, list)
+        and bool(records)
+        and isinstance(records[0], dict)
+        and not records[0].keys().isdisjoint(_QUEUE_RECORD_KEYS)
+    )
+    last = _LAST_ASKED[0]  # (a stream's events share their key set: compared, not made into a frozenset and hashed)
+    if last[1] is queue_record and value.keys() == last[0]:
+        return last[2]
     keys = frozenset(value)
-    record = _first_record(value) if "Records" in keys else None
-    queue_record = record is not None and not record.keys().isdisjoint(_QUEUE_RECORD_KEYS)
     asked = _ASKED.get((keys, queue_record))
     if asked is None:
         asked = tuple(
@@ -278,7 +286,12 @@ def _asked(value: dict[Any, Any]) -> tuple[Lookalike, ...]:
         )
         if len(_ASKED) < 4096:  # events of one stream have few key sets; an odd stream must not grow this forever
             _ASKED[keys, queue_record] = asked
+    _LAST_ASKED[0] = keys, queue_record, asked
     return asked
+
+
+# the key set, queue-record flag and answer of `_asked`'s last value (at first none: nothing matches it)
+_LAST_ASKED: list[tuple[frozenset[Any] | None, bool | None, tuple[Lookalike, ...]]] = [(None, None, ())]
 
 
 def lookalike(value: Any) -> tuple[Lookalike, list[str]] | None:

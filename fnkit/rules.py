@@ -46,6 +46,7 @@ SOURCES = ("any", "queue", "mail", "alb")
 # Modules that declare rules, loaded when the catalogue is first read.
 _DECLARING_MODULES = (
     "fnkit._engine.report",
+    "fnkit._engine.findings",
     "fnkit._engine.shape",
     "fnkit._sources",
     "fnkit._running.handler_rules",
@@ -370,8 +371,10 @@ def _written() -> dict[str, tuple[str, ...]]:
 def issued_by(rule_id: str) -> list[str]:
     """Every function that finds problems of a rule (`file:line: function`): the rule's own function, each
     function whose findings name the rule's function or declaration (`problem(..., of=EVENT_SHAPE)`), and each
-    function that has the engine place findings as the rule's (`place(found, by=TIMED_OUT)`); the engine stamps
-    the id on what they return. A rule declared on a shape is also issued by the engine's walk of it."""
+    function that has the engine place findings as the rule's (`place(found, by=timed_out)`); the engine stamps
+    the id on what they return. A rule implemented by a class (a configuration that refuses what the platform
+    refuses) is issued by the class; one declared on a shape, a field or a pattern by the engine's walk of it
+    (`ENGINE_WALK`, listed last). Each rule should have one issuer: the function that decides it."""
     import ast
     from pathlib import Path
 
@@ -379,7 +382,7 @@ def issued_by(rule_id: str) -> list[str]:
     root = Path(__file__).resolve().parent
     found: list[str] = []
     impl = target.implementation
-    if callable(impl) and getattr(impl, "__code__", None) is not None:
+    if callable(impl) and (getattr(impl, "__code__", None) is not None or isinstance(impl, type)):
         path, line = location(rule_id)
         found.append(f"{path}:{line}: {impl.__qualname__}")
     for file, text, tree in _parsed():
@@ -412,7 +415,13 @@ def issued_by(rule_id: str) -> list[str]:
                     where = f"{source_file(module.__name__)}:{function.lineno}: {function.name}"
                     if where not in found:
                         found.append(where)
+    if impl is not None and not callable(impl):
+        found.append(ENGINE_WALK)
     return found
+
+
+#: how `issued_by` names the engine's walk of a declaration (a shape, a field, a pattern) that implements a rule
+ENGINE_WALK = "the engine, checking the declaration"
 
 
 _FINDING_MAKERS = ("problem", "caution", "Finding")  # what a rule's finding is made with (fnkit._engine.findings)

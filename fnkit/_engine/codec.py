@@ -149,6 +149,35 @@ class Invocation(_Fields):
 _new = object.__new__
 
 
+def returned_invocation(
+    returned: Any,
+    response_text: str | None,
+    duration_ms: float,
+    logs: str,
+    timeout_s: float | None,
+    encode_error: str | None,
+    reports: tuple[tuple[str, Any], ...],
+) -> Invocation:
+    """`Invocation(returned, response_text, None, False, duration_ms, logs, timeout_s, encode_error, reports)`: a call
+    that returned, made as `Invocation.__new__` makes one, but called as a function (a class call goes through
+    `type.__call__` and then `__new__`; a replay makes one per event)."""
+    new: Any = _new(_Fields)
+    new.returned = returned
+    new.response_text = response_text
+    new.error = None
+    new.timed_out = False
+    new.duration_ms = duration_ms
+    new.logs = logs
+    new.timeout_s = timeout_s
+    new.encode_error = encode_error
+    new.reports = reports
+    new.response_size = None
+    new.response_report = None
+    new.__class__ = Invocation
+    made: Invocation = new
+    return made
+
+
 #: what `json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)` makes afresh on
 #: every call, made once (it holds no state between calls)
 _ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=False)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from ..rules import declared_by
+from ..rules import declared_by, rule
 from .report import Issue, Severity, path_of
 
 
@@ -124,6 +124,23 @@ def rule_of(implementation: Any) -> str | None:
     return declared.id if declared is not None else None
 
 
+@rule(
+    "H2",
+    "any",
+    "inferred",
+    "A returned value that JSON cannot encode (a set, bytes, NaN) is an invalid JSON response.",
+    origin="kit",
+)
+def cannot_encode(why: str | None, code: str, sentence: str, severity: Severity = "error") -> list[Finding]:
+    """H2: a returned value JSON cannot encode is an invalid JSON response. `why`: what `codec.encode_response`,
+    the one encoding of a returned value, said of it (None: it encoded it, nothing to say); `code`, `sentence` and
+    `severity`: how the reading of the response words it (a source that ignores the response warns). Its findings
+    name it, whichever reading places them."""
+    if why is None:
+        return []
+    return [Finding(code, sentence, (), severity, None, cannot_encode)]
+
+
 def place(found: Iterable[Finding], by: Any, places: Places = ROOT) -> list[Issue]:
     """The issues of a rule's findings: each located (`places`: where the value the rule read sits) and
     attributed (to the rule `by` implements, the function that found them, or to the rule a finding names)."""
@@ -131,4 +148,4 @@ def place(found: Iterable[Finding], by: Any, places: Places = ROOT) -> list[Issu
     return [Issue(places.path(f), f.code, f.message, f.severity, own if f.of is None else rule_of(f.of)) for f in found]
 
 
-__all__ = ["ROOT", "Finding", "Places", "Row", "Table", "caution", "place", "problem", "rule_of"]
+__all__ = ["ROOT", "Finding", "Places", "Row", "Table", "cannot_encode", "caution", "place", "problem", "rule_of"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._optional import require
 from ..rules import id_of, rule
-from .codec import _STRICT, encode_response
+from .codec import _STRICT
 from .codec import Raw as Raw
 from .codec import loads_strict as loads_strict
 
@@ -301,14 +301,6 @@ def decode_json(value: Any, rule: str | None = None) -> tuple[Any, list[Issue]]:
 
 
 MISSING = _MISSING
-
-rule(
-    "H2",
-    "any",
-    "inferred",
-    "A returned value that JSON cannot encode (a set, bytes, NaN) is an invalid JSON response.",
-    origin="kit",
-)(encode_response)
 
 
 def describe(value: Any) -> str:

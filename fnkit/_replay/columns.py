@@ -126,6 +126,10 @@ _BY_NAME = {c.name: c for c in COLUMNS}
 ORDER = {c.name: i for i, c in enumerate(COLUMNS)}  # a frame's columns in this order, others after
 
 
+#: the sources whose rows `replay_row` changes (a queue's rows have one meaning per column as they come)
+RENAMING_SOURCES = frozenset(("alb", "mail"))
+
+
 def replay_row(row: dict[str, Any]) -> dict[str, Any]:
     """An outcome's row as the replay frame holds it, one meaning per column: a request's `reason` is its
     sentence (the outcome's `explanation`) and its phrase `reason_phrase`; a mail row's status is `mail_status`."""
@@ -299,6 +303,7 @@ __all__ = [
     "COLUMNS",
     "IMPORTED",
     "ORDER",
+    "RENAMING_SOURCES",
     "Column",
     "agreement",
     "agreement_text",

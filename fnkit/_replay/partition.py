@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 import importlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ from .._running.stop import Stopper, current_stopper
 from .._sources import detect_source, source_of
 from ..isolation import invoke_many
 from ..rules import id_of
-from .columns import replay_row, unreadable_row
+from .columns import RENAMING_SOURCES, replay_row, unreadable_row
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -44,8 +44,22 @@ def _planners(runs: dict[str, dict[str, Any]]) -> dict[str, Callable[[Any], Plan
     planners: dict[str, Callable[[Any], PlannedCall[Outcome]]] = {}
     for name, keywords in runs.items():
         plan_call = importlib.import_module(f"fnkit.{name}._outcome").plan_call
-        planners[name] = partial(plan_call, **keywords)
+        planners[name] = (
+            _by_config(plan_call, keywords["config"])
+            if keywords.keys() == {"config"}
+            else partial(plan_call, **keywords)
+        )
     return planners
+
+
+def _by_config(plan_call: Callable[..., PlannedCall[Outcome]], config: Any) -> Callable[[Any], PlannedCall[Outcome]]:
+    """`partial(plan_call, config=config)` as a function that names the keyword in its call: a partial holding
+    keywords copies them into a new dict on every call (a replay's planner is called once per event)."""
+
+    def planned(value: Any) -> PlannedCall[Outcome]:
+        return plan_call(value, config=config)
+
+    return planned
 
 
 def _handler_copies(values: list[Any]) -> list[Any]:
@@ -111,7 +125,8 @@ def _outcome_rows(
         if "result" not in row:
             value = row.get(said)
             row["result"] = str(value) if isinstance(value, int) else value  # a word: "502", "delete"
-        replay_row(row)  # one meaning per column, whatever the source
+        if row.get("source") in RENAMING_SOURCES:  # one meaning per column, whatever the source
+            replay_row(row)
         if extra is not None:
             row.update(extra(row))
     return rows
@@ -120,35 +135,38 @@ def _outcome_rows(
 class _Chunk:
     """Consecutive events of one source, planned, waiting to be called together (`invoke_many`)."""
 
-    __slots__ = ("calls", "keys", "places", "source", "timeout_s")
+    __slots__ = ("calls", "keys", "parts", "places", "source", "timeout_s")
 
-    def __init__(self) -> None:
+    def __init__(self, parts: list[Sequence[dict[str, Any]]]) -> None:
+        self.parts = parts  # the partition's rows, item by item: a call's rows go at its place there
         self.clear()
 
     def clear(self) -> None:
         self.source: str | None = None
         self.timeout_s: float | None = None
         self.calls: list[PlannedCall[Outcome]] = []
-        # each call's event number, its entry's extra columns, and its slot (where its rows go, in the partition)
-        self.places: list[tuple[int, Callable[[dict[str, Any]], dict[str, Any]] | None, list[Any]]] = []
+        # each call's event number, its entry's extra columns, and where its rows go in `parts`
+        self.places: list[tuple[int, Callable[[dict[str, Any]], dict[str, Any]] | None, int]] = []
         self.keys: set[Any] = set()
 
-    def add(self, source: str, call: PlannedCall[Outcome], index: int, extra: Any, slot: list[Any]) -> bool:
+    def add(self, source: str, call: PlannedCall[Outcome], index: int, extra: Any, at: int) -> bool:
         """Add the call when it can join (same source and timeout, no shared key, room left): False when it
-        cannot, and the chunk is left as it was."""
+        cannot, and the chunk is left as it was. `at`: where its rows go in `parts`."""
         calls = self.calls
-        if calls and not (
+        exclusive = call.exclusive
+        if not calls:
+            self.source, self.timeout_s = source, call.timeout_s
+        elif not (
             source == self.source
             and call.timeout_s == self.timeout_s
             and len(calls) < CHUNK_SIZE
-            and self.keys.isdisjoint(call.exclusive)
+            and (not exclusive or self.keys.isdisjoint(exclusive))
         ):
             return False
-        self.source, self.timeout_s = source, call.timeout_s
         calls.append(call)
-        self.places.append((index, extra, slot))
-        if call.exclusive:
-            self.keys.update(call.exclusive)
+        self.places.append((index, extra, at))
+        if exclusive:
+            self.keys.update(exclusive)
         return True
 
     def run(self, handler: Handler, isolation: str, ahead: _Ahead | None = None) -> None:
@@ -182,14 +200,15 @@ class _Chunk:
         self.fill(invocations)
 
     def fill(self, invocations: list[Invocation]) -> None:
-        """Each event's rows from its invocation (the plan's `finish`), in its slot; the chunk is emptied."""
-        for call, invocation, (index, extra, slot) in zip(self.calls, invocations, self.places, strict=True):
-            slot += _outcome_rows(index, call.finish(invocation), extra)
+        """Each event's rows from its invocation (the plan's `finish`), at its place; the chunk is emptied."""
+        parts = self.parts
+        for call, invocation, (index, extra, at) in zip(self.calls, invocations, self.places, strict=True):
+            parts[at] = _outcome_rows(index, call.finish(invocation), extra)
         self.clear()
 
     def handed_over(self) -> _Chunk:
         """A chunk holding this one's calls, and this one emptied for the next calls."""
-        other = _Chunk()
+        other = _Chunk(self.parts)
         other.source, other.timeout_s, other.calls = self.source, self.timeout_s, self.calls
         other.places, other.keys = self.places, self.keys
         self.clear()
@@ -296,8 +315,9 @@ def _replay_items(
     start: int,
     ahead: _Ahead | None,
 ) -> list[dict[str, Any]]:
-    parts: list[list[dict[str, Any]]] = []  # each item's rows, in order (a chunk fills its slots when it runs)
-    chunk, no_issues = _Chunk(), list[Issue]()  # (a dict's issues of decoding: none, never added to)
+    # each item's rows, in order (a call's are put at its place when its chunk has run)
+    parts: list[Sequence[dict[str, Any]]] = []
+    chunk, no_issues = _Chunk(parts), list[Issue]()  # (a dict's issues of decoding: none, never added to)
     with capturing(), _older_objects_set_aside():
         for index, item in enumerate(items, start):
             if type(item) is dict:  # an event as most inputs give it: nothing to decode, no logged columns
@@ -345,11 +365,11 @@ def _replay_items(
             if call.decided is not None:  # answered without calling the handler: nothing to wait for
                 parts.append(_outcome_rows(index, call.decided, extra))
                 continue
-            slot: list[dict[str, Any]] = []
-            parts.append(slot)
-            if not chunk.add(source, call, index, extra, slot):  # it cannot join: the chunk is called first
+            at = len(parts)
+            parts.append(())  # (its rows, once its chunk has run)
+            if not chunk.add(source, call, index, extra, at):  # it cannot join: the chunk is called first
                 chunk.run(handler, isolation, ahead)
-                chunk.add(source, call, index, extra, slot)
+                chunk.add(source, call, index, extra, at)
         chunk.run(handler, isolation, ahead)
         if ahead is not None:
             ahead.wait()

@@ -129,12 +129,14 @@ def _fresh(timeout_s: float | None, start: bool = True) -> Context:
         name, version, memory, names, clock = _DEFAULTS[0]
         context = _new(Context)
         context._set(name, version, memory, names, _request_id(name), timeout_s, clock)
-    else:
-        context = Context(timeout_s=timeout_s)
-        names = (context.invoked_function_arn, context.log_group_name, context.log_stream_name)
-        _DEFAULTS.append(
-            (context.function_name, context.function_version, context.memory_limit_in_mb, names, context._clock)
-        )
+        if start and timeout_s is not None:  # `_start`, written out: a Context's own, started here
+            context._deadline = clock() + timeout_s
+        return context
+    context = Context(timeout_s=timeout_s)
+    names = (context.invoked_function_arn, context.log_group_name, context.log_stream_name)
+    _DEFAULTS.append(
+        (context.function_name, context.function_version, context.memory_limit_in_mb, names, context._clock)
+    )
     if start and timeout_s is not None:  # (no timeout: no clock to start, `_start` does nothing)
         context._start()
     return context

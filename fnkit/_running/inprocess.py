@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar, cast
 
-from .._engine.codec import HandlerError, Invocation, encode_response
+from .._engine.codec import HandlerError, Invocation, encode_response, returned_invocation
 from .._settings.project import resolve_isolation
 from .context import Context as Context  # (where the rooms above find it)
 from .context import _fresh
@@ -309,13 +309,17 @@ def _await(coroutine: Any) -> Any:
         loop.close()
 
 
-def _call_handler(handler: Handler, event: Any, context: Any, interruptible: bool = False) -> tuple[str, Any, float]:
+def _call_handler(
+    handler: Handler, event: Any, context: Any, interruptible: bool = False, running: bool = False
+) -> tuple[str, Any, float]:
     """("returned", value, ms) or ("error", HandlerError, ms): the handler's own run, however it ends.
 
     `interruptible`: a KeyboardInterrupt is the person at the keyboard stopping the call (it
     propagates), not an error of the handler (in a worker, where Ctrl-C never arrives, it is).
+    `running`: the caller has made `context` the running one (`current_context`) and puts the one before back
+    itself (`_inline_many`, once for all its calls).
     """
-    token = _running_context.set(context)
+    token = None if running else _running_context.set(context)
     asyncio = sys.modules.get("asyncio")
     aside = None if asyncio is None else _set_loop_aside(asyncio)
     start = time.perf_counter()
@@ -332,7 +336,8 @@ def _call_handler(handler: Handler, event: Any, context: Any, interruptible: boo
         duration = (time.perf_counter() - start) * 1000.0
         return "error", _handler_error(exc), duration
     finally:
-        _running_context.reset(token)
+        if token is not None:
+            _running_context.reset(token)
         if aside is not None:
             _put_loop_back(asyncio, *aside)
 
@@ -382,13 +387,16 @@ def _invocation_here(
     status: str, value: Any, duration_ms: float, capture: _Capture, timeout_s: float | None
 ) -> Invocation:
     """`ended_invocation` for a call that ran in this process (its fields given in order: every call's path)."""
-    logs = capture.text()
-    reports = tuple(capture.reports)
+    logs = capture.text() if capture.size else ""
+    reports = tuple(capture.reports) if capture.reports else ()
     if (timeout_s is not None and duration_ms > timeout_s * 1000.0) or status == "error":  # (H4: see there)
         error = value if status == "error" else None
         return ended_invocation(status, duration_ms, logs, timeout_s, reports, error=error)
-    text, why = encode_response(value)
-    return Invocation(value, text, None, False, duration_ms, logs, timeout_s, why, reports)
+    text, why = _NULL if value is None else encode_response(value)  # (None: what most queue and mail handlers return)
+    return returned_invocation(value, text, duration_ms, logs, timeout_s, why, reports)
+
+
+_NULL = encode_response(None)
 
 
 def _run_inline(handler: Handler, event: Any, context: Any, timeout_s: float | None) -> Invocation:
@@ -582,28 +590,36 @@ def _quiet_interrupt_in_ipython() -> None:
 def _inline_many(
     handler: Handler, events: list[Any], contexts: list[Any], timeout_s: float | None, copy: bool
 ) -> list[Invocation]:
-    """`_call` with "none" for each event in turn, as one loop: the capture is installed once."""
+    """`_call` with "none" for each event in turn, as one loop: the capture is installed once.
+
+    Each call's capture and context are set in their context variables as it starts, and what was
+    there before the first is put back once, when the loop ends (each `reset` costs as much as a
+    `set`): between two calls, only this loop runs."""
     __tracebackhide__ = True
     _ensure_capture()
     results: list[Invocation] = []
     append = results.append
     capture = _Capture()
-    for event, given in zip(events, contexts, strict=True):
-        context = _fresh(timeout_s) if given is None else _prepare(given, timeout_s)
-        if capture.parts or capture.reports:  # (one that caught nothing serves the next call)
-            capture = _Capture()
-        token = _current.set(capture)
-        started = time.perf_counter()
-        try:
-            status, value, duration_ms = _call_handler(
-                handler, handler_copy(event) if copy else event, context, interruptible=True
-            )
-        except KeyboardInterrupt:
-            raise interrupted(started) from None
-        except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
-            append(_internal_error(exc, timeout_s))
-            continue
-        finally:
-            _current.reset(token)
-        append(_invocation_here(status, value, duration_ms, capture, timeout_s))
+    before = _current.set(capture), _running_context.set(None)
+    try:
+        for event, given in zip(events, contexts, strict=True):
+            context = _fresh(timeout_s) if given is None else _prepare(given, timeout_s)
+            if capture.parts or capture.reports:  # (one that caught nothing serves the next call)
+                capture = _Capture()
+                _current.set(capture)
+            _running_context.set(context)
+            started = time.perf_counter()
+            try:
+                status, value, duration_ms = _call_handler(
+                    handler, handler_copy(event) if copy else event, context, True, True
+                )
+            except KeyboardInterrupt:
+                raise interrupted(started) from None
+            except Exception as exc:  # noqa: BLE001 - a bug of fnkit's must not look like the caller's
+                append(_internal_error(exc, timeout_s))
+                continue
+            append(_invocation_here(status, value, duration_ms, capture, timeout_s))
+    finally:
+        _running_context.reset(before[1])
+        _current.reset(before[0])
     return results

@@ -15,10 +15,10 @@ from typing import Any, ClassVar, Unpack
 
 from .. import rules as _rules
 from .._engine.codec import Invocation, encode_response
-from .._engine.findings import place, problem
+from .._engine.findings import cannot_encode, place
 from .._engine.outcome import PROCESS_ENDED, Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, ContractError, Issue, Raw, Report, decode_json
-from .._running.handler_rules import RAISED, TIMED_OUT
+from .._running.handler_rules import raised, timed_out
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
 from .._settings.config import with_settings
@@ -314,11 +314,12 @@ def _from_invocation(
     if invocation.timed_out or invocation.error is not None:
         if invocation.timed_out:
             issues = place(
-                [problem("timeout", f"The function did not answer within {invocation.timeout_s} s.")], TIMED_OUT
+                timed_out(invocation, "timeout", f"The function did not answer within {invocation.timeout_s} s."),
+                timed_out,
             )
             why = f"the function timed out after {invocation.timeout_s} s (a 502, not a 504)."
         else:
-            issues = place([problem("raised", f"The function {what_it_did(invocation.error)}.")], RAISED)
+            issues = place(raised(invocation, "raised", f"The function {what_it_did(invocation.error)}."), raised)
             why = f"the function {what_it_did(invocation.error)}."
         report = Report(issues, SOURCE, None, "response")
         failed = bad_gateway(
@@ -333,9 +334,9 @@ def _from_invocation(
         )
         return failed, None, None
     if invocation.response_text is None and invocation.encode_error:
+        why = invocation.encode_error
         issues = place(
-            [problem("format", f"JSON cannot encode what the function returned ({invocation.encode_error}).")],
-            encode_response,
+            cannot_encode(why, "format", f"JSON cannot encode what the function returned ({why})."), cannot_encode
         )
         return (
             bad_gateway(

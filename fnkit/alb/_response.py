@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any, Unpack
 
 from .._engine.codec import encode_response
-from .._engine.findings import Finding, caution, place, problem
+from .._engine.findings import Finding, cannot_encode, caution, place, problem
 from .._engine.report import Issue, Raw, Report, decode_json
 from .._engine.shape import ANY, BOOL, INT, STR, F, ListOf, MapOf, Shape, two_spellings, unknown_key
 from .._engine.validate import Check, Contract, Seen
@@ -73,14 +73,6 @@ RESPONSE_SHAPE = Shape(
     "A6",
     doc="What a function returns to the load balancer.",
 )
-rule(
-    "A6",
-    "alb",
-    "observed",
-    "Invalid response (not an object, statusCode missing or not an integer, bad "
-    "isBase64Encoded, body or statusDescription not a string, header field null, header values not strings, bad "
-    "base64): 502.",
-)(RESPONSE_SHAPE)
 
 
 def _mode_shape(multi_value: bool) -> Shape:
@@ -126,15 +118,11 @@ def check_size(response: Any, seen: Seen) -> Iterator[Finding]:
     """A5: the response JSON is at most 1 MB."""
     size = seen.options.get("size")
     if isinstance(size, int) and size > MAX_RESPONSE_JSON:
-        yield _too_large(size)
-
-
-def _too_large(size: int) -> Finding:
-    return problem(
-        "limit",
-        f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
-        "the load balancer answers 502.",
-    )
+        yield problem(
+            "limit",
+            f"The response JSON is {size:,} bytes, over the 1 MB limit ({MAX_RESPONSE_JSON:,}): "
+            "the load balancer answers 502.",
+        )
 
 
 def judge_too_large(multi_value: bool, text: str, size: int) -> list[Any]:
@@ -149,7 +137,7 @@ def too_large_report(size: int, judged: Any = None) -> Report:
     try:
         return Report.from_data(judged, SOURCE, "response")
     except (TypeError, ValueError):
-        return Report(place([_too_large(size)], check_size), SOURCE, None, "response")
+        return Report(place(check_size(None, Seen({"size": size})), check_size), SOURCE, None, "response")
 
 
 @rule("A12", "alb", "inferred", "statusCode outside 100-599 is an invalid response (502).")
@@ -185,8 +173,17 @@ def check_description(response: Any, seen: Seen) -> Iterator[Finding]:
         )
 
 
+@rule(
+    "A6",
+    "alb",
+    "observed",
+    "Invalid response (not an object, statusCode missing or not an integer, bad "
+    "isBase64Encoded, body or statusDescription not a string, header field null, header values not strings, bad "
+    "base64): 502.",
+)
 def check_body_encoding(response: Any, seen: Seen) -> Iterator[Finding]:
-    """A6: with isBase64Encoded true the body is strict base64."""
+    """A6 beyond the structure its shape declares (`RESPONSE_SHAPE`, whose walk names A6 too): with
+    isBase64Encoded true the body is strict base64."""
     if not isinstance(response, dict):
         return
     body = response.get("body")
@@ -196,7 +193,6 @@ def check_body_encoding(response: Any, seen: Seen) -> Iterator[Finding]:
             "isBase64Encoded is true but the body is not strict base64 (standard "
             "alphabet, '=' padding, no spaces or line breaks): 502.",
             "body",
-            of=RESPONSE_SHAPE,
         )
 
 
@@ -352,16 +348,8 @@ def checked_response(response: Any, multi_value: bool, _size: int | None = None)
         size = None
     if size is None and not isinstance(response, (Raw, str, bytes, bytearray, memoryview)):
         _, why = encode_response(response)
-        extra = place(
-            [
-                problem(
-                    "format",
-                    f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, "
-                    "502.",
-                )
-            ],
-            encode_response,
-        )
+        said = f"JSON cannot encode the returned value ({why}): the load balancer receives no valid response, 502."
+        extra = place(cannot_encode(why, "format", said), cannot_encode)
     report = _CONTRACTS[multi_value].check(response, {"multi_value": multi_value, "size": size})[0]
     if extra:
         return Report(extra + list(report), SOURCE, report.dialect, "response")
@@ -370,7 +358,7 @@ def checked_response(response: Any, multi_value: bool, _size: int | None = None)
 
 # the rule a 502 cites for an error of a general rule (JSON, unknown keys, spellings, encoding) or of the event's
 # structure: the response is invalid (A6), whatever made it so
-_CITED_AS_A6 = frozenset(map(id_of, (decode_json, unknown_key, two_spellings, encode_response, _event.EVENT_SHAPE)))
+_CITED_AS_A6 = frozenset(map(id_of, (decode_json, unknown_key, two_spellings, cannot_encode, _event.EVENT_SHAPE)))
 
 
 def deciding_rule(report: Report) -> str | None:
@@ -397,7 +385,7 @@ def json_schema(
     if kind == "event":
         return EVENT_CONTRACT.json_schema(also=(never_forwarded,))  # asked by its check
     if kind == "response":
-        return _CONTRACTS[multi_value].json_schema(also=(RESPONSE_SHAPE,))
+        return _CONTRACTS[multi_value].json_schema()
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")
 
 

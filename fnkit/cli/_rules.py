@@ -91,10 +91,7 @@ def _show_rules(args: argparse.Namespace) -> int:
         print(f"{s['file']}:{s['line']}: {s['implemented_by']}")
         places = cast(list[str], s["written_at"])
         print(f"id written in: {', '.join(places) or 'its declaration alone'}")
-        issuers = cast(list[str], s["issued_by"])
-        if not str(s["code"]).lstrip().startswith(("def ", "@", "class ", "async def ")):  # a declaration
-            issuers = [*issuers, "the engine, checking the declaration"]
-        print(f"issued by: {', '.join(issuers)}")
+        print(f"issued by: {', '.join(cast(list[str], s['issued_by']))}")
         print()
         print(textwrap.indent(textwrap.dedent(str(s["code"])).rstrip("\n"), "    "))
     return 0

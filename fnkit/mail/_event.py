@@ -45,7 +45,7 @@ TRUNCATION = rule(
     severity="error or warning",
 )
 
-#: MS3 and MS5, declared before the shapes that cite them; implemented by `check_null_sender` and
+#: MS3 and MS5, declared before the shapes that cite them; implemented by `address_form` and
 #: `check_recipients_listed_once`
 ADDRESSES = rule(
     "MS3", "mail", "contract", "Addresses are email addresses.", origin="spec", severity="error or warning"
@@ -202,21 +202,41 @@ def _recipients(event: Any) -> tuple[Any, ...] | None:
 
 
 @ADDRESSES
-def check_null_sender(event: Any, seen: Seen) -> list[Finding]:
-    """MS3: an empty envelope sender is the null sender of bounces (the form of addresses is declared)."""
-    envelope: Any = event.envelope if type(event) is MailEvent else None
-    mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
-    if type(mail_from) is MailFrom and mail_from.address == "":
+def address_form(address: Any, *at: Any, sender: bool = False) -> list[Finding]:
+    """MS3: an address at the keys `at` is an email address (the walk holds the event's addresses to their declared
+    pattern): a recipient an action names that is not one matches no recipient; the envelope's sender (`sender`)
+    may be empty, the null sender of bounces, which is no ordinary message. The checks ask it of the event's
+    sender (`check_null_sender`) and of the response's recipients (`check_recipient_addresses`)."""
+    if sender:
+        if address != "":
+            return []
         return [
             caution(
                 "format",
                 "The envelope sender is empty: that is the null sender of bounces and delivery "
                 "reports (RFC 5321), not an ordinary message.",
-                "envelope",
-                "mailFrom",
-                "address",
+                *at,
+                of=address_form,
             )
         ]
+    if type(address) is not str or is_address(address):
+        return []
+    return [
+        caution(
+            "format",
+            f"{json.dumps(address)} does not look like an email address, so it matches no recipient.",
+            *at,
+            of=address_form,
+        )
+    ]
+
+
+def check_null_sender(event: Any, seen: Seen) -> list[Finding]:
+    """MS3 of the envelope's sender (`address_form` decides)."""
+    envelope: Any = event.envelope if type(event) is MailEvent else None
+    mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
+    if type(mail_from) is MailFrom:
+        return address_form(mail_from.address, "envelope", "mailFrom", "address", sender=True)
     return []
 
 

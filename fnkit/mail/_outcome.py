@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Unpack, cast
 
 from .. import rules as _rules
 from .._engine.codec import Invocation, encode_response
-from .._engine.findings import ROOT, Finding, caution, place, problem
+from .._engine.findings import ROOT, caution, place, problem
 from .._engine.outcome import Display, Grid, outcome_html, outcome_row, what_it_did
-from .._engine.report import MISSING, Issue, Report, decode_json
+from .._engine.report import Issue, Report, decode_json
 from .._engine.validate import Seen
 from .._optional import require
 from .._running.inprocess import Context
@@ -64,6 +64,7 @@ from ._response import (
     as_returned,
     conflicts,
     coverage,
+    ignored_answer,
     judge_response,
     unique_actions,
 )
@@ -234,8 +235,13 @@ def fallback_outcome(
     *,
     inferred: bool = False,
     invocation: Invocation | None = None,
+    failure: str | None = None,
 ) -> MailOutcome:
-    """Every recipient gets the fallback action (M3); `why` is the sentence that says what failed."""
+    """Every recipient gets the fallback action (M3); `why` is the sentence that says what failed, `issues` what
+    validating the answer found; `failure` ("timeout", "error"): the call failed before its answer could be read,
+    which the outcome's one issue says."""
+    if failure is not None:
+        issues = [*issues, *place([problem(failure, f"{why}.")], by=fallback_outcome)]
     cause = why + (" (inferred)" if inferred and "(inferred)" not in why else "")
     reason = (
         f"{cause}, so the fallback action {fallback_action} applies to all {_n(len(recipients), 'recipient')} "
@@ -255,7 +261,6 @@ def fallback_outcome(
     )
 
 
-@ASYNCHRONOUS
 def async_outcome(
     recipients: list[str],
     issues: list[Issue],
@@ -263,7 +268,7 @@ def async_outcome(
     invocation: Invocation | None = None,
     fallback_action: str = "DEFAULT",
 ) -> MailOutcome:
-    """M8: an asynchronous rule leaves delivery as it was."""
+    """M8: an asynchronous rule leaves delivery as it was (`ignored_answer` says so of the function's answer)."""
     decisions = {
         r: Decision("DEFAULT", "allRecipients", None, ASYNCHRONOUS.id, "asynchronous rule: delivered as usual")
         for r in recipients
@@ -397,7 +402,7 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
     invocation = response if isinstance(response, Invocation) else None
     flow = value["flowDirection"]
     if mode == "async":
-        notes = place(_async_notes(response), by=async_outcome)
+        notes = place(ignored_answer(response), by=ignored_answer)
         queued: MailOutcome = async_outcome(  # `@rule` leaves it untyped
             recipients, notes, invocation=invocation, fallback_action=fallback_action
         )
@@ -406,8 +411,9 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
         failure = invocation_failure(invocation, rule_config.response_timeout_s)
         if failure is not None:
             result, why = failure
-            issues = place([problem(result, f"{why}.", of=fallback_outcome)], by=fallback_outcome)
-            failed: MailOutcome = fallback_outcome(recipients, fallback_action, why, issues, invocation=invocation)
+            failed: MailOutcome = fallback_outcome(
+                recipients, fallback_action, why, [], invocation=invocation, failure=result
+            )
             return failed
     report, read = judge_response(returned_answer(response), flow, rule_config)
     if not report.ok:
@@ -436,37 +442,6 @@ def _outcome_of_event(event: Any, response: Any, rule_config: MailConfig) -> Mai
         invocation=invocation,
         fallback_action=fallback_action,
     )
-
-
-def _async_notes(response: Any) -> list[Finding]:
-    """Say so when an asynchronous function answers with actions or fails: nothing follows from it (M8)."""
-    if isinstance(response, Invocation):
-        if response.timed_out or response.error is not None:
-            what = "did not finish in time" if response.timed_out else what_it_did(response.error)
-            return [
-                caution(
-                    "ignored",
-                    f"The function {what}; an asynchronous rule neither retries nor falls "
-                    f"back: delivery is unaffected ({ASYNCHRONOUS.id}).",
-                    of=async_outcome,
-                )
-            ]
-        response = response.returned
-    try:
-        value, _ = decode_json(response)
-    except Exception:  # noqa: BLE001 - an unreadable answer is ignored like any other
-        value = MISSING
-    if isinstance(value, dict) and "actions" in value:
-        return [
-            caution(
-                "ignored",
-                "The rule is asynchronous, so these actions are ignored: delivery is "
-                f"unaffected ({ASYNCHRONOUS.id}). Make the rule synchronous for them to apply.",
-                "actions",
-                of=async_outcome,
-            )
-        ]
-    return []
 
 
 # --- running a handler --------------------------------------------------------------

@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar, Unpack
 
 from .._engine.codec import Invocation, encode_response
-from .._engine.findings import Finding, caution, place, problem
-from .._engine.report import Issue, Raw, Report
+from .._engine.findings import Finding, cannot_encode, caution, place, problem
+from .._engine.outcome import what_it_did
+from .._engine.report import MISSING, Issue, Raw, Report, decode_json
 from .._engine.shape import BOOL, STR, F, ListOf, Shape
 from .._engine.validate import Check, Contract, Seen
 from .._settings.config import with_settings
@@ -34,7 +35,7 @@ from ._config import (
     MailResponseSettings,
 )
 from ._decision import COVERAGE, RESTRICTIVENESS, Decision
-from ._event import ADDRESSES
+from ._event import address_form
 
 SOURCE = "mail"
 RESPONSE_SIZE_LIMIT = 256 * 1024  # bytes (M4)
@@ -83,7 +84,7 @@ RESPONSE_SHAPE = Shape(
     rule=RESPONSE_FORM.id,
     doc="What a synchronous mail-flow function returns.",
 )
-RESPONSE_FORM(RESPONSE_SHAPE)
+# (M4's structure; the rest of M4 is `check_response_form`'s, which implements the rule)
 
 # --- reading actions (once per response: every rule and the outcome read this) ----------------
 
@@ -189,12 +190,46 @@ def _once(name: Callable[..., Any], response: Any, seen: Seen, judge: Callable[[
 # --- the rule checks ----------------------------------------------------------
 
 
-def check_extension_types(response: Any, seen: Seen) -> list[Finding]:
-    """M4: BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and only on inbound mail."""
-    extensions = seen.options.get("extensions", False)
-    direction = seen.options.get("flow_direction")
+def check_recipient_addresses(response: Any, seen: Seen) -> list[Finding]:
+    """MS3 of the recipients an action names (`address_form` decides)."""
     found: list[Finding] = []
     for e in entries(response, seen):
+        named = e.entry.get("recipients")
+        if not isinstance(named, list):
+            continue
+        for j, r in enumerate(named):
+            if isinstance(r, str) and not is_address(r):
+                found += address_form(r, "actions", e.at, "recipients", j)
+    return found
+
+
+@RESPONSE_FORM
+def check_response_form(response: Any, seen: Seen) -> list[Finding]:
+    """M4 beyond the structure its shape declares (`RESPONSE_SHAPE`, whose walk names M4 too): the response is JSON
+    (else H2, `cannot_encode`) of at most 256 KB; BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and
+    only on inbound mail; parameters.bounceMessage belongs to BOUNCE only."""
+    found: list[Finding] = []
+    size = seen.options.get("size")
+    if size is None:
+        text, why = encode_response(response)
+        if text is None:
+            found += cannot_encode(
+                why, "type", f"JSON cannot encode this response ({why}), so the platform cannot read it."
+            )
+        else:
+            size = len(text.encode("utf-8", "surrogatepass"))
+    if size is not None and size > RESPONSE_SIZE_LIMIT:
+        found.append(
+            problem(
+                "limit",
+                f"The response is {size:,} bytes; a synchronous function answers with at most "
+                f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
+            )
+        )
+    read = entries(response, seen)
+    extensions = seen.options.get("extensions", False)
+    direction = seen.options.get("flow_direction")
+    for e in read:
         if e.type not in EXTENSION_TYPES:
             continue
         if not extensions:
@@ -204,7 +239,6 @@ def check_extension_types(response: Any, seen: Seen) -> list[Finding]:
                     f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
                     "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
                     *("actions", e.at, "action", "type"),
-                    of=RESPONSE_FORM,
                 )
             )
         elif direction == "OUTBOUND":
@@ -213,16 +247,9 @@ def check_extension_types(response: Any, seen: Seen) -> list[Finding]:
                     "enum",
                     f"{e.type} applies only to inbound mail; this message is outbound.",
                     *("actions", e.at, "action", "type"),
-                    of=RESPONSE_FORM,
                 )
             )
-    return found
-
-
-def check_bounce_message(response: Any, seen: Seen) -> list[Finding]:
-    """M4: parameters.bounceMessage belongs to BOUNCE only."""
-    found: list[Finding] = []
-    for e in entries(response, seen):
+    for e in read:
         parameters = e.entry["action"].get("parameters")
         if isinstance(parameters, dict) and "bounceMessage" in parameters and e.type != "BOUNCE":
             found.append(
@@ -230,56 +257,9 @@ def check_bounce_message(response: Any, seen: Seen) -> list[Finding]:
                     "bounce-message",
                     f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
                     *("actions", e.at, "action", "parameters", "bounceMessage"),
-                    of=RESPONSE_FORM,
                 )
             )
     return found
-
-
-def check_recipient_addresses(response: Any, seen: Seen) -> list[Finding]:
-    """MS3: the recipients an action names look like email addresses."""
-    found: list[Finding] = []
-    for e in entries(response, seen):
-        named = e.entry.get("recipients")
-        if not isinstance(named, list):
-            continue
-        for j, r in enumerate(named):
-            if isinstance(r, str) and not is_address(r):
-                found.append(
-                    caution(
-                        "format",
-                        f"{json.dumps(r)} does not look like an email address, so it matches no recipient.",
-                        *("actions", e.at, "recipients", j),
-                        of=ADDRESSES,
-                    )
-                )
-    return found
-
-
-def check_json_and_size(response: Any, seen: Seen) -> list[Finding]:
-    """H2 and M4: the response must be JSON, of at most 256 KB."""
-    size = seen.options.get("size")
-    if size is None:
-        text, why = encode_response(response)
-        if text is None:
-            return [
-                problem(
-                    "type",
-                    f"JSON cannot encode this response ({why}), so the platform cannot read it.",
-                    of=encode_response,
-                )
-            ]
-        size = len(text.encode("utf-8", "surrogatepass"))
-    if size > RESPONSE_SIZE_LIMIT:
-        return [
-            problem(
-                "limit",
-                f"The response is {size:,} bytes; a synchronous function answers with at most "
-                f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
-                of=RESPONSE_FORM,
-            )
-        ]
-    return []
 
 
 @dataclass
@@ -527,9 +507,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
 
 
 RESPONSE_CHECKS: list[Check] = [
-    check_json_and_size,
-    check_extension_types,
-    check_bounce_message,
+    check_response_form,
     coverage,
     check_recipient_addresses,
     unique_actions,
@@ -568,10 +546,9 @@ def judge_response(response: Any, flow_direction: str | None, rule_config: MailC
         "read": {},
     }
     if isinstance(response, Invocation) and response.response_text is None and response.encode_error:
-        found = problem(
-            "type", f"The function returned a value JSON cannot encode ({response.encode_error}).", of=encode_response
-        )
-        return Report(place([found], by=encode_response), SOURCE, None, "response"), options
+        why = response.encode_error
+        found = cannot_encode(why, "type", f"The function returned a value JSON cannot encode ({why}).")
+        return Report(place(found, by=cannot_encode), SOURCE, None, "response"), options
     response = as_returned(response)
     options["size"] = _text_size(response)
     return RESPONSE_CONTRACT.check(response, options)[0], options
@@ -612,24 +589,64 @@ def validate_response(
         structure: list[Issue] = []  # an asynchronous function that returns nothing: nothing to say about it
     else:
         structure = [i if i.severity == "warning" else replace(i, severity="warning") for i in report]
-    follows = " What would make it invalid in a synchronous rule follows, as warnings." if structure else ""
-    ignored = caution(
-        "ignored",
-        "The rule is asynchronous: the mail-flow service ignores the response, so it "
-        f"changes nothing and delivery is unaffected ({ASYNCHRONOUS.id}).{follows}",
-        of=ASYNCHRONOUS,
+    return Report(
+        [*place(ignored_answer(response, checked=structure), by=ignored_answer), *structure],
+        SOURCE,
+        report.dialect,
+        "response",
     )
-    return Report([*place([ignored], by=ASYNCHRONOUS), *structure], SOURCE, report.dialect, "response")
+
+
+@ASYNCHRONOUS
+def ignored_answer(answer: Any, *, checked: list[Issue] | None = None) -> list[Finding]:
+    """M8: an asynchronous rule ignores the function's answer, and delivery is unaffected. Validating the answer
+    (`checked`: what would make it invalid in a synchronous rule, which the report gives after this note, as
+    warnings) always says so; the outcome (`async_outcome`) says so when the function failed or answered with
+    actions, which then change nothing."""
+    if checked is not None:
+        follows = " What would make it invalid in a synchronous rule follows, as warnings." if checked else ""
+        return [
+            caution(
+                "ignored",
+                "The rule is asynchronous: the mail-flow service ignores the response, so it "
+                f"changes nothing and delivery is unaffected ({ASYNCHRONOUS.id}).{follows}",
+            )
+        ]
+    if isinstance(answer, Invocation):
+        if answer.timed_out or answer.error is not None:
+            what = "did not finish in time" if answer.timed_out else what_it_did(answer.error)
+            return [
+                caution(
+                    "ignored",
+                    f"The function {what}; an asynchronous rule neither retries nor falls "
+                    f"back: delivery is unaffected ({ASYNCHRONOUS.id}).",
+                )
+            ]
+        answer = answer.returned
+    try:
+        value, _ = decode_json(answer)
+    except Exception:  # noqa: BLE001 - an unreadable answer is ignored like any other
+        value = MISSING
+    if isinstance(value, dict) and "actions" in value:
+        return [
+            caution(
+                "ignored",
+                "The rule is asynchronous, so these actions are ignored: delivery is "
+                f"unaffected ({ASYNCHRONOUS.id}). Make the rule synchronous for them to apply.",
+                "actions",
+            )
+        ]
+    return []
 
 
 def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the mail-flow event (`kind="event"`) or synchronous response
     (`"response"`), from the declarations fnkit validates with; what a schema cannot express is listed in
     its description."""
-    from ._event import EVENT_CONTRACT, check_null_sender
+    from ._event import EVENT_CONTRACT
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=(check_null_sender,))
+        return EVENT_CONTRACT.json_schema(also=(address_form,))
     if kind == "response":
         return RESPONSE_CONTRACT.json_schema()
     raise ValueError(f"kind is 'event' or 'response', not {kind!r}")

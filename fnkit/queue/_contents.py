@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from .._engine.findings import Finding, caution, problem
+from .._engine.findings import Finding, Row, caution, problem
 from .._engine.shape import STR, F, ListOf, Nullable, Shape, Text
 from .._engine.validate import Seen
 from ..rules import rule
@@ -114,8 +114,26 @@ def md5_of_body(body: str) -> str:
     "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
     "attributes encoded by name order, lengths and transport bytes.",
 )
+def digest_mismatch(key: str, digest: Any, expected: str | None, row: Row, note: str = "") -> list[Finding]:
+    """Q13: a record's digest (`key`: md5OfBody, md5OfMessageAttributes) is the MD5 of what it covers, `expected`
+    (None: what it covers cannot be hashed, and the walk or another rule says why); `note` ends the sentence. The
+    checks that compute the MD5s (`check_md5_of_body`, `check_message_attributes`) ask it; its findings name it."""
+    if expected is None or not isinstance(digest, str) or digest == expected:
+        return []
+    covered = "this body" if key == "md5OfBody" else "these attributes"
+    return [
+        problem(
+            "mismatch",
+            f"{key} is '{digest}' but the MD5 of {covered} is '{expected}'.{note}",
+            key,
+            row=row,
+            of=digest_mismatch,
+        )
+    ]
+
+
 def check_md5_of_body(event: Any, seen: Seen) -> Sequence[Finding]:
-    """Q13: md5OfBody matches the body."""
+    """Q13 of the bodies: each record's md5OfBody against the MD5 of its body (`digest_mismatch` decides)."""
     table = seen.tables[RECORDS]
     bodies, digests = table["body"], table["md5_of_body"]
     try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
@@ -126,14 +144,10 @@ def check_md5_of_body(event: Any, seen: Seen) -> Sequence[Finding]:
     if expected == [*digests]:
         return ()
     return [
-        problem(
-            "mismatch",
-            f"md5OfBody is '{digest}' but the MD5 of this body is '{want}'.",
-            "md5OfBody",
-            row=RECORDS.row(i),
-        )
+        found
         for i, want, digest in zip(table["at"], expected, digests, strict=True)
-        if want is not None and type(digest) is str and digest != want
+        if type(digest) is str
+        for found in digest_mismatch("md5OfBody", digest, want, RECORDS.row(i))
     ]
 
 
@@ -189,7 +203,7 @@ def _message_attribute_issues(
     positions: Any, attributes: tuple[Any, ...], digests: tuple[Any, ...]
 ) -> Iterator[Finding]:
     """Q14 (this check's rule), and what the same reading finds of Q12 (`of=RECORD_KEYS`) and of the attributes'
-    digest (Q13, `of=check_md5_of_body`), each at its keys below its record."""
+    digest (Q13, what `digest_mismatch` says), each at its keys below its record."""
     for i, attrs, digest in zip(positions, attributes, digests, strict=True):
         if not attrs and digest is None:
             continue  # no attributes and no digest: nothing to check
@@ -305,14 +319,8 @@ def _message_attribute_issues(
                 row=row,
                 of=RECORD_KEYS,
             )
-        elif isinstance(digest, str) and digest != expected:
-            yield problem(
-                "mismatch",
-                f"md5OfMessageAttributes is '{digest}' but the MD5 of these attributes is '{expected}'.{treated}",
-                "md5OfMessageAttributes",
-                row=row,
-                of=check_md5_of_body,
-            )
+        elif isinstance(digest, str):
+            yield from digest_mismatch("md5OfMessageAttributes", digest, expected, row, treated)
 
 
 # --- limits: what the platform refuses to carry ---------------------------------------------

@@ -35,8 +35,8 @@ from ._build import (
     queue_arn as make_queue_arn,
 )
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
-from ._contents import check_md5_of_body, md5_of_body, md5_of_message_attributes
-from ._event import ATTRIBUTES, EVENT_SOURCE
+from ._contents import digest_mismatch, md5_of_body, md5_of_message_attributes
+from ._event import EVENT_SOURCE, check_attributes
 from ._fifo import fifo_attributes, is_fifo
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def _record(
         stream.note(
             where,
             f"{label} lacks the attribute(s) {', '.join(missing)} that every record carries "
-            f"(receive with AttributeNames=All); the record will not validate ({id_of(ATTRIBUTES)}).",
+            f"(receive with AttributeNames=All); the record will not validate ({id_of(check_attributes)}).",
             code="missing",
         )
     raw_attrs = message.get("MessageAttributes") or {}
@@ -145,7 +145,7 @@ def _record(
                 where,
                 f"{label}: MD5OfMessageAttributes is '{given_attrs_md5}' but the MD5 of its message "
                 f"attributes is '{expected}'; the record keeps the given one and will not validate "
-                f"({id_of(check_md5_of_body)}).",
+                f"({id_of(digest_mismatch)}).",
             )
         record["md5OfMessageAttributes"] = given_attrs_md5
     elif given_attrs_md5 is not None:
@@ -169,7 +169,7 @@ def _record(
         stream.note(
             where,
             f"{label}: MD5OfBody is '{given}' but the MD5 of its Body is '{expected_body}'; the "
-            f"record keeps the given one and will not validate ({id_of(check_md5_of_body)}).",
+            f"record keeps the given one and will not validate ({id_of(digest_mismatch)}).",
         )
     record["md5OfBody"] = given
     record["eventSource"] = EVENT_SOURCE[dialect]

@@ -11,10 +11,10 @@ import msgspec
 
 from .. import rules as _rules
 from .._engine.codec import Invocation
-from .._engine.findings import place, problem
+from .._engine.findings import place
 from .._engine.outcome import Display, Grid, outcome_frame, outcome_html, outcome_row, what_it_did
 from .._engine.report import MISSING, ContractError, Issue, Report, decode_json
-from .._running.handler_rules import RAISED, TIMED_OUT
+from .._running.handler_rules import raised, timed_out
 from .._running.inprocess import Context
 from .._running.plan import PlannedCall
 from .._settings.config import with_settings
@@ -168,7 +168,7 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
             FUNCTION_FAILED.id,
             f"The function timed out after {invocation.timeout_s} s: nothing is deleted; the whole batch returns "
             "after the visibility timeout.",
-            place([problem("timeout", "The handler did not finish within its timeout.")], by=TIMED_OUT),
+            place(timed_out(invocation, "timeout", "The handler did not finish within its timeout."), by=timed_out),
             invocation,
         )
     if invocation.error is not None:
@@ -177,7 +177,7 @@ def _invocation_failed(ids: Sequence[str], invocation: Invocation) -> BatchOutco
             FUNCTION_FAILED.id,
             f"The function {what_it_did(invocation.error, False)}: nothing is deleted; the whole batch returns "
             "after the visibility timeout.",
-            place([problem("error", f"The handler {what_it_did(invocation.error)}.")], by=RAISED),
+            place(raised(invocation, "error", f"The handler {what_it_did(invocation.error)}."), by=raised),
             invocation,
         )
     return None

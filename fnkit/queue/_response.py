@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Container
 from dataclasses import replace
-from operator import attrgetter
 from typing import Any, Unpack
 
 import msgspec
@@ -20,7 +19,7 @@ import msgspec
 from .. import rules as _rules
 from .._cells import short_id
 from .._engine.codec import encode_response
-from .._engine.findings import Finding, caution, place, problem
+from .._engine.findings import Finding, cannot_encode, caution, place, problem
 from .._engine.memo import Readings
 from .._engine.report import MISSING, Issue, Raw, Report, decode_json, describe
 from .._engine.shape import F, ListOf, Nullable, Shape, Text, unknown_key
@@ -73,7 +72,6 @@ rule(
 
 QueueResponse = RESPONSE_SHAPE.struct
 _ITEM_OK = ITEM_IDENTIFIER.meets
-_ITEM_IDENTIFIER = attrgetter("item_identifier")  # the identifiers of typed failures, read at C speed
 _SPELLINGS = {"batchitemfailures", "batch_item_failures", "batchitemfailure", "failures", "itemfailures"}
 
 
@@ -183,12 +181,11 @@ def reporting_off(value: Any, unencodable: str | None) -> Reading:
     whole batch: no error; a warning when it lists failures (they are lost), or when JSON cannot encode it (H2)."""
     found: list[Finding] = []
     if unencodable is not None:
-        found.append(
-            caution(
-                "encoding",
-                f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
-                of=encode_response,
-            )
+        found += cannot_encode(
+            unencodable,
+            "encoding",
+            f"The returned value is not JSON ({unencodable}); ignored because reporting is off.",
+            "warning",
         )
     if type(value) is QueueResponse:
         failures = value.batch_item_failures
@@ -228,10 +225,10 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     `notes`: what reading the text said (a list this reading may extend)."""
     if value is NOT_JSON:
         if unencodable is not None:
-            cause = problem(
-                "format", f"The returned value cannot be encoded as JSON ({unencodable}).", of=encode_response
+            cause = cannot_encode(
+                unencodable, "format", f"The returned value cannot be encoded as JSON ({unencodable})."
             )
-            return Reading("failure", (), _ON, _NOT_JSON, place((cause,), by=reporting_on))
+            return Reading("failure", (), _ON, _NOT_JSON, place(cause, by=reporting_on))
         # why the text is not JSON: errors `platform_reads` gave this rule (`decode_json(..., REPORTING_ON.id)`),
         # each sentence completed with its effect
         said = [i if i.severity == "warning" else replace(i, message=i.message + _INVALID_JSON) for i in notes]
@@ -243,7 +240,7 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
         failures = value.batch_item_failures
         if not failures:
             return Reading("success", (), _ON, _SUCCESS, issues)
-        idents = map(_ITEM_IDENTIFIER, failures)
+        idents = failures  # (each read for its identifier below)
     else:  # any other decoded value: read entry by entry
         if value is None:
             return Reading("success", (), _ON, _SUCCESS, issues)
@@ -306,8 +303,12 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
     listed: dict[str, None] = {}  # the usable identifiers, in listing order, each once
     broken = False
     issue: Issue | None
-    for i, ident in enumerate(idents):
-        if entry_notes is not None:  # a decoded entry: what it said, and whether its identifier reads
+    i = -1  # (counted here: an enumerate costs more than the short list it counts)
+    for ident in idents:
+        i += 1
+        if entry_notes is None:  # a typed failure: its identifier is a string of at least one character
+            ident = ident.item_identifier
+        else:  # a decoded entry: what it said, and whether its identifier reads
             if entry_notes[i]:
                 issues.extend(entry_notes[i])
             if ident is _BROKEN:
@@ -318,7 +319,6 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 issues.append(issue)
                 broken = broken or issue.severity == "error"
                 continue
-        # a string of at least one character (a typed identifier: the compiled Struct proved it)
         if known is not None and ident not in known:
             issue = place((_unknown(ident, i, known),), by=reporting_on)[0]
         else:
@@ -516,10 +516,11 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the queue event (`kind="event"`) or response (`"response"`), from the
     declarations fnkit validates with; what a schema cannot express is listed in its description."""
     from .._engine.validate import Contract
+    from ._contents import digest_mismatch
     from ._event import EVENT_CONTRACT
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=(placeholder_arn, fifo_attributes))  # asked by check_fifo
+        return EVENT_CONTRACT.json_schema(also=(placeholder_arn, fifo_attributes, digest_mismatch))  # asked by checks
     if kind == "response":
         schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
             also=(reporting_on, unreadable, misspelled_keys, listed_before, reporting_off)

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from .._engine.findings import place
 from .._engine.report import ContractError, Issue
 from .._optional import require
-from .._running.handler_rules import RAISED, TIMED_OUT
+from .._running.handler_rules import raised, timed_out
 from ..isolation import STOPPED_ERROR
 from ._adapter import adapter_for
 from ._builder import EventBuilder
@@ -359,18 +360,13 @@ class HandlerRunner(Shown):
         extra: list[Issue] = []
         if invocation is not None:
             if getattr(invocation, "timed_out", False):
-                extra.append(
-                    Issue(
-                        "$",
-                        "timeout",
-                        f"Your handler did not return within {self.timeout_s:g} s (this runner's timeout), "
-                        "so it was stopped and the platform counts the invocation as timed out.",
-                        "error",
-                        TIMED_OUT.id,
-                    )
+                said = (
+                    f"Your handler did not return within {self.timeout_s:g} s (this runner's timeout), "
+                    "so it was stopped and the platform counts the invocation as timed out."
                 )
+                extra += place(timed_out(invocation, "timeout", said), by=timed_out)
             elif getattr(invocation, "error", None) is not None:
-                extra.append(Issue("$", "error", error_sentence(invocation.error), "error", RAISED.id))
+                extra += place(raised(invocation, "error", error_sentence(invocation.error)), by=raised)
         self.view.show(outcome, extra=extra, details=details_html(invocation))
         if extra:  # the runner's plain-words sentence replaces the outcome's shorter one for the same fact
             same = {"error", "raised", "timeout"}

@@ -160,6 +160,13 @@ def test_an_invocation_is_a_frozen_dataclass_made_by_position_or_by_name():
     assert repr(Invocation(logs="out")).startswith("Invocation(returned=None, response_text=None, error=None,")
     with pytest.raises(TypeError):
         Invocation(returned=None, unknown=1)  # type: ignore[call-arg]
+    # the in-process calls' own maker gives the same Invocation, every field set and frozen as ever
+    made = codec.returned_invocation({"a": 1}, '{"a":1}', 1.5, "out", 3.0, None, (("topic", 2),))
+    expected = Invocation({"a": 1}, '{"a":1}', None, False, 1.5, "out", 3.0, None, (("topic", 2),))
+    assert type(made) is Invocation and made == expected and repr(made) == repr(expected)
+    assert [getattr(made, f.name) for f in fields] == [getattr(expected, f.name) for f in fields]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.logs = "changed"  # type: ignore[misc]
 
 
 def test_an_unknown_isolation_is_refused():
