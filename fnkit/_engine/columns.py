@@ -360,7 +360,7 @@ def spelled_once(
                 seen.saw(site.dialects[i])
             if absent == 0:
                 whole = True
-            i += 1
+            i += 1  # noqa: SIM113 - an enumerate is one more object a call
         if unused >= len(columns) - 1:  # one spelling in use at most (the usual case)
             if site.required and not whole:
                 once = False

@@ -222,12 +222,12 @@ class Contract:
                 pass
         tables: Tables | None
         spellings = self._spellings
+        seen = Seen(options, None, self._places)
         if typed is not None:
-            tables = read_tables(self._plans, typed, False)
-            seen = Seen(options, tables, self._places)
+            seen.tables = tables = read_tables(self._plans, typed, False)
             # each field with two spellings holds one (the seen one's dialect noted), and each pattern holds
             if (spellings is not None and not spelled_once(spellings, typed, tables, seen)) or (
-                self._sites is not None and not patterns_hold(self._sites, typed, tables)
+                self._sites and not patterns_hold(self._sites, typed, tables)
             ):
                 typed = None  # two spellings of one field, or a string that breaks its pattern: the walk says where
                 value, _ = decode_json(value)  # (the text the compiled check decoded, as plain values)
@@ -240,7 +240,7 @@ class Contract:
             typed = self.shape.lenient(value)
             read = value if self.plain else typed
             tables = None if self.plain else self.shape.lenient_tables(typed)
-            seen = Seen(options, tables, self._places)
+            seen = Seen(options, tables, self._places)  # (a new one: the typed value's spellings may have been noted)
             if spellings is not None and tables is not None:  # the dialect of each spelling held
                 spelled_once(spellings, typed, tables, seen, lenient=True)
         for check, own in self._owners:
