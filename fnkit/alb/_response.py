@@ -358,7 +358,7 @@ def checked_response(response: Any, multi_value: bool, _size: int | None = None)
 
 # the rule a 502 cites for an error of a general rule (JSON, unknown keys, spellings, encoding) or of the event's
 # structure: the response is invalid (A6), whatever made it so
-_CITED_AS_A6 = frozenset(map(id_of, (decode_json, unknown_key, two_spellings, cannot_encode, _event.EVENT_SHAPE)))
+_CITED_AS_A6 = frozenset(map(id_of, (decode_json, unknown_key, two_spellings, cannot_encode, _event.one_target_group)))
 
 
 def deciding_rule(report: Report) -> str | None:
