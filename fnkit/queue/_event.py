@@ -385,7 +385,7 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
     table = seen.tables[RECORDS]
     arns, regions = table["event_source_arn"], table["aws_region"]
     distinct: Any
-    if arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
+    if arns and (len(arns) == 1 or arns.count(arns[0]) == len(arns) == regions.count(regions[0])):  # one queue
         arn, region = arns[0], regions[0]
         distinct = ((arn, region),) if type(arn) is str and type(region) is str else ()
     else:
