@@ -375,16 +375,32 @@ def issued_by(rule_id: str) -> list[str]:
     the id on what they return. A rule implemented by a class (a configuration that refuses what the platform
     refuses) is issued by the class; one declared on a shape, a field or a pattern by the engine's walk of it
     (`ENGINE_WALK`, listed last). Each rule should have one issuer: the function that decides it."""
-    import ast
-    from pathlib import Path
-
     target = get(rule_id)
-    root = Path(__file__).resolve().parent
     found: list[str] = []
     impl = target.implementation
     if callable(impl) and (getattr(impl, "__code__", None) is not None or isinstance(impl, type)):
         path, line = location(rule_id)
         found.append(f"{path}:{line}: {impl.__qualname__}")
+    for named, function, where in _namings():
+        own = impl is not None and function is impl  # listed first already
+        if named is not None and (named is target or named is impl) and not own and where not in found:
+            found.append(where)
+    if impl is not None and not callable(impl):
+        found.append(ENGINE_WALK)
+    return found
+
+
+@functools.cache
+def _namings() -> tuple[tuple[Any, Any, str], ...]:
+    """Every place in fnkit's code where a function names the rule its findings belong to, in file and walk order:
+    (what it names: a rule's function or declaration, the function as its module holds it, `file:line: name`).
+    A finding made with `of=X` names X; `place(found, by=X)` names X unless `found` is what X returned or what
+    the function was given (`_relayed`). Found in one walk of the code, which `issued_by` reads for every id."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    namings: list[tuple[Any, Any, str]] = []
     for file, text, tree in _parsed():
         if "of=" not in text and "place(" not in text:
             continue
@@ -410,14 +426,9 @@ def issued_by(rule_id: str) -> list[str]:
                 value = _resolve(named[0], module)
                 if made_by == "place" and node.args and _relayed(node.args[0], function, value, module):
                     continue  # what the rule's own function found, placed by its caller: the caller finds nothing
-                own = impl is not None and getattr(module, function.name, None) is impl  # listed first already
-                if value is not None and (value is target or value is impl) and not own:
-                    where = f"{source_file(module.__name__)}:{function.lineno}: {function.name}"
-                    if where not in found:
-                        found.append(where)
-    if impl is not None and not callable(impl):
-        found.append(ENGINE_WALK)
-    return found
+                where = f"{source_file(module.__name__)}:{function.lineno}: {function.name}"
+                namings.append((value, getattr(module, function.name, None), where))
+    return tuple(namings)
 
 
 #: how `issued_by` names the engine's walk of a declaration (a shape, a field, a pattern) that implements a rule

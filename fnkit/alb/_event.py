@@ -16,7 +16,7 @@ from .._settings.config import with_settings
 from ..rules import rule
 from ._arn import ARN_READINGS, arn_dialect, target_group_reading
 from ._config import FORMS, HEALTH_CHECK, AlbConfig, AlbMultiValueSetting
-from ._event_shape import _HEADER_NAME, EVENT_SHAPE, ElbContext, LoadBalancerEvent, RequestContext
+from ._event_shape import EVENT_SHAPE, RAW_REQUEST, REQUEST_EVENT, ElbContext, LoadBalancerEvent, RequestContext
 from ._http import (
     MAX_REQUEST_BODY,
     TEXT_BODIES,
@@ -229,16 +229,26 @@ def check_target_group(event: Any, seen: Seen) -> list[Finding]:
     if type(top) is str and top != inner:  # (the same ARN twice: read and said once)
         _read_target_group_arn(top, _TOP_ARN, seen, out)
     if type(inner) is str and type(top) is str and inner != top:
-        out.append(
-            caution(
-                "mismatch",
-                "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
-                "one target group of the function.",
-                *_TOP_ARN,
-                of=EVENT_SHAPE,
-            )
-        )
+        out += one_target_group(inner, top)
     return out
+
+
+@REQUEST_EVENT
+def one_target_group(inner: str, top: str) -> list[Finding]:
+    """AS1 beyond the structure its shape declares (`EVENT_SHAPE`, whose walk names AS1 too): the top-level
+    targetGroupArn (`top`), when there is one, names the group requestContext.elb.targetGroupArn (`inner`) names.
+    `check_target_group` asks it; its findings name it."""
+    if inner == top:
+        return []
+    return [
+        caution(
+            "mismatch",
+            "The top-level targetGroupArn differs from requestContext.elb.targetGroupArn; both name the "
+            "one target group of the function.",
+            *_TOP_ARN,
+            of=one_target_group,
+        )
+    ]
 
 
 # where the two ARNs sit, below the event
@@ -268,6 +278,24 @@ def _read_target_group_arn(arn: str, at: tuple[str, ...], seen: Seen, out: list[
         )
 
 
+@RAW_REQUEST
+def get_without_body(method: Any) -> list[Finding]:
+    """A2 beyond the patterns its declarations hold (the header names', query keys' and values' in
+    `_event_shape`, whose walks name A2 too): the load balancer hands a function a GET request (`method`) with
+    body "", so a GET event with a body is not one it sends. `check_body` asks it of a body that is not empty; its
+    findings name it."""
+    if method != "GET":
+        return []
+    return [
+        caution(
+            "format",
+            'A GET request reaches the function with body ""; this one has a body.',
+            "body",
+            of=get_without_body,
+        )
+    ]
+
+
 @rule(
     "A4",
     "alb",
@@ -295,14 +323,7 @@ def check_body(event: Any, seen: Seen) -> list[Finding]:
             )
         )
     if event.http_method == "GET":
-        out.append(
-            caution(
-                "format",
-                'A GET request reaches the function with body ""; this one has a body.',
-                "body",
-                of=_HEADER_NAME,
-            )
-        )
+        out += get_without_body(event.http_method)
     if encoded is False:
         if _header_value(event, "content-encoding") is not None:
             out.append(

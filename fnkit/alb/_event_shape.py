@@ -14,6 +14,26 @@ from ..rules import rule
 from ._arn import ARN_TEXT
 from ._http import METHODS
 
+#: AS1 and A2, declared before the shapes that cite them; implemented by `_event.one_target_group` and
+#: `_event.get_without_body` (what the shapes cannot declare)
+REQUEST_EVENT = rule(
+    "AS1",
+    "alb",
+    "contract",
+    "The request event has requestContext.elb.targetGroupArn, httpMethod (DELETE, GET, HEAD, "
+    "OPTIONS, PATCH, POST, PUT), path, isBase64Encoded, and optionally query parameters, headers and body.",
+    origin="spec",
+    severity="error or warning",
+)
+RAW_REQUEST = rule(
+    "A2",
+    "alb",
+    "doc",
+    "Event: lower-case header names; trace and x-forwarded-* headers added; query keys and values "
+    'as in the raw URL; queryStringParameters {} without a query; a GET has body "".',
+    severity="error or warning",
+)
+
 # characters a raw URL can carry: printable ASCII but space and '#'
 RAW_URL_TEXT = r"^[\x21\x22\x24-\x7e]*$"
 _NOT_IN_RAW_URL = re.compile(r"[^\x21\x22\x24-\x7e]")
@@ -150,15 +170,6 @@ EVENT_SHAPE = Shape(
 )
 
 rule(
-    "AS1",
-    "alb",
-    "contract",
-    "The request event has requestContext.elb.targetGroupArn, httpMethod (DELETE, GET, HEAD, "
-    "OPTIONS, PATCH, POST, PUT), path, isBase64Encoded, and optionally query parameters, headers and body.",
-    origin="spec",
-    severity="error or warning",
-)(EVENT_SHAPE)
-rule(
     "AS2",
     "alb",
     "contract",
@@ -167,14 +178,6 @@ rule(
     origin="spec",
 )(EVENT_SHAPE.field("headers"))
 
-rule(
-    "A2",
-    "alb",
-    "doc",
-    "Event: lower-case header names; trace and x-forwarded-* headers added; query keys and values "
-    'as in the raw URL; queryStringParameters {} without a query; a GET has body "".',
-    severity="error or warning",
-)(_HEADER_NAME)
 
 LoadBalancerEvent = EVENT_SHAPE.struct
 RequestContext = _REQUEST_CONTEXT.struct

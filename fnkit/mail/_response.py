@@ -84,7 +84,7 @@ RESPONSE_SHAPE = Shape(
     rule=RESPONSE_FORM.id,
     doc="What a synchronous mail-flow function returns.",
 )
-RESPONSE_FORM(RESPONSE_SHAPE)
+# (M4's structure; the rest of M4 is `check_response_form`'s, which implements the rule)
 
 # --- reading actions (once per response: every rule and the outcome read this) ----------------
 
@@ -190,53 +190,6 @@ def _once(name: Callable[..., Any], response: Any, seen: Seen, judge: Callable[[
 # --- the rule checks ----------------------------------------------------------
 
 
-def check_extension_types(response: Any, seen: Seen) -> list[Finding]:
-    """M4: BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and only on inbound mail."""
-    extensions = seen.options.get("extensions", False)
-    direction = seen.options.get("flow_direction")
-    found: list[Finding] = []
-    for e in entries(response, seen):
-        if e.type not in EXTENSION_TYPES:
-            continue
-        if not extensions:
-            found.append(
-                problem(
-                    "enum",
-                    f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
-                    "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
-                    *("actions", e.at, "action", "type"),
-                    of=RESPONSE_FORM,
-                )
-            )
-        elif direction == "OUTBOUND":
-            found.append(
-                problem(
-                    "enum",
-                    f"{e.type} applies only to inbound mail; this message is outbound.",
-                    *("actions", e.at, "action", "type"),
-                    of=RESPONSE_FORM,
-                )
-            )
-    return found
-
-
-def check_bounce_message(response: Any, seen: Seen) -> list[Finding]:
-    """M4: parameters.bounceMessage belongs to BOUNCE only."""
-    found: list[Finding] = []
-    for e in entries(response, seen):
-        parameters = e.entry["action"].get("parameters")
-        if isinstance(parameters, dict) and "bounceMessage" in parameters and e.type != "BOUNCE":
-            found.append(
-                problem(
-                    "bounce-message",
-                    f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
-                    *("actions", e.at, "action", "parameters", "bounceMessage"),
-                    of=RESPONSE_FORM,
-                )
-            )
-    return found
-
-
 def check_recipient_addresses(response: Any, seen: Seen) -> list[Finding]:
     """MS3 of the recipients an action names (`address_form` decides)."""
     found: list[Finding] = []
@@ -250,26 +203,63 @@ def check_recipient_addresses(response: Any, seen: Seen) -> list[Finding]:
     return found
 
 
-def check_json_and_size(response: Any, seen: Seen) -> list[Finding]:
-    """H2 and M4: the response must be JSON, of at most 256 KB."""
+@RESPONSE_FORM
+def check_response_form(response: Any, seen: Seen) -> list[Finding]:
+    """M4 beyond the structure its shape declares (`RESPONSE_SHAPE`, whose walk names M4 too): the response is JSON
+    (else H2, `cannot_encode`) of at most 256 KB; BYPASS_SPAM_CHECK and MOVE_TO_JUNK only with extensions=True, and
+    only on inbound mail; parameters.bounceMessage belongs to BOUNCE only."""
+    found: list[Finding] = []
     size = seen.options.get("size")
     if size is None:
         text, why = encode_response(response)
         if text is None:
-            return cannot_encode(
+            found += cannot_encode(
                 why, "type", f"JSON cannot encode this response ({why}), so the platform cannot read it."
             )
-        size = len(text.encode("utf-8", "surrogatepass"))
-    if size > RESPONSE_SIZE_LIMIT:
-        return [
+        else:
+            size = len(text.encode("utf-8", "surrogatepass"))
+    if size is not None and size > RESPONSE_SIZE_LIMIT:
+        found.append(
             problem(
                 "limit",
                 f"The response is {size:,} bytes; a synchronous function answers with at most "
                 f"{RESPONSE_SIZE_LIMIT:,} bytes (256 KB), so this one is invalid (inferred).",
-                of=RESPONSE_FORM,
             )
-        ]
-    return []
+        )
+    read = entries(response, seen)
+    extensions = seen.options.get("extensions", False)
+    direction = seen.options.get("flow_direction")
+    for e in read:
+        if e.type not in EXTENSION_TYPES:
+            continue
+        if not extensions:
+            found.append(
+                problem(
+                    "enum",
+                    f"{e.type} is an extension of the real platform (inbound rules only), not part of the "
+                    "contract; pass extensions=True to accept it. The contract's types: BOUNCE, DROP, DEFAULT.",
+                    *("actions", e.at, "action", "type"),
+                )
+            )
+        elif direction == "OUTBOUND":
+            found.append(
+                problem(
+                    "enum",
+                    f"{e.type} applies only to inbound mail; this message is outbound.",
+                    *("actions", e.at, "action", "type"),
+                )
+            )
+    for e in read:
+        parameters = e.entry["action"].get("parameters")
+        if isinstance(parameters, dict) and "bounceMessage" in parameters and e.type != "BOUNCE":
+            found.append(
+                problem(
+                    "bounce-message",
+                    f"bounceMessage is a parameter of BOUNCE only; this action is {e.type}.",
+                    *("actions", e.at, "action", "parameters", "bounceMessage"),
+                )
+            )
+    return found
 
 
 @dataclass
@@ -517,9 +507,7 @@ def coverage(response: Any, seen: Seen) -> Coverage:
 
 
 RESPONSE_CHECKS: list[Check] = [
-    check_json_and_size,
-    check_extension_types,
-    check_bounce_message,
+    check_response_form,
     coverage,
     check_recipient_addresses,
     unique_actions,

@@ -192,13 +192,6 @@ EVENT_SHAPE = Shape(
 )
 
 rule(
-    "QS1",
-    "queue",
-    "contract",
-    "The queue event is an object whose `Records` is an array of queue records (default batch of up to 10).",
-    origin="spec",
-)(EVENT_SHAPE)
-rule(
     "QS2",
     "queue",
     "contract",
@@ -206,15 +199,6 @@ rule(
     "eventSource, eventSourceARN and awsRegion, each of its type.",
     origin="spec",
 )(RECORD)
-rule(
-    "QS3",
-    "queue",
-    "contract",
-    "Record attributes are strings; ApproximateReceiveCount, SentTimestamp, SenderId and "
-    "ApproximateFirstReceiveTimestamp are present; timestamps are epoch milliseconds.",
-    origin="spec",
-    severity="error or warning",
-)(ATTRIBUTES)
 rule(
     "QS4",
     "queue",
@@ -250,22 +234,47 @@ def _records(event: Any) -> tuple[Any, ...]:
     return recs if type(recs) is tuple else ()
 
 
-@BATCH_LIMITS
-def check_batch(event: Any, seen: Seen) -> Sequence[Finding]:
-    """QS1/Q1: a batch is never empty and holds at most the configured batch size."""
-    records = event.records if type(event) is QueueEvent else None
-    if type(records) is not tuple:
-        return ()
-    n = len(records)
-    if n == 0:
+@rule(
+    "QS1",
+    "queue",
+    "contract",
+    "The queue event is an object whose `Records` is an array of queue records (default batch of up to 10).",
+    origin="spec",
+)
+def one_batch(records: int | None = None, queues: int | None = None) -> list[Finding]:
+    """QS1 beyond the structure its shape declares (`EVENT_SHAPE`, whose walk names QS1 too): a batch holds at least
+    one record (`records`: how many it holds, counted by `check_batch`) and comes from one queue (`queues`: how many
+    its well-formed ARNs name, counted by `check_arn_region`). Its findings name it, whichever check returns them."""
+    if records == 0:
         return [
             problem(
                 "limit",
                 "The batch is empty; the poller never invokes a function with no records.",
                 "Records",
-                of=EVENT_SHAPE,
+                of=one_batch,
             )
         ]
+    if queues is not None and queues > 1:
+        return [
+            caution(
+                "conflict",
+                f"The records come from {queues} different queues; a batch comes from one queue.",
+                "Records",
+                of=one_batch,
+            )
+        ]
+    return []
+
+
+@BATCH_LIMITS
+def check_batch(event: Any, seen: Seen) -> Sequence[Finding]:
+    """Q1: a batch holds at most the configured batch size (and QS1, `one_batch`: never none)."""
+    records = event.records if type(event) is QueueEvent else None
+    if type(records) is not tuple:
+        return ()
+    n = len(records)
+    if n == 0:
+        return one_batch(records=0)
     limit = seen.options.get("batch_size")
     if n <= (DEFAULT_BATCH if limit is None else min(limit, DEFAULT_BATCH)):
         return ()  # within every limit there is
@@ -414,14 +423,7 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
                     )
                 )
     if len(queues) > 1:
-        out.append(
-            caution(
-                "conflict",
-                f"The records come from {len(queues)} different queues; a batch comes from one queue.",
-                "Records",
-                of=EVENT_SHAPE,
-            )
-        )
+        out += one_batch(queues=len(queues))
     return out
 
 
@@ -429,8 +431,18 @@ def _as_int(text: Any) -> int | None:
     return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
 
 
+@rule(
+    "QS3",
+    "queue",
+    "contract",
+    "Record attributes are strings; ApproximateReceiveCount, SentTimestamp, SenderId and "
+    "ApproximateFirstReceiveTimestamp are present; timestamps are epoch milliseconds.",
+    origin="spec",
+    severity="error or warning",
+)
 def check_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
-    """QS3: a message is not first received before it was sent; the trace header's spelling tells the dialect."""
+    """QS3 beyond the structure its shape declares (`ATTRIBUTES`, whose walk names QS3 too): a message is not first
+    received before it was sent; the trace header's spelling tells the dialect."""
     table = seen.tables[ATTRIBUTE_ROWS]
     n = len(table["at"])
     if table["trace_header__0"].count(_UNSET) != n:  # (C-level counts)
@@ -461,7 +473,6 @@ def check_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
                     "The message was first received before it was sent.",
                     "ApproximateFirstReceiveTimestamp",
                     row=ATTRIBUTE_ROWS.row(i),
-                    of=ATTRIBUTES,
                 )
             )
     return out

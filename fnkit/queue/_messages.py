@@ -36,7 +36,7 @@ from ._build import (
 )
 from ._config import DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD, QueueConfig
 from ._contents import digest_mismatch, md5_of_body, md5_of_message_attributes
-from ._event import ATTRIBUTES, EVENT_SOURCE
+from ._event import EVENT_SOURCE, check_attributes
 from ._fifo import fifo_attributes, is_fifo
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def _record(
         stream.note(
             where,
             f"{label} lacks the attribute(s) {', '.join(missing)} that every record carries "
-            f"(receive with AttributeNames=All); the record will not validate ({id_of(ATTRIBUTES)}).",
+            f"(receive with AttributeNames=All); the record will not validate ({id_of(check_attributes)}).",
             code="missing",
         )
     raw_attrs = message.get("MessageAttributes") or {}
