@@ -449,10 +449,15 @@ def _relayed(found: Any, function: Any, by: Any, module: Any) -> bool:
     if isinstance(found, ast.Name):
         if found.id in {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}:
             return True
-        bound = [
+        bound = [  # (`found = by(...)`, or `found, flag = by(...)`: a part of what it returned)
             n.value
             for n in ast.walk(function)
-            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == found.id for t in n.targets)
+            if isinstance(n, ast.Assign)
+            and any(
+                isinstance(t, ast.Name) and t.id == found.id
+                for target in n.targets
+                for t in (target.elts if isinstance(target, ast.Tuple) else (target,))
+            )
         ]
         return bool(bound) and all(_relayed(b, function, by, module) for b in bound)
     return isinstance(found, ast.Call) and by is not None and _resolve(found.func, module) is by

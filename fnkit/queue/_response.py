@@ -314,8 +314,9 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
             if ident is _BROKEN:
                 broken = True
                 continue
-            issue = _unusable(ident, i)
-            if issue is not None:
+            unusable = _unusable(ident, i)
+            if unusable is not None:
+                issue = place((unusable,), by=reporting_on)[0]  # (Q8's, or Q8a's: its finding names it)
                 issues.append(issue)
                 broken = broken or issue.severity == "error"
                 continue
@@ -339,23 +340,22 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
 _BROKEN = object()  # an entry whose identifier cannot be read (its note says why)
 
 
-def _unusable(ident: Any, i: int) -> Issue | None:
-    """Q8's (and Q8a's) word on a decoded entry's itemIdentifier that no message can be: null, not a string, or ""
-    (the declared constraint, which the typed response's identifiers met in the compiled read); None when it reads."""
+def _unusable(ident: Any, i: int) -> Finding | None:
+    """What `reporting_on` (Q8) finds of a decoded entry's itemIdentifier that no message can be: null, not a
+    string (Q8a's, `unreadable`'s finding), or "" (the declared constraint, which the typed response's identifiers
+    met in the compiled read); None when it reads."""
     if ident is None:
-        null = problem(
+        return problem(
             "type", "itemIdentifier is null, so the whole batch fails.", "batchItemFailures", i, "itemIdentifier"
         )
-        return place((null,), by=reporting_on)[0]
     if type(ident) is not str:
         wrong = unreadable("itemIdentifier", ident, i)  # Q8a: not a string (a str subclass reads)
         if wrong is not None:
-            return place((wrong,), by=unreadable)[0]
+            return wrong
     if _ITEM_OK(ident):
         return None
     # "": the declared constraint's sentence (ITEM_IDENTIFIER, declared with this rule, Q8)
-    empty = problem(ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "batchItemFailures", i, "itemIdentifier")
-    return place((empty,), by=reporting_on)[0]
+    return problem(ITEM_IDENTIFIER.code, ITEM_IDENTIFIER.sentence(ident), "batchItemFailures", i, "itemIdentifier")
 
 
 def _unknown(ident: str, i: int, known: Any) -> Finding:
@@ -440,7 +440,7 @@ def unreadable(place: str, value: Any, i: int = 0) -> Finding | None:
     if isinstance(value, kind):
         return None
     steps = [i if key is None else key for key in keys]  # None: the entry's position
-    return problem("type", sentence.format(describe(value)), *steps)
+    return problem("type", sentence.format(describe(value)), *steps, of=unreadable)  # Q8a's, whoever places it
 
 
 _MISSPELLED = (

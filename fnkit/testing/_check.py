@@ -205,6 +205,9 @@ def check(
         print_blob=False,
     )
     explore = hypothesis.settings(quiet, max_examples=examples, database=None, phases=[hypothesis.Phase.generate])
+    # a rule's example is found and shrunk; hypothesis's explain phase (what varies in a failing test's input,
+    # for its own report) would only spend time: fnkit shows the shrunk event itself
+    shrinking = [p for p in hypothesis.Phase if p is not hypothesis.Phase.explain]
     met: list[str] = []
 
     def note(event: Any) -> bool:
@@ -227,7 +230,7 @@ def check(
     store = DirectoryBasedExampleDatabase(str(database)) if remembered is not None else None
     findings: list[CheckFinding] = []
     for rule in met:
-        shrink = hypothesis.settings(quiet, max_examples=examples, database=store)
+        shrink = hypothesis.settings(quiet, max_examples=examples, database=store, phases=shrinking)
         key = hashlib.sha256(f"fnkit check {source} {name} {rule}".encode()).digest()
 
         def shows(event: Any, rule: str = rule) -> bool:

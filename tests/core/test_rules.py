@@ -221,8 +221,6 @@ SEVERAL_ISSUERS = {
     "A1": "never_forwarded decides; the event check turns its refusals into findings",
     "G1": "unknown_key, and the queue response's reading of its keys",
     "Q12": "check_arn_region, and the message attributes' check",
-    "Q8": "reporting_on, and the reading of an unusable answer",
-    "Q8b": "misspelled_keys, and reporting_on",
 }
 
 
