@@ -2,7 +2,7 @@
 
 `fnkit._engine.shape` finds, once per shape, where things sit in its values (tables, fields with two
 spellings, the strings each declared pattern governs); this module reads them out of a value:
-`objects_at` and `one_spelling` (a field with two spellings holds one), `values_getters` and
+`objects_at` and `spelled_once` (a field with two spellings holds one), `values_getters` and
 `site_values` (the strings at one site of a pattern). `snake` gives the Structs' attribute names, `frozen` and
 `first_spelling` parts of their classes.
 """
@@ -23,7 +23,7 @@ Tables = dict[str, dict[str, Any]]
 #: one table's reading, unpacked once from its declaration (`TableSpec.plan`): its name; the parent table and the
 #: parent's column that holds its rows (nested tables), else None, None; a root table's rows getter; the same as
 #: (row Struct, attribute) steps for the lenient path; whether rows may be None; the rows' Struct; the column names;
-#: the one column's getter when the table has one column, else None
+#: the one column's getter when the table has one column, else None; the table's class of columns (`columns_class`)
 TablePlan = tuple[
     str,
     str | None,
@@ -34,6 +34,7 @@ TablePlan = tuple[
     type[Any],
     tuple[str, ...],
     Callable[[Any], Any] | None,
+    type[Any],
 ]
 #: where a pattern's values sit: (the table whose column holds them, or None for the root; the column, or ""; the steps
 #: from there: an attribute, "*" a list's items, "*k" a map's keys, "*v" its values; whether some may be absent)
@@ -221,25 +222,38 @@ def patterns_hold(sites: Sequence[tuple[Any, ...]], typed: Any, tables: Tables) 
 
 
 _NO_ROWS = range(0)
-# msgspec's astuple, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
+_RANGES = tuple(range(n) for n in range(16))  # the positions of a table of fewer than 16 rows (immutable: shared)
+# msgspec's astuple and asdict, once msgspec is loaded (it is imported when first needed: `import fnkit` stays light)
 _astuple: Callable[[Any], tuple[Any, ...]] | None = None
+_asdict: Callable[[Any], dict[str, Any]] = dict
 
 
 def _load_msgspec() -> Callable[[Any], tuple[Any, ...]]:
-    global _astuple
+    global _astuple, _asdict
     import msgspec
 
+    _asdict = msgspec.structs.asdict
     _astuple = msgspec.structs.astuple
     return _astuple
 
 
-def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tables:
+def columns_class(name: str, names: tuple[str, ...]) -> type[Any]:
+    """The class a table's columns are made into before they become its dict: a msgspec Struct of the fields "at"
+    and `names`, in that order (made with the columns by position and read out whole by msgspec's asdict, in C: a
+    dict of the right size at once, cheaper than a dict grown key by key)."""
+    import msgspec
+
+    return msgspec.defstruct(f"{name} columns", ["at", *names])
+
+
+def read_tables(plans: Sequence[TablePlan], value: Any, lenient: bool) -> Tables:
     """The tables of a typed value: each list of objects as columns, one C-level pass per table (msgspec's
     astuple, then zip; a one-column table by its getter). `lenient`: the value was built leniently, so an object
     on the way may be anything, and only the rows that are objects of their shape are kept."""
     astuple = _astuple or _load_msgspec()
+    asdict = _asdict
     out: Tables = {}
-    for name, parent, column, rows_of, steps, nullable, struct, names, one in plans:
+    for name, parent, column, rows_of, steps, nullable, struct, names, one, columns in plans:
         rows: Any
         at: Sequence[int]
         if parent is not None:
@@ -257,7 +271,8 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
                     rows = None
             if type(rows) is not tuple:
                 rows = ()
-            at = range(len(rows)) if rows else _NO_ROWS
+            n = len(rows)
+            at = _RANGES[n] if n < 16 else range(n)
         if rows and (lenient or nullable) and not all([type(x) is struct for x in rows]):  # noqa: C419 - a list is faster
             keep = [i for i, x in enumerate(rows) if type(x) is struct]
             at = [at[i] for i in keep]
@@ -265,9 +280,7 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
         if one is not None:  # one column (50 addresses): read by column, cheaper than astuple and zip
             out[name] = {names[0]: [*map(one, rows)], "at": at}
         elif rows:  # (every row has every column; one row's columns without a map and a star: a replay's events)
-            table = dict(zip(names, zip(*map(astuple, rows)) if len(rows) > 1 else zip(astuple(rows[0]))))  # noqa: B905
-            table["at"] = at
-            out[name] = table
+            out[name] = asdict(columns(at, *(zip(*map(astuple, rows)) if len(rows) > 1 else zip(astuple(rows[0])))))  # noqa: B905
         else:
             out[name] = dict.fromkeys(names, ())
             out[name]["at"] = at
@@ -279,14 +292,15 @@ def read_tables(plans: Sequence[TablePlan], value: Any, *, lenient: bool) -> Tab
 
 @dataclass(frozen=True)
 class Spelling:
-    """A field with two spellings (`slots`: the Struct attribute of each) in the objects found at `steps`
-    from the root (attribute names; None: every item of a list or value of a map), which are the rows of
-    `table` when they are a table's."""
+    """A field with two spellings (`slots`: the Struct attribute of each; `dialects`: the dialect each spelling
+    belongs to) in the objects found at `steps` from the root (attribute names; None: every item of a list or value
+    of a map), which are the rows of `table` when they are a table's."""
 
     steps: tuple[str | None, ...]
     slots: tuple[str, ...]
     required: bool
     table: str | None
+    dialects: tuple[str, ...] = ()
 
     @cached_property
     def columns(self) -> Callable[[dict[str, Any]], Sequence[Sequence[Any]]]:
@@ -316,19 +330,44 @@ def _load_unset() -> Any:
     return _UNSET
 
 
-def one_spelling(columns: Sequence[Sequence[Any]], required: bool) -> bool:
-    """True when each object holds at most one spelling of a field (a required field: exactly one);
-    `columns`: one column per spelling, UNSET where an object lacks that spelling."""
+def spelled_once(
+    spellings: Sequence[Spelling], typed: Any, tables: Tables | None, seen: Any = None, *, lenient: bool = False
+) -> bool:
+    """True when each object holds at most one spelling of each field that has two (a required field: exactly one).
+
+    `tables`: the value's tables, when read. `seen` (a `Seen`), when given, is told the dialect of each spelling some
+    object holds, and every field is then read whatever the answer. `lenient`: the value was built leniently (the
+    walk has named what is wrong), so a field outside the tables may sit below anything: it is passed over."""
     UNSET = _UNSET if _UNSET is not None else _load_unset()  # noqa: N806
-    n = len(columns[0])
-    unused, whole = 0, False  # the spellings no object holds; whether every object holds one of them
-    for column in columns:  # (C-level counts)
-        absent = column.count(UNSET)
-        if absent == n:
-            unused += 1
-        if absent == 0:
-            whole = True
-    if unused >= len(columns) - 1:  # one spelling in use at most (the usual case)
-        return not required or whole
-    held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
-    return all(h == 1 for h in held) if required else max(held) <= 1
+    once = True
+    for site in spellings:
+        table = site.table
+        columns: Sequence[Sequence[Any]]
+        if table is not None and tables is not None:
+            columns = site.columns(tables[table])  # one C-level call
+        elif lenient:
+            continue
+        else:
+            objects = objects_at(typed, site.steps)
+            columns = [[*map(attrgetter(slot), objects)] for slot in site.slots]
+        n = len(columns[0])
+        unused, whole, i = 0, False, 0  # the spellings no object holds; whether every object holds one of them
+        for column in columns:  # (C-level counts)
+            absent = column.count(UNSET)
+            if absent == n:
+                unused += 1
+            elif seen is not None:
+                seen.saw(site.dialects[i])
+            if absent == 0:
+                whole = True
+            i += 1  # noqa: SIM113 - an enumerate is one more object a call
+        if unused >= len(columns) - 1:  # one spelling in use at most (the usual case)
+            if site.required and not whole:
+                once = False
+        else:
+            held = [sum([x is not UNSET for x in row]) for row in zip(*columns, strict=True)]
+            if not (all(h == 1 for h in held) if site.required else max(held) <= 1):
+                once = False
+        if not once and seen is None:
+            return False
+    return once

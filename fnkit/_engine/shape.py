@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
@@ -39,19 +39,19 @@ from .columns import (
     Spelling,
     TablePlan,
     Tables,
+    columns_class,
     first_spelling,
     frozen,
-    objects_at,
-    one_spelling,
     patterns_hold,
     read_tables,
     sites_of_patterns,
     snake,
+    spelled_once,
     values_getters,
 )
 from .findings import Places, Table
 from .patterns import PatternCheck
-from .report import Issue, child_path, describe, error, warning
+from .report import DIALECTS, Issue, child_path, describe, error, warning
 from .vocabulary import ANY as ANY
 from .vocabulary import BOOL as BOOL
 from .vocabulary import INT as INT
@@ -183,15 +183,7 @@ class Shape:
     def spelled_once(self, typed: Any, tables: Tables | None = None) -> bool:
         """True when every field of the compiled typed value that has two spellings holds at most one of them (a
         required one: exactly one): what msgspec cannot check (`tables`: the value's tables, when read)."""
-        for site in self.spellings:
-            if site.table is not None and tables is not None:
-                columns: Sequence[Sequence[Any]] = site.columns(tables[site.table])  # one C-level call
-            else:
-                objects = objects_at(typed, site.steps)
-                columns = [[*map(attrgetter(slot), objects)] for slot in site.slots]
-            if not one_spelling(columns, site.required):
-                return False
-        return True
+        return spelled_once(self.spellings, typed, tables)
 
     def parse(self, value: Any) -> Any:
         """The typed value (assumes `value` has been validated; a broken value is built leniently)."""
@@ -364,7 +356,19 @@ class TableSpec:
         one = attrgetter(self.names[0]) if len(self.names) == 1 else None
         steps = tuple((shape.struct, attr) for shape, attr in self.steps)
         rows_of = self.rows_of if self.parent is None else None
-        return (self.name, self.parent, self.column, rows_of, steps, self.nullable, self.row_type, self.names, one)
+        columns = columns_class(self.name, self.names)
+        return (
+            self.name,
+            self.parent,
+            self.column,
+            rows_of,
+            steps,
+            self.nullable,
+            self.row_type,
+            self.names,
+            one,
+            columns,
+        )
 
 
 def _struct_names(shape: Shape) -> tuple[str, ...]:
@@ -500,7 +504,8 @@ def _find_spellings(shape: Shape, specs: tuple[TableSpec, ...]) -> tuple[Spellin
             for f in t.fields:
                 if f.aliases:
                     slots = tuple(spelling_attr(f, key) for key in t.keys_of(f))
-                    found.append(Spelling(steps, slots, f.required is True, tables.get(steps)))
+                    dialects = (DIALECTS[0], *(dialect for dialect, _ in f.aliases))  # (the key is the spec's)
+                    found.append(Spelling(steps, slots, f.required is True, tables.get(steps), dialects))
                 visit(f.type, (*steps, attr_name(f)))
 
     visit(shape, ())

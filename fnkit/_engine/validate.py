@@ -5,7 +5,8 @@
    `msgspec.json.Decoder` of the shape's Struct; a dict is checked (and typed) by one
    `msgspec.convert`. Either way the result is the typed value: every type, key, enum
    and length bound of the declaration held (msgspec checks them, in C). A field with
-   two spellings is then asked to hold one (`Shape.spelled_once`), and each declared
+   two spellings is then asked to hold one (`Shape.spelled_once`; the dialect of the
+   spelling held is noted, on the lenient path too), and each declared
    pattern is tested once over the column of strings it governs (`Shape.patterns_hold`).
 2. Only when the compiled check rejects the value does the located walker run; it names
    every problem. The typed classes are then built leniently (raw values where types are
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..rules import id_of
-from .columns import Tables, patterns_hold, read_tables
+from .columns import Tables, patterns_hold, read_tables, spelled_once
 from .findings import ROOT, Finding, Places, Row, rule_of
 from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
 from .shape import Shape, two_spellings, unknown_key
@@ -125,7 +126,7 @@ class Contract:
         import msgspec
 
         self._struct = self.shape.struct
-        self._spellings = bool(self.shape.spellings)
+        self._spellings = self.shape.spellings or None
         self._sites = self.shape.pattern_sites
         self._plans = self.shape.table_plans
         self._places = self.shape.places
@@ -219,24 +220,29 @@ class Contract:
                 typed = self._convert(value, self._struct)  # (strict: the default)
             except self._rejected:
                 pass
-        tables: Tables | None = None
+        tables: Tables | None
+        spellings = self._spellings
+        seen = Seen(options, None, self._places)
         if typed is not None:
-            tables = read_tables(self._plans, typed, lenient=False)
-            if (self._spellings and not self.shape.spelled_once(typed, tables)) or (
+            seen.tables = tables = read_tables(self._plans, typed, False)
+            # each field with two spellings holds one (the seen one's dialect noted), and each pattern holds
+            if (spellings is not None and not spelled_once(spellings, typed, tables, seen)) or (
                 self._sites and not patterns_hold(self._sites, typed, tables)
             ):
                 typed = None  # two spellings of one field, or a string that breaks its pattern: the walk says where
                 value, _ = decode_json(value)  # (the text the compiled check decoded, as plain values)
         issues: list[Issue]
         if typed is not None:
-            seen = Seen(options, tables, self._places)
             issues = []
             read = value if self.plain else typed
         else:
             issues = self.shape.walk(value)
             typed = self.shape.lenient(value)
             read = value if self.plain else typed
-            seen = Seen(options, None if self.plain else self.shape.lenient_tables(typed), self._places)
+            tables = None if self.plain else self.shape.lenient_tables(typed)
+            seen = Seen(options, tables, self._places)  # (a new one: the typed value's spellings may have been noted)
+            if spellings is not None and tables is not None:  # the dialect of each spelling held
+                spelled_once(spellings, typed, tables, seen, lenient=True)
         for check, own in self._owners:
             try:  # free in CPython 3.11 until something raises
                 found = check(read, seen)
