@@ -15,7 +15,7 @@ import fnkit
 from fnkit import alb, corpus, mail, queue
 from fnkit._engine.report import MISSING, ContractError, decode_json
 from fnkit._replay.columns import replay_row
-from fnkit._replay.partition import CHUNK_SIZE
+from fnkit._replay.partition import CHUNK_SIZE, YOUNG_THRESHOLD
 from fnkit._replay.run import _finish, _partition_frame
 
 TIMING = ["duration_ms"]  # wall-clock time of each invocation: the one column that differs between two runs
@@ -267,14 +267,28 @@ def test_a_replay_leaves_the_garbage_collector_as_it_found_it():
 
     events = [queue.build_event([f"m{i}"], seed=i) for i in range(5)]
     frozen_during: list[int] = []
+    thresholds_during: list[tuple[int, ...]] = []
 
     def note(event: dict[str, Any], context: Any) -> None:
         frozen_during.append(gc.get_freeze_count())
+        thresholds_during.append(gc.get_threshold())
 
     assert gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
     fnkit.replay(note, events)
     assert gc.get_freeze_count() == 0 and gc.isenabled()
     assert min(frozen_during) > 0  # the objects alive before the replay sat out its collections
+    # the youngest generation was collected less often while the chunks' objects were alive, then as before
+    assert gc.get_threshold() == thresholds
+    assert {t[0] for t in thresholds_during} == {max(thresholds[0], YOUNG_THRESHOLD)}
+    assert {t[1:] for t in thresholds_during} == {thresholds[1:]}
+    gc.set_threshold(50_000, *thresholds[1:])  # a caller that asked for fewer collections still has fewer
+    try:
+        thresholds_during.clear()
+        fnkit.replay(note, events)
+        assert {t[0] for t in thresholds_during} == {50_000} and gc.get_threshold()[0] == 50_000
+    finally:
+        gc.set_threshold(*thresholds)
     gc.freeze()  # a caller that froze objects itself (a server before it forks, say) keeps them frozen
     try:
         mine = gc.get_freeze_count()

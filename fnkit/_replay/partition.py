@@ -263,15 +263,29 @@ def _older_objects_set_aside() -> Iterator[None]:
     large input they took a fifth of its time. Nothing is lost: garbage made before the replay
     is collected after it. When the caller has frozen objects itself, or turned the collector
     off, nothing is changed.
+
+    The youngest generation is collected after `YOUNG_THRESHOLD` new objects rather than
+    Python's 700 (unless the caller set more), and the thresholds are put back after: each
+    collection walks the objects a chunk holds alive (its events' copies, contexts and
+    calls), again and again with Python's threshold: a 1-record queue event costs 5.0k
+    instructions fewer of about 190k (cachegrind). Cycles made in the meantime are still
+    collected, some thousands of objects later.
     """
     if gc.get_freeze_count() or not gc.isenabled():
         yield
         return
+    thresholds = gc.get_threshold()
     gc.freeze()
+    gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+#: new objects between two collections of the youngest generation while a partition is replayed
+YOUNG_THRESHOLD = 20_000
 
 
 def replay_partition(

@@ -86,7 +86,8 @@ class Context:
         timeout_s: float | None,
         clock: Callable[[], float],
     ) -> None:
-        """Every attribute, in order (`__init__`, and `_fresh` for a replay's contexts: one call by position)."""
+        """Every attribute, in order (`__init__`; `_fresh` writes the same out, in the same order, and a test holds
+        the two equal)."""
         self.function_name = function_name
         self.function_version = function_version
         self.memory_limit_in_mb = memory_limit_in_mb
@@ -123,14 +124,23 @@ _DEFAULTS: list[tuple[str, str, int, tuple[str, str, str], Callable[[], float]]]
 
 def _fresh(timeout_s: float | None, start: bool = True) -> Context:
     """`Context(timeout_s=timeout_s)` (started: its clock runs), made from the first one's names with its own request
-    id: a replay makes one per event. No dict is copied: the attributes are set by position, as `__init__` sets
-    them, and Python keeps them in the object until its `__dict__` is asked for."""
+    id: a replay makes one per event. No dict is copied: the attributes are set one by one, in `_set`'s order
+    (written out here: a call fewer per event), and Python keeps them in the object until its `__dict__` is asked
+    for."""
     if _DEFAULTS:
         name, version, memory, names, clock = _DEFAULTS[0]
         context = _new(Context)
-        context._set(name, version, memory, names, _request_id(name), timeout_s, clock)
-        if start and timeout_s is not None:  # `_start`, written out: a Context's own, started here
-            context._deadline = clock() + timeout_s
+        context.function_name = name  # (`_set`, written out, in its order)
+        context.function_version = version
+        context.memory_limit_in_mb = memory
+        context.invoked_function_arn = names[0]
+        context.aws_request_id = _request_id(name)
+        context.log_group_name = names[1]
+        context.log_stream_name = names[2]
+        context.timeout_s = timeout_s
+        context._clock = clock
+        # `_start`, written out: a Context's own, started here
+        context._deadline = clock() + timeout_s if start and timeout_s is not None else None
         return context
     context = Context(timeout_s=timeout_s)
     names = (context.invoked_function_arn, context.log_group_name, context.log_stream_name)

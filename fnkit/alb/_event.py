@@ -428,12 +428,8 @@ _QUARTER_OF_LIMIT = MAX_REQUEST_BODY // 4
 
 def check_never_forwarded(event: Any, seen: Seen) -> Sequence[Finding]:
     """A1 (`never_forwarded`) as findings: a WebSocket upgrade or a body over 1 MB never reaches the function."""
-    found = refusals(event)
-    return (
-        [problem("refused" if r.status == 400 else "limit", r.why, *at, of=never_forwarded) for at, r in found]
-        if found
-        else ()
-    )
+    found = refusals(event)  # (where each refusal's value sits, the refusal: its finding is never_forwarded's)
+    return [r.finding._replace(at=at) for at, r in found if r.finding is not None] if found else ()
 
 
 EVENT_CHECKS: list[Check] = [

@@ -12,11 +12,12 @@ import random
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
+from .._engine.findings import Finding, problem
 from .._settings.project import Dialect, resolve_dialect
 from ..rules import id_of, rule
 
@@ -294,11 +295,14 @@ def is_health_check(headers: Any) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """The load balancer answers by itself: `status`, the `rule` and a sentence saying why."""
+    """The load balancer answers by itself: `status`, the `rule` and a sentence saying why; `finding`: the same as
+    its rule's finding, where the rule's function says one (A1's: at the value it read, which the event check
+    locates)."""
 
     status: int
     rule: str
     why: str
+    finding: Finding | None = field(default=None, compare=False, repr=False)
 
 
 def header_values(header_pairs: Iterable[tuple[object, object]], name: str) -> list[str]:
@@ -331,25 +335,19 @@ def never_forwarded(upgrade: object, body_size: int | None, *, body_complete: bo
     if upgrade is not None:
         for value in upgrade if isinstance(upgrade, (list, tuple)) else (upgrade,):
             if isinstance(value, str) and "websocket" in value.lower():
-                found = (
-                    Refusal(
-                        400,
-                        id_of(never_forwarded),
-                        "A WebSocket upgrade request gets 400 from the load balancer itself: it never forwards "
-                        "WebSockets to a function, which is not invoked.",
-                    ),
+                why = (
+                    "A WebSocket upgrade request gets 400 from the load balancer itself: it never forwards "
+                    "WebSockets to a function, which is not invoked."
                 )
+                found = (Refusal(400, id_of(never_forwarded), why, problem("refused", why, of=never_forwarded)),)
                 break
     if body_size is not None and body_size > MAX_REQUEST_BODY:
         size = f"{body_size:,} bytes" if body_complete else f"over {MAX_REQUEST_BODY:,} bytes (reading stopped there)"
-        found += (
-            Refusal(
-                413,
-                id_of(never_forwarded),
-                f"The request body is {size}, over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): the load "
-                "balancer answers 413 and the function is not invoked.",
-            ),
+        why = (
+            f"The request body is {size}, over the 1 MB limit ({MAX_REQUEST_BODY:,} bytes): the load "
+            "balancer answers 413 and the function is not invoked."
         )
+        found += (Refusal(413, id_of(never_forwarded), why, problem("limit", why, of=never_forwarded)),)
     return found
 
 

@@ -121,6 +121,23 @@ def test_context_looks_like_the_platforms():
     assert ctx.aws_request_id != fnkit.Context(function_name="orders").aws_request_id
 
 
+def test_a_replays_context_is_the_context_a_call_makes():
+    from fnkit._running.context import _fresh
+
+    for timeout_s, start in [(3.0, True), (3.0, False), (None, True)]:
+        _fresh(timeout_s)  # (the first one reads the defaults from a Context)
+        made, fresh = fnkit.Context(timeout_s=timeout_s), _fresh(timeout_s, start)
+        if start:
+            made._start()
+        mine, theirs = dict(vars(fresh)), dict(vars(made))
+        assert list(mine) == list(theirs)  # the same attributes, in the same order (a worker is sent them in order)
+        for name in ("aws_request_id", "_deadline"):
+            assert (mine.pop(name) is None) == (theirs.pop(name) is None)
+        assert mine == theirs
+        assert fresh.aws_request_id != made.aws_request_id
+        assert type(fresh) is fnkit.Context and fresh.get_remaining_time_in_millis() <= 900_000
+
+
 def test_request_ids_are_the_call_numbers_bits_in_uuid_groups(monkeypatch):
     import itertools
 

@@ -23,8 +23,10 @@ def run_python(code: str) -> str:
 
 
 def run_pytest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    # a user's session, without the notebook plugin this project tests its notebooks with (it has nothing to
+    # collect there, and importing it costs more than the rest of the session's start)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:nbval", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
