@@ -231,9 +231,8 @@ class Contract:
                 typed = self.shape.lenient(value)
                 read = value if self.plain else typed
                 tables = None if self.plain else self.shape.lenient_tables(typed)
-                seen = Seen(
-                    options, tables, self._places
-                )  # (a new one: the typed value's spellings may have been noted)
+                # (a new Seen: the typed value's spellings may have been noted)
+                seen = Seen(options, tables, self._places)
                 if spellings is not None and tables is not None:  # the dialect of each spelling held
                     spelled_once(spellings, typed, tables, seen, lenient=True)
             for check in self.checks:

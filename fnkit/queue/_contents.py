@@ -385,16 +385,15 @@ _SIZES = "sizes bound"  # the records' table's key for `_sizes_bound`, worked ou
 
 def _sizes_bound(table: dict[str, Any]) -> tuple[int, int]:
     """(the characters of the bodies together, the most bytes their message attributes can take) of the records'
-    table: what the two size rules (Q16, Q17) bound a batch by, read once per call (kept in the table)."""
-    found: tuple[int, int] | None = table.get(_SIZES)
-    if found is None:
-        attributes, bodies = table["message_attributes"], table["body"]
-        held = sum([_attributes_bound(a) for a in attributes if a]) if any(attributes) else 0
-        try:  # (one body, the usual event a replay hands over: no map to make)
-            characters = len(bodies[0]) if len(bodies) == 1 else sum(map(len, bodies))
-        except TypeError:  # a body without a length (the walk named its type) counts nothing
-            characters = sum([len(b) for b in bodies if type(b) is str])
-        found = table[_SIZES] = (characters, held)
+    table: what the two size rules (Q16, Q17) bound a batch by, worked out once per call (kept in the table: each rule
+    asks `table.get(_SIZES)` first)."""
+    attributes, bodies = table["message_attributes"], table["body"]
+    held = sum([_attributes_bound(a) for a in attributes if a]) if any(attributes) else 0
+    try:  # (one body, the usual event a replay hands over: no map to make)
+        characters = len(bodies[0]) if len(bodies) == 1 else sum(map(len, bodies))
+    except TypeError:  # a body without a length (the walk named its type) counts nothing
+        characters = sum([len(b) for b in bodies if type(b) is str])
+    found = table[_SIZES] = (characters, held)
     return found
 
 
@@ -410,7 +409,7 @@ def _sizes_bound(table: dict[str, Any]) -> tuple[int, int]:
 def check_message_size(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
     table = seen.tables[RECORDS]
-    characters, attribute_bytes = _sizes_bound(table)
+    characters, attribute_bytes = table.get(_SIZES) or _sizes_bound(table)  # (worked out once per call)
     # UTF-8 takes at most 4 bytes a character, and no body is longer than the bodies together (a sum: cheaper than max)
     if 4 * characters + attribute_bytes <= MAX_MESSAGE_BYTES:
         return ()  # the bodies and every attribute together could not reach the limit: no record can
@@ -452,7 +451,7 @@ def check_payload_size(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q17: the event's JSON fits one invocation (measured only when the lengths alone cannot tell)."""
     table = seen.tables[RECORDS]
     bodies = table["body"]
-    characters, attribute_bytes = _sizes_bound(table)
+    characters, attribute_bytes = table.get(_SIZES) or _sizes_bound(table)  # (worked out once per call)
     # JSON takes at most 6 bytes a character (a control character as \u00XX)
     if 6 * characters + len(bodies) * _RECORD_ALLOWANCE + 2 * attribute_bytes <= MAX_PAYLOAD_BYTES:
         return ()

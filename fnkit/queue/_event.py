@@ -407,8 +407,7 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
             if wrong is None:
                 wrong = {}
             wrong[arn, region] = arn_region
-    if len(queues) > 1:
-        queues = [*{*queues}]
+    queues = [*{*queues}] if len(queues) > 1 else queues
     if wrong is None and len(queues) < 2:
         return ()
     out = []
