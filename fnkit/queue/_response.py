@@ -283,13 +283,8 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 idents.append(_BROKEN)
             else:
                 others = [
-                    caution(
-                        "unknown",
-                        f"'{key}' is ignored; a failure carries only itemIdentifier.",
-                        "batchItemFailures",
-                        i,
-                        key,
-                        of=unknown_key,
+                    unknown_key(
+                        key, "batchItemFailures", i, ignored="is ignored; a failure carries only itemIdentifier."
                     )
                     for key in item
                     if key != "itemIdentifier"
@@ -475,11 +470,7 @@ def misspelled_keys(response: dict[Any, Any]) -> tuple[list[Finding], bool]:
                 )
             )
         else:
-            found.append(
-                caution(
-                    "unknown", f"'{key}' is not part of the response; the platform ignores it.", key, of=unknown_key
-                )
-            )
+            found.append(unknown_key(key, ignored="is not part of the response; the platform ignores it."))
     return found, misspelled
 
 

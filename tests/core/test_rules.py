@@ -218,10 +218,6 @@ def test_every_rule_leads_to_code():
 #: the rules still issued by more than one function, each with why (issue 30: a rule decides, the engine does the
 #: rest; every other rule is issued by the one function that decides it, and this list only shrinks)
 SEVERAL_ISSUERS = {
-    # the engine's walk says an unknown key of any shape (`unknown_key`, an Issue at a path); the queue response's
-    # own reading (apart from the walk, for the outcome's speed) words the top level's and each entry's ignored keys
-    # (`misspelled_keys`, `reporting_on`): one issuer needs unknown_key to return findings below a value
-    "G1": "unknown_key, misspelled_keys and reporting_on",
     # two facts in one rule, read in two passes: awsRegion against the ARN, per queue (`check_arn_region`), and each
     # message attribute's keys, in the attributes' one loop whose findings interleave with Q13's and Q14's per record
     "Q12": "check_arn_region, and the message attributes' loop",
