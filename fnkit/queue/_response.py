@@ -507,11 +507,13 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the queue event (`kind="event"`) or response (`"response"`), from the
     declarations fnkit validates with; what a schema cannot express is listed in its description."""
     from .._engine.validate import Contract
-    from ._contents import digest_mismatch
+    from ._contents import digest_mismatch, record_keys
     from ._event import EVENT_CONTRACT
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=(placeholder_arn, fifo_attributes, digest_mismatch))  # asked by checks
+        return EVENT_CONTRACT.json_schema(
+            also=(placeholder_arn, fifo_attributes, digest_mismatch, record_keys)
+        )  # asked by checks
     if kind == "response":
         schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
             also=(reporting_on, unreadable, misspelled_keys, listed_before, reporting_off)
