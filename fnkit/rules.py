@@ -223,6 +223,12 @@ def get(rule_id: str) -> Rule:
     return found
 
 
+@functools.cache
+def is_inferred(rule_id: str) -> bool:
+    """`get(rule_id).inferred`, remembered: an outcome's rows ask it once per outcome, and a replay makes thousands."""
+    return get(rule_id).inferred
+
+
 def ids() -> frozenset[str]:
     """Every rule id."""
     _load()

@@ -86,7 +86,7 @@ class HttpOutcome:
     @property
     def inferred(self) -> bool:
         """True when the deciding rule is fnkit's inference, not a documented fact."""
-        return _rules.get(self.rule).inferred
+        return _rules.is_inferred(self.rule)
 
     @property
     def ok(self) -> bool:

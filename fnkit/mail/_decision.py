@@ -41,4 +41,4 @@ class Decision:
     @property
     def inferred(self) -> bool:
         """True when the deciding rule is fnkit's reading, not the platform's word."""
-        return _rules.get(self.rule).inferred
+        return _rules.is_inferred(self.rule)

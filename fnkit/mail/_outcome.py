@@ -96,7 +96,7 @@ class MailOutcome:
     @property
     def inferred(self) -> bool:
         """True when the deciding rule's evidence is inferred (the reason then says so)."""
-        return self.inferred_reading or _rules.get(self.rule).inferred
+        return self.inferred_reading or _rules.is_inferred(self.rule)
 
     @property
     def kind(self) -> MailKind:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from itertools import filterfalse
 from typing import Any, ClassVar, Unpack
 
@@ -50,7 +50,7 @@ class BatchOutcome(msgspec.Struct):
     @property
     def inferred(self) -> bool:
         """True when the deciding rule is fnkit's inference, not a documented fact."""
-        return _rules.get(self.rule).inferred
+        return _rules.is_inferred(self.rule)
 
     @property
     def warnings(self) -> list[Issue]:
@@ -75,25 +75,29 @@ class BatchOutcome(msgspec.Struct):
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per record: what happens to it, and why."""
-        failed = set(self.failed_ids)
+        # the failed ids looked up as they are when few (a set costs more than scanning a short tuple)
+        failed: Container[str] = self.failed_ids if len(self.failed_ids) <= 8 else set(self.failed_ids)
         ids = self.event_ids or tuple(self.failed_ids) + tuple(self.deleted_ids)
-        kind, rule_id, inferred, reason = self.kind, self.rule, self.inferred, self.reason
+        kind, rule_id, reason = self.kind, self.rule, self.reason
+        inferred = _rules.is_inferred(rule_id)
         # the same on every row (most outcomes hold the one empty report: no sequence protocol asked of it)
         warned = "" if self.issues is _EMPTY else "; ".join(w.message for w in self.issues.warnings)
-        return [
-            {
-                "source": "queue",
-                "item": mid,
-                "index": i,
-                "kind": kind,
-                "action": "retry" if mid in failed else "delete",
-                "rule": rule_id,
-                "inferred": inferred,
-                "reason": reason,
-                "warnings": warned,
-            }
-            for i, mid in enumerate(ids)
-        ]
+        rows = []
+        for i, mid in enumerate(ids):  # (a loop, not a comprehension: a replay's outcomes mostly hold one record)
+            rows.append(
+                {
+                    "source": "queue",
+                    "item": mid,
+                    "index": i,
+                    "kind": kind,
+                    "action": "retry" if mid in failed else "delete",
+                    "rule": rule_id,
+                    "inferred": inferred,
+                    "reason": reason,
+                    "warnings": warned,
+                }
+            )
+        return rows
 
     def __repr__(self) -> str:
         return (
