@@ -130,7 +130,7 @@ class Contract:
         self._sites = self.shape.pattern_sites
         self._plans = self.shape.table_plans
         self._places = self.shape.places
-        self._owners = tuple(zip(self.checks, map(rule_of, self.checks), strict=True))
+        self._owners = dict(zip(self.checks, map(rule_of, self.checks), strict=True))  # each check's rule id
         self._convert = msgspec.convert
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
         # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
@@ -139,18 +139,6 @@ class Contract:
         decoder: Decoder[Any] = msgspec.json.Decoder(self._struct)
         self._decoder = decoder
         return decoder
-
-    def check(self, value: Any, options: dict[str, Any] | None = None) -> tuple[Report, Any]:
-        """(the report, the typed value or None when the value is not an object of the shape); never raises."""
-        try:
-            return self._check(value, options)
-        except RecursionError:
-            return Report(
-                [error("$", "limit", "The value nests too deeply to check.", id_of(decode_json))],
-                self.source,
-                None,
-                self.subject,
-            ), None
 
     def validate(self, value: Any, options: dict[str, Any] | None = None) -> Report:
         """Every problem of `value`; never raises."""
@@ -183,93 +171,107 @@ class Contract:
 
         `check` gives the same report faster; the tests hold the two to that.
         """
-        try:
-            return self._check(value, options, compiled=False)[0]
-        except RecursionError:
-            return self.check(value, options)[0]
+        return self.check(value, options, located=True)[0]
 
-    def _check(self, value: Any, options: dict[str, Any] | None, compiled: bool = True) -> tuple[Report, Any]:
-        decoder = self._decoder
-        if decoder is None:
-            decoder = self._compile()
-        typed: Any = None
-        notes: Any = ()  # what decoding the text said (a byte-order mark skipped, G0)
-        if not compiled or self.plain:
-            # the located way, or checks that read the plain value: decode the text once, with json
-            value, notes = decode_json(value)
-            if value is MISSING:
-                return Report(notes, self.source, None, self.subject), None
-        elif type(value) is dict:
-            try:  # checked and typed in one pass
-                typed = self._convert(value, self._struct)  # strict: msgspec's default (a keyword costs a parse)
-            except self._rejected:
-                pass
-        elif isinstance(value, _TEXT_OR_RAW):
-            data, bom = strip_bom(value.data if isinstance(value, Raw) else value)
-            if bom:
-                notes = [bom_warning()]
-            try:  # decoded and checked in one pass
-                typed = decoder.decode(data)
-            except self._undecodable:  # (a str with a lone surrogate, bytes that are not UTF-8)
-                # not JSON, or JSON of another shape: the standard decoder says which, and where
+    def check(self, value: Any, options: dict[str, Any] | None = None, *, located: bool = False) -> tuple[Report, Any]:
+        """(the report, the typed value or None when the value is not an object of the shape); never raises.
+
+        `located`: the report of the located way alone (`located`).
+        """
+        compiled = not located
+        try:  # (free in CPython 3.11 until something raises)
+            decoder = self._decoder
+            if decoder is None:
+                decoder = self._compile()
+            typed: Any = None
+            notes: Any = ()  # what decoding the text said (a byte-order mark skipped, G0)
+            if not compiled or self.plain:
+                # the located way, or checks that read the plain value: decode the text once, with json
                 value, notes = decode_json(value)
                 if value is MISSING:
                     return Report(notes, self.source, None, self.subject), None
-        if compiled and typed is None and type(value) is dict and self.plain:
-            try:
-                typed = self._convert(value, self._struct)  # (strict: the default)
-            except self._rejected:
-                pass
-        tables: Tables | None
-        spellings = self._spellings
-        seen = Seen(options, None, self._places)
-        if typed is not None:
-            seen.tables = tables = read_tables(self._plans, typed, False)
-            # each field with two spellings holds one (the seen one's dialect noted), and each pattern holds
-            if (spellings is not None and not spelled_once(spellings, typed, tables, seen)) or (
-                self._sites and not patterns_hold(self._sites, typed, tables)
-            ):
-                typed = None  # two spellings of one field, or a string that breaks its pattern: the walk says where
-                value, _ = decode_json(value)  # (the text the compiled check decoded, as plain values)
-        issues: list[Issue]
-        if typed is not None:
-            issues = []
-            read = value if self.plain else typed
-        else:
-            issues = self.shape.walk(value)
-            typed = self.shape.lenient(value)
-            read = value if self.plain else typed
-            tables = None if self.plain else self.shape.lenient_tables(typed)
-            seen = Seen(options, tables, self._places)  # (a new one: the typed value's spellings may have been noted)
-            if spellings is not None and tables is not None:  # the dialect of each spelling held
-                spelled_once(spellings, typed, tables, seen, lenient=True)
-        for check, own in self._owners:
-            try:  # free in CPython 3.11 until something raises
-                found = check(read, seen)
-                if found:
-                    issues += self._placed(found, own)
-            except Exception as exc:  # noqa: BLE001
-                issues.append(_unchecked(exc))
-        if notes:
-            issues[:0] = list(notes)
-        dialect = seen.met
-        if dialect == MIXED:
-            issues.append(
-                warning(
-                    "$",
-                    "dialect",
-                    "The event mixes the spec's 'provider' spellings with the real platform's 'aws' ones.",
-                    id_of(two_spellings),
+            elif type(value) is dict:
+                try:  # checked and typed in one pass
+                    typed = self._convert(value, self._struct)  # strict: msgspec's default (a keyword costs a parse)
+                except self._rejected:
+                    pass
+            elif isinstance(value, _TEXT_OR_RAW):
+                data, bom = strip_bom(value.data if isinstance(value, Raw) else value)
+                if bom:
+                    notes = [bom_warning()]
+                try:  # decoded and checked in one pass
+                    typed = decoder.decode(data)
+                except self._undecodable:  # (a str with a lone surrogate, bytes that are not UTF-8)
+                    # not JSON, or JSON of another shape: the standard decoder says which, and where
+                    value, notes = decode_json(value)
+                    if value is MISSING:
+                        return Report(notes, self.source, None, self.subject), None
+            if compiled and typed is None and type(value) is dict and self.plain:
+                try:
+                    typed = self._convert(value, self._struct)  # (strict: the default)
+                except self._rejected:
+                    pass
+            tables: Tables | None
+            spellings = self._spellings
+            seen = Seen(options, None, self._places)
+            if typed is not None:
+                seen.tables = tables = read_tables(self._plans, typed, False)
+                # each field with two spellings holds one (the seen one's dialect noted), and each pattern holds
+                if (spellings is not None and not spelled_once(spellings, typed, tables, seen)) or (
+                    self._sites and not patterns_hold(self._sites, typed, tables)
+                ):
+                    typed = None  # two spellings of one field, or a string that breaks its pattern: the walk says where
+                    value, _ = decode_json(value)  # (the text the compiled check decoded, as plain values)
+            issues: list[Issue]
+            if typed is not None:
+                issues = []
+                read = value if self.plain else typed
+            else:
+                issues = self.shape.walk(value)
+                typed = self.shape.lenient(value)
+                read = value if self.plain else typed
+                tables = None if self.plain else self.shape.lenient_tables(typed)
+                seen = Seen(
+                    options, tables, self._places
+                )  # (a new one: the typed value's spellings may have been noted)
+                if spellings is not None and tables is not None:  # the dialect of each spelling held
+                    spelled_once(spellings, typed, tables, seen, lenient=True)
+            for check in self.checks:
+                try:  # free in CPython 3.11 until something raises
+                    found = check(read, seen)
+                    if found:
+                        issues += self._placed(found, self._owners[check])
+                except Exception as exc:  # noqa: BLE001
+                    issues.append(_unchecked(exc))
+            if notes:
+                issues[:0] = list(notes)
+            dialect = seen.met
+            if dialect == MIXED:
+                issues.append(
+                    warning(
+                        "$",
+                        "dialect",
+                        "The event mixes the spec's 'provider' spellings with the real platform's 'aws' ones.",
+                        id_of(two_spellings),
+                    )
                 )
-            )
-            dialect = None
-        if not issues:
-            report = self._clean.get(dialect)
-            if report is None:  # reports are immutable: one clean report per dialect serves every call
-                report = self._clean[dialect] = Report((), self.source, dialect, self.subject)
-            return report, typed
-        report = Report(issues, self.source, dialect, self.subject)
-        return report, (typed if report.ok and isinstance(typed, self._struct) else None)
+                dialect = None
+            if not issues:
+                report = self._clean.get(dialect)
+                if report is None:  # reports are immutable: one clean report per dialect serves every call
+                    report = self._clean[dialect] = Report((), self.source, dialect, self.subject)
+                return report, typed
+            report = Report(issues, self.source, dialect, self.subject)
+            return report, (typed if report.ok and isinstance(typed, self._struct) else None)
+        except RecursionError:
+            if located:  # the located way nests deeper than the compiled one: say what the compiled one says
+                return self.check(value, options)
+            return Report(
+                [error("$", "limit", "The value nests too deeply to check.", id_of(decode_json))],
+                self.source,
+                None,
+                self.subject,
+            ), None
 
     def _placed(self, found: Iterable[Finding], own: str | None) -> list[Issue]:
         """A check's findings as issues: at their absolute paths, of the check's rule (or the one a finding names)."""

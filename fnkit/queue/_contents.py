@@ -449,8 +449,8 @@ def _sizes_bound(table: dict[str, Any]) -> tuple[int, int]:
     if found is None:
         attributes, bodies = table["message_attributes"], table["body"]
         held = sum([_attributes_bound(a) for a in attributes if a]) if any(attributes) else 0
-        try:
-            characters = sum(map(len, bodies))
+        try:  # (one body, the usual event a replay hands over: no map to make)
+            characters = len(bodies[0]) if len(bodies) == 1 else sum(map(len, bodies))
         except TypeError:  # a body without a length (the walk named its type) counts nothing
             characters = sum([len(b) for b in bodies if type(b) is str])
         found = table[_SIZES] = (characters, held)
@@ -469,11 +469,11 @@ def _sizes_bound(table: dict[str, Any]) -> tuple[int, int]:
 def check_message_size(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
     table = seen.tables[RECORDS]
-    bodies, attributes = table["body"], table["message_attributes"]
     characters, attribute_bytes = _sizes_bound(table)
     # UTF-8 takes at most 4 bytes a character, and no body is longer than the bodies together (a sum: cheaper than max)
     if 4 * characters + attribute_bytes <= MAX_MESSAGE_BYTES:
         return ()  # the bodies and every attribute together could not reach the limit: no record can
+    bodies, attributes = table["body"], table["message_attributes"]
     out = []
     for i, body, attrs in zip(table["at"], bodies, attributes, strict=True):
         if type(body) is not str or 4 * len(body) + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:

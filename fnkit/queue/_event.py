@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from operator import itemgetter, lt
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
 from .._engine.findings import Finding, caution, problem
@@ -318,7 +318,7 @@ def check_unique_ids(event: Any, seen: Seen) -> Sequence[Finding]:
     table = seen.tables[RECORDS]
     ids = table["message_id"]
     try:
-        if len(set(ids)) == len(ids):
+        if len(ids) < 2 or len(set(ids)) == len(ids):  # (one record: no set to make)
             return ()
     except TypeError:  # an unhashable messageId (the walk named its type): look id by id
         pass
@@ -386,13 +386,13 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
     table = seen.tables[RECORDS]
     arns, regions = table["event_source_arn"], table["aws_region"]
     distinct: Any
-    if arns and arns.count(arns[0]) == len(arns) == regions.count(regions[0]):  # one queue (the usual batch)
+    if arns and (len(arns) == 1 or arns.count(arns[0]) == len(arns) == regions.count(regions[0])):  # one queue
         arn, region = arns[0], regions[0]
         distinct = ((arn, region),) if type(arn) is str and type(region) is str else ()
     else:
         distinct = {(a, r) for a, r in zip(arns, regions, strict=True) if type(a) is str and type(r) is str}
-    queues: set[str] = set()
-    wrong: dict[tuple[str, str], str] = {}
+    queues: list[str] = []  # the well-formed ARNs (a set only when there are two)
+    wrong: dict[tuple[str, str], str] | None = None  # (made when a region is wrong)
     for arn, region in distinct:
         reading = _ARN_READINGS.get(arn, _UNREAD)  # (partition, region, well formed), else None
         if reading is _UNREAD:
@@ -403,10 +403,14 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
         if well_formed:  # a malformed ARN tells no dialect and no second queue: QS2 names it
             if partition in EVENT_SOURCE:
                 seen.saw(partition)
-            queues.add(arn)
+            queues.append(arn)
         if arn_region and region != arn_region:
+            if wrong is None:
+                wrong = {}
             wrong[arn, region] = arn_region
-    if not wrong and len(queues) < 2:
+    if len(queues) > 1:
+        queues = [*{*queues}]
+    if wrong is None and len(queues) < 2:
         return ()
     out = []
     if wrong:
@@ -437,19 +441,17 @@ def check_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
     spelling of every field with two)."""
     table = seen.tables[ATTRIBUTE_ROWS]
     sent, first = table["sent_timestamp"], table["approximate_first_receive_timestamp"]
-    # timestamps are digit strings (their declared pattern): two of one length compare as their numbers do
-    # (C-level), else int() reads them; a pair that says "maybe" is read record by record, where a value
-    # that is not digits (the walk named it) is passed over
+    # timestamps are digit strings (their declared pattern): two of one length compare as their numbers do, else
+    # int() reads them; a pair that says "maybe" has the records read one by one, where a value that is not digits
+    # (the walk named it) is passed over (a loop: cheaper than a map and a list of lengths a column, at any size)
     try:
-        early = (
-            any(map(lt, first, sent))
-            if [*map(len, first)] == [*map(len, sent)]
-            else any(map(lt, map(int, first), map(int, sent)))
-        )
+        for first_at, sent_at in zip(first, sent):  # noqa: B905 - two columns of one table (strict= costs a keyword)
+            if first_at < sent_at if len(first_at) == len(sent_at) else int(first_at) < int(sent_at):
+                break
+        else:
+            return ()
     except (TypeError, ValueError):
-        early = True
-    if not early:
-        return ()
+        pass
     out = []
     for i, sent_at, first_at in zip(table["at"], sent, first, strict=True):
         sent_at, first_at = _as_int(sent_at), _as_int(first_at)
