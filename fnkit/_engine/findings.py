@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from ..rules import declared_by, rule
-from .report import Issue, Severity, path_of
+from .report import Issue, Severity, child_path, path_of
 
 
 class Row(NamedTuple):
@@ -148,4 +148,25 @@ def place(found: Iterable[Finding], by: Any, places: Places = ROOT) -> list[Issu
     return [Issue(places.path(f), f.code, f.message, f.severity, own if f.of is None else rule_of(f.of)) for f in found]
 
 
-__all__ = ["ROOT", "Finding", "Places", "Row", "Table", "cannot_encode", "caution", "place", "problem", "rule_of"]
+def place_below(path: str, found: Finding, by: Any = None) -> Issue:
+    """The issue of one finding of a value the engine's walk reads, which knows where the value sits as a path
+    (`$.Records[0]`), not as keys: `place` for the walk. Attributed as `place` does (a finding without `of`, to the
+    rule `by` implements)."""
+    for key in found.at:
+        path = child_path(path, key)
+    return Issue(path, found.code, found.message, found.severity, rule_of(by if found.of is None else found.of))
+
+
+__all__ = [
+    "ROOT",
+    "Finding",
+    "Places",
+    "Row",
+    "Table",
+    "cannot_encode",
+    "caution",
+    "place",
+    "place_below",
+    "problem",
+    "rule_of",
+]

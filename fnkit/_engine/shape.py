@@ -49,9 +49,9 @@ from .columns import (
     spelled_once,
     values_getters,
 )
-from .findings import Places, Table
+from .findings import Finding, Places, Table, place_below
 from .patterns import PatternCheck
-from .report import DIALECTS, Issue, child_path, describe, error, warning
+from .report import DIALECTS, Issue, child_path, describe, error
 from .vocabulary import ANY as ANY
 from .vocabulary import BOOL as BOOL
 from .vocabulary import INT as INT
@@ -626,7 +626,7 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
                 out.append(error(p, "enum", message, frule))
     if shape.unknown == "warn":
         allowed = shape.allowed()
-        out.extend(unknown_key(shape, path, k) for k in v if k not in allowed)
+        out.extend(place_below(path, unknown_key(k, shape=shape)) for k in v if k not in allowed)
 
 
 @rule(
@@ -656,17 +656,25 @@ def two_spellings(path: str, present: list[str]) -> Issue:
     origin="kit",
     severity="warning",
 )
-def unknown_key(shape: Shape, path: str, key: Any) -> Issue:
-    """G1: a key the shape does not know."""
+def unknown_key(key: Any, *within: Any, shape: Shape | None = None, ignored: str | None = None) -> Finding:
+    """G1: a key the reader does not know, at `within` (the keys down to the object that holds it) below the value
+    it read. The engine's walk passes the `shape` that does not declare it (the sentence names the shape and a
+    spelling that differs only in case); a reading of its own says what becomes of the key (`ignored`, the
+    sentence after the key's name). Its findings name it, whichever reading places them."""
+    if ignored is not None:
+        return Finding("unknown", f"'{key}' {ignored}", (*within, key), "warning", None, unknown_key)
     hint = ""
-    if isinstance(key, str):
+    if isinstance(key, str) and shape is not None:
         for known in shape.allowed():
             if known.lower() == key.lower():
                 hint = f" Did you mean '{known}'? Names are case-sensitive."
                 break
-    return warning(
-        child_path(path, key),
+    name = shape.name if shape is not None else "the value"
+    return Finding(
         "unknown",
-        f"'{key}' is not a field of {shape.name}; it is ignored.{hint}",
-        id_of(unknown_key),
+        f"'{key}' is not a field of {name}; it is ignored.{hint}",
+        (*within, key),
+        "warning",
+        None,
+        unknown_key,
     )

@@ -29,7 +29,7 @@ MAX_MESSAGE_BYTES = 1_048_576  # Q16: 1 MiB, body and message attributes (256 Ki
 MAX_PAYLOAD_BYTES = 6_291_456  # Q17: "6 MB", as the platform counts a synchronous invocation's payload
 
 
-#: Q12 and Q14, declared before the shapes that cite them; implemented by check_arn_region, check_message_attributes
+#: Q12 and Q14, declared before the shapes that cite them; implemented by record_keys, check_message_attributes
 RECORD_KEYS = rule(
     "Q12",
     "queue",
@@ -199,11 +199,126 @@ def check_message_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
     return [*_message_attribute_issues(table["at"], attributes, digests)]
 
 
+@RECORD_KEYS
+def record_keys(
+    row: Row,
+    *,
+    region: tuple[str, str] | None = None,
+    lists: tuple[str, Any] | None = None,
+    value: tuple[str, str, Any] | None = None,
+    other: tuple[str, str, Any] | None = None,
+    digest: tuple[Any, str | None, str] | None = None,
+) -> list[Finding]:
+    """Q12, for one record (`row`): each keyword asks one of its facts, where the check that reads it asks
+    (`check_arn_region` per queue, the message attributes' one loop per attribute, so that the report keeps its
+    order). `region`: (awsRegion, the region its ARN names), which must agree; `lists`: (an attribute's name, the
+    attribute), whose reserved lists the platform always sends empty; `value`: (name, dataType, the value in the key
+    the type names), present, and base64 for a Binary; `other`: (name, dataType, the value in the other key), absent;
+    `digest`: (md5OfMessageAttributes, the digest the attributes have or None when there are none, what explains how
+    it was computed), there exactly when there are attributes. Its findings name it, whichever check returns them."""
+    found: list[Finding] = []
+    if region is not None and region[0] != region[1]:
+        found.append(
+            problem(
+                "mismatch",
+                f"awsRegion is '{region[0]}' but the queue's ARN is in '{region[1]}'; they must agree.",
+                "awsRegion",
+                row=row,
+                of=record_keys,
+            )
+        )
+    if lists is not None and type(lists[1]) is MessageAttribute:
+        name, attr = lists
+        for key, values in (
+            ("stringListValues", attr.string_list_values),
+            ("binaryListValues", attr.binary_list_values),
+        ):
+            if values and isinstance(values, (tuple, list)):
+                found.append(
+                    caution(
+                        "reserved",
+                        f"{key} of '{name}' holds {len(values)} value(s), but the platform reserves it and always "
+                        "sends []. fnkit leaves it out of md5OfMessageAttributes, which it computes from the "
+                        f"attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'} alone.",
+                        "messageAttributes",
+                        name,
+                        key,
+                        row=row,
+                        of=record_keys,
+                    )
+                )
+    if value is not None:
+        name, dtype, held = value
+        want = "binaryValue" if dtype.startswith("Binary") else "stringValue"
+        if not isinstance(held, str):
+            found.append(
+                problem(
+                    "missing",
+                    f"A {dtype.split('.')[0]} attribute carries its value in {want}.",
+                    "messageAttributes",
+                    name,
+                    want,
+                    row=row,
+                    of=record_keys,
+                )
+            )
+        elif want == "binaryValue" and _attr_value_bytes(dtype, None, held) is None:
+            found.append(
+                problem(
+                    "format",
+                    "binaryValue is not valid base64.",
+                    "messageAttributes",
+                    name,
+                    want,
+                    row=row,
+                    of=record_keys,
+                )
+            )
+    if other is not None and other[2] is not None:
+        name, dtype, _ = other
+        unwanted = "stringValue" if dtype.startswith("Binary") else "binaryValue"
+        found.append(
+            caution(
+                "unexpected",
+                f"A {dtype.split('.')[0]} attribute has no {unwanted}.",
+                "messageAttributes",
+                name,
+                unwanted,
+                row=row,
+                of=record_keys,
+            )
+        )
+    if digest is not None:
+        held, expected, treated = digest
+        if expected is None and isinstance(held, str):
+            found.append(
+                caution(
+                    "unexpected",
+                    "md5OfMessageAttributes appears only when the message has attributes.",
+                    "md5OfMessageAttributes",
+                    row=row,
+                    of=record_keys,
+                )
+            )
+        elif expected is not None and held is None:
+            found.append(
+                problem(
+                    "missing",
+                    "md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
+                    f"always sends their digest with them (expected '{expected}').{treated}",
+                    "md5OfMessageAttributes",
+                    row=row,
+                    of=record_keys,
+                )
+            )
+    return found
+
+
 def _message_attribute_issues(
     positions: Any, attributes: tuple[Any, ...], digests: tuple[Any, ...]
 ) -> Iterator[Finding]:
-    """Q14 (this check's rule), and what the same reading finds of Q12 (`of=RECORD_KEYS`) and of the attributes'
-    digest (Q13, what `digest_mismatch` says), each at its keys below its record."""
+    """Q14 (this check's rule), and what the same reading finds of Q12 (what `record_keys` says) and of the
+    attributes' digest (Q13, what `digest_mismatch` says), each at its keys below its record."""
     for i, attrs, digest in zip(positions, attributes, digests, strict=True):
         if not attrs and digest is None:
             continue  # no attributes and no digest: nothing to check
@@ -222,82 +337,33 @@ def _message_attribute_issues(
         for name, attr in attrs.items():
             dtype = attr.data_type if type(attr) is MessageAttribute else None
             if type(attr) is MessageAttribute and (attr.string_list_values or attr.binary_list_values):
-                for key, values in (
-                    ("stringListValues", attr.string_list_values),
-                    ("binaryListValues", attr.binary_list_values),
-                ):
-                    if values and isinstance(values, (tuple, list)):
-                        listed.append(f"{name}.{key}")
-                        yield caution(
-                            "reserved",
-                            f"{key} of '{name}' holds {len(values)} value(s), but the platform reserves it "
-                            "and always sends []. fnkit leaves it out of md5OfMessageAttributes, which it "
-                            f"computes from the attribute's {'binaryValue' if key[0] == 'b' else 'stringValue'}"
-                            " alone.",
-                            "messageAttributes",
-                            name,
-                            key,
-                            row=row,
-                            of=RECORD_KEYS,
-                        )
+                for found in record_keys(row, lists=(name, attr)):
+                    listed.append(f"{name}.{found.at[-1]}")
+                    yield found
             if type(dtype) is not str or DATA_TYPE.broken(dtype):
                 complete = False  # the walk reported it
                 continue
             is_binary = dtype.startswith("Binary")
-            want, other = ("binaryValue", "stringValue") if is_binary else ("stringValue", "binaryValue")
             value, other_value = (
                 (attr.binary_value, attr.string_value) if is_binary else (attr.string_value, attr.binary_value)
             )
-            if not isinstance(value, str):
+            wrong = record_keys(row, value=(name, dtype, value)) if is_binary or not isinstance(value, str) else ()
+            if wrong:
                 complete = False
-                yield problem(
-                    "missing",
-                    f"A {dtype.split('.')[0]} attribute carries its value in {want}.",
-                    "messageAttributes",
-                    name,
-                    want,
-                    row=row,
-                    of=RECORD_KEYS,
-                )
-            elif is_binary and _attr_value_bytes(dtype, None, value) is None:
-                complete = False
-                yield problem(
-                    "format",
-                    "binaryValue is not valid base64.",
-                    "messageAttributes",
-                    name,
-                    want,
-                    row=row,
-                    of=RECORD_KEYS,
-                )
+                yield from wrong
             elif dtype.startswith("Number") and not _NUMBER.match(value):
                 yield problem(
                     "format",
                     f"'{value}' is not a number, but the dataType is Number.",
                     "messageAttributes",
                     name,
-                    want,
+                    "stringValue",
                     row=row,
                 )
             if other_value is not None:
-                yield caution(
-                    "unexpected",
-                    f"A {dtype.split('.')[0]} attribute has no {other}.",
-                    "messageAttributes",
-                    name,
-                    other,
-                    row=row,
-                    of=RECORD_KEYS,
-                )
+                yield from record_keys(row, other=(name, dtype, other_value))
         if not attrs:
-            if isinstance(digest, str):
-                yield caution(
-                    "unexpected",
-                    "md5OfMessageAttributes appears only when the message has attributes.",
-                    "md5OfMessageAttributes",
-                    row=row,
-                    of=RECORD_KEYS,
-                )
+            yield from record_keys(row, digest=(digest, None, ""))
             continue
         if not complete or not all(isinstance(name, str) for name in attrs):
             continue
@@ -311,14 +377,7 @@ def _message_attribute_issues(
             else ""
         )
         if digest is None:
-            yield problem(
-                "missing",
-                f"md5OfMessageAttributes is missing (or null), but the message has attributes: the platform "
-                f"always sends their digest with them (expected '{expected}').{treated}",
-                "md5OfMessageAttributes",
-                row=row,
-                of=RECORD_KEYS,
-            )
+            yield from record_keys(row, digest=(digest, expected, treated))
         elif isinstance(digest, str):
             yield from digest_mismatch("md5OfMessageAttributes", digest, expected, row, treated)
 

@@ -23,6 +23,7 @@ from ._contents import (
     check_message_attributes,
     check_message_size,
     check_payload_size,
+    record_keys,
 )
 from ._fifo import check_fifo, fifo_attributes, is_fifo
 from ._tables import ATTRIBUTE_ROWS, RECORDS
@@ -379,9 +380,9 @@ def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
     return found
 
 
-@RECORD_KEYS
 def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
-    """Q12: awsRegion is the region of eventSourceARN; one batch, one queue (the ARN's form is declared)."""
+    """Reads each queue ARN once: its partition tells the dialect; its region, what awsRegion must be (Q12,
+    `record_keys`); how many queues the batch comes from, one (QS1, `one_batch`). The ARN's form is declared."""
     table = seen.tables[RECORDS]
     arns, regions = table["event_source_arn"], table["aws_region"]
     distinct: Any
@@ -414,14 +415,7 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
     if wrong:
         for i, pair in zip(table["at"], zip(arns, regions, strict=True), strict=True):
             if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
-                out.append(
-                    problem(
-                        "mismatch",
-                        f"awsRegion is '{pair[1]}' but the queue's ARN is in '{wrong[pair]}'; they must agree.",
-                        "awsRegion",
-                        row=RECORDS.row(i),
-                    )
-                )
+                out += record_keys(RECORDS.row(i), region=(pair[1], wrong[pair]))
     if len(queues) > 1:
         out += one_batch(queues=len(queues))
     return out

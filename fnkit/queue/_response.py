@@ -283,13 +283,8 @@ def reporting_on(value: Any, batch_ids: tuple[str, ...] | None, notes: list[Issu
                 idents.append(_BROKEN)
             else:
                 others = [
-                    caution(
-                        "unknown",
-                        f"'{key}' is ignored; a failure carries only itemIdentifier.",
-                        "batchItemFailures",
-                        i,
-                        key,
-                        of=unknown_key,
+                    unknown_key(
+                        key, "batchItemFailures", i, ignored="is ignored; a failure carries only itemIdentifier."
                     )
                     for key in item
                     if key != "itemIdentifier"
@@ -475,11 +470,7 @@ def misspelled_keys(response: dict[Any, Any]) -> tuple[list[Finding], bool]:
                 )
             )
         else:
-            found.append(
-                caution(
-                    "unknown", f"'{key}' is not part of the response; the platform ignores it.", key, of=unknown_key
-                )
-            )
+            found.append(unknown_key(key, ignored="is not part of the response; the platform ignores it."))
     return found, misspelled
 
 
@@ -516,11 +507,13 @@ def json_schema(kind: str = "event") -> dict[str, Any]:
     """A Draft 2020-12 JSON Schema of the queue event (`kind="event"`) or response (`"response"`), from the
     declarations fnkit validates with; what a schema cannot express is listed in its description."""
     from .._engine.validate import Contract
-    from ._contents import digest_mismatch
+    from ._contents import digest_mismatch, record_keys
     from ._event import EVENT_CONTRACT
 
     if kind == "event":
-        return EVENT_CONTRACT.json_schema(also=(placeholder_arn, fifo_attributes, digest_mismatch))  # asked by checks
+        return EVENT_CONTRACT.json_schema(
+            also=(placeholder_arn, fifo_attributes, digest_mismatch, record_keys)
+        )  # asked by checks
     if kind == "response":
         schema = Contract(RESPONSE_SHAPE, [], source="queue", subject="response").json_schema(
             also=(reporting_on, unreadable, misspelled_keys, listed_before, reporting_off)

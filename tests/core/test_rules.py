@@ -215,24 +215,35 @@ def test_every_rule_leads_to_code():
         assert rules.code(r.id).strip(), r.id
 
 
-#: the rules still issued by more than one function, each with why (issue 30: a rule decides, the engine does the
-#: rest; every other rule is issued by the one function that decides it, and this list only shrinks)
-SEVERAL_ISSUERS = {
-    # the engine's walk says an unknown key of any shape (`unknown_key`, an Issue at a path); the queue response's
-    # own reading (apart from the walk, for the outcome's speed) words the top level's and each entry's ignored keys
-    # (`misspelled_keys`, `reporting_on`): one issuer needs unknown_key to return findings below a value
-    "G1": "unknown_key, misspelled_keys and reporting_on",
-    # two facts in one rule, read in two passes: awsRegion against the ARN, per queue (`check_arn_region`), and each
-    # message attribute's keys, in the attributes' one loop whose findings interleave with Q13's and Q14's per record
-    "Q12": "check_arn_region, and the message attributes' loop",
-}
-
-
 def test_each_rule_is_issued_by_the_one_function_that_decides_it():
     """`fnkit rules ID` lists one issuer for every rule: the function (or class, or the engine's walk of a
-    declaration) that decides it; other code that finds the rule's problems places what that function returned."""
+    declaration) that decides it; other code that finds the rule's problems places what that function returned
+    (issue 30: a rule decides, the engine does the rest)."""
     several = {i: found for i in sorted(rules.ids()) if len(found := rules.issued_by(i)) != 1}
-    more = several.keys() - SEVERAL_ISSUERS.keys()
-    assert not more, {i: several[i] for i in sorted(more)}
-    fixed = SEVERAL_ISSUERS.keys() - several.keys()
-    assert not fixed, f"issued by one function now, drop from SEVERAL_ISSUERS: {sorted(fixed)}"
+    assert not several, several
+
+
+def test_g1_and_q12_are_decided_by_one_function_each_whichever_reading_asks():
+    """G1: the engine's walk and the queue response's own reading both place what `unknown_key` returns; Q12: the
+    ARN pass and the message attributes' loop both return what `record_keys` found, at each record's keys."""
+    from fnkit.queue import _contents
+
+    assert [i.rsplit(": ", 1)[-1] for i in rules.issued_by("G1")] == ["unknown_key"]
+    assert [i.rsplit(": ", 1)[-1] for i in rules.issued_by("Q12")] == ["record_keys"]
+    assert rules.of(_contents.record_keys).id == "Q12"
+    walked = queue.validate_event({"Records": [], "records": 1})
+    read = queue.validate_response({"batchItemFailures": [{"itemIdentifier": "a", "why": 1}], "note": 2})
+    assert [(i.path, i.code, i.rule) for i in walked if i.rule == "G1"] == [("$.records", "unknown", "G1")]
+    assert [(i.path, i.message, i.rule) for i in read if i.rule == "G1"] == [
+        ("$.note", "'note' is not part of the response; the platform ignores it.", "G1"),
+        ("$.batchItemFailures[0].why", "'why' is ignored; a failure carries only itemIdentifier.", "G1"),
+    ]
+    event = queue.build_event(["a", "b"], dialect="aws", seed=1)
+    event["Records"][1]["awsRegion"] = "eu-west-1"
+    event["Records"][0]["messageAttributes"] = {"x": {"dataType": "Binary", "stringValue": "v"}}
+    found = [(i.path, i.code, i.rule) for i in queue.validate_event(event) if i.rule in ("Q12", "Q13", "Q14")]
+    assert found == [
+        ("$.Records[1].awsRegion", "mismatch", "Q12"),
+        ("$.Records[0].messageAttributes.x.binaryValue", "missing", "Q12"),
+        ("$.Records[0].messageAttributes.x.stringValue", "unexpected", "Q12"),
+    ]
