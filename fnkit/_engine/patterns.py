@@ -171,12 +171,24 @@ def _from_tree(pattern: str) -> tuple[Callable[[str], Any], Callable[[Sequence[s
         star = build([(sre.MAX_REPEAT, (0, sre.MAXREPEAT, _parser.SubPattern(state, [item])))]).fullmatch
         return match, _class(star, lo, None if hi == sre.MAXREPEAT else hi), "class"
     if _line(core, bool(flags & sre.SRE_FLAG_DOTALL)):
-        rest = _parser.SubPattern(state, [(sre.LITERAL, 10), *core])
-        lines = [*core, (sre.MAX_REPEAT, (0, sre.MAXREPEAT, rest))]
-        in_ascii = None
-        if not flags & sre.SRE_FLAG_IGNORECASE:  # (a literal then stands for more than its own character)
+        plain = not flags & sre.SRE_FLAG_IGNORECASE  # (with it, a literal stands for more than its own character)
+        if plain:
             match = build(_possessive(core, {_END}, state, flags)).fullmatch
-            lines = _possessive(lines, {_END}, state, flags)  # each value followed by a line break or the end
+        line = _possessive([*core, (sre.LITERAL, 10)], {_END}, state, flags) if plain else [*core, (sre.LITERAL, 10)]
+        if _one_way(line):  # each value matches one way: nothing to try again when a later one fails
+            rest = _parser.SubPattern(state, [(sre.LITERAL, 10), *core])
+            lines = [*core, (sre.MAX_REPEAT, (0, sre.MAXREPEAT, rest))]
+            lines = _possessive(lines, {_END}, state, flags) if plain else lines
+        else:
+            # every value but the last, each with its line break, in an atomic group: a line matched is never
+            # tried again another way when a later one fails (the line breaks are fixed, so no other way could
+            # help), so a column costs the sum of its values' costs, not their product (a pattern whose repeats
+            # overlap, `a+(?:-[^ ]+)*`, took minutes over three values, one failing)
+            atomic = _parser.SubPattern(state, [(sre.ATOMIC_GROUP, _parser.SubPattern(state, line))])
+            last = _possessive(core, {_END}, state, flags) if plain else core
+            lines = [(sre.POSSESSIVE_REPEAT, (0, sre.MAXREPEAT, atomic)), *last]  # (the last has no line break)
+        in_ascii = None
+        if plain:
             narrowed = _ascii(lines, state, flags)
             in_ascii = None if narrowed is None else build(narrowed).fullmatch
         return match, _joined(build(lines).fullmatch, in_ascii), "joined"
