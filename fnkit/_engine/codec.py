@@ -159,23 +159,15 @@ def returned_invocation(
     reports: tuple[tuple[str, Any], ...],
 ) -> Invocation:
     """`Invocation(returned, response_text, None, False, duration_ms, logs, timeout_s, encode_error, reports)`: a call
-    that returned, made as `Invocation.__new__` makes one, but called as a function (a class call goes through
-    `type.__call__` and then `__new__`; a replay makes one per event)."""
-    new: Any = _new(_Fields)
-    new.returned = returned
-    new.response_text = response_text
-    new.error = None
-    new.timed_out = False
-    new.duration_ms = duration_ms
-    new.logs = logs
-    new.timeout_s = timeout_s
-    new.encode_error = encode_error
-    new.reports = reports
-    new.response_size = None
-    new.response_report = None
-    new.__class__ = Invocation
-    made: Invocation = new
+    that returned, made by `Invocation.__new__` called as a function (a class call goes through `type.__call__`
+    first; a replay makes one per event)."""
+    made: Invocation = _make_invocation(
+        Invocation, returned, response_text, None, False, duration_ms, logs, timeout_s, encode_error, reports
+    )
     return made
+
+
+_make_invocation = Invocation.__new__  # (the fields are set in one place: `__new__`)
 
 
 #: what `json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)` makes afresh on
