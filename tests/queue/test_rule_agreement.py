@@ -176,7 +176,7 @@ def test_the_group_order_of_one_listed_message_is_judged_at_its_own_record(broke
     # the outcome finds the listed message's record from where it sits among the batch's ids; a record before it
     # that has no messageId shifts the records against the ids, and the warning must still land on the record
     # that follows the failed one in its group (and nowhere when the failed message has no group)
-    event = queue.build_event(["a", "b", "c", "d"], fifo=True, group_ids=["g", "h", "g", "h"], seed=3)
+    event: Any = queue.build_event(["a", "b", "c", "d"], fifo=True, group_ids=["g", "h", "g", "h"], seed=3)
     if broken == "not a record":
         event["Records"].insert(0, broken)
     elif broken is not None:  # a record like the first, of the same FIFO queue, whose messageId is no string
