@@ -353,16 +353,8 @@ class TableSpec:
 
     @cached_property
     def held(self) -> dict[str, Callable[[Any], bool]]:
-        """Each column's test that a cell holds its field's declared type, as in a compiled typed value (see
-        `holds`); None is held where the field may be absent, and so is an unused spelling of a field with two."""
-        tests: dict[str, Callable[[Any], bool]] = {}
-        for f in self.shape.fields:
-            test = holds(f.type)
-            if f.required is not True or f.aliases:
-                test = or_absent(test)
-            for slot in _slots(self.shape, f):
-                tests[slot] = test
-        return tests
+        """Each column's test that a cell holds its field's declared type (see `field_tests`)."""
+        return field_tests(self.shape)
 
     @cached_property
     def plan(self) -> TablePlan:
@@ -383,6 +375,19 @@ class TableSpec:
             one,
             columns,
         )
+
+
+def field_tests(shape: Shape) -> dict[str, Callable[[Any], bool]]:
+    """Each Struct attribute's test that it holds its field's declared type, as in a compiled typed value (see
+    `proved.holds`); None is held where the field may be absent, and so is an unused spelling of a field with two."""
+    tests: dict[str, Callable[[Any], bool]] = {}
+    for f in shape.fields:
+        test = holds(f.type)
+        if f.required is not True or f.aliases:
+            test = or_absent(test)
+        for slot in _slots(shape, f):
+            tests[slot] = test
+    return tests
 
 
 def _struct_names(shape: Shape) -> tuple[str, ...]:

@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..rules import id_of
 from .columns import Tables, patterns_hold, read_tables, spelled_once
-from .findings import ROOT, Finding, Places, Row, Table, rule_of
+from .findings import ROOT, VALUE, Finding, Places, Row, Table, rule_of
 from .proved import lists_held
 from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
-from .shape import TYPE_ERRORS, Shape, two_spellings, unknown_key
+from .shape import TYPE_ERRORS, Shape, field_tests, two_spellings, unknown_key
 
 if TYPE_CHECKING:
     from msgspec.json import Decoder
@@ -54,7 +54,8 @@ def reads(table: Table, *columns: str) -> Callable[[_C], _C]:
     it (`proved.lists_held`), and hands it the table's rows whose `columns` hold their declared types
     (`TableSpec.held`): the check reads each cell as its declared type, without a guard. Declare a column only where
     a row with a wrong-typed cell there gives the check nothing to say; a check that reports on such a value itself
-    reads it whole.
+    reads it whole. `VALUE` for `table`: the check reads the value's own `columns` (its fields), and runs only when
+    the value is an object of its shape whose `columns` hold their declared types.
     """
 
     def declare(check: _C) -> _C:
@@ -157,14 +158,15 @@ class Contract:
         self._plans = self.shape.table_plans
         self._places = self.shape.places
         self._owners = dict(zip(self.checks, map(rule_of, self.checks), strict=True))  # each check's rule id
-        specs = {spec.name: spec for spec in self.shape.table_specs}
+        held = {spec.name: spec.held for spec in self.shape.table_specs}
+        names = {spec.name: ("at", *spec.names) for spec in self.shape.table_specs}
+        held[VALUE], names[VALUE] = field_tests(self.shape), ()  # the value's own fields: a table of one row
         # each check that declares what it reads: (its table, the columns it relies on, their tests, every column)
         self._narrowed = {}
         for check in self.checks:
             if check in _READS:
                 table, columns = _READS[check]
-                spec = specs[table]
-                self._narrowed[check] = (table, columns, tuple(spec.held[c] for c in columns), ("at", *spec.names))
+                self._narrowed[check] = (table, columns, tuple(held[table][c] for c in columns), names[table])
         self._convert = msgspec.convert
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
         # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
@@ -321,6 +323,12 @@ class Contract:
         for check in self.checks:
             reading = narrowed.get(check)
             if reading is None:
+                seen.tables = tables
+            elif reading[0] is VALUE:
+                if type(typed) is not self._struct or not all(
+                    test(getattr(typed, field)) for field, test in zip(reading[1], reading[2], strict=True)
+                ):
+                    continue  # (a typed value is an object of its shape, its fields of their types)
                 seen.tables = tables
             elif reading[0] not in there:
                 continue  # (a typed value always has the list)

@@ -397,3 +397,22 @@ def test_a_check_that_declares_what_it_reads_is_given_only_the_rows_that_hold_th
         ("$.items[0].id", "format"),
         ("$.items", "limit"),
     ]
+
+
+def test_a_check_that_reads_the_value_s_own_fields_runs_only_when_they_hold_their_declared_types():
+    from fnkit._engine.findings import VALUE, problem
+    from fnkit._engine.validate import Contract, reads
+
+    @reads(VALUE, "name")
+    def short_name(value: Any, seen: Any) -> list[Any]:  # no guard: the value is an object, its name a string
+        return [problem("limit", "The name is long.", "name")] if len(value.name) > 3 else []
+
+    item = Shape("Named", [F("name", STR), F("n", INT)], rule="QS6")
+    contract = Contract(item, [short_name], source="queue")
+    assert [(i.path, i.code) for i in contract.validate({"name": "long", "n": 1})] == [("$.name", "limit")]
+    assert [(i.path, i.code) for i in contract.validate({"name": "long", "n": "1"})] == [
+        ("$.n", "type"),
+        ("$.name", "limit"),
+    ]
+    assert [(i.path, i.code) for i in contract.validate({"name": 12345, "n": 1})] == [("$.name", "type")]
+    assert [(i.path, i.code) for i in contract.validate(["not", "an", "object"])] == [("$", "type")]
