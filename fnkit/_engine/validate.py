@@ -34,7 +34,7 @@ from .columns import Tables, patterns_hold, read_tables, spelled_once
 from .findings import ROOT, VALUE, Finding, Places, Row, Table, rule_of
 from .proved import lists_held
 from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
-from .shape import TYPE_ERRORS, Shape, field_tests, two_spellings, unknown_key
+from .shape import TYPE_ERRORS, Nullable, Shape, attr_name, field_tests, two_spellings, unknown_key
 
 if TYPE_CHECKING:
     from msgspec.json import Decoder
@@ -54,8 +54,9 @@ def reads(table: Table, *columns: str) -> Callable[[_C], _C]:
     it (`proved.lists_held`), and hands it the table's rows whose `columns` hold their declared types
     (`TableSpec.held`): the check reads each cell as its declared type, without a guard. Declare a column only where
     a row with a wrong-typed cell there gives the check nothing to say; a check that reports on such a value itself
-    reads it whole. `VALUE` for `table`: the check reads the value's own `columns` (its fields), and runs only when
-    the value is an object of its shape whose `columns` hold their declared types.
+    reads it whole. `VALUE` for `table`: the check reads the value's own `columns` (its fields; "envelope.mail_from":
+    a field of an object field), and runs only when the value is an object of its shape whose `columns`, and the
+    objects on their way, hold their declared types.
     """
 
     def declare(check: _C) -> _C:
@@ -160,13 +161,18 @@ class Contract:
         self._owners = dict(zip(self.checks, map(rule_of, self.checks), strict=True))  # each check's rule id
         held = {spec.name: spec.held for spec in self.shape.table_specs}
         names = {spec.name: ("at", *spec.names) for spec in self.shape.table_specs}
-        held[VALUE], names[VALUE] = field_tests(self.shape), ()  # the value's own fields: a table of one row
         # each check that declares what it reads: (its table, the columns it relies on, their tests, every column)
-        self._narrowed = {}
+        self._narrowed: dict[
+            Any, tuple[Table, tuple[str, ...], tuple[Callable[[Any], bool], ...], tuple[str, ...]]
+        ] = {}
         for check in self.checks:
             if check in _READS:
                 table, columns = _READS[check]
-                self._narrowed[check] = (table, columns, tuple(held[table][c] for c in columns), names[table])
+                if table is VALUE:  # the value's own fields, a table of one row: each test reads the value
+                    tests = tuple(_down(self.shape, column) for column in columns)
+                    self._narrowed[check] = (table, columns, tests, ())
+                else:
+                    self._narrowed[check] = (table, columns, tuple(held[table][c] for c in columns), names[table])
         self._convert = msgspec.convert
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
         # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
@@ -325,9 +331,7 @@ class Contract:
             if reading is None:
                 seen.tables = tables
             elif reading[0] is VALUE:
-                if type(typed) is not self._struct or not all(
-                    test(getattr(typed, field)) for field, test in zip(reading[1], reading[2], strict=True)
-                ):
+                if type(typed) is not self._struct or not all(test(typed) for test in reading[2]):
                     continue  # (a typed value is an object of its shape, its fields of their types)
                 seen.tables = tables
             elif reading[0] not in there:
@@ -348,6 +352,30 @@ class Contract:
         return [
             Issue(places.path(f), f.code, f.message, f.severity, own if f.of is None else rule_of(f.of)) for f in found
         ]
+
+
+def _down(shape: Shape, dotted: str) -> Callable[[Any], bool]:
+    """The test that the field at `dotted` (attributes down a value of `shape`: "envelope.mail_from") and each object
+    on its way hold their declared types (an absent object on the way, where the declaration allows it, ends the
+    test: a typed value may have it so too)."""
+    steps = []
+    for attr in dotted.split("."):
+        f = next(f for f in shape.fields if attr_name(f) == attr)
+        steps.append((attr, field_tests(shape)[attr]))
+        inner = f.type.inner if isinstance(f.type, Nullable) else f.type
+        if isinstance(inner, Shape):
+            shape = inner
+
+    def test(value: Any) -> bool:
+        for attr, holds in steps:
+            value = getattr(value, attr)
+            if not holds(value):
+                return False
+            if value is None:
+                return True
+        return True
+
+    return test
 
 
 def _narrow(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from .._engine.columns import snake
-from .._engine.findings import Finding, caution, problem
+from .._engine.findings import VALUE, Finding, caution, problem
 from .._engine.report import MISSING, ContractError, Report, decode_json
 from .._engine.shape import BOOL, STR, F, ListOf, Shape, Text
 from .._engine.validate import Check, Contract, Seen, reads
@@ -232,13 +232,10 @@ def address_form(address: Any, *at: Any, sender: bool = False) -> list[Finding]:
     ]
 
 
+@reads(VALUE, "envelope.mail_from")
 def check_null_sender(event: Any, seen: Seen) -> list[Finding]:
     """MS3 of the envelope's sender (`address_form` decides)."""
-    envelope: Any = event.envelope if type(event) is MailEvent else None
-    mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
-    if type(mail_from) is MailFrom:
-        return address_form(mail_from.address, "envelope", "mailFrom", "address", sender=True)
-    return []
+    return address_form(event.envelope.mail_from.address, "envelope", "mailFrom", "address", sender=True)
 
 
 # The checks read the recipients' addresses from the event's table (seen.tables[RECIPIENTS], read once per

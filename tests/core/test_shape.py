@@ -416,3 +416,20 @@ def test_a_check_that_reads_the_value_s_own_fields_runs_only_when_they_hold_thei
     ]
     assert [(i.path, i.code) for i in contract.validate({"name": 12345, "n": 1})] == [("$.name", "type")]
     assert [(i.path, i.code) for i in contract.validate(["not", "an", "object"])] == [("$", "type")]
+
+
+def test_a_check_that_reads_a_field_of_an_object_field_runs_only_when_the_way_down_holds_its_types():
+    from fnkit._engine.findings import VALUE, problem
+    from fnkit._engine.validate import Contract, reads
+
+    @reads(VALUE, "child.id")
+    def upper_id(value: Any, seen: Any) -> list[Any]:  # no guard: child is an Item, its id a string
+        return [] if value.child.id.isupper() else [problem("format", "Not upper case.", "child", "id")]
+
+    contract = Contract(Shape("Outer", [F("child", ITEM), F("n", INT)], rule="QS6"), [upper_id], source="queue")
+    assert [(i.path, i.code) for i in contract.validate({"child": {"id": "a"}, "n": "1"})] == [
+        ("$.n", "type"),
+        ("$.child.id", "format"),
+    ]
+    assert [(i.path, i.code) for i in contract.validate({"child": {"id": 1}, "n": 1})] == [("$.child.id", "type")]
+    assert [(i.path, i.code) for i in contract.validate({"child": "a", "n": 1})] == [("$.child", "type")]
