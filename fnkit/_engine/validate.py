@@ -145,6 +145,8 @@ class Contract:
         self.shape = shape
         self.plain = plain
         self.checks = tuple(checks)
+        if plain and any(check in _READS for check in self.checks):  # (the plain value has no proved types to give)
+            raise ValueError("a check of a plain contract reads the decoded JSON value: it cannot declare `reads`")
         self.source = source
         self.subject = subject
         self._decoder: Decoder[Any] | None = None

@@ -46,13 +46,13 @@ def _lower_first(text: str) -> str:
 
 # --- semantic rules, over the typed event ---------------------------------------------
 # Each returns early when a value is not its business; on the lenient path (the event broke
-# its shape, and the walk said where) a field may hold anything, so each tests types first.
+# its shape, and the walk said where) a field may hold anything: the engine runs a check that
+# declares it reads the event (`reads(VALUE, ...)`) only on an object of the event's shape whose
+# declared fields hold their types; a field it does not declare it tests first.
 
 
 def _header_maps(event: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
-    """(field name, mapping) of the header fields the typed event has."""
-    if type(event) is not LoadBalancerEvent:
-        return ()
+    """(field name, mapping) of the header fields the typed event (an object of its shape) has."""
     single, multi = event.headers, event.multi_value_headers
     if multi is None:
         return (("headers", single),) if type(single) is dict else ()
@@ -174,6 +174,7 @@ def _shaped_like_health_check(event: Any, maps: tuple[tuple[str, dict[str, Any]]
     origin="spec",
     severity="warning",
 )
+@reads(VALUE)
 def check_trace_header(event: Any, seen: Seen) -> list[Finding]:
     """AS3: the trace header (x-provider-trace-id, x-amzn-trace-id) is present; it tells the dialect."""
     out: list[Finding] = []
@@ -345,6 +346,7 @@ def check_body(event: Any, seen: Seen) -> list[Finding]:
 
 
 @HEALTH_CHECK
+@reads(VALUE)
 def check_health_check(event: Any, seen: Seen) -> list[Finding]:
     """A11: an event from the health checker (its user-agent, no trace header) is GET / with no query or body.
 
