@@ -35,7 +35,8 @@ def _probe(**env: str) -> dict[str, list[object]]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    seen: dict[str, list[object]] = json.loads(done.stdout)
+    return seen
 
 
 def test_a_machine_that_forbids_bytecode_gets_it_kept_in_the_venv_by_the_suite_and_what_it_starts():
