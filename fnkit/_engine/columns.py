@@ -44,9 +44,16 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def snake(name: str) -> str:
-    """camelCase / PascalCase / ARN-suffixed names to snake_case (`eventSourceARN` -> `event_source_arn`)."""
-    s = _CAMEL.sub("_", name).replace("-", "_").lower()
-    return s + "_" if keyword.iskeyword(s) else s
+    """camelCase / PascalCase / ARN-suffixed names to snake_case (`eventSourceARN` -> `event_source_arn`); each
+    name worked out once (the names are a declaration's keys, which the lenient build asks for every object)."""
+    s = _SNAKES.get(name)
+    if s is None:
+        s = _CAMEL.sub("_", name).replace("-", "_").lower()
+        s = _SNAKES[name] = s + "_" if keyword.iskeyword(s) else s
+    return s
+
+
+_SNAKES: dict[str, str] = {}
 
 
 def frozen(self: Any, name: str, value: Any = None) -> None:

@@ -59,6 +59,9 @@ class Table(str):
 
 
 _TABLES: dict[str, Table] = {}
+#: the value a check is given, read as a table of one row: `reads(VALUE, *fields)` declares the check reads the value's
+#: own fields (it has no rows to find something in: its findings sit below the value)
+VALUE = Table("$")
 
 
 class Finding(NamedTuple):
@@ -159,6 +162,7 @@ def place_below(path: str, found: Finding, by: Any = None) -> Issue:
 
 __all__ = [
     "ROOT",
+    "VALUE",
     "Finding",
     "Places",
     "Row",

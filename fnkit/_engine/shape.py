@@ -51,6 +51,7 @@ from .columns import (
 )
 from .findings import Finding, Places, Table, place_below
 from .patterns import PatternCheck
+from .proved import holds, or_absent, type_ok
 from .report import DIALECTS, Issue, child_path, describe, error
 from .vocabulary import ANY as ANY
 from .vocabulary import BOOL as BOOL
@@ -351,6 +352,11 @@ class TableSpec:
         return self.shape.struct
 
     @cached_property
+    def held(self) -> dict[str, Callable[[Any], bool]]:
+        """Each column's test that a cell holds its field's declared type (see `field_tests`)."""
+        return field_tests(self.shape)
+
+    @cached_property
     def plan(self) -> TablePlan:
         """The table's reading with every field unpacked once (see `read_tables`)."""
         one = attrgetter(self.names[0]) if len(self.names) == 1 else None
@@ -369,6 +375,19 @@ class TableSpec:
             one,
             columns,
         )
+
+
+def field_tests(shape: Shape) -> dict[str, Callable[[Any], bool]]:
+    """Each Struct attribute's test that it holds its field's declared type, as in a compiled typed value (see
+    `proved.holds`); None is held where the field may be absent, and so is an unused spelling of a field with two."""
+    tests: dict[str, Callable[[Any], bool]] = {}
+    for f in shape.fields:
+        test = holds(f.type)
+        if f.required is not True or f.aliases:
+            test = or_absent(test)
+        for slot in _slots(shape, f):
+            tests[slot] = test
+    return tests
 
 
 def _struct_names(shape: Shape) -> tuple[str, ...]:
@@ -535,17 +554,9 @@ def _lenient(t: Any, v: Any) -> Any:
 # --- the detailed walker -----------------------------------------------------
 
 
-def _type_ok(t: Scalar, v: Any) -> bool:
-    k = t.kind
-    if k == "str":
-        return isinstance(v, str)
-    if k == "int":
-        return isinstance(v, int) and not isinstance(v, bool)
-    if k == "bool":
-        return isinstance(v, bool)
-    if k == "number":
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-    return True
+#: the codes of the walk's issues that say a value does not hold its declared type, or is missing: only then does a
+#: leniently built value hold, somewhere, a value of another type than its declaration's (`TableSpec.held` tells where)
+TYPE_ERRORS = ("type", "missing")
 
 
 def _text_issue(t: Text, v: str, path: str, rule_id: str | None) -> Issue:
@@ -558,7 +569,7 @@ def _walk(v: Any, t: Any, path: str, out: list[Issue], rule_id: str | None) -> N
             return
         t = t.inner
     if isinstance(t, Scalar):
-        if not _type_ok(t, v):
+        if not type_ok(t, v):
             out.append(error(path, "type", f"Expected {t.label()}, got {describe(v)}.", rule_id))
         elif isinstance(t, Text) and t.broken(v):
             out.append(_text_issue(t, v, path, rule_id))

@@ -13,7 +13,9 @@
    wrong, None where keys are missing), so that
 3. the semantic rules (`def check_x(value, seen) -> list[Finding]`, empty when fine) run
    once, over the typed value, on both paths. On the lenient path a field may hold
-   anything, so a check guards with isinstance where a wrong type is possible. A check
+   anything; a check that declares the columns it reads (`reads`) is given only the rows
+   whose cells there hold their declared types (the walk named the others), so it needs no
+   guard for the split. A check
    says what it found below the value or a row of its tables (`fnkit._engine.findings`);
    the engine stamps each finding with the check's rule id and its absolute path.
 `seen.tables` holds the columns of the value's lists of objects, read once per call and
@@ -24,19 +26,44 @@ records which dialect spelling a check met; `seen.options` carries validator key
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..rules import id_of
 from .columns import Tables, patterns_hold, read_tables, spelled_once
-from .findings import ROOT, Finding, Places, Row, rule_of
+from .findings import ROOT, VALUE, Finding, Places, Row, Table, rule_of
+from .proved import lists_held
 from .report import MISSING, Issue, Raw, Report, bom_warning, decode_json, error, strip_bom, warning
-from .shape import Shape, two_spellings, unknown_key
+from .shape import TYPE_ERRORS, Nullable, Shape, attr_name, field_tests, two_spellings, unknown_key
 
 if TYPE_CHECKING:
     from msgspec.json import Decoder
 
 Check = Callable[[Any, "Seen"], Iterable[Finding]]
 _TEXT_OR_RAW = (str, bytes, bytearray, memoryview, Raw)
+_C = TypeVar("_C", bound=Callable[..., Any])
+_READS: dict[Any, tuple[Table, tuple[str, ...]]] = {}  # a check -> the table and the columns it reads (`reads`)
+
+
+def reads(table: Table, *columns: str) -> Callable[[_C], _C]:
+    """Declares that a check reads `table` (`seen.tables[table]`, or the list it is read from) and relies on the
+    declared types of its `columns`; returns the check unchanged.
+
+    A compiled typed value holds every declared type, so on that path nothing changes. On the lenient path (the
+    walk has named every type error) the engine runs the check only when the table's list is where the shape puts
+    it (`proved.lists_held`), and hands it the table's rows whose `columns` hold their declared types
+    (`TableSpec.held`): the check reads each cell as its declared type, without a guard. Declare a column only where
+    a row with a wrong-typed cell there gives the check nothing to say; a check that reports on such a value itself
+    reads it whole. `VALUE` for `table`: the check reads the value's own `columns` (its fields; "envelope.mail_from":
+    a field of an object field), and runs only when the value is an object of its shape whose `columns`, and the
+    objects on their way, hold their declared types.
+    """
+
+    def declare(check: _C) -> _C:
+        _READS[check] = (table, columns)
+        return check
+
+    return declare
 
 
 class Seen:
@@ -95,6 +122,7 @@ class Contract:
         "_clean",
         "_convert",
         "_decoder",
+        "_narrowed",
         "_owners",
         "_places",
         "_plans",
@@ -131,6 +159,20 @@ class Contract:
         self._plans = self.shape.table_plans
         self._places = self.shape.places
         self._owners = dict(zip(self.checks, map(rule_of, self.checks), strict=True))  # each check's rule id
+        held = {spec.name: spec.held for spec in self.shape.table_specs}
+        names = {spec.name: ("at", *spec.names) for spec in self.shape.table_specs}
+        # each check that declares what it reads: (its table, the columns it relies on, their tests, every column)
+        self._narrowed: dict[
+            Any, tuple[Table, tuple[str, ...], tuple[Callable[[Any], bool], ...], tuple[str, ...]]
+        ] = {}
+        for check in self.checks:
+            if check in _READS:
+                table, columns = _READS[check]
+                if table is VALUE:  # the value's own fields, a table of one row: each test reads the value
+                    tests = tuple(_down(self.shape, column) for column in columns)
+                    self._narrowed[check] = (table, columns, tests, ())
+                else:
+                    self._narrowed[check] = (table, columns, tuple(held[table][c] for c in columns), names[table])
         self._convert = msgspec.convert
         # msgspec cannot word an error about a lone surrogate (UnicodeEncodeError), and it raises
         # UnicodeDecodeError for invalid UTF-8 inside a key (inside a value it raises DecodeError)
@@ -226,16 +268,22 @@ class Contract:
             if typed is not None:
                 issues = []
                 read = value if self.plain else typed
+                checks = self.checks
             else:
                 issues = self.shape.walk(value)
                 typed = self.shape.lenient(value)
                 read = value if self.plain else typed
+                checks = self.checks
                 tables = None if self.plain else self.shape.lenient_tables(typed)
                 # (a new Seen: the typed value's spellings may have been noted)
                 seen = Seen(options, tables, self._places)
                 if spellings is not None and tables is not None:  # the dialect of each spelling held
                     spelled_once(spellings, typed, tables, seen, lenient=True)
-            for check in self.checks:
+                if tables is not None and self._narrowed and any([i.code in TYPE_ERRORS for i in issues]):  # noqa: C419
+                    # some value is not of its declared type: a check that declares what it reads gets the rows that are
+                    self._run_narrowed(read, seen, typed, tables, issues)
+                    checks = ()
+            for check in checks:
                 try:  # free in CPython 3.11 until something raises
                     found = check(read, seen)
                     if found:
@@ -272,12 +320,115 @@ class Contract:
                 self.subject,
             ), None
 
+    def _run_narrowed(self, read: Any, seen: Seen, typed: Any, tables: Tables, issues: list[Issue]) -> None:
+        """The checks over a leniently built value, in order: a check that declares what it reads (`reads`) runs
+        only when its table's list is there, over the rows whose columns it relies on hold their declared types."""
+        there = lists_held(self.shape.table_specs, typed)
+        narrowed = self._narrowed
+        failing: dict[tuple[str, str], set[int]] = {}  # each column's failing rows, once tested
+        for check in self.checks:
+            reading = narrowed.get(check)
+            if reading is None:
+                seen.tables = tables
+            elif reading[0] is VALUE:
+                if type(typed) is not self._struct or not all(test(typed) for test in reading[2]):
+                    continue  # (a typed value is an object of its shape, its fields of their types)
+                seen.tables = tables
+            elif reading[0] not in there:
+                continue  # (a typed value always has the list)
+            else:
+                seen.tables = _narrow(tables, failing, *reading)
+            try:
+                found = check(read, seen)
+                if found:
+                    issues += self._placed(found, self._owners[check])
+            except Exception as exc:  # noqa: BLE001
+                issues.append(_unchecked(exc))
+        seen.tables = tables
+
     def _placed(self, found: Iterable[Finding], own: str | None) -> list[Issue]:
         """A check's findings as issues: at their absolute paths, of the check's rule (or the one a finding names)."""
         places: Places = self._places
         return [
             Issue(places.path(f), f.code, f.message, f.severity, own if f.of is None else rule_of(f.of)) for f in found
         ]
+
+
+def _down(shape: Shape, dotted: str) -> Callable[[Any], bool]:
+    """The test that the field at `dotted` (attributes down a value of `shape`: "envelope.mail_from") and each object
+    on its way hold their declared types (an absent object on the way, where the declaration allows it, ends the
+    test: a typed value may have it so too)."""
+    steps = []
+    for attr in dotted.split("."):
+        f = next(f for f in shape.fields if attr_name(f) == attr)
+        steps.append((attr, field_tests(shape)[attr]))
+        inner = f.type.inner if isinstance(f.type, Nullable) else f.type
+        if isinstance(inner, Shape):
+            shape = inner
+
+    def test(value: Any) -> bool:
+        for attr, holds in steps:
+            value = getattr(value, attr)
+            if not holds(value):
+                return False
+            if value is None:
+                return True
+        return True
+
+    return test
+
+
+def _narrow(
+    tables: Tables,
+    found: dict[tuple[str, str], set[int]],
+    name: str,
+    columns: tuple[str, ...],
+    tests: tuple[Callable[[Any], bool], ...],
+    names: tuple[str, ...],
+) -> Tables:
+    """`tables` with table `name` holding only the rows whose `columns` pass their `tests` (the same tables when every
+    row does; a new dict, the shared one untouched, when some does not). `found`: each column's failing rows, tested
+    once per call (checks share columns)."""
+    table = tables[name]
+    failing: set[int] = set()
+    for column, test in zip(columns, tests, strict=True):
+        bad = found.get((name, column))
+        if bad is None:
+            cells = table[column]
+            bad = found[name, column] = (
+                set() if all(map(test, cells)) else {k for k, v in enumerate(cells) if not test(v)}
+            )
+        failing |= bad
+    if not failing:
+        return tables
+    keep = [k for k in range(len(table["at"])) if k not in failing]
+    if not keep:
+        return {**tables, name: dict.fromkeys(names, ())}
+    return {**tables, name: _Kept(table, itemgetter(*keep) if len(keep) > 1 else _one(keep[0]))}
+
+
+class _Kept(dict[str, Any]):
+    """The rows of a table a check is given (`_narrow`): each column read out of the whole table when the check first
+    asks for it (a check reads a few of a table's columns)."""
+
+    __slots__ = ("_rows", "_table")
+
+    def __init__(self, table: dict[str, Any], rows: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self._table = table
+        self._rows = rows  # the kept rows of a column, in one C-level call
+
+    def __missing__(self, key: str) -> Any:
+        if key not in self._table:
+            raise KeyError(key)
+        column = self[key] = self._rows(self._table[key])
+        return column
+
+
+def _one(position: int) -> Callable[[Any], tuple[Any, ...]]:
+    """The kept row of a column when one row is kept (`itemgetter` of one position gives the value, not a tuple)."""
+    get = itemgetter(position)
+    return lambda column: (get(column),)
 
 
 def _unchecked(exc: Exception) -> Issue:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from .._engine.findings import Finding, caution, problem
+from .._engine.findings import VALUE, Finding, caution, problem
 from .._engine.report import ContractError, Report
-from .._engine.validate import Check, Contract, Seen
+from .._engine.validate import Check, Contract, Seen, reads
 from .._settings.config import with_settings
 from ..rules import rule
 from ._arn import ARN_READINGS, arn_dialect, target_group_reading
@@ -91,11 +91,10 @@ def _forms(event: Any) -> tuple[list[str], list[str]]:
 
 
 @FORMS
+@reads(VALUE)
 def check_forms(event: Any, seen: Seen) -> list[Finding]:
     """A3: the single-value forms or the multi-value forms, never both."""
     out: list[Finding] = []
-    if type(event) is not LoadBalancerEvent:
-        return out
     expected = seen.options.get("multi_value")
     if event.multi_value_headers is None and event.multi_value_query_string_parameters is None and expected is not True:
         return out  # single-value forms only, and nothing says they should not be
@@ -214,12 +213,11 @@ def check_trace_header(event: Any, seen: Seen) -> list[Finding]:
     origin="kit",
     severity="warning",
 )
+@reads(VALUE)
 def check_target_group(event: Any, seen: Seen) -> list[Finding]:
     """AS1: the target group ARN's partition tells the dialect; the top-level copy names the same group (the ARN's
     form is declared). A15: the parts of an ARN of that form, as the platform writes them."""
     out: list[Finding] = []
-    if type(event) is not LoadBalancerEvent:
-        return out
     context = event.request_context
     elb: Any = context.elb if type(context) is RequestContext else None  # the generated struct's field
     inner = elb.target_group_arn if type(elb) is ElbContext else None
@@ -304,14 +302,13 @@ def get_without_body(method: Any) -> list[Finding]:
     'application/javascript, application/xml as text; anything else base64; empty body "".',
     severity="error or warning",
 )
+@reads(VALUE, "body")
 def check_body(event: Any, seen: Seen) -> list[Finding]:
     """A4 and A2: base64 exactly when the platform would use it; a GET has an empty body."""
     out: list[Finding] = []
-    if type(event) is not LoadBalancerEvent:
-        return out
     body = event.body
     encoded = event.is_base64_encoded
-    if type(body) is not str or not body:
+    if not body:  # (none, or empty)
         return out
     if encoded is True and not is_strict_base64(body):
         out.append(

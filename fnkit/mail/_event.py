@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 
 from .._engine.columns import snake
-from .._engine.findings import Finding, caution, problem
+from .._engine.findings import VALUE, Finding, caution, problem
 from .._engine.report import MISSING, ContractError, Report, decode_json
 from .._engine.shape import BOOL, STR, F, ListOf, Shape, Text
-from .._engine.validate import Check, Contract, Seen
+from .._engine.validate import Check, Contract, Seen, reads
 from .._settings.project import Dialect, resolve_dialect
 from ..rules import id_of, rule
 from ._address import ADDRESS_PATTERN, is_address
@@ -187,7 +187,8 @@ MailFrom = MAIL_FROM.struct
 
 # --- semantic rules, over the typed event ------------------------------------------
 # On the lenient path (the event broke its shape; the walk said where) a field may hold
-# anything, so each check tests types before it reads.
+# anything: a check that declares what it reads (`reads`) gets only recipients whose columns
+# there hold their declared types; a check that reads other fields tests types before it reads.
 
 if TYPE_CHECKING:
     from ..types import MailEvent as MailEventDict
@@ -231,13 +232,10 @@ def address_form(address: Any, *at: Any, sender: bool = False) -> list[Finding]:
     ]
 
 
+@reads(VALUE, "envelope.mail_from")
 def check_null_sender(event: Any, seen: Seen) -> list[Finding]:
     """MS3 of the envelope's sender (`address_form` decides)."""
-    envelope: Any = event.envelope if type(event) is MailEvent else None
-    mail_from: Any = envelope.mail_from if type(envelope) is MailEnvelope else None
-    if type(mail_from) is MailFrom:
-        return address_form(mail_from.address, "envelope", "mailFrom", "address", sender=True)
-    return []
+    return address_form(event.envelope.mail_from.address, "envelope", "mailFrom", "address", sender=True)
 
 
 # The checks read the recipients' addresses from the event's table (seen.tables[RECIPIENTS], read once per
@@ -245,16 +243,12 @@ def check_null_sender(event: Any, seen: Seen) -> list[Finding]:
 
 
 @LISTED_ONCE
+@reads(RECIPIENTS, "address")
 def check_recipients_listed_once(event: Any, seen: Seen) -> list[Finding]:
     """MS5: each address once, compared without regard to case (at least one: the shape's bound)."""
     table = seen.tables[RECIPIENTS]
-    addresses = table["address"]
-    strings = addresses
-    try:
-        joined = "\n".join(strings)
-    except TypeError:  # (lenient: an entry without a string address has nothing to repeat)
-        strings = [a for a in addresses if type(a) is str]
-        joined = "\n".join(strings)
+    strings = addresses = table["address"]
+    joined = "\n".join(strings)
     # lower-cased all at once; without capitals each address is its own key, else the lines are the keys (as
     # many as the strings unless one holds a line break: then the loop below decides)
     lowered = joined.lower()
@@ -264,8 +258,6 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Finding]:
     out = []
     first: dict[str, int] = {}
     for i, address in zip(table["at"], addresses, strict=True):
-        if type(address) is not str:
-            continue
         key = address.lower()
         if key in first:
             out.append(
@@ -283,17 +275,18 @@ def check_recipients_listed_once(event: Any, seen: Seen) -> list[Finding]:
 
 
 @rule("MS4", "mail", "contract", "Outbound rules handle up to 500 recipients.", origin="spec")
+@reads(RECIPIENTS)
 def check_outbound_limit(event: Any, seen: Seen) -> list[Finding]:
     """MS4: an outbound rule handles up to 500 recipients."""
-    if type(event) is not MailEvent or event.flow_direction != "OUTBOUND":  # (inbound: nothing to count)
+    if event.flow_direction != "OUTBOUND":  # (inbound: nothing to count)
         return []
-    recipients = _recipients(event)
-    if recipients is not None and len(recipients) > OUTBOUND_RECIPIENTS_LIMIT:
+    n = len(event.envelope.recipients)  # (every entry, a recipient or not: the walk names one that is not)
+    if n > OUTBOUND_RECIPIENTS_LIMIT:
         return [
             problem(
                 "limit",
                 f"An outbound message reaches a function with at most {OUTBOUND_RECIPIENTS_LIMIT} recipients; "
-                f"this one has {len(recipients)}.",
+                f"this one has {n}.",
                 "envelope",
                 "recipients",
             )

@@ -21,7 +21,7 @@ import msgspec
 
 from .._engine.findings import Finding, Row, caution, problem
 from .._engine.shape import STR, F, ListOf, Nullable, Shape, Text
-from .._engine.validate import Seen
+from .._engine.validate import Seen, reads
 from ..rules import rule
 from ._tables import RECORDS
 
@@ -114,11 +114,11 @@ def md5_of_body(body: str) -> str:
     "md5OfBody is the MD5 hex of the UTF-8 body; md5OfMessageAttributes is the MD5 of the "
     "attributes encoded by name order, lengths and transport bytes.",
 )
-def digest_mismatch(key: str, digest: Any, expected: str | None, row: Row, note: str = "") -> list[Finding]:
+def digest_mismatch(key: str, digest: str, expected: str | None, row: Row, note: str = "") -> list[Finding]:
     """Q13: a record's digest (`key`: md5OfBody, md5OfMessageAttributes) is the MD5 of what it covers, `expected`
     (None: what it covers cannot be hashed, and the walk or another rule says why); `note` ends the sentence. The
     checks that compute the MD5s (`check_md5_of_body`, `check_message_attributes`) ask it; its findings name it."""
-    if expected is None or not isinstance(digest, str) or digest == expected:
+    if expected is None or digest == expected:
         return []
     covered = "this body" if key == "md5OfBody" else "these attributes"
     return [
@@ -132,21 +132,20 @@ def digest_mismatch(key: str, digest: Any, expected: str | None, row: Row, note:
     ]
 
 
+@reads(RECORDS, "body", "md5_of_body")
 def check_md5_of_body(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q13 of the bodies: each record's md5OfBody against the MD5 of its body (`digest_mismatch` decides)."""
     table = seen.tables[RECORDS]
     bodies, digests = table["body"], table["md5_of_body"]
     try:  # (UTF-8 without surrogates first: the usual body, and a cheaper call)
-        expected: list[str | None] = [_md5(body.encode()).hexdigest() for body in bodies]
-    except (UnicodeEncodeError, AttributeError):  # a lone surrogate (hashed as the platform would), or a body
-        # that is not text (the walk named it: no digest to compare)
-        expected = [_md5(b.encode("utf-8", "surrogatepass")).hexdigest() if type(b) is str else None for b in bodies]
+        expected = [_md5(body.encode()).hexdigest() for body in bodies]
+    except UnicodeEncodeError:  # a lone surrogate, hashed as the platform would
+        expected = [_md5(b.encode("utf-8", "surrogatepass")).hexdigest() for b in bodies]
     if expected == [*digests]:
         return ()
     return [
         found
         for i, want, digest in zip(table["at"], expected, digests, strict=True)
-        if type(digest) is str
         for found in digest_mismatch("md5OfBody", digest, want, RECORDS.row(i))
     ]
 
@@ -227,7 +226,7 @@ def record_keys(
                 of=record_keys,
             )
         )
-    if lists is not None and type(lists[1]) is MessageAttribute:
+    if lists is not None:
         name, attr = lists
         for key, values in (
             ("stringListValues", attr.string_list_values),
@@ -465,6 +464,7 @@ def _sizes_bound(table: dict[str, Any]) -> tuple[int, int]:
     "a function (a warning; QueueSim.send refuses it).",
     severity="warning",
 )
+@reads(RECORDS, "body")
 def check_message_size(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q16: no record is larger than the queue accepts a message (exact sizes only where lengths alone cannot tell)."""
     table = seen.tables[RECORDS]
@@ -475,7 +475,7 @@ def check_message_size(event: Any, seen: Seen) -> Sequence[Finding]:
     bodies, attributes = table["body"], table["message_attributes"]
     out = []
     for i, body, attrs in zip(table["at"], bodies, attributes, strict=True):
-        if type(body) is not str or 4 * len(body) + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:
+        if 4 * len(body) + _attributes_bound(attrs) <= MAX_MESSAGE_BYTES:
             continue
         body_bytes = len(body.encode("utf-8", "surrogatepass"))
         size = body_bytes + _attributes_size(attrs)

@@ -12,7 +12,7 @@ from .._engine.findings import Finding, caution, problem
 from .._engine.memo import Readings
 from .._engine.report import ContractError, Report
 from .._engine.shape import STR, F, ListOf, MapOf, Nullable, Shape, Text
-from .._engine.validate import Check, Contract, Seen
+from .._engine.validate import Check, Contract, Seen, reads
 from ..rules import id_of, rule
 from ._config import BATCH_LIMITS, DEFAULT_BATCH, MAX_BATCH_FIFO, MAX_BATCH_STANDARD
 from ._contents import (
@@ -219,8 +219,9 @@ QueueRecordAttributes = ATTRIBUTES.struct
 
 # --- semantic rules, over the typed event ---------------------------------------------
 # On the compiled path every field has its declared type; on the lenient path (the value
-# broke the shape, and the walk said where) a field may hold anything, so each check
-# guards with a type test before it reads.
+# broke the shape, and the walk said where) a field may hold anything. A check that declares
+# what it reads (`reads`) is given only the rows whose columns there hold their declared types;
+# a check that reads a field it does not declare guards with a type test before it reads.
 
 _ARN = re.compile(_ARN_PATTERN)
 _SOURCE_DIALECT = tuple((v, k) for k, v in EVENT_SOURCE.items())  # (each spelling of eventSource, its dialect)
@@ -265,12 +266,10 @@ def one_batch(records: int | None = None, queues: int | None = None) -> list[Fin
 
 
 @BATCH_LIMITS
+@reads(RECORDS)
 def check_batch(event: Any, seen: Seen) -> Sequence[Finding]:
     """Q1: a batch holds at most the configured batch size (and QS1, `one_batch`: never none)."""
-    records = event.records if type(event) is QueueEvent else None
-    if type(records) is not tuple:
-        return ()
-    n = len(records)
+    n = len(event.records)  # (every item, a record or not: the walk names one that is not)
     if n == 0:
         return one_batch(records=0)
     limit = seen.options.get("batch_size")
@@ -305,28 +304,24 @@ def check_batch(event: Any, seen: Seen) -> Sequence[Finding]:
 
 # The checks read the event's tables (seen.tables, read once per call): "records" holds a column per
 # record field, "records.attributes" one per attribute; "at" is each row's position in the batch. Each
-# check is one code path for every event: a column holds its declared type when the event is well
-# formed, and whatever the event had when it is not (the walk has named that), so a check guards
-# where a wrong type would stop it (an unhashable value, a body that is not text).
+# check is one code path for every event: the columns a check declares (`reads`) hold their declared
+# types, on both paths (when the event is not well formed the engine leaves out the rows where they do
+# not: the walk has named those).
 
 
 @rule(
     "QS7", "queue", "contract", "Message ids are unique: one batch never holds the same messageId twice.", origin="spec"
 )
+@reads(RECORDS, "message_id")
 def check_unique_ids(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS7: no messageId twice in one batch."""
     table = seen.tables[RECORDS]
     ids = table["message_id"]
-    try:
-        if len(ids) < 2 or len(set(ids)) == len(ids):  # (one record: no set to make)
-            return ()
-    except TypeError:  # an unhashable messageId (the walk named its type): look id by id
-        pass
+    if len(ids) < 2 or len(set(ids)) == len(ids):  # (one record: no set to make)
+        return ()
     out = []
     first: dict[str, int] = {}
     for i, mid in zip(table["at"], ids, strict=True):
-        if type(mid) is not str:
-            continue
         if mid in first:
             out.append(
                 problem(
@@ -380,6 +375,7 @@ def _arn_reading(arn: str) -> tuple[str, str, bool] | None:
     return found
 
 
+@reads(RECORDS, "event_source_arn", "aws_region")
 def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
     """Reads each queue ARN once: its partition tells the dialect; its region, what awsRegion must be (Q12,
     `record_keys`); how many queues the batch comes from, one (QS1, `one_batch`). The ARN's form is declared."""
@@ -387,10 +383,9 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
     arns, regions = table["event_source_arn"], table["aws_region"]
     distinct: Any
     if arns and (len(arns) == 1 or arns.count(arns[0]) == len(arns) == regions.count(regions[0])):  # one queue
-        arn, region = arns[0], regions[0]
-        distinct = ((arn, region),) if type(arn) is str and type(region) is str else ()
+        distinct = ((arns[0], regions[0]),)
     else:
-        distinct = {(a, r) for a, r in zip(arns, regions, strict=True) if type(a) is str and type(r) is str}
+        distinct = {*zip(arns, regions, strict=True)}
     queues: list[str] = []  # the well-formed ARNs (a set only when there are two)
     wrong: dict[tuple[str, str], str] | None = None  # (made when a region is wrong)
     for arn, region in distinct:
@@ -414,15 +409,15 @@ def check_arn_region(event: Any, seen: Seen) -> Sequence[Finding]:
     out = []
     if wrong:
         for i, pair in zip(table["at"], zip(arns, regions, strict=True), strict=True):
-            if type(pair[0]) is str and type(pair[1]) is str and pair in wrong:
+            if pair in wrong:
                 out += record_keys(RECORDS.row(i), region=(pair[1], wrong[pair]))
     if len(queues) > 1:
         out += one_batch(queues=len(queues))
     return out
 
 
-def _as_int(text: Any) -> int | None:
-    return int(text) if type(text) is str and text.isascii() and text.isdigit() else None
+def _as_int(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 @rule(
@@ -434,6 +429,7 @@ def _as_int(text: Any) -> int | None:
     origin="spec",
     severity="error or warning",
 )
+@reads(ATTRIBUTE_ROWS, "sent_timestamp", "approximate_first_receive_timestamp")
 def check_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
     """QS3 beyond the structure its shape declares (`ATTRIBUTES`, whose walk names QS3 too): a message is not first
     received before it was sent (the trace header's spelling tells the dialect: the engine notes it, as it notes the
@@ -449,7 +445,7 @@ def check_attributes(event: Any, seen: Seen) -> Sequence[Finding]:
                 break
         else:
             return ()
-    except (TypeError, ValueError):
+    except ValueError:  # a timestamp that is not digits (the walk named it)
         pass
     out = []
     for i, sent_at, first_at in zip(table["at"], sent, first, strict=True):

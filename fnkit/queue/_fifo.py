@@ -176,11 +176,21 @@ def check_fifo(event: Any, seen: Any) -> Sequence[Finding]:
     "message instead.",
     severity="warning",
 )
-def group_order(event: Any, failed: Any) -> Sequence[Finding]:
+def group_order(event: Any, failed: Any, at: int | None = None) -> Sequence[Finding]:
     """Q10: in a FIFO batch, each unlisted message that follows a listed one of its group (it is deleted, and the
     group's order breaks): a warning for each, at the record below the event. `failed`: the listed messageIds.
-    The event as a dict."""
-    if not failed or type(event) is not dict or not fifo_reading(event)[0]:
+    The event as a dict. `at`: where the one listed message sits in the batch, when the caller found it there
+    and nowhere else; a message without a group is followed by none of its group, whatever the queue."""
+    if not failed or type(event) is not dict:
+        return ()
+    if at is not None:
+        records = event.get("Records")
+        rec = records[at] if type(records) is list and at < len(records) else None
+        if type(rec) is dict and rec.get("messageId") == failed[0]:  # (the record the caller found)
+            attrs = rec.get("attributes")
+            if type(attrs) is not dict or type(attrs.get("MessageGroupId")) is not str:
+                return ()
+    if not fifo_reading(event)[0]:
         return ()
     records = event["Records"]
     out = []

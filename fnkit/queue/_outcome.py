@@ -21,7 +21,7 @@ from .._settings.config import with_settings
 from ..types import Isolation, QueueKind
 from ._config import FUNCTION_FAILED, QueueConfig, QueueReportingSetting
 from ._event import batch_ids, validate_event
-from ._response import NOT_JSON, PARTIAL_REASONS, partial_reason, platform_reads, read
+from ._response import NOT_JSON, PARTIAL_REASONS, in_group_order, partial_reason, platform_reads, read
 
 _EMPTY = Report((), "queue", None, "response")
 _REPORTING = QueueConfig.of().report_batch_item_failures  # the setting of a call that names none (a frozen default)
@@ -206,21 +206,28 @@ def decide(event: Any, ids: Sequence[str], response: Any, reporting: bool = True
     else:
         value, notes, unencodable = platform_reads(response, False)  # (not JSON text: a returned value)
     all_ids = ids if type(ids) is tuple else tuple(ids)
-    reading = read(value, all_ids, reporting, notes, unencodable, event)
-    report = Report(reading.issues, "queue", None, "response") if reading.issues else _EMPTY
+    reading = read(value, all_ids, reporting, notes, unencodable)  # (Q10 below: the split finds where)
     kind = reading.kind
     if kind == "success":
+        report = Report(reading.issues, "queue", None, "response") if reading.issues else _EMPTY
         return BatchOutcome("success", (), all_ids, reading.rule, reading.reason, report, invocation, all_ids)
     if kind == "failure":
+        report = Report(reading.issues, "queue", None, "response") if reading.issues else _EMPTY
         return BatchOutcome("failure", all_ids, (), reading.rule, reading.reason, report, invocation, all_ids)
     failed: tuple[str, ...] = reading.failed  # (the reading found each in the batch)
     ordered: tuple[str, ...]
+    at: int | None = None  # where the one listed message sits, when it sits nowhere else
     if len(failed) == 1:  # one listed message: cut it out where it is, unless the batch holds it again
         at = all_ids.index(failed[0])
         after = all_ids[at + 1 :]
-        ordered, deleted = failed, (all_ids[:at] + after if failed[0] not in after else _without(all_ids, failed))
+        if failed[0] in after:
+            at = None
+        ordered, deleted = failed, (all_ids[:at] + after if at is not None else _without(all_ids, failed))
     else:
         ordered, deleted = tuple(filter(set(failed).__contains__, all_ids)), _without(all_ids, failed)  # batch order
+    if event is not None:
+        reading = in_group_order(reading, event, at)  # Q10
+    report = Report(reading.issues, "queue", None, "response") if reading.issues else _EMPTY
     counts = (len(failed), len(deleted))
     reason = PARTIAL_REASONS.get(counts) or partial_reason(*counts)
     if reading.note:  # what a rule over the partial failure adds (Q10)

@@ -159,11 +159,19 @@ def read(
         return ignored
     reading: Reading = reporting_on(value, batch_ids, [] if notes is None else notes, unencodable)
     if reading.kind == "partial" and event is not None:
-        order = group_order(event, reading.failed)
-        if order:  # its effect: warnings (at the event's records), and the partial failure's sentence says so
-            reading.issues.extend(place(order, by=group_order))
-            return Reading("partial", reading.failed, reading.rule, reading.reason, reading.issues, GROUP_ORDER_BREAKS)
+        return in_group_order(reading, event)
     return reading
+
+
+def in_group_order(reading: Reading, event: Any, at: int | None = None) -> Reading:
+    """A partial failure's reading with Q10's effect on it (`group_order`: the event as a dict; `at`, where the
+    one listed message sits in the batch when it sits nowhere else): warnings at the event's records whose
+    group's order breaks, and the partial failure's sentence says so."""
+    order = group_order(event, reading.failed, at)
+    if not order:
+        return reading
+    reading.issues.extend(place(order, by=group_order))
+    return Reading("partial", reading.failed, reading.rule, reading.reason, reading.issues, GROUP_ORDER_BREAKS)
 
 
 def read_response(value: Any, batch_ids: tuple[str, ...] | None) -> Reading:

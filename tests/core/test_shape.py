@@ -356,3 +356,80 @@ def test_the_compiled_and_the_located_ways_report_alike():
         for document in documents:
             fast, full = contract.validate(document), contract.located(document)
             assert (list(fast), fast.dialect) == (list(full), full.dialect), (contract.shape.name, document[:200])
+
+
+# --- a check that declares what it reads gets values of their declared types -----------------
+
+
+def test_a_check_that_declares_what_it_reads_is_given_only_the_rows_that_hold_their_declared_types():
+    from fnkit._engine.findings import Table, caution, problem
+    from fnkit._engine.validate import Contract, reads
+
+    items = Table("items")
+    listing = Shape("Listing", [F("items", ListOf(ITEM))], rule="QS6")
+
+    @reads(items, "id")
+    def lower_ids(value: Any, seen: Any) -> list[Any]:  # no guard: an id is a string here
+        table = seen.tables[items]
+        return [
+            problem("format", f"'{i}' is not lower case.", "id", row=items.row(k))
+            for k, i in zip(table["at"], table["id"], strict=True)
+            if not i.islower()
+        ]
+
+    @reads(items)
+    def counted(value: Any, seen: Any) -> list[Any]:  # no guard: the list is there
+        return [caution("limit", f"{len(value.items)} item(s).", "items")]
+
+    contract = Contract(listing, [lower_ids, counted], source="queue")
+    report = contract.validate({"items": [{"id": "A"}, {"id": 5}, {"id": "c"}, {}]})
+    assert [(i.path, i.code) for i in report] == [
+        ("$.items[1].id", "type"),
+        ("$.items[3].id", "missing"),
+        ("$.items[0].id", "format"),
+        ("$.items", "limit"),
+    ]
+    assert report[-1].message == "4 item(s)."  # every item of the list, a row of the table or not
+    # the list is not there: the walk says so, and the checks that read it do not run
+    assert [(i.path, i.code) for i in contract.validate({"items": "x"})] == [("$.items", "type")]
+    # a typed value: every row, every check
+    assert [(i.path, i.code) for i in contract.validate({"items": [{"id": "B"}]})] == [
+        ("$.items[0].id", "format"),
+        ("$.items", "limit"),
+    ]
+
+
+def test_a_check_that_reads_the_value_s_own_fields_runs_only_when_they_hold_their_declared_types():
+    from fnkit._engine.findings import VALUE, problem
+    from fnkit._engine.validate import Contract, reads
+
+    @reads(VALUE, "name")
+    def short_name(value: Any, seen: Any) -> list[Any]:  # no guard: the value is an object, its name a string
+        return [problem("limit", "The name is long.", "name")] if len(value.name) > 3 else []
+
+    item = Shape("Named", [F("name", STR), F("n", INT)], rule="QS6")
+    contract = Contract(item, [short_name], source="queue")
+    assert [(i.path, i.code) for i in contract.validate({"name": "long", "n": 1})] == [("$.name", "limit")]
+    assert [(i.path, i.code) for i in contract.validate({"name": "long", "n": "1"})] == [
+        ("$.n", "type"),
+        ("$.name", "limit"),
+    ]
+    assert [(i.path, i.code) for i in contract.validate({"name": 12345, "n": 1})] == [("$.name", "type")]
+    assert [(i.path, i.code) for i in contract.validate(["not", "an", "object"])] == [("$", "type")]
+
+
+def test_a_check_that_reads_a_field_of_an_object_field_runs_only_when_the_way_down_holds_its_types():
+    from fnkit._engine.findings import VALUE, problem
+    from fnkit._engine.validate import Contract, reads
+
+    @reads(VALUE, "child.id")
+    def upper_id(value: Any, seen: Any) -> list[Any]:  # no guard: child is an Item, its id a string
+        return [] if value.child.id.isupper() else [problem("format", "Not upper case.", "child", "id")]
+
+    contract = Contract(Shape("Outer", [F("child", ITEM), F("n", INT)], rule="QS6"), [upper_id], source="queue")
+    assert [(i.path, i.code) for i in contract.validate({"child": {"id": "a"}, "n": "1"})] == [
+        ("$.n", "type"),
+        ("$.child.id", "format"),
+    ]
+    assert [(i.path, i.code) for i in contract.validate({"child": {"id": 1}, "n": 1})] == [("$.child.id", "type")]
+    assert [(i.path, i.code) for i in contract.validate({"child": "a", "n": 1})] == [("$.child", "type")]

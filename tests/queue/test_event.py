@@ -911,3 +911,16 @@ def test_q16_the_simulated_queue_refuses_a_message_over_1_mib():
     with pytest.raises(ValueError, match="Q16"):
         sim.send("x" * 1_048_570, message_attributes={"colour": "blue"})
     assert sim.send("x" * 1_048_576) is not None
+
+
+def test_a_body_of_a_str_subclass_is_hashed_whether_or_not_another_record_is_broken():
+    class Text(str):
+        __slots__ = ()
+
+    event: Any = queue.build_event(["a", "b"], seed=3)
+    event["Records"][0]["body"] = Text("changed")
+    alone = [(i.path, i.rule) for i in queue.validate_event(event)]
+    event["Records"][1]["body"] = 5
+    broken = [(i.path, i.rule) for i in queue.validate_event(event)]
+    assert alone == [("$.Records[0].md5OfBody", "Q13")]
+    assert broken == [("$.Records[1].body", "QS2"), *alone]

@@ -28,6 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -168,3 +169,27 @@ def test_a_fifo_partial_response_warns_of_the_group_order_in_both():
     result = queue.outcome(event, response)
     assert [i.rule for i in report] == ["Q10"] and report.ok
     assert _issues(report) == _issues(result.issues) and "group order breaks" in result.reason
+
+
+@pytest.mark.parametrize("broken", [None, "not a record", "a messageId that is a number"])
+def test_the_group_order_of_one_listed_message_is_judged_at_its_own_record(broken):
+    # the outcome finds the listed message's record from where it sits among the batch's ids; a record before it
+    # that has no messageId shifts the records against the ids, and the warning must still land on the record
+    # that follows the failed one in its group (and nowhere when the failed message has no group)
+    event: Any = queue.build_event(["a", "b", "c", "d"], fifo=True, group_ids=["g", "h", "g", "h"], seed=3)
+    if broken == "not a record":
+        event["Records"].insert(0, broken)
+    elif broken is not None:  # a record like the first, of the same FIFO queue, whose messageId is no string
+        event["Records"].insert(0, {**event["Records"][0], "messageId": 5})
+    event["Records"][-4]["attributes"] = {**event["Records"][-4]["attributes"]}
+    del event["Records"][-4]["attributes"]["MessageGroupId"]  # "a", where "b" sits among the ids when shifted
+    ids = queue.correlation_ids(event)
+    listed = event["Records"][-3]["messageId"]  # "b", group h: "d" follows it in h and is deleted
+    response = {"batchItemFailures": [{"itemIdentifier": listed}]}
+    report = queue.validate_response(response, event=event)
+    result = queue.outcome(event, response)
+    assert [(i.rule, i.path) for i in result.issues] == [("Q10", f"$.Records[{len(event['Records']) - 1}]")]
+    assert _issues(report) == _issues(result.issues) and "group order breaks" in result.reason
+    assert result.failed_ids == (listed,) and len(result.deleted_ids) == len(ids) - 1
+    del event["Records"][-3]["attributes"]["MessageGroupId"]  # the failed message in no group: nothing follows it
+    assert [i.rule for i in queue.outcome(event, response).issues] == []
