@@ -56,7 +56,8 @@ settings.load_profile("suite")
 # made once. The browser tests are one unit (one JupyterLab and one Chromium between them).
 # Units start longest first, so that no long one is left for the end while the other workers
 # idle: these lead (seconds of each unit's tests, run one directory at a time on the 2-core machine at
-# load 2, bytecode kept; every other unit takes under 6 s); the others follow in collection order. A stale figure here costs balance only, never a result.
+# load 2, bytecode kept; every other unit takes under 6 s); the others follow in collection order.
+# A stale figure here costs balance only, never a result.
 LONGEST_FIRST = {
     "tests/browser": 57,
     "tests/core/test_isolation.py": 15,
