@@ -25,7 +25,7 @@ from ._contents import (
     check_payload_size,
     record_keys,
 )
-from ._fifo import check_fifo, fifo_attributes, is_fifo
+from ._fifo import fifo_attributes, is_fifo
 from ._tables import ATTRIBUTE_ROWS, RECORDS
 
 SOURCE = "queue"
@@ -468,7 +468,7 @@ EVENT_CHECKS: list[Check] = [
     check_event_source,
     check_arn_region,
     check_attributes,
-    check_fifo,
+    fifo_attributes,
     check_md5_of_body,
     check_message_attributes,
     check_message_size,

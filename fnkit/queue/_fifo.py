@@ -57,25 +57,30 @@ def fifo_reading(event: Any) -> tuple[bool, int | None]:
             return False, None
         dict_record = type(rec) is dict
         arn = rec.get("eventSourceARN") if dict_record else rec.event_source_arn
-    names_queue = type(arn) is str and ":" in arn  # an ARN that names the queue
-    if names_queue and arn.endswith(".fifo"):
-        return True, None
-    # the attributes are read only when the ARN does not settle it, and the sequence only after a group
+    # the sequence is read only after a group (without a group, it says nothing)
     if dict_record:
         attrs = rec.get("attributes")
         group = attrs.get("MessageGroupId") if type(attrs) is dict else None
+        sequence = attrs.get("SequenceNumber") if group is not None else None  # (a dict: it held the group)
     else:
         attrs = rec.attributes
         group = getattr(attrs, "message_group_id", None)
+        sequence = getattr(attrs, "sequence_number", None) if group is not None else None
+    return _weigh(arn, group, sequence, i)
+
+
+def _weigh(arn: Any, group: Any, sequence: Any, at: int) -> tuple[bool, int | None]:
+    """`fifo_reading` of the batch whose record at position `at` holds `arn` (its eventSourceARN), `group` and
+    `sequence` (its MessageGroupId and SequenceNumber; None when absent): the one place the evidence is weighed
+    (see the module's note; `fifo_attributes` reads the three from the event's tables)."""
+    names_queue = type(arn) is str and ":" in arn  # an ARN that names the queue
+    if names_queue and arn.endswith(".fifo"):
+        return True, None
     if group is None:
         return False, None
     if not names_queue:  # no ARN to read: a message group says FIFO
         return True, None
-    if dict_record:
-        sequence = attrs.get("SequenceNumber")  # (a dict: it held the group)
-    else:
-        sequence = getattr(attrs, "sequence_number", None)
-    return (True, i) if sequence is not None else (False, None)  # only a FIFO queue's delivery adds both (Q15)
+    return (True, at) if sequence is not None else (False, None)  # only a FIFO queue's delivery adds both (Q15)
 
 
 def is_fifo(event: Any) -> bool:
@@ -124,15 +129,23 @@ def placeholder_arn(event: Any, inferred_at: int | None) -> list[Finding]:
     "ordered (FIFO) queues and are absent for standard queues.",
     origin="spec",
 )
-def fifo_attributes(table: dict[str, Any], fifo: bool) -> Sequence[Finding]:
-    """QS5: each record carries the three FIFO attributes exactly when the queue is FIFO. `table`: the
-    "records.attributes" columns (a value of any type counts as present; absent is None)."""
+def fifo_attributes(event: Any, seen: Any) -> Sequence[Finding]:
+    """QS5: each record carries the three FIFO attributes exactly when the queue is FIFO, as one reading of the
+    batch tells (`fifo_reading`; Q15, `placeholder_arn`, when it reads a FIFO batch under an ARN without .fifo: its
+    warning comes first). Reads the "records.attributes" columns (a value of any type counts as present; absent is
+    None)."""
+    records, table = seen.tables[RECORDS], seen.tables[ATTRIBUTE_ROWS]
+    at = table["at"]
     sequences, groups, tokens = table["sequence_number"], table["message_group_id"], table["message_deduplication_id"]
-    absent = 0 if fifo else len(table["at"])  # how many records lack each attribute when all is as it should be
+    if at and at[0] == 0:  # the first record and its attributes are of their shape (rows 0 of both tables)
+        fifo, inferred_at = _weigh(records["event_source_arn"][0], groups[0], sequences[0], 0)
+    else:  # (the walk named what is wrong there: the first record that is one speaks for the batch)
+        fifo, inferred_at = fifo_reading(event)
+    absent = 0 if fifo else len(at)  # how many records lack each attribute when all is as it should be
     if sequences.count(None) == absent and groups.count(None) == absent and tokens.count(None) == absent:
-        return ()
-    out = []
-    for i, *values in zip(table["at"], sequences, groups, tokens, strict=True):
+        return () if inferred_at is None else placeholder_arn(event, inferred_at)
+    out = [] if inferred_at is None else placeholder_arn(event, inferred_at)
+    for i, *values in zip(at, sequences, groups, tokens, strict=True):
         for key, value in zip(FIFO_ATTRIBUTES, values, strict=True):
             if (value is not None) == fifo:
                 continue
@@ -155,16 +168,6 @@ def fifo_attributes(table: dict[str, Any], fifo: bool) -> Sequence[Finding]:
                 )
             )
     return out
-
-
-def check_fifo(event: Any, seen: Any) -> Sequence[Finding]:
-    """The event's FIFO rules from one reading of its queue's kind: Q15 (a placeholder ARN), then QS5 (each
-    finding names its rule's function: `of=`)."""
-    fifo, inferred_at = fifo_reading(event)
-    wrong = fifo_attributes(seen.tables[ATTRIBUTE_ROWS], fifo)
-    if inferred_at is None:
-        return wrong
-    return [*placeholder_arn(event, inferred_at), *wrong]
 
 
 @rule(
