@@ -206,6 +206,9 @@ def patterns_hold(sites: Sequence[tuple[Any, ...]], typed: Any, tables: Tables) 
     each pattern tested once over all the values it governs, what its memo lacks in one go."""
     pending: Any = None  # the last pattern whose memo lacked strings, and those strings
     lacking: Any = None
+    # the last column found to hold nothing below it (sites below one column follow each other; the two tests
+    # agree there: a column with sites below it holds maps, lists or objects, never a false string)
+    empty: Any = None
     for check, known, table, column, read in sites:  # pattern by pattern, each site once
         if table is None:  # a site outside the tables, read by its function
             values = read(typed, tables)
@@ -213,9 +216,12 @@ def patterns_hold(sites: Sequence[tuple[Any, ...]], typed: Any, tables: Tables) 
             values = tables[table][column]
         else:  # strings below a table's column (`read`: the site), read when some row holds something there
             held = tables[table][column]
+            if held is empty:
+                continue
             # a row that is None, UNSET or an empty map or list has nothing below it: `any` is exact there
             # (the usual absent field, all None, is told by one count without a call)
             if not (any(held) if read[2] else held.count(None) != len(held) and _some_held(held)):
+                empty = held
                 continue
             values = site_values(read, typed, tables)
         if values and not known(values):  # what the memo lacks is tested in one go per pattern, in order
