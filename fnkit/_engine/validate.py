@@ -107,6 +107,7 @@ class Seen:
 MIXED = "mixed"
 _NO_OPTIONS: dict[str, Any] = {}
 _NO_TABLES: Tables = {}
+_new_seen = object.__new__
 
 
 class Contract:
@@ -257,8 +258,13 @@ class Contract:
                     pass
             tables: Tables | None
             spellings = self._spellings
-            seen = Seen(options, None, self._places)
+            # the call's Seen, filled as `Seen.__init__` fills it, without type.__call__ and __init__'s frame (the
+            # lenient path below makes its own)
+            seen = _new_seen(Seen)
             if typed is not None:
+                seen.options = options if options is not None else _NO_OPTIONS
+                seen.places = self._places
+                seen.met = None
                 seen.tables = tables = read_tables(self._plans, typed, False)
                 # each field with two spellings holds one (the seen one's dialect noted), and each pattern holds
                 if (spellings is not None and not spelled_once(spellings, typed, tables, seen)) or (
