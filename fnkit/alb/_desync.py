@@ -255,12 +255,12 @@ def _framing(method: bytes, version: bytes, pairs: list[tuple[bytes, bytes]], ve
     if not has_te and not has_cl:
         return
     version = _trim(version) or b"HTTP/0.9"
+    # (no return after these: what follows may be severe, two different lengths say, and the first reason of the
+    # highest tier is the one said, so an ambiguous request keeps its version's reason)
     if version <= b"HTTP/1.0" and has_te:
         verdict.raise_to(2, f"Transfer-Encoding in an {version.decode('latin-1')} request (ambiguous).")
-        return
     if version < b"HTTP/1.0" and has_cl:
         verdict.raise_to(2, f"Content-Length in an {version.decode('latin-1')} request (ambiguous).")
-        return
     if codings.count(b"chunked") > 1:
         verdict.raise_to(3, "Transfer-Encoding names chunked more than once (severe).")
     if len(set(lengths)) > 1:

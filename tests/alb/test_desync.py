@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from fnkit import alb
-from fnkit.alb._desync import body_framing, judge_head
+from fnkit.alb._desync import body_framing, decide, judge_head
 
 CASES = json.loads((Path(__file__).parent.parent / "data" / "http_desync" / "cases.json").read_text("utf-8"))
 STATUS = re.compile(rb"HTTP/1\.1 (\d{3}) [^\r\n]*\r\n")
@@ -188,3 +188,35 @@ def test_strictest_mode_refuses_what_is_not_compliant_and_monitor_forwards_it(se
 )
 def test_the_tier_of_a_head(raw, tier):
     assert judge_head(raw).tier == tier
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        # two different lengths are severe whatever the version says: the version's own doubt (ambiguous) must
+        # not hide them (found by the fuzz test: an HTTP/0.9 line with Content-Length 5 and 0 was only ambiguous)
+        (b"GET /\r\nContent-Length: 5\r\nContent-Length: 0\r\n\r\n", "different values [0, 5]"),
+        (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "[1, 2]"),
+        (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", "chunked more than once"),
+    ],
+)
+def test_an_old_version_does_not_hide_a_severe_framing(raw, why):
+    judged = judge_head(raw)
+    close, refused = decide(judged)
+    assert judged.tier == "severe" and why in judged.why
+    assert close and refused is not None and refused.status == 400
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        (b"GET /\r\nContent-Length: 5\r\n\r\n", "Content-Length in an HTTP/0.9 request"),
+        (
+            b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+            "Transfer-Encoding in an HTTP/1.0",
+        ),
+    ],
+)
+def test_an_old_version_with_framing_headers_is_ambiguous_for_its_version(raw, why):
+    judged = judge_head(raw)
+    assert judged.tier == "ambiguous" and why in judged.why
